@@ -1,0 +1,1 @@
+"""memdir's derived state: embeddings, FAISS, Whoosh, the wikilink graph, the watcher and search."""

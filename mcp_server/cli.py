@@ -1,0 +1,142 @@
+"""The `memdir` command line. Each command parses, calls one library function and formats the result."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+import click
+
+from vault import Vault, VaultError, init_vault, normalize
+
+from . import render
+from .config import Config, default_config_text, load_config
+from .lookup import lookup
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def vault_option(function: F) -> F:
+    return click.option(
+        "--vault",
+        "vault_path",
+        envvar="MEMDIR_VAULT",
+        default=".memories",
+        show_default="$MEMDIR_VAULT or ./.memories",
+        type=click.Path(file_okay=False, path_type=Path),
+        help="The vault folder.",
+    )(function)
+
+
+class Context:
+    """What a command needs: the vault and its config, read once."""
+
+    def __init__(self, vault_path: Path) -> None:
+        root = vault_path.expanduser().absolute()
+        if not root.is_dir():
+            raise click.ClickException(f"no vault at {root}; create one with: memdir init {vault_path}")
+        self.config: Config = load_config(root)
+        self.vault = Vault(root, self.config.vault)
+
+
+def open_vault(vault_path: Path) -> Context:
+    try:
+        return Context(vault_path)
+    except VaultError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def emit_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+class MemdirGroup(click.Group):
+    """Turns memdir's own errors into one clean line and exit status 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except VaultError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=MemdirGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="memdir")
+def cli() -> None:
+    """memdir: persistent memory for AI coding assistants, kept as Markdown files."""
+
+
+@cli.command()
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@vault_option
+def init(path: Path | None, vault_path: Path) -> None:
+    """Create a vault (folders, .gitignore, memdir.toml); safe to run again."""
+    root = (path or vault_path).expanduser().absolute()
+    created = init_vault(root, default_config_text())
+    load_config(root)  # an existing memdir.toml must still be valid
+    if created:
+        click.echo(f"initialized {root}: created " + ", ".join(created))
+    else:
+        click.echo(f"{root} is already a memdir vault; nothing to do")
+
+
+@cli.command()
+@click.argument("content")
+@click.option("--title", help="Title (default: the first line of the content).")
+@click.option("--type", "memory_type", help="preference, fact, decision, constraint, learning, ...")
+@click.option("--collection", default="memory_bank", show_default=True, help="Where the memory lives.")
+@click.option("--tag", "tags", multiple=True, help="A tag; repeat for more.")
+@vault_option
+def add(content: str, title: str | None, memory_type: str | None, collection: str, tags: tuple[str, ...],
+        vault_path: Path) -> None:
+    """Write a new memory and print its id."""
+    ctx = open_vault(vault_path)
+    memory = ctx.vault.add(content, title=title, type=memory_type, collection=collection, tags=tags)
+    click.echo(memory.id)
+
+
+@cli.command()
+@click.argument("ref")
+@click.option("--json", "as_json", is_flag=True, help="Print the normalized memory as JSON.")
+@vault_option
+def show(ref: str, as_json: bool, vault_path: Path) -> None:
+    """Print one memory, given its id or its path inside the vault."""
+    ctx = open_vault(vault_path)
+    shape = normalize(lookup(ctx.vault, ref))
+    emit_json(shape) if as_json else click.echo(render.memory_detail(shape))
+
+
+@cli.command(name="list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of normalized memories.")
+@vault_option
+def list_(as_json: bool, vault_path: Path) -> None:
+    """List every memory in the vault."""
+    ctx = open_vault(vault_path)
+    shapes = [normalize(m) for m in ctx.vault.scan().memories]
+    emit_json(shapes) if as_json else click.echo(render.memory_rows(shapes))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help='Print {"memories": N, "errors": [...]}.')
+@vault_option
+def doctor(as_json: bool, vault_path: Path) -> None:
+    """Check every file; exit status 1 when any file has a problem."""
+    ctx = open_vault(vault_path)
+    scan = ctx.vault.scan()
+    errors = [p.as_dict() for p in scan.problems]
+    if as_json:
+        emit_json({"memories": len(scan.memories), "errors": errors})
+    else:
+        if errors:
+            click.echo(render.problems(errors))
+        click.echo(f"{len(scan.memories)} memories, {len(errors)} problem{'s' if len(errors) != 1 else ''}")
+    if errors:
+        sys.exit(1)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="memdir")
+

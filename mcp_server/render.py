@@ -1,0 +1,60 @@
+"""Human-readable renderings of memories, shared by the CLI, the MCP tools and the hooks."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+
+def stats_label(shape: Mapping[str, Any]) -> str:
+    """`2d, s:0.72, w:0.68, 8 uses, [YY~N]`; memory_bank shows importance and confidence instead."""
+    parts = [shape["age"]] if shape.get("age") else []
+    if shape["collection"] == "memory_bank":
+        parts += [f"imp:{shape['importance']:.1f}", f"conf:{shape['confidence']:.1f}"]
+    elif shape["collection"] != "books":
+        parts += [f"s:{shape['score']:.2f}", f"w:{shape['wilson_score']:.2f}", _uses(shape["uses"])]
+        if shape.get("outcome_history"):
+            parts.append(shape["outcome_history"])
+    return ", ".join(parts)
+
+
+def _uses(count: int) -> str:
+    return "1 use" if count == 1 else f"{count} uses"
+
+
+def one_line(shape: Mapping[str, Any], width: int = 100) -> str:
+    text = " ".join(shape["content"].split()) or shape["title"]
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def memory_detail(shape: Mapping[str, Any]) -> str:
+    """The `memdir show` rendering: a header line, the metadata that matters, then the body."""
+    lines = [
+        f"{shape['title']}",
+        f"[id:{shape['id']}] {shape['collection']} · {shape['type']} · {stats_label(shape) or 'no age'}",
+        f"path: {shape['path']}",
+    ]
+    if shape.get("tags"):
+        lines.append("tags: " + ", ".join(shape["tags"]))
+    if shape.get("status") and shape["status"] != "active":
+        lines.append(f"status: {shape['status']}")
+    if shape.get("supersedes"):
+        lines.append("supersedes: " + ", ".join(shape["supersedes"]))
+    lines += ["", shape["content"]]
+    return "\n".join(lines)
+
+
+def memory_rows(shapes: Iterable[Mapping[str, Any]]) -> str:
+    """The `memdir list` table: id, collection, type, age, title."""
+    rows = [(s["id"], s["collection"], s["type"], s["age"] or "-", s["title"]) for s in shapes]
+    if not rows:
+        return "(no memories)"
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join(
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4] for row in rows
+    )
+
+
+def problems(items: Iterable[Mapping[str, Any]]) -> str:
+    return "\n".join(
+        f"{p['path']}:{p['line']}: {p['reason']}" if p.get("line") else f"{p['path']}: {p['reason']}" for p in items
+    )

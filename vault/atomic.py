@@ -1,0 +1,167 @@
+"""Crash-safe file primitives: a reader sees the old file or the new one, never a torn one.
+
+Every replacement writes a temp file in the target's own folder, fsyncs it, renames it over
+the target and fsyncs the folder. Temp files carry a recognisable prefix so that a crash
+leftover can be found and removed (`sweep_temp_files`).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import ConflictError, VaultError
+
+TEMP_PREFIX = ".memdir-tmp-"
+
+
+def read_bytes(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def real_target(path: Path) -> Path:
+    """Write through a symlink to its target, so the link itself stays a link."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _write_temp(folder: Path, data: bytes, mode: int | None) -> Path:
+    """Write and fsync a temp file; `mode` None means a new file (0o644 minus the umask)."""
+    temp = folder / f"{TEMP_PREFIX}{secrets.token_hex(6)}"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is not None else 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        if mode is not None:
+            os.fchmod(fd, mode)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        _unlink_quietly(temp)
+        raise
+    os.close(fd)
+    return temp
+
+
+def replace_file(path: Path, data: bytes, expected: bytes) -> None:
+    """Atomically replace `path` with `data` if it still holds `expected`, keeping its mode.
+
+    Raises ConflictError if the file changed since `expected` was read; the caller re-reads
+    and re-applies its change. The final check and the rename are not one atomic step (no
+    file system offers that to programs that do not share a lock); the window is microseconds.
+    """
+    target = real_target(path)
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        raise ConflictError(f"{path.name} was deleted while memdir was changing it") from None
+    folder = target.parent
+    try:
+        temp = _write_temp(folder, data, mode)
+    except OSError as exc:
+        raise _os_error(exc, path) from None
+    try:
+        if read_bytes(target) != expected:
+            raise ConflictError(f"{path.name} changed while memdir was writing it")
+        os.replace(temp, target)
+    except BaseException:
+        _unlink_quietly(temp)
+        raise
+    fsync_dir(folder)
+
+
+def create_file(path: Path, data: bytes) -> None:
+    """Atomically create `path`; raises ConflictError if it already exists (never overwrites)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        temp = _write_temp(path.parent, data, None)
+    except OSError as exc:
+        raise _os_error(exc, path) from None
+    try:
+        os.link(temp, path)  # link() fails if the name exists: create-if-absent in one step
+    except FileExistsError:
+        raise ConflictError(f"{path.name} already exists") from None
+    except OSError as exc:
+        raise _os_error(exc, path) from None
+    finally:
+        _unlink_quietly(temp)
+    fsync_dir(path.parent)
+
+
+def move(source: Path, destination: Path, expected: bytes | None = None) -> None:
+    """Rename within the vault without overwriting; with `expected`, only if the source is unchanged."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    if expected is not None and read_bytes(source) != expected:
+        raise ConflictError(f"{source.name} changed before it could be moved")
+    try:
+        os.link(source, destination)
+    except FileExistsError:
+        raise ConflictError(f"{destination.name} already exists") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP):
+            raise _os_error(exc, destination) from None
+        if destination.exists():
+            raise ConflictError(f"{destination.name} already exists") from None
+        os.rename(source, destination)  # a file system without hard links (some FUSE mounts)
+    else:
+        os.unlink(source)
+    fsync_dir(destination.parent)
+    if source.parent != destination.parent:
+        fsync_dir(source.parent)
+
+
+def trash_name(relative_path: str, now: datetime | None = None) -> str:
+    """`notes/x.md` → `notes/x.20261121T091200Z.md`: the trash keeps folders and never collides."""
+    moment = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S%fZ")
+    stem, dot, ext = relative_path.rpartition(".")
+    return f"{stem}.{moment}.{ext}" if dot else f"{relative_path}.{moment}"
+
+
+def sweep_temp_files(root: Path) -> list[Path]:
+    """Remove temp files a crashed writer left behind; returns what was removed."""
+    removed = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in (".git",)]
+        for name in files:
+            if name.startswith(TEMP_PREFIX):
+                path = Path(folder, name)
+                _unlink_quietly(path)
+                removed.append(path)
+    return removed
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _os_error(exc: OSError, path: Path) -> VaultError:
+    reasons = {
+        errno.ENOSPC: "the disk is full",
+        errno.EDQUOT: "the disk quota is exhausted",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "operation not permitted",
+        errno.EROFS: "the file system is read-only",
+        errno.EIO: "an I/O error occurred",
+    }
+    reason = reasons.get(exc.errno or 0, exc.strerror or str(exc))
+    return VaultError(f"could not write {path}: {reason}; the existing file was left unchanged")

@@ -1,0 +1,96 @@
+"""`memdir.toml`: typed sections, strict loading, and the defaults written out with their reasons.
+
+Each layer declares the sections it owns as frozen dataclasses whose fields carry a `doc`
+in their metadata; the entry point composes them, reads the file once and passes the
+values down. Unknown keys and wrong types are errors naming the key, so a typo never
+silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from pathlib import Path
+from typing import Any, Mapping, TypeVar, get_type_hints
+
+from .errors import ConfigError
+
+CONFIG_NAME = "memdir.toml"
+S = TypeVar("S")
+
+
+def setting(default: Any, doc: str) -> Any:
+    """A config field with a default and the comment written next to it in memdir.toml."""
+    if isinstance(default, dict):
+        return dataclasses.field(default_factory=lambda: dict(default), metadata={"doc": doc})
+    return dataclasses.field(default=default, metadata={"doc": doc})
+
+
+def load_sections(vault_root: Path, sections: Mapping[str, type]) -> dict[str, Any]:
+    """Read memdir.toml (if present) into one instance per section; missing keys keep their defaults."""
+    path = vault_root / CONFIG_NAME
+    raw: dict[str, Any] = {}
+    if path.exists():
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+    unknown = set(raw) - set(sections)
+    if unknown:
+        raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}; known: {', '.join(sections)}")
+    return {name: _section(cls, raw.get(name, {}), f"{path} [{name}]") for name, cls in sections.items()}
+
+
+def _section(cls: type[S], values: Any, where: str) -> S:
+    if not isinstance(values, dict):
+        raise ConfigError(f"{where}: expected a table")
+    hints = get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = set(values) - known
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    checked = {}
+    for name, value in values.items():
+        checked[name] = _check(value, hints[name], f"{where} {name}")
+    return cls(**checked)
+
+
+def _check(value: Any, expected: Any, where: str) -> Any:
+    origin = getattr(expected, "__origin__", None)
+    if origin is dict:
+        key_type, value_type = expected.__args__
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: expected a table")
+        return {str(k): _check(v, value_type, f"{where}.{k}") for k, v in value.items()}
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if expected is bool and not isinstance(value, bool) or expected is not bool and isinstance(value, bool):
+        raise ConfigError(f"{where}: expected {expected.__name__}, got {value!r}")
+    if not isinstance(value, expected):
+        raise ConfigError(f"{where}: expected {expected.__name__}, got {value!r}")
+    return value
+
+
+def render_defaults(sections: Mapping[str, type], header: str) -> str:
+    """The text of a memdir.toml holding every default, each with its comment."""
+    lines = [f"# {line}".rstrip() for line in header.strip().splitlines()] + [""]
+    for name, cls in sections.items():
+        doc = (cls.__doc__ or "").strip().splitlines()[0]
+        lines.append(f"[{name}]  # {doc}")
+        for item in dataclasses.fields(cls):  # type: ignore[arg-type]
+            default = item.default_factory() if item.default_factory is not dataclasses.MISSING else item.default
+            lines.append(f"{item.name} = {_toml(default)}  # {item.metadata.get('doc', '')}".rstrip())
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot render {value!r} as TOML")

@@ -1,0 +1,133 @@
+"""Keep every path inside the vault, and decide which files are memories.
+
+Paths from outside (CLI arguments, MCP tools, hooks) are checked lexically first (no `..`,
+absolute paths, drive letters, backslashes, percent-escapes, NUL, Windows reserved names,
+trailing dots) and then resolved on disk, so a symlink, dangling or not, cannot lead out.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Iterator
+
+from .errors import PathError
+
+MAX_PATH_CHARS = 1024
+_RESERVED = frozenset(
+    {"CON", "PRN", "AUX", "NUL"} | {f"COM{i}" for i in range(1, 10)} | {f"LPT{i}" for i in range(1, 10)}
+)
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_relative(user_path: str) -> PurePosixPath:
+    """Lexical checks on a vault-relative path; returns it normalized (NFC, no `.` parts)."""
+    if not isinstance(user_path, str) or not user_path.strip():
+        raise PathError("path is empty")
+    if len(user_path) > MAX_PATH_CHARS:
+        raise PathError(f"path is longer than {MAX_PATH_CHARS} characters")
+    if "\x00" in user_path:
+        raise PathError("path contains a NUL byte")
+    if _CONTROL.search(user_path):
+        raise PathError("path contains control characters")
+    if "\\" in user_path:
+        raise PathError(f"path {user_path!r} contains a backslash; use '/' between folders")
+    if _PERCENT_ESCAPE.search(user_path):
+        raise PathError(f"path {user_path!r} contains percent-escapes; give the plain name")
+    if user_path.startswith(("/", "~")) or PureWindowsPath(user_path).drive:
+        raise PathError(f"path {user_path!r} is absolute; give a path relative to the vault")
+    parts: list[str] = []
+    for part in user_path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            raise PathError(f"path {user_path!r} climbs out with '..'")
+        if part != part.rstrip(". "):
+            raise PathError(f"name {part!r} ends with a dot or space (Windows drops them)")
+        if part.split(".", 1)[0].upper() in _RESERVED:
+            raise PathError(f"name {part!r} is reserved on Windows")
+        if ":" in part:
+            raise PathError(f"name {part!r} contains ':' (a drive or stream on Windows)")
+        if len(part.encode()) > 255:
+            raise PathError(f"name {part[:40]!r}… is longer than 255 bytes")
+        parts.append(unicodedata.normalize("NFC", part))
+    if not parts:
+        raise PathError("path names no file")
+    return PurePosixPath(*parts)
+
+
+def resolve_inside(root: Path, user_path: str) -> Path:
+    """Resolve a user-supplied vault-relative path, refusing anything that would leave the vault."""
+    relative = check_relative(user_path)
+    if relative.parts[0].startswith("."):
+        raise PathError(f"{relative.parts[0]}/ is memdir's or another tool's folder, not a memory location")
+    candidate = root.joinpath(*relative.parts)
+    ensure_inside(root, candidate)
+    return candidate
+
+
+def ensure_inside(root: Path, candidate: Path) -> None:
+    """Follow symlinks (even dangling ones) and refuse a target outside the vault."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(candidate)
+    if os.path.commonpath([real_root, real]) != real_root:
+        raise PathError(f"{candidate.relative_to(root) if candidate.is_relative_to(root) else candidate} "
+                        "leads outside the vault (through a symlink)")
+
+
+def relative(root: Path, path: Path) -> str:
+    """The vault-relative, "/"-separated form used as Memory.path."""
+    return path.relative_to(root).as_posix()
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file under the vault that looks like a memory but cannot be read as one."""
+
+    path: str
+    reason: str
+
+
+def walk(root: Path) -> Iterator[Path | Skipped]:
+    """Every Markdown file of the vault, in a stable order; dot-folders and dot-files are never memories."""
+    real_root = os.path.realpath(root)
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.startswith(".") or not name.lower().endswith(".md"):
+                continue
+            path = Path(folder, name)
+            rel = relative(root, path)
+            try:
+                info = os.lstat(path)
+            except FileNotFoundError:
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                real = os.path.realpath(path)
+                if os.path.commonpath([real_root, real]) != real_root:
+                    yield Skipped(rel, "symlink leads outside the vault; not read")
+                    continue
+                if not os.path.exists(real):
+                    yield Skipped(rel, "dangling symlink")
+                    continue
+                info = os.stat(real)
+            if not stat.S_ISREG(info.st_mode):
+                yield Skipped(rel, "not a regular file")
+            elif info.st_nlink > 1:
+                yield Skipped(rel, "hard-linked file (it may alias a file outside the vault); not read")
+            else:
+                yield path
+
+
+def is_memory_path(root: Path, path: Path) -> bool:
+    """Cheap filter for watcher events: a .md file under the vault and outside every dot-folder."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return False
+    return bool(parts) and parts[-1].lower().endswith(".md") and not any(p.startswith(".") for p in parts)

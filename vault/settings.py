@@ -1,0 +1,69 @@
+"""The vault layer's sections of memdir.toml: files, outcome scoring and the lifecycle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import setting
+
+
+@dataclass(frozen=True)
+class VaultSettings:
+    """Memory files."""
+
+    max_file_bytes: int = setting(2 * 1024 * 1024, "larger files are reported and not read")
+    max_content_chars: int = setting(20_000, "longest body a tool or the CLI may write in one memory")
+    outcome_history: int = setting(20, "outcomes kept in a memory's `outcomes` list, most recent last")
+    user_vault: str = setting("~/.local/share/memdir", "personal vault for private memories; \"\" disables it")
+    scan_secrets: bool = setting(True, "refuse content that looks like an API key, token or private key")
+
+
+@dataclass(frozen=True)
+class ScoringSettings:
+    """How outcomes move a memory's score."""
+
+    worked: float = setting(0.20, "score change when a memory helped")
+    partial: float = setting(0.05, "score change when it helped somewhat")
+    failed: float = setting(-0.30, "score change when it misled")
+    unknown: float = setting(0.0, "score change when it was not used")
+    recency_days: float = setting(30.0, "a change counts 1 / (1 + age_days / recency_days): old memories move less")
+    initial_worked: float = setting(0.7, "starting score of a recorded takeaway that worked")
+    initial_partial: float = setting(0.55, "... that partly worked")
+    initial_failed: float = setting(0.2, "... that failed (kept as what not to do)")
+    initial_none: float = setting(0.5, "... with no outcome yet")
+
+
+@dataclass(frozen=True)
+class LifecycleSettings:
+    """Promotion, demotion and expiry; run by `memdir gc`, never on a hidden schedule."""
+
+    working_max_age_hours: float = setting(24.0, "working memories older than this are promoted or removed")
+    history_min_score: float = setting(0.7, "working -> history needs at least this score")
+    history_min_uses: int = setting(2, "... and at least this many uses")
+    history_max_age_days: float = setting(30.0, "history memories older than this are removed unless promoted")
+    patterns_min_score: float = setting(0.9, "history -> patterns needs at least this score")
+    patterns_min_uses: int = setting(3, "... at least this many uses")
+    patterns_min_successes: float = setting(5.0, "... and at least this success_count")
+    demote_below: float = setting(0.4, "patterns below this score go back to history")
+    remove_below: float = setting(0.2, "scored memories below this score are moved to .trash/")
+    type_ttl_days: dict[str, float] = setting(
+        {"context": 7.0, "objective": 30.0, "plan": 60.0, "journal": 90.0, "observation": 90.0},
+        "per-type expiry in days (types not listed never expire)",
+    )
+
+
+@dataclass(frozen=True)
+class DedupSettings:
+    """Duplicates and contradictions when storing."""
+
+    near_duplicate: float = setting(0.92, "cosine at or above which a new memory is reported as a near-duplicate")
+    possible_conflict: float = setting(0.75, "cosine at or above which a same-type fact/decision/... may conflict")
+    merge_suggestion: float = setting(0.85, "default cosine for suggest-merges clusters")
+
+
+VAULT_SECTIONS: dict[str, type] = {
+    "vault": VaultSettings,
+    "scoring": ScoringSettings,
+    "lifecycle": LifecycleSettings,
+    "dedup": DedupSettings,
+}

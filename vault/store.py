@@ -1,0 +1,211 @@
+"""A vault on disk: find, read, create, change and trash memories, with no index involved."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from . import atomic
+from .errors import ConflictError, NotFoundError, ParseError, ValidationError
+from .ids import check_id, identity_key, new_id, slug
+from .model import COLLECTIONS, DEFAULT_TYPE, PRIVACY, SCORED_COLLECTIONS, TYPES, Memory
+from .parse import parse
+from .paths import Skipped, relative, resolve_inside, walk
+from .settings import VaultSettings
+from .write import Change, Writer, utc_now
+
+GITIGNORE = """# memdir: derived indices and server state are rebuilt from the files
+.memdir/
+# working memories are ephemeral; promoted ones move to history/ and are committed
+working/
+# Obsidian per-device state
+.obsidian/workspace.json
+.obsidian/workspaces.json
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A file that is not (or not usable as) a memory: what `memdir doctor` reports."""
+
+    path: str
+    line: int | None
+    reason: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"path": self.path, "line": self.line, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    memories: tuple[Memory, ...]
+    problems: tuple[Problem, ...] = field(default=())
+
+    def by_id(self) -> dict[str, Memory]:
+        return {identity_key(m.id): m for m in self.memories}
+
+
+class Vault:
+    """One vault folder. All changes go through its Writer."""
+
+    def __init__(self, root: Path, settings: VaultSettings | None = None, *, source: str = "project") -> None:
+        self.root = Path(root).absolute()
+        self.settings = settings or VaultSettings()
+        self.source = source
+        self.writer = Writer(self.root, max_bytes=self.settings.max_file_bytes, source=source)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def load(self, relative_path: str) -> Memory:
+        data = atomic.read_bytes(self.root / relative_path)
+        if data is None:
+            raise NotFoundError(f"{relative_path} does not exist")
+        return parse(data, relative_path, max_bytes=self.settings.max_file_bytes, source=self.source)
+
+    def load_file(self, path: Path) -> Memory:
+        return self.load(relative(self.root, path))
+
+    def scan(self, paths: Iterable[Path | Skipped] | None = None) -> Scan:
+        """Read every memory; bad files become Problems and never stop the rest."""
+        memories: list[Memory] = []
+        problems: list[Problem] = []
+        for item in walk(self.root) if paths is None else paths:
+            if isinstance(item, Skipped):
+                problems.append(Problem(item.path, None, item.reason))
+                continue
+            try:
+                memories.append(self.load_file(item))
+            except ParseError as exc:
+                problems.append(Problem(exc.path, exc.line, exc.reason))
+            except OSError as exc:
+                problems.append(Problem(relative(self.root, item), None, f"cannot read: {exc.strerror}"))
+        kept, duplicates = resolve_duplicate_ids(memories)
+        return Scan(tuple(kept), tuple(problems + duplicates))
+
+    def find(self, memory_id: str) -> Memory:
+        """Look a memory up by id by reading the vault (the indexer offers a faster map)."""
+        check_id(memory_id)
+        wanted = identity_key(memory_id)
+        for memory in self.scan().memories:
+            if identity_key(memory.id) == wanted:
+                return memory
+        raise NotFoundError(f"no memory with id {memory_id!r}")
+
+    def resolve(self, user_path: str) -> Path:
+        return resolve_inside(self.root, user_path)
+
+    # -- writing ------------------------------------------------------------------------
+
+    def add(
+        self,
+        content: str,
+        *,
+        title: str | None = None,
+        type: str | None = None,
+        collection: str = "memory_bank",
+        tags: Iterable[str] = (),
+        extra: Mapping[str, Any] | None = None,
+        now: datetime | None = None,
+    ) -> Memory:
+        """Write a new memory into its collection's folder and return it."""
+        fields = new_memory_fields(
+            content, title=title, type=type, collection=collection, tags=tags, extra=extra, now=now,
+            max_chars=self.settings.max_content_chars,
+        )
+        base = slug(fields["title"])
+        for name in (f"{base}.md", f"{base}-{fields['id']}.md"):
+            try:
+                return self.writer.create(f"{collection}/{name}", fields, content.strip() + "\n")
+            except ConflictError:
+                continue
+        raise ConflictError(f"could not find a free file name for {base!r} in {collection}/")
+
+    def edit(self, memory: Memory, change: Change) -> Memory:
+        return self.writer.update(memory, change)
+
+    def trash(self, memory: Memory) -> str:
+        return self.writer.trash(memory)
+
+
+def new_memory_fields(
+    content: str,
+    *,
+    title: str | None,
+    type: str | None,
+    collection: str,
+    tags: Iterable[str] = (),
+    extra: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
+    max_chars: int = 20_000,
+) -> dict[str, Any]:
+    """The frontmatter of a new memory, validated; shared by the CLI, tools and hooks."""
+    if not isinstance(content, str) or not content.strip():
+        raise ValidationError("content is empty")
+    if len(content) > max_chars:
+        raise ValidationError(f"content is {len(content):,} characters; the limit is {max_chars:,}")
+    if collection not in COLLECTIONS:
+        raise ValidationError(f"unknown collection {collection!r}; expected one of: {', '.join(COLLECTIONS)}")
+    memory_type = type or DEFAULT_TYPE[collection]
+    if memory_type not in TYPES:
+        raise ValidationError(f"unknown type {memory_type!r}; expected one of: {', '.join(TYPES)}")
+    clean_tags = [t.strip().lstrip("#") for t in tags if t and t.strip().lstrip("#")]
+    fields: dict[str, Any] = {
+        "id": new_id(),
+        "collection": collection,
+        "type": memory_type,
+        "title": (title or _title_from(content)).strip()[:200],
+        "tags": clean_tags,
+        "created_at": now or utc_now(),
+    }
+    if collection in SCORED_COLLECTIONS:
+        fields.update(score=0.5, uses=0, success_count=0.0, outcomes=[])
+    for key, value in (extra or {}).items():
+        if key in fields and key not in ("score",):
+            raise ValidationError(f"'{key}' is set by memdir and cannot be given as an extra field")
+        fields[key] = value
+    if fields.get("privacy", "shared") not in PRIVACY:
+        raise ValidationError(f"privacy must be one of: {', '.join(PRIVACY)}")
+    return fields
+
+
+def _title_from(content: str) -> str:
+    first = next((line.strip(" #\t") for line in content.splitlines() if line.strip()), "memory")
+    return first if len(first) <= 80 else first[:77].rstrip() + "…"
+
+
+def resolve_duplicate_ids(memories: list[Memory]) -> tuple[list[Memory], list[Problem]]:
+    """Two files with one id: the oldest (then the shortest path) keeps it; the others are reported."""
+    groups: dict[str, list[Memory]] = {}
+    for memory in memories:
+        groups.setdefault(identity_key(memory.id), []).append(memory)
+    kept: list[Memory] = []
+    problems: list[Problem] = []
+    for group in groups.values():
+        group.sort(key=lambda m: (m.created_at is None, m.created_at or 0, len(m.path), m.path))
+        kept.append(group[0])
+        for other in group[1:]:
+            line = 2 if other.has_frontmatter and not other.id_derived else None
+            problems.append(
+                Problem(other.path, line, f"duplicate id {other.id!r} (also in {group[0].path}); give this file a new id")
+            )
+    kept.sort(key=lambda m: m.path)
+    return kept, problems
+
+
+def init_vault(root: Path, config_text: str) -> list[str]:
+    """Create the folders, .gitignore and memdir.toml that are missing; returns what was created."""
+    created: list[str] = []
+    root.mkdir(parents=True, exist_ok=True)
+    for name in COLLECTIONS:
+        if not (root / name).exists():
+            (root / name).mkdir()
+            created.append(f"{name}/")
+    for name, text in ((".gitignore", GITIGNORE), ("memdir.toml", config_text)):
+        try:
+            atomic.create_file(root / name, text.encode())
+            created.append(name)
+        except ConflictError:
+            pass  # never touch a file the user already has
+    return created

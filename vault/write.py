@@ -1,0 +1,191 @@
+"""The only way memdir changes a memory file: atomic, locked, compare-and-swap, re-applied on change.
+
+A caller reads a Memory, describes what it wants as a `Change`, and hands both to `Writer`.
+If a human, git or another process changed the file in the meantime, the change is applied
+again to the new content: counters are re-derived from the current values, and a key or
+body the caller sets only conflicts when someone else changed that same key or body to
+something different. Nothing the human wrote is overwritten without a ConflictError.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+from . import atomic
+from . import frontmatter as fm
+from .errors import ConflictError, NotFoundError, ParseError, ValidationError
+from .lock import WriteLock
+from .model import Memory
+from .parse import DEFAULT_MAX_BYTES, parse
+from .paths import ensure_inside, relative
+
+MAX_ATTEMPTS = 8
+_NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What to do to one memory, in a form that can be re-applied to newer content."""
+
+    fields: Mapping[str, Any] = field(default_factory=lambda: _NO_FIELDS)  # set these frontmatter keys
+    remove: tuple[str, ...] = ()  # drop these keys
+    derive: Callable[[Memory], Mapping[str, Any]] | None = None  # keys computed from the current file
+    body: str | None = None  # replace the body
+    append: str | None = None  # add a paragraph to the end of the body
+    move_to: str | None = None  # vault-relative destination after the rewrite (promotion)
+
+
+class Writer:
+    """Owns every write to one vault's files."""
+
+    def __init__(self, root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, source: str = "project",
+                 lock: WriteLock | None = None) -> None:
+        self.root = root
+        self.max_bytes = max_bytes
+        self.source = source
+        self.lock = lock or WriteLock(root)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def read(self, relative_path: str) -> Memory:
+        path = self.root / relative_path
+        data = atomic.read_bytes(path)
+        if data is None:
+            raise NotFoundError(f"{relative_path} does not exist")
+        return parse(data, relative_path, max_bytes=self.max_bytes, source=self.source)
+
+    # -- writing ------------------------------------------------------------------------
+
+    def create(self, relative_path: str, fields: Mapping[str, Any], body: str) -> Memory:
+        """Write a new file; never replaces an existing one (ConflictError if the name is taken)."""
+        path = self.root / relative_path
+        ensure_inside(self.root, path)
+        text = fm.render_new(fields, _with_final_newline(body))
+        data = text.encode("utf-8")
+        memory = self._validated(data, relative_path)
+        with self.lock.held():
+            atomic.create_file(path, data)
+        return memory
+
+    def update(self, base: Memory, change: Change) -> Memory:
+        """Apply `change` to the file `base` was read from; returns the memory as written."""
+        path = self.root / base.path
+        ensure_inside(self.root, path)
+        with self.lock.held():
+            for _ in range(MAX_ATTEMPTS):
+                current_bytes = atomic.read_bytes(atomic.real_target(path))
+                if current_bytes is None:
+                    raise ConflictError(f"{base.path} was moved or deleted before memdir could change it")
+                current = self._current(current_bytes, base.path)
+                new_bytes = self._render(base, current, current_bytes, change)
+                if new_bytes != current_bytes:
+                    written = self._validated(new_bytes, base.path)
+                    try:
+                        atomic.replace_file(path, new_bytes, expected=current_bytes)
+                    except ConflictError:
+                        continue  # changed between our read and our rename: read again, re-apply
+                else:
+                    written = current
+                if change.move_to and change.move_to != base.path:
+                    written = self._move(written, new_bytes, change.move_to)
+                return written
+        raise ConflictError(f"{base.path} kept changing while memdir tried to write it; try again")
+
+    def trash(self, base: Memory, now: datetime | None = None) -> str:
+        """Move the file into `.trash/` (keeping its folders, adding a timestamp); returns the trash path."""
+        source = self.root / base.path
+        ensure_inside(self.root, source)
+        destination = ".trash/" + atomic.trash_name(base.path, now)
+        with self.lock.held():
+            if not source.exists() and not source.is_symlink():
+                raise NotFoundError(f"{base.path} does not exist")
+            atomic.move(source, self.root / destination)
+        return destination
+
+    def restore(self, trash_path: str, relative_path: str) -> Memory:
+        """Move a file back out of `.trash/` to `relative_path` (which must be free)."""
+        source = self.root / trash_path
+        destination = self.root / relative_path
+        ensure_inside(self.root, source)
+        ensure_inside(self.root, destination)
+        with self.lock.held():
+            atomic.move(source, destination)
+        return self.read(relative_path)
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _current(self, data: bytes, relative_path: str) -> Memory:
+        try:
+            return parse(data, relative_path, max_bytes=self.max_bytes, source=self.source)
+        except ParseError as exc:
+            raise ConflictError(
+                f"{exc}; memdir never rewrites a file it cannot parse; fix the file and try again"
+            ) from None
+
+    def _render(self, base: Memory, current: Memory, current_bytes: bytes, change: Change) -> bytes:
+        updates = dict(change.fields)
+        if current.content_hash != base.content_hash:
+            _check_reapplicable(base, current, change)
+        if change.derive is not None:
+            updates.update(change.derive(current))
+        if current.id_derived:
+            updates.setdefault("id", current.id)  # the first write pins the path-derived id
+        doc = fm.split(current_bytes.decode("utf-8"))
+        body = doc.body
+        if change.body is not None:
+            body = _newlines(_with_final_newline(change.body), doc.newline)
+        if change.append:
+            body = _appended(body, change.append, doc.newline)
+        front = doc.frontmatter
+        removals = tuple(key for key in change.remove if key in current.frontmatter)
+        if updates or removals:
+            front = fm.patch(doc.frontmatter or "", updates, removals, doc.newline)
+        return doc.with_parts(front, body).text().encode("utf-8")
+
+    def _validated(self, data: bytes, relative_path: str) -> Memory:
+        try:
+            return parse(data, relative_path, max_bytes=self.max_bytes, source=self.source)
+        except ParseError as exc:
+            raise ValidationError(f"refused: the result would not be a valid memory ({exc.reason})") from None
+
+    def _move(self, memory: Memory, data: bytes, destination: str) -> Memory:
+        target = self.root / destination
+        ensure_inside(self.root, target)
+        atomic.move(self.root / memory.path, target, expected=data)
+        return parse(data, relative(self.root, target), max_bytes=self.max_bytes, source=self.source)
+
+
+def _check_reapplicable(base: Memory, current: Memory, change: Change) -> None:
+    """Someone changed the file since `base` was read: refuse only where they changed what we change."""
+    for key, value in change.fields.items():
+        theirs = current.frontmatter.get(key)
+        if theirs != base.frontmatter.get(key) and theirs != value:
+            raise ConflictError(
+                f"{current.path}: '{key}' was changed to {theirs!r} since it was read; "
+                "re-read the memory and decide again"
+            )
+    if change.body is not None and current.body != base.body and current.body.rstrip() != change.body.rstrip():
+        raise ConflictError(f"{current.path}: the body was edited since it was read; re-read it and apply your edit again")
+
+
+def _with_final_newline(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _newlines(text: str, newline: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", newline) if newline != "\n" else text.replace("\r\n", "\n")
+
+
+def _appended(body: str, addition: str, newline: str) -> str:
+    base = body.rstrip("\r\n")
+    separator = newline * 2 if base else ""
+    return base + separator + _newlines(_with_final_newline(addition.strip("\n")), newline)
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc).replace(microsecond=0)
+
