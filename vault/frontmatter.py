@@ -130,7 +130,11 @@ def load(fm_text: str) -> Loaded:
     raw: dict[str, Any] = {}
     lines: dict[str, int] = {}
     for key_node, value_node in root.value:
-        key = str(constructor.construct_object(key_node, deep=True))
+        # Keys are names: `on:` is the key "on", not YAML 1.1's boolean True.
+        if isinstance(key_node, yaml.ScalarNode):
+            key = key_node.value
+        else:
+            key = str(constructor.construct_object(key_node, deep=True))
         line = key_node.start_mark.line + 2
         try:
             value = constructor.construct_object(value_node, deep=True)

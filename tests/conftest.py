@@ -1,0 +1,52 @@
+"""Shared fixtures: throwaway vaults, the bundled example vault, and a clean environment."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mcp_server.config import default_config_text
+from vault import Vault, init_vault
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE_VAULT = REPO / ".memories-example"
+
+
+@pytest.fixture(autouse=True)
+def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test may see the developer's own vault, user vault or home settings."""
+    for name in list(os.environ):
+        if name.startswith("MEMDIR_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture
+def vault_root(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    init_vault(root, default_config_text())
+    return root
+
+
+@pytest.fixture
+def vault(vault_root: Path) -> Vault:
+    return Vault(vault_root)
+
+
+@pytest.fixture
+def example_root(tmp_path: Path) -> Path:
+    """A private copy of .memories-example (without any index a previous run left)."""
+    target = tmp_path / "example"
+    shutil.copytree(EXAMPLE_VAULT, target, ignore=shutil.ignore_patterns(".memdir"))
+    return target
+
+
+def write(root: Path, relative: str, text: str | bytes) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return path

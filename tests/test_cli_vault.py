@@ -1,0 +1,117 @@
+"""The vault commands, driven as a user drives them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mcp_server.cli import cli
+from tests.conftest import write
+
+
+def run(*args: str, env: dict[str, str] | None = None):
+    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+
+
+def test_init_creates_a_vault_and_is_idempotent(tmp_path: Path):
+    first = run("init", str(tmp_path / "v"))
+    assert first.exit_code == 0 and "created" in first.output
+    toml = (tmp_path / "v" / "memdir.toml").read_text()
+    (tmp_path / "v" / "memdir.toml").write_text(toml.replace("outcome_history = 20", "outcome_history = 30"))
+    second = run("init", str(tmp_path / "v"))
+    assert second.exit_code == 0 and "nothing to do" in second.output
+    assert "outcome_history = 30" in (tmp_path / "v" / "memdir.toml").read_text()
+    ignored = (tmp_path / "v" / ".gitignore").read_text()
+    assert ".memdir/" in ignored and "working/" in ignored
+
+
+def test_add_prints_an_id_that_show_and_list_find(vault_root: Path):
+    added = run("add", "Dana reviews PRs in the morning", "--type", "preference", "--tag", "review", "--vault", str(vault_root))
+    memory_id = added.output.strip()
+    assert added.exit_code == 0 and memory_id.startswith("m-")
+    shown = json.loads(run("show", memory_id, "--json", "--vault", str(vault_root)).output)
+    assert shown["id"] == memory_id and shown["type"] == "preference" and shown["tags"] == ["review"]
+    assert shown["collection"] == "memory_bank" and shown["content"] == "Dana reviews PRs in the morning"
+    listed = json.loads(run("list", "--json", "--vault", str(vault_root)).output)
+    assert [m["id"] for m in listed] == [memory_id]
+
+
+def test_the_vault_comes_from_memdir_vault_when_no_option_is_given(vault_root: Path):
+    result = run("list", env={"MEMDIR_VAULT": str(vault_root)})
+    assert result.exit_code == 0 and "(no memories)" in result.output
+
+
+def test_show_accepts_a_vault_relative_path(vault_root: Path):
+    write(vault_root, "notes/idea.md", "---\ntitle: An idea\n---\nbody\n")
+    result = run("show", "notes/idea.md", "--vault", str(vault_root))
+    assert result.exit_code == 0 and "An idea" in result.output
+
+
+@pytest.mark.parametrize("ref", ["../outside.md", "/etc/passwd", "m-doesnotexist", "bad id!", ".memdir/x.md"])
+def test_an_id_or_path_that_does_not_resolve_inside_the_vault_is_an_error(vault_root: Path, ref: str):
+    result = run("show", ref, "--vault", str(vault_root))
+    assert result.exit_code == 1 and "Error:" in result.output
+
+
+def test_add_refuses_unknown_types_with_the_valid_list(vault_root: Path):
+    result = run("add", "x", "--type", "musing", "--vault", str(vault_root))
+    assert result.exit_code == 1 and "expected one of: preference, fact" in result.output
+
+
+def test_a_missing_vault_is_a_clear_error(tmp_path: Path):
+    result = run("list", "--vault", str(tmp_path / "nope"))
+    assert result.exit_code == 1 and "memdir init" in result.output
+
+
+MALFORMED = {
+    "history/bad-yaml.md": ("---\ntitle: ok\nscore: [0.5\n---\nbody\n", 4, "invalid YAML"),
+    "history/unclosed.md": ("---\ntitle: never closed\nbody\n", 1, "never closed"),
+    "history/unknown-collection.md": ("---\ncollection: archive\n---\nx\n", 2, "unknown value 'archive'"),
+    "history/unknown-type.md": ("---\ntype: musing\n---\nx\n", 2, "unknown value 'musing'"),
+    "history/score-range.md": ("---\ntitle: t\nscore: 1.7\n---\nx\n", 3, "out of range"),
+    "history/uses-text.md": ("---\nuses: many\n---\nx\n", 2, "expected a number"),
+    "history/duplicate-key.md": ("---\ntitle: a\ntitle: b\n---\nx\n", 3, "duplicate key 'title'"),
+    "history/alias.md": ("---\na: &x 1\nb: *x\n---\nx\n", 2, "aliases"),  # reported at the anchor
+    "history/tag.md": ("---\na: !!python/object:os.system x\n---\nx\n", 2, "tag"),
+    "history/latin1.md": (b"---\ntitle: caf\xe9\n---\nx\n", 2, "UTF-8"),
+    "history/binary.md": (b"\x89PNG\r\n\x1a\n\x00\x00\x00", 3, "binary"),
+    "history/unquoted-link.md": ("---\nsupersedes: [[old]]\n---\nx\n", 2, "must be quoted"),
+}
+
+
+def test_doctor_reports_each_malformed_file_with_path_line_and_reason_while_the_others_load(vault_root: Path):
+    write(vault_root, "patterns/good.md", "---\ncollection: patterns\ntitle: fine\n---\nok\n")
+    for relative, (text, _, _) in MALFORMED.items():
+        write(vault_root, relative, text)
+    before = {p: (vault_root / p).read_bytes() for p in MALFORMED}
+    result = run("doctor", "--json", "--vault", str(vault_root))
+    report = json.loads(result.output)
+    assert result.exit_code == 1 and report["memories"] == 1
+    errors = {e["path"]: e for e in report["errors"]}
+    assert set(errors) == set(MALFORMED)
+    for relative, (_, line, reason) in MALFORMED.items():
+        assert errors[relative]["line"] == line and reason in errors[relative]["reason"], relative
+    assert before == {p: (vault_root / p).read_bytes() for p in MALFORMED}  # nothing was rewritten
+
+
+def test_doctor_exits_zero_on_a_clean_vault(example_root: Path):
+    result = run("doctor", "--vault", str(example_root))
+    assert result.exit_code == 0 and "0 problems" in result.output
+
+
+def test_help_imports_no_heavy_library():
+    probe = (
+        "import sys\n"
+        "from mcp_server.cli import main\n"
+        "sys.argv = ['memdir', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('torch', 'faiss', 'sentence_transformers', 'whoosh', 'mcp') if m in sys.modules]\n"
+        "print('HEAVY=' + ','.join(heavy))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert "HEAVY=\n" in result.stdout
