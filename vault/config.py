@@ -50,9 +50,21 @@ def _section(cls: type[S], values: Any, where: str) -> S:
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
     checked = {}
+    defaults = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     for name, value in values.items():
-        checked[name] = _check(value, hints[name], f"{where} {name}")
+        value = _check(value, hints[name], f"{where} {name}")
+        factory = defaults[name].default_factory
+        if isinstance(value, dict) and factory is not dataclasses.MISSING:
+            value = _merged(factory(), value)  # a table overrides keys, never wipes the other defaults
+        checked[name] = value
     return cls(**checked)
+
+
+def _merged(default: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(default)
+    for key, value in given.items():
+        merged[key] = {**default[key], **value} if isinstance(default.get(key), dict) and isinstance(value, dict) else value
+    return merged
 
 
 def _check(value: Any, expected: Any, where: str) -> Any:
@@ -77,10 +89,18 @@ def render_defaults(sections: Mapping[str, type], header: str) -> str:
     for name, cls in sections.items():
         doc = (cls.__doc__ or "").strip().splitlines()[0]
         lines.append(f"[{name}]  # {doc}")
+        tables: list[str] = []
         for item in dataclasses.fields(cls):  # type: ignore[arg-type]
             default = item.default_factory() if item.default_factory is not dataclasses.MISSING else item.default
-            lines.append(f"{item.name} = {_toml(default)}  # {item.metadata.get('doc', '')}".rstrip())
-        lines.append("")
+            comment = item.metadata.get("doc", "")
+            if isinstance(default, dict) and all(isinstance(v, dict) for v in default.values()):
+                tables.append(f"# [{name}.{item.name}.*]: {comment}")
+                for key, table in default.items():
+                    tables.append(f"[{name}.{item.name}.{key}]")
+                    tables += [f"{k} = {_toml(v)}" for k, v in table.items()]
+                continue
+            lines.append(f"{item.name} = {_toml(default)}  # {comment}".rstrip())
+        lines += [""] + tables + ([""] if tables else [])
     return "\n".join(lines)
 
 

@@ -219,9 +219,14 @@ def _yaml_value(value: Any, flow: bool) -> Any:
         return seq
     if isinstance(value, str) and not isinstance(value, IsoStamp):
         resolved = _RESOLVER.resolve(yaml.ScalarNode, value, (True, False))
-        if resolved != "tag:yaml.org,2002:str" or value != value.strip() or "\n" in value:
+        if resolved != "tag:yaml.org,2002:str" or not _PLAIN_SAFE.match(value):
             return DoubleQuotedScalarString(value)
     return value
+
+
+# Strings written unquoted must read back as the same string in block and flow context, by
+# PyYAML (YAML 1.1) as well as by ruamel and Obsidian; anything more exotic is double-quoted.
+_PLAIN_SAFE = re.compile(r"^[\w(][\w .()'/+@=-]*(?<! )$")
 
 
 def _dump(mapping: CommentedMap, y: YAML) -> str:
@@ -281,6 +286,8 @@ def _render_key(segment: str | None, key: str, value: Any, newline: str) -> str:
 
 def patch(fm_text: str, updates: Mapping[str, Any], removals: Sequence[str] = (), newline: str = "\n") -> str:
     """Return frontmatter text with only the given keys changed, added or removed."""
+    current = load(fm_text).data if fm_text.strip() else {}
+    updates = {k: v for k, v in updates.items() if k not in current or not _same(current[k], v)}
     layout = _segments(fm_text)
     if layout is None:
         return _patch_whole(fm_text, updates, removals, newline)
@@ -310,6 +317,18 @@ def patch(fm_text: str, updates: Mapping[str, Any], removals: Sequence[str] = ()
             out.append(lines[index])
             index += 1
     return "".join(out) + "".join(appended)
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Whether writing `new` would change nothing a reader sees (so the line is left untouched)."""
+    if isinstance(new, (list, tuple)):
+        return isinstance(old, list) and len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new))
+    if isinstance(new, float) and not isinstance(old, bool) and isinstance(old, (int, float)):
+        return round(float(old), 4) == round(new, 4)
+    if isinstance(new, datetime) and isinstance(old, datetime):
+        as_utc = lambda d: d if d.tzinfo else d.replace(tzinfo=timezone.utc)  # noqa: E731
+        return as_utc(old).replace(microsecond=0) == as_utc(new).replace(microsecond=0)
+    return type(old) is type(new) and old == new
 
 
 def _patch_whole(fm_text: str, updates: Mapping[str, Any], removals: Sequence[str], newline: str) -> str:

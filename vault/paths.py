@@ -95,33 +95,36 @@ class Skipped:
 
 def walk(root: Path) -> Iterator[Path | Skipped]:
     """Every Markdown file of the vault, in a stable order; dot-folders and dot-files are never memories."""
-    real_root = os.path.realpath(root)
     for folder, dirs, files in os.walk(root, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith(".") or not name.lower().endswith(".md"):
                 continue
-            path = Path(folder, name)
-            rel = relative(root, path)
-            try:
-                info = os.lstat(path)
-            except FileNotFoundError:
-                continue
-            if stat.S_ISLNK(info.st_mode):
-                real = os.path.realpath(path)
-                if os.path.commonpath([real_root, real]) != real_root:
-                    yield Skipped(rel, "symlink leads outside the vault; not read")
-                    continue
-                if not os.path.exists(real):
-                    yield Skipped(rel, "dangling symlink")
-                    continue
-                info = os.stat(real)
-            if not stat.S_ISREG(info.st_mode):
-                yield Skipped(rel, "not a regular file")
-            elif info.st_nlink > 1:
-                yield Skipped(rel, "hard-linked file (it may alias a file outside the vault); not read")
-            else:
-                yield path
+            item = inspect(root, Path(folder, name))
+            if item is not None:
+                yield item
+
+
+def inspect(root: Path, path: Path) -> Path | Skipped | None:
+    """Classify one candidate file: readable memory path, Skipped (with why), or None if it is gone."""
+    rel = relative(root, path)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        real_root = os.path.realpath(root)
+        real = os.path.realpath(path)
+        if os.path.commonpath([real_root, real]) != real_root:
+            return Skipped(rel, "symlink leads outside the vault; not read")
+        if not os.path.exists(real):
+            return Skipped(rel, "dangling symlink")
+        info = os.stat(real)
+    if not stat.S_ISREG(info.st_mode):
+        return Skipped(rel, "not a regular file")
+    if info.st_nlink > 1:
+        return Skipped(rel, "hard-linked file (it may alias a file outside the vault); not read")
+    return path
 
 
 def is_memory_path(root: Path, path: Path) -> bool:
