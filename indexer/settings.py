@@ -1,4 +1,4 @@
-"""The indexer's sections of memdir.toml: hybrid search, ranking and per-type recency."""
+"""The indexer's sections of memdir.toml: hybrid search, ranking, per-type recency and the watcher."""
 
 from __future__ import annotations
 
@@ -6,17 +6,52 @@ from dataclasses import dataclass
 
 from vault.config import setting
 
+# After ragdocs' per-type windows and decay rates, with half its boosts: the boost is added to a
+# relevance on the same 0..1 scale, where 0.2 was enough to lift a weak match over an exact one.
+DEFAULT_RECENCY = {
+    "journal": {"window_days": 14.0, "max_boost": 0.1, "decay": 0.95},
+    "plan": {"window_days": 21.0, "max_boost": 0.075, "decay": 0.93},
+    "fact": {"window_days": 7.0, "max_boost": 0.05, "decay": 0.98},
+    "observation": {"window_days": 14.0, "max_boost": 0.1, "decay": 0.92},
+    "reflection": {"window_days": 30.0, "max_boost": 0.075, "decay": 0.98},
+    "context": {"window_days": 7.0, "max_boost": 0.075, "decay": 0.9},
+    "objective": {"window_days": 21.0, "max_boost": 0.05, "decay": 0.95},
+    "history": {"window_days": 7.0, "max_boost": 0.05, "decay": 0.9},
+}
+
 
 @dataclass(frozen=True)
 class SearchSettings:
     """Hybrid search and ranking."""
 
+    embedder: str = setting("all-MiniLM-L6-v2", "embedding model: all-MiniLM-L6-v2, or hashing-256 (tests only)")
     candidates: int = setting(100, "top-N chunks taken from each channel (vector, keyword) before fusion")
     rrf_k: int = setting(60, "Reciprocal Rank Fusion constant")
+    vector_weight: float = setting(1.0, "weight of the vector channel in the fusion")
+    keyword_weight: float = setting(1.0, "weight of the keyword channel in the fusion")
+    cosine_floor: float = setting(0.15, "cosine at or below which the vector channel gives no evidence")
+    cosine_full: float = setting(0.65, "cosine at or above which it gives full evidence")
+    calibration_midpoint: float = setting(0.35, "evidence that calibrates to relevance 0.5")
+    calibration_steepness: float = setting(8.0, "steepness of the sigmoid calibration")
+    evidence_weight: float = setting(0.5, "order by (1 - w) * fused rank + w * calibrated relevance")
+    graph_factor: float = setting(0.5, "share of a hit's relevance given to memories it links to")
     default_limit: int = setting(10, "results returned when no limit is given")
     max_limit: int = setting(100, "largest limit a caller may ask for")
     max_query_chars: int = setting(2000, "longer queries are refused")
-    score_threshold: float = setting(0.0, "results whose final score is below this are dropped")
+    score_threshold: float = setting(0.05, "results whose relevance is below this are dropped")
+    recency: dict[str, dict[str, float]] = setting(
+        DEFAULT_RECENCY, "per-type additive boost for young memories: window_days, max_boost, decay per day"
+    )
 
 
-INDEX_SECTIONS: dict[str, type] = {"search": SearchSettings}
+@dataclass(frozen=True)
+class WatchSettings:
+    """The watcher that keeps the indices in step with the files."""
+
+    debounce_seconds: float = setting(0.25, "quiet time after the last change before indexing")
+    max_wait_seconds: float = setting(2.0, "index a burst (git checkout) at the latest this long after it began")
+    rescan_seconds: float = setting(300.0, "full reconcile this often, a safety net for dropped events (0 = never)")
+    polling: bool = setting(False, "poll instead of inotify/FSEvents (network or FUSE-mounted vaults)")
+
+
+INDEX_SECTIONS: dict[str, type] = {"search": SearchSettings, "watch": WatchSettings}

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 import click
 
@@ -14,6 +15,9 @@ from vault import Vault, VaultError, init_vault, normalize
 from . import render
 from .config import Config, default_config_text, load_config
 from .lookup import lookup
+
+if TYPE_CHECKING:
+    from .app import App
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -134,6 +138,73 @@ def doctor(as_json: bool, vault_path: Path) -> None:
         click.echo(f"{len(scan.memories)} memories, {len(errors)} problem{'s' if len(errors) != 1 else ''}")
     if errors:
         sys.exit(1)
+
+
+@cli.command()
+@vault_option
+def reindex(vault_path: Path) -> None:
+    """Rebuild every index from the files (into a new generation, swapped in whole)."""
+    from indexer.embed import make_embedder
+    from indexer.index import rebuild
+
+    ctx = open_vault(vault_path)
+    with progress_bar("indexing") as progress:
+        report = rebuild(ctx.vault, make_embedder(ctx.config.search.embedder), progress)
+    click.echo(
+        f"indexed {report.memories} memories ({report.chunks} chunks) in {report.seconds:.1f} s; "
+        f"{report.embedded} texts embedded, {report.problems} problem file{'s' if report.problems != 1 else ''}"
+    )
+
+
+@cli.command()
+@click.argument("query", required=False)
+@click.option("--limit", type=int, help="How many results (default 10).")
+@click.option("--days-back", type=float, help="Only memories created in the last N days.")
+@click.option("--collection", "collections", multiple=True, help="Only this collection; repeat for more.")
+@click.option("--type", "types", multiple=True, help="Only this type; repeat for more.")
+@click.option("--tag", "tags", multiple=True, help="Only memories with this tag; repeat for more.")
+@click.option("--sort-by", type=click.Choice(["relevance", "recency", "score"]), default="relevance")
+@click.option("--all", "include_superseded", is_flag=True, help="Include superseded and archived memories.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of results.")
+@vault_option
+def search(query: str | None, limit: int | None, days_back: float | None, collections: tuple[str, ...],
+           types: tuple[str, ...], tags: tuple[str, ...], sort_by: str, include_superseded: bool, as_json: bool,
+           vault_path: Path) -> None:
+    """Hybrid search (meaning + keywords + links); without QUERY, --days-back lists a timeline."""
+    from indexer.search import SearchRequest, hit_shape
+
+    request = SearchRequest(query=query, limit=limit, collections=collections, types=types, tags=tags,
+                            days_back=days_back, sort_by=sort_by, include_superseded=include_superseded)  # type: ignore[arg-type]
+    with open_app(vault_path) as app:
+        results = [hit_shape(hit) for hit in app.searcher.search(request)]
+    emit_json(results) if as_json else click.echo(render.search_results(results))
+
+
+@contextmanager
+def open_app(vault_path: Path) -> Iterator["App"]:
+    """The vault with its index (built on first use, with a progress bar)."""
+    from .app import App
+
+    ctx = open_vault(vault_path)
+    with progress_bar("indexing") as progress:
+        app = App(ctx.vault.root, config=ctx.config, progress=progress)
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr (stdout stays clean for --json); silent when stderr is not a terminal."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                  transient=True, disable=not console.is_terminal) as progress:
+        task = progress.add_task(label, total=None)
+        yield lambda done, total: progress.update(task, completed=done, total=total)
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.settings import INDEX_SECTIONS, SearchSettings
+from indexer.settings import INDEX_SECTIONS, SearchSettings, WatchSettings
 from vault.config import load_sections, render_defaults
 from vault.settings import VAULT_SECTIONS, DedupSettings, LifecycleSettings, ScoringSettings, VaultSettings
 
@@ -23,6 +23,7 @@ class Config:
     lifecycle: LifecycleSettings
     dedup: DedupSettings
     search: SearchSettings
+    watch: WatchSettings
 
 
 def load_config(vault_root: Path) -> Config:

@@ -58,3 +58,18 @@ def problems(items: Iterable[Mapping[str, Any]]) -> str:
     return "\n".join(
         f"{p['path']}:{p['line']}: {p['reason']}" if p.get("line") else f"{p['path']}: {p['reason']}" for p in items
     )
+
+
+def search_results(results: list[Mapping[str, Any]]) -> str:
+    """`1. [patterns] (2d, s:0.72, w:0.68, 8 uses, [YY~N]) [id:m-7f3a9c2e] content` plus why it matched."""
+    if not results:
+        return "(no relevant memories)"
+    lines = []
+    for number, r in enumerate(results, 1):
+        where = f" § {r['heading']}" if r.get("heading") else ""
+        lines.append(f"{number}. [{r['collection']}] ({stats_label(r)}) [id:{r['id']}] {one_line(r, 90)}")
+        extra = f"   relevance {r['relevance']:.2f} via {r['channel']}{where} · {r['path']}"
+        if r.get("successor"):
+            extra += f" · superseded by [id:{r['successor']}]"
+        lines.append(extra)
+    return "\n".join(lines)

@@ -1,0 +1,198 @@
+"""LoCoMo retrieval benchmark: memdir's own vault, indexer and search on the dev split.
+
+Each conversation becomes its own vault (one memory per turn, or per session), written with
+memdir's writer, indexed with memdir's indexer, and every non-adversarial question is asked
+through memdir's search. Task definition: ../shared/bench/README.md (the data is CC BY-NC and
+is read from there, never copied into this project).
+
+    python bench/locomo.py --json                       # hybrid, turn level
+    python bench/locomo.py --mode all --json            # hybrid, bm25 and vector in one run
+    python bench/locomo.py --granularity session --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import fields, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from indexer.embed import CachedEmbedder, make_embedder  # noqa: E402
+from indexer.index import Index  # noqa: E402
+from indexer.search import SearchRequest, Searcher  # noqa: E402
+from indexer.settings import SearchSettings  # noqa: E402
+from vault import Vault  # noqa: E402
+
+DEFAULT_DATA = REPO.parent / "shared" / "bench" / "locomo-dev.json"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+MODES = {"hybrid": "hybrid", "bm25": "keyword", "vector": "vector"}
+_EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+
+
+def session_date(text: str) -> datetime:
+    """'1:56 pm on 8 May, 2023' → an aware datetime."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+
+
+def turns_of(conversation: dict) -> list[tuple[int, datetime, dict]]:
+    sessions = []
+    for key, value in conversation.items():
+        match = re.fullmatch(r"session_(\d+)", key)
+        if match and isinstance(value, list):
+            sessions.append((int(match.group(1)), session_date(conversation[f"{key}_date_time"]), value))
+    return sorted(sessions)
+
+
+def turn_text(turn: dict) -> str:
+    text = f"{turn['speaker']}: {turn['text']}"
+    return text + (f" [shares {turn['blip_caption']}]" if turn.get("blip_caption") else "")
+
+
+def memory_id(dia_id: str) -> str:
+    session, number = _EVIDENCE.fullmatch(dia_id).groups()  # type: ignore[union-attr]
+    return f"d{int(session)}-{int(number)}"
+
+
+def build_vault(root: Path, sample: dict, granularity: str) -> dict[str, set[str]]:
+    """Write the conversation as memories; returns memory id → the dia_ids it contains."""
+    vault = Vault(root)
+    contains: dict[str, set[str]] = {}
+    for number, when, turns in turns_of(sample["conversation"]):
+        day = when.strftime("%-d %B %Y")
+        if granularity == "session":
+            mid = f"s{number}"
+            body = "\n".join(turn_text(t) for t in turns)
+            fields_ = {"id": mid, "collection": "history", "type": "history", "created_at": when,
+                       "title": f"Session {number}, {day}"}
+            vault.writer.create(f"history/{mid}.md", fields_, body)
+            contains[mid] = {memory_id(t["dia_id"]) for t in turns}
+            continue
+        for turn in turns:
+            mid = memory_id(turn["dia_id"])
+            fields_ = {"id": mid, "collection": "history", "type": "history", "created_at": when,
+                       "title": f"{turn['speaker']}, {day}", "speaker": turn["speaker"], "session": number}
+            vault.writer.create(f"history/{mid}.md", fields_, turn_text(turn))
+            contains[mid] = {mid}
+    return contains
+
+
+def relevant_ids(item: dict, known: set[str]) -> set[str]:
+    found = {f"d{int(s)}-{int(t)}" for text in item.get("evidence", []) for s, t in _EVIDENCE.findall(text)}
+    return found & known
+
+
+def evaluate(data: list[dict], granularity: str, modes: list[str], settings: SearchSettings,
+             embedder: CachedEmbedder, conversations: int | None) -> dict:
+    per_mode: dict[str, dict] = {m: {"rows": [], "latency": []} for m in modes}
+    memories = 0
+    index_seconds = 0.0
+    for sample in data[:conversations]:
+        with tempfile.TemporaryDirectory(prefix="memdir-locomo-") as tmp:
+            root = Path(tmp)
+            contains = build_vault(root, sample, granularity)
+            memories += len(contains)
+            turns = {t for ids in contains.values() for t in ids}
+            started = time.perf_counter()
+            index = Index.open(Vault(root), embedder)
+            index_seconds += time.perf_counter() - started
+            searcher = Searcher(index, settings)
+            for item in sample["qa"]:
+                if item.get("category") == 5:
+                    continue
+                wanted = relevant_ids(item, turns)
+                if not wanted:
+                    continue
+                for mode in modes:
+                    request = SearchRequest(query=item["question"], limit=10, mode=MODES[mode], graph=False,  # type: ignore[arg-type]
+                                            include_superseded=True)
+                    started = time.perf_counter()
+                    hits = searcher.search(request)
+                    per_mode[mode]["latency"].append((time.perf_counter() - started) * 1000)
+                    ranked = [contains[h.memory.id] for h in hits]
+                    per_mode[mode]["rows"].append((item["category"], wanted, ranked))
+            index.close()
+    return {mode: summarize(v["rows"], v["latency"], memories, index_seconds) for mode, v in per_mode.items()}
+
+
+def summarize(rows: list, latency: list[float], memories: int, index_seconds: float) -> dict:
+    def recall(wanted: set[str], ranked: list[set[str]], k: int) -> float:
+        seen = set().union(*ranked[:k]) if ranked[:k] else set()
+        return len(wanted & seen) / len(wanted)
+
+    def reciprocal_rank(wanted: set[str], ranked: list[set[str]]) -> float:
+        return next((1 / (i + 1) for i, ids in enumerate(ranked[:10]) if ids & wanted), 0.0)
+
+    def mean(values: list[float]) -> float:
+        return round(statistics.fmean(values), 4) if values else 0.0
+
+    by_category = {}
+    for number, name in CATEGORIES.items():
+        subset = [r for r in rows if r[0] == number]
+        by_category[name] = {"queries": len(subset), "recall@5": mean([recall(w, r, 5) for _, w, r in subset]),
+                             "recall@10": mean([recall(w, r, 10) for _, w, r in subset])}
+    ordered = sorted(latency)
+    return {
+        "recall@5": mean([recall(w, r, 5) for _, w, r in rows]),
+        "recall@10": mean([recall(w, r, 10) for _, w, r in rows]),
+        "mrr@10": mean([reciprocal_rank(w, r) for _, w, r in rows]),
+        "hit@5": mean([float(bool(set().union(*r[:5]) & w)) if r else 0.0 for _, w, r in rows]),
+        "p50_ms": round(statistics.median(ordered), 2) if ordered else 0.0,
+        "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 2) if ordered else 0.0,
+        "memories": memories,
+        "queries": len(rows),
+        "index_seconds": round(index_seconds, 2),
+        "by_category": by_category,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--granularity", choices=["turn", "session"], default="turn")
+    parser.add_argument("--mode", choices=["hybrid", "bm25", "vector", "all"], default="hybrid")
+    parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "embeddings.sqlite",
+                        help="embedding cache shared by runs (documents only; queries are always embedded)")
+    parser.add_argument("--conversations", type=int, help="only the first N conversations")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a [search] setting, e.g. --set evidence_weight=0.7")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    settings = SearchSettings()
+    types = {f.name: f.type for f in fields(SearchSettings)}
+    for item in args.set:
+        key, _, value = item.partition("=")
+        settings = replace(settings, **{key: float(value) if "float" in str(types[key]) else int(value)})
+    embedder = CachedEmbedder(make_embedder(args.embedder), args.cache)
+    modes = ["hybrid", "bm25", "vector"] if args.mode == "all" else [args.mode]
+    data = json.loads(args.data.read_text())
+    results = evaluate(data, args.granularity, modes, settings, embedder, args.conversations)
+    if len(modes) == 3:
+        best = {k: max(results["bm25"][k], results["vector"][k]) for k in ("recall@10", "mrr@10")}
+        results["hybrid_gain_over_best_single"] = {
+            k: round(results["hybrid"][k] / best[k] - 1, 4) if best[k] else None for k in best
+        }
+    output = results if len(modes) > 1 else results[modes[0]]
+    print(json.dumps(output, indent=2) if args.json else _table(results))
+
+
+def _table(results: dict) -> str:
+    lines = [f"{'mode':8} {'R@5':>6} {'R@10':>6} {'MRR@10':>7} {'p50 ms':>7} {'p95 ms':>7}"]
+    for mode, r in results.items():
+        if mode in MODES:
+            lines.append(f"{mode:8} {r['recall@5']:6.3f} {r['recall@10']:6.3f} {r['mrr@10']:7.3f} {r['p50_ms']:7.1f} {r['p95_ms']:7.1f}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

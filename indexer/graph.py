@@ -1,0 +1,496 @@
+"""The wikilink graph: which memory links to which, how, and what has superseded what.
+
+Nodes are memory ids (`kind="memory"`) and `ghost:<target>` nodes (`kind="ghost"`) for link
+targets that name no memory: project files, missing images, notes not yet written. Edges
+go from a memory to a memory or a ghost and carry the relation the prose gives them.
+
+Incremental updates give exactly the graph a rebuild gives. Resolving a link is a pure
+function of the link, the linking memory's folder and the name index, so the graph keeps
+each memory's parsed links and, per lookup key, the memories whose links asked for it.
+When a memory arrives, leaves, moves or changes id, its names (path, stem, id) are the
+only index entries that change, and every memory that asked for one of them is resolved
+again; nothing else can have changed.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable, Iterator
+
+import networkx as nx
+
+from vault.ids import identity_key
+from vault.model import Memory
+
+from .links import LINKS_TO, SUPERSEDES, Link, LinkParts, frontmatter_strings, links_in_string, parse_links
+
+GHOST = "ghost:"
+BODY = "body"
+FRONTMATTER = "frontmatter:"
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One link from a memory to a memory or a ghost, as the graph holds it."""
+
+    source: str  # the linking memory's id
+    target: str  # a memory id, or "ghost:<target>"
+    relation: str  # links_to, embeds, supersedes, depends_on or contradicts
+    context: str
+    heading: str | None
+    block: str | None
+    embed: bool
+    origin: str  # "body" or "frontmatter:<key>"
+    written: str  # the target as the link spells it, e.g. "decimal-for-money.md" or "./x"
+    start: int  # offset in the body; -1 for a frontmatter link
+
+    @property
+    def to_ghost(self) -> bool:
+        """Whether the link points at something that is not a memory."""
+        return self.target.startswith(GHOST)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for a tool result."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Ambiguity:
+    """A link whose name fits several memories, and the one it was resolved to."""
+
+    source: str
+    written: str
+    chosen: str
+    candidates: tuple[str, ...]  # most preferred first
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A link waiting for resolution: everything an edge needs except its target."""
+
+    written: str
+    relation: str
+    context: str
+    heading: str | None
+    block: str | None
+    embed: bool
+    origin: str
+    start: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Record:
+    """What the graph keeps of one memory."""
+
+    node: str
+    path: str
+    folder: str
+    path_key: str
+    stem_key: str
+    id_key: str
+    created: str
+    links: tuple[_Pending, ...]
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset((self.path_key, self.stem_key, self.id_key))
+
+
+class LinkGraph:
+    """A networkx MultiDiGraph of wikilinks, kept equal to a rebuild under upsert and remove."""
+
+    def __init__(self) -> None:
+        self.graph = nx.MultiDiGraph()
+        self._records: dict[str, _Record] = {}  # identity key of the id -> record
+        self._paths: dict[str, set[str]] = {}  # identity key of "folder/note" -> record keys
+        self._stems: dict[str, set[str]] = {}
+        self._ids: dict[str, set[str]] = {}
+        self._asked: dict[str, set[str]] = {}  # lookup key -> records whose links asked for it
+        self._asks: dict[str, frozenset[str]] = {}  # record key -> the lookup keys its links asked for
+        self._ambiguous: dict[str, tuple[Ambiguity, ...]] = {}
+        self._superseded: set[str] | None = None  # cache; any change clears it
+
+    @classmethod
+    def build(cls, memories: Iterable[Memory]) -> LinkGraph:
+        """The graph of a set of memories: every name first, then every link resolved once."""
+        graph = cls()
+        for memory in memories:
+            graph._register(memory)
+        for key in graph._records:
+            graph._resolve(key, fresh=True)
+        return graph
+
+    # -- changes --------------------------------------------------------------------------
+
+    def upsert(self, memory: Memory) -> None:
+        """Add a memory or take in its new version, re-resolving only the links it can affect."""
+        key = identity_key(memory.id)
+        old = self._records.get(key)
+        if old is not None and (old.node, old.path) == (memory.id, memory.path):
+            # Same names: other memories' links resolve as before; only this one's links changed.
+            self._records[key] = _record(memory)
+            self.graph.add_node(memory.id, **_memory_attributes(self._records[key]))
+            self._resolve(key)
+            return
+        changed = old.names if old is not None else frozenset()
+        if old is not None:
+            self._unregister(key)
+        changed |= self._register(memory).names
+        self._resolve(key)
+        self._resolve_askers(changed, skip=key)
+
+    def remove(self, memory_id: str) -> bool:
+        """Drop a memory; links to it become ghosts or find another memory. False if it was unknown."""
+        key = identity_key(memory_id)
+        record = self._records.get(key)
+        if record is None:
+            return False
+        self._unregister(key)
+        self._resolve_askers(record.names, skip=key)
+        return True
+
+    # -- queries --------------------------------------------------------------------------
+
+    def __contains__(self, memory_id: object) -> bool:
+        return isinstance(memory_id, str) and identity_key(memory_id) in self._records
+
+    def outgoing(self, memory_id: str, relation: str | None = None) -> list[Edge]:
+        """The links a memory makes, frontmatter first, then in the order of the body."""
+        node = self._node(memory_id)
+        if node is None:
+            return []
+        edges = (_edge(u, v, data) for u, v, data in self.graph.out_edges(node, data=True))
+        return _sorted(e for e in edges if relation is None or e.relation == relation)
+
+    def backlinks(self, memory_id: str, relation: str | None = None) -> list[Edge]:
+        """The links other memories (or this one) make to a memory."""
+        node = self._node(memory_id)
+        return [] if node is None else self._incoming(node, relation)
+
+    def ghosts(self) -> dict[str, list[str]]:
+        """Each ghost target and the ids of the memories linking to it."""
+        return {
+            data["target"]: sorted({u for u, _ in self.graph.in_edges(node)})
+            for node, data in sorted(self.graph.nodes(data=True))
+            if data["kind"] == "ghost"
+        }
+
+    def linking_to(self, target: str) -> list[Edge]:
+        """Links to a memory or ghost named as text, e.g. "src/app.py"; ghost paths also match by suffix."""
+        text = target.strip().removeprefix(GHOST).removeprefix("./")
+        lookup, _ = _lookup_key(text, "")
+        if not lookup:
+            return []
+        edges: list[Edge] = []
+        for key in self._find(lookup, False, ""):  # a bare stem may fit memories in several folders
+            edges += self._incoming(self._records[key].node, None)
+        for node, data in self.graph.nodes(data=True):
+            if data["kind"] == "ghost" and _same_file(data["target"], lookup):
+                edges += self._incoming(node, None)
+        return _sorted(edges)
+
+    def successor(self, memory_id: str) -> str | None:
+        """The newest memory superseding this one, following the chain; None if nothing does."""
+        node = self._node(memory_id)
+        if node is None:
+            return None
+        seen = {node}
+        current = node
+        while newer := [s for s in self._superseders(current) if s not in seen]:
+            current = max(newer, key=self._newness)
+            seen.add(current)  # a cycle of supersedes links stops here instead of looping
+        return None if current == node else current
+
+    def supersedes_chain(self, memory_id: str) -> list[str]:
+        """Every memory in this one's supersedes chain, newest first ([id] when there is none)."""
+        node = self._node(memory_id)
+        if node is None:
+            return []
+        remaining = self._supersedes_family(node)
+        chain: list[str] = []
+        while remaining:
+            heads = [n for n in remaining if not any(s in remaining for s in self._superseders(n))]
+            pick = max(heads or remaining, key=self._newness)  # no head means a cycle: take the newest
+            chain.append(pick)
+            remaining.discard(pick)
+        return chain
+
+    def superseded_ids(self) -> set[str]:
+        """Ids of the memories another memory supersedes."""
+        if self._superseded is None:
+            self._superseded = {
+                v
+                for u, v, relation in self.graph.edges(data="relation")
+                if relation == SUPERSEDES and u != v and not v.startswith(GHOST)
+            }
+        return set(self._superseded)
+
+    def neighbours(self, memory_id: str) -> set[str]:
+        """Memory ids one link away in either direction; ghosts and the memory itself excluded."""
+        node = self._node(memory_id)
+        if node is None:
+            return set()
+        near = set(self.graph.successors(node)) | set(self.graph.predecessors(node))
+        return {n for n in near if n != node and not n.startswith(GHOST)}
+
+    def relationships(self, memory_id: str) -> dict[str, dict[str, list[Edge]]]:
+        """Per relation, the links going out of and coming into a memory."""
+        result: dict[str, dict[str, list[Edge]]] = {}
+        for direction, edges in (("outgoing", self.outgoing(memory_id)), ("incoming", self.backlinks(memory_id))):
+            for edge in edges:
+                result.setdefault(edge.relation, {"outgoing": [], "incoming": []})[direction].append(edge)
+        return dict(sorted(result.items()))
+
+    def ambiguous_links(self) -> list[Ambiguity]:
+        """Links whose name fits more than one memory, with the choice made."""
+        return sorted(a for found in self._ambiguous.values() for a in found)
+
+    def to_edge_list(self) -> list[Edge]:
+        """Every edge, sorted: two graphs of the same memories give equal lists."""
+        return _sorted(_edge(u, v, data) for u, v, data in self.graph.edges(data=True))
+
+    def to_node_list(self) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+        """Every node with its attributes, sorted, for the same comparison."""
+        return sorted((node, tuple(sorted(data.items()))) for node, data in self.graph.nodes(data=True))
+
+    # -- names ----------------------------------------------------------------------------
+
+    def _register(self, memory: Memory) -> _Record:
+        key = identity_key(memory.id)
+        if key in self._records:
+            self._unregister(key)  # a second memory with the same id replaces the first
+        record = _record(memory)
+        self._records[key] = record
+        for index, name in self._indexes(record):
+            index.setdefault(name, set()).add(key)
+        self.graph.add_node(record.node, **_memory_attributes(record))
+        return record
+
+    def _unregister(self, key: str) -> None:
+        record = self._records.pop(key)
+        self._clear_links(key, record.node)
+        for index, name in self._indexes(record):
+            index[name].discard(key)
+            if not index[name]:
+                del index[name]
+        self.graph.remove_node(record.node)  # links into it go too; their memories are resolved again
+
+    def _indexes(self, record: _Record) -> Iterator[tuple[dict[str, set[str]], str]]:
+        yield self._paths, record.path_key
+        yield self._stems, record.stem_key
+        yield self._ids, record.id_key
+
+    def _node(self, memory_id: str) -> str | None:
+        record = self._records.get(identity_key(memory_id))
+        return None if record is None else record.node
+
+    # -- resolution -----------------------------------------------------------------------
+
+    def _resolve_askers(self, names: frozenset[str], skip: str) -> None:
+        """Resolve again the links of every memory that asked for one of these names."""
+        askers = set().union(*(self._asked.get(name, ()) for name in names))
+        for key in sorted(askers - {skip}):
+            self._resolve(key)
+
+    def _resolve(self, key: str, fresh: bool = False) -> None:
+        """Replace a memory's edges with a fresh resolution of its links (`fresh`: it has none yet)."""
+        record = self._records[key]
+        if not fresh:
+            self._clear_links(key, record.node)
+        asks: set[str] = set()
+        ambiguities: set[Ambiguity] = set()
+        for link in record.links:
+            lookup, relative = _lookup_key(link.written, record.folder)
+            if not lookup:
+                continue
+            asks.add(lookup)
+            target = self._target(lookup, relative, record, link, ambiguities)
+            self.graph.add_edge(record.node, target, **_edge_attributes(link))
+        self._asks[key] = frozenset(asks)
+        for lookup in asks:
+            self._asked.setdefault(lookup, set()).add(key)
+        if ambiguities:
+            self._ambiguous[key] = tuple(sorted(ambiguities))
+
+    def _target(self, lookup: str, relative: bool, record: _Record, link: _Pending, ambiguities: set[Ambiguity]) -> str:
+        """The node a link points at, adding its ghost when it names no memory."""
+        found = self._find(lookup, relative, record.folder)
+        if not found:
+            ghost = GHOST + lookup
+            if ghost not in self.graph:
+                self.graph.add_node(ghost, kind="ghost", target=lookup)
+            return ghost
+        nodes = tuple(self._records[k].node for k in found)
+        if len(nodes) > 1:
+            ambiguities.add(Ambiguity(record.node, link.written, nodes[0], nodes))
+        return nodes[0]
+
+    def _find(self, lookup: str, relative: bool, folder: str) -> list[str]:
+        """Record keys a lookup key names, most preferred first: path, then stem, then id."""
+        candidates = self._paths.get(lookup)
+        if not candidates and not relative:
+            candidates = self._stems.get(lookup) or self._ids.get(lookup)
+        if not candidates:
+            return []
+        if len(candidates) == 1:
+            return list(candidates)
+        return sorted(candidates, key=lambda k: self._preference(self._records[k], folder))
+
+    @staticmethod
+    def _preference(record: _Record, folder: str) -> tuple[bool, int, str, str, str]:
+        """Same folder as the linking memory first, then the shortest path, then alphabetical."""
+        # The id breaks the last tie, between memories that share a path in different cases.
+        return (record.folder != folder, len(record.path), identity_key(record.path), record.path, record.node)
+
+    def _clear_links(self, key: str, node: str) -> None:
+        """Remove a memory's outgoing edges, the ghosts left without links, and what it asked for."""
+        self._superseded = None
+        targets = {v for _, v in self.graph.out_edges(node)}
+        self.graph.remove_edges_from(list(self.graph.out_edges(node, keys=True)))
+        for target in targets:
+            if target.startswith(GHOST) and self.graph.in_degree(target) == 0:
+                self.graph.remove_node(target)
+        for lookup in self._asks.pop(key, ()):
+            self._asked[lookup].discard(key)
+            if not self._asked[lookup]:
+                del self._asked[lookup]
+        self._ambiguous.pop(key, None)
+
+    # -- supersedes -----------------------------------------------------------------------
+
+    def _superseders(self, node: str) -> set[str]:
+        return {u for u, _, r in self.graph.in_edges(node, data="relation") if r == SUPERSEDES and u != node}
+
+    def _superseded_by(self, node: str) -> set[str]:
+        return {
+            v
+            for _, v, r in self.graph.out_edges(node, data="relation")
+            if r == SUPERSEDES and v != node and not v.startswith(GHOST)
+        }
+
+    def _supersedes_family(self, node: str) -> set[str]:
+        """The memories joined to this one by supersedes links in either direction."""
+        family = {node}
+        frontier = [node]
+        while frontier:
+            current = frontier.pop()
+            for other in self._superseders(current) | self._superseded_by(current):
+                if other not in family:
+                    family.add(other)
+                    frontier.append(other)
+        return family
+
+    def _newness(self, node: str) -> tuple[str, str]:
+        return self.graph.nodes[node]["created"], node
+
+    def _incoming(self, node: str, relation: str | None) -> list[Edge]:
+        edges = (_edge(u, v, data) for u, v, data in self.graph.in_edges(node, data=True))
+        return _sorted(e for e in edges if relation is None or e.relation == relation)
+
+
+def _record(memory: Memory) -> _Record:
+    folder = memory.path.rsplit("/", 1)[0] if "/" in memory.path else ""
+    path = memory.path[:-3] if memory.path.lower().endswith(".md") else memory.path
+    return _Record(
+        node=memory.id,
+        path=memory.path,
+        folder=folder,
+        path_key=identity_key(path),
+        stem_key=identity_key(memory.stem),
+        id_key=identity_key(memory.id),
+        created=memory.created_at.isoformat() if memory.created_at else "",
+        links=tuple(_pending_links(memory)),
+    )
+
+
+def _memory_attributes(record: _Record) -> dict[str, str]:
+    return {"kind": "memory", "path": record.path, "created": record.created}
+
+
+def _pending_links(memory: Memory) -> Iterator[_Pending]:
+    """Frontmatter links (supersedes first, then other keys in file order), then the body's."""
+    origin = FRONTMATTER + "supersedes"
+    for entry in memory.supersedes:
+        found = links_in_string(entry)
+        # A bare entry is a memory id (or a name); it is resolved like a link target.
+        for parts in found or [LinkParts(entry.strip(), None, None, None)]:
+            if parts.target:
+                yield _from_frontmatter(parts, SUPERSEDES, origin, f"supersedes: {entry}")
+    for key, value in memory.frontmatter.items():
+        if str(key) == "supersedes":
+            continue
+        for string in frontmatter_strings(value):
+            for parts in links_in_string(string):
+                if parts.target:
+                    yield _from_frontmatter(parts, LINKS_TO, FRONTMATTER + str(key), f"{key}: {string}")
+    for link in parse_links(memory.body):
+        if link.target:  # [[#Heading]] points inside the memory itself: no edge
+            yield _from_body(link)
+
+
+def _from_frontmatter(parts: LinkParts, relation: str, origin: str, context: str) -> _Pending:
+    return _Pending(parts.target, relation, " ".join(context.split()), parts.heading, parts.block, False, origin, -1)
+
+
+def _from_body(link: Link) -> _Pending:
+    return _Pending(link.target, link.relation, link.context, link.heading, link.block, link.embed, BODY, link.start)
+
+
+def _lookup_key(written: str, folder: str) -> tuple[str, bool]:
+    """The identity key a link target is looked up by, and whether it is relative (path-only)."""
+    text = written.strip()
+    if text[-3:].lower() == ".md":
+        text = text[:-3]
+    relative = text.startswith(("./", "../"))
+    if relative:
+        text = posixpath.join(folder, text)
+    elif "/" in text:
+        text = text.lstrip("/")
+    if "/" in text:
+        text = posixpath.normpath(text)
+    return ("" if text in ("", ".") else identity_key(text)), relative
+
+
+def _same_file(ghost: str, wanted: str) -> bool:
+    """Whether a ghost target and a wanted path name the same file, one maybe shortened from the left."""
+    return ghost == wanted or ghost.endswith("/" + wanted) or wanted.endswith("/" + ghost)
+
+
+def _edge_attributes(link: _Pending) -> dict[str, Any]:
+    return {
+        "relation": link.relation,
+        "context": link.context,
+        "heading": link.heading,
+        "block": link.block,
+        "embed": link.embed,
+        "source": link.origin,
+        "written": link.written,
+        "start": link.start,
+    }
+
+
+def _edge(source: str, target: str, data: dict[str, Any]) -> Edge:
+    return Edge(
+        source=source,
+        target=target,
+        relation=data["relation"],
+        context=data["context"],
+        heading=data["heading"],
+        block=data["block"],
+        embed=data["embed"],
+        origin=data["source"],
+        written=data["written"],
+        start=data["start"],
+    )
+
+
+def _sorted(edges: Iterable[Edge]) -> list[Edge]:
+    """Edges by source, then place in the memory (frontmatter first), then the rest for a total order."""
+    return sorted(
+        edges,
+        key=lambda e: (
+            e.source, e.start, e.origin, e.target, e.relation, e.written,
+            e.heading or "", e.block or "", e.embed, e.context,
+        ),
+    )

@@ -1,0 +1,195 @@
+"""The keyword index: Whoosh BM25F over titles, bodies, tags and aliases, one document per chunk.
+
+One writer per index (Whoosh takes a file lock); readers use the last committed state and
+never wait. Queries are built from analysed terms, not parsed, so a user's `AND`, quotes or
+colons cannot break them; filters become a Whoosh filter query so BM25's top-N is taken
+over the filtered set.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from whoosh import index as whoosh_index
+from whoosh import query as q
+from whoosh import scoring
+from whoosh.analysis import StemmingAnalyzer
+from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
+
+from vault.model import Memory
+
+from .chunking import Chunk
+
+ANALYZER = StemmingAnalyzer()
+SEARCH_FIELDS = ("title", "body", "tags", "aliases")
+MAX_QUERY_TERMS = 64
+
+
+def schema() -> Schema:
+    return Schema(
+        chunk=ID(unique=True, stored=True),
+        memory=ID(stored=True),
+        title=TEXT(analyzer=ANALYZER, field_boost=2.0),
+        body=TEXT(analyzer=ANALYZER),
+        tags=KEYWORD(lowercase=True, commas=True, scorable=True, field_boost=1.5),
+        aliases=TEXT(analyzer=ANALYZER, field_boost=1.5),
+        type=ID(),
+        collection=ID(),
+        status=ID(),
+        privacy=ID(),
+        created_at=NUMERIC(int, bits=64, signed=True, stored=True),
+        score=NUMERIC(float, stored=True),
+        uses=NUMERIC(int, stored=True),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordFilter:
+    """Memory-level filters pushed into the keyword search (None means no constraint)."""
+
+    collections: frozenset[str] | None = None
+    types: frozenset[str] | None = None
+    tags: frozenset[str] | None = None
+    statuses: frozenset[str] | None = None
+    privacy: frozenset[str] | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    memory_ids: frozenset[str] | None = None
+    excluded_ids: frozenset[str] = frozenset()  # hidden memories (superseded through the graph, private, ...)
+
+    def mask(self) -> q.Query | None:
+        return q.Or([q.Term("memory", i) for i in self.excluded_ids]) if self.excluded_ids else None
+
+    def query(self) -> q.Query | None:
+        parts: list[q.Query] = []
+        for field, values in (
+            ("collection", self.collections), ("type", self.types), ("status", self.statuses),
+            ("privacy", self.privacy), ("memory", self.memory_ids),
+        ):
+            if values is not None:
+                parts.append(q.Or([q.Term(field, v) for v in values]) if values else q.NullQuery)
+        if self.tags:
+            parts.append(q.Or([q.Term("tags", t.lower()) for t in self.tags]))
+        if self.created_after or self.created_before:
+            start = math.floor(self.created_after.timestamp()) if self.created_after else None
+            end = math.ceil(self.created_before.timestamp()) if self.created_before else None
+            parts.append(q.NumericRange("created_at", start, end))  # a superset; the caller filters exactly
+        return q.And(parts) if parts else None
+
+
+class KeywordIndex:
+    def __init__(self, ix: whoosh_index.Index) -> None:
+        self._ix = ix
+        self._lock = threading.RLock()
+        self._searcher = ix.searcher(weighting=scoring.BM25F())
+
+    @classmethod
+    def create(cls, folder: Path) -> "KeywordIndex":
+        folder.mkdir(parents=True, exist_ok=True)
+        return cls(whoosh_index.create_in(str(folder), schema()))
+
+    @classmethod
+    def open(cls, folder: Path) -> "KeywordIndex":
+        return cls(whoosh_index.open_dir(str(folder)))
+
+    def _reopen(self) -> None:
+        # refresh() of a searcher over an empty index fails in whoosh-reloaded 2.7.5 (its empty
+        # reader has no segments), so open a new searcher after each commit instead.
+        old = self._searcher
+        self._searcher = self._ix.searcher(weighting=scoring.BM25F())
+        old.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._searcher.close()
+
+    def replace(self, memories_and_chunks: Sequence[tuple[Memory, Sequence[Chunk]]], removed_ids: Iterable[str] = ()) -> None:
+        """Delete every chunk of the given memories (and of removed ones), then add their chunks; one commit."""
+        with self._lock:
+            writer = self._ix.writer(timeout=30.0)
+            try:
+                for memory_id in removed_ids:
+                    writer.delete_by_term("memory", memory_id)
+                for memory, chunks in memories_and_chunks:
+                    writer.delete_by_term("memory", memory.id)
+                    for chunk in chunks:
+                        writer.add_document(**_document(memory, chunk))
+            except BaseException:
+                writer.cancel()
+                raise
+            writer.commit()
+            self._reopen()
+
+    def delete_chunks(self, chunk_ids: Iterable[int]) -> None:
+        with self._lock:
+            writer = self._ix.writer(timeout=30.0)
+            for chunk in chunk_ids:
+                writer.delete_by_term("chunk", str(chunk))
+            writer.commit()
+            self._reopen()
+
+    def chunk_ids(self) -> set[int]:
+        with self._lock:
+            return {int(fields["chunk"]) for fields in self._searcher.reader().all_stored_fields()}
+
+    def search(self, text: str, k: int, filters: KeywordFilter | None = None) -> list[KeywordHit]:
+        """Top-k chunks for the analysed terms of `text` (OR semantics), with the query terms each matched."""
+        terms = query_terms(text)
+        if not terms or k <= 0:
+            return []
+        query = q.Or([q.Term(field, term) for term in terms for field in SEARCH_FIELDS])
+        filter_query = filters.query() if filters else None
+        mask_query = filters.mask() if filters else None
+        with self._lock:
+            hits = self._searcher.search(query, limit=k, filter=filter_query, mask=mask_query, terms=True)
+            return [
+                KeywordHit(int(hit["chunk"]), float(hit.score), frozenset(t.decode() if isinstance(t, bytes) else t
+                                                                          for _, t in hit.matched_terms()))
+                for hit in hits
+            ]
+
+    def idf(self, terms: Sequence[str]) -> dict[str, float]:
+        """Inverse document frequency of each term in the body field (rare terms count more)."""
+        with self._lock:
+            return {term: float(self._searcher.idf("body", term)) for term in terms}
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordHit:
+    chunk_id: int
+    score: float
+    terms: frozenset[str]
+
+
+def query_terms(text: str) -> list[str]:
+    """The query's analysed (lower-cased, stemmed, stop-word-free) terms, de-duplicated, bounded."""
+    seen: dict[str, None] = {}
+    for token in ANALYZER(text):
+        seen.setdefault(token.text, None)
+        if len(seen) >= MAX_QUERY_TERMS:
+            break
+    return list(seen)
+
+
+def _document(memory: Memory, chunk: Chunk) -> dict[str, object]:
+    document = {
+        "chunk": str(chunk.chunk_id),
+        "memory": memory.id,
+        "title": chunk.title,
+        "body": chunk.text,
+        "tags": ",".join(t.lower() for t in memory.tags),
+        "aliases": " ".join(memory.aliases),
+        "type": memory.type,
+        "collection": memory.collection,
+        "status": memory.status,
+        "privacy": memory.privacy,
+        "created_at": int(memory.created_at.timestamp()) if memory.created_at else None,
+        "score": float(memory.score),
+        "uses": int(memory.uses),
+    }
+    return {key: value for key, value in document.items() if value is not None}

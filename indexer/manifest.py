@@ -1,0 +1,144 @@
+"""What the index knows about each file: stat, hashes, chunk ids, errors, and a snapshot of the memory.
+
+The snapshot lets the index start without re-reading every file; the stat and hashes let
+a reconcile find exactly what changed on disk since. It is a derived cache like the rest:
+delete it and `memdir reindex` rebuilds it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, fields
+from datetime import date, datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterator
+
+from vault.model import Memory
+
+SCHEMA_VERSION = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    path: str
+    size: int
+    mtime_ns: int
+    content_hash: str
+    memory_id: str | None  # None when the file is not indexed (error)
+    chunk_ids: tuple[int, ...] = ()
+    embed_hash: str = ""  # hash of the texts embedded for this memory; equal → no re-embedding
+    line: int | None = None
+    reason: str | None = None  # why the file is not indexed
+    memory: Memory | None = None
+
+
+class Manifest:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INT, mtime_ns INT, content_hash TEXT,"
+            " memory_id TEXT, chunk_ids TEXT, embed_hash TEXT, line INT, reason TEXT, memory TEXT)"
+        )
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def meta(self) -> dict[str, str]:
+        return dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        with self.transaction():
+            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+
+    def entries(self) -> Iterator[Entry]:
+        for row in self._db.execute("SELECT * FROM files ORDER BY path"):
+            yield _entry(row)
+
+    def write(self, upserts: list[Entry], deleted_paths: list[str]) -> None:
+        """Apply one batch atomically."""
+        with self.transaction():
+            self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in deleted_paths])
+            self._db.executemany(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [_row(e) for e in upserts]
+            )
+
+    def transaction(self) -> "_Transaction":
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: Any, value: Any, tb: Any) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def _row(entry: Entry) -> tuple[Any, ...]:
+    return (
+        entry.path, entry.size, entry.mtime_ns, entry.content_hash, entry.memory_id,
+        json.dumps(list(entry.chunk_ids)), entry.embed_hash, entry.line, entry.reason,
+        encode_memory(entry.memory) if entry.memory else None,
+    )
+
+
+def _entry(row: tuple[Any, ...]) -> Entry:
+    path, size, mtime_ns, content_hash, memory_id, chunk_ids, embed_hash, line, reason, memory = row
+    return Entry(
+        path, size, mtime_ns, content_hash, memory_id, tuple(json.loads(chunk_ids or "[]")), embed_hash or "",
+        line, reason, decode_memory(memory) if memory else None,
+    )
+
+
+# --- a lossless JSON form of Memory (datetimes and dates tagged so they come back as such) ---
+
+def _tag(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return {"$dt": value.isoformat()}
+    if isinstance(value, date):
+        return {"$d": value.isoformat()}
+    if isinstance(value, dict):
+        return {"$map": [[str(k), _tag(v)] for k, v in value.items()]}
+    if isinstance(value, (list, tuple)):
+        return [_tag(v) for v in value]
+    return value
+
+
+def _untag(value: Any) -> Any:
+    if isinstance(value, dict):
+        if "$dt" in value:
+            return datetime.fromisoformat(value["$dt"])
+        if "$d" in value:
+            return date.fromisoformat(value["$d"])
+        if "$map" in value:
+            return {k: _untag(v) for k, v in value["$map"]}
+    if isinstance(value, list):
+        return [_untag(v) for v in value]
+    return value
+
+
+_TUPLE_FIELDS = {f.name for f in fields(Memory) if str(f.type).startswith("tuple")}
+
+
+def encode_memory(memory: Memory) -> str:
+    data = {f.name: getattr(memory, f.name) for f in fields(Memory)}
+    data["frontmatter"] = dict(memory.frontmatter)
+    return json.dumps(_tag(data), ensure_ascii=False)
+
+
+def decode_memory(text: str) -> Memory:
+    data = _untag(json.loads(text))
+    data["frontmatter"] = MappingProxyType(data["frontmatter"])
+    for name in _TUPLE_FIELDS:
+        data[name] = tuple(data[name])
+    return Memory(**data)
+

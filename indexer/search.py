@@ -1,0 +1,306 @@
+"""Hybrid search over one index: filter, retrieve from both channels, fuse, calibrate, rank.
+
+    1. filters (collections, type, tags, dates, status, privacy) decide which memories compete
+    2. FAISS top-N and Whoosh BM25F top-N over chunks, each already restricted by the filters
+    3. chunk hits fold into their memory (best chunk per channel)
+    4. fusion orders the union (weighted Reciprocal Rank Fusion)
+    5. calibration turns absolute channel evidence into a 0..1 relevance
+    6. graph: a hidden superseded hit is replaced by its successor; top hits lend relevance to linked memories
+    7. quality (pluggable) and per-type recency give the final score; threshold; limit
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
+from typing import Iterable, Literal
+
+from vault.errors import ValidationError
+from vault.model import Memory
+from vault.normalize import normalize
+
+from .index import Index
+from .keyword import KeywordFilter, query_terms
+from .ranking import QualityFn, QualityModel, calibrate, combined_evidence, recency_bonus, vector_evidence
+from .settings import SearchSettings
+
+Mode = Literal["hybrid", "keyword", "vector"]
+SortBy = Literal["relevance", "recency", "score"]
+HIDDEN_STATUSES = frozenset({"superseded", "archived"})
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str | None = None
+    memory_id: str | None = None
+    limit: int | None = None
+    collections: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    days_back: float | None = None
+    after: datetime | None = None
+    before: datetime | None = None
+    include_superseded: bool = False  # also return superseded and archived memories
+    privacy: tuple[str, ...] | None = None  # allowed privacy values; None allows all
+    sources: tuple[str, ...] | None = None  # allowed vault sources ("project", "user"); None allows all
+    sort_by: SortBy = "relevance"
+    mode: Mode = "hybrid"
+    graph: bool = True
+    now: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    memory: Memory
+    relevance: float  # calibrated 0..1 from the channels' absolute evidence
+    final: float  # what the list is ordered by: relevance, quality and recency
+    channel: str  # vector | keyword | both | graph | lookup | timeline
+    heading: str = ""  # the section of a long document that matched
+    vector_score: float | None = None  # best chunk cosine
+    keyword_score: float | None = None  # best chunk BM25F
+    quality: float | None = None
+    successor: str | None = None  # set when the memory is superseded
+    via: str | None = None  # graph hits: the memory that led here
+
+
+@dataclass
+class _Candidate:
+    memory_id: str
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+    vector_score: float | None = None
+    keyword_score: float | None = None
+    keyword_coverage: float = 0.0
+    heading: str = ""
+    fused: float = 0.0
+    evidence: float = 0.0
+    channel: str = ""
+    via: str | None = None
+    heading_score: float = field(default=-math.inf)
+
+
+class Searcher:
+    """Answers SearchRequests against a (shared, live) Index."""
+
+    def __init__(self, index: Index, settings: SearchSettings, quality: QualityFn | None = None) -> None:
+        self.index = index
+        self.settings = settings
+        self.quality = quality or QualityModel()
+
+    def search(self, request: SearchRequest) -> list[Hit]:
+        now = request.now or datetime.now(timezone.utc)
+        limit = self._limit(request.limit)
+        if request.memory_id:
+            return [self._lookup(request.memory_id)]
+        if request.query is not None and len(request.query) > self.settings.max_query_chars:
+            raise ValidationError(f"query is {len(request.query)} characters; the limit is {self.settings.max_query_chars}")
+        with self.index.lock:
+            allowed = self._allowed(request, now)
+            if not request.query or not request.query.strip():
+                return self._timeline(allowed, request, now, limit)
+            candidates = self._retrieve(request, allowed)
+            hits = self._rank(candidates, allowed, request, now)
+        return self._order(hits, request.sort_by)[:limit]
+
+    # -- steps -------------------------------------------------------------------------
+
+    def _limit(self, limit: int | None) -> int:
+        limit = self.settings.default_limit if limit is None else limit
+        if not 1 <= limit <= self.settings.max_limit:
+            raise ValidationError(f"limit must be between 1 and {self.settings.max_limit}")
+        return limit
+
+    def _lookup(self, memory_id: str) -> Hit:
+        memory = self.index.get(memory_id)
+        return Hit(memory, 1.0, 1.0, "lookup", successor=self._successor(memory))
+
+    def _allowed(self, request: SearchRequest, now: datetime) -> dict[str, Memory]:
+        after = request.after
+        if request.days_back is not None:
+            if request.days_back <= 0:
+                raise ValidationError("days_back must be a positive number of days")
+            cutoff = now - timedelta(days=request.days_back)
+            after = max(after, cutoff) if after else cutoff
+        hidden = set() if request.include_superseded else self.index.graph.superseded_ids()
+        wanted_tags = {t.lower().lstrip("#") for t in request.tags}
+        allowed: dict[str, Memory] = {}
+        for memory_id, memory in self.index.memories.items():
+            if request.collections and memory.collection not in request.collections:
+                continue
+            if request.types and memory.type not in request.types:
+                continue
+            if wanted_tags and not wanted_tags & {t.lower() for t in memory.tags}:
+                continue
+            if (after or request.before) and (
+                memory.created_at is None or (after and memory.created_at < after)
+                or (request.before and memory.created_at >= request.before)
+            ):
+                continue
+            if not request.include_superseded and (memory.status in HIDDEN_STATUSES or memory_id in hidden):
+                continue
+            if request.privacy is not None and memory.privacy not in request.privacy:
+                continue
+            if request.sources is not None and memory.source not in request.sources:
+                continue
+            allowed[memory_id] = memory
+        return allowed
+
+    def _timeline(self, allowed: dict[str, Memory], request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
+        if request.days_back is None and request.after is None and request.before is None:
+            raise ValidationError("give a query, days_back or an id (a timeline needs a time window)")
+        hits = [Hit(m, 0.0, 0.0, "timeline", quality=self.quality(m, now)[0], successor=self._successor(m))
+                for m in allowed.values()]
+        order = request.sort_by if request.sort_by != "relevance" else "recency"
+        return self._order(hits, order)[:limit]
+
+    def _retrieve(self, request: SearchRequest, allowed: dict[str, Memory]) -> dict[str, _Candidate]:
+        index, settings = self.index, self.settings
+        unrestricted = len(allowed) == len(index.memories)
+        candidates: dict[str, _Candidate] = {}
+        if request.mode in ("hybrid", "vector") and allowed:
+            query_vector = index.embedder.embed_query(request.query or "")
+            chunk_filter = None if unrestricted else (c for c, (m, _) in index.chunk_owner.items() if m in allowed)
+            hits = index.vectors.search(query_vector, settings.candidates, chunk_filter)
+            for rank, (chunk, score) in enumerate(_best_per_memory(index, hits)):
+                memory_id, heading = index.chunk_owner[chunk]
+                c = candidates.setdefault(memory_id, _Candidate(memory_id))
+                c.vector_rank, c.vector_score, c.heading, c.heading_score = rank, score, heading, score
+        if request.mode in ("hybrid", "keyword") and allowed:
+            keyword_filter = _keyword_filter(request, allowed, index)
+            found = index.keyword.search(request.query or "", settings.candidates, keyword_filter)
+            found = [h for h in found if index.chunk_owner.get(h.chunk_id, ("",))[0] in allowed]  # exact filter
+            idf = index.keyword.idf(sorted({t for t in query_terms(request.query or "")}))
+            total = sum(idf.values()) or 1.0
+            top = found[0].score if found else 0.0
+            matched = {h.chunk_id: h.terms for h in found}
+            for rank, (chunk, score) in enumerate(_best_per_memory(index, ((h.chunk_id, h.score) for h in found))):
+                memory_id, heading = index.chunk_owner[chunk]
+                c = candidates.setdefault(memory_id, _Candidate(memory_id))
+                c.keyword_rank, c.keyword_score = rank, score
+                coverage = sum(idf.get(t, 0.0) for t in matched[chunk]) / total
+                c.keyword_coverage = coverage * (score / top if top else 0.0) ** 0.5
+                if c.vector_rank is None:
+                    c.heading = heading
+        for c in candidates.values():
+            c.fused = self._fuse(c, request.mode)
+            v = vector_evidence(c.vector_score, settings.cosine_floor, settings.cosine_full) if c.vector_score is not None else None
+            c.evidence = combined_evidence(v, c.keyword_coverage if c.keyword_rank is not None else None)
+            c.channel = "both" if c.vector_rank is not None and c.keyword_rank is not None else (
+                "vector" if c.vector_rank is not None else "keyword")
+        return candidates
+
+    def _fuse(self, c: _Candidate, mode: Mode) -> float:
+        k, s = self.settings.rrf_k, self.settings
+        score = 0.0
+        if c.vector_rank is not None and mode != "keyword":
+            score += s.vector_weight / (k + c.vector_rank + 1)
+        if c.keyword_rank is not None and mode != "vector":
+            score += s.keyword_weight / (k + c.keyword_rank + 1)
+        return score / ((s.vector_weight + s.keyword_weight) / (k + 1))  # 1.0 = first in both channels
+
+    def _rank(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest,
+              now: datetime) -> list[Hit]:
+        settings = self.settings
+        if request.graph:
+            self._expand_graph(candidates, allowed, request)
+        hits = []
+        for c in candidates.values():
+            memory = allowed.get(c.memory_id)
+            if memory is None:
+                continue
+            relevance = calibrate(c.evidence, settings.calibration_midpoint, settings.calibration_steepness)
+            if relevance < settings.score_threshold:
+                continue
+            quality, weight = self.quality(memory, now)
+            # Rank fusion knows positions, calibrated evidence knows absolute strength; both count.
+            order = (1 - settings.evidence_weight) * c.fused + settings.evidence_weight * relevance
+            # Recency lifts young memories in proportion to how relevant they are: a new but
+            # unrelated memory must not outrank an old exact answer.
+            final = (1 - weight) * order + weight * quality + relevance * recency_bonus(memory, now, settings.recency)
+            hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
+                            quality, self._successor(memory), c.via))
+        return hits
+
+    def _expand_graph(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest) -> None:
+        """Successors stand in for superseded hits; the strongest hits lend relevance to linked memories."""
+        graph, factor = self.index.graph, self.settings.graph_factor
+        for c in list(candidates.values()):
+            if c.memory_id in allowed or request.include_superseded:
+                continue
+            successor = graph.successor(c.memory_id)
+            if successor and successor in allowed and successor not in candidates:
+                candidates[successor] = replace(c, memory_id=successor, channel="graph", via=c.memory_id)
+        strongest = sorted(candidates.values(), key=lambda c: c.fused, reverse=True)[:3]
+        for c in strongest:
+            for neighbour in sorted(graph.neighbours(c.memory_id)):
+                if neighbour in allowed and neighbour not in candidates:
+                    candidates[neighbour] = _Candidate(
+                        neighbour, fused=c.fused * factor, evidence=c.evidence * factor, channel="graph", via=c.memory_id
+                    )
+
+    def _successor(self, memory: Memory) -> str | None:
+        return self.index.graph.successor(memory.id)
+
+    @staticmethod
+    def _order(hits: list[Hit], sort_by: str) -> list[Hit]:
+        if sort_by == "recency":
+            key = lambda h: (h.memory.created_at.timestamp() if h.memory.created_at else float("-inf"), h.final)  # noqa: E731
+        elif sort_by == "score":
+            key = lambda h: (h.memory.score, h.final)  # noqa: E731
+        elif sort_by == "relevance":
+            key = lambda h: (h.final, h.relevance)  # noqa: E731
+        else:
+            raise ValidationError("sort_by must be relevance, recency or score")
+        return sorted(hits, key=lambda h: (*key(h), h.memory.id), reverse=True)
+
+
+def _best_per_memory(index: Index, hits: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Fold chunk hits into memories: each memory is ranked by its best chunk."""
+    seen: set[str] = set()
+    best = []
+    for chunk, score in hits:
+        owner = index.chunk_owner.get(chunk)
+        if owner is None or owner[0] in seen:
+            continue
+        seen.add(owner[0])
+        best.append((chunk, score))
+    return best
+
+
+def _keyword_filter(request: SearchRequest, allowed: dict[str, Memory], index: Index) -> KeywordFilter | None:
+    """Push the request's filters into Whoosh's own fields; hidden-by-graph memories become a mask."""
+    if len(allowed) == len(index.memories):
+        return None
+    hidden = frozenset() if request.include_superseded else frozenset(index.graph.superseded_ids())
+    after = None
+    if request.days_back is not None:
+        after = (request.now or datetime.now(timezone.utc)) - timedelta(days=request.days_back)
+    if request.after is not None:
+        after = max(after, request.after) if after else request.after
+    return KeywordFilter(
+        collections=frozenset(request.collections) or None,
+        types=frozenset(request.types) or None,
+        tags=frozenset(t.lower().lstrip("#") for t in request.tags) or None,
+        statuses=None if request.include_superseded else frozenset({"active"}),
+        privacy=frozenset(request.privacy) if request.privacy is not None else None,
+        created_after=after,
+        created_before=request.before,
+        excluded_ids=hidden,
+    )
+
+
+def hit_shape(hit: Hit, now: datetime | None = None) -> dict[str, object]:
+    """The normalized memory plus why and how strongly it matched."""
+    shape = normalize(hit.memory, now)
+    shape.update(
+        relevance=round(hit.relevance, 4),
+        final_score=round(hit.final, 4),
+        channel=hit.channel,
+        heading=hit.heading,
+        successor=hit.successor,
+        via=hit.via,
+    )
+    if hit.vector_score is not None:
+        shape["embedding_similarity"] = round(hit.vector_score, 4)
+    return shape

@@ -1,0 +1,330 @@
+"""Keep the derived indices in step with the vault: watch it, debounce bursts, hand over batches of paths.
+
+The watcher never trusts event types. Editors save by rename, vim renames the note away before
+writing it again, and a `git checkout` deletes and recreates hundreds of files in a second, so the
+only thing an event says reliably is "look at this path again". The watcher collects those paths,
+waits for a quiet moment (but never longer than `max_wait` after the first event of a batch), and
+calls `on_batch`, which reconciles each path against the disk: present means upsert, missing means
+delete. Changes that cannot be named as files (a folder moved or removed) ask for a full
+reconcile, and so does a periodic rescan, the safety net for events the kernel dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Callable, Literal
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileAttribEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserver
+
+from vault.paths import is_memory_path
+
+logger = logging.getLogger("memdir.watcher")
+
+Mode = Literal["native", "polling"]
+
+# Opens and read-only closes are left out on purpose: the indexer reads every note it is given,
+# and with them subscribed each batch would schedule the next one. Directory "modified" events
+# fire for every save in a folder and say nothing the file events don't.
+WATCHED_EVENTS: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileAttribEvent,
+    FileClosedEvent,
+    FileDeletedEvent,
+    FileMovedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Absolute paths to reconcile against the disk; `full` asks for a reconcile of the whole vault."""
+
+    paths: frozenset[Path] = field(default_factory=frozenset)
+    full: bool = False
+
+
+def outside_dot_folders(root: Path, path: Path) -> bool:
+    """True for the vault itself and anything below it that no dot-folder (or dot-name) contains."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return False
+    return not any(part.startswith(".") for part in parts)
+
+
+def event_paths(event: FileSystemEvent) -> list[Path]:
+    """The source and, for moves, the destination of an event."""
+    paths = [Path(os.fsdecode(event.src_path))] if event.src_path else []
+    if event.dest_path:
+        paths.append(Path(os.fsdecode(event.dest_path)))
+    return paths
+
+
+class _Handler(FileSystemEventHandler):
+    """Forwards every watchdog event to one function."""
+
+    def __init__(self, forward: Callable[[FileSystemEvent], None]) -> None:
+        super().__init__()
+        self._forward = forward
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        """Called on watchdog's dispatch thread."""
+        self._forward(event)
+
+
+class VaultWatcher:
+    """Watch a vault folder and call `on_batch` with debounced batches of touched memory paths."""
+
+    def __init__(
+        self,
+        root: Path,
+        on_batch: Callable[[Batch], None],
+        *,
+        debounce: float = 0.25,
+        max_wait: float = 2.0,
+        rescan_interval: float | None = 300.0,
+        polling: bool = False,
+        polling_interval: float = 1.0,
+    ) -> None:
+        _check_timings(debounce, max_wait, rescan_interval, polling_interval)
+        # absolute but not resolved: watchdog builds event paths from the path it was given
+        self.root = Path(root).absolute()
+        self._on_batch = on_batch
+        self._debounce = debounce
+        self._max_wait = max_wait
+        self._rescan_interval = rescan_interval
+        self._force_polling = polling
+        self._polling_interval = polling_interval
+        self.mode: Mode = "polling" if polling else "native"
+
+        self._cond = threading.Condition()  # guards the pending batch, the deadlines and `_stopping`
+        self._paths: set[Path] = set()
+        self._full = False
+        self._first_event: float | None = None
+        self._last_event = 0.0
+        self._next_rescan: float | None = None
+        self._stopping = False
+
+        self._deliver_lock = threading.Lock()  # one on_batch at a time, in the order batches were taken
+        self._delivered = threading.Condition()
+        self._batches_delivered = 0
+
+        self._observer: BaseObserver | None = None
+        self._worker: threading.Thread | None = None
+        self._started = False
+        self._stopped = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start watching; falls back to polling when the native observer cannot be set up."""
+        if self._started:
+            raise RuntimeError("a VaultWatcher can be started only once")
+        if not self.root.is_dir():
+            # checked here so that a missing vault is not mistaken for an exhausted inotify
+            raise NotADirectoryError(f"vault folder {self.root} does not exist")
+        self._started = True
+        self._observer = self._start_observer()
+        if self._rescan_interval is not None:
+            self._next_rescan = time.monotonic() + self._rescan_interval
+        self._worker = threading.Thread(target=self._run, name="memdir-watcher", daemon=True)
+        self._worker.start()
+        logger.info("watching %s (%s)", self.root, self.mode)
+
+    def stop(self) -> None:
+        """Stop watching and join every thread; pending paths are dropped (call flush_now first)."""
+        if not self._started or self._stopped:
+            return
+        self._stopped = True
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join()
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._worker is not None and self._worker is not threading.current_thread():
+            self._worker.join()
+
+    def __enter__(self) -> VaultWatcher:
+        self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def _start_observer(self) -> BaseObserver:
+        """The native observer if the OS lets us have one, else a polling one."""
+        if not self._force_polling:
+            try:
+                observer = self._scheduled(Observer)
+                self.mode = "native"
+                return observer
+            except OSError as error:
+                # ENOSPC (max_user_watches), EMFILE (max_user_instances) or a file system without
+                # inotify: polling is slower but sees every change the periodic rescan would
+                logger.warning(
+                    "native file watching is unavailable for %s (%s); polling every %.2g s instead",
+                    self.root, error, self._polling_interval,
+                )
+        self.mode = "polling"
+        return self._scheduled(lambda: PollingObserver(timeout=self._polling_interval))
+
+    def _scheduled(self, make: Callable[[], BaseObserver]) -> BaseObserver:
+        """Build, schedule and start an observer, releasing its threads and fds if any step fails."""
+        observer = make()
+        try:
+            observer.schedule(_Handler(self._on_event), str(self.root), recursive=True, event_filter=WATCHED_EVENTS)
+            observer.start()
+        except BaseException:
+            # stop() on a never-started observer still closes the inotify fd and joins its reader
+            observer.stop()
+            raise
+        return observer
+
+    # -- events ------------------------------------------------------------------------------
+
+    def _on_event(self, event: FileSystemEvent) -> None:
+        """Collect memory paths, or ask for a full reconcile on a folder change outside dot-folders."""
+        paths = event_paths(event)
+        if event.is_directory:
+            if any(outside_dot_folders(self.root, path) for path in paths):
+                self._add(set(), full=True)
+            return
+        # both ends of a move: an atomic save renames a temp file (not a memory) over the note
+        self._add({path for path in paths if is_memory_path(self.root, path)}, full=False)
+
+    def _add(self, paths: set[Path], *, full: bool) -> None:
+        """Add to the pending batch and restart its quiet timer."""
+        if not paths and not full:
+            return
+        with self._cond:
+            now = time.monotonic()
+            self._paths |= paths
+            self._full = self._full or full
+            self._last_event = now
+            if self._first_event is None:
+                self._first_event = now
+                # later events only push the deadline back, which the worker finds when it wakes
+                self._cond.notify_all()
+
+    # -- delivery ----------------------------------------------------------------------------
+
+    @property
+    def batches_delivered(self) -> int:
+        """How many batches `on_batch` has been called with (including calls that raised)."""
+        with self._delivered:
+            return self._batches_delivered
+
+    def wait_for_batch(self, after: int, timeout: float) -> bool:
+        """Block until more than `after` batches were delivered; False if `timeout` passed first."""
+        with self._delivered:
+            return self._delivered.wait_for(lambda: self._batches_delivered > after, timeout)
+
+    def flush_now(self) -> bool:
+        """Deliver the pending paths at once, in the caller's thread; False if nothing was pending."""
+        with self._deliver_lock:
+            batch = self._take_pending()
+            if batch is None:
+                return False
+            self._deliver(batch)
+            return True
+
+    def _run(self) -> None:
+        """Worker thread: wait until a batch or a rescan is due, then deliver it."""
+        while True:
+            due = self._wait_until_due()
+            if due is None:
+                return
+            with self._deliver_lock:
+                # flush_now may have taken the pending batch while we waited for the lock
+                batch = self._take_pending() if due == "flush" else Batch(frozenset(), full=True)
+                if batch is not None:
+                    self._deliver(batch)
+
+    def _wait_until_due(self) -> Literal["flush", "rescan"] | None:
+        """Sleep on the condition until the pending batch or the rescan is due; None when stopping."""
+        with self._cond:
+            while not self._stopping:
+                now = time.monotonic()
+                flush_at = self._flush_deadline()
+                if flush_at is not None and now >= flush_at:
+                    return "flush"
+                if self._next_rescan is not None and now >= self._next_rescan:
+                    return "rescan"
+                wake_at = min((t for t in (flush_at, self._next_rescan) if t is not None), default=None)
+                self._cond.wait(None if wake_at is None else wake_at - now)
+            return None
+
+    def _flush_deadline(self) -> float | None:
+        """When the pending batch is due: after `debounce` of quiet, at most `max_wait` after it began."""
+        if self._first_event is None:
+            return None
+        return min(self._last_event + self._debounce, self._first_event + self._max_wait)
+
+    def _take_pending(self) -> Batch | None:
+        """Empty the pending batch and return it (None if there was nothing)."""
+        with self._cond:
+            if self._first_event is None:
+                return None
+            batch = Batch(frozenset(self._paths), full=self._full)
+            self._paths = set()
+            self._full = False
+            self._first_event = None
+            return batch
+
+    def _deliver(self, batch: Batch) -> None:
+        """Call on_batch (the caller holds `_deliver_lock`); its errors are logged, never raised."""
+        try:
+            self._on_batch(batch)
+        except Exception:
+            # the next batch or the periodic rescan reconciles whatever this one missed
+            logger.exception("on_batch failed for a batch of %d path(s) (full=%s)", len(batch.paths), batch.full)
+        if batch.full:
+            self._postpone_rescan()
+        with self._delivered:
+            self._batches_delivered += 1
+            self._delivered.notify_all()
+
+    def _postpone_rescan(self) -> None:
+        """A full reconcile just ran, so the safety-net rescan can wait a whole interval again."""
+        with self._cond:
+            if self._rescan_interval is not None:
+                self._next_rescan = time.monotonic() + self._rescan_interval
+
+
+def _check_timings(debounce: float, max_wait: float, rescan_interval: float | None, polling_interval: float) -> None:
+    """Refuse timings that would make the watcher spin or never flush."""
+    if debounce < 0:
+        raise ValueError(f"debounce must be >= 0, not {debounce}")
+    if max_wait < debounce:
+        raise ValueError(f"max_wait ({max_wait}) must be at least debounce ({debounce})")
+    if rescan_interval is not None and rescan_interval <= 0:
+        raise ValueError(f"rescan_interval must be > 0 or None, not {rescan_interval}")
+    if polling_interval <= 0:
+        raise ValueError(f"polling_interval must be > 0, not {polling_interval}")
