@@ -114,6 +114,7 @@ def evaluate(data: list[dict], granularity: str, modes: list[str], settings: Sea
                 for mode in modes:
                     request = SearchRequest(query=item["question"], limit=10, mode=MODES[mode], graph=False,  # type: ignore[arg-type]
                                             include_superseded=True)
+                    embedder.forget_queries()  # every mode pays for its own query embedding
                     started = time.perf_counter()
                     hits = searcher.search(request)
                     per_mode[mode]["latency"].append((time.perf_counter() - started) * 1000)

@@ -161,6 +161,11 @@ class CachedEmbedder:
             self._remember(key, vector)
         return vector
 
+    def forget_queries(self) -> None:
+        """Drop cached query vectors (benchmarks time the query embedding too)."""
+        for key in [k for k in self._memory if k.startswith(b"q")]:
+            del self._memory[key]
+
     def _lookup(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
         found = {key: self._memory[key] for key in keys if key in self._memory}
         wanted = [key for key in set(keys) if key not in found]

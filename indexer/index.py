@@ -37,6 +37,7 @@ from .chunking import Chunk, chunks_for
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
 from .keyword import KeywordIndex
+from .keyword import signature as keyword_signature
 from .manifest import SCHEMA_VERSION, Entry, Manifest
 from .vectors import VectorIndex
 
@@ -68,7 +69,7 @@ class _Batch:
 
     entries: dict[str, Entry] = field(default_factory=dict)
     deleted_paths: list[str] = field(default_factory=list)
-    indexed: dict[str, tuple[Memory, list[Chunk], bool]] = field(default_factory=dict)  # id -> (memory, chunks, embed?)
+    indexed: dict[str, tuple[Memory, list[Chunk], bool, bool]] = field(default_factory=dict)  # id -> (memory, chunks, embed?, keyword?)
     removed_ids: set[str] = field(default_factory=set)
     removed_chunks: set[int] = field(default_factory=set)
 
@@ -150,6 +151,11 @@ class Index:
             elif stray_vectors:
                 self.vectors.save(self.generation / "vectors.faiss")
             return len(stale)
+
+    def compact(self) -> None:
+        """Purge deleted keyword documents; afterwards search results equal a fresh rebuild's exactly."""
+        with self.lock:
+            self.keyword.compact()
 
     # -- reading ---------------------------------------------------------------------
 
@@ -260,7 +266,9 @@ class Index:
         same_text = previous is not None and previous.embed_hash == embed_hash and previous.reason is None
         if previous is not None and previous.reason is None and not same_text:
             batch.removed_chunks.update(previous.chunk_ids)
-        batch.indexed[memory.id] = (memory, chunks, not same_text)
+        same_keyword = same_text and previous is not None and previous.memory is not None and (
+            keyword_signature(previous.memory, chunks) == keyword_signature(memory, chunks))
+        batch.indexed[memory.id] = (memory, chunks, not same_text, not same_keyword)
         batch.removed_ids.discard(memory.id)
         entry = Entry(rel, size, mtime_ns, memory.content_hash, memory.id, tuple(c.chunk_id for c in chunks),
                       embed_hash, memory=memory)
@@ -319,18 +327,18 @@ class Index:
         return [c.heading for c in chunks_for(entry.memory)] if entry.memory else []  # type: ignore[arg-type]
 
     def _apply(self, batch: _Batch, report: SyncReport) -> None:
-        to_embed = [(m, c) for m, chunks, embed in batch.indexed.values() if embed for c in chunks]
+        to_embed = [(m, c) for m, chunks, embed, _ in batch.indexed.values() if embed for c in chunks]
         vectors = self.embedder.embed([c.embedding_text for _, c in to_embed]) if to_embed else None
         report.embedded += len(to_embed)
         self.vectors.remove(batch.removed_chunks)
         if vectors is not None:
             self.vectors.add([c.chunk_id for _, c in to_embed], vectors)
-        keyword_docs = [(m, chunks) for m, chunks, _ in batch.indexed.values()]
+        keyword_docs = [(m, chunks) for m, chunks, _, rewrite in batch.indexed.values() if rewrite]
         if keyword_docs or batch.removed_ids:
             self.keyword.replace(keyword_docs, batch.removed_ids - set(batch.indexed))
         for memory_id in batch.removed_ids - set(batch.indexed):
             self.graph.remove(memory_id)
-        for memory, _, _ in batch.indexed.values():
+        for memory, _, _, _ in batch.indexed.values():
             self.graph.upsert(memory)
         if batch.removed_chunks or vectors is not None:
             self.vectors.save(self.generation / "vectors.faiss")

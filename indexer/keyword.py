@@ -43,8 +43,6 @@ def schema() -> Schema:
         status=ID(),
         privacy=ID(),
         created_at=NUMERIC(int, bits=64, signed=True, stored=True),
-        score=NUMERIC(float, stored=True),
-        uses=NUMERIC(int, stored=True),
     )
 
 
@@ -125,6 +123,20 @@ class KeywordIndex:
             writer.commit()
             self._reopen()
 
+    def compact(self) -> None:
+        """Merge segments and purge deleted documents, so BM25 statistics equal a fresh build's."""
+        with self._lock:
+            writer = self._ix.writer(timeout=30.0)
+            writer.commit(optimize=True)
+            self._reopen()
+
+    def deleted_share(self) -> float:
+        """How much of the index is deleted-but-not-purged documents (they skew BM25 statistics)."""
+        with self._lock:
+            reader = self._searcher.reader()
+            total = reader.doc_count_all()
+            return (total - reader.doc_count()) / total if total else 0.0
+
     def delete_chunks(self, chunk_ids: Iterable[int]) -> None:
         with self._lock:
             writer = self._ix.writer(timeout=30.0)
@@ -176,6 +188,19 @@ def query_terms(text: str) -> list[str]:
     return list(seen)
 
 
+def signature(memory: Memory, chunks: Sequence[Chunk]) -> tuple[object, ...]:
+    """Everything the keyword documents of a memory hold: equal signature → no rewrite needed.
+
+    Outcome counters are deliberately not in Whoosh: scoring rewrites them on every turn, and
+    each Whoosh update leaves a deleted document that skews BM25 until segments merge. Ranking
+    reads counters from the index's in-memory table, which comes from the files.
+    """
+    return (
+        tuple((c.chunk_id, c.title, c.text) for c in chunks), memory.tags, memory.aliases, memory.type,
+        memory.collection, memory.status, memory.privacy, memory.created_at,
+    )
+
+
 def _document(memory: Memory, chunk: Chunk) -> dict[str, object]:
     document = {
         "chunk": str(chunk.chunk_id),
@@ -189,7 +214,5 @@ def _document(memory: Memory, chunk: Chunk) -> dict[str, object]:
         "status": memory.status,
         "privacy": memory.privacy,
         "created_at": int(memory.created_at.timestamp()) if memory.created_at else None,
-        "score": float(memory.score),
-        "uses": int(memory.uses),
     }
     return {key: value for key, value in document.items() if value is not None}

@@ -17,6 +17,11 @@ from vault.scoring import wilson_lower_bound
 QualityFn = Callable[[Memory, datetime], tuple[float, float]]  # -> (quality 0..1, weight 0..1)
 
 
+def quality_factor(quality: float, weight: float) -> float:
+    """How much a memory's outcome record scales its relevance (1.0 = neutral)."""
+    return 1.0 + 2.0 * weight * (quality - 0.5)
+
+
 def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
@@ -52,7 +57,7 @@ def proven_tier(uses: int) -> str:
 
 @dataclass(frozen=True)
 class QualityModel:
-    """How outcome evidence turns into a ranking quality, and how much it counts against relevance.
+    """How outcome evidence turns into a ranking quality, and how strongly it moves a result.
 
     quality = min(1, (beta_mean + score) / 2 + explore / sqrt(uses + 1))
       beta_mean = (1 + success_count) / (2 + uses): the posterior mean of Beta(1 + s, 1 + f); a
@@ -60,9 +65,12 @@ class QualityModel:
       score     = the file's outcome score, which reacts to recent outcomes faster than counts do;
       explore   = an optimistic bonus that shrinks as evidence accumulates, so an unproven
                   memory that is relevant can reach the top and earn its first outcomes.
-    final = (1 - w) * relevance + w * quality, with w growing with the tier, so evidence counts
-    more the more of it there is. memory_bank: quality = sqrt(importance * confidence), blended
-    80/20 with beta_mean after 3 uses; books are not scored (w = 0).
+    factor = 1 + 2 * w * (quality - 0.5), with w growing with the tier (new → proven): a neutral
+    memory keeps its relevance, a proven good one gains up to +w, one that kept failing loses up
+    to -w. Multiplying (rather than averaging quality into relevance) keeps relevance first: a
+    strong match is never dragged towards its quality's absolute level.
+    memory_bank: quality = sqrt(importance * confidence), blended 80/20 with beta_mean after 3
+    uses; books are not scored (w = 0).
     """
 
     explore: float = 0.15

@@ -20,9 +20,18 @@ from vault.errors import ValidationError
 from vault.model import Memory
 from vault.normalize import normalize
 
+from .chunking import chunks_for
 from .index import Index
 from .keyword import KeywordFilter, query_terms
-from .ranking import QualityFn, QualityModel, calibrate, combined_evidence, recency_bonus, vector_evidence
+from .ranking import (
+    QualityFn,
+    QualityModel,
+    calibrate,
+    combined_evidence,
+    quality_factor,
+    recency_bonus,
+    vector_evidence,
+)
 from .settings import SearchSettings
 
 Mode = Literal["hybrid", "keyword", "vector"]
@@ -62,6 +71,7 @@ class Hit:
     quality: float | None = None
     successor: str | None = None  # set when the memory is superseded
     via: str | None = None  # graph hits: the memory that led here
+    excerpt: str = ""  # the matching section's text, for memories indexed in several chunks
 
 
 @dataclass
@@ -162,6 +172,8 @@ class Searcher:
             query_vector = index.embedder.embed_query(request.query or "")
             chunk_filter = None if unrestricted else (c for c, (m, _) in index.chunk_owner.items() if m in allowed)
             hits = index.vectors.search(query_vector, settings.candidates, chunk_filter)
+            # Below the floor a cosine says nothing; such hits would only claim "found by meaning".
+            hits = [(chunk, score) for chunk, score in hits if score > settings.cosine_floor]
             for rank, (chunk, score) in enumerate(_best_per_memory(index, hits)):
                 memory_id, heading = index.chunk_owner[chunk]
                 c = candidates.setdefault(memory_id, _Candidate(memory_id))
@@ -217,9 +229,9 @@ class Searcher:
             order = (1 - settings.evidence_weight) * c.fused + settings.evidence_weight * relevance
             # Recency lifts young memories in proportion to how relevant they are: a new but
             # unrelated memory must not outrank an old exact answer.
-            final = (1 - weight) * order + weight * quality + relevance * recency_bonus(memory, now, settings.recency)
+            final = order * quality_factor(quality, weight) + relevance * recency_bonus(memory, now, settings.recency)
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
-                            quality, self._successor(memory), c.via))
+                            quality, self._successor(memory), c.via, _excerpt(memory, c.heading)))
         return hits
 
     def _expand_graph(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest) -> None:
@@ -253,6 +265,13 @@ class Searcher:
         else:
             raise ValidationError("sort_by must be relevance, recency or score")
         return sorted(hits, key=lambda h: (*key(h), h.memory.id), reverse=True)
+
+
+def _excerpt(memory: Memory, heading: str) -> str:
+    """The text of the section that matched, when a memory is indexed as several chunks."""
+    if not heading:
+        return ""
+    return next((chunk.text for chunk in chunks_for(memory) if chunk.heading == heading), "")
 
 
 def _best_per_memory(index: Index, hits: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -301,6 +320,9 @@ def hit_shape(hit: Hit, now: datetime | None = None) -> dict[str, object]:
         successor=hit.successor,
         via=hit.via,
     )
+    if hit.excerpt:
+        shape["content"] = hit.excerpt  # the matching section; the whole document is one lookup away
+        shape["excerpt_of"] = hit.memory.path
     if hit.vector_score is not None:
         shape["embedding_similarity"] = round(hit.vector_score, 4)
     return shape

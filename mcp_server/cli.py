@@ -180,6 +180,19 @@ def search(query: str | None, limit: int | None, days_back: float | None, collec
     emit_json(results) if as_json else click.echo(render.search_results(results))
 
 
+@cli.command()
+@click.argument("memory_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@vault_option
+def links(memory_id: str, as_json: bool, vault_path: Path) -> None:
+    """Show a memory's relations: links out, backlinks, its supersedes chain and ghost targets."""
+    from indexer.relations import relations_of
+
+    with open_app(vault_path) as app:
+        report = relations_of(app.index, memory_id)
+    emit_json(report) if as_json else click.echo(render.relations(report))
+
+
 @contextmanager
 def open_app(vault_path: Path) -> Iterator["App"]:
     """The vault with its index (built on first use, with a progress bar)."""

@@ -73,3 +73,21 @@ def search_results(results: list[Mapping[str, Any]]) -> str:
             extra += f" · superseded by [id:{r['successor']}]"
         lines.append(extra)
     return "\n".join(lines)
+
+
+def relations(report: Mapping[str, Any]) -> str:
+    """The `memdir links` rendering."""
+    lines = [f"{report['title']} [id:{report['id']}]  ({report['path']})"]
+    if report.get("successor"):
+        lines.append(f"superseded by [id:{report['successor']}]")
+    if len(report["supersedes_chain"]) > 1:
+        chain = " → ".join(f"[id:{item['id']}] {item['title']}" for item in report["supersedes_chain"])
+        lines.append(f"supersedes chain (newest first): {chain}")
+    for label, key in (("links out", "outgoing"), ("backlinks", "backlinks")):
+        lines.append(f"{label}:" if report[key] else f"{label}: none")
+        lines += [f"  {e['relation']:<12} [id:{e['id']}] {e['title']}" + (f" #{e['heading']}" if e.get("heading") else "")
+                  for e in report[key]]
+    if report["ghosts"]:
+        lines.append("ghost targets (linked, not memories):")
+        lines += [f"  {e['relation']:<12} {e['ghost']}" for e in report["ghosts"]]
+    return "\n".join(lines)

@@ -50,3 +50,29 @@ def write(root: Path, relative: str, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
     return path
+
+
+HASHING_TOML = '[search]\nembedder = "hashing-256"\n'
+
+
+@pytest.fixture
+def hashing_root(tmp_path: Path) -> Path:
+    """An empty vault configured with the deterministic test embedder."""
+    root = tmp_path / "hvault"
+    init_vault(root, HASHING_TOML)
+    return root
+
+
+@pytest.fixture
+def hashing_example(example_root: Path) -> Path:
+    """The example vault, configured with the deterministic test embedder."""
+    (example_root / "memdir.toml").write_text(HASHING_TOML)
+    return example_root
+
+
+def memory_text(memory_id: str, title: str, body: str, *, collection: str = "history", type: str = "learning",
+                extra: str = "") -> str:
+    return (
+        f"---\nid: {memory_id}\ncollection: {collection}\ntype: {type}\ntitle: {title}\n"
+        f"created_at: 2026-11-01T08:00:00Z\n{extra}---\n{body}\n"
+    )

@@ -1,0 +1,67 @@
+"""An index that follows the files: the watcher's batches become `Index.sync` calls."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from .index import Index, SyncReport
+from .settings import WatchSettings
+from .watcher import Batch, VaultWatcher
+
+log = logging.getLogger("memdir.live")
+COMPACT_SHARE = 0.2
+
+
+class LiveIndex:
+    """Owns a watcher over the vault and applies every batch to the index it wraps."""
+
+    def __init__(self, index: Index, settings: WatchSettings | None = None) -> None:
+        self.index = index
+        settings = settings or WatchSettings()
+        self.syncs = 0
+        self.last_report: SyncReport | None = None
+        self._synced = threading.Condition()
+        self.watcher = VaultWatcher(
+            index.root,
+            self._on_batch,
+            debounce=settings.debounce_seconds,
+            max_wait=settings.max_wait_seconds,
+            rescan_interval=settings.rescan_seconds or None,
+            polling=settings.polling,
+        )
+
+    def start(self) -> "LiveIndex":
+        self.watcher.start()
+        self.index.sync()  # edits made between the index's own reconcile and the watcher's start
+        return self
+
+    def stop(self) -> None:
+        self.watcher.flush_now()
+        self.watcher.stop()
+
+    def __enter__(self) -> "LiveIndex":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _on_batch(self, batch: Batch) -> None:
+        report = self.index.sync(None if batch.full else batch.paths)
+        # Deleted keyword documents skew BM25 until purged: purge on the periodic rescan, or
+        # sooner when they pile up, so results converge on what a fresh rebuild would give.
+        share = self.index.keyword.deleted_share()
+        if share > COMPACT_SHARE or (batch.full and share > 0):
+            self.index.compact()
+        if report.changed or report.errors:
+            log.info("indexed: +%d ~%d -%d, %d errors, %d embedded in %.0f ms", report.added, report.updated,
+                     report.removed, report.errors, report.embedded, report.seconds * 1000)
+        with self._synced:
+            self.syncs += 1
+            self.last_report = report
+            self._synced.notify_all()
+
+    def wait_for_sync(self, after: int, timeout: float) -> bool:
+        """Block until more than `after` batches were applied (bounded); for tests and benchmarks."""
+        with self._synced:
+            return self._synced.wait_for(lambda: self.syncs > after, timeout=timeout)

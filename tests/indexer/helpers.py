@@ -1,0 +1,45 @@
+"""Index fixtures shared by the indexer tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from indexer.embed import CachedEmbedder, HashingEmbedder
+from indexer.index import Index
+from indexer.search import SearchRequest, Searcher
+from indexer.settings import SearchSettings
+from vault import Vault
+
+
+def open_index(root: Path, embedder: HashingEmbedder | None = None) -> Index:
+    return Index.open(Vault(root), embedder or HashingEmbedder())
+
+
+def fresh_rebuild(root: Path) -> Index:
+    """An index built from nothing but the files (in a scratch copy of the index folder)."""
+    import shutil
+
+    shutil.rmtree(root / ".memdir" / "index", ignore_errors=True)
+    return open_index(root)
+
+
+def state(index: Index) -> dict:
+    """Everything that must be equal between an incrementally updated index and a rebuild."""
+    return {
+        "memories": sorted((m.id, m.path, m.content_hash) for m in index.memories.values()),
+        "chunks": sorted(index.chunk_owner.items()),
+        "vectors": sorted(index.vectors.ids()),
+        "keyword": sorted(index.keyword.chunk_ids()),
+        "graph": index.graph.to_edge_list(),
+        "problems": sorted((p.path, p.line, p.reason) for p in index.problems()),
+    }
+
+
+def top_ids(index: Index, query: str, **kwargs: object) -> list[str]:
+    searcher = Searcher(index, SearchSettings(embedder="hashing-256"))
+    return [hit.memory.id for hit in searcher.search(SearchRequest(query=query, **kwargs))]  # type: ignore[arg-type]
+
+
+def counting(index: Index) -> CachedEmbedder:
+    assert isinstance(index.embedder, CachedEmbedder)
+    return index.embedder

@@ -1,0 +1,220 @@
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from indexer.embed import HashingEmbedder
+from indexer.index import Index, Layout, rebuild
+from tests.conftest import memory_text, write
+from tests.indexer.helpers import counting, open_index, state, top_ids
+from vault import Change, Vault
+
+
+def test_the_example_vault_indexes_completely_with_chunked_documents(example_root: Path):
+    index = open_index(example_root)
+    assert len(index.memories) == 36 and index.problems() == []
+    runbook = index.get("m-d2e9f4a0")
+    headings = {h for mid, h in index.chunk_owner.values() if mid == runbook.id}
+    assert len(headings) >= 6 and any(" > " in h for h in headings)
+    assert index.get("M-D2E9F4A0") is runbook  # ids are case-insensitive
+    index.close()
+
+
+def test_a_broken_file_is_skipped_and_reported_while_the_rest_index(hashing_root: Path):
+    write(hashing_root, "history/good.md", memory_text("m-00000001", "Good", "fine"))
+    write(hashing_root, "history/bad.md", "---\ntitle: x\nscore: 9\n---\nbody\n")
+    index = open_index(hashing_root)
+    assert list(index.memories) == ["m-00000001"]
+    assert [(p.path, p.line) for p in index.problems()] == [("history/bad.md", 3)]
+    write(hashing_root, "history/bad.md", "---\ntitle: x\nscore: 0.9\n---\nbody\n")
+    index.sync()
+    assert len(index.memories) == 2 and index.problems() == []
+    index.close()
+
+
+def test_counter_changes_cause_zero_embedding_calls(example_root: Path):
+    index = open_index(example_root)
+    embedder = counting(index)
+    before = embedder.misses
+    vault = Vault(example_root)
+    scored = [m for m in index.memories.values() if m.has_frontmatter][:10]
+    for memory in scored:
+        vault.edit(memory, Change(derive=lambda m: {"uses": m.uses + 1, "last_outcome": "worked"}))
+    report = index.sync()
+    assert report.updated == len(scored) == 10 and report.embedded == 0 and embedder.misses == before
+    index.close()
+
+
+def test_editing_the_body_re_embeds_only_that_memory(example_root: Path):
+    index = open_index(example_root)
+    embedder = counting(index)
+    before = embedder.misses
+    path = example_root / "patterns" / "uv-run-everything.md"
+    path.write_text(path.read_text() + "\nAlso for pre-commit hooks.\n")
+    report = index.sync()
+    assert report.updated == 1 and embedder.misses == before + 1
+    index.close()
+
+
+def test_edits_made_while_no_index_was_open_are_reconciled_on_open(example_root: Path):
+    open_index(example_root).close()
+    (example_root / "patterns" / "uv-run-everything.md").unlink()
+    write(example_root, "history/new.md", memory_text("m-0000abcd", "Brand new", "made while closed"))
+    index = open_index(example_root)
+    assert "m-0000abcd" in index.memories and "m-4b9e0c17" not in index.memories
+    index.close()
+
+
+def test_the_older_file_keeps_a_duplicated_id_and_the_other_takes_over_when_it_goes(hashing_root: Path):
+    write(hashing_root, "history/first.md", memory_text("m-00000042", "First", "one"))
+    index = open_index(hashing_root)
+    copy = memory_text("m-00000042", "Copy", "two").replace("2026-11-01", "2026-11-05")
+    write(hashing_root, "history/copy.md", copy)
+    index.sync()
+    assert index.get("m-00000042").path == "history/first.md"
+    assert "duplicate id" in index.problems()[0].reason
+    (hashing_root / "history" / "first.md").unlink()
+    index.sync()
+    assert index.get("m-00000042").path == "history/copy.md" and index.problems() == []
+    index.close()
+
+
+def test_a_crash_that_left_faiss_and_whoosh_out_of_step_is_healed_on_open(example_root: Path):
+    index = open_index(example_root)
+    expected = state(index)
+    victim = next(iter(index.chunk_owner))
+    index.vectors.remove([victim])
+    index.vectors.save(index.generation / "vectors.faiss")
+    index.keyword.delete_chunks([next(iter(index.chunk_owner)), list(index.chunk_owner)[5]])
+    index.close()
+    healed = open_index(example_root)
+    assert state(healed) == expected
+    healed.close()
+
+
+def test_an_index_built_by_another_model_is_rebuilt_not_migrated(example_root: Path):
+    open_index(example_root).close()
+    old = Layout(example_root).current()
+    index = Index.open(Vault(example_root), HashingEmbedder(dim=128))
+    assert index.generation != old and not old.exists() and index.vectors.dim == 128
+    assert len(index.memories) == 36
+    index.close()
+
+
+def test_rebuild_swaps_in_a_new_generation_and_removes_the_old(example_root: Path):
+    open_index(example_root).close()
+    old = Layout(example_root).current()
+    report = rebuild(Vault(example_root), HashingEmbedder())
+    new = Layout(example_root).current()
+    assert report.memories == 36 and new != old and not old.exists()
+    assert json.loads((new / "meta.json").read_text())["embedder"] == "hashing-256"
+
+
+def test_a_second_process_gets_a_read_only_index_while_the_first_owns_it(example_root: Path):
+    owner = open_index(example_root)
+    reader = open_index(example_root)
+    assert owner.writable and not reader.writable
+    assert len(reader.memories) == 36
+    reader.close()
+    owner.close()
+
+
+# --- incremental == rebuild ----------------------------------------------------------------
+
+WORDS = "postgres lock celery retry ledger currency deploy fly import statement parser timezone".split()
+
+
+def _body(rng: random.Random) -> str:
+    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12)))
+    link = f" See [[note-{rng.randint(0, 7)}]]." if rng.random() < 0.5 else ""
+    return words + link
+
+
+def _operation(root: Path, rng: random.Random, step: int) -> None:
+    files = sorted(p for p in root.rglob("*.md") if ".memdir" not in p.parts)
+    kind = rng.choice(["create", "create", "edit", "counter", "rename", "delete", "duplicate", "break"])
+    if kind == "create" or not files:
+        number = rng.randint(0, 7)
+        write(root, f"{rng.choice(['history', 'notes'])}/note-{number}.md",
+              memory_text(f"m-{step:08x}", f"Note {number}", _body(rng)))
+        return
+    target = rng.choice(files)
+    if kind == "edit":
+        target.write_text(target.read_text() + _body(rng) + "\n")
+    elif kind == "counter":
+        text = target.read_text()
+        if text.startswith("---\nid:"):
+            target.write_text(text.replace("type: learning\n", "type: learning\nuses: 3\n", 1))
+    elif kind == "rename":
+        destination = root / "patterns" / f"renamed-{step}.md"
+        destination.parent.mkdir(exist_ok=True)
+        target.rename(destination)
+    elif kind == "delete":
+        target.unlink()
+    elif kind == "duplicate":
+        (root / "history").mkdir(exist_ok=True)
+        shutil.copy(target, root / "history" / f"copy-{step}.md")
+    elif kind == "break":
+        target.write_text("---\ntitle: [unclosed\n---\nbroken\n")
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), steps=st.integers(1, 25), sync_every=st.integers(1, 5))
+def test_incremental_updates_after_random_operations_equal_a_full_rebuild(tmp_path_factory, seed, steps, sync_every):
+    root = tmp_path_factory.mktemp("incremental")
+    rng = random.Random(seed)
+    index = open_index(root)
+    for step in range(steps):
+        _operation(root, rng, step)
+        if step % sync_every == 0:
+            index.sync()
+    index.sync()
+    index.compact()
+    incremental = state(index)
+    queries = [top_ids(index, q, limit=5) for q in ("postgres lock", "celery retry ledger", "timezone parser")]
+    index.close()
+    shutil.rmtree(root / ".memdir" / "index")
+    fresh = open_index(root)
+    assert state(fresh) == incremental
+    assert [top_ids(fresh, q, limit=5) for q in ("postgres lock", "celery retry ledger", "timezone parser")] == queries
+    fresh.close()
+
+
+def test_a_git_checkout_of_200_files_ends_equal_to_a_rebuild(tmp_path: Path):
+    root = tmp_path / "repo"
+    for i in range(200):
+        write(root, f"history/n{i}.md", memory_text(f"m-{i:08x}", f"Note {i}", f"postgres lock number {i}"))
+    git = lambda *a: subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *a], cwd=root,  # noqa: E731
+                                    check=True, capture_output=True)
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    git("checkout", "-qb", "other")
+    for i in range(200):
+        write(root, f"history/n{i}.md", memory_text(f"m-{i:08x}", f"Note {i}", f"celery retry variant {i}"))
+    git("commit", "-qam", "other")
+    git("checkout", "-q", "master" if "master" in git("branch").stdout.decode() else "main")
+    index = open_index(root)
+    git("checkout", "-q", "other")
+    report = index.sync()
+    assert report.updated == 200
+    incremental = state(index)
+    index.close()
+    shutil.rmtree(root / ".memdir" / "index")
+    assert state(open_index(root)) == incremental
+
+
+def test_files_in_dot_folders_are_never_indexed(hashing_root: Path):
+    for folder in (".obsidian", ".trash", ".git", ".memdir/x"):
+        write(hashing_root, f"{folder}/note.md", memory_text("m-0000dead", "Hidden", "secret"))
+    index = open_index(hashing_root)
+    assert index.memories == {} and index.problems() == []
+    index.close()
+    assert os.path.exists(hashing_root / ".trash" / "note.md")

@@ -1,0 +1,77 @@
+"""The real all-MiniLM-L6-v2 model, loaded offline from the installed package, behind every embedding path."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.embed import CachedEmbedder, SentenceTransformerEmbedder
+from indexer.index import Index
+from indexer.search import SearchRequest, Searcher
+from indexer.settings import SearchSettings
+from tests.conftest import EXAMPLE_VAULT
+from vault import Change, Vault
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def model() -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder()
+
+
+@pytest.fixture(scope="module")
+def example_index(model, tmp_path_factory):
+    root = tmp_path_factory.mktemp("real") / "example"
+    shutil.copytree(EXAMPLE_VAULT, root, ignore=shutil.ignore_patterns(".memdir"))
+    index = Index.open(Vault(root), model)
+    yield index
+    index.close()
+
+
+def test_the_model_loads_offline_and_gives_unit_vectors(model):
+    vectors = model.embed(["FAISS IndexIDMap2 supports remove_ids", "How do I delete vectors from a faiss index?",
+                           "My cat sleeps all afternoon"])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+
+
+def test_the_cache_returns_the_models_vectors_without_calling_it_again(model, tmp_path: Path):
+    cached = CachedEmbedder(model, tmp_path / "cache.sqlite")
+    first = cached.embed(["advisory locks in postgres"])
+    again = CachedEmbedder(model, tmp_path / "cache.sqlite").embed(["advisory locks in postgres"])
+    assert cached.misses == 1 and np.array_equal(first, again)
+
+
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("which Python version can the deploy image run", "m-9a17e3b5"),
+        ("how do we stop two workers importing the same statement at once", "m-8e2c4b07"),
+        ("bank statement booking dates shifted by a timezone", "m-36a7e1c9"),
+        ("is it safe to add retries to celery tasks", "m-a4c81f63"),
+        ("when is multi-currency due", "m-e7a05c31"),
+    ],
+)
+def test_real_questions_find_the_memory_that_answers_them(example_index, question, expected):
+    hits = Searcher(example_index, SearchSettings()).search(SearchRequest(query=question, limit=3))
+    assert expected in [h.memory.id for h in hits], [h.memory.title for h in hits]
+
+
+def test_superseded_decisions_stay_hidden_with_the_real_model(example_index):
+    hits = Searcher(example_index, SearchSettings()).search(SearchRequest(query="Redis SET NX lock for imports", limit=10))
+    found = [h.memory.id for h in hits]
+    assert "m-1b6e2d90" not in found and "m-5d3f7a18" not in found and "m-8e2c4b07" in found
+
+
+def test_a_score_rewrite_does_not_reach_the_model(example_index):
+    embedder = example_index.embedder
+    before = embedder.misses
+    memory = example_index.get("m-a4c81f63")
+    Vault(example_index.root).edit(memory, Change(derive=lambda m: {"uses": m.uses + 1}))
+    report = example_index.sync()
+    assert report.updated == 1 and embedder.misses == before

@@ -1,0 +1,188 @@
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.index import Index
+from indexer.search import SearchRequest, Searcher, hit_shape
+from indexer.settings import SearchSettings
+from tests.conftest import memory_text, write
+from tests.indexer.helpers import open_index
+from vault import ValidationError, Vault
+from vault.errors import NotFoundError
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+
+
+class ConceptEmbedder:
+    """Maps words to concepts, so texts can share meaning without sharing a single word."""
+
+    id = "concepts-8"
+    dim = 8
+    CONCEPTS = {"car": 0, "automobile": 0, "vehicle": 0, "sedan": 0, "database": 1, "postgres": 1, "sql": 1,
+                "coffee": 2, "espresso": 2, "deploy": 3, "release": 3, "ship": 3}
+
+    def embed(self, texts):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                if word in self.CONCEPTS:
+                    out[row, self.CONCEPTS[word]] += 1
+            out[row, 7] += 0.05  # a small shared component keeps unrelated texts from being orthogonal zeros
+            out[row] /= np.linalg.norm(out[row])
+        return out
+
+
+def concept_index(root: Path) -> Index:
+    return Index.open(Vault(root), ConceptEmbedder())
+
+
+def searcher(index: Index, **overrides) -> Searcher:
+    return Searcher(index, SearchSettings(**overrides))
+
+
+def ids(hits) -> list[str]:
+    return [h.memory.id for h in hits]
+
+
+def test_vector_only_and_keyword_only_matches_both_reach_the_results(hashing_root: Path):
+    write(hashing_root, "history/a.md", memory_text("m-0000000a", "Car upkeep", "Service the sedan every spring"))
+    write(hashing_root, "history/b.md", memory_text("m-0000000b", "Error code", "The importer fails with ERR_4711"))
+    write(hashing_root, "history/c.md", memory_text("m-0000000c", "Espresso", "Grind finer for espresso"))
+    index = concept_index(hashing_root)
+    hits = searcher(index).search(SearchRequest(query="automobile maintenance ERR_4711", now=NOW))
+    channels = {h.memory.id: h.channel for h in hits}
+    assert channels["m-0000000a"] == "vector" and channels["m-0000000b"] == "keyword"
+    assert "m-0000000c" not in channels or channels["m-0000000c"] != "both"
+    index.close()
+
+
+def test_filters_apply_before_top_k(hashing_root: Path):
+    for i in range(30):
+        write(hashing_root, f"history/h{i}.md", memory_text(f"m-{i:08x}", f"Postgres lock {i}", "postgres lock " * 5))
+    write(hashing_root, "working/w.md",
+          memory_text("m-000000ff", "Aside", "a passing mention of a postgres lock", collection="working"))
+    index = concept_index(hashing_root)
+    narrow = searcher(index, candidates=5)
+    assert ids(narrow.search(SearchRequest(query="postgres lock", limit=1, now=NOW))) != ["m-000000ff"]
+    assert ids(narrow.search(SearchRequest(query="postgres lock", limit=3, collections=("working",), now=NOW))) == ["m-000000ff"]
+    index.close()
+
+
+def test_type_tag_and_date_filters(hashing_root: Path):
+    old = memory_text("m-00000001", "Old decision", "deploy on fridays", type="decision",
+                      extra="tags: [ops]\n").replace("2026-11-01", "2026-01-01")
+    write(hashing_root, "history/old.md", old)
+    write(hashing_root, "history/new.md", memory_text("m-00000002", "New learning", "deploy with care", extra="tags: [Ops, ci]\n"))
+    index = concept_index(hashing_root)
+    s = searcher(index)
+    assert ids(s.search(SearchRequest(query="deploy", types=("decision",), now=NOW))) == ["m-00000001"]
+    assert ids(s.search(SearchRequest(query="deploy", tags=("ci",), now=NOW))) == ["m-00000002"]
+    assert set(ids(s.search(SearchRequest(query="deploy", tags=("#ops",), now=NOW)))) == {"m-00000001", "m-00000002"}
+    assert ids(s.search(SearchRequest(query="deploy", days_back=60, now=NOW))) == ["m-00000002"]
+    assert ids(s.search(SearchRequest(query="deploy", before=datetime(2026, 6, 1, tzinfo=timezone.utc), now=NOW))) == [
+        "m-00000001"]
+    index.close()
+
+
+def test_superseded_memories_are_hidden_and_their_successor_stands_in(example_root: Path):
+    index = open_index(example_root)
+    s = searcher(index)
+    v1, v3 = "m-1b6e2d90", "m-8e2c4b07"
+    hits = s.search(SearchRequest(query="Redis SET NX lock statement imports", limit=20, now=NOW))
+    assert v1 not in ids(hits) and "m-5d3f7a18" not in ids(hits) and v3 in ids(hits)
+    everything = s.search(SearchRequest(query="Redis SET NX lock statement imports", limit=20, include_superseded=True, now=NOW))
+    old = next(h for h in everything if h.memory.id == v1)
+    assert old.successor == v3
+    index.close()
+
+
+def test_an_id_lookup_bypasses_search_and_unknown_ids_are_errors(example_root: Path):
+    index = open_index(example_root)
+    s = searcher(index)
+    hit = s.search(SearchRequest(memory_id="m-1b6e2d90"))[0]
+    assert hit.channel == "lookup" and hit.successor == "m-8e2c4b07"
+    with pytest.raises(NotFoundError):
+        s.search(SearchRequest(memory_id="m-00000000"))
+    index.close()
+
+
+def test_without_a_query_days_back_gives_a_timeline_newest_first(example_root: Path):
+    index = open_index(example_root)
+    s = searcher(index)
+    hits = s.search(SearchRequest(days_back=3, now=datetime(2026, 11, 22, tzinfo=timezone.utc)))
+    created = [h.memory.created_at for h in hits]
+    assert hits and all(h.channel == "timeline" for h in hits) and created == sorted(created, reverse=True)
+    assert all(c >= datetime(2026, 11, 19, tzinfo=timezone.utc) for c in created)
+    with pytest.raises(ValidationError, match="time window"):
+        s.search(SearchRequest())
+    index.close()
+
+
+def test_bad_limits_and_oversized_queries_are_refused(example_root: Path):
+    index = open_index(example_root)
+    s = searcher(index)
+    for bad in (0, 101):
+        with pytest.raises(ValidationError, match="limit"):
+            s.search(SearchRequest(query="x", limit=bad))
+    with pytest.raises(ValidationError, match="characters"):
+        s.search(SearchRequest(query="x" * 2001))
+    index.close()
+
+
+def test_a_linked_memory_is_reached_through_the_graph(hashing_root: Path):
+    write(hashing_root, "history/a.md", memory_text("m-0000000a", "Coffee", "espresso espresso, see [[b]]"))
+    write(hashing_root, "history/b.md", memory_text("m-0000000b", "Unrelated words", "nothing in common here"))
+    index = concept_index(hashing_root)
+    hits = searcher(index, score_threshold=0.0).search(SearchRequest(query="espresso", now=NOW))
+    graph_hit = next(h for h in hits if h.memory.id == "m-0000000b")
+    assert graph_hit.channel == "graph" and graph_hit.via == "m-0000000a"
+    index.close()
+
+
+def test_recency_comes_from_created_at_never_from_the_file_mtime(hashing_root: Path):
+    body = "deploy notes deploy"
+    write(hashing_root, "history/a.md", memory_text("m-0000000a", "A", body, type="journal").replace("2026-11-01", "2025-01-01"))
+    write(hashing_root, "history/b.md", memory_text("m-0000000b", "B", body, type="journal").replace("2026-11-01", "2026-11-21"))
+    os.utime(hashing_root / "history" / "a.md", (NOW.timestamp(), NOW.timestamp()))
+    os.utime(hashing_root / "history" / "b.md", ((NOW - timedelta(days=900)).timestamp(),) * 2)
+    index = concept_index(hashing_root)
+    assert ids(searcher(index).search(SearchRequest(query="deploy notes", now=NOW)))[0] == "m-0000000b"
+    index.close()
+
+
+def test_a_proven_memory_outranks_an_equally_relevant_one_that_kept_failing(hashing_root: Path):
+    good = memory_text("m-0000000a", "Deploy", "deploy release", extra="uses: 6\nsuccess_count: 6.0\nscore: 0.95\n")
+    bad = memory_text("m-0000000b", "Deploy", "deploy release", extra="uses: 3\nsuccess_count: 0.0\nscore: 0.0\n")
+    write(hashing_root, "history/a.md", good)
+    write(hashing_root, "history/b.md", bad)
+    index = concept_index(hashing_root)
+    assert ids(searcher(index).search(SearchRequest(query="deploy", now=NOW))) == ["m-0000000a", "m-0000000b"]
+    index.close()
+
+
+def test_results_carry_the_normalized_shape_and_why_they_matched(example_root: Path):
+    index = open_index(example_root)
+    hit = searcher(index).search(SearchRequest(query="celery retries idempotent", limit=1, now=NOW))[0]
+    shape = hit_shape(hit, NOW)
+    for key in ("id", "collection", "type", "title", "content", "path", "created_at", "age", "score", "wilson_score",
+                "uses", "success_count", "outcomes", "tags", "relevance", "final_score", "channel"):
+        assert key in shape
+    assert 0.0 <= shape["relevance"] <= 1.0 and shape["channel"] in ("vector", "keyword", "both")
+    index.close()
+
+
+def test_sort_by_score_and_recency(example_root: Path):
+    index = open_index(example_root)
+    s = searcher(index)
+    by_score = s.search(SearchRequest(query="ledger", sort_by="score", limit=10, now=NOW))
+    assert [h.memory.score for h in by_score] == sorted((h.memory.score for h in by_score), reverse=True)
+    by_time = s.search(SearchRequest(query="ledger", sort_by="recency", limit=10, now=NOW))
+    stamps = [h.memory.created_at for h in by_time if h.memory.created_at]
+    assert stamps == sorted(stamps, reverse=True)
+    index.close()

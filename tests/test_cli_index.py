@@ -1,0 +1,54 @@
+"""reindex, search and links, driven as a user drives them, on a copy of the example vault."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from mcp_server.cli import cli
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_reindex_reports_counts_and_time(hashing_example: Path):
+    result = run("reindex", "--vault", str(hashing_example))
+    assert result.exit_code == 0
+    assert "indexed 36 memories" in result.output and "chunks" in result.output and " s;" in result.output
+
+
+def test_search_builds_the_index_when_missing_and_prints_json_results(hashing_example: Path):
+    result = run("search", "advisory locks for ledger writes", "--json", "--limit", "3", "--vault", str(hashing_example))
+    results = json.loads(result.output)
+    assert result.exit_code == 0 and 1 <= len(results) <= 3
+    for key in ("id", "title", "collection", "relevance", "score", "path", "channel"):
+        assert key in results[0]
+
+
+def test_search_filters_and_renders_readable_lines(hashing_example: Path):
+    result = run("search", "ledger", "--collection", "working", "--vault", str(hashing_example))
+    lines = [line for line in result.output.splitlines() if line[:1].isdigit()]
+    assert lines and all("[working]" in line and "[id:m-" in line for line in lines)
+
+
+def test_a_timeline_needs_no_query(hashing_example: Path):
+    result = run("search", "--days-back", "4000", "--limit", "2", "--json", "--vault", str(hashing_example))
+    assert [r["channel"] for r in json.loads(result.output)] == ["timeline", "timeline"]
+
+
+def test_links_shows_the_supersedes_chain_backlinks_and_ghosts(hashing_example: Path):
+    v3 = json.loads(run("links", "m-8e2c4b07", "--json", "--vault", str(hashing_example)).output)
+    assert [item["id"] for item in v3["supersedes_chain"]] == ["m-8e2c4b07", "m-5d3f7a18", "m-1b6e2d90"]
+    assert any(e["relation"] == "supersedes" and e["id"] == "m-5d3f7a18" for e in v3["outgoing"])
+    context = json.loads(run("links", "m-2f8b6d4e", "--json", "--vault", str(hashing_example)).output)
+    assert "src/tidewater/ingest/parser.py" in {g["ghost"] for g in context["ghosts"]}
+    text = run("links", "m-1b6e2d90", "--vault", str(hashing_example)).output
+    assert "superseded by [id:m-8e2c4b07]" in text
+
+
+def test_links_of_an_unknown_id_is_an_error(hashing_example: Path):
+    result = run("links", "m-00000000", "--vault", str(hashing_example))
+    assert result.exit_code == 1 and "no memory with id" in result.output
