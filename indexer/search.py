@@ -22,7 +22,7 @@ from vault.normalize import normalize
 
 from .chunking import chunks_for
 from .index import Index
-from .keyword import KeywordFilter, query_terms
+from .keyword import KeywordFilter, analysed, query_terms
 from .ranking import (
     QualityFn,
     QualityModel,
@@ -37,6 +37,7 @@ from .settings import SearchSettings
 Mode = Literal["hybrid", "keyword", "vector"]
 SortBy = Literal["relevance", "recency", "score"]
 HIDDEN_STATUSES = frozenset({"superseded", "archived"})
+COVERAGE_DEPTH = 30  # keyword hits whose term coverage is measured; deeper ones rely on their rank
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class Searcher:
         self.index = index
         self.settings = settings
         self.quality = quality or QualityModel()
+        self._terms: dict[int, tuple[str, frozenset[str]]] = {}  # chunk id -> (content hash, analysed words)
 
     def search(self, request: SearchRequest) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
@@ -180,18 +182,21 @@ class Searcher:
                 c.vector_rank, c.vector_score, c.heading, c.heading_score = rank, score, heading, score
         if request.mode in ("hybrid", "keyword") and allowed:
             keyword_filter = _keyword_filter(request, allowed, index)
-            found = index.keyword.search(request.query or "", settings.candidates, keyword_filter)
+            found = index.keyword.search(request.query or "", settings.candidates, keyword_filter,
+                                           settings.keyword_postings_budget)
             found = [h for h in found if index.chunk_owner.get(h.chunk_id, ("",))[0] in allowed]  # exact filter
-            idf = index.keyword.idf(sorted({t for t in query_terms(request.query or "")}))
+            terms = query_terms(request.query or "")
+            idf = index.keyword.idf(terms)
             total = sum(idf.values()) or 1.0
             top = found[0].score if found else 0.0
-            matched = {h.chunk_id: h.terms for h in found}
             for rank, (chunk, score) in enumerate(_best_per_memory(index, ((h.chunk_id, h.score) for h in found))):
                 memory_id, heading = index.chunk_owner[chunk]
                 c = candidates.setdefault(memory_id, _Candidate(memory_id))
                 c.keyword_rank, c.keyword_score = rank, score
-                coverage = sum(idf.get(t, 0.0) for t in matched[chunk]) / total
-                c.keyword_coverage = coverage * (score / top if top else 0.0) ** 0.5
+                if rank < COVERAGE_DEPTH:
+                    present = self._terms_of(chunk, index.memories[memory_id])
+                    coverage = sum(idf[t] for t in terms if t in present) / total
+                    c.keyword_coverage = coverage * (score / top if top else 0.0) ** 0.5
                 if c.vector_rank is None:
                     c.heading = heading
         for c in candidates.values():
@@ -201,6 +206,20 @@ class Searcher:
             c.channel = "both" if c.vector_rank is not None and c.keyword_rank is not None else (
                 "vector" if c.vector_rank is not None else "keyword")
         return candidates
+
+    def _terms_of(self, chunk: int, memory: Memory) -> frozenset[str]:
+        """The analysed words of one chunk (title, tags, aliases and text), cached per content version."""
+        cached = self._terms.get(chunk)
+        if cached is not None and cached[0] == memory.content_hash:
+            return cached[1]
+        chunk_obj = next((c for c in chunks_for(memory) if c.chunk_id == chunk), None)
+        text = " ".join((memory.title, *memory.tags, *memory.aliases, chunk_obj.title if chunk_obj else "",
+                         chunk_obj.text if chunk_obj else memory.body))
+        terms = analysed(text)
+        if len(self._terms) > 50_000:
+            self._terms.clear()
+        self._terms[chunk] = (memory.content_hash, terms)
+        return terms
 
     def _fuse(self, c: _Candidate, mode: Mode) -> float:
         k, s = self.settings.rrf_k, self.settings

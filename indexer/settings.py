@@ -26,6 +26,7 @@ class SearchSettings:
 
     embedder: str = setting("all-MiniLM-L6-v2", "embedding model: all-MiniLM-L6-v2, or hashing-256 (tests only)")
     candidates: int = setting(100, "top-N chunks taken from each channel (vector, keyword) before fusion")
+    keyword_postings_budget: int = setting(30000, "query terms are used rarest first up to this many postings (0 = all)")
     rrf_k: int = setting(60, "Reciprocal Rank Fusion constant")
     vector_weight: float = setting(1.0, "weight of the vector channel in the fusion")
     keyword_weight: float = setting(1.0, "weight of the keyword channel in the fusion")

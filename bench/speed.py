@@ -1,0 +1,166 @@
+"""Indexing throughput, search latency, save-to-searchable time and memory, at several vault sizes.
+
+    python bench/speed.py --json                     # 1k and 10k memories, the real model
+    python bench/speed.py --sizes 100000 --json      # 100k (embedding takes a while on 2 cores)
+
+Memories are windows of real conversation turns from the LoCoMo dev split (read from
+../shared/bench, never copied; seeded, so runs are comparable), written as ordinary memory
+files and indexed by memdir's own indexer; queries are LoCoMo questions.
+Latencies are wall time in-process with the query embedding included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from indexer.embed import CachedEmbedder, make_embedder  # noqa: E402
+from indexer.index import Index  # noqa: E402
+from indexer.live import LiveIndex  # noqa: E402
+from indexer.search import SearchRequest, Searcher  # noqa: E402
+from indexer.settings import SearchSettings, WatchSettings  # noqa: E402
+from vault import Change, Vault  # noqa: E402
+
+DEFAULT_DATA = REPO.parent / "shared" / "bench" / "locomo-dev.json"
+COLLECTIONS = ["history", "patterns", "memory_bank", "working"]
+TYPES = ["learning", "decision", "fact", "observation", "preference", "constraint", "journal"]
+
+
+def corpus(data: Path) -> tuple[list[list[str]], list[str]]:
+    """Conversations as lists of "Speaker: text" turns, and the benchmark's questions (CC BY-NC: read, never copied)."""
+    samples = json.loads(data.read_text())
+    conversations = []
+    for sample in samples:
+        turns = []
+        for key, value in sorted(sample["conversation"].items()):
+            if key.startswith("session_") and isinstance(value, list):
+                turns += [f"{t['speaker']}: {t['text']}" for t in value]
+        conversations.append(turns)
+    questions = [item["question"] for sample in samples for item in sample["qa"] if item.get("category") != 5]
+    return conversations, questions
+
+
+def generate(root: Path, count: int, data: Path, seed: int = 7) -> None:
+    """Write `count` memory files of 1-3 consecutive real conversation turns each.
+
+    Plain writes: this is fixture data, not the code under test. Past the ~8,000 distinct windows
+    the corpus offers, texts repeat (the embedding cache then skips them, so a 100k build is
+    about fast as the distinct texts allow).
+    """
+    conversations, _ = corpus(data)
+    rng = random.Random(seed)
+    for collection in COLLECTIONS:
+        (root / collection).mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        turns = rng.choice(conversations)
+        start = rng.randrange(len(turns) - 3)
+        body = "\n".join(turns[start:start + rng.randint(1, 3)])
+        collection = rng.choice(COLLECTIONS)
+        text = (f"---\nid: m-{i:08x}\ncollection: {collection}\ntype: {rng.choice(TYPES)}\n"
+                f"title: {body.split(':', 1)[0]}, turn {start}\ntags: [{rng.choice(['ops', 'db', 'ci', 'api'])}]\n"
+                f"created_at: 2026-10-{1 + i % 28:02d}T12:00:00Z\nuses: {rng.randint(0, 9)}\n---\n{body}\n")
+        (root / collection / f"m{i}.md").write_text(text)
+
+
+def queries(count: int, data: Path, seed: int = 11) -> list[str]:
+    _, questions = corpus(data)
+    return random.Random(seed).sample(questions, min(count, len(questions)))
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def measure(size: int, embedder_name: str, cache: Path, searches: int, data: Path) -> dict:
+    with tempfile.TemporaryDirectory(prefix="memdir-speed-") as tmp:
+        root = Path(tmp) / "vault"
+        generate(root, size, data)
+        embedder = CachedEmbedder(make_embedder(embedder_name), cache)
+        started = time.perf_counter()
+        index = Index.open(Vault(root), embedder)
+        build_seconds = time.perf_counter() - started
+        searcher = Searcher(index, SearchSettings(embedder=embedder_name))
+        latencies = []
+        for query in queries(searches, data):
+            embedder.forget_queries()
+            started = time.perf_counter()
+            searcher.search(SearchRequest(query=query, limit=10))
+            latencies.append((time.perf_counter() - started) * 1000)
+        vault = Vault(root)
+        misses = embedder.misses
+        changed = list(index.memories.values())[:50]
+        for memory in changed:
+            vault.edit(memory, Change(derive=lambda m: {"uses": m.uses + 1}))
+        counter_sync = index.sync()
+        counter_embeddings = embedder.misses - misses
+        save_ms = save_to_searchable(index, searcher, root)
+        index.close()
+    return {
+        "memories": size,
+        "index_seconds": round(build_seconds, 2),
+        "index_memories_per_s": round(size / build_seconds, 1),
+        "search_p50_ms": round(statistics.median(latencies), 2),
+        "search_p95_ms": round(percentile(latencies, 0.95), 2),
+        "save_to_searchable_p50_ms": round(statistics.median(save_ms), 1),
+        "save_to_searchable_max_ms": round(max(save_ms), 1),
+        "counter_changes": len(changed),
+        "embeddings_for_counter_changes": counter_embeddings,
+        "counter_sync_ms": round(counter_sync.seconds * 1000, 1),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def save_to_searchable(index: Index, searcher: Searcher, root: Path, saves: int = 10) -> list[float]:
+    """Write a new memory with a unique word and time until search returns it (default watcher settings)."""
+    timings = []
+    with LiveIndex(index, WatchSettings(rescan_seconds=0.0)) as live:
+        for n in range(saves):
+            word = f"zqx{n}marker"
+            seen = live.syncs
+            started = time.perf_counter()
+            (root / "history" / f"fresh{n}.md").write_text(
+                f"---\nid: m-fresh{n:04d}\ncollection: history\ntitle: Fresh {word}\n---\n{word} body\n")
+            found = threading.Event()
+            deadline = started + 10
+            while not found.is_set() and time.perf_counter() < deadline:
+                live.wait_for_sync(seen, 10)
+                seen = live.syncs
+                hits = searcher.search(SearchRequest(query=word, limit=1, mode="keyword"))
+                if hits and hits[0].memory.id == f"m-fresh{n:04d}":
+                    found.set()
+            timings.append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000", help="comma-separated vault sizes")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo dev split (text for the vaults)")
+    parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
+    parser.add_argument("--searches", type=int, default=200)
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "speed-embeddings.sqlite",
+                        help="document embedding cache shared by runs (queries are always embedded)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results = [measure(int(size), args.embedder, args.cache, args.searches, args.data) for size in args.sizes.split(",")]
+    if args.json:
+        print(json.dumps({"embedder": args.embedder, "results": results}, indent=2))
+        return
+    for r in results:
+        print(", ".join(f"{k}={v}" for k, v in r.items()))
+
+
+if __name__ == "__main__":
+    main()
