@@ -188,6 +188,7 @@ class Index:
                 self._observe(rel, item, deep or rel in forced, batch, report)
                 if progress:
                     progress(done, len(candidates))
+            self._name_duplicate_holders(batch)
             self._apply(batch, report)
         report.seconds = time.perf_counter() - started
         return report
@@ -253,8 +254,8 @@ class Index:
         if owner is not None and owner != rel:
             rival = self.entries[owner].memory
             if rival is not None and _precedence(rival) <= _precedence(memory):
-                reason = f"duplicate id {memory.id!r} (also in {owner}); give this file a new id"
-                entry = Entry(rel, size, mtime_ns, memory.content_hash, None, line=2, reason=reason, memory=memory)
+                entry = Entry(rel, size, mtime_ns, memory.content_hash, None, line=memory.id_line,
+                              reason=_duplicate_reason(memory.id, owner), memory=memory)
                 if previous is not None:
                     self._unindex(previous, batch)
                 batch.entries[rel] = self.entries[rel] = entry
@@ -279,15 +280,26 @@ class Index:
         else:
             report.updated += 1
 
+    def _name_duplicate_holders(self, batch: _Batch) -> None:
+        """Name the file that holds a duplicated id at the end of the batch, whatever the order of events."""
+        for path, entry in list(self.entries.items()):
+            if entry.memory is None or not (entry.reason or "").startswith("duplicate id"):
+                continue
+            holder = self.path_of.get(identity_key(entry.memory.id), "?")
+            reason = _duplicate_reason(entry.memory.id, holder)
+            if reason != entry.reason:
+                batch.entries[path] = self.entries[path] = replace(entry, reason=reason)
+
     def _demote(self, owner_path: str, winner: Memory, batch: _Batch, report: SyncReport) -> None:
         """A file with an older claim on this id appeared: the previous holder becomes the duplicate."""
         old = self.entries[owner_path]
-        self._unindex(old, batch)
-        reason = f"duplicate id {winner.id!r} (also in {winner.path}); give this file a new id"
-        batch.entries[owner_path] = self.entries[owner_path] = replace(old, memory_id=None, line=2, reason=reason)
+        self._unindex(old, batch, reclaim=False)  # the id is not free: the new claimant takes it
+        batch.entries[owner_path] = self.entries[owner_path] = replace(
+            old, memory_id=None, line=old.memory.id_line if old.memory else None,
+            reason=_duplicate_reason(winner.id, winner.path))
         report.errors += 1
 
-    def _unindex(self, entry: Entry, batch: _Batch) -> None:
+    def _unindex(self, entry: Entry, batch: _Batch, reclaim: bool = True) -> None:
         if entry.reason is not None or not entry.memory_id:
             return
         memory_id = entry.memory_id
@@ -295,7 +307,8 @@ class Index:
         batch.indexed.pop(memory_id, None)
         batch.removed_ids.add(memory_id)
         self._forget(memory_id)
-        self._reclaim(memory_id, entry.path, batch)
+        if reclaim:
+            self._reclaim(memory_id, entry.path, batch)
 
     def _reclaim(self, memory_id: str, freed_path: str, batch: _Batch) -> None:
         """When an id is freed, the best duplicate waiting for it is indexed in its place."""
@@ -351,6 +364,10 @@ def _parse(vault: Vault, data: bytes, rel: str) -> Memory:
     from vault.parse import parse
 
     return parse(data, rel, max_bytes=vault.settings.max_file_bytes, source=vault.source)
+
+
+def _duplicate_reason(memory_id: str, holder: str) -> str:
+    return f"duplicate id {memory_id!r} (also in {holder}); give this file a new id"
 
 
 def _precedence(memory: Memory) -> tuple[bool, float, int, str]:

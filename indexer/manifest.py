@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from vault.model import Memory
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 @dataclass(frozen=True, slots=True)

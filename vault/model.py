@@ -77,6 +77,7 @@ class Memory:
     frontmatter: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)  # every key as parsed, unknown ones included
     has_frontmatter: bool = True
     id_derived: bool = False  # the file has no `id:` yet; the id comes from its path
+    id_line: int | None = None  # file line of the `id:` key, for error reports
     content_hash: str = ""  # sha256 of the exact bytes parsed
     body_hash: str = ""  # sha256 of the body text alone (frontmatter edits leave it unchanged)
     source: str = "project"  # which vault it came from: "project" or "user"

@@ -112,6 +112,7 @@ def _from_frontmatter(data: bytes, doc: fm.Document, loaded: fm.Loaded, path: st
         frontmatter=MappingProxyType(loaded.data),
         has_frontmatter=True,
         id_derived=raw_id is None,
+        id_line=loaded.lines.get("id"),
         content_hash=sha256(data),
         body_hash=sha256(doc.body),
         source=source,

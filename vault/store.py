@@ -186,7 +186,7 @@ def resolve_duplicate_ids(memories: list[Memory]) -> tuple[list[Memory], list[Pr
         group.sort(key=lambda m: (m.created_at is None, m.created_at or 0, len(m.path), m.path))
         kept.append(group[0])
         for other in group[1:]:
-            line = 2 if other.has_frontmatter and not other.id_derived else None
+            line = other.id_line
             problems.append(
                 Problem(other.path, line, f"duplicate id {other.id!r} (also in {group[0].path}); give this file a new id")
             )

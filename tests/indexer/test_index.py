@@ -165,7 +165,7 @@ def _operation(root: Path, rng: random.Random, step: int) -> None:
         target.write_text("---\ntitle: [unclosed\n---\nbroken\n")
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), steps=st.integers(1, 25), sync_every=st.integers(1, 5))
 def test_incremental_updates_after_random_operations_equal_a_full_rebuild(tmp_path_factory, seed, steps, sync_every):
     root = tmp_path_factory.mktemp("incremental")
