@@ -29,6 +29,7 @@ from typing import Callable, Iterable
 
 from vault import Memory, Problem, Vault, atomic
 from vault.errors import NotFoundError, ParseError, VaultError
+from vault.dedup import dedup_key
 from vault.ids import identity_key
 from vault.parse import sha256
 from vault.paths import Skipped, inspect, relative, walk
@@ -97,6 +98,7 @@ class Index:
         self.memories: dict[str, Memory] = {}
         self.path_of: dict[str, str] = {}  # identity_key(id) -> path
         self.chunk_owner: dict[int, tuple[str, str]] = {}  # chunk id -> (memory id, heading)
+        self.by_dedup_key: dict[str, set[str]] = {}  # normalized text + type -> memory ids
         for entry in self.entries.values():
             if entry.memory_id and entry.memory and entry.reason is None:
                 self._remember(entry.memory, entry.chunk_ids, self._headings(entry))
@@ -164,6 +166,11 @@ class Index:
         if path is None:
             raise NotFoundError(f"no memory with id {memory_id!r}")
         return self.memories[self.entries[path].memory_id]  # type: ignore[index]
+
+    def find_duplicate(self, text: str, memory_type: str) -> Memory | None:
+        """An indexed memory with the same normalized text and type, if any (the oldest id wins)."""
+        twins = sorted(self.by_dedup_key.get(dedup_key(text, memory_type), ()))
+        return self.memories[twins[0]] if twins else None
 
     def problems(self) -> list[Problem]:
         return [Problem(e.path, e.line, e.reason) for e in sorted(self.entries.values(), key=lambda e: e.path) if e.reason]
@@ -322,6 +329,7 @@ class Index:
     def _remember(self, memory: Memory, chunk_ids: Iterable[int], headings: list[str]) -> None:
         self._forget(memory.id)
         self.memories[memory.id] = memory
+        self.by_dedup_key.setdefault(dedup_key(memory.body, memory.type), set()).add(memory.id)
         self.path_of[identity_key(memory.id)] = memory.path
         for chunk, heading in zip(chunk_ids, headings):
             self.chunk_owner[chunk] = (memory.id, heading)
@@ -330,6 +338,8 @@ class Index:
         memory = self.memories.pop(memory_id, None)
         if memory is None:
             return
+        twins = self.by_dedup_key.get(dedup_key(memory.body, memory.type), set())
+        twins.discard(memory_id)
         if self.path_of.get(identity_key(memory_id)) == memory.path:
             del self.path_of[identity_key(memory_id)]
         entry = self.entries.get(memory.path)

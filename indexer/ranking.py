@@ -59,34 +59,61 @@ def proven_tier(uses: int) -> str:
 class QualityModel:
     """How outcome evidence turns into a ranking quality, and how strongly it moves a result.
 
-    quality = min(1, (beta_mean + score) / 2 + explore / sqrt(uses + 1))
-      beta_mean = (1 + success_count) / (2 + uses): the posterior mean of Beta(1 + s, 1 + f); a
-                  new memory starts at 0.5 instead of Wilson's 0, so it is not buried;
-      score     = the file's outcome score, which reacts to recent outcomes faster than counts do;
-      explore   = an optimistic bonus that shrinks as evidence accumulates, so an unproven
-                  memory that is relevant can reach the top and earn its first outcomes.
-    factor = 1 + 2 * w * (quality - 0.5), with w growing with the tier (new → proven): a neutral
-    memory keeps its relevance, a proven good one gains up to +w, one that kept failing loses up
-    to -w. Multiplying (rather than averaging quality into relevance) keeps relevance first: a
-    strong match is never dragged towards its quality's absolute level.
-    memory_bank: quality = sqrt(importance * confidence), blended 80/20 with beta_mean after 3
-    uses; books are not scored (w = 0).
+    Evidence is discounted by recency within the outcome history: the latest outcome counts 1,
+    the one before `decay`, then decay², ... (worked = 1 success, partial = ½, failed = 1
+    failure). So a memory that helped for months but misled the last three times reads as
+    misleading now, while its long record still shows in `uses` and Wilson.
+
+    quality = (prior + s) / (2 * prior + s + f) + explore / sqrt(1 + s + f)
+      the posterior mean of Beta(prior + s, prior + f), plus an optimistic bonus that shrinks
+      as evidence accumulates, so an unproven memory that is relevant can reach the top and
+      earn its first outcomes (Wilson's lower bound would rank it at 0 and bury it).
+    factor = 1 + 2 * w * (quality - 0.5), w growing with the tier (new → emerging → established
+      → proven): a neutral memory keeps its relevance, a proven good one gains up to +w, one
+      that keeps misleading loses up to -w. Multiplying keeps relevance first.
+    memory_bank: quality = sqrt(importance * confidence), blended 80/20 with the outcome quality
+    after 3 uses; books are not scored (w = 0).
     """
 
-    explore: float = 0.15
-    weights: tuple[float, float, float, float] = (0.15, 0.3, 0.45, 0.55)  # new, emerging, established, proven
+    decay: float = 0.5
+    prior: float = 0.5
+    explore: float = 0.1
+    weights: tuple[float, float, float, float] = (0.2, 0.35, 0.5, 0.6)  # new, emerging, established, proven
     memory_bank_weight: float = 0.3
+
+    def evidence(self, memory: Memory) -> tuple[float, float]:
+        """Recency-discounted (successes, failures) from the outcome history, most recent last."""
+        successes = failures = 0.0
+        weight = 1.0
+        listed = listed_successes = 0.0
+        for outcome in reversed(memory.outcomes):
+            credit = {"worked": 1.0, "partial": 0.5, "failed": 0.0}.get(outcome)
+            if credit is not None:
+                successes += weight * credit
+                failures += weight * (1.0 - credit)
+                weight *= self.decay
+                listed += 1
+                listed_successes += credit
+        # Uses older than the (bounded) list, or counters a person wrote without a list, count at
+        # the weight the list ends with: fully when there is no list, hardly behind a long one.
+        rest = max(0.0, memory.uses - listed)
+        rest_successes = min(rest, max(0.0, memory.success_count - listed_successes))
+        return successes + weight * rest_successes, failures + weight * (rest - rest_successes)
+
+    def outcome_quality(self, memory: Memory) -> float:
+        s, f = self.evidence(memory)
+        mean = (self.prior + s) / (2 * self.prior + s + f)
+        return min(1.0, mean + self.explore / math.sqrt(1.0 + s + f))
 
     def __call__(self, memory: Memory, now: datetime) -> tuple[float, float]:
         if memory.collection == "books":
             return 0.5, 0.0
-        beta_mean = (1.0 + memory.success_count) / (2.0 + memory.uses)
         if memory.collection == "memory_bank":
             stated = math.sqrt((memory.importance if memory.importance is not None else 0.7)
                                * (memory.confidence if memory.confidence is not None else 0.7))
-            return (0.8 * stated + 0.2 * beta_mean if memory.uses >= 3 else stated), self.memory_bank_weight
-        quality = min(1.0, (beta_mean + memory.score) / 2 + self.explore / math.sqrt(memory.uses + 1))
-        return quality, self.weights[TIERS.index(proven_tier(memory.uses))]
+            quality = 0.8 * stated + 0.2 * self.outcome_quality(memory) if memory.uses >= 3 else stated
+            return quality, self.memory_bank_weight
+        return self.outcome_quality(memory), self.weights[TIERS.index(proven_tier(memory.uses))]
 
 
 TIERS = ("new", "emerging", "established", "proven")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from indexer.embed import Embedder, make_embedder
 from indexer.index import Index, Progress
+from indexer.curator import Curator
 from indexer.search import Searcher
 from vault import Vault
 from vault.errors import ConfigError
@@ -24,6 +25,9 @@ class App:
         self.embedder = embedder or _embedder(self.config)
         self.index = Index.open(self.vault, self.embedder, writable=writable, progress=progress)
         self.searcher = Searcher(self.index, self.config.search)
+        self.curator = Curator(self.index, self.config.scoring, self.config.lifecycle, self.config.dedup,
+                               outcome_history=self.config.vault.outcome_history,
+                               max_content_chars=self.config.vault.max_content_chars)
 
     def close(self) -> None:
         self.index.close()

@@ -95,10 +95,63 @@ def init(path: Path | None, vault_path: Path) -> None:
 @vault_option
 def add(content: str, title: str | None, memory_type: str | None, collection: str, tags: tuple[str, ...],
         vault_path: Path) -> None:
-    """Write a new memory and print its id."""
-    ctx = open_vault(vault_path)
-    memory = ctx.vault.add(content, title=title, type=memory_type, collection=collection, tags=tags)
-    click.echo(memory.id)
+    """Write a new memory and print its id (an exact re-statement returns the existing one)."""
+    with open_app(vault_path) as app:
+        added = app.curator.add(content, title=title, type=memory_type, collection=collection, tags=tags)
+    click.echo(added.memory.id)
+    for line in render.added_notes(added):
+        click.echo(line, err=True)
+
+
+@cli.command()
+@click.argument("pairs", nargs=-1, required=True, metavar="ID OUTCOME [ID OUTCOME ...]")
+@vault_option
+def score(pairs: tuple[str, ...], vault_path: Path) -> None:
+    """Record outcomes (worked, partial, failed, unknown) for memories; only their counters change."""
+    if len(pairs) % 2:
+        raise click.UsageError("give pairs: ID OUTCOME [ID OUTCOME ...]")
+    outcomes = dict(zip(pairs[::2], pairs[1::2]))
+    with open_app(vault_path) as app:
+        results = app.curator.score(outcomes)
+    click.echo(render.scored(results))
+
+
+@cli.command()
+@click.option("--dry-run", is_flag=True, help="Show what would happen; change nothing.")
+@vault_option
+def gc(dry_run: bool, vault_path: Path) -> None:
+    """Apply the lifecycle: promote, demote and expire memories (logged to .memdir/lifecycle.jsonl)."""
+    with open_app(vault_path) as app:
+        applied = app.curator.gc(dry_run=dry_run)
+    click.echo(render.lifecycle(applied, dry_run))
+
+
+@cli.command(name="suggest-merges")
+@click.option("--threshold", type=float, help="Cosine similarity that makes two memories candidates (default 0.85).")
+@click.option("--type", "memory_type", help="Only memories of this type.")
+@click.option("--limit", type=int, default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@vault_option
+def suggest_merges(threshold: float | None, memory_type: str | None, limit: int, as_json: bool, vault_path: Path) -> None:
+    """List groups of near-duplicate memories (nothing is merged automatically)."""
+    with open_app(vault_path) as app:
+        clusters = app.curator.suggest_merges(threshold, memory_type, limit)
+    if as_json:
+        emit_json([{"ids": list(c.ids), "titles": list(c.titles), "similarity": c.similarity} for c in clusters])
+    else:
+        click.echo(render.clusters(clusters))
+
+
+@cli.command()
+@click.argument("ids", nargs=-1, required=True)
+@click.option("--into", "title", required=True, help="Title of the merged memory.")
+@click.option("--content", help="Body of the merged memory (default: the sources' bodies, joined).")
+@vault_option
+def merge(ids: tuple[str, ...], title: str, content: str | None, vault_path: Path) -> None:
+    """Merge memories into one that supersedes them; the sources move to .trash/."""
+    with open_app(vault_path) as app:
+        merged = app.curator.merge(ids, title, content)
+    click.echo(f"{merged.id}  {merged.path}  (supersedes {', '.join(ids)}; sources moved to .trash/)")
 
 
 @cli.command()

@@ -114,13 +114,16 @@ class Vault:
             content, title=title, type=type, collection=collection, tags=tags, extra=extra, now=now,
             max_chars=self.settings.max_content_chars,
         )
-        base = slug(fields["title"])
-        for name in (f"{base}.md", f"{base}-{fields['id']}.md"):
-            try:
-                return self.writer.create(f"{collection}/{name}", fields, content.strip() + "\n")
-            except ConflictError:
-                continue
-        raise ConflictError(f"could not find a free file name for {base!r} in {collection}/")
+        return self.writer.create(self.free_path(collection, fields["title"], fields["id"]), fields,
+                                  content.strip() + "\n")
+
+    def free_path(self, collection: str, title: str, memory_id: str) -> str:
+        """Where a new memory goes: `<collection>/<slug of title>.md`, made unique with its id if taken."""
+        base = slug(title)
+        for name in (f"{base}.md", f"{base}-{memory_id}.md"):
+            if not (self.root / collection / name).exists():
+                return f"{collection}/{name}"
+        return f"{collection}/{memory_id}.md"
 
     def edit(self, memory: Memory, change: Change) -> Memory:
         return self.writer.update(memory, change)

@@ -1,0 +1,237 @@
+"""Outcome learning, simulated: do misleading memories leave and new helpful ones arrive?
+
+A generated vault holds, for each of several recurring questions, helpful memories, a
+misleading memory that used to be right (8 uses, mostly worked), a fresh misleading one,
+distractors, and a new helpful memory that is added after the first round. Each round asks
+every question through memdir's search (top 4, as the hook injects), then scores what was
+shown according to the ground truth (helpful → worked, misleading → failed, the rest →
+unknown) through memdir's own scoring path, while a simulated human edits memory bodies at
+the same time.
+
+    python bench/learning.py --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from indexer.curator import Curator  # noqa: E402
+from indexer.embed import make_embedder  # noqa: E402
+from indexer.index import Index  # noqa: E402
+from indexer.search import SearchRequest, Searcher  # noqa: E402
+from indexer.settings import SearchSettings  # noqa: E402
+from vault import Vault, init_vault  # noqa: E402
+from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings  # noqa: E402
+
+TOP = 4
+START = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Topic:
+    question: str
+    helpful: tuple[str, ...]
+    stale: str  # was right for a long time, misleading now
+    wrong: str  # misleading from the start
+    new: str  # the helpful memory that arrives after round 1
+
+
+TOPICS = [
+    Topic("How should database migrations run when we deploy?",
+          ("Database migrations run in the Fly release command with lock_timeout set to 5 seconds.",
+           "Deploys run Alembic migrations before the new machines start; a failed migration stops the deploy.",
+           "Every database migration must be backwards compatible with the running release during deploys."),
+          "Database migrations are run by hand with alembic upgrade on the production box after each deploy.",
+          "Deploys skip database migrations; the app migrates its own schema when it starts.",
+          "Since the November change, deploy migrations run as a release_command with a 10 minute timeout."),
+    Topic("Which lock stops two workers importing the same statement?",
+          ("Statement imports take a Postgres advisory transaction lock keyed by account and file hash.",
+           "Two workers cannot import one statement: pg_try_advisory_xact_lock guards each import.",
+           "A unique index on statement lines backs up the import lock so duplicates cannot be inserted."),
+          "Statement imports are locked with a Redis SET NX key that expires after 60 seconds.",
+          "Workers importing the same statement are fine; imports need no lock at all.",
+          "The import lock is pg_try_advisory_xact_lock(hashtextextended(key, 0)) with an import: prefix."),
+    Topic("How do we make Celery tasks safe to retry?",
+          ("Celery tasks must be idempotent before retries are added: check for the existing row first.",
+           "Retrying a Celery task is safe only when it upserts by a natural key instead of inserting blindly.",
+           "Celery tasks run with acks_late, so every task can run twice and must tolerate it."),
+          "Celery tasks are retried with acks_late off, which prevents any duplicate execution.",
+          "Celery retries never run a task twice, so tasks do not need to be idempotent.",
+          "Make each Celery task idempotent with an idempotency key column before enabling autoretry_for."),
+    Topic("What timezone do bank statement booking dates use?",
+          ("Bank statement booking dates are plain dates in the bank's local calendar; never convert them to UTC.",
+           "Parse statement booking dates as date objects, not datetimes, so no timezone shift can happen.",
+           "A timezone conversion of booking dates once moved month-end transactions into the next month."),
+          "Bank statement booking dates are UTC timestamps and are converted to Europe/London on import.",
+          "Booking dates on statements are in the user's browser timezone.",
+          "Statement booking dates are calendar dates: store them in a date column without any timezone."),
+    Topic("How are money amounts stored in the ledger?",
+          ("Money is a Decimal in Python and numeric(18,4) in Postgres; floats are never used for amounts.",
+           "Ledger amounts are stored as numeric(18,4) with a separate currency code column.",
+           "Rounding of ledger money amounts happens once, at posting time, with ROUND_HALF_EVEN."),
+          "Ledger amounts are stored as float64 cents in a double precision column.",
+          "Money is stored as a string in the ledger and parsed when displayed.",
+          "Amounts in the ledger use Python Decimal end to end and Postgres numeric, never binary floats."),
+    Topic("Which Python version does the deploy image support?",
+          ("The deploy image pins Python 3.11; do not use 3.12-only syntax.",
+           "tidewater targets Python 3.11 because the Fly deploy image is built on python:3.11-slim.",
+           "CI runs the test suite on Python 3.11 only, the same version as the deploy image."),
+          "The deploy image runs Python 3.12, so the new generic syntax is allowed.",
+          "Any Python version from 3.8 works in the deploy image.",
+          "requires-python is >=3.11,<3.12 to match the deploy image's Python 3.11."),
+]
+
+DISTRACTORS = [
+    "Dana prefers squash merges for feature branches.", "The runbook lists fly status and fly logs as first steps.",
+    "ECB reference rates are fetched daily at 16:00 CET.", "ruff selects the E, F, I and UP rule sets.",
+    "PR reviews happen in the morning before standup.", "The staging app is called tidewater-staging.",
+    "Sentry DSN is configured for every process group.", "Object storage keeps statement files keyed by SHA-256.",
+    "uv run is used for every project tool.", "Celery beat must run as exactly one process.",
+    "The FX revaluation job runs at month end.", "Never force-push to the main branch.",
+]
+
+
+@dataclass
+class Expected:
+    uses: int = 0
+
+
+def build(root: Path, embedder_name: str) -> tuple[dict[str, str], dict[str, set[str]], dict[str, str]]:
+    """Write the vault; returns memory id → role, question → helpful ids, question → new memory text."""
+    init_vault(root, f'[search]\nembedder = "{embedder_name}"\n')
+    vault = Vault(root)
+    roles: dict[str, str] = {}
+    helpful: dict[str, set[str]] = {}
+    counter = iter(range(10_000))
+
+    def write(text: str, role: str, **extra: object) -> str:
+        memory_id = f"m-{next(counter):08x}"
+        fields = {"id": memory_id, "collection": "history", "type": "learning", "title": text[:60],
+                  "created_at": START - timedelta(days=2), "score": 0.5, "uses": 0, "success_count": 0.0}
+        fields.update(extra)
+        vault.writer.create(f"history/{memory_id}.md", fields, text)
+        roles[memory_id] = role
+        return memory_id
+
+    for topic in TOPICS:
+        helpful[topic.question] = {write(text, "helpful") for text in topic.helpful}
+        write(topic.stale, "misleading", score=0.85, uses=8, success_count=7.0,
+              outcomes=["worked"] * 6 + ["partial", "worked"], created_at=START - timedelta(days=20))
+        write(topic.wrong, "misleading")
+    for text in DISTRACTORS:
+        write(text, "distractor")
+    return roles, helpful, {t.question: t.new for t in TOPICS}
+
+
+def simulate(rounds: int, embedder_name: str, seed: int) -> dict:
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory(prefix="memdir-learning-") as tmp:
+        root = Path(tmp) / "vault"
+        roles, helpful, new_texts = build(root, embedder_name)
+        index = Index.open(Vault(root), make_embedder(embedder_name))
+        settings = SearchSettings(embedder=embedder_name)
+        searcher = Searcher(index, settings)
+        curator = Curator(index, ScoringSettings(), LifecycleSettings(), DedupSettings())
+        expected = {memory_id: Expected(index.get(memory_id).uses) for memory_id in roles}
+        misleading_out: dict[str, int | None] = {m: None for m, r in roles.items() if r == "misleading"}
+        misleading_seen: set[str] = set()
+        new_in: dict[str, int | None] = {}
+        precision: list[float] = []
+        for round_number in range(1, rounds + 1):
+            now = START + timedelta(hours=round_number)
+            if round_number == 2:  # new helpful memories arrive after the first round
+                for question, text in new_texts.items():
+                    memory = curator.record_response(text, "worked", now=now, title=text[:60])
+                    roles[memory.id] = "helpful"
+                    helpful[question].add(memory.id)
+                    expected[memory.id] = Expected(0)
+                    new_in[memory.id] = None
+            shown_total, helpful_total = 0, 0
+            for question in helpful:
+                hits = searcher.search(SearchRequest(query=question, limit=TOP, now=now))
+                shown = [h.memory.id for h in hits]
+                shown_total += len(shown)
+                helpful_total += sum(1 for m in shown if m in helpful[question])
+                for memory_id in shown:
+                    if memory_id in new_in and new_in[memory_id] is None:
+                        new_in[memory_id] = round_number - 2
+                outcomes = {m: "worked" if m in helpful[question] else "failed" if roles[m] == "misleading"
+                            else "unknown" for m in shown}
+                for m in outcomes:
+                    if roles[m] == "misleading":
+                        misleading_seen.add(m)
+                human = HumanEditor(root, rng, [m for m in shown if roles[m] == "helpful"], index)
+                human.start()
+                curator.score(outcomes, now=now)
+                human.join()
+                for memory_id, outcome in outcomes.items():
+                    if outcome in ("worked", "failed") and index.get(memory_id).collection != "books":
+                        expected[memory_id].uses += 1
+            for memory_id in misleading_out:
+                still_shown = any(memory_id in [h.memory.id for h in searcher.search(
+                    SearchRequest(query=q, limit=TOP, now=now))] for q in helpful)
+                if misleading_out[memory_id] is None and memory_id in misleading_seen and not still_shown:
+                    misleading_out[memory_id] = round_number
+            precision.append(round(helpful_total / shown_total, 3) if shown_total else 0.0)
+        index.sync()
+        lost = sum(1 for memory_id, e in expected.items() if index.get(memory_id).uses != e.uses)
+        human_edits_kept = HumanEditor.kept(root)
+        index.close()
+    never = rounds + 1
+    return {
+        "rounds_to_drop_misleading": max((r if r is not None else never) for m, r in misleading_out.items()
+                                         if m in misleading_seen) if misleading_seen else 0,
+        "rounds_to_surface_helpful": max((r if r is not None else never) for r in new_in.values()) if new_in else 0,
+        "precision_at_4": precision,
+        "lost_updates": lost,
+        "human_edits_kept": human_edits_kept,
+        "misleading_memories_shown": len(misleading_seen),
+        "new_helpful_memories": len(new_in),
+        "rounds": rounds,
+    }
+
+
+class HumanEditor(threading.Thread):
+    """Appends a line to the bodies of some shown memories while they are being scored."""
+
+    MARK = "Edited by a human while memdir was scoring."
+
+    def __init__(self, root: Path, rng: random.Random, candidates: list[str], index: Index) -> None:
+        super().__init__(daemon=True)
+        self.paths = [root / index.get(m).path for m in candidates if rng.random() < 0.5]
+
+    def run(self) -> None:
+        for path in self.paths:
+            text = path.read_text()
+            if self.MARK not in text:
+                path.write_text(text.rstrip("\n") + f"\n\n{self.MARK}\n")
+
+    @classmethod
+    def kept(cls, root: Path) -> int:
+        return sum(1 for p in root.rglob("*.md") if ".memdir" not in p.parts and cls.MARK in p.read_text())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    result = simulate(args.rounds, args.embedder, args.seed)
+    print(json.dumps(result, indent=2) if args.json else result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,296 @@
+"""Adding, scoring, editing, merging and tending memories: the operations that need files and index.
+
+Every change is written through the vault's one writer (atomic, conflict-checked) and then
+synced into the index at once, so a caller reads its own writes without waiting for the
+watcher. The CLI and the MCP tools are thin layers over these methods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from vault import Change, Memory, ValidationError
+from vault import lifecycle as lifecycle_rules
+from vault.model import COLLECTIONS, PRIVACY, STATUSES, TYPES
+from vault.scoring import COUNTER_KEYS, check_outcome, initial_score, outcome_updates
+from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
+from vault.store import new_memory_fields
+
+from .index import Index
+
+CONFLICT_TYPES = frozenset({"preference", "decision", "fact", "constraint"})
+EDITABLE_FIELDS = {
+    "title": str, "type": str, "collection": str, "tags": list, "aliases": list, "status": str,
+    "supersedes": list, "privacy": str, "importance": float, "confidence": float, "always_inject": bool,
+}
+PROTECTED_FIELDS = frozenset({"id", "created_at", *COUNTER_KEYS})
+
+
+@dataclass(frozen=True)
+class Similar:
+    id: str
+    title: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class Added:
+    memory: Memory
+    status: str  # "created", or "restated" when the same text and type already existed
+    near_duplicates: tuple[Similar, ...] = ()
+    possible_conflicts: tuple[Similar, ...] = ()
+
+
+@dataclass(frozen=True)
+class Scored:
+    id: str
+    outcome: str
+    changes: Mapping[str, Any] = field(default_factory=dict)  # the keys written ({} when nothing changed)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Cluster:
+    ids: tuple[str, ...]
+    titles: tuple[str, ...]
+    similarity: float  # the lowest similarity that joined the cluster
+
+
+class Curator:
+    def __init__(self, index: Index, scoring: ScoringSettings, lifecycle: LifecycleSettings,
+                 dedup: DedupSettings, *, outcome_history: int = 20, max_content_chars: int = 20_000) -> None:
+        self.index = index
+        self.vault = index.vault
+        self.scoring = scoring
+        self.lifecycle = lifecycle
+        self.dedup = dedup
+        self.outcome_history = outcome_history
+        self.max_content_chars = max_content_chars
+
+    # -- storing ---------------------------------------------------------------------
+
+    def add(self, content: str, *, title: str | None = None, type: str | None = None,
+            collection: str = "memory_bank", tags: Iterable[str] = (), extra: Mapping[str, Any] | None = None,
+            now: datetime | None = None) -> Added:
+        """Store a memory, unless the same text and type is already stored (then it is marked re-stated)."""
+        now = now or _now()
+        fields = new_memory_fields(content, title=title, type=type, collection=collection, tags=tags, extra=extra,
+                                   now=now, max_chars=self.max_content_chars)
+        twin = self.index.find_duplicate(content, fields["type"])
+        if twin is not None:
+            restated = self._write(twin, Change(derive=lambda m: {"restated": _restated(m) + 1, "restated_at": now}))
+            return Added(restated, "restated")
+        vector = self.index.embedder.embed_query(_embedding_text(fields["title"], content))
+        similar = self._similar(vector, exclude=())
+        near = tuple(s for s in similar if s.similarity >= self.dedup.near_duplicate)
+        conflicts = tuple(
+            s for s in similar
+            if fields["type"] in CONFLICT_TYPES and self.index.memories[s.id].type == fields["type"]
+            and self.dedup.possible_conflict <= s.similarity < self.dedup.near_duplicate
+        )
+        memory = self._create(fields, content)
+        return Added(memory, "created", near, conflicts)
+
+    def record_response(self, key_takeaway: str, initial: str | None = None, *, now: datetime | None = None,
+                        title: str | None = None) -> Memory:
+        """A working memory holding a takeaway, starting at the score its outcome earns."""
+        now = now or _now()
+        if initial is not None:
+            check_outcome(initial)
+        fields = new_memory_fields(key_takeaway, title=title, type="learning", collection="working", now=now,
+                                   max_chars=self.max_content_chars)
+        fields["score"] = initial_score(initial, self.scoring)
+        return self._create(fields, key_takeaway)
+
+    def _create(self, fields: dict[str, Any], content: str) -> Memory:
+        memory = self.vault.writer.create(self.vault.free_path(fields["collection"], fields["title"], fields["id"]),
+                                          fields, content.strip() + "\n")
+        self.index.sync([memory.path])
+        return self.index.get(memory.id)
+
+    # -- scoring ---------------------------------------------------------------------
+
+    def score(self, outcomes: Mapping[str, str], *, now: datetime | None = None) -> list[Scored]:
+        """Apply one outcome per memory id; each is its own atomic, conflict-checked rewrite of the counters."""
+        now = now or _now()
+        for memory_id, outcome in outcomes.items():
+            check_outcome(outcome)
+            self.index.get(memory_id)  # every id must exist before anything is written
+        results = []
+        for memory_id, outcome in outcomes.items():
+            memory = self.index.get(memory_id)
+            derive = lambda m, o=outcome: outcome_updates(m, o, now, self.scoring, self.outcome_history)  # noqa: E731
+            changes = derive(memory)
+            if not changes:
+                note = "books are reference documents and are not scored" if memory.collection == "books" else (
+                    "not used, nothing changes")
+                results.append(Scored(memory.id, outcome, {}, note))
+                continue
+            written = self._write(memory, Change(derive=derive))
+            results.append(Scored(memory.id, outcome, {k: getattr(written, k) for k in changes}))
+        return results
+
+    # -- editing -----------------------------------------------------------------------
+
+    def update(self, memory_id: str, *, content: str | None = None, fields: Mapping[str, Any] | None = None,
+               now: datetime | None = None) -> Memory:
+        """Replace the body and/or set frontmatter keys; counters and ids are not editable here."""
+        memory = self.index.get(memory_id)
+        checked = _checked_fields(fields or {})
+        if content is not None:
+            _check_content(content, self.max_content_chars)
+        if content is None and not checked:
+            raise ValidationError("nothing to update: give content or fields")
+        checked["updated_at"] = now or _now()
+        return self._write(memory, Change(fields=checked, body=content))
+
+    def append(self, memory_id: str, content: str, *, now: datetime | None = None) -> Memory:
+        _check_content(content, self.max_content_chars)
+        memory = self.index.get(memory_id)
+        return self._write(memory, Change(fields={"updated_at": now or _now()}, append=content))
+
+    def delete(self, memory_id: str) -> str:
+        """Move the memory's file to .trash/ and return where it went."""
+        memory = self.index.get(memory_id)
+        destination = self.vault.trash(memory)
+        self.index.sync([memory.path])
+        return destination
+
+    def _write(self, memory: Memory, change: Change) -> Memory:
+        written = self.vault.edit(memory, change)
+        self.index.sync({memory.path, written.path})
+        return self.index.get(written.id)
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def gc(self, *, now: datetime | None = None, dry_run: bool = False) -> list[lifecycle_rules.Applied]:
+        """Run the lifecycle rules; with dry_run, report what would happen and change nothing."""
+        now = now or _now()
+        memories = dict(self.index.memories)
+        decisions = lifecycle_rules.plan(memories.values(), now, self.lifecycle)
+        if dry_run:
+            return [lifecycle_rules.Applied(d, "would " + d.action) for d in decisions]
+        applied = lifecycle_rules.apply(self.vault, decisions, memories, now)
+        self.index.sync({d.path for d in decisions} | {a.result for a in applied if a.result.endswith(".md")})
+        return applied
+
+    # -- near duplicates and merging -------------------------------------------------
+
+    def _similar(self, vector: np.ndarray, exclude: Iterable[str], k: int = 8) -> list[Similar]:
+        excluded = set(exclude)
+        best: dict[str, float] = {}
+        for chunk, score in self.index.vectors.search(vector, k * 3):
+            owner = self.index.chunk_owner.get(chunk)
+            if owner is None or owner[0] in excluded:
+                continue
+            best[owner[0]] = max(best.get(owner[0], -1.0), score)
+        ranked = sorted(best.items(), key=lambda item: -item[1])[:k]
+        return [Similar(i, self.index.memories[i].title, round(s, 4)) for i, s in ranked if i in self.index.memories]
+
+    def suggest_merges(self, threshold: float | None = None, type: str | None = None, limit: int = 10) -> list[Cluster]:
+        """Groups of memories similar enough to be one; similarity alone never merges anything."""
+        threshold = self.dedup.merge_suggestion if threshold is None else threshold
+        if not 0.0 < threshold <= 1.0:
+            raise ValidationError("threshold must be between 0 and 1")
+        candidates = sorted(m.id for m in self.index.memories.values()
+                            if (type is None or m.type == type) and m.collection != "books" and m.status == "active")
+        parent = {i: i for i in candidates}
+        joined: dict[str, float] = {}
+
+        def root(i: str) -> str:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        for memory_id in candidates:
+            for chunk in self.index.entries[self.index.memories[memory_id].path].chunk_ids[:1]:
+                for other in self._similar(self.index.vectors.vector(chunk), exclude=(memory_id,), k=5):
+                    if other.id in parent and other.similarity >= threshold:
+                        a, b = root(memory_id), root(other.id)
+                        if a != b:
+                            parent[max(a, b)] = min(a, b)
+                            joined[min(a, b)] = min(joined.get(min(a, b), 1.0), joined.get(max(a, b), 1.0),
+                                                    other.similarity)
+        groups: dict[str, list[str]] = {}
+        for memory_id in candidates:
+            groups.setdefault(root(memory_id), []).append(memory_id)
+        clusters = [Cluster(tuple(ids), tuple(self.index.memories[i].title for i in ids), round(joined.get(r, 1.0), 4))
+                    for r, ids in groups.items() if len(ids) > 1]
+        return sorted(clusters, key=lambda c: (-c.similarity, c.ids))[:limit]
+
+    def merge(self, ids: Sequence[str], title: str, content: str | None = None, *,
+              now: datetime | None = None) -> Memory:
+        """Write one memory that supersedes the given ones and move them to .trash/ (their evidence is summed)."""
+        unique = list(dict.fromkeys(ids))
+        if len(unique) < 2:
+            raise ValidationError("give at least two different memory ids to merge")
+        sources = [self.index.get(i) for i in unique]
+        now = now or _now()
+        body = content if content is not None else "\n\n".join(m.body.strip() for m in sources)
+        collection = max((m.collection for m in sources), key=_collection_rank)
+        fields = new_memory_fields(body, title=title, type=sources[0].type, collection=collection,
+                                   tags=sorted({t for m in sources for t in m.tags}), now=now,
+                                   max_chars=self.max_content_chars)
+        fields["supersedes"] = [m.id for m in sources]
+        if collection in ("working", "history", "patterns"):
+            uses = sum(m.uses for m in sources)
+            fields.update(uses=uses, success_count=round(sum(m.success_count for m in sources), 4),
+                          score=round(max(m.score for m in sources), 4))
+        merged = self._create(fields, body)
+        for source in sources:
+            self.vault.trash(source)
+        self.index.sync([m.path for m in sources])
+        return self.index.get(merged.id)
+
+
+def _collection_rank(collection: str) -> int:
+    return {"working": 0, "history": 1, "patterns": 2, "memory_bank": 3, "books": -1}[collection]
+
+
+def _restated(memory: Memory) -> int:
+    value = memory.frontmatter.get("restated", 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _embedding_text(title: str, content: str) -> str:
+    return f"{title}\n{content.strip()}"
+
+
+def _check_content(content: str, limit: int) -> None:
+    if not isinstance(content, str) or not content.strip():
+        raise ValidationError("content is empty")
+    if len(content) > limit:
+        raise ValidationError(f"content is {len(content):,} characters; the limit is {limit:,}")
+
+
+def _checked_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    checked: dict[str, Any] = {}
+    choices = {"type": TYPES, "collection": COLLECTIONS, "status": STATUSES, "privacy": PRIVACY}
+    for key, value in fields.items():
+        if key in PROTECTED_FIELDS:
+            raise ValidationError(f"'{key}' cannot be set here (ids and timestamps are fixed; counters change by scoring)")
+        expected = EDITABLE_FIELDS.get(key)
+        if expected is None:
+            if not isinstance(key, str) or not key.replace("_", "").isalnum():
+                raise ValidationError(f"{key!r} is not a valid frontmatter key")
+            checked[key] = value
+            continue
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):
+            raise ValidationError(f"'{key}' must be {expected.__name__}, got {value!r}")
+        if key in choices and value not in choices[key]:
+            raise ValidationError(f"unknown {key} {value!r}; expected one of: {', '.join(choices[key])}")
+        if expected is float and not 0.0 <= value <= 1.0:
+            raise ValidationError(f"'{key}' must be between 0 and 1")
+        checked[key] = value
+    return checked
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc).replace(microsecond=0)

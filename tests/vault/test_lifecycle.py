@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from tests.conftest import write
+from vault import Vault, parse
+from vault import lifecycle as lc
+from vault.settings import LifecycleSettings
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+S = LifecycleSettings()
+
+
+def memory(collection, *, score=0.5, uses=0, success=0.0, age=timedelta(0), type="learning", last_used=None):
+    created = (NOW - age).strftime("%Y-%m-%dT%H:%M:%SZ")
+    used = f"last_used_at: {(NOW - last_used).strftime('%Y-%m-%dT%H:%M:%SZ')}\n" if last_used is not None else ""
+    text = (f"---\nid: m-0000abcd\ncollection: {collection}\ntype: {type}\ntitle: t\ncreated_at: {created}\n"
+            f"score: {score}\nuses: {uses}\nsuccess_count: {success}\n{used}---\nbody\n")
+    return parse(text.encode(), f"{collection}/t.md")
+
+
+def decide(m):
+    decisions = lc.plan([m], NOW, S)
+    return (decisions[0].action, decisions[0].to_collection) if decisions else None
+
+
+DAY, HOUR = timedelta(days=1), timedelta(hours=1)
+
+
+@pytest.mark.parametrize(
+    "kwargs, expected",
+    [
+        (dict(score=0.7, uses=2, age=25 * HOUR), ("promote", "history")),
+        (dict(score=0.69, uses=2, age=25 * HOUR), ("remove", None)),
+        (dict(score=0.7, uses=1, age=25 * HOUR), ("remove", None)),
+        (dict(score=0.7, uses=2, age=23 * HOUR), None),
+        (dict(score=0.19, uses=1, age=HOUR), ("remove", None)),
+        (dict(score=0.2, uses=1, age=HOUR), None),
+        (dict(score=0.1, uses=0, age=HOUR), None),
+    ],
+)
+def test_working_thresholds(kwargs, expected):
+    assert decide(memory("working", **kwargs)) == expected
+
+
+@pytest.mark.parametrize(
+    "kwargs, expected",
+    [
+        # success_count never exceeds uses, so "success ≥ 5" already implies at least 5 uses
+        (dict(score=0.9, uses=5, success=5.0), ("promote", "patterns")),
+        (dict(score=0.89, uses=5, success=5.0), None),
+        (dict(score=0.9, uses=6, success=4.5), None),
+        (dict(score=0.5, uses=1, age=31 * DAY), ("remove", None)),
+        (dict(score=0.5, uses=1, age=29 * DAY), None),
+        (dict(score=0.5, uses=1, age=40 * DAY, last_used=2 * DAY), None),
+    ],
+)
+def test_history_thresholds(kwargs, expected):
+    assert decide(memory("history", **kwargs)) == expected
+
+
+@pytest.mark.parametrize(
+    "score, uses, expected",
+    [(0.39, 5, ("demote", "history")), (0.4, 5, None), (0.19, 5, ("remove", None))],
+)
+def test_patterns_thresholds(score, uses, expected):
+    assert decide(memory("patterns", score=score, uses=uses)) == expected
+
+
+def test_type_ttls_remove_scored_memories_and_archive_memory_bank_ones():
+    assert decide(memory("patterns", type="context", age=8 * DAY)) == ("remove", None)
+    assert decide(memory("patterns", type="context", age=6 * DAY)) is None
+    assert decide(memory("memory_bank", type="objective", age=31 * DAY)) == ("archive", None)
+    assert decide(memory("memory_bank", type="preference", age=900 * DAY)) is None
+
+
+def test_books_and_superseded_memories_are_left_alone():
+    assert decide(memory("books", age=900 * DAY)) is None
+
+
+def test_applying_moves_promoted_files_trashes_removed_ones_and_logs_every_decision(vault: Vault):
+    promoted = write(vault.root, "working/keep.md", "---\nid: m-00000001\ncollection: working\ntitle: keep\n"
+                     "created_at: 2026-11-20T00:00:00Z\nscore: 0.8\nuses: 3\n---\nx\n")
+    write(vault.root, "working/drop.md", "---\nid: m-00000002\ncollection: working\ntitle: drop\n"
+          "created_at: 2026-11-20T00:00:00Z\nscore: 0.5\nuses: 0\n---\ny\n")
+    write(vault.root, "notes/keep2.md", "---\nid: m-00000003\ncollection: working\ntitle: keep2\n"
+          "created_at: 2026-11-20T00:00:00Z\nscore: 0.9\nuses: 2\n---\nz\n")
+    memories = {m.id: m for m in vault.scan().memories}
+    applied = lc.apply(vault, lc.plan(memories.values(), NOW, S), memories, NOW)
+    assert {a.decision.id: a.decision.action for a in applied} == {"m-00000001": "promote", "m-00000002": "remove",
+                                                                   "m-00000003": "promote"}
+    assert not promoted.exists() and "collection: history" in (vault.root / "history/keep.md").read_text()
+    assert "collection: history" in (vault.root / "notes/keep2.md").read_text()  # a human's folder is kept
+    assert any(p.name.startswith("drop.") for p in (vault.root / ".trash" / "working").iterdir())
+    log = [json.loads(line) for line in (vault.root / lc.LOG_NAME).read_text().splitlines()]
+    assert {entry["id"] for entry in log} == {"m-00000001", "m-00000002", "m-00000003"}
+    assert all({"when", "id", "from_collection", "to_collection", "why"} <= set(entry) for entry in log)

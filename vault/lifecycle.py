@@ -1,0 +1,151 @@
+"""The memory lifecycle: promotion, demotion and expiry, decided by pure rules and applied on demand.
+
+    working  ──(after 24 h: score ≥ 0.7 and uses ≥ 2)──▶ history ──(score ≥ 0.9, uses ≥ 3,
+      │ else removed                                      │        success ≥ 5)──▶ patterns
+      ▼                                                   ▼ idle 30 d: removed     │ score < 0.4
+    .trash/                                             .trash/                    ▼ back to history
+    any scored memory below 0.2 → .trash/      type TTLs: removed (memory_bank: archived)
+
+`plan` decides; `apply` carries the decisions out through the vault's writer (atomic,
+conflict-checked) and appends every decision to `.memdir/lifecycle.jsonl`. Nothing here runs
+by itself: `memdir gc` (or a schedule the user sets in memdir.toml) calls it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Iterable
+
+from .errors import VaultError
+from .model import Memory
+from .settings import LifecycleSettings
+from .store import Vault
+from .write import Change
+
+LOG_NAME = ".memdir/lifecycle.jsonl"
+
+
+@dataclass(frozen=True)
+class Decision:
+    id: str
+    path: str
+    action: str  # promote | demote | remove | archive
+    from_collection: str
+    to_collection: str | None  # None when removed or archived
+    why: str
+
+
+def plan(memories: Iterable[Memory], now: datetime, settings: LifecycleSettings) -> list[Decision]:
+    """What the lifecycle would do to each memory now (at most one decision per memory)."""
+    decisions = []
+    for memory in memories:
+        decision = _decide(memory, now, settings)
+        if decision is not None:
+            decisions.append(decision)
+    return decisions
+
+
+def _decide(m: Memory, now: datetime, s: LifecycleSettings) -> Decision | None:
+    def make(action: str, to: str | None, why: str) -> Decision:
+        return Decision(m.id, m.path, action, m.collection, to, why)
+
+    if m.collection == "books" or m.status in ("archived", "superseded"):
+        return None
+    expired = _type_expired(m, now, s)
+    if m.collection == "memory_bank":
+        return make("archive", None, expired) if expired else None
+    if m.uses > 0 and m.score < s.remove_below:
+        return make("remove", None, f"score {m.score:.2f} < {s.remove_below} after {_uses(m.uses)}")
+    if expired:
+        return make("remove", None, expired)
+    age = _age(m.created_at, now)
+    if m.collection == "working" and age is not None and age > timedelta(hours=s.working_max_age_hours):
+        if m.score >= s.history_min_score and m.uses >= s.history_min_uses:
+            return make("promote", "history", f"score {m.score:.2f} ≥ {s.history_min_score} and {_uses(m.uses)} "
+                                              f"≥ {s.history_min_uses} after {_hours(age)}")
+        return make("remove", None, f"working memory older than {s.working_max_age_hours:g} h and not promoted "
+                                    f"(score {m.score:.2f}, {_uses(m.uses)})")
+    if m.collection == "history":
+        if m.score >= s.patterns_min_score and m.uses >= s.patterns_min_uses and m.success_count >= s.patterns_min_successes:
+            return make("promote", "patterns", f"score {m.score:.2f} ≥ {s.patterns_min_score}, {_uses(m.uses)}, "
+                                               f"success {m.success_count:g} ≥ {s.patterns_min_successes:g}")
+        idle = _age(_latest(m.created_at, m.last_used_at), now)
+        if idle is not None and idle > timedelta(days=s.history_max_age_days):
+            return make("remove", None, f"history memory idle for {idle.days} d (> {s.history_max_age_days:g} d)")
+    if m.collection == "patterns" and m.score < s.demote_below:
+        return make("demote", "history", f"score {m.score:.2f} < {s.demote_below}")
+    return None
+
+
+def _type_expired(m: Memory, now: datetime, s: LifecycleSettings) -> str:
+    ttl = s.type_ttl_days.get(m.type)
+    age = _age(m.created_at, now)
+    if ttl and age is not None and age > timedelta(days=ttl):
+        return f"{m.type} memories expire after {ttl:g} d (this one is {age.days} d old)"
+    return ""
+
+
+def _age(moment: datetime | None, now: datetime) -> timedelta | None:
+    return now - moment if moment else None
+
+
+def _latest(*moments: datetime | None) -> datetime | None:
+    present = [m for m in moments if m]
+    return max(present) if present else None
+
+
+def _uses(count: int) -> str:
+    return "1 use" if count == 1 else f"{count} uses"
+
+
+def _hours(age: timedelta) -> str:
+    return f"{age.total_seconds() / 3600:.0f} h"
+
+
+@dataclass(frozen=True)
+class Applied:
+    decision: Decision
+    result: str  # the new path, the trash path, or why it could not be applied
+
+
+def apply(vault: Vault, decisions: Iterable[Decision], memories: dict[str, Memory], now: datetime) -> list[Applied]:
+    """Carry the decisions out and log each one; one failing file does not stop the others."""
+    applied = []
+    for decision in decisions:
+        memory = memories[decision.id]
+        try:
+            result = _carry_out(vault, decision, memory, now)
+        except VaultError as exc:
+            result = f"not applied: {exc}"
+        applied.append(Applied(decision, result))
+        _log(vault.root, decision, result, now)
+    return applied
+
+
+def _carry_out(vault: Vault, decision: Decision, memory: Memory, now: datetime) -> str:
+    if decision.action == "remove":
+        return vault.trash(memory)
+    if decision.action == "archive":
+        return vault.edit(memory, Change(fields={"status": "archived", "updated_at": now})).path
+    target = decision.to_collection or memory.collection
+    folder, _, name = memory.path.rpartition("/")
+    move_to = f"{target}/{name}" if folder == memory.collection else None  # a file a human placed elsewhere stays there
+    if move_to and (vault.root / move_to).exists():
+        move_to = f"{target}/{memory.id}-{name}"
+    return vault.edit(memory, Change(fields={"collection": target}, move_to=move_to)).path
+
+
+def _log(root: Path, decision: Decision, result: str, now: datetime) -> None:
+    path = root / LOG_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"when": now.strftime("%Y-%m-%dT%H:%M:%SZ"), **asdict(decision), "result": result}
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode())  # one write() of a short line to an O_APPEND file: lines never interleave
+    finally:
+        os.close(fd)
