@@ -175,7 +175,8 @@ class Curator:
         if dry_run:
             return [lifecycle_rules.Applied(d, "would " + d.action) for d in decisions]
         applied = lifecycle_rules.apply(self.vault, decisions, memories, now)
-        self.index.sync({d.path for d in decisions} | {a.result for a in applied if a.result.endswith(".md")})
+        moved = {a.result for a in applied if a.result.endswith(".md") and not a.result.startswith(".trash/")}
+        self.index.sync({d.path for d in decisions} | moved)
         return applied
 
     # -- near duplicates and merging -------------------------------------------------

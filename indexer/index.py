@@ -32,7 +32,7 @@ from vault.errors import NotFoundError, ParseError, VaultError
 from vault.dedup import dedup_key
 from vault.ids import identity_key
 from vault.parse import sha256
-from vault.paths import Skipped, inspect, relative, walk
+from vault.paths import Skipped, inspect, is_memory_path, relative, walk
 
 from .chunking import Chunk, chunks_for
 from .embed import CachedEmbedder, Embedder
@@ -208,6 +208,8 @@ class Index:
         items = []
         for raw in paths:
             rel = relative(self.root, raw) if isinstance(raw, Path) and raw.is_absolute() else str(raw)
+            if not is_memory_path(self.root, self.root / rel):
+                continue  # .trash/, .memdir/, .git/ ... are never memories, whoever asks
             items.append((rel, inspect(self.root, self.root / rel)))
         return sorted(dict(items).items())
 

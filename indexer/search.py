@@ -175,7 +175,7 @@ class Searcher:
             chunk_filter = None if unrestricted else (c for c, (m, _) in index.chunk_owner.items() if m in allowed)
             hits = index.vectors.search(query_vector, settings.candidates, chunk_filter)
             # Below the floor a cosine says nothing; such hits would only claim "found by meaning".
-            hits = [(chunk, score) for chunk, score in hits if score > settings.cosine_floor]
+            hits = sorted(((c, s) for c, s in hits if s > settings.cosine_floor), key=_stable)
             for rank, (chunk, score) in enumerate(_best_per_memory(index, hits)):
                 memory_id, heading = index.chunk_owner[chunk]
                 c = candidates.setdefault(memory_id, _Candidate(memory_id))
@@ -185,6 +185,7 @@ class Searcher:
             found = index.keyword.search(request.query or "", settings.candidates, keyword_filter,
                                            settings.keyword_postings_budget)
             found = [h for h in found if index.chunk_owner.get(h.chunk_id, ("",))[0] in allowed]  # exact filter
+            found.sort(key=lambda h: _stable((h.chunk_id, h.score)))
             terms = query_terms(request.query or "")
             idf = index.keyword.idf(terms)
             total = sum(idf.values()) or 1.0
@@ -284,6 +285,12 @@ class Searcher:
         else:
             raise ValidationError("sort_by must be relevance, recency or score")
         return sorted(hits, key=lambda h: (*key(h), h.memory.id), reverse=True)
+
+
+def _stable(hit: tuple[int, float]) -> tuple[float, int]:
+    """Order channel hits by score, ties by chunk id: engines break ties by insertion order,
+    which differs between an incrementally updated index and a rebuild."""
+    return (-round(hit[1], 6), hit[0])
 
 
 def _excerpt(memory: Memory, heading: str) -> str:

@@ -57,7 +57,7 @@ class DedupSettings:
     """Duplicates and contradictions when storing."""
 
     near_duplicate: float = setting(0.92, "cosine at or above which a new memory is reported as a near-duplicate")
-    possible_conflict: float = setting(0.75, "cosine at or above which a same-type fact/decision/... may conflict")
+    possible_conflict: float = setting(0.70, "cosine at or above which a same-type fact/decision/... may conflict")
     merge_suggestion: float = setting(0.85, "default cosine for suggest-merges clusters")
 
 

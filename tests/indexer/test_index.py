@@ -211,6 +211,14 @@ def test_a_git_checkout_of_200_files_ends_equal_to_a_rebuild(tmp_path: Path):
     assert state(open_index(root)) == incremental
 
 
+def test_syncing_an_explicit_dot_folder_path_never_indexes_it(hashing_root: Path):
+    index = open_index(hashing_root)
+    write(hashing_root, ".trash/history/old.md", memory_text("m-0000dead", "Trashed", "gone"))
+    index.sync([".trash/history/old.md", hashing_root / ".trash" / "history" / "old.md"])
+    assert index.memories == {}
+    index.close()
+
+
 def test_files_in_dot_folders_are_never_indexed(hashing_root: Path):
     for folder in (".obsidian", ".trash", ".git", ".memdir/x"):
         write(hashing_root, f"{folder}/note.md", memory_text("m-0000dead", "Hidden", "secret"))

@@ -75,3 +75,38 @@ def test_a_score_rewrite_does_not_reach_the_model(example_index):
     Vault(example_index.root).edit(memory, Change(derive=lambda m: {"uses": m.uses + 1}))
     report = example_index.sync()
     assert report.updated == 1 and embedder.misses == before
+
+
+@pytest.fixture
+def real_curator(model, tmp_path: Path):
+    from indexer.curator import Curator
+    from vault import init_vault
+    from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
+
+    root = tmp_path / "vault"
+    init_vault(root, "")
+    index = Index.open(Vault(root), model)
+    yield Curator(index, ScoringSettings(), LifecycleSettings(), DedupSettings())
+    index.close()
+
+
+def test_a_paraphrase_is_reported_as_a_near_duplicate_with_the_real_model(real_curator):
+    first = real_curator.add("Dana prefers uv over pip for Python projects.", type="preference")
+    second = real_curator.add("Dana prefers using uv instead of pip in Python projects.", type="preference")
+    assert [s.id for s in second.near_duplicates] == [first.memory.id]
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("Squash-merge every pull request into main.", "Always rebase-merge pull requests; never squash them."),
+        ("The production database is PostgreSQL 15.", "Production runs PostgreSQL 16."),
+        ("Use tabs for indentation in Python files.", "Use four spaces for indentation in Python files."),
+    ],
+)
+def test_contradicting_statements_of_one_type_are_possible_conflicts_with_the_real_model(real_curator, old, new):
+    first = real_curator.add(old, type="preference")
+    second = real_curator.add(new, type="preference")
+    assert [s.id for s in second.possible_conflicts] == [first.memory.id]
+    unrelated = real_curator.add("Dana likes espresso in the morning.", type="preference")
+    assert unrelated.possible_conflicts == () and unrelated.near_duplicates == ()
