@@ -82,10 +82,11 @@ class KeywordFilter:
 
 
 class KeywordIndex:
-    def __init__(self, ix: whoosh_index.Index) -> None:
+    def __init__(self, ix: whoosh_index.Index, b: float = 0.75, k1: float = 1.2) -> None:
         self._ix = ix
         self._lock = threading.RLock()
-        self._searcher = ix.searcher(weighting=scoring.BM25F())
+        self._weighting = scoring.BM25F(B=b, K1=k1)
+        self._searcher = ix.searcher(weighting=self._weighting)
 
     @classmethod
     def create(cls, folder: Path) -> "KeywordIndex":
@@ -93,14 +94,20 @@ class KeywordIndex:
         return cls(whoosh_index.create_in(str(folder), schema()))
 
     @classmethod
-    def open(cls, folder: Path) -> "KeywordIndex":
-        return cls(whoosh_index.open_dir(str(folder)))
+    def open(cls, folder: Path, b: float = 0.75, k1: float = 1.2) -> "KeywordIndex":
+        return cls(whoosh_index.open_dir(str(folder)), b, k1)
+
+    def set_weighting(self, b: float, k1: float) -> None:
+        """BM25 parameters are a property of the search, not of the stored index."""
+        with self._lock:
+            self._weighting = scoring.BM25F(B=b, K1=k1)
+            self._reopen()
 
     def _reopen(self) -> None:
         # refresh() of a searcher over an empty index fails in whoosh-reloaded 2.7.5 (its empty
         # reader has no segments), so open a new searcher after each commit instead.
         old = self._searcher
-        self._searcher = self._ix.searcher(weighting=scoring.BM25F())
+        self._searcher = self._ix.searcher(weighting=self._weighting)
         old.close()
 
     def close(self) -> None:

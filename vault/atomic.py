@@ -165,3 +165,18 @@ def _os_error(exc: OSError, path: Path) -> VaultError:
     }
     reason = reasons.get(exc.errno or 0, exc.strerror or str(exc))
     return VaultError(f"could not write {path}: {reason}; the existing file was left unchanged")
+
+
+def write_state(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Replace one of memdir's own state files (sessions, server address) atomically.
+
+    Not for memories: those go through `vault.write.Writer`, which also checks for concurrent edits.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = _write_temp(path.parent, data, mode)
+    try:
+        os.replace(temp, path)
+    except BaseException:
+        _unlink_quietly(temp)
+        raise
+    fsync_dir(path.parent)
