@@ -2,7 +2,7 @@
 
 Each conversation becomes its own vault (one memory per turn, or per session), written with
 memdir's writer, indexed with memdir's indexer, and every non-adversarial question is asked
-through memdir's search. Task definition: ../shared/bench/README.md (the data is CC BY-NC and
+through memdir's search. A turn names the turn before it in its session as `previous:`. Task definition: ../shared/bench/README.md (the data is CC BY-NC and
 is read from there, never copied into this project).
 
     python bench/locomo.py --json                       # hybrid, turn level
@@ -76,12 +76,16 @@ def build_vault(root: Path, sample: dict, granularity: str) -> dict[str, set[str
             vault.writer.create(f"history/{mid}.md", fields_, body)
             contains[mid] = {memory_id(t["dia_id"]) for t in turns}
             continue
+        previous = None
         for turn in turns:
             mid = memory_id(turn["dia_id"])
             fields_ = {"id": mid, "collection": "history", "type": "history", "created_at": when,
                        "title": f"{turn['speaker']}, {day}", "speaker": turn["speaker"], "session": number}
+            if previous:
+                fields_["previous"] = previous  # as memdir's Stop hook links consecutive exchanges of a session
             vault.writer.create(f"history/{mid}.md", fields_, turn_text(turn))
             contains[mid] = {mid}
+            previous = mid
     return contains
 
 

@@ -1,8 +1,20 @@
-"""Cut memories into the pieces that are indexed: one chunk per memory, or per section of a long document.
+"""Cut memories into the pieces that are indexed, and each piece into the texts that are embedded.
 
-Each chunk gets a stable int64 id derived from its memory id and its place (heading path
-and part number), so rebuilding the index from the same files gives the same ids, and
-re-indexing a memory removes exactly the ids it added before.
+A memory is one chunk, or one per section of a long document; the keyword index holds one
+document per chunk. A chunk is embedded as one or more *units*: the whole chunk (title and
+text), for a short memory of several sentences also each sentence (a question usually
+matches one sentence, and averaging it with the rest of the memory blurs it), and, when the
+memory names the memory captured just before it (`previous:`), a `previous` and a `next`
+unit that read it together with its neighbour, so a turn of a conversation is found by what
+was said around it.
+
+A sentence unit is the sentence as its line's speaker says it ("Dana: It broke again."),
+without the title: on conversations the title's words diluted short sentences, and the
+whole unit, which carries the title, is blended into every score (see search).
+
+Chunk and unit ids are stable int64s derived from the memory id and their place (heading
+path and part number; role and number), so rebuilding the index from the same files gives
+the same ids, and re-indexing a memory removes exactly the ids it added before.
 """
 
 from __future__ import annotations
@@ -11,14 +23,41 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from vault.ids import identity_key
 from vault.model import Memory
+
+from .links import frontmatter_links
 
 LONG_MEMORY_CHARS = 2000  # longer memories are chunked like documents
 MAX_CHUNK_CHARS = 1200  # about what MiniLM reads (256 word pieces) before it truncates
+MAX_SENTENCE_UNITS = 8  # more sentences are merged, neighbours together, into this many units
+MIN_SENTENCE_CHARS = 12  # a shorter piece ("Why:", "Thanks!") joins the sentence before it
+NEIGHBOUR_CHARS = 600  # of a neighbour's text, what its context units and context field read
+WHOLE, SENTENCE, PREVIOUS, NEXT = "whole", "sentence", "previous", "next"  # unit roles
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _WIKILINK = re.compile(r"!?\[\[([^\[\]|]*?)(?:\|([^\[\]]*))?\]\]")
 _BLOCK_ID = re.compile(r"\s\^[A-Za-z0-9-]+\s*$", re.M)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")  # "v1.2" and "parser.py" have no space after the dot
+_SPEAKER = re.compile(r"^([^\W\d][\w'.-]*(?: [\w'.-]+){0,3}): ")  # "Dana: ", "Claude Code: ", "Caveat: "
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbours:
+    """The texts of the memories captured just before and just after one memory ("" when none)."""
+
+    previous: str = ""
+    next: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One embedded text of a chunk."""
+
+    unit_id: int
+    chunk_id: int
+    role: str  # whole (the chunk), sentence, previous or next
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +68,8 @@ class Chunk:
     heading: str  # "Deploying > Database migrations" ("" when none)
     title: str  # the memory's title (plus the heading, for sections)
     text: str  # the section's text, links rendered as words
+    context: str = ""  # the neighbours' texts, for the keyword index's context field
+    units: tuple[Unit, ...] = ()
 
     @property
     def embedding_text(self) -> str:
@@ -37,6 +78,11 @@ class Chunk:
 
 def chunk_id(memory_id: str, key: str) -> int:
     digest = hashlib.blake2b(f"{memory_id}\x00{key}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") & 0x7FFF_FFFF_FFFF_FFFF
+
+
+def unit_id(memory_id: str, key: str, role: str, number: int) -> int:
+    digest = hashlib.blake2b(f"{memory_id}\x00{key}\x00{role}\x00{number}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little") & 0x7FFF_FFFF_FFFF_FFFF
 
 
@@ -53,10 +99,10 @@ def readable(text: str) -> str:
     return _BLOCK_ID.sub("", _WIKILINK.sub(link_words, text))
 
 
-def chunks_for(memory: Memory) -> list[Chunk]:
+def chunks_for(memory: Memory, neighbours: Neighbours = Neighbours()) -> list[Chunk]:
     body = readable(memory.body).strip()
     if memory.collection != "books" and len(body) <= LONG_MEMORY_CHARS:
-        return [Chunk(memory.id, chunk_id(memory.id, ""), "", "", memory.title, body)]
+        return [_short_chunk(memory, body, neighbours)]
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     for heading, text in _sections(body):
@@ -65,8 +111,80 @@ def chunks_for(memory: Memory) -> list[Chunk]:
             seen[base] = seen.get(base, 0) + 1
             key = base if seen[base] == 1 else f"{base}~{seen[base]}"  # repeated headings stay distinct
             title = f"{memory.title} — {heading}" if heading else memory.title
-            chunks.append(Chunk(memory.id, chunk_id(memory.id, key), key, heading, title, piece))
-    return chunks or [Chunk(memory.id, chunk_id(memory.id, ""), "", "", memory.title, "")]
+            chunks.append(_with_units(Chunk(memory.id, chunk_id(memory.id, key), key, heading, title, piece), []))
+    return chunks or [_short_chunk(memory, "", Neighbours())]
+
+
+def _short_chunk(memory: Memory, body: str, neighbours: Neighbours) -> Chunk:
+    """A memory read as one chunk: whole, by sentence, and with its neighbours when it has them."""
+    chunk = Chunk(memory.id, chunk_id(memory.id, ""), "", "", memory.title, body,
+                  "\n".join(t for t in (neighbours.previous, neighbours.next) if t))
+    sentences = sentence_groups(body)
+    extra = [(SENTENCE, s) for s in sentences] if len(sentences) > 1 else []
+    if neighbours.previous:
+        extra.append((PREVIOUS, f"{memory.title}\n{neighbours.previous}\n{body}"))
+    if neighbours.next:
+        extra.append((NEXT, f"{memory.title}\n{body}\n{neighbours.next}"))
+    return _with_units(chunk, extra)
+
+
+def _with_units(chunk: Chunk, extra: list[tuple[str, str]]) -> Chunk:
+    """The chunk with its units: the whole chunk first, then `extra` (role, text) pairs, numbered per role."""
+    numbers: dict[str, int] = {}
+    units = []
+    for role, text in [(WHOLE, chunk.embedding_text), *extra]:
+        number = numbers[role] = numbers.get(role, -1) + 1
+        units.append(Unit(unit_id(chunk.memory_id, chunk.key, role, number), chunk.chunk_id, role, text))
+    return Chunk(chunk.memory_id, chunk.chunk_id, chunk.key, chunk.heading, chunk.title, chunk.text, chunk.context,
+                 tuple(units))
+
+
+def sentence_groups(text: str) -> list[str]:
+    """The sentences of a short text (lines and list items count as sentences), at most MAX_SENTENCE_UNITS.
+
+    A sentence from a line that starts with a speaker ("Dana: ...") keeps the speaker in front.
+    """
+    pieces: list[str] = []
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            continue
+        line = line.strip()
+        speaker = _SPEAKER.match(line)
+        first = len(pieces)
+        for piece in _SENTENCE_END.split(line):
+            if not piece:
+                continue
+            if pieces and (len(piece) < MIN_SENTENCE_CHARS or len(pieces[-1]) < MIN_SENTENCE_CHARS):
+                pieces[-1] = f"{pieces[-1]} {piece}"
+            else:
+                pieces.append(piece)
+        if speaker:
+            pieces[first + 1:] = [speaker.group(0) + piece for piece in pieces[first + 1:]]
+    if len(pieces) <= MAX_SENTENCE_UNITS:
+        return pieces
+    count = len(pieces)
+    return [" ".join(pieces[i * count // MAX_SENTENCE_UNITS:(i + 1) * count // MAX_SENTENCE_UNITS])
+            for i in range(MAX_SENTENCE_UNITS)]
+
+
+def previous_key(memory: Memory) -> str | None:
+    """The identity key of the memory this one names as `previous:` (an id, or a quoted "[[id]]" link)."""
+    value = memory.frontmatter.get("previous")
+    while isinstance(value, list) and len(value) == 1:
+        value = value[0]  # an unquoted [[id]] reads as a nested YAML list
+    if not isinstance(value, str):
+        return None
+    targets = frontmatter_links(value) if "[[" in value else [value.strip()]
+    return identity_key(targets[0]) if len(targets) == 1 and targets[0] else None
+
+
+def neighbour_text(memory: Memory) -> str:
+    """What a memory lends its neighbours: its text, cut at a word near NEIGHBOUR_CHARS."""
+    text = " ".join(readable(memory.body).split())
+    if len(text) <= NEIGHBOUR_CHARS:
+        return text
+    cut = text.rfind(" ", 0, NEIGHBOUR_CHARS)
+    return text[:cut if cut > NEIGHBOUR_CHARS // 2 else NEIGHBOUR_CHARS]
 
 
 def _sections(body: str) -> list[tuple[str, str]]:

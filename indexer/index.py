@@ -10,6 +10,12 @@ Layout under `<vault>/.memdir/`:
 Every change, whether from the watcher, a startup reconcile or a full rebuild, goes through
 `sync()`, which looks at the disk (not at what an event said happened), so incremental
 updates and rebuilds run the same code and end in the same state.
+
+A memory's indexed texts depend on its neighbours (the memory it names as `previous:` and the
+one that names it), so `sync()` works in two steps: it first reads every changed file and
+places the memories, then chunks every placed memory and every memory whose neighbours may
+have changed, against the final state. Embeddings are cached by text, so a neighbour whose
+texts come out the same costs nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
 
+import numpy as np
+
 from vault import Memory, Problem, Vault, atomic
 from vault.errors import NotFoundError, ParseError, VaultError
 from vault.dedup import dedup_key
@@ -34,7 +42,7 @@ from vault.ids import identity_key
 from vault.parse import sha256
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk
 
-from .chunking import Chunk, chunks_for
+from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
 from .keyword import KeywordIndex
@@ -56,7 +64,7 @@ class SyncReport:
     updated: int = 0
     removed: int = 0
     errors: int = 0
-    embedded: int = 0  # chunks whose text had to be embedded (cache misses included)
+    embedded: int = 0  # units whose text had to be embedded (cache misses included)
     seconds: float = 0.0
 
     @property
@@ -70,9 +78,12 @@ class _Batch:
 
     entries: dict[str, Entry] = field(default_factory=dict)
     deleted_paths: list[str] = field(default_factory=list)
-    indexed: dict[str, tuple[Memory, list[Chunk], bool, bool]] = field(default_factory=dict)  # id -> (memory, chunks, embed?, keyword?)
+    placed: set[str] = field(default_factory=set)  # ids of memories read in this sync; chunked at its end
+    touched: set[str] = field(default_factory=set)  # identity keys whose neighbours must be chunked again
     removed_ids: set[str] = field(default_factory=set)
-    removed_chunks: set[int] = field(default_factory=set)
+    removed_units: set[int] = field(default_factory=set)
+    embed: list[Unit] = field(default_factory=list)
+    keyword_docs: dict[str, tuple[Memory, list[Chunk]]] = field(default_factory=dict)
 
 
 class Index:
@@ -98,10 +109,14 @@ class Index:
         self.memories: dict[str, Memory] = {}
         self.path_of: dict[str, str] = {}  # identity_key(id) -> path
         self.chunk_owner: dict[int, tuple[str, str]] = {}  # chunk id -> (memory id, heading)
+        self.unit_owner: dict[int, tuple[str, str]] = {}  # unit id (a vector in FAISS) -> (memory id, role)
         self.by_dedup_key: dict[str, set[str]] = {}  # normalized text + type -> memory ids
+        self.previous_key: dict[str, str] = {}  # memory id -> identity key of the memory it names as previous
+        self.pointed_by: dict[str, set[str]] = {}  # identity key -> ids of the memories naming it as previous
         for entry in self.entries.values():
             if entry.memory_id and entry.memory and entry.reason is None:
-                self._remember(entry.memory, entry.chunk_ids, self._headings(entry))
+                self._remember(entry.memory)
+                self._own(entry, chunks_for(entry.memory))
         self.graph = LinkGraph.build(self.memories.values())
 
     # -- opening and building ------------------------------------------------------------
@@ -135,19 +150,21 @@ class Index:
     def heal(self) -> int:
         """Make FAISS and Whoosh agree with the manifest after a crash; returns the files re-indexed."""
         with self.lock:
-            expected = {cid for e in self.entries.values() if e.reason is None for cid in e.chunk_ids}
-            stray_vectors = self.vectors.ids() - expected
+            valid = [e for e in self.entries.values() if e.reason is None]
+            expected_units = {u for e in valid for u in e.unit_ids}
+            expected_chunks = {c for e in valid for c in e.chunk_ids}
+            stray_vectors = self.vectors.ids() - expected_units
             self.vectors.remove(stray_vectors)
             keyword_ids = self.keyword.chunk_ids()
-            if keyword_ids - expected:
-                self.keyword.delete_chunks(keyword_ids - expected)
-            missing = (expected - self.vectors.ids()) | (expected - keyword_ids)
-            stale = {e.path for e in self.entries.values() if set(e.chunk_ids) & missing}
-            if stray_vectors or keyword_ids - expected or stale:
+            if keyword_ids - expected_chunks:
+                self.keyword.delete_chunks(keyword_ids - expected_chunks)
+            missing = (expected_units - self.vectors.ids()) | (expected_chunks - keyword_ids)
+            stale = {e.path for e in valid if (set(e.unit_ids) | set(e.chunk_ids)) & missing}
+            if stray_vectors or keyword_ids - expected_chunks or stale:
                 log.warning("index healed: %d stray vectors, %d stray keyword documents, %d files re-indexed",
-                            len(stray_vectors), len(keyword_ids - expected), len(stale))
+                            len(stray_vectors), len(keyword_ids - expected_chunks), len(stale))
             for path in stale:
-                self.entries[path] = replace(self.entries[path], content_hash="", embed_hash="")
+                self.entries[path] = replace(self.entries[path], content_hash="", embed_hash="", keyword_hash="")
             if stale:
                 self.sync(stale, deep=True, force_paths=stale)
             elif stray_vectors:
@@ -178,6 +195,29 @@ class Index:
     def chunk_count(self) -> int:
         return len(self.chunk_owner)
 
+    def unit_count(self) -> int:
+        return len(self.unit_owner)
+
+    def whole_units(self) -> np.ndarray:
+        """Ids of the units that embed whole chunks (not sentences or neighbours): what similarity compares."""
+        return np.fromiter((u for u, (_, role) in self.unit_owner.items() if role == WHOLE), dtype=np.int64)
+
+    def previous_of(self, memory_id: str) -> Memory | None:
+        """The memory this one names as `previous:`, if it is indexed."""
+        key = self.previous_key.get(memory_id)
+        found = self._by_key(key) if key else None
+        return found if found is not None and found.id != memory_id else None
+
+    def next_of(self, memory_id: str) -> Memory | None:
+        """The memory that names this one as `previous:` (the earliest captured, if several do)."""
+        followers = [self.memories[i] for i in self.pointed_by.get(identity_key(memory_id), ()) if i != memory_id]
+        return min(followers, key=_capture_order, default=None)
+
+    def _by_key(self, key: str) -> Memory | None:
+        path = self.path_of.get(key)
+        entry = self.entries.get(path) if path else None
+        return self.memories.get(entry.memory_id) if entry and entry.memory_id else None
+
     # -- changing ----------------------------------------------------------------------
 
     def sync(self, paths: Iterable[str | Path] | None = None, *, deep: bool = False,
@@ -196,6 +236,7 @@ class Index:
                 if progress:
                     progress(done, len(candidates))
             self._name_duplicate_holders(batch)
+            self._chunk(batch)
             self._apply(batch, report)
         report.seconds = time.perf_counter() - started
         return report
@@ -271,19 +312,16 @@ class Index:
                 report.errors += 1
                 return
             self._demote(owner, memory, batch, report)
-        chunks = chunks_for(memory)
-        embed_hash = sha256("\x1f".join(c.embedding_text for c in chunks))
-        same_text = previous is not None and previous.embed_hash == embed_hash and previous.reason is None
-        if previous is not None and previous.reason is None and not same_text:
-            batch.removed_chunks.update(previous.chunk_ids)
-        same_keyword = same_text and previous is not None and previous.memory is not None and (
-            keyword_signature(previous.memory, chunks) == keyword_signature(memory, chunks))
-        batch.indexed[memory.id] = (memory, chunks, not same_text, not same_keyword)
+        # Chunked at the end of the sync, when every neighbour is known. Until then the entry keeps
+        # what the indices hold for this file, so an unindex in between removes exactly that.
+        kept = previous if previous is not None and previous.reason is None else None
+        entry = Entry(rel, size, mtime_ns, memory.content_hash, memory.id, kept.chunk_ids if kept else (),
+                      kept.embed_hash if kept else "", memory=memory, units=kept.units if kept else (),
+                      keyword_hash=kept.keyword_hash if kept else "")
+        batch.placed.add(memory.id)
         batch.removed_ids.discard(memory.id)
-        entry = Entry(rel, size, mtime_ns, memory.content_hash, memory.id, tuple(c.chunk_id for c in chunks),
-                      embed_hash, memory=memory)
         batch.entries[rel] = self.entries[rel] = entry
-        self._remember(memory, entry.chunk_ids, [c.heading for c in chunks])
+        self._remember(memory, batch.touched)
         if previous is None or previous.reason is not None:
             report.added += 1
         else:
@@ -304,18 +342,19 @@ class Index:
         old = self.entries[owner_path]
         self._unindex(old, batch, reclaim=False)  # the id is not free: the new claimant takes it
         batch.entries[owner_path] = self.entries[owner_path] = replace(
-            old, memory_id=None, line=old.memory.id_line if old.memory else None,
-            reason=_duplicate_reason(winner.id, winner.path))
+            old, memory_id=None, chunk_ids=(), embed_hash="", units=(), keyword_hash="",
+            line=old.memory.id_line if old.memory else None, reason=_duplicate_reason(winner.id, winner.path))
         report.errors += 1
 
     def _unindex(self, entry: Entry, batch: _Batch, reclaim: bool = True) -> None:
         if entry.reason is not None or not entry.memory_id:
             return
         memory_id = entry.memory_id
-        batch.removed_chunks.update(entry.chunk_ids)
-        batch.indexed.pop(memory_id, None)
+        batch.removed_units.update(entry.unit_ids)
+        batch.placed.discard(memory_id)
         batch.removed_ids.add(memory_id)
-        self._forget(memory_id)
+        self._disown(entry)
+        self._forget(memory_id, batch.touched)
         if reclaim:
             self._reclaim(memory_id, entry.path, batch)
 
@@ -328,15 +367,19 @@ class Index:
         best = min(waiting, key=lambda e: _precedence(e.memory))  # type: ignore[arg-type]
         self._index_memory(best.path, best.memory, None, best.size, best.mtime_ns, batch, SyncReport())  # type: ignore[arg-type]
 
-    def _remember(self, memory: Memory, chunk_ids: Iterable[int], headings: list[str]) -> None:
-        self._forget(memory.id)
+    def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
+        self._forget(memory.id, touched)
         self.memories[memory.id] = memory
         self.by_dedup_key.setdefault(dedup_key(memory.body, memory.type), set()).add(memory.id)
         self.path_of[identity_key(memory.id)] = memory.path
-        for chunk, heading in zip(chunk_ids, headings):
-            self.chunk_owner[chunk] = (memory.id, heading)
+        key = previous_key(memory)
+        if key is not None:
+            self.previous_key[memory.id] = key
+            self.pointed_by.setdefault(key, set()).add(memory.id)
+        if touched is not None:
+            touched.update(k for k in (identity_key(memory.id), key) if k)
 
-    def _forget(self, memory_id: str) -> None:
+    def _forget(self, memory_id: str, touched: set[str] | None = None) -> None:
         memory = self.memories.pop(memory_id, None)
         if memory is None:
             return
@@ -344,28 +387,75 @@ class Index:
         twins.discard(memory_id)
         if self.path_of.get(identity_key(memory_id)) == memory.path:
             del self.path_of[identity_key(memory_id)]
-        entry = self.entries.get(memory.path)
-        for chunk in entry.chunk_ids if entry else ():
-            self.chunk_owner.pop(chunk, None)
+        key = self.previous_key.pop(memory_id, None)
+        if key is not None:
+            self.pointed_by[key].discard(memory_id)
+            if not self.pointed_by[key]:
+                del self.pointed_by[key]
+        if touched is not None:
+            touched.update(k for k in (identity_key(memory_id), key) if k)
 
-    def _headings(self, entry: Entry) -> list[str]:
-        return [c.heading for c in chunks_for(entry.memory)] if entry.memory else []  # type: ignore[arg-type]
+    def _own(self, entry: Entry, chunks: list[Chunk]) -> None:
+        for chunk in chunks:
+            self.chunk_owner[chunk.chunk_id] = (chunk.memory_id, chunk.heading)
+        for unit, _, role in entry.units:
+            self.unit_owner[unit] = (entry.memory_id, role)  # type: ignore[assignment]
+
+    def _disown(self, entry: Entry) -> None:
+        for chunk in entry.chunk_ids:
+            self.chunk_owner.pop(chunk, None)
+        for unit in entry.unit_ids:
+            self.unit_owner.pop(unit, None)
+
+    def _chunk(self, batch: _Batch) -> None:
+        """Chunk the memories read in this sync and those whose neighbours may have changed, in the final state."""
+        for memory_id in sorted(batch.placed | self._affected(batch.touched)):
+            memory = self.memories[memory_id]
+            entry = self.entries[memory.path]
+            chunks = chunks_for(memory, self.neighbours(memory))
+            units = [unit for chunk in chunks for unit in chunk.units]
+            # Unit ids are in the hashes: an id whose case changed gets new ids for the same texts.
+            embed_hash = sha256("\x1f".join(f"{u.unit_id}\x1e{u.text}" for u in units))
+            keyword_hash = sha256(repr(keyword_signature(memory, chunks)))
+            if embed_hash != entry.embed_hash:
+                batch.removed_units.update(entry.unit_ids)
+                batch.embed.extend(units)
+            if keyword_hash != entry.keyword_hash:
+                batch.keyword_docs[memory_id] = (memory, chunks)
+            if memory_id in batch.placed or embed_hash != entry.embed_hash or keyword_hash != entry.keyword_hash:
+                new = replace(entry, chunk_ids=tuple(c.chunk_id for c in chunks), embed_hash=embed_hash,
+                              units=tuple((u.unit_id, u.chunk_id, u.role) for u in units), keyword_hash=keyword_hash)
+                self._disown(entry)
+                self._own(new, chunks)
+                batch.entries[memory.path] = self.entries[memory.path] = new
+
+    def _affected(self, touched: set[str]) -> set[str]:
+        """Memories whose neighbours may have changed: those a touched key names, and those naming one."""
+        found: set[str] = set()
+        for key in touched:
+            memory = self._by_key(key)
+            if memory is not None:
+                found.add(memory.id)
+            found.update(self.pointed_by.get(key, ()))
+        return found
+
+    def neighbours(self, memory: Memory) -> Neighbours:
+        """The texts an indexed memory's neighbours lend it (see chunking)."""
+        return Neighbours(_lent(self.previous_of(memory.id), memory), _lent(self.next_of(memory.id), memory))
 
     def _apply(self, batch: _Batch, report: SyncReport) -> None:
-        to_embed = [(m, c) for m, chunks, embed, _ in batch.indexed.values() if embed for c in chunks]
-        vectors = self.embedder.embed([c.embedding_text for _, c in to_embed]) if to_embed else None
-        report.embedded += len(to_embed)
-        self.vectors.remove(batch.removed_chunks)
+        vectors = self.embedder.embed([u.text for u in batch.embed]) if batch.embed else None
+        report.embedded += len(batch.embed)
+        self.vectors.remove(batch.removed_units)
         if vectors is not None:
-            self.vectors.add([c.chunk_id for _, c in to_embed], vectors)
-        keyword_docs = [(m, chunks) for m, chunks, _, rewrite in batch.indexed.values() if rewrite]
-        if keyword_docs or batch.removed_ids:
-            self.keyword.replace(keyword_docs, batch.removed_ids - set(batch.indexed))
-        for memory_id in batch.removed_ids - set(batch.indexed):
+            self.vectors.add([u.unit_id for u in batch.embed], vectors)
+        if batch.keyword_docs or batch.removed_ids:
+            self.keyword.replace(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
+        for memory_id in sorted(batch.removed_ids):
             self.graph.remove(memory_id)
-        for memory, _, _, _ in batch.indexed.values():
-            self.graph.upsert(memory)
-        if batch.removed_chunks or vectors is not None:
+        for memory_id in sorted(batch.placed):
+            self.graph.upsert(self.memories[memory_id])
+        if batch.removed_units or vectors is not None:
             self.vectors.save(self.generation / "vectors.faiss")
         if batch.entries or batch.deleted_paths:
             self.manifest.write(list(batch.entries.values()), batch.deleted_paths)
@@ -376,6 +466,19 @@ def _parse(vault: Vault, data: bytes, rel: str) -> Memory:
     from vault.parse import parse
 
     return parse(data, rel, max_bytes=vault.settings.max_file_bytes, source=vault.source)
+
+
+def _lent(neighbour: Memory | None, memory: Memory) -> str:
+    """The text a neighbour lends: none to a shared memory from a private one (it would surface it)."""
+    if neighbour is None or (neighbour.privacy == "private" and memory.privacy != "private"):
+        return ""
+    return neighbour_text(neighbour)
+
+
+def _capture_order(memory: Memory) -> tuple[bool, float, str]:
+    """Earliest created first; the id breaks ties, so every sync picks the same next memory."""
+    created = memory.created_at.timestamp() if memory.created_at else 0.0
+    return (memory.created_at is None, created, identity_key(memory.id))
 
 
 def _duplicate_reason(memory_id: str, holder: str) -> str:

@@ -1,4 +1,4 @@
-"""The keyword index: Whoosh BM25F over titles, bodies, tags and aliases, one document per chunk.
+"""The keyword index: Whoosh BM25F over titles, bodies, tags, aliases and neighbours, one document per chunk.
 
 One writer per index (Whoosh takes a file lock); readers use the last committed state and
 never wait. Queries are built from analysed terms, not parsed, so a user's `AND`, quotes or
@@ -24,9 +24,10 @@ from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
 from vault.model import Memory
 
 from .chunking import Chunk
+from .stopwords import STOP_WORDS
 
-ANALYZER = StemmingAnalyzer()
-SEARCH_FIELDS = ("title", "body")
+ANALYZER = StemmingAnalyzer(stoplist=STOP_WORDS)
+SEARCH_FIELDS = ("title", "body", "context")
 MAX_QUERY_TERMS = 64
 
 
@@ -34,10 +35,12 @@ def schema() -> Schema:
     return Schema(
         chunk=ID(unique=True, stored=True),
         memory=ID(stored=True),
-        # Two searched fields, not four: Whoosh matches each term in each field in pure Python,
+        # Three searched fields, not five: Whoosh matches each term in each field in pure Python,
         # so tags and aliases ride along in the (short, boosted) title field.
         title=TEXT(analyzer=ANALYZER, field_boost=2.0),
         body=TEXT(analyzer=ANALYZER),
+        # The neighbours' texts (see chunking): weighted at query time, so the weight is a setting.
+        context=TEXT(analyzer=ANALYZER),
         tags=KEYWORD(lowercase=True, commas=True),  # for filtering only
         type=ID(),
         collection=ID(),
@@ -157,20 +160,31 @@ class KeywordIndex:
         with self._lock:
             return {int(fields["chunk"]) for fields in self._searcher.reader().all_stored_fields()}
 
+    def postings(self) -> set[tuple[int, str, str]]:
+        """Every (chunk id, field, term) the index holds: what two indices must share to rank alike."""
+        with self._lock:
+            reader = self._searcher.reader()
+            chunk_of = {doc: int(fields["chunk"]) for doc, fields in reader.iter_docs()}
+            return {(chunk_of[doc], field, term.decode() if isinstance(term, bytes) else term)
+                    for field in SEARCH_FIELDS for term in reader.field_terms(field)
+                    for doc in reader.postings(field, term).all_ids() if doc in chunk_of}
+
     def search(self, text: str, k: int, filters: KeywordFilter | None = None,
-               postings_budget: int = 0) -> list[KeywordHit]:
+               postings_budget: int = 0, context_boost: float = 0.0) -> list[KeywordHit]:
         """Top-k chunks for the analysed terms of `text` (OR semantics).
 
         With a `postings_budget`, terms are taken rarest first while their posting lists fit the
         budget: the most common terms carry the least BM25 weight but cost the most, because
-        Whoosh matches postings in pure Python. A small vault keeps every term.
+        Whoosh matches postings in pure Python. A small vault keeps every term. A term found in
+        the context field (the neighbours' texts) counts `context_boost` times its score.
         """
         terms = query_terms(text)
         if not terms or k <= 0:
             return []
+        fields = {"title": 1.0, "body": 1.0, **({"context": context_boost} if context_boost > 0 else {})}
         with self._lock:
-            terms = self._selective(terms, postings_budget)
-            query = q.Or([q.Term(field, term) for term in terms for field in SEARCH_FIELDS])
+            terms = self._selective(terms, postings_budget, tuple(fields))
+            query = q.Or([q.Term(field, term, boost=boost) for term in terms for field, boost in fields.items()])
             filter_query = filters.query() if filters else None
             mask_query = filters.mask() if filters else None
             # No terms=True: asking which terms each hit matched turns off Whoosh's block-max
@@ -178,10 +192,10 @@ class KeywordIndex:
             hits = self._searcher.search(query, limit=k, filter=filter_query, mask=mask_query)
             return [KeywordHit(int(hit["chunk"]), float(hit.score)) for hit in hits]
 
-    def _selective(self, terms: list[str], budget: int) -> list[str]:
+    def _selective(self, terms: list[str], budget: int, fields: Sequence[str]) -> list[str]:
         if budget <= 0:
             return terms
-        cost = {t: sum(self._searcher.doc_frequency(f, t) for f in SEARCH_FIELDS) for t in terms}
+        cost = {t: sum(self._searcher.doc_frequency(f, t) for f in fields) for t in terms}
         kept: list[str] = []
         spent = 0
         for term in sorted(terms, key=lambda t: cost[t]):
@@ -218,14 +232,14 @@ def query_terms(text: str) -> list[str]:
 
 
 def signature(memory: Memory, chunks: Sequence[Chunk]) -> tuple[object, ...]:
-    """Everything the keyword documents of a memory hold: equal signature → no rewrite needed.
+    """Everything the keyword documents of a memory hold: an equal signature → no rewrite needed.
 
     Outcome counters are deliberately not in Whoosh: scoring rewrites them on every turn, and
     each Whoosh update leaves a deleted document that skews BM25 until segments merge. Ranking
     reads counters from the index's in-memory table, which comes from the files.
     """
     return (
-        tuple((c.chunk_id, c.title, c.text) for c in chunks), memory.tags, memory.aliases, memory.type,
+        tuple((c.chunk_id, c.title, c.text, c.context) for c in chunks), memory.tags, memory.aliases, memory.type,
         memory.collection, memory.status, memory.privacy, memory.created_at,
     )
 
@@ -236,6 +250,7 @@ def _document(memory: Memory, chunk: Chunk) -> dict[str, object]:
         "memory": memory.id,
         "title": " ".join((chunk.title, *memory.tags, *memory.aliases)),
         "body": chunk.text,
+        "context": chunk.context or None,
         "tags": ",".join(t.lower() for t in memory.tags),
         "type": memory.type,
         "collection": memory.collection,

@@ -1,4 +1,4 @@
-"""What the index knows about each file: stat, hashes, chunk ids, errors, and a snapshot of the memory.
+"""What the index knows about each file: stat, hashes, chunk and unit ids, errors, and a snapshot of the memory.
 
 The snapshot lets the index start without re-reading every file; the stat and hashes let
 a reconcile find exactly what changed on disk since. It is a derived cache like the rest:
@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from vault.model import Memory
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,12 @@ class Entry:
     line: int | None = None
     reason: str | None = None  # why the file is not indexed
     memory: Memory | None = None
+    units: tuple[tuple[int, int, str], ...] = ()  # (unit id, chunk id, role) of every vector in FAISS
+    keyword_hash: str = ""  # hash of the memory's keyword documents; equal → no rewrite
+
+    @property
+    def unit_ids(self) -> tuple[int, ...]:
+        return tuple(unit for unit, _, _ in self.units)
 
 
 class Manifest:
@@ -42,7 +48,8 @@ class Manifest:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INT, mtime_ns INT, content_hash TEXT,"
-            " memory_id TEXT, chunk_ids TEXT, embed_hash TEXT, line INT, reason TEXT, memory TEXT)"
+            " memory_id TEXT, chunk_ids TEXT, embed_hash TEXT, line INT, reason TEXT, memory TEXT, units TEXT,"
+            " keyword_hash TEXT)"
         )
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
 
@@ -65,7 +72,7 @@ class Manifest:
         with self.transaction():
             self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in deleted_paths])
             self._db.executemany(
-                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [_row(e) for e in upserts]
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [_row(e) for e in upserts]
             )
 
     def transaction(self) -> "_Transaction":
@@ -87,15 +94,17 @@ def _row(entry: Entry) -> tuple[Any, ...]:
     return (
         entry.path, entry.size, entry.mtime_ns, entry.content_hash, entry.memory_id,
         json.dumps(list(entry.chunk_ids)), entry.embed_hash, entry.line, entry.reason,
-        encode_memory(entry.memory) if entry.memory else None,
+        encode_memory(entry.memory) if entry.memory else None, json.dumps([list(u) for u in entry.units]),
+        entry.keyword_hash,
     )
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:
-    path, size, mtime_ns, content_hash, memory_id, chunk_ids, embed_hash, line, reason, memory = row
+    path, size, mtime_ns, content_hash, memory_id, chunk_ids, embed_hash, line, reason, memory, units, keyword_hash = row
     return Entry(
         path, size, mtime_ns, content_hash, memory_id, tuple(json.loads(chunk_ids or "[]")), embed_hash or "",
         line, reason, decode_memory(memory) if memory else None,
+        tuple((int(u), int(c), str(r)) for u, c, r in json.loads(units or "[]")), keyword_hash or "",
     )
 
 

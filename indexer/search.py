@@ -1,9 +1,10 @@
 """Hybrid search over one index: filter, retrieve from both channels, fuse, calibrate, rank.
 
     1. filters (collections, type, tags, dates, status, privacy) decide which memories compete
-    2. FAISS top-N and Whoosh BM25F top-N over chunks, each already restricted by the filters
-    3. chunk hits fold into their memory (best chunk per channel)
-    4. fusion orders the union (weighted Reciprocal Rank Fusion)
+    2. FAISS top-N over units and Whoosh BM25F top-N over chunks, each already restricted by the filters
+    3. hits fold into their memory; every candidate gets its exact vector score from its units
+       (best text unit, blended with the units that read it with its neighbours)
+    4. fusion orders the union (z-scores of both channels, or weighted Reciprocal Rank Fusion)
     5. calibration turns absolute channel evidence into a 0..1 relevance
     6. graph: a hidden superseded hit is replaced by its successor; top hits lend relevance to linked memories
     7. quality (pluggable) and per-type recency give the final score; threshold; limit
@@ -22,7 +23,7 @@ from vault.errors import ValidationError
 from vault.model import Memory
 from vault.normalize import normalize
 
-from .chunking import chunks_for
+from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, chunks_for
 from .index import Index
 from .keyword import KeywordFilter, analysed, query_terms
 from .ranking import (
@@ -41,6 +42,7 @@ SortBy = Literal["relevance", "recency", "score"]
 HIDDEN_STATUSES = frozenset({"superseded", "archived"})
 COSINE_NOISE = 0.05  # cosine differences below this say nothing about relevance
 COVERAGE_DEPTH = 30  # keyword hits whose term coverage is measured; deeper ones rely on their rank
+UNIT_HITS_PER_CANDIDATE = 4  # a memory has several units: FAISS is asked for this many per wanted memory
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class Hit:
     final: float  # what the list is ordered by: relevance, quality and recency
     channel: str  # vector | keyword | both | graph | lookup | timeline
     heading: str = ""  # the section of a long document that matched
-    vector_score: float | None = None  # best chunk cosine
+    vector_score: float | None = None  # best chunk's cosine, blended with its neighbour units
     keyword_score: float | None = None  # best chunk BM25F
     quality: float | None = None
     successor: str | None = None  # set when the memory is superseded
@@ -91,7 +93,6 @@ class _Candidate:
     evidence: float = 0.0
     channel: str = ""
     via: str | None = None
-    heading_score: float = field(default=-math.inf)
 
 
 class Searcher:
@@ -102,7 +103,7 @@ class Searcher:
         self.settings = settings
         self.quality = quality or QualityModel()
         index.keyword.set_weighting(settings.bm25_b, settings.bm25_k1)
-        self._terms: dict[int, tuple[str, frozenset[str]]] = {}  # chunk id -> (content hash, analysed words)
+        self._terms: dict[int, tuple[str, frozenset[str], frozenset[str]]] = {}  # chunk id -> (version, words, context words)
 
     def search(self, request: SearchRequest) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
@@ -177,16 +178,16 @@ class Searcher:
         query_vector = None
         if request.mode in ("hybrid", "vector") and allowed:
             query_vector = index.embedder.embed_query(request.query or "")
-            chunk_filter = None if unrestricted else (c for c, (m, _) in index.chunk_owner.items() if m in allowed)
-            hits = sorted(index.vectors.search(query_vector, settings.candidates, chunk_filter), key=_stable)
-            for rank, (chunk, score) in enumerate(_best_per_memory(index, hits)):
-                memory_id, heading = index.chunk_owner[chunk]
-                c = candidates.setdefault(memory_id, _Candidate(memory_id))
-                c.vector_rank, c.vector_score, c.heading, c.heading_score = rank, score, heading, score
+            unit_filter = None if unrestricted else (u for m in allowed.values() for u in index.entries[m.path].unit_ids)
+            hits = sorted(index.vectors.search(query_vector, settings.candidates * UNIT_HITS_PER_CANDIDATE,
+                                               unit_filter), key=_stable)
+            owners = dict.fromkeys(index.unit_owner[unit][0] for unit, _ in hits if unit in index.unit_owner)
+            for memory_id in list(owners)[:settings.candidates]:
+                candidates[memory_id] = _Candidate(memory_id, vector_rank=0)
         if request.mode in ("hybrid", "keyword") and allowed:
             keyword_filter = _keyword_filter(request, allowed, index)
             found = index.keyword.search(request.query or "", settings.candidates, keyword_filter,
-                                         settings.keyword_postings_budget)
+                                         settings.keyword_postings_budget, settings.context_boost)
             found = [h for h in found if index.chunk_owner.get(h.chunk_id, ("",))[0] in allowed]  # exact filter
             found.sort(key=lambda h: _stable((h.chunk_id, h.score)))
             terms = query_terms(request.query or "")
@@ -198,13 +199,15 @@ class Searcher:
                 c = candidates.setdefault(memory_id, _Candidate(memory_id))
                 c.keyword_rank, c.keyword_score = rank, score
                 if rank < COVERAGE_DEPTH:
-                    present = self._terms_of(chunk, index.memories[memory_id])
-                    coverage = sum(idf[t] for t in terms if t in present) / total
+                    own, context = self._terms_of(chunk, index.memories[memory_id])
+                    # A word only the neighbours say counts as much as the context field weighs it.
+                    coverage = sum(idf[t] * (1.0 if t in own else settings.context_boost if t in context else 0.0)
+                                   for t in terms) / total
                     c.keyword_coverage = coverage * (score / top if top else 0.0) ** 0.5
                 if c.vector_rank is None:
                     c.heading = heading
-        if query_vector is not None and request.mode == "hybrid":
-            self._complete_cosines(candidates, query_vector)
+        if query_vector is not None:
+            self._score_vectors(candidates, query_vector)
         self._fuse(candidates, request.mode)
         for c in candidates.values():
             v = vector_evidence(c.vector_score, settings.cosine_floor, settings.cosine_full) if c.vector_score is not None else None
@@ -214,26 +217,66 @@ class Searcher:
             c.channel = "both" if by_vector and by_keyword else "keyword" if by_keyword else "vector"
         return {k: c for k, c in candidates.items() if c.channel != "vector" or (c.vector_score or 0) > settings.cosine_floor}
 
-    def _terms_of(self, chunk: int, memory: Memory) -> frozenset[str]:
-        """The analysed words of one chunk (title, tags, aliases and text), cached per content version."""
+    def _terms_of(self, chunk: int, memory: Memory) -> tuple[frozenset[str], frozenset[str]]:
+        """The analysed words of one chunk (title, tags, aliases and text) and of its context, cached per version."""
+        version = self.index.entries[memory.path].keyword_hash
         cached = self._terms.get(chunk)
-        if cached is not None and cached[0] == memory.content_hash:
-            return cached[1]
-        chunk_obj = next((c for c in chunks_for(memory) if c.chunk_id == chunk), None)
+        if cached is not None and cached[0] == version:
+            return cached[1], cached[2]
+        chunk_obj = next((c for c in chunks_for(memory, self.index.neighbours(memory)) if c.chunk_id == chunk), None)
         text = " ".join((memory.title, *memory.tags, *memory.aliases, chunk_obj.title if chunk_obj else "",
                          chunk_obj.text if chunk_obj else memory.body))
-        terms = analysed(text)
+        terms, context = analysed(text), analysed(chunk_obj.context if chunk_obj else "")
         if len(self._terms) > 50_000:
             self._terms.clear()
-        self._terms[chunk] = (memory.content_hash, terms)
-        return terms
+        self._terms[chunk] = (version, terms, context)
+        return terms, context
 
-    def _complete_cosines(self, candidates: dict[str, _Candidate], query_vector: np.ndarray) -> None:
-        """Keyword-only candidates get their exact cosine, so the fusion compares like with like."""
-        for c in candidates.values():
-            if c.vector_score is None:
-                chunks = self.index.entries[self.index.memories[c.memory_id].path].chunk_ids
-                c.vector_score = max(float(self.index.vectors.vector(chunk) @ query_vector) for chunk in chunks)
+    def _score_vectors(self, candidates: dict[str, _Candidate], query_vector: np.ndarray) -> None:
+        """Every candidate, keyword-only ones too, gets its exact vector score, so the fusion compares like with like.
+
+        A chunk scores its best text unit (the whole chunk or one sentence), blended with the units
+        that read it together with its previous and next memory; a missing neighbour counts as the
+        chunk itself. A memory scores its best chunk. Vector ranks follow these scores.
+        """
+        index = self.index
+        units = {i: index.entries[index.memories[i].path].units for i in candidates}
+        ids = np.fromiter((u for memory_units in units.values() for u, _, _ in memory_units), dtype=np.int64)
+        cosines = (index.vectors.vectors(ids) @ query_vector).tolist()
+        position = 0
+        for memory_id, memory_units in units.items():
+            c = candidates[memory_id]
+            chunk, c.vector_score = self._blend(memory_units, cosines[position:position + len(memory_units)])
+            position += len(memory_units)
+            if c.vector_rank is not None:
+                c.heading = index.chunk_owner[chunk][1]
+        by_vector = sorted((c for c in candidates.values() if c.vector_rank is not None),
+                           key=lambda c: (-(c.vector_score or 0.0), c.memory_id))
+        for rank, c in enumerate(by_vector):
+            c.vector_rank = rank
+
+    def _blend(self, units: tuple[tuple[int, int, str], ...], cosines: list[float]) -> tuple[int, float]:
+        """(best chunk, its score) from one memory's unit cosines.
+
+        A chunk's text scores its best sentence, or the whole chunk when it has no sentence units;
+        a missing neighbour unit counts as the whole chunk (an isolated memory is its own context).
+        """
+        whole: dict[int, float] = {}
+        other: dict[tuple[int, str], float] = {}
+        for (_, chunk, role), cosine in zip(units, cosines):
+            if role == WHOLE:
+                whole[chunk] = cosine
+            else:
+                key = (chunk, role)
+                other[key] = max(other.get(key, -1.0), cosine)
+        w_previous, w_next = self.settings.previous_weight, self.settings.next_weight
+        scores = {}
+        for chunk, base in whole.items():
+            text = other.get((chunk, SENTENCE), base)
+            around = w_previous * other.get((chunk, PREVIOUS), base) + w_next * other.get((chunk, NEXT), base)
+            scores[chunk] = (text + around) / (1.0 + w_previous + w_next)
+        chunk = max(scores, key=lambda k: (scores[k], -k))
+        return chunk, scores[chunk]
 
     def _fuse(self, candidates: dict[str, _Candidate], mode: Mode) -> None:
         """Order the union of both channels' candidates.

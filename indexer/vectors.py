@@ -1,7 +1,7 @@
-"""The vector index: exact cosine search over chunk embeddings with FAISS IndexIDMap2(IndexFlatIP).
+"""The vector index: exact cosine search over unit embeddings with FAISS IndexIDMap2(IndexFlatIP).
 
-Flat is exact and, for a personal vault (10k–100k chunks), fast enough; IDMap2 gives each
-chunk a stable int64 id that can be removed and re-added. FAISS allows concurrent searches
+Flat is exact and, for a personal vault (10k–100k memories), fast enough; IDMap2 gives each
+unit (see chunking) a stable int64 id that can be removed, re-added and read back. FAISS allows concurrent searches
 but not mutation during a search, so one lock guards both.
 """
 
@@ -62,12 +62,19 @@ class VectorIndex:
         with self._lock:
             return int(self._index.remove_ids(id_array))
 
-    def vector(self, chunk_id: int) -> np.ndarray:
+    def vector(self, unit_id: int) -> np.ndarray:
         with self._lock:
-            return self._index.reconstruct(int(chunk_id))
+            return self._index.reconstruct(int(unit_id))
+
+    def vectors(self, unit_ids: np.ndarray) -> np.ndarray:
+        """The stored vectors of many units at once, one row each (one call into FAISS, not one per id)."""
+        if len(unit_ids) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            return self._index.reconstruct_batch(np.ascontiguousarray(unit_ids, dtype=np.int64))
 
     def search(self, query: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
-        """Top-k (chunk id, cosine) pairs; with `allowed`, only those ids compete (filter before top-k)."""
+        """Top-k (unit id, cosine) pairs; with `allowed`, only those ids compete (filter before top-k)."""
         with self._lock:
             if self._index.ntotal == 0 or k <= 0:
                 return []

@@ -1,4 +1,8 @@
-"""The `memdir` command line. Each command parses, calls one library function and formats the result."""
+"""The `memdir` command line. Each command parses, calls one service operation and formats the result.
+
+When a vault server is running, commands go through it (one writer, one view); otherwise
+they open the vault in-process. Hooks take a fast path that never imports click or models.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +10,15 @@ import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import click
 
 from vault import Vault, VaultError, init_vault, normalize
 
-from . import render
+from . import client, render
 from .config import Config, default_config_text, load_config
 from .lookup import lookup
-
-if TYPE_CHECKING:
-    from .app import App
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,26 +35,71 @@ def vault_option(function: F) -> F:
     )(function)
 
 
-class Context:
-    """What a command needs: the vault and its config, read once."""
-
-    def __init__(self, vault_path: Path) -> None:
-        root = vault_path.expanduser().absolute()
-        if not root.is_dir():
-            raise click.ClickException(f"no vault at {root}; create one with: memdir init {vault_path}")
-        self.config: Config = load_config(root)
-        self.vault = Vault(root, self.config.vault)
+def vault_root(vault_path: Path) -> Path:
+    root = vault_path.expanduser().absolute()
+    if not root.is_dir():
+        raise click.ClickException(f"no vault at {root}; create one with: memdir init {vault_path}")
+    return root
 
 
-def open_vault(vault_path: Path) -> Context:
-    try:
-        return Context(vault_path)
-    except VaultError as exc:
-        raise click.ClickException(str(exc)) from None
+def local_vault(vault_path: Path) -> tuple[Vault, Config]:
+    root = vault_root(vault_path)
+    config = load_config(root)
+    return Vault(root, config.vault), config
 
 
 def emit_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+class Remote:
+    """The running server's operations, called over HTTP with the vault's token."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __getattr__(self, op: str) -> Callable[..., Any]:
+        def call(**args: Any) -> Any:
+            try:
+                return client.call(self.root, op, args)
+            except client.RemoteError as exc:
+                raise click.ClickException(str(exc)) from None
+            except client.Unavailable as exc:
+                raise click.ClickException(f"{exc}; run the command again to use the vault directly") from None
+
+        return call
+
+
+@contextmanager
+def service(vault_path: Path) -> Iterator[Any]:
+    """The running server if there is one, else the vault opened in this process."""
+    root = vault_root(vault_path)
+    if client.running(root) is not None:
+        yield Remote(root)
+        return
+    from .app import App
+    from .service import MemoryService
+
+    config = load_config(root)
+    with progress_bar("indexing") as progress:
+        app = App(root, config=config, progress=progress)
+    try:
+        yield MemoryService(app)
+    finally:
+        app.close()
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar on stderr (stdout stays clean for --json); silent when stderr is not a terminal."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                  transient=True, disable=not console.is_terminal) as progress:
+        task = progress.add_task(label, total=None)
+        yield lambda done, total: progress.update(task, completed=done, total=total)
 
 
 class MemdirGroup(click.Group):
@@ -71,6 +117,8 @@ class MemdirGroup(click.Group):
 def cli() -> None:
     """memdir: persistent memory for AI coding assistants, kept as Markdown files."""
 
+
+# -- the vault ---------------------------------------------------------------------------
 
 @cli.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
@@ -96,62 +144,11 @@ def init(path: Path | None, vault_path: Path) -> None:
 def add(content: str, title: str | None, memory_type: str | None, collection: str, tags: tuple[str, ...],
         vault_path: Path) -> None:
     """Write a new memory and print its id (an exact re-statement returns the existing one)."""
-    with open_app(vault_path) as app:
-        added = app.curator.add(content, title=title, type=memory_type, collection=collection, tags=tags)
-    click.echo(added.memory.id)
+    with service(vault_path) as svc:
+        added = svc.add(content=content, title=title, type=memory_type, collection=collection, tags=list(tags))
+    click.echo(added["memory"]["id"])
     for line in render.added_notes(added):
         click.echo(line, err=True)
-
-
-@cli.command()
-@click.argument("pairs", nargs=-1, required=True, metavar="ID OUTCOME [ID OUTCOME ...]")
-@vault_option
-def score(pairs: tuple[str, ...], vault_path: Path) -> None:
-    """Record outcomes (worked, partial, failed, unknown) for memories; only their counters change."""
-    if len(pairs) % 2:
-        raise click.UsageError("give pairs: ID OUTCOME [ID OUTCOME ...]")
-    outcomes = dict(zip(pairs[::2], pairs[1::2]))
-    with open_app(vault_path) as app:
-        results = app.curator.score(outcomes)
-    click.echo(render.scored(results))
-
-
-@cli.command()
-@click.option("--dry-run", is_flag=True, help="Show what would happen; change nothing.")
-@vault_option
-def gc(dry_run: bool, vault_path: Path) -> None:
-    """Apply the lifecycle: promote, demote and expire memories (logged to .memdir/lifecycle.jsonl)."""
-    with open_app(vault_path) as app:
-        applied = app.curator.gc(dry_run=dry_run)
-    click.echo(render.lifecycle(applied, dry_run))
-
-
-@cli.command(name="suggest-merges")
-@click.option("--threshold", type=float, help="Cosine similarity that makes two memories candidates (default 0.85).")
-@click.option("--type", "memory_type", help="Only memories of this type.")
-@click.option("--limit", type=int, default=10, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
-@vault_option
-def suggest_merges(threshold: float | None, memory_type: str | None, limit: int, as_json: bool, vault_path: Path) -> None:
-    """List groups of near-duplicate memories (nothing is merged automatically)."""
-    with open_app(vault_path) as app:
-        clusters = app.curator.suggest_merges(threshold, memory_type, limit)
-    if as_json:
-        emit_json([{"ids": list(c.ids), "titles": list(c.titles), "similarity": c.similarity} for c in clusters])
-    else:
-        click.echo(render.clusters(clusters))
-
-
-@cli.command()
-@click.argument("ids", nargs=-1, required=True)
-@click.option("--into", "title", required=True, help="Title of the merged memory.")
-@click.option("--content", help="Body of the merged memory (default: the sources' bodies, joined).")
-@vault_option
-def merge(ids: tuple[str, ...], title: str, content: str | None, vault_path: Path) -> None:
-    """Merge memories into one that supersedes them; the sources move to .trash/."""
-    with open_app(vault_path) as app:
-        merged = app.curator.merge(ids, title, content)
-    click.echo(f"{merged.id}  {merged.path}  (supersedes {', '.join(ids)}; sources moved to .trash/)")
 
 
 @cli.command()
@@ -160,8 +157,12 @@ def merge(ids: tuple[str, ...], title: str, content: str | None, vault_path: Pat
 @vault_option
 def show(ref: str, as_json: bool, vault_path: Path) -> None:
     """Print one memory, given its id or its path inside the vault."""
-    ctx = open_vault(vault_path)
-    shape = normalize(lookup(ctx.vault, ref))
+    root = vault_root(vault_path)
+    if client.running(root) is not None:
+        shape = Remote(root).read(ref=ref)
+    else:
+        vault, _ = local_vault(vault_path)
+        shape = normalize(lookup(vault, ref))
     emit_json(shape) if as_json else click.echo(render.memory_detail(shape))
 
 
@@ -170,8 +171,12 @@ def show(ref: str, as_json: bool, vault_path: Path) -> None:
 @vault_option
 def list_(as_json: bool, vault_path: Path) -> None:
     """List every memory in the vault."""
-    ctx = open_vault(vault_path)
-    shapes = [normalize(m) for m in ctx.vault.scan().memories]
+    root = vault_root(vault_path)
+    if client.running(root) is not None:
+        shapes = Remote(root).list()
+    else:
+        vault, _ = local_vault(vault_path)
+        shapes = [normalize(m) for m in vault.scan().memories]
     emit_json(shapes) if as_json else click.echo(render.memory_rows(shapes))
 
 
@@ -180,32 +185,45 @@ def list_(as_json: bool, vault_path: Path) -> None:
 @vault_option
 def doctor(as_json: bool, vault_path: Path) -> None:
     """Check every file; exit status 1 when any file has a problem."""
-    ctx = open_vault(vault_path)
-    scan = ctx.vault.scan()
-    errors = [p.as_dict() for p in scan.problems]
-    if as_json:
-        emit_json({"memories": len(scan.memories), "errors": errors})
+    root = vault_root(vault_path)
+    if client.running(root) is not None:
+        report = Remote(root).doctor()
     else:
-        if errors:
-            click.echo(render.problems(errors))
-        click.echo(f"{len(scan.memories)} memories, {len(errors)} problem{'s' if len(errors) != 1 else ''}")
-    if errors:
+        vault, _ = local_vault(vault_path)
+        scan = vault.scan()
+        report = {"memories": len(scan.memories), "errors": [p.as_dict() for p in scan.problems]}
+    if as_json:
+        emit_json(report)
+    else:
+        if report["errors"]:
+            click.echo(render.problems(report["errors"]))
+        count = len(report["errors"])
+        click.echo(f"{report['memories']} memories, {count} problem{'s' if count != 1 else ''}")
+    if report["errors"]:
         sys.exit(1)
 
+
+# -- the index -------------------------------------------------------------------------------
 
 @cli.command()
 @vault_option
 def reindex(vault_path: Path) -> None:
     """Rebuild every index from the files (into a new generation, swapped in whole)."""
+    root = vault_root(vault_path)
+    if client.running(root) is not None:
+        report = Remote(root).reindex()
+        click.echo(f"indexed {report['memories']} memories ({report['chunks']} chunks) in {report['seconds']:.1f} s "
+                   f"by the running server; {report['problems']} problem files")
+        return
     from indexer.embed import make_embedder
     from indexer.index import rebuild
 
-    ctx = open_vault(vault_path)
+    vault, config = local_vault(vault_path)
     with progress_bar("indexing") as progress:
-        report = rebuild(ctx.vault, make_embedder(ctx.config.search.embedder), progress)
+        result = rebuild(vault, make_embedder(config.search.embedder), progress)
     click.echo(
-        f"indexed {report.memories} memories ({report.chunks} chunks) in {report.seconds:.1f} s; "
-        f"{report.embedded} texts embedded, {report.problems} problem file{'s' if report.problems != 1 else ''}"
+        f"indexed {result.memories} memories ({result.chunks} chunks) in {result.seconds:.1f} s; "
+        f"{result.embedded} texts embedded, {result.problems} problem file{'s' if result.problems != 1 else ''}"
     )
 
 
@@ -224,13 +242,10 @@ def search(query: str | None, limit: int | None, days_back: float | None, collec
            types: tuple[str, ...], tags: tuple[str, ...], sort_by: str, include_superseded: bool, as_json: bool,
            vault_path: Path) -> None:
     """Hybrid search (meaning + keywords + links); without QUERY, --days-back lists a timeline."""
-    from indexer.search import SearchRequest, hit_shape
-
-    request = SearchRequest(query=query, limit=limit, collections=collections, types=types, tags=tags,
-                            days_back=days_back, sort_by=sort_by, include_superseded=include_superseded)  # type: ignore[arg-type]
-    with open_app(vault_path) as app:
-        results = [hit_shape(hit) for hit in app.searcher.search(request)]
-    emit_json(results) if as_json else click.echo(render.search_results(results))
+    with service(vault_path) as svc:
+        results = svc.search(query=query, days_back=days_back, collections=list(collections), types=list(types),
+                             tags=list(tags), sort_by=sort_by, limit=limit, include_superseded=include_superseded)
+    emit_json(results["results"]) if as_json else click.echo(render.search_results(results["results"]))
 
 
 @cli.command()
@@ -239,41 +254,88 @@ def search(query: str | None, limit: int | None, days_back: float | None, collec
 @vault_option
 def links(memory_id: str, as_json: bool, vault_path: Path) -> None:
     """Show a memory's relations: links out, backlinks, its supersedes chain and ghost targets."""
-    from indexer.relations import relations_of
-
-    with open_app(vault_path) as app:
-        report = relations_of(app.index, memory_id)
+    with service(vault_path) as svc:
+        report = svc.relationships(memory_id=memory_id)
     emit_json(report) if as_json else click.echo(render.relations(report))
 
 
-@contextmanager
-def open_app(vault_path: Path) -> Iterator["App"]:
-    """The vault with its index (built on first use, with a progress bar)."""
-    from .app import App
+# -- outcome learning -------------------------------------------------------------------------
 
-    ctx = open_vault(vault_path)
-    with progress_bar("indexing") as progress:
-        app = App(ctx.vault.root, config=ctx.config, progress=progress)
+@cli.command()
+@click.argument("pairs", nargs=-1, required=True, metavar="ID OUTCOME [ID OUTCOME ...]")
+@vault_option
+def score(pairs: tuple[str, ...], vault_path: Path) -> None:
+    """Record outcomes (worked, partial, failed, unknown) for memories; only their counters change."""
+    if len(pairs) % 2:
+        raise click.UsageError("give pairs: ID OUTCOME [ID OUTCOME ...]")
+    with service(vault_path) as svc:
+        result = svc.score(memory_scores=dict(zip(pairs[::2], pairs[1::2])))
+    click.echo(render.score_answer(result))
+
+
+@cli.command()
+@click.option("--dry-run", is_flag=True, help="Show what would happen; change nothing.")
+@vault_option
+def gc(dry_run: bool, vault_path: Path) -> None:
+    """Apply the lifecycle: promote, demote and expire memories (logged to .memdir/lifecycle.jsonl)."""
+    with service(vault_path) as svc:
+        decisions = svc.gc(dry_run=dry_run)
+    click.echo(render.lifecycle(decisions, dry_run))
+
+
+@cli.command(name="suggest-merges")
+@click.option("--threshold", type=float, help="Cosine similarity that makes two memories candidates (default 0.85).")
+@click.option("--type", "memory_type", help="Only memories of this type.")
+@click.option("--limit", type=int, default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@vault_option
+def suggest_merges(threshold: float | None, memory_type: str | None, limit: int, as_json: bool, vault_path: Path) -> None:
+    """List groups of near-duplicate memories (nothing is merged automatically)."""
+    with service(vault_path) as svc:
+        clusters = svc.suggest_merges(threshold=threshold, type=memory_type, limit=limit)
+    emit_json(clusters) if as_json else click.echo(render.clusters(clusters))
+
+
+@cli.command()
+@click.argument("ids", nargs=-1, required=True)
+@click.option("--into", "title", required=True, help="Title of the merged memory.")
+@click.option("--content", help="Body of the merged memory (default: the sources' bodies, joined).")
+@vault_option
+def merge(ids: tuple[str, ...], title: str, content: str | None, vault_path: Path) -> None:
+    """Merge memories into one that supersedes them; the sources move to .trash/."""
+    with service(vault_path) as svc:
+        merged = svc.merge(ids=list(ids), title=title, content=content)
+    click.echo(f"{merged['id']}  {merged['path']}  (supersedes {', '.join(ids)}; sources moved to .trash/)")
+
+
+# -- the server and assistants -------------------------------------------------------------
+
+@cli.command()
+@vault_option
+def serve(vault_path: Path) -> None:
+    """Run the vault server: indices, watcher, model and every write, shared by all sessions."""
+    from .logs import configure
+    from .server import AlreadyRunning, run_server
+
+    root = vault_root(vault_path)
+    configure(root)
     try:
-        yield app
-    finally:
-        app.close()
+        run_server(root, ready=lambda info: click.echo(
+            f"memdir server for {root} on 127.0.0.1:{info.port} (pid {info.pid}); address in .memdir/server.json",
+            err=True))
+    except AlreadyRunning as exc:
+        where = f"pid {exc.info.pid}, port {exc.info.port}" if exc.info else "still starting"
+        click.echo(f"a memdir server is already running for {root} ({where}); not starting another", err=True)
 
 
-@contextmanager
-def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar on stderr (stdout stays clean for --json); silent when stderr is not a terminal."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+@cli.command()
+@vault_option
+def mcp(vault_path: Path) -> None:
+    """The MCP server an assistant launches over stdio (starts the vault server if needed)."""
+    from .stdio import run_stdio
 
-    console = Console(stderr=True)
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                  transient=True, disable=not console.is_terminal) as progress:
-        task = progress.add_task(label, total=None)
-        yield lambda done, total: progress.update(task, completed=done, total=total)
+    run_stdio(vault_root(vault_path))
 
 
 def main() -> None:
-    """Console-script entry point."""
     cli(prog_name="memdir")
-

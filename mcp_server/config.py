@@ -6,10 +6,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.settings import INDEX_SECTIONS, SearchSettings, WatchSettings
-from vault.config import load_sections, render_defaults
+from vault.config import load_sections, render_defaults, setting
 from vault.settings import VAULT_SECTIONS, DedupSettings, LifecycleSettings, ScoringSettings, VaultSettings
 
-SECTIONS: dict[str, type] = {**VAULT_SECTIONS, **INDEX_SECTIONS}
+@dataclass(frozen=True)
+class ContextSettings:
+    """What the Claude Code prompt hook injects each turn."""
+
+    slots_working: int = setting(1, "best working memory (the current days)")
+    slots_history: int = setting(1, "best history memory")
+    slots_overall: int = setting(2, "best memories from any collection, after the two above")
+    min_relevance: float = setting(0.35, "memories less relevant than this are not injected")
+    max_chars: int = setting(6000, "size budget of the whole injected block (Claude Code's cap is 10,000)")
+    content_chars: int = setting(400, "longest text shown for one memory")
+    capture_exchanges: bool = setting(True, "the Stop hook stores each exchange as a working memory")
+
+
+SECTIONS: dict[str, type] = {**VAULT_SECTIONS, **INDEX_SECTIONS, "context": ContextSettings}
 
 HEADER = """memdir.toml: settings for this vault.
 Every value below is the default, written out so you can see and change it.
@@ -24,6 +37,7 @@ class Config:
     dedup: DedupSettings
     search: SearchSettings
     watch: WatchSettings
+    context: ContextSettings
 
 
 def load_config(vault_root: Path) -> Config:

@@ -93,50 +93,40 @@ def relations(report: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def added_notes(added: Any) -> list[str]:
+def added_notes(added: Mapping[str, Any]) -> list[str]:
     """What `memdir add` says besides the id: re-statements, near-duplicates, possible conflicts."""
+    memory = added["memory"]
     notes = []
-    if added.status == "restated":
-        notes.append(f"already stored as [id:{added.memory.id}] ({added.memory.path}); marked as re-stated")
-    for similar in added.near_duplicates:
-        notes.append(f"near-duplicate of [id:{similar.id}] {similar.title} (similarity {similar.similarity:.2f}); "
-                     f"consider: memdir merge {added.memory.id} {similar.id} --into TITLE")
-    for similar in added.possible_conflicts:
-        notes.append(f"possible conflict with [id:{similar.id}] {similar.title} (similarity {similar.similarity:.2f})")
+    if added["status"] == "restated":
+        notes.append(f"already stored as [id:{memory['id']}] ({memory['path']}); marked as re-stated")
+    for similar in added["near_duplicates"]:
+        notes.append(f"near-duplicate of [id:{similar['id']}] {similar['title']} (similarity {similar['similarity']:.2f}); "
+                     f"consider: memdir merge {memory['id']} {similar['id']} --into TITLE")
+    for similar in added["possible_conflicts"]:
+        notes.append(f"possible conflict with [id:{similar['id']}] {similar['title']} "
+                     f"(similarity {similar['similarity']:.2f})")
     return notes
 
 
-def scored(results: Any) -> str:
-    lines = []
-    for result in results:
-        if not result.changes:
-            lines.append(f"[id:{result.id}] {result.outcome}: {result.note}")
-            continue
-        parts = [f"{key} {value}" for key, value in result.changes.items() if key in ("score", "uses", "success_count")]
-        lines.append(f"[id:{result.id}] {result.outcome}: " + ", ".join(parts))
-    return "\n".join(lines)
-
-
-def lifecycle(applied: Any, dry_run: bool) -> str:
+def lifecycle(applied: list[Mapping[str, Any]], dry_run: bool) -> str:
     if not applied:
         return "nothing to do"
     lines = []
-    for item in applied:
-        d = item.decision
-        target = f" → {d.to_collection}" if d.to_collection else ""
-        lines.append(f"{d.action:<8} [id:{d.id}] {d.from_collection}{target}: {d.why}"
-                     + ("" if dry_run else f"  ({item.result})"))
+    for d in applied:
+        target = f" → {d['to_collection']}" if d.get("to_collection") else ""
+        lines.append(f"{d['action']:<8} [id:{d['id']}] {d['from_collection']}{target}: {d['why']}"
+                     + ("" if dry_run else f"  ({d['result']})"))
     return "\n".join(lines)
 
 
-def clusters(groups: Any) -> str:
+def clusters(groups: list[Mapping[str, Any]]) -> str:
     if not groups:
         return "no near-duplicate groups"
     lines = []
     for number, cluster in enumerate(groups, 1):
-        lines.append(f"{number}. similarity ≥ {cluster.similarity:.2f}")
-        lines += [f"   [id:{i}] {t}" for i, t in zip(cluster.ids, cluster.titles)]
-        lines.append(f"   memdir merge {' '.join(cluster.ids)} --into TITLE")
+        lines.append(f"{number}. similarity ≥ {cluster['similarity']:.2f}")
+        lines += [f"   [id:{i}] {t}" for i, t in zip(cluster["ids"], cluster["titles"])]
+        lines.append(f"   memdir merge {' '.join(cluster['ids'])} --into TITLE")
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from indexer.embed import CachedEmbedder, HashingEmbedder
@@ -24,12 +25,19 @@ def fresh_rebuild(root: Path) -> Index:
 
 
 def state(index: Index) -> dict:
-    """Everything that must be equal between an incrementally updated index and a rebuild."""
+    """Everything that must be equal between an incrementally updated index and a rebuild.
+
+    Vectors are compared by content, keyword documents by every term they hold: a neighbour
+    whose context changed but was not re-indexed keeps its ids and would pass an id check.
+    """
     return {
         "memories": sorted((m.id, m.path, m.content_hash) for m in index.memories.values()),
         "chunks": sorted(index.chunk_owner.items()),
-        "vectors": sorted(index.vectors.ids()),
-        "keyword": sorted(index.keyword.chunk_ids()),
+        "units": sorted(index.unit_owner.items()),
+        "vectors": sorted((u, hashlib.sha256(index.vectors.vector(u).tobytes()).hexdigest()) for u in index.vectors.ids()),
+        "keyword": sorted(index.keyword.postings()),
+        "neighbours": sorted((i, getattr(index.previous_of(i), "id", None), getattr(index.next_of(i), "id", None))
+                             for i in index.memories),
         "graph": index.graph.to_edge_list(),
         "problems": sorted((p.path, p.line, p.reason) for p in index.problems()),
     }

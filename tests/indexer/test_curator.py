@@ -150,3 +150,10 @@ def test_a_memory_failed_repeatedly_falls_below_a_newer_one_that_succeeds(concep
         curator.score({old.id: "failed", new.id: "worked"}, now=NOW + timedelta(hours=day))
     hits = Searcher(concept, SearchSettings()).search(SearchRequest(query="deploy", limit=2, now=NOW))
     assert [h.memory.id for h in hits] == [new.id, old.id]
+
+
+def test_near_duplicates_compare_whole_memories_not_one_of_their_sentences(concept):
+    curator = curator_for(concept)
+    curator.add("Dana drinks espresso every morning. The database runs on postgres sql.", type="preference", now=NOW)
+    added = curator.add("Dana drinks espresso.", type="preference", now=NOW)
+    assert added.near_duplicates == () and added.possible_conflicts == ()

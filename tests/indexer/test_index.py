@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from indexer.embed import HashingEmbedder
 from indexer.index import Index, Layout, rebuild
 from tests.conftest import memory_text, write
-from tests.indexer.helpers import counting, open_index, state, top_ids
+from tests.indexer.helpers import counting, fresh_rebuild, open_index, state, top_ids
 from vault import Change, Vault
 
 
@@ -52,14 +53,14 @@ def test_counter_changes_cause_zero_embedding_calls(example_root: Path):
     index.close()
 
 
-def test_editing_the_body_re_embeds_only_that_memory(example_root: Path):
+def test_editing_the_body_re_embeds_only_the_new_texts_of_that_memory(example_root: Path):
     index = open_index(example_root)
     embedder = counting(index)
     before = embedder.misses
     path = example_root / "patterns" / "uv-run-everything.md"
     path.write_text(path.read_text() + "\nAlso for pre-commit hooks.\n")
     report = index.sync()
-    assert report.updated == 1 and embedder.misses == before + 1
+    assert report.updated == 1 and embedder.misses == before + 2  # the whole memory and its new sentence
     index.close()
 
 
@@ -89,7 +90,7 @@ def test_the_older_file_keeps_a_duplicated_id_and_the_other_takes_over_when_it_g
 def test_a_crash_that_left_faiss_and_whoosh_out_of_step_is_healed_on_open(example_root: Path):
     index = open_index(example_root)
     expected = state(index)
-    victim = next(iter(index.chunk_owner))
+    victim = next(iter(index.unit_owner))
     index.vectors.remove([victim])
     index.vectors.save(index.generation / "vectors.faiss")
     index.keyword.delete_chunks([next(iter(index.chunk_owner)), list(index.chunk_owner)[5]])
@@ -126,30 +127,134 @@ def test_a_second_process_gets_a_read_only_index_while_the_first_owns_it(example
     owner.close()
 
 
+# --- sequence context (previous:) ---------------------------------------------------------
+
+def _turn(memory_id: str, body: str, previous: str | None = None, extra: str = "") -> str:
+    line = f"previous: {previous}\n" if previous else ""
+    return memory_text(memory_id, f"Turn {memory_id[-1]}", body, extra=line + extra)
+
+
+def _roles(index: Index, memory_id: str) -> list[str]:
+    return sorted(role for owner, role in index.unit_owner.values() if owner == memory_id)
+
+
+def test_a_memory_knows_its_previous_and_next_and_reads_them_in_context_units(hashing_root: Path):
+    write(hashing_root, "history/a.md", _turn("m-0000000a", "Dana: What did you paint?"))
+    write(hashing_root, "history/b.md", _turn("m-0000000b", "Sam: A sunset over the lake.", '"[[m-0000000a]]"'))
+    write(hashing_root, "history/c.md", _turn("m-0000000c", "Dana: Lovely colours.", "m-0000000b"))
+    index = open_index(hashing_root)
+    assert index.previous_of("m-0000000b").id == "m-0000000a" and index.next_of("m-0000000b").id == "m-0000000c"
+    assert index.previous_of("m-0000000a") is None and index.next_of("m-0000000c") is None
+    assert _roles(index, "m-0000000a") == ["next", "whole"]
+    assert _roles(index, "m-0000000b") == ["next", "previous", "whole"]
+    assert _roles(index, "m-0000000c") == ["previous", "whole"]
+    index.close()
+
+
+def test_editing_a_memory_re_embeds_its_neighbours_context_units_and_nothing_else(hashing_root: Path):
+    write(hashing_root, "history/a.md", _turn("m-0000000a", "Dana: What did you paint?"))
+    write(hashing_root, "history/b.md", _turn("m-0000000b", "Sam: A sunset over the lake.", "m-0000000a"))
+    write(hashing_root, "history/c.md", _turn("m-0000000c", "Dana: Lovely colours.", "m-0000000b"))
+    write(hashing_root, "history/d.md", _turn("m-0000000d", "Dana: Unrelated and alone."))
+    index = open_index(hashing_root)
+    embedder = counting(index)
+    before = embedder.misses
+    (hashing_root / "history" / "b.md").write_text(_turn("m-0000000b", "Sam: A storm over the sea.", "m-0000000a"))
+    report = index.sync()
+    # b: whole, previous, next; a: its next unit; c: its previous unit. d is untouched.
+    assert report.updated == 1 and embedder.misses == before + 5
+    index.close()
+
+
+def test_a_counter_change_on_a_linked_memory_causes_zero_embedding_calls(hashing_root: Path):
+    write(hashing_root, "history/a.md", _turn("m-0000000a", "Dana: What did you paint?"))
+    write(hashing_root, "history/b.md", _turn("m-0000000b", "Sam: A sunset over the lake.", "m-0000000a"))
+    index = open_index(hashing_root)
+    before = counting(index).misses
+    vault = Vault(hashing_root)
+    for memory_id in ("m-0000000a", "m-0000000b"):
+        vault.edit(index.get(memory_id), Change(derive=lambda m: {"uses": m.uses + 1}))
+    report = index.sync()
+    assert report.updated == 2 and report.embedded == 0 and counting(index).misses == before
+    index.close()
+
+
+def test_a_previous_that_arrives_later_or_leaves_relinks_its_neighbour_as_a_rebuild_would(hashing_root: Path):
+    write(hashing_root, "history/b.md", _turn("m-0000000b", "Sam: A sunset over the lake.", "m-0000000a"))
+    index = open_index(hashing_root)
+    assert index.previous_of("m-0000000b") is None and _roles(index, "m-0000000b") == ["whole"]
+    write(hashing_root, "history/a.md", _turn("m-0000000a", "Dana: What did you paint?"))
+    index.sync()
+    assert index.previous_of("m-0000000b").id == "m-0000000a" and _roles(index, "m-0000000b") == ["previous", "whole"]
+    linked = state(index)
+    (hashing_root / "history" / "a.md").unlink()
+    index.sync()
+    assert _roles(index, "m-0000000b") == ["whole"]
+    index.close()
+    write(hashing_root, "history/a.md", _turn("m-0000000a", "Dana: What did you paint?"))
+    assert state(fresh_rebuild(hashing_root)) == linked
+
+
+def test_when_two_memories_name_the_same_previous_the_earliest_captured_is_its_next(hashing_root: Path):
+    write(hashing_root, "history/a.md", _turn("m-0000000a", "Dana: What did you paint?"))
+    later = _turn("m-0000000b", "Sam: A sunset.", "m-0000000a").replace("2026-11-01", "2026-11-03")
+    write(hashing_root, "history/b.md", later)
+    write(hashing_root, "history/c.md", _turn("m-0000000c", "Kim: A storm.", "m-0000000a"))
+    index = open_index(hashing_root)
+    assert index.next_of("m-0000000a").id == "m-0000000c"
+    assert index.previous_of("m-0000000b").id == index.previous_of("m-0000000c").id == "m-0000000a"
+    index.close()
+
+
+def test_a_private_neighbour_lends_its_text_only_to_private_memories(hashing_root: Path):
+    write(hashing_root, "history/a.md", _turn("m-0000000a", "Dana: My salary is secret.", extra="privacy: private\n"))
+    write(hashing_root, "history/b.md", _turn("m-0000000b", "Sam: Noted.", "m-0000000a"))
+    write(hashing_root, "history/c.md", _turn("m-0000000c", "Sam: Understood.", "m-0000000a", "privacy: private\n"))
+    index = open_index(hashing_root)
+    assert index.previous_of("m-0000000b").id == "m-0000000a"
+    assert index.neighbours(index.get("m-0000000b")).previous == ""
+    assert index.neighbours(index.get("m-0000000c")).previous == "Dana: My salary is secret."
+    assert top_ids(index, "salary", privacy=("shared",)) == []
+    index.close()
+
+
 # --- incremental == rebuild ----------------------------------------------------------------
 
 WORDS = "postgres lock celery retry ledger currency deploy fly import statement parser timezone".split()
 
 
 def _body(rng: random.Random) -> str:
-    words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12)))
+    sentences = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 8))).capitalize() + "."
+                 for _ in range(rng.randint(1, 3))]
     link = f" See [[note-{rng.randint(0, 7)}]]." if rng.random() < 0.5 else ""
-    return words + link
+    return " ".join(sentences) + link
+
+
+def _ids(files: list[Path]) -> list[str]:
+    return [match.group(1) for f in files if (match := re.search(r"^id: (\S+)$", f.read_text(), re.M))]
+
+
+def _previous_line(rng: random.Random, ids: list[str], step: int) -> str:
+    """A `previous:` naming a memory that exists, one that may come later, or (rarely) itself-to-be."""
+    target = rng.choice(ids) if ids and rng.random() < 0.8 else f"m-{step + rng.randint(0, 3):08x}"
+    return f'previous: "[[{target}]]"\n' if rng.random() < 0.5 else f"previous: {target}\n"
 
 
 def _operation(root: Path, rng: random.Random, step: int) -> None:
     files = sorted(p for p in root.rglob("*.md") if ".memdir" not in p.parts)
-    kind = rng.choice(["create", "create", "edit", "counter", "rename", "delete", "duplicate", "break"])
+    kind = rng.choice(["create", "create", "edit", "counter", "rename", "delete", "duplicate", "break",
+                       "link", "link", "unlink", "private"])
     if kind == "create" or not files:
         number = rng.randint(0, 7)
+        extra = _previous_line(rng, _ids(files), step) if rng.random() < 0.6 else ""
         write(root, f"{rng.choice(['history', 'notes'])}/note-{number}.md",
-              memory_text(f"m-{step:08x}", f"Note {number}", _body(rng)))
+              memory_text(f"m-{step:08x}", f"Note {number}", _body(rng), extra=extra))
         return
     target = rng.choice(files)
+    text = target.read_text()
     if kind == "edit":
-        target.write_text(target.read_text() + _body(rng) + "\n")
+        target.write_text(text + _body(rng) + "\n")
     elif kind == "counter":
-        text = target.read_text()
         if text.startswith("---\nid:"):
             target.write_text(text.replace("type: learning\n", "type: learning\nuses: 3\n", 1))
     elif kind == "rename":
@@ -163,6 +268,11 @@ def _operation(root: Path, rng: random.Random, step: int) -> None:
         shutil.copy(target, root / "history" / f"copy-{step}.md")
     elif kind == "break":
         target.write_text("---\ntitle: [unclosed\n---\nbroken\n")
+    elif kind in ("link", "unlink", "private") and text.startswith("---\nid:"):
+        text = re.sub(r"^previous: .*\n", "", text, flags=re.M) if kind != "private" else text
+        private = "privacy: private\n" if "privacy:" not in text else ""
+        addition = {"link": _previous_line(rng, _ids(files), step), "unlink": "", "private": private}[kind]
+        target.write_text(text.replace("type: learning\n", "type: learning\n" + addition, 1))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -186,3 +186,42 @@ def test_sort_by_score_and_recency(example_root: Path):
     stamps = [h.memory.created_at for h in by_time if h.memory.created_at]
     assert stamps == sorted(stamps, reverse=True)
     index.close()
+
+
+def test_a_turn_is_found_by_what_its_neighbours_said(hashing_root: Path):
+    write(hashing_root, "history/q.md", memory_text("m-0000000a", "Dana", "Dana: What did you paint last week?"))
+    write(hashing_root, "history/a.md", memory_text("m-0000000b", "Sam", "Sam: A sunset over the lake.",
+                                                    extra="previous: m-0000000a\n"))
+    write(hashing_root, "history/x.md", memory_text("m-0000000c", "Kim", "Kim: Nothing to see here."))
+    index = concept_index(hashing_root)
+    found = ids(searcher(index).search(SearchRequest(query="paint", mode="keyword", now=NOW)))
+    assert found == ["m-0000000a", "m-0000000b"]  # its own words first, then the answer that followed
+    assert ids(searcher(index, context_boost=0.0).search(SearchRequest(query="paint", mode="keyword", now=NOW))) == [
+        "m-0000000a"]
+    index.close()
+
+
+def test_a_memory_scores_its_best_sentence_not_the_blur_of_all_of_them(hashing_root: Path):
+    body = "We drove a sedan to the coast. The database migration ran overnight. The deploy shipped at noon."
+    write(hashing_root, "history/a.md", memory_text("m-0000000a", "Weekend", body))
+    write(hashing_root, "history/b.md", memory_text("m-0000000b", "Garage", "The car and the sedan and the vehicle."))
+    index = concept_index(hashing_root)
+    [hit] = [h for h in searcher(index).search(SearchRequest(query="automobile", mode="vector", now=NOW))
+             if h.memory.id == "m-0000000a"]
+    query = ConceptEmbedder().embed(["automobile"])[0]
+    whole, *sentences = [float(index.vectors.vector(u) @ query) for u in index.entries["history/a.md"].unit_ids]
+    # An isolated memory stands in for its own missing neighbours: (best + 0.5 whole + 0.3 whole) / 1.8.
+    assert len(sentences) == 3 and max(sentences) > 0.95 > 0.7 > whole
+    assert hit.vector_score == pytest.approx((max(sentences) + 0.8 * whole) / 1.8)
+    index.close()
+
+
+def test_a_neighbour_that_matches_lifts_a_memory_in_the_vector_channel(hashing_root: Path):
+    write(hashing_root, "history/q.md", memory_text("m-0000000a", "Q", "What about the espresso machine?"))
+    write(hashing_root, "history/a.md", memory_text("m-0000000b", "A", "It broke again.", extra="previous: m-0000000a\n"))
+    write(hashing_root, "history/c.md", memory_text("m-0000000c", "C", "It broke again."))
+    index = concept_index(hashing_root)
+    scores = {h.memory.id: h.vector_score for h in searcher(index, score_threshold=0.0).search(
+        SearchRequest(query="coffee", mode="vector", now=NOW))}
+    assert scores["m-0000000b"] > scores.get("m-0000000c", 0.0) + 0.1
+    index.close()

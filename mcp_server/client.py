@@ -1,0 +1,191 @@
+"""A tiny client for the vault server: find it, start it, call it. Standard library only.
+
+Hooks run on every prompt and must answer in milliseconds, so this module imports nothing
+beyond the standard library (no YAML, no models, no MCP SDK).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import http.client
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SERVER_FILE = ".memdir/server.json"
+START_LOCK = ".memdir/start.lock"
+LOG_FILE = ".memdir/server.log"
+
+
+class RemoteError(Exception):
+    """The server answered with an error (its type name and message come from the server)."""
+
+    def __init__(self, kind: str, message: str, status: int) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+
+
+class Unavailable(Exception):
+    """No server is running for this vault (or it did not answer in time)."""
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    pid: int
+    port: int
+    token: str
+    vault: str
+
+    @classmethod
+    def read(cls, vault_root: Path) -> "ServerInfo | None":
+        try:
+            data = json.loads((vault_root / SERVER_FILE).read_text())
+            return cls(int(data["pid"]), int(data["port"]), str(data["token"]), str(data["vault"]))
+        except (FileNotFoundError, ValueError, KeyError, TypeError, PermissionError):
+            return None
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process runs; a killed child its parent has not collected yet (a zombie) does not."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc (macOS): signal 0 is all we can know
+    return stat[stat.rfind(")") + 2:][:1] not in ("Z", "X")
+
+
+def running(vault_root: Path) -> ServerInfo | None:
+    """The server of this vault, if its process is alive (its address file may outlive a crash)."""
+    info = ServerInfo.read(vault_root)
+    return info if info is not None and process_alive(info.pid) else None
+
+
+def request(info: ServerInfo, method: str, path: str, body: Any = None, timeout: float = 30.0) -> Any:
+    """One JSON request with the server's token; raises RemoteError or Unavailable."""
+    payload = json.dumps(body).encode() if body is not None else None
+    headers = {"Authorization": f"Bearer {info.token}", "Content-Type": "application/json", "Accept": "application/json"}
+    connection = http.client.HTTPConnection("127.0.0.1", info.port, timeout=timeout)
+    try:
+        connection.request(method, path, body=payload, headers=headers)
+        response = connection.getresponse()
+        data = response.read()
+    except (OSError, http.client.HTTPException) as exc:
+        raise Unavailable(f"the memdir server on port {info.port} did not answer: {exc}") from None
+    finally:
+        connection.close()
+    try:
+        decoded = json.loads(data) if data else {}
+    except ValueError:
+        raise RemoteError("ProtocolError", f"unexpected answer from the server: {data[:200]!r}", response.status) from None
+    if response.status >= 400:
+        error = decoded.get("error", {}) if isinstance(decoded, dict) else {}
+        raise RemoteError(error.get("type", "Error"), error.get("message", f"HTTP {response.status}"), response.status)
+    return decoded
+
+
+def call(vault_root: Path, op: str, args: dict[str, Any] | None = None, timeout: float = 120.0) -> Any:
+    """Run one service operation on the running server."""
+    info = running(vault_root)
+    if info is None:
+        raise Unavailable(f"no memdir server is running for {vault_root}")
+    return request(info, "POST", "/api/op", {"op": op, "args": args or {}}, timeout)["result"]
+
+
+def start_detached(vault_root: Path) -> None:
+    """Start `memdir serve` for this vault in the background, unless one is running or starting.
+
+    A lock file makes concurrent starters (several assistant sessions opening at once) start
+    exactly one server; the others see it running or starting and return.
+    """
+    lock_path = vault_root / START_LOCK
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                return  # another process is starting it right now
+            raise
+        if running(vault_root) is not None or _server_lock_held(vault_root):
+            return
+        _spawn_server(vault_root)
+    finally:
+        os.close(fd)
+
+
+def _spawn_server(vault_root: Path) -> None:
+    """Start `memdir serve` in its own session, detached: no Popen object to wait on, output to the log."""
+    log_fd = os.open(vault_root / LOG_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.posix_spawn(
+            sys.executable,
+            [sys.executable, "-m", "mcp_server", "serve", "--vault", str(vault_root)],
+            {**os.environ, "PYTHONUNBUFFERED": "1"},
+            file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                          (os.POSIX_SPAWN_DUP2, log_fd, 1), (os.POSIX_SPAWN_DUP2, log_fd, 2)],
+            setsid=True,
+        )
+    finally:
+        os.close(log_fd)
+
+
+def reap() -> None:
+    """Collect servers this process started that have exited (a long-lived proxy would keep zombies)."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+
+
+def _server_lock_held(vault_root: Path) -> bool:
+    """True while a `memdir serve` process is up (it holds .memdir/server.lock), even before it is ready."""
+    path = vault_root / ".memdir" / "server.lock"
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def ensure(vault_root: Path, timeout: float = 60.0) -> ServerInfo:
+    """The running server, answering its health check; started and waited for if needed (bounded)."""
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    reap()
+    while True:
+        info = running(vault_root)
+        if info is not None:
+            try:
+                request(info, "GET", "/api/health", timeout=5.0)
+                return info
+            except Unavailable:
+                pass  # still starting, or stopping: ask again below
+        else:
+            start_detached(vault_root)  # no-op while another process is starting one
+        if time.monotonic() >= deadline:
+            raise Unavailable(f"the memdir server for {vault_root} did not start within {timeout:.0f} s; "
+                              f"see {vault_root / LOG_FILE}")
+        time.sleep(delay)  # waiting for another process to bind its port: nothing to wait on but time
+        delay = min(delay * 1.5, 0.5)

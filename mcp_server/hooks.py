@@ -1,0 +1,115 @@
+"""`memdir hook prompt|stop|session-start`: Claude Code's hooks, as tiny clients of the vault server.
+
+Standard library only (plus the stdlib client): a hook runs on every prompt. A hook always
+exits 0 within its budget: it never blocks the user. When the server is down it starts it
+in the background and lets this prompt through without context, and the event is kept in
+.memdir/spool/ so the server can replay it (the exchange is still captured).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from . import client
+
+EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "SessionStart"}
+TIMEOUTS = {"prompt": 8.0, "stop": 30.0, "session-start": 8.0}  # under the hook timeouts init writes
+SPOOL = ".memdir/spool"
+MAX_STDIN = 4 * 1024 * 1024
+USAGE = "usage: memdir hook prompt|stop|session-start [--vault PATH]  (reads Claude Code's hook JSON on stdin)"
+
+
+def main(argv: list[str]) -> int:
+    try:
+        return _run(argv)
+    except Exception as exc:  # a failing hook must never block the user: report and let the prompt through
+        print(f"memdir hook: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 0
+
+
+def _run(argv: list[str]) -> int:
+    event, vault_arg = _arguments(argv)
+    if event is None:
+        print(USAGE, file=sys.stderr)
+        return 0
+    data = json.loads(sys.stdin.buffer.read(MAX_STDIN) or b"{}")
+    if not isinstance(data, dict) or not data.get("session_id"):
+        print("memdir hook: no session_id in the hook input; nothing to do", file=sys.stderr)
+        return 0
+    root = find_vault(vault_arg, data.get("cwd"))
+    if root is None:
+        return 0
+    payload = {**data, "client_pids": ancestors()}
+    info = client.running(root)
+    if info is None:
+        spool(root, event, payload)
+        client.start_detached(root)
+        return 0
+    try:
+        result = client.request(info, "POST", f"/api/hook/{event}", payload, timeout=TIMEOUTS[event])
+    except (client.Unavailable, client.RemoteError) as exc:
+        spool(root, event, payload)
+        print(f"memdir hook: {exc}", file=sys.stderr)
+        return 0
+    context = result.get("additionalContext") if isinstance(result, dict) else None
+    if context and event in ("prompt", "session-start"):
+        output = {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": context}}
+        sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _arguments(argv: list[str]) -> tuple[str | None, str | None]:
+    event = argv[0] if argv and argv[0] in EVENTS else None
+    vault = None
+    if "--vault" in argv[1:]:
+        position = argv.index("--vault")
+        vault = argv[position + 1] if position + 1 < len(argv) else None
+    return event, vault
+
+
+def find_vault(explicit: str | None, cwd: Any) -> Path | None:
+    """--vault, else $MEMDIR_VAULT, else .memories under the hook's cwd; only an initialized vault counts."""
+    candidates = [explicit, os.environ.get("MEMDIR_VAULT")]
+    base = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
+    candidates.append(str(base / ".memories"))
+    for candidate in candidates:
+        if candidate:
+            root = Path(candidate).expanduser()
+            root = root if root.is_absolute() else base / root
+            if (root / "memdir.toml").is_file():
+                return root.absolute()
+            return None  # the first one given decides; a wrong vault is not silently replaced by another
+    return None
+
+
+def ancestors(depth: int = 5) -> list[int]:
+    """This process's parent chain: lets the server tie this Claude Code session to its MCP connection."""
+    chain = [os.getppid()]
+    pid = chain[0]
+    for _ in range(depth - 1):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            pid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+        if pid <= 1:
+            break
+        chain.append(pid)
+    return chain
+
+
+def spool(root: Path, event: str, payload: dict[str, Any]) -> None:
+    """Keep an event the server could not take now; it replays the spool when it starts."""
+    if event == "session-start":
+        return  # an orientation is only useful now
+    folder = root / SPOOL
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"{time.time_ns()}-{os.getpid()}-{event}.json"
+    temp = folder / f".{name}.tmp"
+    temp.write_text(json.dumps({"event": event, "payload": payload}))
+    os.replace(temp, folder / name)

@@ -1,0 +1,129 @@
+"""The vault server as real processes: one server, several stdio sessions, crashes recovered."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mcp import Client, StdioServerParameters
+from mcp_server import client
+from vault import parse
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+MEMORY = "m-a4c81f63"  # patterns/retry-celery-tasks-idempotently.md in the example vault
+
+
+@pytest.fixture
+def server(hashing_example: Path):
+    process = subprocess.Popen([sys.executable, "-m", "mcp_server", "serve", "--vault", str(hashing_example)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wait_for(lambda: (client.running(hashing_example) or client.ServerInfo(0, 0, "", "")).pid == process.pid)
+    yield hashing_example, process
+    stop_all(hashing_example, process)
+
+
+def wait_for(condition, timeout: float = 60.0) -> None:
+    """Poll a condition another process will make true (bounded): a server has no event to wait on."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def stop_all(root: Path, process: subprocess.Popen) -> None:
+    for _ in range(3):  # the original server and any server a client restarted
+        info = client.ServerInfo.read(root)
+        if info is None or not client.process_alive(info.pid):
+            break
+        os.kill(info.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        while client.process_alive(info.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    if process.poll() is None:
+        process.terminate()
+    process.wait(timeout=20)
+    process.stderr.close()
+
+
+def stdio(root: Path) -> Client:
+    return Client(StdioServerParameters(command=sys.executable, args=["-m", "mcp_server", "mcp", "--vault", str(root)],
+                                        env={**os.environ}))
+
+
+def uses(root: Path) -> int:
+    path = root / "patterns" / "retry-celery-tasks-idempotently.md"
+    return parse(path.read_bytes(), "patterns/x.md").uses
+
+
+async def test_two_stdio_sessions_scoring_one_memory_at_once_lose_no_increment(server):
+    root, _ = server
+    before = uses(root)
+    per_session = 30
+    async with stdio(root) as first, stdio(root) as second:
+        async def score_many(session: Client) -> None:
+            for _ in range(per_session):
+                result = await session.call_tool("score_memories", {"outcome": "unknown", "memory_scores": {MEMORY: "worked"}})
+                assert not result.is_error, result.content
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(score_many, first)
+            tasks.start_soon(score_many, second)
+    assert uses(root) == before + 2 * per_session
+
+
+async def test_a_second_serve_reports_the_running_one(server):
+    root, process = server
+    second = subprocess.run([sys.executable, "-m", "mcp_server", "serve", "--vault", str(root)],
+                            capture_output=True, text=True, timeout=60)
+    assert second.returncode == 0 and f"pid {process.pid}" in second.stderr and "not starting another" in second.stderr
+
+
+async def test_the_address_file_is_private_and_every_request_needs_the_token(server):
+    root, _ = server
+    address = root / client.SERVER_FILE
+    assert address.stat().st_mode & 0o077 == 0
+    info = client.ServerInfo.read(root)
+    forged = client.ServerInfo(info.pid, info.port, "not-the-token", info.vault)
+    with pytest.raises(client.RemoteError) as caught:
+        client.request(forged, "GET", "/api/health")
+    assert caught.value.status == 401
+
+
+async def test_killing_the_server_mid_session_is_recovered_by_the_next_call(server):
+    root, process = server
+    async with stdio(root) as session:
+        first = await session.call_tool("get_memory_stats", {})
+        assert not first.is_error
+        dead = client.ServerInfo.read(root)
+        assert dead.pid == process.pid
+        process.kill()
+        await anyio.to_thread.run_sync(process.wait, 30)
+        again = await session.call_tool("search_memory", {"query": "advisory locks", "limit": 2})
+        assert not again.is_error and again.structured_content["results"]
+    restarted = client.ServerInfo.read(root)
+    assert restarted is not None and restarted.pid != dead.pid
+
+
+async def test_the_cli_goes_through_the_running_server(server):
+    root, process = server
+    result = subprocess.run([sys.executable, "-m", "mcp_server", "search", "celery retries", "--json", "--limit", "1",
+                             "--vault", str(root)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and json.loads(result.stdout)[0]["id"]
+    log = (root / ".memdir" / "server.log").read_text()
+    assert f"server[{process.pid}]" in log
+    sessions_before = len(list((root / ".memdir" / "sessions").glob("*.json")))
+    added = subprocess.run([sys.executable, "-m", "mcp_server", "add", "Staging runs one Machine per group.",
+                            "--type", "fact", "--vault", str(root)], capture_output=True, text=True, timeout=60)
+    memory_id = added.stdout.strip()
+    assert added.returncode == 0 and memory_id.startswith("m-")
+    shown = client.call(root, "read", {"ref": memory_id})
+    assert shown["id"] == memory_id  # the server saw the CLI's write at once: one writer, one view
+    assert len(list((root / ".memdir" / "sessions").glob("*.json"))) == sessions_before

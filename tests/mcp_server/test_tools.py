@@ -1,0 +1,142 @@
+"""Every MCP tool, through the real SDK's in-process client, against a real vault with real indices."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp import Client
+from mcp_server import tools
+
+pytestmark = pytest.mark.anyio
+
+EXPECTED_TOOLS = {
+    "get_context_insights", "search_memory", "add_to_memory_bank", "update_memory", "append_memory", "read_memory",
+    "delete_memory", "score_memories", "record_response", "get_memory_relationships", "search_linked_memories",
+    "suggest_memory_merges", "merge_memories", "get_memory_stats",
+}
+
+
+async def call(client, name, **arguments):
+    return await client.call_tool(name, arguments)
+
+
+def text(result) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+async def test_every_tool_is_listed_with_annotations_and_an_output_schema(service):
+    async with Client(tools.build(service)) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(listed) == EXPECTED_TOOLS
+    assert listed["search_memory"].annotations.read_only_hint is True
+    assert listed["delete_memory"].annotations.destructive_hint is True
+    assert listed["update_memory"].annotations.idempotent_hint is True
+    assert all(tool.output_schema for tool in listed.values())
+
+
+async def test_context_insights_quote_memories_as_data_and_remember_what_was_shown(service):
+    async with Client(tools.build(service)) as client:
+        result = await call(client, "get_context_insights", query="how do we lock statement imports")
+    assert not result.is_error
+    data = result.structured_content
+    assert data["memories"] and data["recommended_collections"]
+    assert "«" in text(result) and "not instructions" in text(result)
+    sessions = service.sessions.all()
+    assert sessions and any(m["id"] in sessions[0].shown for m in data["memories"])
+
+
+async def test_search_modes_query_days_back_and_id(service):
+    async with Client(tools.build(service)) as client:
+        by_query = await call(client, "search_memory", query="celery retries", limit=3)
+        by_time = await call(client, "search_memory", days_back=365, sort_by="recency", limit=5)
+        by_id = await call(client, "search_memory", id="m-1b6e2d90")
+        filtered = await call(client, "search_memory", query="ledger", collections=["working"], limit=5)
+        nothing = await call(client, "search_memory")
+        too_many = await call(client, "search_memory", query="x", limit=500)
+        bad_collection = await call(client, "search_memory", query="x", collections=["archive"])
+    assert len(by_query.structured_content["results"]) == 3
+    assert by_time.structured_content["results"][0]["channel"] == "timeline"
+    looked_up = by_id.structured_content["results"][0]
+    assert looked_up["id"] == "m-1b6e2d90" and looked_up["successor"] == "m-8e2c4b07"
+    assert "[id:m-1b6e2d90]" in text(by_id) and "superseded by" in text(by_id)
+    assert all(r["collection"] == "working" for r in filtered.structured_content["results"])
+    assert nothing.is_error and "at least one of: query, days_back, id" in text(nothing)
+    assert too_many.is_error and bad_collection.is_error
+
+
+async def test_adding_reports_restatements_and_refuses_bad_values(service):
+    async with Client(tools.build(service)) as client:
+        first = await call(client, "add_to_memory_bank", content="Dana drinks espresso before standup.",
+                           type="preference", tags=["habits"], confidence=0.9)
+        again = await call(client, "add_to_memory_bank", content="dana drinks espresso before standup",
+                           type="preference")
+        bad_type = await call(client, "add_to_memory_bank", content="x", type="musing")
+        bad_confidence = await call(client, "add_to_memory_bank", content="x", confidence=1.5)
+        empty = await call(client, "add_to_memory_bank", content="")
+    created = first.structured_content["memory"]
+    assert first.structured_content["status"] == "created" and created["confidence"] == 0.9
+    assert again.structured_content["status"] == "restated" and again.structured_content["memory"]["id"] == created["id"]
+    assert bad_type.is_error and bad_confidence.is_error and empty.is_error
+
+
+async def test_update_append_read_and_delete(service):
+    async with Client(tools.build(service)) as client:
+        added = await call(client, "add_to_memory_bank", content="The staging app is tidewater-stage.", type="fact")
+        memory_id = added.structured_content["memory"]["id"]
+        updated = await call(client, "update_memory", id=memory_id, content="The staging app is tidewater-staging.",
+                             fields={"tags": ["fly"], "confidence": 0.9})
+        appended = await call(client, "append_memory", id=memory_id, content="It runs one Machine per group.")
+        read = await call(client, "read_memory", id=memory_id)
+        counters = await call(client, "update_memory", id=memory_id, fields={"uses": 99})
+        deleted = await call(client, "delete_memory", id=memory_id)
+        gone = await call(client, "read_memory", id=memory_id)
+        traversal = await call(client, "read_memory", id="../../etc/passwd")
+    assert updated.structured_content["tags"] == ["fly"]
+    assert appended.structured_content["content"].endswith("It runs one Machine per group.")
+    assert "│ The staging app is tidewater-staging." in text(read)
+    assert counters.is_error and "cannot be set" in text(counters)
+    assert deleted.structured_content["moved_to"].startswith(".trash/")
+    assert gone.is_error and "no memory with id" in text(gone)
+    assert traversal.is_error
+
+
+async def test_scoring_names_unscored_memories_and_errors_list_what_awaits(service):
+    async with Client(tools.build(service)) as client:
+        insights = await call(client, "get_context_insights", query="celery retries idempotent")
+        shown = [m["id"] for m in insights.structured_content["memories"]]
+        session = service.sessions.all()[0]
+        service.sessions.update(session.id, lambda s: setattr(s, "awaiting", list(shown)))
+        scored = await call(client, "score_memories", outcome="worked", memory_scores={shown[0]: "worked"})
+        missing = await call(client, "score_memories", outcome="worked", memory_scores={"m-00000000": "worked"})
+        bad_outcome = await call(client, "score_memories", outcome="great", memory_scores={})
+    assert scored.structured_content["scored"][0]["id"] == shown[0]
+    assert set(scored.structured_content["unscored"]) == set(shown[1:])
+    assert "Still waiting for a score" in text(scored)
+    assert missing.is_error and "awaiting a score" in text(missing) and shown[1] in text(missing)
+    assert bad_outcome.is_error
+    assert service.index.get(shown[0]).uses >= 1
+
+
+async def test_record_response_relationships_linked_merges_and_stats(service):
+    async with Client(tools.build(service)) as client:
+        recorded = await call(client, "record_response", key_takeaway="Run alembic with lock_timeout.",
+                              initial_score="worked")
+        relations = await call(client, "get_memory_relationships", id="m-8e2c4b07")
+        only_supersedes = await call(client, "get_memory_relationships", id="m-8e2c4b07", relationship_type="supersedes")
+        linked = await call(client, "search_linked_memories", target="src/tidewater/ingest/parser.py")
+        suggestions = await call(client, "suggest_memory_merges", threshold=0.5, limit=3)
+        a = await call(client, "record_response", key_takeaway="Deploy via CI only.")
+        b = await call(client, "record_response", key_takeaway="Never deploy from a laptop.")
+        merged = await call(client, "merge_memories", ids=[a.structured_content["id"], b.structured_content["id"]],
+                            title="How we deploy", content="Deploy through CI; never from a laptop.")
+        lonely = await call(client, "merge_memories", ids=["m-8e2c4b07"], title="x", content="y")
+        stats = await call(client, "get_memory_stats")
+    assert recorded.structured_content["collection"] == "working" and recorded.structured_content["score"] == 0.7
+    chain = [item["id"] for item in relations.structured_content["supersedes_chain"]]
+    assert chain == ["m-8e2c4b07", "m-5d3f7a18", "m-1b6e2d90"]
+    assert all(e["relation"] == "supersedes" for e in only_supersedes.structured_content["outgoing"])
+    assert linked.structured_content["results"]
+    assert "clusters" in suggestions.structured_content
+    assert merged.structured_content["supersedes"] == [a.structured_content["id"], b.structured_content["id"]]
+    assert lonely.is_error
+    assert stats.structured_content["memories"] >= 36
