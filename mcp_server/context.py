@@ -24,6 +24,7 @@ class Line:
     memory_id: str
     text: str  # the rendered line
     pointer: bool  # True when it only refers back to an earlier injection
+    scorable: bool = True  # a standing fact is shown every turn, not chosen for it: not asked to be scored
 
 
 def relevance_label(relevance: float | None) -> str:

@@ -37,12 +37,14 @@ class HookHandler:
         scoring = self._start_turn(state, prompt, event)
         lines = self._context_lines(state, prompt)
         block, kept = known_context(lines, self.settings.max_chars - len(scoring))
-        shown = [(line.memory_id, self.service.index.memories[line.memory_id].content_hash)
-                 for line in kept if line.memory_id in self.service.index.memories]
-        state.show(shown)
+        memories = {line.memory_id: self.service.find(line.memory_id) for line in kept}  # from either vault
+        for scorable in (True, False):
+            state.show(((line.memory_id, memories[line.memory_id].content_hash) for line in kept  # type: ignore[union-attr]
+                        if line.scorable == scorable and memories[line.memory_id]), scorable=scorable)
         self.service.sessions.save(state)
         context = "\n\n".join(part for part in (scoring, block) if part)
-        return {"additionalContext": context, "shown": [i for i, _ in shown], "scoring_required": bool(scoring)}
+        return {"additionalContext": context, "shown": [line.memory_id for line in kept],
+                "scoring_required": bool(scoring)}
 
     def _start_turn(self, state: Session, prompt: str, event: Mapping[str, Any]) -> str:
         """Open a new turn; ask for scores when the previous answer completed with memories unscored."""
@@ -50,8 +52,7 @@ class HookHandler:
         state.client_pids = sorted(set(state.client_pids) | set(pids))[-8:]
         scoring = ""
         if state.completed:
-            pending = [i for i in dict.fromkeys(state.awaiting + state.turn_shown)
-                       if i in self.service.index.memories]
+            pending = [i for i in dict.fromkeys(state.awaiting + state.turn_shown) if self.service.find(i)]
             state.awaiting = pending
             if pending:
                 scoring = scoring_request(pending)
@@ -64,20 +65,20 @@ class HookHandler:
         return scoring
 
     def _context_lines(self, state: Session, prompt: str) -> list[Line]:
-        index = self.service.index
-        always = sorted((m for m in index.memories.values() if m.always_inject and m.status == "active"),
-                        key=lambda m: m.id)
+        always = self.service.always_inject()  # both vaults: the session is the local user's own
         hits: list[Hit] = []
         if prompt.strip():
-            hits = self.service.searcher.search(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30))
+            hits = self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30))
         chosen = _slots(hits, self.settings, exclude={m.id for m in always})
         lines = []
         for memory, relevance in [(m, None) for m in always] + [(h.memory, h.relevance) for h in chosen]:
             shape = normalize(memory)
+            chosen_now = relevance is not None
             if state.shown.get(memory.id) == memory.content_hash:
-                lines.append(Line(memory.id, pointer_line(shape), True))
+                lines.append(Line(memory.id, pointer_line(shape), True, chosen_now))
             else:
-                lines.append(Line(memory.id, memory_line(shape, relevance, self.settings.content_chars), False))
+                lines.append(Line(memory.id, memory_line(shape, relevance, self.settings.content_chars), False,
+                                  chosen_now))
         return lines
 
     def replay(self, spool: Path) -> int:
@@ -135,7 +136,7 @@ class HookHandler:
     def session_start(self, event: Mapping[str, Any]) -> dict[str, Any]:
         session_id = _session_id(event)
         stats = self.service.stats()
-        always = [normalize(m) for m in self.service.index.memories.values() if m.always_inject and m.status == "active"]
+        always = [normalize(m) for m in self.service.always_inject()]
         counts = ", ".join(f"{count} {name}" for name, count in sorted(stats["collections"].items()))
         lines = [f"memdir memory vault: {stats['memories']} memories ({counts or 'empty'}). "
                  "Relevant memories arrive with each prompt as KNOWN CONTEXT; search_memory finds more."]
@@ -147,7 +148,7 @@ class HookHandler:
         state = self.service.sessions.load(session_id)
         if event.get("source") in ("clear", "compact"):
             state.shown = {}  # the earlier injections are gone from the model's context
-        state.show((m["id"], self.service.index.memories[m["id"]].content_hash) for m in always)
+        state.show(((m.id, m.content_hash) for m in self.service.always_inject()), scorable=False)
         self.service.sessions.save(state)
         return {"additionalContext": "\n".join(lines)}
 

@@ -40,10 +40,10 @@ class Session:
     links: list[str] = field(default_factory=list)  # other session ids that belong to the same conversation
     client_pids: list[int] = field(default_factory=list)  # processes of the client (used to link MCP and hooks)
 
-    def show(self, ids: Iterable[tuple[str, str]]) -> None:
+    def show(self, ids: Iterable[tuple[str, str]], scorable: bool = True) -> None:
         for memory_id, content_hash in ids:
             self.shown[memory_id] = content_hash
-            if memory_id not in self.turn_shown:
+            if scorable and memory_id not in self.turn_shown:
                 self.turn_shown.append(memory_id)
 
     def mark_scored(self, ids: Iterable[str]) -> None:

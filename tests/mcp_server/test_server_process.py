@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
 import pytest
 
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp_server import client
 from vault import parse
+
+from .processes import start_server, stdio, stop_all
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 MEMORY = "m-a4c81f63"  # patterns/retry-celery-tasks-idempotently.md in the example vault
@@ -23,39 +22,9 @@ MEMORY = "m-a4c81f63"  # patterns/retry-celery-tasks-idempotently.md in the exam
 
 @pytest.fixture
 def server(hashing_example: Path):
-    process = subprocess.Popen([sys.executable, "-m", "mcp_server", "serve", "--vault", str(hashing_example)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wait_for(lambda: (client.running(hashing_example) or client.ServerInfo(0, 0, "", "")).pid == process.pid)
+    process = start_server(hashing_example)
     yield hashing_example, process
     stop_all(hashing_example, process)
-
-
-def wait_for(condition, timeout: float = 60.0) -> None:
-    """Poll a condition another process will make true (bounded): a server has no event to wait on."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
-def stop_all(root: Path, process: subprocess.Popen) -> None:
-    for _ in range(3):  # the original server and any server a client restarted
-        info = client.ServerInfo.read(root)
-        if info is None or not client.process_alive(info.pid):
-            break
-        os.kill(info.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        while client.process_alive(info.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-    if process.poll() is None:
-        process.terminate()
-    process.wait(timeout=20)
-    process.stderr.close()
-
-
-def stdio(root: Path) -> Client:
-    return Client(StdioServerParameters(command=sys.executable, args=["-m", "mcp_server", "mcp", "--vault", str(root)],
-                                        env={**os.environ}))
 
 
 def uses(root: Path) -> int:

@@ -1,0 +1,68 @@
+"""Real processes for server tests: `memdir serve`, stdio MCP sessions and hook commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+from mcp_server import client
+
+
+def start_server(root: Path) -> subprocess.Popen:
+    process = subprocess.Popen([sys.executable, "-m", "mcp_server", "serve", "--vault", str(root)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wait_for(lambda: (client.running(root) or client.ServerInfo(0, 0, "", "")).pid == process.pid)
+    return process
+
+
+def wait_for(condition, timeout: float = 60.0) -> None:
+    """Poll a condition another process will make true (bounded): a server has no event to wait on."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def stop_all(root: Path, process: subprocess.Popen | None = None) -> None:
+    """Stop the vault's server, and any server a client restarted after it."""
+    for _ in range(3):
+        info = client.ServerInfo.read(root)
+        if info is None or not client.process_alive(info.pid):
+            break
+        os.kill(info.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 20
+        while client.process_alive(info.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    if process is not None:
+        if process.poll() is None:
+            process.terminate()
+        process.wait(timeout=20)
+        process.stderr.close()
+
+
+def stdio(root: Path) -> Client:
+    return Client(StdioServerParameters(command=sys.executable, args=["-m", "mcp_server", "mcp", "--vault", str(root)],
+                                        env={**os.environ}))
+
+
+def hook(event: str, payload: Any, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run `memdir hook EVENT` the way Claude Code does: JSON on stdin, a fresh process."""
+    stdin = payload if isinstance(payload, (str, bytes)) else json.dumps(payload)
+    return subprocess.run([sys.executable, "-m", "mcp_server", "hook", event, *args],
+                          input=stdin.encode() if isinstance(stdin, str) else stdin,
+                          capture_output=True, timeout=60, cwd=cwd)
+
+
+def hook_context(result: subprocess.CompletedProcess) -> str:
+    """The additionalContext a hook printed ("" when it printed nothing)."""
+    assert result.returncode == 0, result.stderr
+    if not result.stdout.strip():
+        return ""
+    return json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]

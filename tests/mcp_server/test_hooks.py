@@ -1,0 +1,132 @@
+"""Claude Code's hooks as real subprocesses with real-shaped JSON, against a real vault server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_server import client
+from vault import Vault
+
+from .processes import hook, hook_context, start_server, stop_all, wait_for
+
+pytestmark = pytest.mark.slow
+SESSION = "5f2b9c1e-7d4a-4e8b-9c3f-1a2b3c4d5e6f"
+
+
+@pytest.fixture
+def server(hashing_example: Path):
+    process = start_server(hashing_example)
+    yield hashing_example
+    stop_all(hashing_example, process)
+
+
+def event(root: Path, name: str, **fields) -> dict:
+    base = {"session_id": SESSION, "transcript_path": str(root / "transcript.jsonl"), "cwd": str(root.parent),
+            "permission_mode": "default", "hook_event_name": name}
+    return {**base, **fields}
+
+
+def prompt(root: Path, text: str) -> str:
+    return hook_context(hook("prompt", event(root, "UserPromptSubmit", prompt=text), "--vault", str(root)))
+
+
+def stop(root: Path, answer: str, active: bool = False) -> subprocess.CompletedProcess:
+    result = hook("stop", event(root, "Stop", stop_hook_active=active, last_assistant_message=answer),
+                  "--vault", str(root))
+    assert result.returncode == 0 and not result.stdout.strip(), result.stderr
+    return result
+
+
+def working_titles(root: Path) -> list[str]:
+    return [m.title for m in Vault(root).scan().memories if m.collection == "working" and m.type == "history"]
+
+
+def test_session_start_orients_the_model_with_counts_and_standing_facts(server):
+    context = hook_context(hook("session-start", event(server, "SessionStart", source="startup"), "--vault", str(server)))
+    assert context.startswith("memdir memory vault: ")
+    assert "Standing facts:" in context and "[id:" in context
+
+
+def test_the_prompt_hook_prints_known_context_as_hook_json(server):
+    result = hook("prompt", event(server, "UserPromptSubmit", prompt="how do we make celery retries safe"),
+                  "--vault", str(server))
+    output = json.loads(result.stdout)
+    assert output["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert "═══ KNOWN CONTEXT ═══" in context and "[id:m-a4c81f63]" in context
+    assert "outdated or wrong" in context and len(context) < 10_000
+
+
+def test_a_memory_shown_earlier_in_the_session_becomes_a_pointer(server):
+    first = prompt(server, "how do we make celery retries safe")
+    second = prompt(server, "how do we make celery retries safe")
+    line = next(l for l in first.splitlines() if "[id:m-a4c81f63]" in l)
+    again = next(l for l in second.splitlines() if "[id:m-a4c81f63]" in l)
+    assert len(again) < len(line) and "shown earlier" in again
+
+
+def test_the_stop_hook_captures_the_exchange_and_the_next_prompt_asks_for_scores(server):
+    prompt(server, "how do we make celery retries safe")
+    stop(server, "Make the task idempotent first, then add retries with backoff.")
+    assert working_titles(server) == ["Exchange: how do we make celery retries safe"]
+    context = prompt(server, "and what about the visibility timeout")
+    scoring = context.split("KNOWN CONTEXT from memdir")[0]
+    assert "score_memories(" in scoring and '"m-a4c81f63": "___"' in scoring
+    assert '"m-0c4fa8d2"' not in scoring  # a standing fact (always_inject) is context, not a choice to score
+
+
+def test_a_stop_hook_that_is_already_active_stores_nothing(server):
+    prompt(server, "celery retries")
+    stop(server, "answer", active=True)
+    assert working_titles(server) == []
+
+
+def test_the_vault_is_found_from_the_environment_or_the_hook_cwd(server, tmp_path: Path):
+    payload = event(server, "UserPromptSubmit", prompt="celery retries")
+    by_env = subprocess.run([sys.executable, "-m", "mcp_server", "hook", "prompt"], input=json.dumps(payload).encode(),
+                            capture_output=True, timeout=60, env={**__import__("os").environ, "MEMDIR_VAULT": str(server)})
+    assert "[id:m-a4c81f63]" in hook_context(by_env)
+    project = tmp_path / "project"
+    (project / ".memories").parent.mkdir()
+    (project / ".memories").symlink_to(server)
+    by_cwd = hook("prompt", {**payload, "cwd": str(project)})
+    assert "[id:m-a4c81f63]" in hook_context(by_cwd)
+
+
+@pytest.mark.parametrize("stdin", [b"", b"{not json", b"[1, 2]", b'{"prompt": "no session"}', b"\xff\xfe\x00garbage"])
+def test_malformed_hook_input_exits_0_with_no_context(server, stdin: bytes):
+    result = hook("prompt", stdin, "--vault", str(server))
+    assert result.returncode == 0 and result.stdout == b""
+
+
+def test_a_missing_vault_exits_0_with_no_context_and_creates_nothing(tmp_path: Path):
+    missing = tmp_path / "nowhere"
+    result = hook("prompt", {"session_id": SESSION, "cwd": str(tmp_path), "prompt": "hi"}, "--vault", str(missing))
+    assert result.returncode == 0 and result.stdout == b""
+    assert not missing.exists()
+
+
+def test_a_dead_server_lets_the_prompt_through_and_loses_no_exchange(hashing_example: Path):
+    root = hashing_example
+    assert client.running(root) is None
+    try:
+        assert prompt(root, "how do we make celery retries safe") == ""  # no server: no context, no wait
+        stop(root, "Idempotent tasks first.")
+        wait_for(lambda: client.running(root) is not None)  # the hook started one in the background
+        wait_for(lambda: working_titles(root) == ["Exchange: how do we make celery retries safe"])
+        assert not list((root / ".memdir" / "spool").glob("*.json"))  # replayed, then removed
+    finally:
+        stop_all(root)
+
+
+def test_hooks_import_nothing_heavy():
+    probe = ("import sys, mcp_server.entry, mcp_server.hooks; "
+             "heavy = [m for m in ('yaml', 'click', 'torch', 'sentence_transformers', 'faiss', 'whoosh', 'mcp', "
+             "'httpx', 'ruamel', 'vault', 'indexer') if m in sys.modules]; print(heavy)")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "[]", result.stderr
