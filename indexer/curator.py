@@ -75,8 +75,11 @@ class Curator:
 
     def add(self, content: str, *, title: str | None = None, type: str | None = None,
             collection: str = "memory_bank", tags: Iterable[str] = (), extra: Mapping[str, Any] | None = None,
-            now: datetime | None = None) -> Added:
-        """Store a memory, unless the same text and type is already stored (then it is marked re-stated)."""
+            now: datetime | None = None, allow_secrets: bool = False) -> Added:
+        """Store a memory, unless the same text and type is already stored (then it is marked re-stated).
+
+        Content that looks like a credential raises SecretError unless `allow_secrets` (the vault's writer checks).
+        """
         now = now or _now()
         fields = new_memory_fields(content, title=title, type=type, collection=collection, tags=tags, extra=extra,
                                    now=now, max_chars=self.max_content_chars)
@@ -92,24 +95,32 @@ class Curator:
             if fields["type"] in CONFLICT_TYPES and self.index.memories[s.id].type == fields["type"]
             and self.dedup.possible_conflict <= s.similarity < self.dedup.near_duplicate
         )
-        memory = self._create(fields, content)
+        memory = self._create(fields, content, allow_secrets)
         return Added(memory, "created", near, conflicts)
 
     def record_response(self, key_takeaway: str, initial: str | None = None, *, now: datetime | None = None,
-                        title: str | None = None) -> Memory:
+                        title: str | None = None, extra: Mapping[str, Any] | None = None,
+                        allow_secrets: bool = False) -> Memory:
         """A working memory holding a takeaway, starting at the score its outcome earns."""
         now = now or _now()
         if initial is not None:
             check_outcome(initial)
         fields = new_memory_fields(key_takeaway, title=title, type="learning", collection="working", now=now,
-                                   max_chars=self.max_content_chars)
+                                   extra=extra, max_chars=self.max_content_chars)
         fields["score"] = initial_score(initial, self.scoring)
-        return self._create(fields, key_takeaway)
+        return self._create(fields, key_takeaway, allow_secrets)
 
-    def _create(self, fields: dict[str, Any], content: str) -> Memory:
+    def _create(self, fields: dict[str, Any], content: str, allow_secrets: bool = False) -> Memory:
         memory = self.vault.writer.create(self.vault.free_path(fields["collection"], fields["title"], fields["id"]),
-                                          fields, content.strip() + "\n")
-        self.index.sync([memory.path])
+                                          fields, content.strip() + "\n", allow_secrets=allow_secrets)
+        return self._indexed(memory, [memory.path])
+
+    def _indexed(self, memory: Memory, paths: Iterable[str]) -> Memory:
+        """The written memory as the index holds it. When another process owns the index (a second server
+        sharing the user vault), only the file is written: the owner's watcher indexes it."""
+        if not self.index.writable:
+            return memory
+        self.index.sync(paths)
         return self.index.get(memory.id)
 
     # -- scoring ---------------------------------------------------------------------
@@ -137,7 +148,7 @@ class Curator:
     # -- editing -----------------------------------------------------------------------
 
     def update(self, memory_id: str, *, content: str | None = None, fields: Mapping[str, Any] | None = None,
-               now: datetime | None = None) -> Memory:
+               now: datetime | None = None, allow_secrets: bool = False) -> Memory:
         """Replace the body and/or set frontmatter keys; counters and ids are not editable here."""
         memory = self.index.get(memory_id)
         checked = _checked_fields(fields or {})
@@ -146,30 +157,49 @@ class Curator:
         if content is None and not checked:
             raise ValidationError("nothing to update: give content or fields")
         checked["updated_at"] = now or _now()
-        return self._write(memory, Change(fields=checked, body=content))
+        return self._write(memory, Change(fields=checked, body=content), allow_secrets)
 
-    def append(self, memory_id: str, content: str, *, now: datetime | None = None) -> Memory:
+    def append(self, memory_id: str, content: str, *, now: datetime | None = None,
+               allow_secrets: bool = False) -> Memory:
         _check_content(content, self.max_content_chars)
         memory = self.index.get(memory_id)
-        return self._write(memory, Change(fields={"updated_at": now or _now()}, append=content))
+        return self._write(memory, Change(fields={"updated_at": now or _now()}, append=content), allow_secrets)
+
+    def receive(self, memory: Memory, fields: Mapping[str, Any] | None = None, content: str | None = None, *,
+                allow_secrets: bool = False) -> Memory:
+        """Write a memory that comes from another vault into this one, keeping its id, counters and dates
+        (the first half of a move; the caller deletes the original once this succeeded)."""
+        values: dict[str, Any] = {"id": memory.id, "collection": memory.collection, "type": memory.type,
+                                  "title": memory.title, **dict(memory.frontmatter), **_checked_fields(fields or {})}
+        values["id"] = memory.id  # a path-derived id becomes explicit: the id must survive the move
+        if content is not None:
+            _check_content(content, self.max_content_chars)
+        body = memory.body if content is None else content
+        if not allow_secrets:  # only what the caller brings is checked; the moved text was already in a vault
+            self.vault.writer.check_secrets(fields or {}, content)
+        created = self.vault.writer.create(self.vault.free_path(values["collection"], memory.title, memory.id),
+                                           values, body, allow_secrets=True)
+        return self._indexed(created, [created.path])
 
     def delete(self, memory_id: str) -> str:
         """Move the memory's file to .trash/ and return where it went."""
         memory = self.index.get(memory_id)
         destination = self.vault.trash(memory)
-        self.index.sync([memory.path])
+        if self.index.writable:
+            self.index.sync([memory.path])
         return destination
 
-    def _write(self, memory: Memory, change: Change) -> Memory:
-        written = self.vault.edit(memory, change)
-        self.index.sync({memory.path, written.path})
-        return self.index.get(written.id)
+    def _write(self, memory: Memory, change: Change, allow_secrets: bool = False) -> Memory:
+        written = self.vault.edit(memory, change, allow_secrets=allow_secrets)
+        return self._indexed(written, {memory.path, written.path})
 
     # -- lifecycle -------------------------------------------------------------------
 
     def gc(self, *, now: datetime | None = None, dry_run: bool = False) -> list[lifecycle_rules.Applied]:
         """Run the lifecycle rules; with dry_run, report what would happen and change nothing."""
         now = now or _now()
+        if not self.index.writable and not dry_run:
+            raise ValidationError(f"the lifecycle of {self.vault.root} runs in the process that owns its index")
         memories = dict(self.index.memories)
         decisions = lifecycle_rules.plan(memories.values(), now, self.lifecycle)
         if dry_run:
@@ -230,7 +260,8 @@ class Curator:
         return sorted(clusters, key=lambda c: (-c.similarity, c.ids))[:limit]
 
     def merge(self, ids: Sequence[str], title: str, content: str | None = None, *,
-              now: datetime | None = None) -> Memory:
+              now: datetime | None = None, extra: Mapping[str, Any] | None = None,
+              allow_secrets: bool = False) -> Memory:
         """Write one memory that supersedes the given ones and move them to .trash/ (their evidence is summed)."""
         unique = list(dict.fromkeys(ids))
         if len(unique) < 2:
@@ -243,15 +274,15 @@ class Curator:
                                    tags=sorted({t for m in sources for t in m.tags}), now=now,
                                    max_chars=self.max_content_chars)
         fields["supersedes"] = [m.id for m in sources]
+        fields.update(extra or {})
         if collection in ("working", "history", "patterns"):
             uses = sum(m.uses for m in sources)
             fields.update(uses=uses, success_count=round(sum(m.success_count for m in sources), 4),
                           score=round(max(m.score for m in sources), 4))
-        merged = self._create(fields, body)
+        merged = self._create(fields, body, allow_secrets)
         for source in sources:
             self.vault.trash(source)
-        self.index.sync([m.path for m in sources])
-        return self.index.get(merged.id)
+        return self._indexed(merged, [m.path for m in sources])
 
 
 def _collection_rank(collection: str) -> int:

@@ -103,6 +103,7 @@ class Index:
         """Read one generation's files into memory (constructor, and the swap after a rebuild)."""
         self.generation = generation
         self.manifest = Manifest(generation / "manifest.sqlite")
+        self._data_version = self.manifest.data_version()  # a reader reloads when the owner commits past it
         self.vectors = VectorIndex.load(generation / "vectors.faiss", self.embedder.dim)
         self.keyword = KeywordIndex.open(generation / "keyword")
         self.entries: dict[str, Entry] = {e.path: e for e in self.manifest.entries()}
@@ -134,6 +135,7 @@ class Index:
         index = cls(vault, embedder, generation, writable=owner is not None)
         index._owner = owner
         if owner is not None:
+            layout.sweep(generation)
             index.heal()
             atomic.sweep_temp_files(vault.root)
             index.sync(deep=True)
@@ -170,6 +172,40 @@ class Index:
             elif stray_vectors:
                 self.vectors.save(self.generation / "vectors.faiss")
             return len(stale)
+
+    def refresh(self) -> bool:
+        """A reader's catch-up, cheap enough to call before every read: become the owner if the owner has
+        gone (returns True), else reload when the owner has committed changes since this index was loaded."""
+        if self.writable:
+            return False
+        layout = Layout(self.root)
+        owner = layout.try_own()
+        with self.lock:
+            generation = layout.current()
+            if owner is not None:
+                if generation is None or not _compatible(generation, self.embedder):
+                    generation = build_generation(self.vault, self.embedder, layout)
+                self._swap(generation)
+                self._owner, self.writable = owner, True
+                self.heal()
+                atomic.sweep_temp_files(self.root)
+                self.sync(deep=True)
+                return True
+            if generation is None or not _compatible(generation, self.embedder):
+                return False  # the owner is rebuilding, or indexes with another embedder: keep what we have
+            if generation != self.generation or self.manifest.data_version() != self._data_version:
+                self._swap(generation)
+            return False
+
+    def _swap(self, generation: Path) -> None:
+        """Load another generation (or the same one, changed by its owner) in place of this one."""
+        old_keyword, old_manifest = self.keyword, self.manifest
+        self._load(generation)
+        weighting = old_keyword._weighting  # BM25 parameters belong to the searcher, not to the files
+        self.keyword.set_weighting(weighting.B, weighting.K1)
+        self.version += 1
+        old_keyword.close()
+        old_manifest.close()
 
     def compact(self) -> None:
         """Purge deleted keyword documents; afterwards search results equal a fresh rebuild's exactly."""
@@ -522,6 +558,12 @@ class Layout:
             if old != generation:
                 shutil.rmtree(old, ignore_errors=True)
 
+    def sweep(self, live: Path) -> None:
+        """Remove what a build or swap killed midway left: other generations and CURRENT temps (owner only)."""
+        for debris in [*self.base.glob("CURRENT.*"), *self.base.glob("gen-*")]:
+            if debris != live:
+                shutil.rmtree(debris, ignore_errors=True) if debris.is_dir() else debris.unlink(missing_ok=True)
+
     def try_own(self) -> "Ownership | None":
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -579,11 +621,7 @@ def reindex(index: Index, progress: Progress | None = None) -> SyncReport:
     started = time.perf_counter()
     generation = build_generation(index.vault, index.embedder, Layout(index.root), progress)
     with index.lock:
-        old_keyword, old_manifest = index.keyword, index.manifest
-        index._load(generation)
-        index.version += 1
-        old_keyword.close()
-        old_manifest.close()
+        index._swap(generation)
     index.sync()  # files saved while the new generation was being built
     report = SyncReport(added=len(index.memories), errors=len(index.problems()))
     report.seconds = time.perf_counter() - started

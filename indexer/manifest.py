@@ -56,6 +56,10 @@ class Manifest:
     def close(self) -> None:
         self._db.close()
 
+    def data_version(self) -> int:
+        """Changes when another connection (another process's index) commits to this manifest."""
+        return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
     def meta(self) -> dict[str, str]:
         return dict(self._db.execute("SELECT key, value FROM meta").fetchall())
 

@@ -7,6 +7,7 @@ they open the vault in-process. Hooks take a fast path that never imports click 
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,9 +15,9 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import click
 
-from vault import Vault, VaultError, init_vault, normalize
+from vault import Vault, VaultError, gitmerge, init_vault, normalize
 
-from . import client, render
+from . import client, integrations, render
 from .config import Config, default_config_text, load_config
 from .lookup import lookup
 
@@ -122,16 +123,30 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--claude-code", is_flag=True, help="Also register hooks, MCP server and tool permissions with Claude Code.")
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True,
+              help="project: .claude/settings.json and .mcp.json here; user: ~/.claude/settings.json and ~/.claude.json.")
+@click.option("--print-config", "print_config", type=click.Choice(integrations.CLIENTS),
+              help="Print the MCP snippet for another assistant and change nothing.")
 @vault_option
-def init(path: Path | None, vault_path: Path) -> None:
+def init(path: Path | None, claude_code: bool, scope: str, print_config: str | None, vault_path: Path) -> None:
     """Create a vault (folders, .gitignore, memdir.toml); safe to run again."""
     root = (path or vault_path).expanduser().absolute()
+    if print_config:
+        click.echo(integrations.client_config(print_config, root))
+        return
     created = init_vault(root, default_config_text())
     load_config(root)  # an existing memdir.toml must still be valid
+    created += gitmerge.register(root, merge_driver_command())  # git config is not cloned: once per clone
     if created:
         click.echo(f"initialized {root}: created " + ", ".join(created))
     else:
         click.echo(f"{root} is already a memdir vault; nothing to do")
+    if claude_code:
+        registration = integrations.register_claude_code(root, scope, project=Path.cwd())
+        for path_ in (registration.settings, registration.servers):
+            state = "updated" if path_ in registration.changed else "already up to date"
+            click.echo(f"Claude Code: {path_} {state}")
 
 
 @cli.command()
@@ -140,12 +155,15 @@ def init(path: Path | None, vault_path: Path) -> None:
 @click.option("--type", "memory_type", help="preference, fact, decision, constraint, learning, ...")
 @click.option("--collection", default="memory_bank", show_default=True, help="Where the memory lives.")
 @click.option("--tag", "tags", multiple=True, help="A tag; repeat for more.")
+@click.option("--allow-secret", is_flag=True, help="Store it even if it looks like an API key, token or password.")
+@click.option("--private", is_flag=True, help="Keep it in your user vault, never in the project vault.")
 @vault_option
 def add(content: str, title: str | None, memory_type: str | None, collection: str, tags: tuple[str, ...],
-        vault_path: Path) -> None:
+        allow_secret: bool, private: bool, vault_path: Path) -> None:
     """Write a new memory and print its id (an exact re-statement returns the existing one)."""
     with service(vault_path) as svc:
-        added = svc.add(content=content, title=title, type=memory_type, collection=collection, tags=list(tags))
+        added = svc.add(content=content, title=title, type=memory_type, collection=collection, tags=list(tags),
+                        allow_secret=allow_secret, privacy="private" if private else "shared")
     click.echo(added["memory"]["id"])
     for line in render.added_notes(added):
         click.echo(line, err=True)
@@ -201,6 +219,33 @@ def doctor(as_json: bool, vault_path: Path) -> None:
         click.echo(f"{report['memories']} memories, {count} problem{'s' if count != 1 else ''}")
     if report["errors"]:
         sys.exit(1)
+
+
+def merge_driver_command() -> str:
+    """The driver git runs, by absolute path: git may run it from a GUI or a hook with another PATH."""
+    script = Path(sys.executable).with_name("memdir")
+    program = shlex.quote(str(script)) if script.exists() else f"{shlex.quote(sys.executable)} -m mcp_server"
+    return f"{program} merge-driver %O %A %B %P"
+
+
+@cli.command(name="merge-driver")
+@click.argument("base", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("ours", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("theirs", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("path", required=False)
+def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None:
+    """Git merge driver for memories (%O %A %B %P): counters add up; exit 1 when a conflict remains."""
+    history = gitmerge.DEFAULT_HISTORY
+    vault = gitmerge.vault_of(Path(path)) if path else None
+    if vault is not None:
+        try:
+            history = load_config(vault).vault.outcome_history
+        except VaultError:
+            pass  # a broken memdir.toml must not stop a merge; the default cap is safe
+    result = gitmerge.merge_files(base, ours, theirs, label=path, history=history)
+    for conflict in result.conflicts:
+        click.echo(f"CONFLICT (memdir): {conflict}", err=True)
+    sys.exit(0 if result.clean else 1)
 
 
 # -- the index -------------------------------------------------------------------------------
@@ -300,11 +345,12 @@ def suggest_merges(threshold: float | None, memory_type: str | None, limit: int,
 @click.argument("ids", nargs=-1, required=True)
 @click.option("--into", "title", required=True, help="Title of the merged memory.")
 @click.option("--content", help="Body of the merged memory (default: the sources' bodies, joined).")
+@click.option("--allow-secret", is_flag=True, help="Merge even if the text looks like an API key, token or password.")
 @vault_option
-def merge(ids: tuple[str, ...], title: str, content: str | None, vault_path: Path) -> None:
+def merge(ids: tuple[str, ...], title: str, content: str | None, allow_secret: bool, vault_path: Path) -> None:
     """Merge memories into one that supersedes them; the sources move to .trash/."""
     with service(vault_path) as svc:
-        merged = svc.merge(ids=list(ids), title=title, content=content)
+        merged = svc.merge(ids=list(ids), title=title, content=content, allow_secret=allow_secret)
     click.echo(f"{merged['id']}  {merged['path']}  (supersedes {', '.join(ids)}; sources moved to .trash/)")
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import http.client
 import json
 import os
+import socket
 import sys
 import time
 from dataclasses import dataclass
@@ -74,25 +74,65 @@ def running(vault_root: Path) -> ServerInfo | None:
 
 def request(info: ServerInfo, method: str, path: str, body: Any = None, timeout: float = 30.0) -> Any:
     """One JSON request with the server's token; raises RemoteError or Unavailable."""
-    payload = json.dumps(body).encode() if body is not None else None
-    headers = {"Authorization": f"Bearer {info.token}", "Content-Type": "application/json", "Accept": "application/json"}
-    connection = http.client.HTTPConnection("127.0.0.1", info.port, timeout=timeout)
+    payload = json.dumps(body).encode() if body is not None else b""
+    head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{info.port}\r\nAuthorization: Bearer {info.token}\r\n"
+            f"Content-Type: application/json\r\nAccept: application/json\r\nContent-Length: {len(payload)}\r\n"
+            "Connection: close\r\n\r\n")
     try:
-        connection.request(method, path, body=payload, headers=headers)
-        response = connection.getresponse()
-        data = response.read()
-    except (OSError, http.client.HTTPException) as exc:
+        with socket.create_connection(("127.0.0.1", info.port), timeout=timeout) as connection:
+            connection.sendall(head.encode("latin-1") + payload)
+            status, data = _read_response(connection)
+    except (OSError, ValueError) as exc:
         raise Unavailable(f"the memdir server on port {info.port} did not answer: {exc}") from None
-    finally:
-        connection.close()
     try:
         decoded = json.loads(data) if data else {}
     except ValueError:
-        raise RemoteError("ProtocolError", f"unexpected answer from the server: {data[:200]!r}", response.status) from None
-    if response.status >= 400:
+        raise RemoteError("ProtocolError", f"unexpected answer from the server: {data[:200]!r}", status) from None
+    if status >= 400:
         error = decoded.get("error", {}) if isinstance(decoded, dict) else {}
-        raise RemoteError(error.get("type", "Error"), error.get("message", f"HTTP {response.status}"), response.status)
+        raise RemoteError(error.get("type", "Error"), error.get("message", f"HTTP {status}"), status)
     return decoded
+
+
+def _read_response(connection: socket.socket) -> tuple[int, bytes]:
+    """Status and body of an HTTP/1.1 answer to a `Connection: close` request.
+
+    A hand-rolled reader because importing http.client (and the email package under it) costs
+    a hook process about 40 ms on every prompt.
+    """
+    received = bytearray()
+    while b"\r\n\r\n" not in received:
+        chunk = connection.recv(65536)
+        if not chunk:
+            raise ValueError("connection closed before the headers")
+        received += chunk
+    head, _, rest = bytes(received).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    body = bytearray(rest)
+    length = int(headers["content-length"]) if "content-length" in headers else None
+    while length is None or len(body) < length:
+        chunk = connection.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    if length is not None and len(body) < length:
+        raise ValueError("connection closed in the middle of the answer")
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        return status, _unchunk(bytes(body))
+    return status, bytes(body[:length] if length is not None else body)
+
+
+def _unchunk(data: bytes) -> bytes:
+    out, position = bytearray(), 0
+    while True:
+        end = data.index(b"\r\n", position)
+        size = int(data[position:end].split(b";")[0], 16)
+        if size == 0:
+            return bytes(out)
+        out += data[end + 2:end + 2 + size]
+        position = end + 2 + size + 2
 
 
 def call(vault_root: Path, op: str, args: dict[str, Any] | None = None, timeout: float = 120.0) -> Any:

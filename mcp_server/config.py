@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,21 @@ class Config:
 
 def load_config(vault_root: Path) -> Config:
     return Config(**load_sections(vault_root, SECTIONS))
+
+
+USER_VAULT_ENV = "MEMDIR_USER_VAULT"
+
+
+def user_vault_root(config: Config, project_root: Path) -> Path | None:
+    """The personal vault beside the project's: $MEMDIR_USER_VAULT, else `[vault] user_vault`.
+
+    None when it is disabled (an empty value) or names the project vault itself.
+    """
+    raw = os.environ.get(USER_VAULT_ENV, config.vault.user_vault)
+    if not raw.strip():
+        return None
+    root = Path(raw).expanduser().absolute()
+    return None if root.resolve() == project_root.resolve() else root
 
 
 def default_config_text() -> str:

@@ -113,7 +113,8 @@ RECORD = """\
 Keep a significant learning from this exchange as a working memory: a decision made, a fix that \
 worked, a correction of something you got wrong. One or two sentences. initial_score says how \
 it went (worked, partial, failed); it sets the starting score. Routine exchanges are captured \
-automatically; don't record those."""
+automatically; don't record those. privacy=private keeps it in the user's personal vault, out of the \
+shared project vault."""
 
 RELATIONSHIPS = """\
 Show how a memory relates to others through [[links]]: what it supersedes (and its newest \

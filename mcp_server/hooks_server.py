@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError, normalize
+from vault.secrets import redact
 
 from .context import Line, known_context, memory_line, pointer_line, scoring_request
 from .service import MemoryService
@@ -61,7 +62,7 @@ class HookHandler:
         state.turn_shown = []
         state.completed = False
         state.scored_this_turn = False
-        state.prompt = prompt[:MAX_EXCHANGE_CHARS]
+        state.prompt = self._redacted(prompt)[:MAX_EXCHANGE_CHARS]  # the session file keeps no secret either
         return scoring
 
     def _context_lines(self, state: Session, prompt: str) -> list[Line]:
@@ -116,9 +117,14 @@ class HookHandler:
         self.service.sessions.save(state)
         return {"stored": stored, "scored": state.scored_this_turn, "scoring_required": state.scoring_required}
 
+    def _redacted(self, text: str) -> str:
+        """Captured text with credentials replaced by [REDACTED:kind]: capture is automatic, so it redacts
+        where a tool call would be refused, and a capture never fails because of a secret."""
+        return redact(text)[0] if self.service.app.config.vault.scan_secrets else text
+
     def _capture(self, state: Session, answer: str) -> str | None:
-        prompt = state.prompt.strip()
-        text = f"User: {prompt}\n\nAssistant: {answer.strip()}"[:MAX_EXCHANGE_CHARS]
+        prompt = self._redacted(state.prompt).strip()
+        text = f"User: {prompt}\n\nAssistant: {self._redacted(answer).strip()}"[:MAX_EXCHANGE_CHARS]
         extra: dict[str, Any] = {"session": state.id}
         if state.last_exchange and state.last_exchange in self.service.index.memories:
             extra["previous"] = state.last_exchange  # consecutive exchanges give each other context

@@ -17,6 +17,14 @@ def stats_label(shape: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def place(shape: Mapping[str, Any]) -> str:
+    """`patterns`, `patterns · user` for the user vault's memories, `patterns · private` for a private
+    file in the project vault: where a memory lives, and so who else can read it."""
+    if shape.get("source") == "user":
+        return f"{shape['collection']} · user"
+    return f"{shape['collection']} · private" if shape.get("privacy") == "private" else shape["collection"]
+
+
 def _uses(count: int) -> str:
     return "1 use" if count == 1 else f"{count} uses"
 
@@ -30,7 +38,7 @@ def memory_detail(shape: Mapping[str, Any]) -> str:
     """The `memdir show` rendering: a header line, the metadata that matters, then the body."""
     lines = [
         f"{shape['title']}",
-        f"[id:{shape['id']}] {shape['collection']} · {shape['type']} · {stats_label(shape) or 'no age'}",
+        f"[id:{shape['id']}] {place(shape)} · {shape['type']} · {stats_label(shape) or 'no age'}",
         f"path: {shape['path']}",
     ]
     if shape.get("tags"):
@@ -45,7 +53,7 @@ def memory_detail(shape: Mapping[str, Any]) -> str:
 
 def memory_rows(shapes: Iterable[Mapping[str, Any]]) -> str:
     """The `memdir list` table: id, collection, type, age, title."""
-    rows = [(s["id"], s["collection"], s["type"], s["age"] or "-", s["title"]) for s in shapes]
+    rows = [(s["id"], place(s), s["type"], s["age"] or "-", s["title"]) for s in shapes]
     if not rows:
         return "(no memories)"
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
@@ -67,7 +75,7 @@ def search_results(results: list[Mapping[str, Any]]) -> str:
     lines = []
     for number, r in enumerate(results, 1):
         where = f" § {r['heading']}" if r.get("heading") else ""
-        lines.append(f"{number}. [{r['collection']}] ({stats_label(r)}) [id:{r['id']}] {one_line(r, 90)}")
+        lines.append(f"{number}. [{place(r)}] ({stats_label(r)}) [id:{r['id']}] {one_line(r, 90)}")
         extra = f"   relevance {r['relevance']:.2f} via {r['channel']}{where} · {r['path']}"
         if r.get("successor"):
             extra += f" · superseded by [id:{r['successor']}]"
@@ -143,7 +151,7 @@ def quote(text: str, width: int = 600) -> str:
 
 def result_line(number: int, shape: Mapping[str, Any]) -> str:
     """`1. [patterns] (2d, s:0.72, w:0.68, 8 uses, [YY~N]) [id:m-7f3a9c2e] «content»`"""
-    line = f"{number}. [{shape['collection']}] ({stats_label(shape)}) [id:{shape['id']}] {quote(shape['content'])}"
+    line = f"{number}. [{place(shape)}] ({stats_label(shape)}) [id:{shape['id']}] {quote(shape['content'])}"
     if shape.get("successor"):
         line += f" (superseded by [id:{shape['successor']}])"
     return line
@@ -198,7 +206,7 @@ def deleted(data: Mapping[str, Any]) -> str:
 
 def full_memory(shape: Mapping[str, Any]) -> str:
     body = "\n".join("│ " + line for line in shape["content"].replace("«", "‹").replace("»", "›").splitlines())
-    head = f"[{shape['collection']}] ({stats_label(shape) or 'no age'}) [id:{shape['id']}] {quote(shape['title'], 200)}"
+    head = f"[{place(shape)}] ({stats_label(shape) or 'no age'}) [id:{shape['id']}] {quote(shape['title'], 200)}"
     lines = [DATA_NOTE, head, f"type: {shape['type']} · path: {shape['path']} · status: {shape['status']}"]
     if shape.get("tags"):
         lines.append("tags: " + ", ".join(shape["tags"]))
@@ -243,5 +251,11 @@ def cluster_dicts(data: Mapping[str, Any]) -> str:
 def stats(data: Mapping[str, Any]) -> str:
     collections = ", ".join(f"{k} {v}" for k, v in sorted(data["collections"].items()))
     types = ", ".join(f"{k} {v}" for k, v in sorted(data["types"].items()))
-    return (f"{data['memories']} memories ({collections}); types: {types}; {data['scored_memories']} scored, "
+    text = (f"{data['memories']} memories ({collections}); types: {types}; {data['scored_memories']} scored, "
             f"{data['superseded']} superseded, {data['problems']} problem files")
+    private = data.get("private")
+    if private and private.get("user_vault"):
+        text += f"\nuser vault (private, not counted above): {private['user_memories']} memories in {private['user_vault']}"
+    if private and private.get("project_memories"):
+        text += f"\n{private['project_memories']} files in this project vault say privacy: private (see memdir doctor)"
+    return text

@@ -28,7 +28,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Mount, Route
 
-from indexer.live import LiveIndex
 from vault import VaultError, atomic
 from vault.errors import ConflictError, NotFoundError, PathError, ValidationError
 
@@ -89,7 +88,7 @@ class VaultServer:
         self._lock_fd: int | None = None
         self.app: App | None = None
         self.service: MemoryService | None = None
-        self.live: LiveIndex | None = None
+        self.live: Any = None  # the project vault's LiveIndex, once loaded
         self.hooks: Any = None
 
     # -- lifecycle -------------------------------------------------------------------
@@ -113,7 +112,8 @@ class VaultServer:
         self.app = App(self.root)
         self.service = MemoryService(self.app)
         self.service.sessions.clean()
-        self.live = LiveIndex(self.app.index, self.app.config.watch).start()
+        self.app.start_watching()  # the project vault, and the user vault when this server owns its index
+        self.live = self.app.project.live
         self.hooks = HookHandler(self.service)
         replayed = self.hooks.replay(self.root / ".memdir" / "spool")
         if replayed:
@@ -144,10 +144,8 @@ class VaultServer:
             self.close()
 
     def close(self) -> None:
-        if self.live:
-            self.live.stop()
         if self.app:
-            self.app.close()
+            self.app.close()  # stops the watchers too
         current = ServerInfo.read(self.root)
         if current is not None and current.pid == os.getpid():
             with contextlib.suppress(FileNotFoundError):

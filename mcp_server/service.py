@@ -11,11 +11,12 @@ from datetime import datetime
 from typing import Any, Iterable, Mapping, Sequence
 
 from indexer.relations import relations_of
-from indexer.search import SearchRequest, hit_shape
+from indexer.search import Hit, SearchRequest, hit_shape
 from vault import Memory, NotFoundError, ValidationError, normalize
 from vault.errors import PathError
 from vault.ids import check_id
 
+from . import privacy as vaults
 from .app import App
 from .lookup import looks_like_path
 from .sessions import SessionStore
@@ -54,71 +55,125 @@ class MemoryService:
     def search(self, *, query: str | None = None, days_back: float | None = None, id: str | None = None,
                collections: Sequence[str] = (), types: Sequence[str] = (), tags: Sequence[str] = (),
                sort_by: str = "relevance", limit: int | None = None, include_superseded: bool = False,
-               session: str | None = None) -> dict[str, Any]:
+               session: str | None = None, include_private: bool = True) -> dict[str, Any]:
         if not query and days_back is None and not id:
             raise ValidationError("give at least one of: query, days_back, id")
         request = SearchRequest(query=query, memory_id=id, limit=limit, collections=tuple(collections),
                                 types=tuple(types), tags=tuple(tags), days_back=days_back, sort_by=sort_by,  # type: ignore[arg-type]
                                 include_superseded=include_superseded or bool(id))
-        hits = self.searcher.search(request)
+        hits = self.hits(request, include_private)
         self._shown(session, (h.memory for h in hits))
         return {"results": [hit_shape(h) for h in hits]}
 
-    def read(self, ref: str, session: str | None = None) -> dict[str, Any]:
+    def hits(self, request: SearchRequest, include_private: bool = True) -> list[Hit]:
+        """Search every vault the caller may read (both, for the local user), merged and labelled by source."""
+        return vaults.search(self.app, request, include_private)
+
+    def read(self, ref: str, session: str | None = None, include_private: bool = True) -> dict[str, Any]:
         memory = self._lookup(ref)
+        if not vaults.visible(memory, include_private):
+            raise NotFoundError(f"no memory {ref!r}")
         self._shown(session, [memory])
         shape = normalize(memory)
-        shape["successor"] = self.index.graph.successor(memory.id)
+        shape["successor"] = self.app.side_of(memory.id).index.graph.successor(memory.id)
         return shape
 
-    def list(self) -> list[dict[str, Any]]:
-        return [normalize(m) for m in sorted(self.index.memories.values(), key=lambda m: m.path)]
+    def list(self, include_private: bool = True) -> list[dict[str, Any]]:
+        memories = [m for side in self.app.sides(include_private) for m in side.index.memories.values()
+                    if vaults.visible(m, include_private)]
+        return [normalize(m) for m in sorted(memories, key=lambda m: (m.source != "project", m.path))]
 
     def doctor(self) -> dict[str, Any]:
-        return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in self.index.problems()]}
+        warnings = [{"path": m.path, "line": None, "reason": "privacy: private in the project vault: everyone with "
+                     f"the repository can read it; `update_memory {m.id} fields={{privacy: private}}` moves it to "
+                     "your user vault"} for m in sorted(self.index.memories.values(), key=lambda m: m.path)
+                    if m.privacy == vaults.PRIVATE]
+        return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in self.index.problems()],
+                "warnings": warnings}
 
-    def relationships(self, memory_id: str, relationship_type: str | None = None) -> dict[str, Any]:
-        return relations_of(self.index, check_id(memory_id), relationship_type)
+    def relationships(self, memory_id: str, relationship_type: str | None = None,
+                      include_private: bool = True) -> dict[str, Any]:
+        side = self.app.side_of(check_id(memory_id))
+        if not vaults.visible(side.index.get(memory_id), include_private):
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        report = relations_of(side.index, memory_id, relationship_type)
+        if not include_private:  # a private memory's title is private too
+            hidden = {i for i, m in side.index.memories.items() if not vaults.visible(m, False)}
+            for key in ("outgoing", "backlinks"):
+                report[key] = [e for e in report[key] if e.get("id") not in hidden]
+            report["supersedes_chain"] = [e for e in report["supersedes_chain"] if e["id"] not in hidden]
+        return report
 
-    def linked(self, target: str, query: str | None = None, limit: int = 10) -> dict[str, Any]:
+    def linked(self, target: str, query: str | None = None, limit: int = 10,
+               include_private: bool = True) -> dict[str, Any]:
         """Memories that link to a target (a memory or a ghost such as a project file), best first."""
-        edges = self.index.graph.linking_to(target)
-        ids = list(dict.fromkeys(e.source for e in edges if e.source in self.index.memories))
-        context = {e.source: e.context for e in edges}
-        if query and ids:
-            ranked = self.searcher.search(SearchRequest(query=query, limit=LIMIT_MAX))
+        found: list[tuple[Memory, str]] = []
+        for side in self.app.sides(include_private):
+            for edge in side.index.graph.linking_to(target):
+                memory = side.index.memories.get(edge.source)
+                if memory is not None and vaults.visible(memory, include_private) and \
+                        all(m.id != memory.id for m, _ in found):
+                    found.append((memory, edge.context))
+        if query and found:
+            ranked = self.hits(SearchRequest(query=query, limit=LIMIT_MAX), include_private)
             order = {h.memory.id: n for n, h in enumerate(ranked)}
-            ids.sort(key=lambda i: order.get(i, len(order)))
+            found.sort(key=lambda item: order.get(item[0].id, len(order)))
         results = []
-        for memory_id in ids[:limit]:
-            shape = normalize(self.index.memories[memory_id])
-            shape["anchor_context"] = context.get(memory_id, "")
+        for memory, context in found[:limit]:
+            shape = normalize(memory)
+            shape["anchor_context"] = context
             results.append(shape)
         return {"target": target, "results": results}
 
-    def stats(self) -> dict[str, Any]:
-        memories = list(self.index.memories.values())
-        return {
+    def stats(self, include_private: bool = True) -> dict[str, Any]:
+        """The project vault's numbers (private memories are not counted in them) and, for the local user,
+        the user vault's count beside them."""
+        project = self.app.project
+        memories = [m for m in project.index.memories.values() if m.privacy != vaults.PRIVATE]
+        superseded = project.index.graph.superseded_ids()
+        report: dict[str, Any] = {
             "memories": len(memories),
             "collections": dict(Counter(m.collection for m in memories)),
             "types": dict(Counter(m.type for m in memories)),
             "tags": dict(Counter(t for m in memories for t in m.tags).most_common(20)),
             "scored_memories": sum(1 for m in memories if m.uses),
-            "superseded": len(self.index.graph.superseded_ids()),
-            "problems": len(self.index.problems()),
-            "chunks": self.index.chunk_count(),
-            "ghost_targets": len(self.index.graph.ghosts()),
+            "superseded": sum(1 for m in memories if m.id in superseded),
+            "problems": len(project.index.problems()),
+            "chunks": project.index.chunk_count(),
+            "ghost_targets": len(project.index.graph.ghosts()),
             "vault": str(self.app.root),
         }
+        if include_private:
+            user = self.app.user_side()
+            private_here = len(project.index.memories) - len(memories)
+            report["private"] = {
+                "user_vault": str(user.root) if user else None,
+                "user_memories": len(user.index.memories) if user else 0,
+                "project_memories": private_here,  # files marked private inside the project vault
+            }
+        return report
 
-    def insights(self, query: str, session: str | None = None, limit: int = 6) -> dict[str, Any]:
+    def always_inject(self, include_private: bool = True) -> list[Memory]:
+        """Active memory_bank facts marked always_inject, from every vault the caller may read."""
+        return sorted((m for side in self.app.sides(include_private) for m in side.index.memories.values()
+                       if m.always_inject and m.status == "active" and vaults.visible(m, include_private)),
+                      key=lambda m: m.id)
+
+    def find(self, memory_id: str) -> Memory | None:
+        """The indexed memory with this id in any vault, or None."""
+        try:
+            return self.app.side_of(memory_id).index.get(memory_id)
+        except (NotFoundError, ValidationError):
+            return None
+
+    def insights(self, query: str, session: str | None = None, limit: int = 6,
+                 include_private: bool = True) -> dict[str, Any]:
         """What memdir knows that bears on `query`: standing facts, the best memories, where to look."""
         if not query or not query.strip():
             raise ValidationError("query is empty")
-        hits = self.searcher.search(SearchRequest(query=query, limit=LIMIT_MAX))
+        hits = self.hits(SearchRequest(query=query, limit=LIMIT_MAX), include_private)
         facts = [h for h in hits if h.memory.collection == "memory_bank"][:4]
-        always = [m for m in self.index.memories.values()
-                  if m.always_inject and m.status == "active" and m.id not in {h.memory.id for h in facts}]
+        always = [m for m in self.always_inject(include_private) if m.id not in {h.memory.id for h in facts}]
         best = [h for h in hits if h.memory.collection != "memory_bank"][:limit]
         by_collection = Counter(h.memory.collection for h in hits[:20])
         shown = [h.memory for h in facts + best] + always
@@ -129,14 +184,14 @@ class MemoryService:
             "facts": [hit_shape(h) for h in facts],
             "memories": [hit_shape(h) for h in best],
             "recommended_collections": [c for c, _ in by_collection.most_common(3)],
-            "memory_count": len(self.index.memories),
+            "memory_count": sum(len(side.index.memories) for side in self.app.sides(include_private)),
         }
 
     # -- writing -----------------------------------------------------------------------
 
     def add(self, content: str, *, type: str | None = None, tags: Sequence[str] = (), title: str | None = None,
             collection: str = "memory_bank", importance: float | None = None, confidence: float | None = None,
-            always_inject: bool = False, privacy: str = "shared") -> dict[str, Any]:
+            always_inject: bool = False, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
         extra: dict[str, Any] = {}
         if collection == "memory_bank":
             extra.update(importance=0.7 if importance is None else importance,
@@ -148,7 +203,9 @@ class MemoryService:
         for key in ("importance", "confidence"):
             if key in extra and not 0.0 <= extra[key] <= 1.0:
                 raise ValidationError(f"{key} must be between 0 and 1")
-        added = self.curator.add(content, title=title, type=type, collection=collection, tags=tags, extra=extra)
+        curator = vaults.add_side(self.app, privacy).curator
+        added = curator.add(content, title=title, type=type, collection=collection, tags=tags, extra=extra,
+                            allow_secrets=allow_secret)
         return {
             "memory": normalize(added.memory),
             "status": added.status,
@@ -156,19 +213,24 @@ class MemoryService:
             "possible_conflicts": [vars(s) for s in added.possible_conflicts],
         }
 
-    def update(self, memory_id: str, content: str | None = None, fields: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        return normalize(self.curator.update(check_id(memory_id), content=content, fields=fields))
+    def update(self, memory_id: str, content: str | None = None, fields: Mapping[str, Any] | None = None,
+               allow_secret: bool = False) -> dict[str, Any]:
+        return normalize(vaults.update(self.app, check_id(memory_id), content, fields, allow_secrets=allow_secret))
 
-    def append(self, memory_id: str, content: str) -> dict[str, Any]:
-        return normalize(self.curator.append(check_id(memory_id), content))
+    def append(self, memory_id: str, content: str, allow_secret: bool = False) -> dict[str, Any]:
+        curator = self.app.side_of(check_id(memory_id)).curator
+        return normalize(curator.append(memory_id, content, allow_secrets=allow_secret))
 
     def delete(self, memory_id: str) -> dict[str, Any]:
-        memory = self.index.get(check_id(memory_id))
-        return {"id": memory.id, "title": memory.title, "moved_to": self.curator.delete(memory.id)}
+        side = self.app.side_of(check_id(memory_id))
+        memory = side.index.get(memory_id)
+        return {"id": memory.id, "title": memory.title, "moved_to": side.curator.delete(memory.id)}
 
     def record_response(self, key_takeaway: str, initial_score: str | None = None,
-                        session: str | None = None) -> dict[str, Any]:
-        memory = self.curator.record_response(key_takeaway, initial_score)
+                        session: str | None = None, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
+        extra = {"privacy": privacy} if privacy != "shared" else None
+        memory = vaults.add_side(self.app, privacy).curator.record_response(key_takeaway, initial_score, extra=extra,
+                                                                             allow_secrets=allow_secret)
         return normalize(memory)
 
     def score(self, memory_scores: Mapping[str, str], outcome: str | None = None,
@@ -184,7 +246,11 @@ class MemoryService:
         exchange = state.last_exchange if state and outcome else None
         if exchange and self._exists(exchange) and exchange not in outcomes:
             outcomes[exchange] = outcome  # type: ignore[assignment]
-        results = self.curator.score(outcomes)
+        by_side: dict[int, tuple[Any, dict[str, str]]] = {}
+        for memory_id, result in outcomes.items():
+            side = self.app.side_of(memory_id)  # a user-vault memory's file is in the user vault
+            by_side.setdefault(id(side), (side, {}))[1][memory_id] = result
+        results = [r for side, part in by_side.values() for r in side.curator.score(part)]
         still = [i for i in awaiting if i not in outcomes]
         if session:
             self.sessions.update(session, lambda s: (s.mark_scored(outcomes), setattr(s, "scoring_required", False)))
@@ -195,14 +261,20 @@ class MemoryService:
         }
 
     def gc(self, dry_run: bool = False) -> list[dict[str, Any]]:
-        return [{**vars(a.decision), "result": a.result} for a in self.curator.gc(dry_run=dry_run)]
+        """The lifecycle of each vault this process owns, inside that vault (nothing crosses between them)."""
+        return [{**vars(a.decision), "result": a.result, "source": side.source}
+                for side in self.app.sides() if side.index.writable or dry_run
+                for a in side.curator.gc(dry_run=dry_run)]
 
     def suggest_merges(self, threshold: float | None = None, type: str | None = None, limit: int = 10) -> list[dict[str, Any]]:
-        clusters = self.curator.suggest_merges(threshold, type, limit)
-        return [{"ids": list(c.ids), "titles": list(c.titles), "similarity": c.similarity} for c in clusters]
+        clusters = [(side.source, c) for side in self.app.sides() for c in side.curator.suggest_merges(threshold, type, limit)]
+        clusters.sort(key=lambda item: (-item[1].similarity, item[1].ids))
+        return [{"ids": list(c.ids), "titles": list(c.titles), "similarity": c.similarity, "source": source}
+                for source, c in clusters[:limit]]
 
-    def merge(self, ids: Sequence[str], title: str, content: str | None = None) -> dict[str, Any]:
-        return normalize(self.curator.merge([check_id(i) for i in ids], title, content))
+    def merge(self, ids: Sequence[str], title: str, content: str | None = None,
+              allow_secret: bool = False) -> dict[str, Any]:
+        return normalize(vaults.merge(self.app, [check_id(i) for i in ids], title, content, allow_secrets=allow_secret))
 
     def reindex(self) -> dict[str, Any]:
         from indexer.index import reindex
@@ -221,14 +293,10 @@ class MemoryService:
             if entry is None or entry.memory_id is None:
                 raise PathError(f"{ref} is not an indexed memory" + (f" ({entry.reason})" if entry and entry.reason else ""))
             return self.index.get(entry.memory_id)
-        return self.index.get(check_id(ref))
+        return self.app.side_of(check_id(ref)).index.get(ref)
 
     def _exists(self, memory_id: str) -> bool:
-        try:
-            self.index.get(check_id(memory_id))
-            return True
-        except (NotFoundError, ValidationError):
-            return False
+        return self.find(memory_id) is not None
 
 
 def _jsonable(values: Mapping[str, Any]) -> dict[str, Any]:

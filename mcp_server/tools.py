@@ -60,6 +60,10 @@ MemoryId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0
                                 description="A memory id as shown in [id:...] tags, e.g. m-7f3a9c2e")]
 Content = Annotated[str, Field(min_length=1, max_length=20_000)]
 Tag = Annotated[str, Field(min_length=1, max_length=64)]
+# memdir refuses text that looks like a credential: memories are plain files that get committed and shared.
+AllowSecret = Annotated[bool, Field(description=(
+    "Only when the user explicitly asked to store it: keep content that looks like a credential (API key, "
+    "token, private key, password) instead of refusing it."))]
 assert set(COLLECTIONS) == set(Collection.__args__) and set(TYPES) == set(MemoryType.__args__)  # type: ignore[attr-defined]
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -125,22 +129,26 @@ def build(service: MemoryService) -> MCPServer:
         always_inject: bool = False,
         privacy: Literal["shared", "private"] = "shared",
         title: Annotated[str | None, Field(max_length=200)] = None,
+        allow_secret: AllowSecret = False,
     ) -> Annotated[CallToolResult, AddOut]:
         return respond(AddOut, render.added, lambda: service.add(
             content, type=type, tags=tags, title=title, importance=importance, confidence=confidence,
-            always_inject=always_inject, privacy=privacy))
+            always_inject=always_inject, privacy=privacy, allow_secret=allow_secret))
 
     @mcp.tool(description=UPDATE, annotations=CHANGE)
     def update_memory(
         id: MemoryId,
         content: Annotated[str | None, Field(max_length=20_000)] = None,
         fields: Annotated[dict[str, Any] | None, Field(description="Frontmatter keys to set")] = None,
+        allow_secret: AllowSecret = False,
     ) -> Annotated[CallToolResult, MemoryOut]:
-        return respond(MemoryOut, render.changed("updated"), lambda: service.update(id, content, fields))
+        return respond(MemoryOut, render.changed("updated"),
+                       lambda: service.update(id, content, fields, allow_secret=allow_secret))
 
     @mcp.tool(description=APPEND_TEXT, annotations=APPEND)
-    def append_memory(id: MemoryId, content: Content) -> Annotated[CallToolResult, MemoryOut]:
-        return respond(MemoryOut, render.changed("appended to"), lambda: service.append(id, content))
+    def append_memory(id: MemoryId, content: Content, allow_secret: AllowSecret = False) -> Annotated[CallToolResult, MemoryOut]:
+        return respond(MemoryOut, render.changed("appended to"),
+                       lambda: service.append(id, content, allow_secret=allow_secret))
 
     @mcp.tool(description=READ_TEXT, annotations=READ)
     def read_memory(id: MemoryId, ctx: Context) -> Annotated[CallToolResult, MemoryOut]:
@@ -162,8 +170,11 @@ def build(service: MemoryService) -> MCPServer:
     def record_response(
         key_takeaway: Annotated[str, Field(min_length=1, max_length=2000)],
         initial_score: Literal["worked", "partial", "failed"] | None = None,
+        allow_secret: AllowSecret = False,
+        privacy: Literal["shared", "private"] = "shared",
     ) -> Annotated[CallToolResult, MemoryOut]:
-        return respond(MemoryOut, render.changed("recorded"), lambda: service.record_response(key_takeaway, initial_score))
+        return respond(MemoryOut, render.changed("recorded"), lambda: service.record_response(
+            key_takeaway, initial_score, allow_secret=allow_secret, privacy=privacy))
 
     @mcp.tool(description=RELATIONSHIPS, annotations=READ)
     def get_memory_relationships(
@@ -194,8 +205,10 @@ def build(service: MemoryService) -> MCPServer:
         ids: Annotated[list[MemoryId], Field(min_length=2, max_length=20)],
         title: Annotated[str, Field(min_length=1, max_length=200)],
         content: Content,
+        allow_secret: AllowSecret = False,
     ) -> Annotated[CallToolResult, MemoryOut]:
-        return respond(MemoryOut, render.changed("merged into"), lambda: service.merge(ids, title, content))
+        return respond(MemoryOut, render.changed("merged into"),
+                       lambda: service.merge(ids, title, content, allow_secret=allow_secret))
 
     @mcp.tool(description=STATS, annotations=READ)
     def get_memory_stats() -> Annotated[CallToolResult, StatsOut]:

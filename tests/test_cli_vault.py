@@ -115,3 +115,12 @@ def test_help_imports_no_heavy_library():
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert "HEAVY=\n" in result.stdout
+
+
+def test_add_refuses_a_credential_unless_allow_secret_is_given(vault_root: Path):
+    token = "AKIA" + "QWERTYUI0PASDF12"
+    refused = run("add", f"deploy key {token}", "--vault", str(vault_root))
+    assert refused.exit_code == 1 and "AWS access key (AKIAQ…12)" in refused.output and token not in refused.output
+    assert "--allow-secret" in refused.output
+    allowed = run("add", f"deploy key {token}", "--allow-secret", "--vault", str(vault_root))
+    assert allowed.exit_code == 0 and allowed.output.strip().startswith("m-")

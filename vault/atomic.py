@@ -7,10 +7,12 @@ leftover can be found and removed (`sweep_temp_files`).
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import secrets
 import stat
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -72,6 +74,8 @@ def replace_file(path: Path, data: bytes, expected: bytes) -> None:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         raise ConflictError(f"{path.name} was deleted while memdir was changing it") from None
+    if not mode & stat.S_IWUSR:  # a rename would bypass the permission the user took away
+        raise VaultError(f"could not write {path}: the file is read-only; the existing file was left unchanged")
     folder = target.parent
     try:
         temp = _write_temp(folder, data, mode)
@@ -80,11 +84,55 @@ def replace_file(path: Path, data: bytes, expected: bytes) -> None:
     try:
         if read_bytes(target) != expected:
             raise ConflictError(f"{path.name} changed while memdir was writing it")
-        os.replace(temp, target)
-    except BaseException:
-        _unlink_quietly(temp)
-        raise
+        if not _swap_in(temp, target, expected, data):
+            raise ConflictError(f"{path.name} changed while memdir was writing it")
+    finally:
+        _unlink_quietly(temp)  # after a swap it holds the replaced (old) file
     fsync_dir(folder)
+
+
+def _swap_in(temp: Path, target: Path, expected: bytes, data: bytes) -> bool:
+    """Put `temp` in place of `target`; False (target left as someone else saved it) if it no longer held `expected`.
+
+    Trigger: an editor that saves by rename between our last check and our rename.
+    Why: a plain rename would silently drop that save. On Linux, RENAME_EXCHANGE swaps the two
+    names atomically, so the file we displaced is still there to compare and, if it was not the
+    one we read, to swap back. Elsewhere the check-to-rename window of os.replace remains.
+    """
+    if not _exchange(temp, target):
+        os.replace(temp, target)
+        return True
+    if read_bytes(temp) == expected:
+        return True
+    _exchange(temp, target)  # give their save back
+    if read_bytes(temp) != data:
+        _exchange(temp, target)  # they saved twice meanwhile: keep the newer save in place
+    return False
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2 = None
+if sys.platform.startswith("linux"):
+    try:
+        _renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+        _renameat2.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    except (AttributeError, OSError):  # a libc without renameat2 (glibc < 2.28, musl < 1.2.5)
+        _renameat2 = None
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two names (Linux); False where the system or file system cannot."""
+    if _renameat2 is None:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EPERM):
+        return False
+    if code == errno.ENOENT:
+        raise ConflictError(f"{b.name} was deleted while memdir was changing it")
+    raise OSError(code, os.strerror(code), str(b))
 
 
 def create_file(path: Path, data: bytes) -> None:

@@ -58,7 +58,11 @@ class LockTimeout(VaultError):
 
 
 class SecretError(VaultError):
-    """Content looks like a credential and was refused."""
+    """Content looks like a credential and was refused; `findings` name kind, place and a masked preview."""
+
+    def __init__(self, message: str, findings: tuple[object, ...] = ()) -> None:
+        super().__init__(message)
+        self.findings = findings
 
 
 class ConfigError(VaultError):

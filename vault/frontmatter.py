@@ -255,6 +255,16 @@ def _segments(fm_text: str) -> tuple[list[str], dict[str, tuple[int, int]]] | No
     return lines, ranges
 
 
+def key_segments(fm_text: str) -> dict[str, str] | None:
+    """The exact text of each top-level key (`key: value` and its continuation lines), or None when
+    the block is not a plain block mapping; lets a caller show or splice one key as it was written."""
+    layout = _segments(fm_text)
+    if layout is None:
+        return None
+    lines, ranges = layout
+    return {key: "".join(lines[start:end]) for key, (start, end) in ranges.items()}
+
+
 def _is_filler(line: str) -> bool:
     stripped = line.strip()
     return not stripped or stripped.startswith("#")

@@ -49,6 +49,7 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
 def parse(data: bytes, path: str, *, max_bytes: int = DEFAULT_MAX_BYTES, source: str = "project") -> Memory:
     """Parse one file. `path` is vault-relative with "/" separators."""
     text = decode(data, path, max_bytes)
+    _refuse_conflict_markers(text, path)
     try:
         doc = fm.split(text)
         loaded = fm.load(doc.frontmatter) if doc.frontmatter is not None else None
@@ -57,6 +58,26 @@ def parse(data: bytes, path: str, *, max_bytes: int = DEFAULT_MAX_BYTES, source:
     if loaded is None:
         return _plain_document(data, doc, path, source)
     return _from_frontmatter(data, doc, loaded, path, source)
+
+
+_MARKER = re.compile(r"^(?:<{7}|>{7})(?:[ \t]|\r?$)", re.M)
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+
+
+def _refuse_conflict_markers(text: str, path: str) -> None:
+    """A merge git left unresolved is not a memory yet: report it, and never rewrite it (memdir rewrites
+    only files it can parse). Markers inside fenced code blocks are examples, not conflicts; a lone
+    `=======` is a Markdown heading underline, so only `<<<<<<<` and `>>>>>>>` lines count."""
+    if not _MARKER.search(text):
+        return
+    fence = ""
+    for number, line in enumerate(text.splitlines(), 1):
+        opened = _FENCE.match(line)
+        if opened and (not fence or opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence)):
+            fence = "" if fence else opened.group(1)
+        elif not fence and _MARKER.match(line):
+            raise ParseError(path, number, f"unresolved git conflict marker '{line[:7]}'; resolve the merge "
+                                           "(keep one side, or both) and remove the <<<<<<< ======= >>>>>>> lines")
 
 
 def _plain_document(data: bytes, doc: fm.Document, path: str, source: str) -> Memory:

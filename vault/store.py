@@ -54,7 +54,8 @@ class Vault:
         self.root = Path(root).absolute()
         self.settings = settings or VaultSettings()
         self.source = source
-        self.writer = Writer(self.root, max_bytes=self.settings.max_file_bytes, source=source)
+        self.writer = Writer(self.root, max_bytes=self.settings.max_file_bytes, source=source,
+                             scan_secrets=self.settings.scan_secrets)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -108,14 +109,15 @@ class Vault:
         tags: Iterable[str] = (),
         extra: Mapping[str, Any] | None = None,
         now: datetime | None = None,
+        allow_secrets: bool = False,
     ) -> Memory:
-        """Write a new memory into its collection's folder and return it."""
+        """Write a new memory into its collection's folder and return it (SecretError for credentials)."""
         fields = new_memory_fields(
             content, title=title, type=type, collection=collection, tags=tags, extra=extra, now=now,
             max_chars=self.settings.max_content_chars,
         )
         return self.writer.create(self.free_path(collection, fields["title"], fields["id"]), fields,
-                                  content.strip() + "\n")
+                                  content.strip() + "\n", allow_secrets=allow_secrets)
 
     def free_path(self, collection: str, title: str, memory_id: str) -> str:
         """Where a new memory goes: `<collection>/<slug of title>.md`, made unique with its id if taken."""
@@ -125,8 +127,8 @@ class Vault:
                 return f"{collection}/{name}"
         return f"{collection}/{memory_id}.md"
 
-    def edit(self, memory: Memory, change: Change) -> Memory:
-        return self.writer.update(memory, change)
+    def edit(self, memory: Memory, change: Change, *, allow_secrets: bool = False) -> Memory:
+        return self.writer.update(memory, change, allow_secrets=allow_secrets)
 
     def trash(self, memory: Memory) -> str:
         return self.writer.trash(memory)

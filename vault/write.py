@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 
 from . import atomic
 from . import frontmatter as fm
+from . import secrets
 from .errors import ConflictError, NotFoundError, ParseError, ValidationError
 from .lock import WriteLock
 from .model import Memory
@@ -43,11 +44,12 @@ class Writer:
     """Owns every write to one vault's files."""
 
     def __init__(self, root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, source: str = "project",
-                 lock: WriteLock | None = None) -> None:
+                 lock: WriteLock | None = None, scan_secrets: bool = True) -> None:
         self.root = root
         self.max_bytes = max_bytes
         self.source = source
         self.lock = lock or WriteLock(root)
+        self.scan_secrets = scan_secrets
 
     # -- reading ------------------------------------------------------------------------
 
@@ -60,10 +62,16 @@ class Writer:
 
     # -- writing ------------------------------------------------------------------------
 
-    def create(self, relative_path: str, fields: Mapping[str, Any], body: str) -> Memory:
-        """Write a new file; never replaces an existing one (ConflictError if the name is taken)."""
+    def create(self, relative_path: str, fields: Mapping[str, Any], body: str, *,
+               allow_secrets: bool = False) -> Memory:
+        """Write a new file; never replaces an existing one (ConflictError if the name is taken).
+
+        Raises SecretError when `fields` or `body` look like a credential, unless `allow_secrets`.
+        """
         path = self.root / relative_path
         ensure_inside(self.root, path)
+        if not allow_secrets:
+            self.check_secrets(fields, body)
         text = fm.render_new(fields, _with_final_newline(body))
         data = text.encode("utf-8")
         memory = self._validated(data, relative_path)
@@ -71,10 +79,16 @@ class Writer:
             atomic.create_file(path, data)
         return memory
 
-    def update(self, base: Memory, change: Change) -> Memory:
-        """Apply `change` to the file `base` was read from; returns the memory as written."""
+    def update(self, base: Memory, change: Change, *, allow_secrets: bool = False) -> Memory:
+        """Apply `change` to the file `base` was read from; returns the memory as written.
+
+        Only what `change` brings in is scanned for credentials (SecretError unless `allow_secrets`):
+        text a person already wrote into the file is theirs, and counters can always be written.
+        """
         path = self.root / base.path
         ensure_inside(self.root, path)
+        if not allow_secrets:
+            self.check_secrets(change.fields, change.body, change.append)
         with self.lock.held():
             for _ in range(MAX_ATTEMPTS):
                 current_bytes = atomic.read_bytes(atomic.real_target(path))
@@ -115,6 +129,19 @@ class Writer:
         with self.lock.held():
             atomic.move(source, destination)
         return self.read(relative_path)
+
+    def check_secrets(self, fields: Mapping[str, Any], body: str | None, append: str | None = None) -> None:
+        """Raise SecretError if new text looks like a credential (a no-op when the vault disables scanning).
+
+        Called by create and update, not by their callers: every path that writes new text into a
+        memory passes through this class, so no tool, hook or command can forget the check.
+        """
+        if not self.scan_secrets:
+            return
+        findings = [f for text in (body, append) if text for f in secrets.scan(text)]
+        seen = {(f.kind, f.masked) for f in findings}  # a title cut from the content repeats its secret
+        findings += [f for f in secrets.scan_values(fields) if (f.kind, f.masked) not in seen]
+        secrets.refuse(findings)
 
     # -- internals ----------------------------------------------------------------------
 

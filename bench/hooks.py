@@ -1,0 +1,84 @@
+"""The prompt hook end to end: process start to printed context, with a warm vault server.
+
+    python bench/hooks.py --json                  # 1k and 10k memories, the real model
+    python bench/hooks.py --sizes 1000 --json
+
+Each measurement starts `memdir hook prompt` as Claude Code does (a new process, hook JSON on
+stdin) and stops when the process has exited with its output. "alone" runs one hook at a time;
+"4 sessions" runs four sessions' hooks at once (each latency still measured per hook).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from servers import latency_summary, run_sizes, warm_server
+from speed import queries
+
+
+def hook_command() -> list[str]:
+    """The installed console script, as Claude Code runs it (falls back to python -m)."""
+    script = Path(sys.executable).with_name("memdir")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "mcp_server"]
+
+
+def run_hook(root: Path, session: str, prompt: str) -> tuple[float, int]:
+    """Milliseconds from process start to exit, and the length of the context it printed."""
+    payload = json.dumps({"session_id": session, "cwd": str(root.parent), "hook_event_name": "UserPromptSubmit",
+                          "prompt": prompt, "transcript_path": "/dev/null", "permission_mode": "default"}).encode()
+    started = time.perf_counter()
+    result = subprocess.run([*hook_command(), "hook", "prompt", "--vault", str(root)], input=payload,
+                            capture_output=True, timeout=60)
+    elapsed = (time.perf_counter() - started) * 1000
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr.decode())
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"] if result.stdout.strip() else ""
+    return elapsed, len(context)
+
+
+def sessions_at_once(root: Path, prompts: list[str], count: int) -> list[float]:
+    latencies: list[float] = []
+    lock = threading.Lock()
+
+    def session(number: int) -> None:
+        session_id = str(uuid.uuid4())
+        for prompt in prompts[number::count]:
+            elapsed, _ = run_hook(root, session_id, prompt)
+            with lock:
+                latencies.append(elapsed)
+
+    threads = [threading.Thread(target=session, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return latencies
+
+
+def measure(size: int, data: Path, embedder: str, prompts: int) -> dict:
+    questions = queries(prompts * 2 + 5, data)
+    with warm_server(size, data, embedder) as root:
+        session = str(uuid.uuid4())
+        for prompt in questions[:5]:
+            run_hook(root, session, prompt)  # warm: the OS caches, the server's first searches
+        alone = [run_hook(root, session, q) for q in questions[5:5 + prompts]]
+        context_chars = [chars for _, chars in alone]
+        together = sessions_at_once(root, questions[5 + prompts:], 4)
+    return {"memories": size, "alone": latency_summary([ms for ms, _ in alone], "hooks"), "4_sessions": latency_summary(together, "hooks"),
+            "context_chars_p50": statistics.median(context_chars)}
+
+
+def line(r: dict) -> str:
+    return (f"{r['memories']:>6} memories: alone p50 {r['alone']['p50_ms']} ms p95 {r['alone']['p95_ms']} ms; "
+            f"4 sessions p50 {r['4_sessions']['p50_ms']} ms p95 {r['4_sessions']['p95_ms']} ms")
+
+
+if __name__ == "__main__":
+    run_sizes(__doc__, "prompts", "hooks per measurement", measure, line)

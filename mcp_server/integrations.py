@@ -1,0 +1,199 @@
+"""Registering memdir with assistants: Claude Code's hooks, MCP server and permissions; snippets for others.
+
+`memdir init --claude-code` merges memdir's entries into the JSON files Claude Code reads and
+touches nothing else in them: the user's other hooks, servers and permissions stay as they
+are, a second run changes nothing, and a file that is not valid JSON is reported, never
+overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vault import ConfigError
+from vault.atomic import write_state
+
+SERVER_NAME = "memdir"
+HOOKS = (  # (Claude Code event, memdir hook, timeout in seconds, runs in the background)
+    ("SessionStart", "session-start", 10, False),
+    ("UserPromptSubmit", "prompt", 10, False),
+    ("Stop", "stop", 60, True),  # capturing the exchange must never hold up the next prompt
+)
+# Tools that only read, score or add: the model may call them without asking. Changing, merging
+# and deleting memories keep Claude Code's confirmation prompt.
+ALLOWED_TOOLS = (
+    "get_context_insights", "search_memory", "read_memory", "get_memory_relationships", "search_linked_memories",
+    "suggest_memory_merges", "get_memory_stats", "score_memories", "record_response", "add_to_memory_bank",
+    "append_memory",
+)
+CLIENTS = ("cursor", "codex", "gemini", "opencode")
+
+
+@dataclass(frozen=True)
+class Registration:
+    """Where Claude Code will find memdir, and which files this run changed."""
+
+    settings: Path
+    servers: Path
+    changed: tuple[Path, ...]
+
+
+def memdir_command() -> str:
+    """`memdir` when the shell finds this installation under that name, else the script's full path."""
+    script = Path(sys.executable).with_name("memdir")
+    on_path = shutil.which("memdir")
+    if on_path and script.exists() and Path(on_path).resolve() == script.resolve():
+        return "memdir"
+    return str(script) if script.exists() else "memdir"
+
+
+def vault_argument(vault_root: Path, project: Path | None) -> str:
+    """How hooks and the MCP server name the vault: relative to the project when it lives inside it, so a
+    committed .claude/settings.json works in every clone; otherwise its absolute path."""
+    if project is not None:
+        try:
+            return "${CLAUDE_PROJECT_DIR:-.}/" + vault_root.relative_to(project).as_posix()
+        except ValueError:
+            pass
+    return str(vault_root)
+
+
+def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path | None = None) -> Registration:
+    """Write memdir's hooks, MCP server and tool permissions into Claude Code's project or user files."""
+    home = home or Path.home()
+    if scope == "project":
+        settings_path, servers_path = project / ".claude" / "settings.json", project / ".mcp.json"
+        vault = vault_argument(vault_root, project)
+    elif scope == "user":
+        settings_path, servers_path = home / ".claude" / "settings.json", home / ".claude.json"
+        vault = str(vault_root)
+    else:
+        raise ConfigError(f"unknown scope {scope!r}: use project or user")
+    command = memdir_command()
+    changed = []
+    settings = _read_json(settings_path)
+    if _merge_settings(settings, command, vault, project_servers=scope == "project"):
+        _write_json(settings_path, settings)
+        changed.append(settings_path)
+    servers = _read_json(servers_path)
+    if _merge_server(servers, command, vault):
+        _write_json(servers_path, servers)
+        changed.append(servers_path)
+    return Registration(settings_path, servers_path, tuple(changed))
+
+
+def hook_command(command: str, event: str, vault: str) -> str:
+    return f'{_shell_word(command)} hook {event} --vault "{vault}"'
+
+
+def _shell_word(word: str) -> str:
+    return word if all(c.isalnum() or c in "/._-+" for c in word) else "'" + word.replace("'", "'\\''") + "'"
+
+
+def _merge_settings(settings: dict[str, Any], command: str, vault: str, project_servers: bool) -> bool:
+    before = json.dumps(settings, sort_keys=True)
+    hooks = _table(settings, "hooks")
+    for event, name, timeout, background in HOOKS:
+        wanted: dict[str, Any] = {"type": "command", "command": hook_command(command, name, vault), "timeout": timeout}
+        if background:
+            wanted["async"] = True
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ConfigError(f"Claude Code settings: hooks.{event} is not a list; fix it by hand and run again")
+        _replace_or_add_hook(groups, name, wanted)
+    permissions = _table(settings, "permissions")
+    allow = permissions.setdefault("allow", [])
+    if not isinstance(allow, list):
+        raise ConfigError("Claude Code settings: permissions.allow is not a list; fix it by hand and run again")
+    allow += [rule for rule in (f"mcp__{SERVER_NAME}__{tool}" for tool in ALLOWED_TOOLS) if rule not in allow]
+    if project_servers:  # a project's .mcp.json server needs approval once; this is that approval
+        enabled = settings.setdefault("enabledMcpjsonServers", [])
+        if isinstance(enabled, list) and SERVER_NAME not in enabled:
+            enabled.append(SERVER_NAME)
+    return json.dumps(settings, sort_keys=True) != before
+
+
+def _replace_or_add_hook(groups: list[Any], name: str, wanted: dict[str, Any]) -> None:
+    """Update memdir's handler for this event where it is (a moved vault, a new path), or add it."""
+    marker = f" hook {name}"
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        for position, handler in enumerate(handlers if isinstance(handlers, list) else []):
+            if isinstance(handler, dict) and marker in str(handler.get("command", "")) and "memdir" in str(
+                    handler.get("command", "")):
+                handlers[position] = wanted
+                return
+    groups.append({"hooks": [wanted]})
+
+
+def _merge_server(config: dict[str, Any], command: str, vault: str) -> bool:
+    servers = _table(config, "mcpServers")
+    wanted = {"type": "stdio", "command": command, "args": ["mcp", "--vault", vault], "env": {}}
+    if servers.get(SERVER_NAME) == wanted:
+        return False
+    servers[SERVER_NAME] = wanted
+    return True
+
+
+def _table(parent: dict[str, Any], key: str) -> dict[str, Any]:
+    value = parent.setdefault(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"Claude Code settings: {key} is not an object; fix it by hand and run again")
+    return value
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc}); nothing was changed") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg}); nothing was changed") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}:1: expected a JSON object; nothing was changed")
+    return data
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o600 if path.name == ".claude.json" else 0o644
+    write_state(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(), mode=mode)
+    os.chmod(path, mode)
+
+
+def client_config(client: str, vault_root: Path) -> str:
+    """The snippet that registers memdir's MCP server with another assistant (they have no per-prompt hooks)."""
+    command, vault = memdir_command(), str(vault_root)
+    args = ["mcp", "--vault", vault]
+    if client == "cursor":
+        return ("# .cursor/mcp.json (project) or ~/.cursor/mcp.json\n"
+                + json.dumps({"mcpServers": {SERVER_NAME: {"command": command, "args": args}}}, indent=2))
+    if client == "gemini":
+        return ("# .gemini/settings.json (project) or ~/.gemini/settings.json\n"
+                + json.dumps({"mcpServers": {SERVER_NAME: {"command": command, "args": args, "timeout": 30000}}},
+                             indent=2))
+    if client == "opencode":
+        return ("# opencode.json (project) or ~/.config/opencode/opencode.json\n"
+                + json.dumps({"$schema": "https://opencode.ai/config.json",
+                              "mcp": {SERVER_NAME: {"type": "local", "command": [command, *args], "enabled": True}}},
+                             indent=2))
+    if client == "codex":
+        quoted = ", ".join(json.dumps(a) for a in args)
+        return ("# ~/.codex/config.toml (or .codex/config.toml in a trusted project)\n"
+                f"[mcp_servers.{SERVER_NAME}]\ncommand = {json.dumps(command)}\nargs = [{quoted}]\n"
+                "startup_timeout_sec = 30\ntool_timeout_sec = 60")
+    raise ConfigError(f"unknown client {client!r}: choose one of {', '.join(CLIENTS)}")

@@ -1,0 +1,142 @@
+"""`memdir init --claude-code` and `--print-config`: memdir's entries merged in, the user's own kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mcp import Client
+from mcp_server import integrations, tools
+from mcp_server.cli import cli
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
+def init(*args: str) -> str:
+    result = CliRunner().invoke(cli, ["init", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def read(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def memdir_handlers(settings: dict, event: str) -> list[dict]:
+    return [h for group in settings["hooks"][event] for h in group["hooks"] if " hook " in h["command"]]
+
+
+def test_init_registers_three_hooks_the_server_and_tool_permissions_in_the_project(project: Path):
+    output = init("--claude-code")
+    settings, servers = read(project / ".claude" / "settings.json"), read(project / ".mcp.json")
+    for event, name in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop")):
+        [handler] = memdir_handlers(settings, event)
+        assert f" hook {name} --vault \"${{CLAUDE_PROJECT_DIR:-.}}/.memories\"" in handler["command"]
+    assert memdir_handlers(settings, "Stop")[0]["async"] is True
+    assert "mcp__memdir__search_memory" in settings["permissions"]["allow"]
+    assert settings["enabledMcpjsonServers"] == ["memdir"]
+    assert servers["mcpServers"]["memdir"]["args"] == ["mcp", "--vault", "${CLAUDE_PROJECT_DIR:-.}/.memories"]
+    assert (project / ".memories" / "memdir.toml").is_file() and "settings.json updated" in output
+
+
+def test_a_second_init_changes_no_byte(project: Path):
+    init("--claude-code")
+    before = {p: p.read_bytes() for p in (project / ".claude" / "settings.json", project / ".mcp.json")}
+    output = init("--claude-code")
+    assert {p: p.read_bytes() for p in before} == before
+    assert output.count("already up to date") == 2
+
+
+def test_the_users_own_hooks_servers_and_permissions_are_kept(project: Path):
+    (project / ".claude").mkdir()
+    own_hook = {"type": "command", "command": "./scripts/lint-prompt.sh"}
+    (project / ".claude" / "settings.json").write_text(json.dumps({
+        "model": "opus",
+        "hooks": {"UserPromptSubmit": [{"hooks": [own_hook]}],
+                  "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}]},
+        "permissions": {"allow": ["Bash(npm test)"], "deny": ["Read(.env)"]},
+    }))
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"github": {"command": "gh-mcp"}}}))
+    init("--claude-code")
+    init("--claude-code")
+    settings = read(project / ".claude" / "settings.json")
+    assert settings["model"] == "opus" and settings["permissions"]["deny"] == ["Read(.env)"]
+    assert settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "guard.sh"
+    prompt_commands = [h["command"] for g in settings["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    assert prompt_commands[0] == "./scripts/lint-prompt.sh" and len(prompt_commands) == 2
+    assert settings["permissions"]["allow"][0] == "Bash(npm test)"
+    assert len(settings["permissions"]["allow"]) == len(set(settings["permissions"]["allow"]))
+    assert set(read(project / ".mcp.json")["mcpServers"]) == {"github", "memdir"}
+
+
+def test_moving_the_vault_updates_memdirs_entries_in_place(project: Path):
+    init("--claude-code")
+    init("--claude-code", "--vault", "team-memory")
+    settings = read(project / ".claude" / "settings.json")
+    [handler] = memdir_handlers(settings, "UserPromptSubmit")
+    assert handler["command"].endswith('--vault "${CLAUDE_PROJECT_DIR:-.}/team-memory"')
+    assert read(project / ".mcp.json")["mcpServers"]["memdir"]["args"][-1] == "${CLAUDE_PROJECT_DIR:-.}/team-memory"
+
+
+def test_a_settings_file_that_is_not_json_is_reported_and_left_alone(project: Path):
+    (project / ".claude").mkdir()
+    broken = project / ".claude" / "settings.json"
+    broken.write_text('{\n  "hooks": {,\n}\n')
+    result = CliRunner().invoke(cli, ["init", "--claude-code"])
+    assert result.exit_code == 1
+    assert f"{broken}:2: not valid JSON" in result.output and "nothing was changed" in result.output
+    assert broken.read_text() == '{\n  "hooks": {,\n}\n' and not (project / ".mcp.json").exists()
+
+
+def test_user_scope_writes_the_users_files_and_keeps_their_other_keys(project: Path):
+    home = Path(os.environ["HOME"])
+    (home / ".claude.json").write_text(json.dumps({"numStartups": 41, "projects": {"/x": {"allowedTools": []}}}))
+    init("--claude-code", "--scope", "user")
+    user_config = read(home / ".claude.json")
+    assert user_config["numStartups"] == 41 and "/x" in user_config["projects"]
+    assert user_config["mcpServers"]["memdir"]["args"] == ["mcp", "--vault", str(project / ".memories")]
+    settings = read(home / ".claude" / "settings.json")
+    assert memdir_handlers(settings, "UserPromptSubmit") and "enabledMcpjsonServers" not in settings
+    assert not (project / ".claude").exists()
+
+
+def test_the_written_hook_command_runs_in_a_shell_and_exits_0(project: Path):
+    init("--claude-code")
+    [handler] = memdir_handlers(read(project / ".claude" / "settings.json"), "UserPromptSubmit")
+    result = subprocess.run(["sh", "-c", handler["command"]], input=b"{}", capture_output=True, timeout=60,
+                            env={**os.environ, "CLAUDE_PROJECT_DIR": str(project)})
+    assert result.returncode == 0 and result.stdout == b"" and b"no session_id" in result.stderr
+
+
+@pytest.mark.parametrize("client", integrations.CLIENTS)
+def test_print_config_gives_a_snippet_that_parses_and_changes_nothing(project: Path, client: str):
+    output = init("--print-config", client, "--vault", str(project / "vault"))
+    body = output.split("\n", 1)[1]
+    config = tomllib.loads(body) if client == "codex" else json.loads(body)
+    server = {"codex": lambda c: c["mcp_servers"]["memdir"], "opencode": lambda c: c["mcp"]["memdir"],
+              "cursor": lambda c: c["mcpServers"]["memdir"], "gemini": lambda c: c["mcpServers"]["memdir"]}[client](config)
+    words = server["command"] if client == "opencode" else [server["command"], *server["args"]]
+    assert words[1:] == ["mcp", "--vault", str(project / "vault")]
+    assert list(project.iterdir()) == []
+
+
+@pytest.mark.anyio
+async def test_the_allow_list_names_real_tools_and_leaves_out_the_destructive_ones(service):
+    async with Client(tools.build(service)) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(integrations.ALLOWED_TOOLS) <= set(listed)
+    assert all(not listed[name].annotations.destructive_hint for name in integrations.ALLOWED_TOOLS)
+    left_out = set(listed) - set(integrations.ALLOWED_TOOLS)
+    assert left_out and all(listed[name].annotations.destructive_hint for name in left_out)

@@ -1,0 +1,147 @@
+"""Credentials are found (and only credentials), named without being echoed, refused or redacted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp_server.config import default_config_text
+from vault import Change, SecretError, Vault, init_vault
+from vault.secrets import mask, redact, scan
+
+# Built from parts so that this file itself does not look like it leaks keys.
+GITHUB = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+OPENAI = "sk-" + "proj-Abc123Def456Ghi789Jkl012Mno345Pqr"
+ANTHROPIC = "sk-ant-" + "api03-Zy9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe-d4C"
+AWS = "AKIA" + "QWERTYUI0PASDF12"
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkRhbmEifQ"
+       + ".dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U")
+PEM = ("-----BEGIN OPENSSH PRIVATE KEY-----\n" + "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+       + "QyNTUxOQAAACBhc2RmYXNkZmFzZGZhc2RmYXNkZmFzZGZhc2RmYXNkZgAAAJg=\n-----END OPENSSH PRIVATE KEY-----")
+
+SECRETS = [
+    ("aws-access-key", f"aws_access_key_id = {AWS}"),
+    ("github-token", f"export GITHUB_TOKEN={GITHUB}"),
+    ("github-token", "github_pat_" + "11ABCDEFG0abcdefghijkl_" + "mnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZab"),
+    ("openai-key", f"OPENAI_API_KEY={OPENAI}"),
+    ("anthropic-key", f"the key is {ANTHROPIC}"),
+    ("slack-token", "xoxb-" + "2048-40961-aBcDeFgHiJkLmNoP"),
+    ("slack-webhook", "https://hooks.slack.com/services/" + "T0123ABCD/B0456EFGH/aB1cD2eF3gH4iJ5kL6mN7oP8"),
+    ("stripe-key", "stripe: sk_live_" + "51HxQ2mKz8vR4tY7uW9pL3nB"),
+    ("google-api-key", "maps key AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"),
+    ("jwt", f"session cookie {JWT}"),
+    ("jwt", f"Authorization: Bearer {JWT}"),
+    ("bearer-token", "curl -H 'Authorization: Bearer " + "9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c'"),
+    ("basic-auth", "Authorization: Basic " + "ZGFuYTpodW50ZXIy"),
+    ("private-key", PEM),
+    ("private-key", '{"private_key": "-----BEGIN PRIVATE KEY-----\\n' + "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + '\\n"}'),
+    ("connection-password", "DATABASE_URL=postgres://ledger:pass@db.internal:5432/ledger"),
+    ("connection-password", "mongodb+srv://app:" + "Tr0ub4dor3@cluster0.example.net/app"),
+    ("secret-assignment", 'api_key = "' + 'Zx8kQ2mN7vL4pR9sT1wY6bC3"'),
+    ("secret-assignment", "client_secret: " + "d41d8cd98f00b204e9800998ecf8427e"),
+    ("secret-assignment", '"password": "' + 'Tr0ub4dor&3xyzQ9Wv"'),
+]
+
+HARMLESS = [
+    "commit 3f786850e387550fdab836ed7e6dc881de23001b fixed the flaky ledger test",
+    "request id 123e4567-e89b-12d3-a456-426614174000",
+    "see [id:m-1234abcd] and [[m-4f8ddbe5]]",
+    "docs at https://docs.example.com/api/v2/auth?lang=en#tokens",
+    "git@github.com:dana/tidewater.git and https://dana@github.com/dana/tidewater",
+    "set OPENAI_API_KEY=sk-... before running",
+    "export GITHUB_TOKEN=<your-token>",
+    "token: ${{ secrets.GITHUB_TOKEN }}",
+    "api_key = os.environ['STRIPE_API_KEY']",
+    "password = get_password_from_keyring()",
+    "the example key AKIAIOSFODNN7EXAMPLE from the AWS docs",
+    "postgres://ledger:${DB_PASSWORD}@db.internal/ledger",
+    "postgres://ledger@localhost/ledger",
+    "max_tokens: 4096 and token_budget = 120000",
+    "Authorization: Bearer <token>",
+    "sk-navigation-header is a CSS class",
+    "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "The file starts with -----BEGIN RSA PRIVATE KEY----- and that is all we say.",
+    "tokenizer = AutoTokenizer.from_pretrained('bert-base-uncased')",
+    "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+]
+
+
+@pytest.mark.parametrize(("kind", "text"), SECRETS, ids=[f"{k}-{n}" for n, (k, _) in enumerate(SECRETS)])
+def test_a_credential_is_found_and_named_by_kind(kind: str, text: str):
+    findings = scan(text)
+    assert [f.kind for f in findings] == [kind]
+
+
+@pytest.mark.parametrize("text", HARMLESS)
+def test_ordinary_text_ids_hashes_urls_and_placeholders_pass(text: str):
+    assert scan(text) == []
+
+
+def test_a_finding_names_the_line_and_shows_only_a_masked_form():
+    finding, = scan(f"first line\nsecond line\nkey: {OPENAI}\n")
+    assert finding.line == 3 and finding.label == "OpenAI API key"
+    assert finding.masked == "sk-pr…qr" and OPENAI not in finding.describe()
+    assert mask("hunter2hunter") == "hu…" and mask("abc") == "…"
+
+
+def test_redaction_replaces_only_the_secret_and_keeps_the_rest():
+    text = f"deploy with {GITHUB}\nthen connect to postgres://app:s3cretpw@db/app\nnothing else here"
+    redacted, findings = redact(text)
+    assert redacted == ("deploy with [REDACTED:github-token]\nthen connect to postgres://app:"
+                        "[REDACTED:connection-password]@db/app\nnothing else here")
+    assert [(f.kind, f.line) for f in findings] == [("github-token", 1), ("connection-password", 2)]
+    assert redact(redacted) == (redacted, [])
+
+
+def test_a_pem_block_is_redacted_whole():
+    redacted, _ = redact(f"key:\n{PEM}\nend")
+    assert redacted == "key:\n[REDACTED:private-key]\nend"
+
+
+# -- through the vault's one writer ------------------------------------------------------------
+
+def test_the_writer_refuses_new_content_with_a_credential_and_writes_nothing(vault: Vault):
+    with pytest.raises(SecretError) as refused:
+        vault.add(f"Deploy token\nuse {GITHUB} for the release job", collection="patterns")
+    message = str(refused.value)
+    assert "content line 2: GitHub token (ghp_a…A5)" in message and GITHUB not in message
+    assert "--allow-secret" in message and "allow_secret" in message
+    assert [f.kind for f in refused.value.findings] == ["github-token"]
+    assert list((vault.root / "patterns").iterdir()) == []
+
+
+def test_a_title_cut_from_the_content_does_not_report_the_same_secret_twice(vault: Vault):
+    with pytest.raises(SecretError) as refused:
+        vault.add(f"{AWS} is the deploy key")
+    assert len(refused.value.findings) == 1 and refused.value.findings[0].where == "content"
+
+
+def test_allow_secrets_stores_it_when_the_user_explicitly_asked(vault: Vault):
+    memory = vault.add(f"use {GITHUB}", allow_secrets=True)
+    assert GITHUB in (vault.root / memory.path).read_text()
+
+
+def test_edits_are_checked_only_for_the_text_they_bring(vault_root: Path):
+    human = vault_root / "history" / "notes.md"
+    human.write_text(f"---\nid: m-0000beef\ntitle: Notes\nuses: 0\nscore: 0.5\n---\nold key {GITHUB}\n")
+    vault = Vault(vault_root)
+    memory = vault.load("history/notes.md")
+    counted = vault.edit(memory, Change(fields={"uses": 1}))  # a human's own text never blocks scoring
+    assert counted.uses == 1 and GITHUB in human.read_text()
+    with pytest.raises(SecretError, match="Slack token"):
+        vault.edit(counted, Change(append="and xoxb-" + "2048-40961-aBcDeFgHiJkLmNoP"))
+    with pytest.raises(SecretError, match="tags line 1: Stripe secret key"):
+        vault.edit(counted, Change(fields={"tags": ["sk_live_" + "51HxQ2mKz8vR4tY7uW9pL3nB"]}))
+    assert "xoxb" not in human.read_text()
+
+
+def test_scan_secrets_false_in_memdir_toml_turns_the_check_off(tmp_path: Path):
+    root = tmp_path / "v"
+    init_vault(root, default_config_text().replace("scan_secrets = true", "scan_secrets = false"))
+    from mcp_server.config import load_config
+
+    settings = load_config(root).vault
+    assert settings.scan_secrets is False
+    memory = Vault(root, settings).add(f"use {GITHUB}")
+    assert GITHUB in (root / memory.path).read_text()

@@ -1,0 +1,188 @@
+"""Find credentials in text before it becomes a memory file: refuse them, or redact them.
+
+Memories are plain Markdown that gets committed and pushed, so a key pasted into one is a
+leaked key. Detection favours precision: every pattern is anchored on a vendor prefix or a
+structure (PEM block, JWT, URL with a password), and the one generic rule (`api_key = "…"`)
+also needs a value that looks random. Placeholders (`sk-...`, `<your-token>`, `${TOKEN}`,
+AWS's documented `…EXAMPLE` key) pass. A finding never carries the secret, only a masked form.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from .errors import SecretError
+
+REDACTED = "[REDACTED:{kind}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One credential-looking span: what it is, where (`where` line `line`), and a masked preview."""
+
+    kind: str  # short name, also used in [REDACTED:kind]
+    label: str  # what a person reads: "AWS access key"
+    where: str  # "content", "title", ...
+    line: int  # 1-based line within `where`
+    masked: str
+
+    def describe(self) -> str:
+        return f"{self.where} line {self.line}: {self.label} ({self.masked})"
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    kind: str
+    label: str
+    pattern: re.Pattern[str]
+    check: Callable[[str], bool] | None = None  # extra test on the secret group
+
+
+_PLACEHOLDER_WORDS = ("example", "your", "xxxx", "placeholder", "redacted", "changeme", "change_me", "dummy",
+                      "insert", "replace", "sample", "fake", "<", ">", "...", "…", "${", "{{", "%(", "****")
+
+
+def _placeholder(value: str) -> bool:
+    lowered = value.lower()
+    if any(word in lowered for word in _PLACEHOLDER_WORDS):
+        return True
+    return re.search(r"(.)\1{5,}", value) is not None or len(set(value)) <= 4
+
+
+def _entropy(value: str) -> float:
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+_NOT_A_TOKEN = re.compile(
+    r".*[()\[\]{}$<>].*"  # code or a template
+    r"|[/~.].*|.*://.*|.*\.[a-z]{2,4}"  # a path, a URL, a file name
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # settings.secret_key
+)
+
+
+def _random(value: str) -> bool:
+    """A generated token: long, letters and digits mixed, not code, a path or a template, and with
+    the character spread of random text (entropy near the most its length and alphabet allow)."""
+    if len(value) < 16 or _placeholder(value) or _NOT_A_TOKEN.fullmatch(value):
+        return False
+    if not (re.search(r"\d", value) and re.search(r"[A-Za-z]", value)):
+        return False
+    alphabet = 16 if re.fullmatch(r"[0-9a-fA-F]+", value) else 64
+    return _entropy(value) >= 0.75 * math.log2(min(len(value), alphabet))
+
+
+def _real(value: str) -> bool:
+    return not _placeholder(value)
+
+
+_TEMPLATE = re.compile(r"[$%].*|<.*>|\{.*\}|\[.*\]|[*.…x]+", re.I)
+
+
+def _password(value: str) -> bool:
+    """A literal password in a URL (even `pass`); `$DB_PASSWORD`, `<password>`, `***` and `%s` are templates."""
+    lowered = value.lower()
+    return not (_TEMPLATE.fullmatch(value) or any(word in lowered for word in _PLACEHOLDER_WORDS))
+
+
+# The group named `s` is the secret: it is what gets masked and what redaction replaces.
+_RULES: tuple[_Rule, ...] = (
+    _Rule("private-key", "private key (PEM)", re.compile(
+        r"(?P<s>-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\\n|\r?\n|\s)+"
+        r"(?:[A-Za-z0-9-]+:[^\n]*(?:\\n|\r?\n))*(?:\\n|\r?\n|\s)*[A-Za-z0-9+/=]{40,}"
+        r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?)")),
+    _Rule("anthropic-key", "Anthropic API key", re.compile(r"(?<![\w-])(?P<s>sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_-]{20,})"),
+          _real),
+    _Rule("openai-key", "OpenAI API key", re.compile(
+        r"(?<![\w-])(?P<s>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,})"), _random),
+    _Rule("aws-access-key", "AWS access key", re.compile(r"(?<![A-Za-z0-9])(?P<s>(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Za-z0-9])"),
+          _real),
+    _Rule("github-token", "GitHub token", re.compile(
+        r"(?<![A-Za-z0-9_])(?P<s>(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,}))"), _real),
+    _Rule("slack-token", "Slack token", re.compile(r"(?<![A-Za-z0-9])(?P<s>xox[abposr]-[A-Za-z0-9-]{10,})"), _real),
+    _Rule("slack-webhook", "Slack webhook URL", re.compile(
+        r"(?P<s>https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{16,})"), _real),
+    _Rule("stripe-key", "Stripe secret key", re.compile(r"(?<![A-Za-z0-9])(?P<s>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})"),
+          _real),
+    _Rule("google-api-key", "Google API key", re.compile(r"(?<![A-Za-z0-9])(?P<s>AIza[0-9A-Za-z_-]{35})(?![A-Za-z0-9_-])"),
+          _real),
+    _Rule("jwt", "JSON Web Token", re.compile(
+        r"(?<![A-Za-z0-9_-])(?P<s>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})")),
+    _Rule("bearer-token", "bearer token", re.compile(r"\b[Bb]earer[ \t]+(?P<s>[A-Za-z0-9._~+/-]{16,}=*)"), _random),
+    _Rule("basic-auth", "HTTP basic auth credentials", re.compile(
+        r"\bAuthorization:[ \t]*Basic[ \t]+(?P<s>[A-Za-z0-9+/]{12,}=*)"), _real),
+    _Rule("connection-password", "password in a connection string", re.compile(
+        r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"]+:(?P<s>[^\s@/'\"]+)@[A-Za-z0-9._-]+"), _password),
+    _Rule("secret-assignment", "secret assigned to a key-like name", re.compile(
+        r"(?i)\b[\w.-]*(?:api[_-]?key|apikey|secret|token|passwd|password|pwd|access[_-]?key|auth[_-]?key|credential)s?"
+        r"[\w.-]*[\"']?[ \t]*[:=][ \t]*(?P<q>[\"']?)(?P<s>[^\s\"'`,;]{16,})(?P=q)"), _random),
+)
+
+
+def scan(text: str, where: str = "content") -> list[Finding]:
+    """Every credential-looking span in `text`, first to last, never two for one span."""
+    return [finding for finding, _, _ in _matches(text, where)]
+
+
+def redact(text: str) -> tuple[str, list[Finding]]:
+    """`text` with each secret replaced by `[REDACTED:kind]`, and what was replaced."""
+    found = _matches(text, "content")
+    for finding, start, end in reversed(found):
+        text = text[:start] + REDACTED.format(kind=finding.kind) + text[end:]
+    return text, [f for f, _, _ in found]
+
+
+def scan_values(values: Mapping[str, Any]) -> list[Finding]:
+    """Scan every string (and list of strings) in a mapping such as frontmatter fields, each under its key."""
+    findings: list[Finding] = []
+    for key, value in values.items():
+        items = value if isinstance(value, (list, tuple)) else [value]
+        findings += [f for item in items if isinstance(item, str) for f in scan(item, key)]
+    return findings
+
+
+def refuse(findings: Iterable[Finding]) -> None:
+    """Raise SecretError naming every finding (masked); does nothing when there are none."""
+    found = list(findings)
+    if not found:
+        return
+    listed = "; ".join(f.describe() for f in found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
+    raise SecretError(
+        f"refused: this looks like a credential ({listed}). Memories are plain files that get committed and "
+        "shared; keep secrets in a secret manager. Store it anyway only if the user explicitly asked to "
+        "(CLI --allow-secret, tool argument allow_secret=true).",
+        tuple(found),
+    )
+
+
+def mask(secret: str) -> str:
+    """Enough to recognise which key it was (`sk-ab…9f`), never enough to use it."""
+    secret = secret.strip()
+    if secret.startswith("-----BEGIN"):
+        return secret.split("-----")[1].removeprefix("BEGIN ").strip() + " block"
+    if len(secret) >= 16:
+        return f"{secret[:5]}…{secret[-2:]}"
+    return f"{secret[:2]}…" if len(secret) >= 8 else "…"
+
+
+def _matches(text: str, where: str) -> list[tuple[Finding, int, int]]:
+    spans: list[tuple[int, int, _Rule, str]] = []
+    for rule in _RULES:
+        for match in rule.pattern.finditer(text):
+            secret = match.group("s")
+            if rule.check is None or rule.check(secret):
+                spans.append((match.start("s"), match.end("s"), rule, secret))
+    spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
+    kept: list[tuple[Finding, int, int]] = []
+    end_of_last = -1
+    for start, end, rule, secret in spans:
+        if start < end_of_last:
+            continue  # one span, one finding: `Bearer eyJ…` is a JWT, not also a bearer token
+        line = text.count("\n", 0, start) + 1
+        kept.append((Finding(rule.kind, rule.label, where, line, mask(secret)), start, end))
+        end_of_last = end
+    return kept
