@@ -15,6 +15,7 @@ from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError, normalize
 from vault.secrets import redact
 
+from . import privacy as vaults
 from .context import Line, known_context, memory_line, pointer_line, scoring_request
 from .service import MemoryService
 from .sessions import Session
@@ -126,11 +127,19 @@ class HookHandler:
         prompt = self._redacted(state.prompt).strip()
         text = f"User: {prompt}\n\nAssistant: {self._redacted(answer).strip()}"[:MAX_EXCHANGE_CHARS]
         extra: dict[str, Any] = {"session": state.id}
-        if state.last_exchange and state.last_exchange in self.service.index.memories:
-            extra["previous"] = state.last_exchange  # consecutive exchanges give each other context
         title = "Exchange: " + (prompt.splitlines()[0][:80] if prompt else "(no prompt)")
+        curator = self.service.curator
+        # An answer built on private memories may repeat them: that exchange is private too, and is
+        # kept in the user vault when there is one (else it stays, marked private, in working/).
+        shown = [self.service.find(i) for i in state.turn_shown]
+        if any(m is not None and not vaults.visible(m, include_private=False) for m in shown):
+            extra["privacy"] = vaults.PRIVATE
+            if self.service.app.user_root is not None:
+                curator = vaults.add_side(self.service.app, vaults.PRIVATE).curator
+        if state.last_exchange and state.last_exchange in curator.index.memories:
+            extra["previous"] = state.last_exchange  # consecutive exchanges give each other context
         try:
-            added = self.service.curator.add(text, title=title, type="history", collection="working", extra=extra)
+            added = curator.add(text, title=title, type="history", collection="working", extra=extra)
         except VaultError as exc:
             log.warning("session %s: exchange not stored: %s", state.id, exc)
             return None

@@ -27,7 +27,7 @@ def test_init_creates_a_vault_and_is_idempotent(tmp_path: Path):
     assert second.exit_code == 0 and "nothing to do" in second.output
     assert "outcome_history = 30" in (tmp_path / "v" / "memdir.toml").read_text()
     ignored = (tmp_path / "v" / ".gitignore").read_text()
-    assert ".memdir/" in ignored and "working/" in ignored
+    assert ".memdir/" in ignored and "working/" in ignored and ".trash/" in ignored
 
 
 def test_add_prints_an_id_that_show_and_list_find(vault_root: Path):

@@ -20,6 +20,8 @@ GITIGNORE = """# memdir: derived indices and server state are rebuilt from the f
 .memdir/
 # working memories are ephemeral; promoted ones move to history/ and are committed
 working/
+# deleted memories wait here for a local restore; git history already keeps every committed version
+.trash/
 # Obsidian per-device state
 .obsidian/workspace.json
 .obsidian/workspaces.json

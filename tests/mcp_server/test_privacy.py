@@ -225,3 +225,17 @@ def test_two_projects_share_one_user_vault_one_owning_its_index_and_one_reading_
         assert other_app.user_side() is not None and other_app.user.index.writable
     finally:
         other_app.close()
+
+
+def test_an_exchange_built_on_a_private_memory_is_captured_into_the_user_vault(service, project, user_root):
+    private = add_private(service, "Dana's therapist appointment is every Tuesday at noon; no meetings then")
+    handler = HookHandler(service)
+    handler.prompt({"session_id": "s", "prompt": "can we schedule the ledger review on Tuesday at noon?"})
+    assert private["id"] in service.sessions.load("s").turn_shown
+    stored = handler.stop({"session_id": "s", "last_assistant_message": "Not at noon: Dana has an appointment."})
+    exchange = service.find(stored["stored"])
+    assert exchange.source == "user" and exchange.privacy == "private"
+    assert "appointment" not in project_texts(project)
+    handler.prompt({"session_id": "s", "prompt": "how do we make celery retries safe"})
+    plain = handler.stop({"session_id": "s", "last_assistant_message": "Idempotent tasks first."})
+    assert service.find(plain["stored"]).source == "project"  # a turn without private memories stays shared
