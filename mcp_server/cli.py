@@ -15,10 +15,10 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import click
 
-from vault import Vault, VaultError, gitmerge, init_vault, normalize
+from vault import Memory, NotFoundError, Vault, VaultError, gitmerge, init_vault, normalize
 
-from . import client, integrations, render
-from .config import Config, default_config_text, load_config
+from . import checks, client, integrations, render
+from .config import Config, default_config_text, load_config, user_vault_root
 from .lookup import lookup
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,6 +47,29 @@ def local_vault(vault_path: Path) -> tuple[Vault, Config]:
     root = vault_root(vault_path)
     config = load_config(root)
     return Vault(root, config.vault), config
+
+
+def local_vaults(vault_path: Path) -> list[Vault]:
+    """The project vault and, when it exists, the user vault (read-only use: no index, no model)."""
+    project, config = local_vault(vault_path)
+    user_root = user_vault_root(config, project.root)
+    if user_root is None or not (user_root / "memdir.toml").is_file():
+        return [project]
+    return [project, Vault(user_root, load_config(user_root).vault, source="user")]
+
+
+def lookup_anywhere(vault_path: Path, ref: str) -> Memory:
+    """A memory by path (in the project vault) or by id (in whichever vault holds it)."""
+    project, *others = local_vaults(vault_path)
+    try:
+        return lookup(project, ref)
+    except NotFoundError:
+        for vault in others:
+            try:
+                return lookup(vault, ref)
+            except NotFoundError:
+                continue
+        raise
 
 
 def emit_json(value: Any) -> None:
@@ -179,8 +202,7 @@ def show(ref: str, as_json: bool, vault_path: Path) -> None:
     if client.running(root) is not None:
         shape = Remote(root).read(ref=ref)
     else:
-        vault, _ = local_vault(vault_path)
-        shape = normalize(lookup(vault, ref))
+        shape = normalize(lookup_anywhere(vault_path, ref))
     emit_json(shape) if as_json else click.echo(render.memory_detail(shape))
 
 
@@ -193,8 +215,7 @@ def list_(as_json: bool, vault_path: Path) -> None:
     if client.running(root) is not None:
         shapes = Remote(root).list()
     else:
-        vault, _ = local_vault(vault_path)
-        shapes = [normalize(m) for m in vault.scan().memories]
+        shapes = [normalize(m) for vault in local_vaults(vault_path) for m in vault.scan().memories]
     emit_json(shapes) if as_json else click.echo(render.memory_rows(shapes))
 
 
@@ -209,12 +230,15 @@ def doctor(as_json: bool, vault_path: Path) -> None:
     else:
         vault, _ = local_vault(vault_path)
         scan = vault.scan()
-        report = {"memories": len(scan.memories), "errors": [p.as_dict() for p in scan.problems]}
+        report = {"memories": len(scan.memories), "errors": [p.as_dict() for p in scan.problems],
+                  "warnings": checks.warnings(scan.memories)}
     if as_json:
         emit_json(report)
     else:
         if report["errors"]:
             click.echo(render.problems(report["errors"]))
+        if report.get("warnings"):
+            click.echo(render.problems(report["warnings"], "warning: "))
         count = len(report["errors"])
         click.echo(f"{report['memories']} memories, {count} problem{'s' if count != 1 else ''}")
     if report["errors"]:

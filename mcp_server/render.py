@@ -62,9 +62,10 @@ def memory_rows(shapes: Iterable[Mapping[str, Any]]) -> str:
     )
 
 
-def problems(items: Iterable[Mapping[str, Any]]) -> str:
+def problems(items: Iterable[Mapping[str, Any]], prefix: str = "") -> str:
     return "\n".join(
-        f"{p['path']}:{p['line']}: {p['reason']}" if p.get("line") else f"{p['path']}: {p['reason']}" for p in items
+        prefix + (f"{p['path']}:{p['line']}: {p['reason']}" if p.get("line") else f"{p['path']}: {p['reason']}")
+        for p in items
     )
 
 

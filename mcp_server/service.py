@@ -16,6 +16,7 @@ from vault import Memory, NotFoundError, ValidationError, normalize
 from vault.errors import PathError
 from vault.ids import check_id
 
+from . import checks
 from . import privacy as vaults
 from .app import App
 from .lookup import looks_like_path
@@ -84,12 +85,8 @@ class MemoryService:
         return [normalize(m) for m in sorted(memories, key=lambda m: (m.source != "project", m.path))]
 
     def doctor(self) -> dict[str, Any]:
-        warnings = [{"path": m.path, "line": None, "reason": "privacy: private in the project vault: everyone with "
-                     f"the repository can read it; `update_memory {m.id} fields={{privacy: private}}` moves it to "
-                     "your user vault"} for m in sorted(self.index.memories.values(), key=lambda m: m.path)
-                    if m.privacy == vaults.PRIVATE]
         return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in self.index.problems()],
-                "warnings": warnings}
+                "warnings": checks.warnings(self.index.memories.values())}
 
     def relationships(self, memory_id: str, relationship_type: str | None = None,
                       include_private: bool = True) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcp_server.cli import cli
-from tests.conftest import write
+from tests.conftest import memory_text, write
 
 
 def run(*args: str, env: dict[str, str] | None = None):
@@ -124,3 +124,11 @@ def test_add_refuses_a_credential_unless_allow_secret_is_given(vault_root: Path)
     assert "--allow-secret" in refused.output
     allowed = run("add", f"deploy key {token}", "--allow-secret", "--vault", str(vault_root))
     assert allowed.exit_code == 0 and allowed.output.strip().startswith("m-")
+
+
+def test_doctor_warns_about_a_private_file_in_the_project_vault_but_does_not_fail(vault_root: Path):
+    write(vault_root, "memory_bank/mine.md", memory_text("m-0000beef", "Mine", "My own note.",
+                                                          collection="memory_bank", type="fact", extra="privacy: private\n"))
+    result = run("doctor", "--vault", str(vault_root))
+    assert result.exit_code == 0, result.output
+    assert "warning: memory_bank/mine.md: privacy: private in the project vault" in result.output

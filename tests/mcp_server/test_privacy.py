@@ -239,3 +239,18 @@ def test_an_exchange_built_on_a_private_memory_is_captured_into_the_user_vault(s
     handler.prompt({"session_id": "s", "prompt": "how do we make celery retries safe"})
     plain = handler.stop({"session_id": "s", "last_assistant_message": "Idempotent tasks first."})
     assert service.find(plain["stored"]).source == "project"  # a turn without private memories stays shared
+
+
+def test_show_and_list_without_a_server_read_the_user_vault_too(service, project):
+    from click.testing import CliRunner
+
+    from mcp_server.cli import cli
+
+    memory = add_private(service)
+    shown = CliRunner().invoke(cli, ["show", memory["id"], "--json", "--vault", str(project)])
+    assert shown.exit_code == 0, shown.output
+    assert '"source": "user"' in shown.output and "Tuesday" in shown.output
+    listed = CliRunner().invoke(cli, ["list", "--vault", str(project)])
+    assert memory["id"] in listed.output and "m-5ea0c001" in listed.output
+    missing = CliRunner().invoke(cli, ["show", "m-00000000", "--vault", str(project)])
+    assert missing.exit_code == 1 and "m-00000000" in missing.output
