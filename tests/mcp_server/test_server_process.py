@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +97,29 @@ async def test_the_cli_goes_through_the_running_server(server):
     shown = client.call(root, "read", {"ref": memory_id})
     assert shown["id"] == memory_id  # the server saw the CLI's write at once: one writer, one view
     assert len(list((root / ".memdir" / "sessions").glob("*.json"))) == sessions_before
+
+
+async def test_a_browser_page_from_another_origin_is_refused_even_with_the_token(server):
+    root, _ = server
+    info = client.ServerInfo.read(root)
+    with socket.create_connection(("127.0.0.1", info.port), timeout=10) as connection:
+        connection.sendall((f"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:{info.port}\r\n"
+                            f"Authorization: Bearer {info.token}\r\nOrigin: https://evil.example\r\n"
+                            "Connection: close\r\n\r\n").encode())
+        status, _ = client._read_response(connection)
+    assert status == 403
+
+
+async def test_the_server_listens_on_loopback_only(server):
+    root, _ = server
+    port = client.ServerInfo.read(root).port
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # UDP connect sends nothing: it only picks the outward address
+            outward = [probe.getsockname()[0]]
+        except OSError:
+            outward = []
+    if not outward or outward[0].startswith("127."):
+        pytest.skip("this machine has no non-loopback IPv4 address")
+    with pytest.raises(OSError):
+        socket.create_connection((outward[0], port), timeout=5).close()
