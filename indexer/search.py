@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import math
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Iterable, Literal
@@ -25,7 +26,7 @@ from vault.normalize import normalize
 
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, chunks_for
 from .index import Index
-from .keyword import KeywordFilter, analysed, query_terms
+from .keyword import KeywordFilter, KeywordHit, analysed, query_terms
 from .ranking import (
     QualityFn,
     QualityModel,
@@ -43,6 +44,12 @@ HIDDEN_STATUSES = frozenset({"superseded", "archived"})
 COSINE_NOISE = 0.05  # cosine differences below this say nothing about relevance
 COVERAGE_DEPTH = 30  # keyword hits whose term coverage is measured; deeper ones rely on their rank
 UNIT_HITS_PER_CANDIDATE = 4  # a memory has several units: FAISS is asked for this many per wanted memory
+
+# The query is embedded on this thread while the calling thread filters and runs the keyword
+# search: torch releases the GIL while it computes, so on two cores the two overlap and a
+# search costs about the longer of the two, not their sum. One thread: the model runs one
+# query at a time anyway (the embedder holds a lock).
+_QUERY_EMBEDDING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memdir-query-embedding")
 
 
 @dataclass(frozen=True)
@@ -104,6 +111,7 @@ class Searcher:
         self.quality = quality or QualityModel()
         index.keyword.set_weighting(settings.bm25_b, settings.bm25_k1)
         self._terms: dict[int, tuple[str, frozenset[str], frozenset[str]]] = {}  # chunk id -> (version, words, context words)
+        self._unfiltered: tuple[tuple[int, bool], dict[str, Memory]] | None = None  # (index version, superseded?) -> allowed
 
     def search(self, request: SearchRequest) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
@@ -112,13 +120,17 @@ class Searcher:
             return [self._lookup(request.memory_id)]
         if request.query is not None and len(request.query) > self.settings.max_query_chars:
             raise ValidationError(f"query is {len(request.query)} characters; the limit is {self.settings.max_query_chars}")
+        embedding = None
+        if request.query and request.query.strip() and request.mode in ("hybrid", "vector"):
+            embedding = _QUERY_EMBEDDING.submit(self.index.embedder.embed_query, request.query)
         with self.index.lock:
             allowed = self._allowed(request, now)
             if not request.query or not request.query.strip():
                 return self._timeline(allowed, request, now, limit)
-            candidates = self._retrieve(request, allowed)
-            hits = self._rank(candidates, allowed, request, now)
-        return self._order(hits, request.sort_by)[:limit]
+            candidates = self._retrieve(request, allowed, embedding)
+            hits = self._order(self._rank(candidates, allowed, request, now), request.sort_by)[:limit]
+            # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
+            return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
     # -- steps -------------------------------------------------------------------------
 
@@ -133,6 +145,19 @@ class Searcher:
         return Hit(memory, 1.0, 1.0, "lookup", successor=self._successor(memory))
 
     def _allowed(self, request: SearchRequest, now: datetime) -> dict[str, Memory]:
+        """The memories that compete. Without filters this depends only on the index state, so it
+        is kept until the index changes (walking 10k memories cost several ms per search)."""
+        unfiltered = not (request.collections or request.types or request.tags or request.after or request.before
+                          or request.days_back is not None or request.privacy is not None or request.sources is not None)
+        key = (self.index.version, request.include_superseded)
+        if unfiltered and self._unfiltered is not None and self._unfiltered[0] == key:
+            return self._unfiltered[1]
+        allowed = self._filter(request, now)
+        if unfiltered:
+            self._unfiltered = (key, allowed)
+        return allowed
+
+    def _filter(self, request: SearchRequest, now: datetime) -> dict[str, Memory]:
         after = request.after
         if request.days_back is not None:
             if request.days_back <= 0:
@@ -171,29 +196,30 @@ class Searcher:
         order = request.sort_by if request.sort_by != "relevance" else "recency"
         return self._order(hits, order)[:limit]
 
-    def _retrieve(self, request: SearchRequest, allowed: dict[str, Memory]) -> dict[str, _Candidate]:
+    def _retrieve(self, request: SearchRequest, allowed: dict[str, Memory],
+                  embedding: Future[np.ndarray] | None = None) -> dict[str, _Candidate]:
         index, settings = self.index, self.settings
-        unrestricted = len(allowed) == len(index.memories)
         candidates: dict[str, _Candidate] = {}
+        found = self._keyword_hits(request, allowed) if request.mode in ("hybrid", "keyword") and allowed else []
         query_vector = None
-        if request.mode in ("hybrid", "vector") and allowed:
-            query_vector = index.embedder.embed_query(request.query or "")
+        if request.mode in ("hybrid", "vector"):
+            # Wait for the embedding even when nothing is allowed: a failure must not go unseen.
+            query_vector = embedding.result() if embedding is not None else index.embedder.embed_query(request.query or "")
+        if query_vector is not None and allowed:
+            unrestricted = len(allowed) == len(index.memories)
             unit_filter = None if unrestricted else (u for m in allowed.values() for u in index.entries[m.path].unit_ids)
             hits = sorted(index.vectors.search(query_vector, settings.candidates * UNIT_HITS_PER_CANDIDATE,
                                                unit_filter), key=_stable)
             owners = dict.fromkeys(index.unit_owner[unit][0] for unit, _ in hits if unit in index.unit_owner)
             for memory_id in list(owners)[:settings.candidates]:
                 candidates[memory_id] = _Candidate(memory_id, vector_rank=0)
-        if request.mode in ("hybrid", "keyword") and allowed:
-            keyword_filter = _keyword_filter(request, allowed, index)
-            found = index.keyword.search(request.query or "", settings.candidates, keyword_filter,
-                                         settings.keyword_postings_budget, settings.context_boost)
-            found = [h for h in found if index.chunk_owner.get(h.chunk_id, ("",))[0] in allowed]  # exact filter
-            found.sort(key=lambda h: _stable((h.chunk_id, h.score)))
+        else:
+            query_vector = None
+        if found:
             terms = query_terms(request.query or "")
             idf = index.keyword.idf(terms)
             total = sum(idf.values()) or 1.0
-            top = found[0].score if found else 0.0
+            top = found[0].score
             for rank, (chunk, score) in enumerate(_best_per_memory(index, ((h.chunk_id, h.score) for h in found))):
                 memory_id, heading = index.chunk_owner[chunk]
                 c = candidates.setdefault(memory_id, _Candidate(memory_id))
@@ -216,6 +242,15 @@ class Searcher:
             by_keyword = c.keyword_rank is not None
             c.channel = "both" if by_vector and by_keyword else "keyword" if by_keyword else "vector"
         return {k: c for k, c in candidates.items() if c.channel != "vector" or (c.vector_score or 0) > settings.cosine_floor}
+
+    def _keyword_hits(self, request: SearchRequest, allowed: dict[str, Memory]) -> list[KeywordHit]:
+        """The keyword channel's chunk hits within `allowed`, best first (ties by chunk id)."""
+        index, settings = self.index, self.settings
+        found = index.keyword.search(request.query or "", settings.candidates, _keyword_filter(request, allowed, index),
+                                     settings.keyword_postings_budget, settings.context_boost)
+        found = [h for h in found if index.chunk_owner.get(h.chunk_id, ("",))[0] in allowed]  # exact filter
+        found.sort(key=lambda h: _stable((h.chunk_id, h.score)))
+        return found
 
     def _terms_of(self, chunk: int, memory: Memory) -> tuple[frozenset[str], frozenset[str]]:
         """The analysed words of one chunk (title, tags, aliases and text) and of its context, cached per version."""
@@ -327,7 +362,7 @@ class Searcher:
             # unrelated memory must not outrank an old exact answer.
             final = order * quality_factor(quality, weight) + relevance * recency_bonus(memory, now, settings.recency)
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
-                            quality, self._successor(memory), c.via, _excerpt(memory, c.heading)))
+                            quality, None, c.via))
         return hits
 
     def _expand_graph(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest) -> None:

@@ -225,3 +225,39 @@ def test_a_neighbour_that_matches_lifts_a_memory_in_the_vector_channel(hashing_r
         SearchRequest(query="coffee", mode="vector", now=NOW))}
     assert scores["m-0000000b"] > scores.get("m-0000000c", 0.0) + 0.1
     index.close()
+
+
+def test_embedding_the_query_alongside_the_keyword_search_gives_the_same_results_as_one_after_the_other(
+        hashing_example: Path):
+    index = open_index(hashing_example)
+    s = searcher(index)
+    for query in ("postgres advisory locks", "retries celery idempotent", "deploy"):
+        request = SearchRequest(query=query, now=NOW)
+        concurrent = s.search(request)
+        index.embedder.forget_queries()
+        allowed = s._allowed(request, NOW)
+        sequential = s._order(s._rank(s._retrieve(request, allowed, None), allowed, request, NOW), "relevance")
+        assert concurrent
+        assert [(h.memory.id, h.final) for h in concurrent] == [(h.memory.id, h.final) for h in sequential[:len(concurrent)]]
+
+
+def test_a_failing_query_embedding_fails_the_search(hashing_example: Path):
+    index = open_index(hashing_example)
+
+    def broken(text):
+        raise RuntimeError("model unavailable")
+
+    index.embedder.embed_query = broken  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="model unavailable"):
+        searcher(index).search(SearchRequest(query="postgres", now=NOW))
+    assert searcher(index).search(SearchRequest(query="postgres", mode="keyword", now=NOW))
+
+
+def test_the_unfiltered_candidate_set_follows_index_changes(hashing_root: Path):
+    index = open_index(hashing_root)
+    s = searcher(index)
+    before = s.search(SearchRequest(query="zebra migration", mode="keyword", now=NOW))
+    write(hashing_root, "patterns/zebra.md", memory_text("m-2ebra001", "Zebra migration", "zebra migration notes"))
+    index.sync()
+    after = s.search(SearchRequest(query="zebra migration", mode="keyword", now=NOW))
+    assert "m-2ebra001" not in ids(before) and ids(after)[0] == "m-2ebra001"

@@ -1,0 +1,58 @@
+"""The keyword channel scores with numpy what Whoosh's own BM25F search would score."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from whoosh import query as q
+
+from indexer.chunking import chunks_for
+from indexer.keyword import KeywordFilter, KeywordIndex, query_terms
+from vault.model import Memory
+from vault.parse import parse
+
+WORDS = "postgres lock retry celery deploy worker import statement queue cache index vault search".split()
+
+
+def memory(number: int, collection: str) -> Memory:
+    body = " ".join(WORDS[(number * k) % len(WORDS)] for k in range(1, 2 + number % 7))
+    text = (f"---\nid: m-{number:08x}\ncollection: {collection}\ntype: learning\ntitle: note {WORDS[number % len(WORDS)]}\n"
+            f"created_at: 2026-11-01T08:00:00Z\n---\n{body}\n")
+    return parse(text.encode(), f"{collection}/m{number}.md")
+
+
+def whoosh_scores(index: KeywordIndex, text: str, k: int, filters: KeywordFilter | None) -> dict[int, float]:
+    fields = {"title": 1.0, "body": 1.0, "context": 0.35}
+    query = q.Or([q.Term(f, t, boost=b) for t in query_terms(text) for f, b in fields.items()])
+    hits = index._searcher.search(query, limit=None, filter=filters.query() if filters else None,
+                                  mask=filters.mask() if filters else None)
+    return {int(h["chunk"]): h.score for h in hits}
+
+
+@pytest.mark.parametrize("b, k1", [(0.0, 0.5), (0.75, 1.2)])
+def test_scores_equal_whoosh_search_across_segments_deletions_and_filters(tmp_path: Path, b: float, k1: float):
+    index = KeywordIndex.create(tmp_path / "kw")
+    index.set_weighting(b, k1)
+    memories = [memory(n, "history" if n % 2 else "patterns") for n in range(60)]
+    for start in range(0, 60, 20):  # three commits: three segments
+        index.replace([(m, chunks_for(m)) for m in memories[start:start + 20]])
+    index.replace([], removed_ids=[memories[3].id, memories[40].id])  # deleted, not yet purged
+    filters = KeywordFilter(collections=frozenset({"history"}), excluded_ids=frozenset({memories[5].id}))
+    for text in ("postgres lock", "celery retry worker queue", "deploy the vault index", "nothing matches zzz"):
+        for chosen in (None, filters):
+            expected = whoosh_scores(index, text, 1000, chosen)
+            found = {h.chunk_id: h.score for h in index.search(text, 1000, chosen, 0, 0.35)}
+            assert found.keys() == expected.keys()
+            assert all(found[c] == pytest.approx(expected[c], rel=1e-9) for c in expected)
+
+
+def test_top_k_keeps_the_best_scores_best_first(tmp_path: Path):
+    index = KeywordIndex.create(tmp_path / "kw")
+    memories = [memory(n, "history") for n in range(40)]
+    index.replace([(m, chunks_for(m)) for m in memories])
+    everything = index.search("postgres lock retry", 1000)
+    top = index.search("postgres lock retry", 5)
+    assert [h.score for h in top] == sorted((h.score for h in top), reverse=True)
+    assert [round(h.score, 9) for h in top] == [round(h.score, 9) for h in everything[:5]]
