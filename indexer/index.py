@@ -295,6 +295,9 @@ class Index:
         if item is None:
             if previous is not None:
                 batch.deleted_paths.append(rel)
+                # A duplicate reclaimed earlier in this sync may have queued a row for this path: the manifest
+                # deletes before it upserts, so the row would outlive the file (and leak chunks on restart).
+                batch.entries.pop(rel, None)
                 self._unindex(previous, batch)
                 self.entries.pop(rel)
                 report.removed += previous.reason is None

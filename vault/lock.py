@@ -52,16 +52,49 @@ class WriteLock:
     def _acquire_file(self, deadline: float) -> int:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        delay = 0.001
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fd
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise LockTimeout(
-                        f"another memdir process held {self.path} for {self.timeout:.0f} s; is a writer stuck?"
-                    ) from None
-                time.sleep(delay)  # polling a held flock: the only portable way to honour a timeout
-                delay = min(delay * 2, 0.05)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            pass
+        # Trigger: another memdir process holds the lock. Why: a poller that sleeps between tries starved
+        # for 30 s behind writers that re-take the lock at once; a blocked flock is woken on release.
+        # Outcome: block in a helper thread, so the wait stays bounded by the timeout.
+        if _BlockingFlock(fd).wait(deadline - time.monotonic()):
+            return fd
+        raise LockTimeout(f"another memdir process held {self.path} for {self.timeout:.0f} s; is a writer stuck?")
+
+
+class _BlockingFlock:
+    """A blocking flock on `fd` in a daemon thread. If the caller gives up first, the thread closes the
+    fd (releasing the lock the moment it gets it), so an abandoned wait never keeps the lock."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._guard = threading.Lock()
+        self._done = threading.Event()
+        self._abandoned = False
+        self._error: OSError | None = None
+        threading.Thread(target=self._run, name="memdir-write-lock", daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            self._error = exc
+        with self._guard:
+            self._done.set()
+            if self._abandoned:
+                os.close(self.fd)
+
+    def wait(self, timeout: float) -> bool:
+        """True when the lock is held through `fd` (now the caller's); False if `timeout` ran out."""
+        self._done.wait(max(timeout, 0.0))
+        with self._guard:
+            if not self._done.is_set():
+                self._abandoned = True
+                return False
+        if self._error is not None:
+            os.close(self.fd)
+            raise self._error
+        return True

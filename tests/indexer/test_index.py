@@ -87,6 +87,24 @@ def test_the_older_file_keeps_a_duplicated_id_and_the_other_takes_over_when_it_g
     index.close()
 
 
+def test_a_duplicate_that_takes_over_and_goes_in_the_same_sync_leaves_no_row_to_restart_from(hashing_root: Path):
+    write(hashing_root, "history/a.md", memory_text("m-00000042", "Holder", "one"))
+    write(hashing_root, "patterns/b.md", memory_text("m-00000042", "Twin", "two"))  # same age, longer path: the twin
+    index = open_index(hashing_root)
+    assert index.get("m-00000042").path == "history/a.md"
+    (hashing_root / "history" / "a.md").unlink()  # the holder goes first (sorted), so the twin takes over...
+    (hashing_root / "patterns" / "b.md").unlink()  # ...and is found gone later in the same sync
+    index.sync()
+    assert [e.path for e in index.manifest.entries()] == []
+    index.close()
+    index = open_index(hashing_root)  # the restart starts from the manifest
+    restarted = state(index)
+    index.close()
+    fresh = fresh_rebuild(hashing_root)
+    assert restarted == state(fresh)
+    fresh.close()
+
+
 def test_a_crash_that_left_faiss_and_whoosh_out_of_step_is_healed_on_open(example_root: Path):
     index = open_index(example_root)
     expected = state(index)
