@@ -16,10 +16,11 @@ from __future__ import annotations
 import math
 import threading
 from array import array
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 from whoosh import index as whoosh_index
@@ -96,6 +97,7 @@ class KeywordIndex:
     def __init__(self, ix: whoosh_index.Index, b: float = 0.75, k1: float = 1.2) -> None:
         self._ix = ix
         self._lock = threading.RLock()
+        self._postings = PostingsCache()  # one per index: segment ids are unique only within it
         self._b, self._k1 = b, k1
         self._weighting = scoring.BM25F(B=b, K1=k1)
         self._searcher = ix.searcher(weighting=self._weighting)
@@ -197,7 +199,7 @@ class KeywordIndex:
         with self._lock:
             searcher = self._searcher
             terms = self._selective(terms, postings_budget, tuple(fields))
-            scores = bm25f_scores(searcher, terms, fields, self._b, self._k1)
+            scores = bm25f_scores(searcher, terms, fields, self._b, self._k1, self._postings.postings)
             filter_query = filters.query() if filters else None
             mask_query = filters.mask() if filters else None
             if filter_query is not None:
@@ -238,7 +240,8 @@ class KeywordIndex:
 
 
 def bm25f_scores(searcher: Searcher, terms: Sequence[str], fields: dict[str, float], b: float,
-                 k1: float) -> np.ndarray:
+                 k1: float, postings: Callable[[object, str, str], tuple[np.ndarray, np.ndarray]] | None = None
+                 ) -> np.ndarray:
     """Whoosh's BM25F score of every document (0 for none, deleted ones included) for an OR of the terms
     over the fields, each field's score times its boost: what `searcher.search` would rank by.
 
@@ -255,7 +258,7 @@ def bm25f_scores(searcher: Searcher, terms: Sequence[str], fields: dict[str, flo
                 if (field, term) not in reader:
                     continue
                 idf = searcher.idf(field, term) if idf is None else idf
-                docs, weights = _postings(reader, field, term)
+                docs, weights = (postings or _postings)(reader, field, term)
                 norm = (1 - b) + b * _lengths(reader, field, docs) / average_length if b else 1.0
                 scores[docs + offset] += boost * idf * (weights * (k1 + 1)) / (weights + k1 * norm)
     for leaf, offset in searcher.leaf_searchers():
@@ -266,6 +269,38 @@ def bm25f_scores(searcher: Searcher, terms: Sequence[str], fields: dict[str, flo
                 deleted = [doc for doc in range(reader.doc_count_all()) if reader.is_deleted(doc)]
             scores[np.fromiter(deleted, dtype=np.int64, count=len(deleted)) + offset] = 0.0
     return scores
+
+
+class PostingsCache:
+    """Decoded postings, remembered per segment of one index: a written Whoosh segment never changes
+    (deletions are applied by the caller, a merge writes a new segment with a new random id).
+    Decompressing them was about half of a keyword search at 10k memories."""
+
+    def __init__(self, limit: int = 2_000_000) -> None:  # postings kept (~24 MB)
+        self.limit = limit
+        self._entries: OrderedDict[tuple[str, int, str, str], tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def postings(self, reader: object, field: str, term: str) -> tuple[np.ndarray, np.ndarray]:
+        segment = getattr(reader, "segment", None)
+        if segment is None:
+            return _postings(reader, field, term)
+        key = (segment().segment_id(), reader.doc_count_all(), field, term)  # type: ignore[attr-defined]
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+                return found
+        found = _postings(reader, field, term)
+        with self._lock:
+            if key not in self._entries:
+                self._entries[key] = found
+                self._size += len(found[0])
+            while self._size > self.limit and len(self._entries) > 1:
+                _, (docs, _) = self._entries.popitem(last=False)
+                self._size -= len(docs)
+        return found
 
 
 def _postings(reader: object, field: str, term: str) -> tuple[np.ndarray, np.ndarray]:

@@ -75,7 +75,9 @@ class SessionStore:
     def save(self, session: Session) -> None:
         with self._lock:
             session.updated = time.time()
-            atomic.write_state(self.path(session.id), json.dumps(asdict(session), indent=1).encode())
+            # Saved on every search and hook call: no fsync (a power cut may lose the last turn's
+            # bookkeeping, never a memory); the rename still keeps the file whole.
+            atomic.write_state(self.path(session.id), json.dumps(asdict(session), indent=1).encode(), durable=False)
 
     def update(self, session_id: str, change: Any) -> Session:
         """Load, change (a callable taking the Session), save: one locked cycle."""

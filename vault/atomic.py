@@ -42,8 +42,8 @@ def real_target(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
-def _write_temp(folder: Path, data: bytes, mode: int | None) -> Path:
-    """Write and fsync a temp file; `mode` None means a new file (0o644 minus the umask)."""
+def _write_temp(folder: Path, data: bytes, mode: int | None, durable: bool = True) -> Path:
+    """Write (and fsync, when `durable`) a temp file; `mode` None means a new file (0o644 minus the umask)."""
     temp = folder / f"{TEMP_PREFIX}{secrets.token_hex(6)}"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is not None else 0o644)
     try:
@@ -53,7 +53,8 @@ def _write_temp(folder: Path, data: bytes, mode: int | None) -> Path:
             view = view[written:]
         if mode is not None:
             os.fchmod(fd, mode)
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
         _unlink_quietly(temp)
@@ -215,16 +216,19 @@ def _os_error(exc: OSError, path: Path) -> VaultError:
     return VaultError(f"could not write {path}: {reason}; the existing file was left unchanged")
 
 
-def write_state(path: Path, data: bytes, mode: int = 0o600) -> None:
+def write_state(path: Path, data: bytes, mode: int = 0o600, durable: bool = True) -> None:
     """Replace one of memdir's own state files (sessions, server address) atomically.
 
     Not for memories: those go through `vault.write.Writer`, which also checks for concurrent edits.
+    `durable=False` skips the fsyncs: still whole-or-old after a crash of the process, but a power
+    loss may keep the previous version (fine for state that is rebuilt or merely convenient).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = _write_temp(path.parent, data, mode)
+    temp = _write_temp(path.parent, data, mode, durable)
     try:
         os.replace(temp, path)
     except BaseException:
         _unlink_quietly(temp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)

@@ -56,3 +56,19 @@ def test_top_k_keeps_the_best_scores_best_first(tmp_path: Path):
     top = index.search("postgres lock retry", 5)
     assert [h.score for h in top] == sorted((h.score for h in top), reverse=True)
     assert [round(h.score, 9) for h in top] == [round(h.score, 9) for h in everything[:5]]
+
+
+def test_remembered_postings_stay_right_as_segments_are_added_deleted_from_and_merged(tmp_path: Path):
+    index = KeywordIndex.create(tmp_path / "kw")
+    memories = [memory(n, "history") for n in range(80)]
+    for start in range(0, 80, 10):  # each commit adds a segment; Whoosh merges small ones as it goes
+        index.replace([(m, chunks_for(m)) for m in memories[start:start + 10]])
+        index.replace([], removed_ids=[memories[start].id])
+        for text in ("postgres lock", "celery retry worker queue"):
+            expected = whoosh_scores(index, text, 1000, None)  # Whoosh reads its postings afresh each time
+            found = {h.chunk_id: h.score for h in index.search(text, 1000, None, 0, 0.35)}
+            assert found.keys() == expected.keys()
+            assert all(found[c] == pytest.approx(expected[c], rel=1e-9) for c in expected)
+    index.compact()
+    assert {h.chunk_id for h in index.search("postgres lock", 1000, None, 0, 0.35)} == set(
+        whoosh_scores(index, "postgres lock", 1000, None))
