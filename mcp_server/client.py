@@ -214,6 +214,7 @@ def ensure(vault_root: Path, timeout: float = 60.0) -> ServerInfo:
     deadline = time.monotonic() + timeout
     delay = 0.05
     reap()
+    spawned = False
     while True:
         info = running(vault_root)
         if info is not None:
@@ -222,8 +223,9 @@ def ensure(vault_root: Path, timeout: float = 60.0) -> ServerInfo:
                 return info
             except Unavailable:
                 pass  # still starting, or stopping: ask again below
-        else:
-            start_detached(vault_root)  # no-op while another process is starting one
+        elif not spawned and not _server_lock_held(vault_root):
+            start_detached(vault_root)  # one start per call: a server that cannot start must not be respawned in a loop
+            spawned = True
         if time.monotonic() >= deadline:
             raise Unavailable(f"the memdir server for {vault_root} did not start within {timeout:.0f} s; "
                               f"see {vault_root / LOG_FILE}")
