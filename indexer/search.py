@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Iterable, Literal
 
@@ -128,7 +128,7 @@ class Searcher:
             if not request.query or not request.query.strip():
                 return self._timeline(allowed, request, now, limit)
             candidates = self._retrieve(request, allowed, embedding)
-            hits = self._order(self._rank(candidates, allowed, request, now), request.sort_by)[:limit]
+            hits = order_hits(self._rank(candidates, allowed, request, now), request.sort_by)[:limit]
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
@@ -194,7 +194,7 @@ class Searcher:
         hits = [Hit(m, 0.0, 0.0, "timeline", quality=self.quality(m, now)[0], successor=self._successor(m))
                 for m in allowed.values()]
         order = request.sort_by if request.sort_by != "relevance" else "recency"
-        return self._order(hits, order)[:limit]
+        return order_hits(hits, order)[:limit]
 
     def _retrieve(self, request: SearchRequest, allowed: dict[str, Memory],
                   embedding: Future[np.ndarray] | None = None) -> dict[str, _Candidate]:
@@ -385,17 +385,6 @@ class Searcher:
     def _successor(self, memory: Memory) -> str | None:
         return self.index.graph.successor(memory.id)
 
-    @staticmethod
-    def _order(hits: list[Hit], sort_by: str) -> list[Hit]:
-        if sort_by == "recency":
-            key = lambda h: (h.memory.created_at.timestamp() if h.memory.created_at else float("-inf"), h.final)  # noqa: E731
-        elif sort_by == "score":
-            key = lambda h: (h.memory.score, h.final)  # noqa: E731
-        elif sort_by == "relevance":
-            key = lambda h: (h.final, h.relevance)  # noqa: E731
-        else:
-            raise ValidationError("sort_by must be relevance, recency or score")
-        return sorted(hits, key=lambda h: (*key(h), h.memory.id), reverse=True)
 
 
 def _zscores(scores: dict[str, float], floor: float) -> dict[str, float]:
@@ -471,3 +460,17 @@ def hit_shape(hit: Hit, now: datetime | None = None) -> dict[str, object]:
     if hit.vector_score is not None:
         shape["embedding_similarity"] = round(hit.vector_score, 4)
     return shape
+
+
+def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:
+    """Hits in the order a search returns them; ties broken by id, so the order is stable. Relevance is
+    calibrated to an absolute 0..1, so hits from several indices can be ordered together."""
+    if sort_by == "recency":
+        key = lambda h: (h.memory.created_at.timestamp() if h.memory.created_at else float("-inf"), h.final)  # noqa: E731
+    elif sort_by == "score":
+        key = lambda h: (h.memory.score, h.final)  # noqa: E731
+    elif sort_by == "relevance":
+        key = lambda h: (h.final, h.relevance)  # noqa: E731
+    else:
+        raise ValidationError("sort_by must be relevance, recency or score")
+    return sorted(hits, key=lambda h: (*key(h), h.memory.id), reverse=True)

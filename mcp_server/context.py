@@ -23,6 +23,7 @@ OPEN, CLOSE = "═══ KNOWN CONTEXT ═══", "═══ END CONTEXT ══
 @dataclass(frozen=True)
 class Line:
     memory_id: str
+    content_hash: str  # the version shown: an unchanged memory is a pointer next time
     text: str  # the rendered line
     pointer: bool  # True when it only refers back to an earlier injection
     scorable: bool = True  # a standing fact is shown every turn, not chosen for it: not asked to be scored

@@ -39,10 +39,9 @@ class HookHandler:
         scoring = self._start_turn(state, prompt, event)
         lines = self._context_lines(state, prompt)
         block, kept = known_context(lines, self.settings.max_chars - len(scoring))
-        memories = {line.memory_id: self.service.find(line.memory_id) for line in kept}  # from either vault
         for scorable in (True, False):
-            state.show(((line.memory_id, memories[line.memory_id].content_hash) for line in kept  # type: ignore[union-attr]
-                        if line.scorable == scorable and memories[line.memory_id]), scorable=scorable)
+            state.show(((line.memory_id, line.content_hash) for line in kept if line.scorable == scorable),
+                       scorable=scorable)
         self.service.sessions.save(state)
         context = "\n\n".join(part for part in (scoring, block) if part)
         return {"additionalContext": context, "shown": [line.memory_id for line in kept],
@@ -77,10 +76,10 @@ class HookHandler:
             shape = normalize(memory)
             chosen_now = relevance is not None
             if state.shown.get(memory.id) == memory.content_hash:
-                lines.append(Line(memory.id, pointer_line(shape), True, chosen_now))
+                lines.append(Line(memory.id, memory.content_hash, pointer_line(shape), True, chosen_now))
             else:
-                lines.append(Line(memory.id, memory_line(shape, relevance, self.settings.content_chars), False,
-                                  chosen_now))
+                text = memory_line(shape, relevance, self.settings.content_chars)
+                lines.append(Line(memory.id, memory.content_hash, text, False, chosen_now))
         return lines
 
     def replay(self, spool: Path) -> int:
@@ -151,19 +150,19 @@ class HookHandler:
     def session_start(self, event: Mapping[str, Any]) -> dict[str, Any]:
         session_id = _session_id(event)
         stats = self.service.stats()
-        always = [normalize(m) for m in self.service.always_inject()]
+        standing = self.service.always_inject()  # sorted by id
         counts = ", ".join(f"{count} {name}" for name, count in sorted(stats["collections"].items()))
         lines = [f"memdir memory vault: {stats['memories']} memories ({counts or 'empty'}). "
                  "Relevant memories arrive with each prompt as KNOWN CONTEXT; search_memory finds more."]
-        if always:
+        if standing:
             lines.append("Standing facts:")
-            lines += [memory_line(shape, None, self.settings.content_chars) for shape in sorted(always, key=lambda s: s["id"])]
+            lines += [memory_line(normalize(m), None, self.settings.content_chars) for m in standing]
         if stats["problems"]:
             lines.append(f"({stats['problems']} files in the vault could not be read; `memdir doctor` lists them.)")
         state = self.service.sessions.load(session_id)
         if event.get("source") in ("clear", "compact"):
             state.shown = {}  # the earlier injections are gone from the model's context
-        state.show(((m.id, m.content_hash) for m in self.service.always_inject()), scorable=False)
+        state.show(((m.id, m.content_hash) for m in standing), scorable=False)
         self.service.sessions.save(state)
         return {"additionalContext": "\n".join(lines)}
 

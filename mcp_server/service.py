@@ -40,11 +40,8 @@ class MemoryService:
         same client process if there is one, else the MCP connection's own id."""
         if session_id is None:
             return None
-        if client_pid:
-            linked = [s for s in self.sessions.all() if client_pid in s.client_pids and s.id != session_id]
-            if linked:
-                return max(linked, key=lambda s: s.updated).id
-        return session_id
+        linked = self.sessions.latest_of_client(client_pid, excluding=session_id) if client_pid else None
+        return linked or session_id
 
     def _shown(self, session_id: str | None, memories: Iterable[Memory]) -> None:
         items = [(m.id, m.content_hash) for m in memories]

@@ -58,6 +58,9 @@ class SessionStore:
     def __init__(self, vault_root: Path) -> None:
         self.folder = vault_root / ".memdir" / "sessions"
         self._lock = threading.RLock()
+        # client pid -> {session id: updated} of the sessions its hooks reported: asked on every tool
+        # call, so it is kept here rather than found by reading every session file each time.
+        self._by_client: dict[int, dict[str, float]] | None = None
 
     def path(self, session_id: str) -> Path:
         safe = _SAFE.sub("_", session_id)[:80]
@@ -75,6 +78,7 @@ class SessionStore:
     def save(self, session: Session) -> None:
         with self._lock:
             session.updated = time.time()
+            self._note_clients(session)
             # Saved on every search and hook call: no fsync (a power cut may lose the last turn's
             # bookkeeping, never a memory); the rename still keeps the file whole.
             atomic.write_state(self.path(session.id), json.dumps(asdict(session), indent=1).encode(), durable=False)
@@ -86,6 +90,22 @@ class SessionStore:
             change(session)
             self.save(session)
             return session
+
+    def latest_of_client(self, pid: int, excluding: str) -> str | None:
+        """The most recently updated session (other than `excluding`) whose hooks came from client `pid`."""
+        with self._lock:
+            if self._by_client is None:
+                self._by_client = {}
+                for session in self.all():
+                    self._note_clients(session)
+            sessions = {i: updated for i, updated in self._by_client.get(pid, {}).items() if i != excluding}
+            return max(sessions, key=sessions.__getitem__) if sessions else None
+
+    def _note_clients(self, session: Session) -> None:
+        if self._by_client is None:
+            return
+        for pid in session.client_pids:
+            self._by_client.setdefault(pid, {})[session.id] = session.updated
 
     def all(self) -> list[Session]:
         with self._lock:
@@ -103,6 +123,7 @@ class SessionStore:
         now = now or time.time()
         removed = 0
         with self._lock:
+            self._by_client = None  # rebuilt from the sessions that remain
             for path in self.folder.glob("*.json"):
                 try:
                     if now - path.stat().st_mtime > MAX_AGE_SECONDS:

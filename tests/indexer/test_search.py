@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from indexer.index import Index
-from indexer.search import SearchRequest, Searcher, hit_shape
+from indexer.search import SearchRequest, Searcher, hit_shape, order_hits
 from indexer.settings import SearchSettings
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import open_index
@@ -236,7 +236,7 @@ def test_embedding_the_query_alongside_the_keyword_search_gives_the_same_results
         concurrent = s.search(request)
         index.embedder.forget_queries()
         allowed = s._allowed(request, NOW)
-        sequential = s._order(s._rank(s._retrieve(request, allowed, None), allowed, request, NOW), "relevance")
+        sequential = order_hits(s._rank(s._retrieve(request, allowed, None), allowed, request, NOW), "relevance")
         assert concurrent
         assert [(h.memory.id, h.final) for h in concurrent] == [(h.memory.id, h.final) for h in sequential[:len(concurrent)]]
 

@@ -56,3 +56,16 @@ def test_an_empty_vault_injects_nothing_at_all(hashing_root: Path):
     finally:
         app.close()
     assert answer["additionalContext"] == "" and answer["shown"] == []
+
+
+def test_a_tool_call_joins_the_latest_session_whose_hooks_came_from_the_same_client(tmp_path: Path):
+    store = SessionStore(tmp_path)
+    store.update("hook-old", lambda s: setattr(s, "client_pids", [4242]))
+    store.update("hook-new", lambda s: setattr(s, "client_pids", [4242, 77]))
+    store.update("mcp-1", lambda s: s.show([("m-1234abcd", "h")]))
+    assert store.latest_of_client(4242, excluding="mcp-1") == "hook-new"
+    assert store.latest_of_client(4242, excluding="hook-new") == "hook-old"
+    assert store.latest_of_client(9999, excluding="mcp-1") is None
+    assert SessionStore(tmp_path).latest_of_client(77, excluding="mcp-1") == "hook-new"  # rebuilt from the files
+    store.update("hook-old", lambda s: None)  # touched last: now the latest of client 4242
+    assert store.latest_of_client(4242, excluding="mcp-1") == "hook-old"
