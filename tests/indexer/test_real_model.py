@@ -40,6 +40,15 @@ def test_the_model_loads_offline_and_gives_unit_vectors(model):
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
 
 
+def test_a_single_text_gets_the_same_vector_as_it_gets_in_a_batch(model):
+    texts = ["how do we stop two workers importing the same statement", "Caroline: I went to a support group",
+             "x" * 3000]  # the last one is longer than the model reads: truncated alike on both paths
+    batch = model.embed(texts)
+    singles = np.stack([model.embed([text])[0] for text in texts])
+    assert singles.shape == (3, 384) and singles.dtype == np.float32
+    assert np.abs(singles - batch).max() < 1e-5
+
+
 def test_the_cache_returns_the_models_vectors_without_calling_it_again(model, tmp_path: Path):
     cached = CachedEmbedder(model, tmp_path / "cache.sqlite")
     first = cached.embed(["advisory locks in postgres"])
