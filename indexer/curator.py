@@ -211,14 +211,12 @@ class Curator:
 
     # -- near duplicates and merging -------------------------------------------------
 
-    def _similar(self, vector: np.ndarray, exclude: Iterable[str], k: int = 8,
-                 whole: np.ndarray | None = None) -> list[Similar]:
-        """The memories most similar to `vector`, comparing whole chunks (sentence and neighbour units would
-        call a memory a duplicate of one of its sentences or of its neighbours)."""
+    def _similar(self, vector: np.ndarray, exclude: Iterable[str], k: int = 8) -> list[Similar]:
+        """The memories most similar to `vector`, comparing whole chunks: the vector search scans only those
+        (sentence and neighbour units would call a memory a duplicate of one of its sentences or neighbours)."""
         excluded = set(exclude)
         best: dict[str, float] = {}
-        units = self.index.whole_units() if whole is None else whole
-        for unit, score in self.index.vectors.search(vector, k * 3, units):
+        for unit, score in self.index.vectors.search(vector, k * 3):
             owner = self.index.unit_owner.get(unit)
             if owner is None or owner[0] in excluded:
                 continue
@@ -242,10 +240,9 @@ class Curator:
                 i = parent[i]
             return i
 
-        whole = self.index.whole_units()
         for memory_id in candidates:
             for unit in self.index.entries[self.index.memories[memory_id].path].unit_ids[:1]:
-                for other in self._similar(self.index.vectors.vector(unit), exclude=(memory_id,), k=5, whole=whole):
+                for other in self._similar(self.index.vectors.vector(unit), exclude=(memory_id,), k=5):
                     if other.id in parent and other.similarity >= threshold:
                         a, b = root(memory_id), root(other.id)
                         if a != b:

@@ -3,7 +3,7 @@
 Layout under `<vault>/.memdir/`:
 
     index/CURRENT          name of the live generation (replaced atomically)
-    index/gen-*/           manifest.sqlite, vectors.faiss, keyword/ (Whoosh)
+    index/gen-*/           manifest.sqlite, vectors.faiss + units.faiss (FAISS), keyword/ (Whoosh)
     cache/embeddings.sqlite   vectors by text hash; survives rebuilds
     index.lock             held by the one process allowed to change the index
 
@@ -32,8 +32,6 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable
-
-import numpy as np
 
 from vault import Memory, Problem, Vault, atomic
 from vault.errors import NotFoundError, ParseError, VaultError
@@ -104,7 +102,7 @@ class Index:
         self.generation = generation
         self.manifest = Manifest(generation / "manifest.sqlite")
         self._data_version = self.manifest.data_version()  # a reader reloads when the owner commits past it
-        self.vectors = VectorIndex.load(generation / "vectors.faiss", self.embedder.dim)
+        self.vectors = VectorIndex.load(generation, self.embedder.dim)
         self.keyword = KeywordIndex.open(generation / "keyword")
         self.entries: dict[str, Entry] = {e.path: e for e in self.manifest.entries()}
         self.memories: dict[str, Memory] = {}
@@ -170,7 +168,7 @@ class Index:
             if stale:
                 self.sync(stale, deep=True, force_paths=stale)
             elif stray_vectors:
-                self.vectors.save(self.generation / "vectors.faiss")
+                self.vectors.save(self.generation)
             return len(stale)
 
     def refresh(self) -> bool:
@@ -233,10 +231,6 @@ class Index:
 
     def unit_count(self) -> int:
         return len(self.unit_owner)
-
-    def whole_units(self) -> np.ndarray:
-        """Ids of the units that embed whole chunks (not sentences or neighbours): what similarity compares."""
-        return np.fromiter((u for u, (_, role) in self.unit_owner.items() if role == WHOLE), dtype=np.int64)
 
     def previous_of(self, memory_id: str) -> Memory | None:
         """The memory this one names as `previous:`, if it is indexed."""
@@ -487,7 +481,7 @@ class Index:
         report.embedded += len(batch.embed)
         self.vectors.remove(batch.removed_units)
         if vectors is not None:
-            self.vectors.add([u.unit_id for u in batch.embed], vectors)
+            self.vectors.add([u.unit_id for u in batch.embed], vectors, [u.role == WHOLE for u in batch.embed])
         if batch.keyword_docs or batch.removed_ids:
             self.keyword.replace(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
         for memory_id in sorted(batch.removed_ids):
@@ -495,7 +489,7 @@ class Index:
         for memory_id in sorted(batch.placed):
             self.graph.upsert(self.memories[memory_id])
         if batch.removed_units or vectors is not None:
-            self.vectors.save(self.generation / "vectors.faiss")
+            self.vectors.save(self.generation)
         if batch.entries or batch.deleted_paths:
             self.manifest.write(list(batch.entries.values()), batch.deleted_paths)
             self.version += 1
@@ -607,7 +601,7 @@ def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress:
     """Index every file into a fresh generation and make it the live one. The caller must own the index."""
     generation = layout.new_generation()
     Manifest(generation / "manifest.sqlite").close()
-    VectorIndex(embedder.dim).save(generation / "vectors.faiss")
+    VectorIndex(embedder.dim).save(generation)
     KeywordIndex.create(generation / "keyword").close()
     index = Index(vault, embedder, generation, writable=True)
     try:

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from vault.model import Memory
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Hybrid search over one index: filter, retrieve from both channels, fuse, calibrate, rank.
 
     1. filters (collections, type, tags, dates, status, privacy) decide which memories compete
-    2. FAISS top-N over units and Whoosh BM25F top-N over chunks, each already restricted by the filters
+    2. FAISS top-N over chunks and Whoosh BM25F top-N over chunks, each already restricted by the filters
     3. hits fold into their memory; every candidate gets its exact vector score from its units
        (best text unit, blended with the units that read it with its neighbours)
     4. fusion orders the union (z-scores of both channels, or weighted Reciprocal Rank Fusion)
@@ -43,7 +43,7 @@ SortBy = Literal["relevance", "recency", "score"]
 HIDDEN_STATUSES = frozenset({"superseded", "archived"})
 COSINE_NOISE = 0.05  # cosine differences below this say nothing about relevance
 COVERAGE_DEPTH = 30  # keyword hits whose term coverage is measured; deeper ones rely on their rank
-UNIT_HITS_PER_CANDIDATE = 4  # a memory has several units: FAISS is asked for this many per wanted memory
+CHUNK_HITS_PER_CANDIDATE = 2  # a long document has several chunks: FAISS is asked for this many per wanted memory
 
 # The query is embedded on this thread while the calling thread filters and runs the keyword
 # search: torch releases the GIL while it computes, so on two cores the two overlap and a
@@ -198,42 +198,32 @@ class Searcher:
 
     def _retrieve(self, request: SearchRequest, allowed: dict[str, Memory],
                   embedding: Future[np.ndarray] | None = None) -> dict[str, _Candidate]:
+        """Both channels' candidates, scored and fused.
+
+        Everything that does not need the query's vector (keyword hits, their term coverage, the
+        stored vectors of their units) is done while the embedding thread computes it, so that
+        a search costs little more than the embedding itself.
+        """
         index, settings = self.index, self.settings
-        candidates: dict[str, _Candidate] = {}
         found = self._keyword_hits(request, allowed) if request.mode in ("hybrid", "keyword") and allowed else []
+        by_keyword = self._keyword_candidates(request, found)
+        wants_vector = request.mode in ("hybrid", "vector")
+        prefetched = self._unit_vectors(list(by_keyword)) if wants_vector and allowed else None
         query_vector = None
-        if request.mode in ("hybrid", "vector"):
+        if wants_vector:
             # Wait for the embedding even when nothing is allowed: a failure must not go unseen.
             query_vector = embedding.result() if embedding is not None else index.embedder.embed_query(request.query or "")
+        candidates: dict[str, _Candidate] = {}
         if query_vector is not None and allowed:
-            unrestricted = len(allowed) == len(index.memories)
-            unit_filter = None if unrestricted else (u for m in allowed.values() for u in index.entries[m.path].unit_ids)
-            hits = sorted(index.vectors.search(query_vector, settings.candidates * UNIT_HITS_PER_CANDIDATE,
-                                               unit_filter), key=_stable)
-            owners = dict.fromkeys(index.unit_owner[unit][0] for unit, _ in hits if unit in index.unit_owner)
-            for memory_id in list(owners)[:settings.candidates]:
-                candidates[memory_id] = _Candidate(memory_id, vector_rank=0)
+            for memory_id in self._vector_candidates(query_vector, allowed):
+                c = candidates[memory_id] = by_keyword.get(memory_id) or _Candidate(memory_id)
+                c.vector_rank = 0  # the real rank follows from the exact scores below
         else:
             query_vector = None
-        if found:
-            terms = query_terms(request.query or "")
-            idf = index.keyword.idf(terms)
-            total = sum(idf.values()) or 1.0
-            top = found[0].score
-            for rank, (chunk, score) in enumerate(_best_per_memory(index, ((h.chunk_id, h.score) for h in found))):
-                memory_id, heading = index.chunk_owner[chunk]
-                c = candidates.setdefault(memory_id, _Candidate(memory_id))
-                c.keyword_rank, c.keyword_score = rank, score
-                if rank < COVERAGE_DEPTH:
-                    own, context = self._terms_of(chunk, index.memories[memory_id])
-                    # A word only the neighbours say counts as much as the context field weighs it.
-                    coverage = sum(idf[t] * (1.0 if t in own else settings.context_boost if t in context else 0.0)
-                                   for t in terms) / total
-                    c.keyword_coverage = coverage * (score / top if top else 0.0) ** 0.5
-                if c.vector_rank is None:
-                    c.heading = heading
+        for memory_id, c in by_keyword.items():
+            candidates.setdefault(memory_id, c)
         if query_vector is not None:
-            self._score_vectors(candidates, query_vector)
+            self._score_vectors(candidates, query_vector, prefetched)
         self._fuse(candidates, request.mode)
         for c in candidates.values():
             v = vector_evidence(c.vector_score, settings.cosine_floor, settings.cosine_full) if c.vector_score is not None else None
@@ -242,6 +232,38 @@ class Searcher:
             by_keyword = c.keyword_rank is not None
             c.channel = "both" if by_vector and by_keyword else "keyword" if by_keyword else "vector"
         return {k: c for k, c in candidates.items() if c.channel != "vector" or (c.vector_score or 0) > settings.cosine_floor}
+
+    def _vector_candidates(self, query_vector: np.ndarray, allowed: dict[str, Memory]) -> list[str]:
+        """The memories whose chunks are nearest the query (FAISS over chunk vectors, filtered before top-k)."""
+        index, settings = self.index, self.settings
+        unrestricted = len(allowed) == len(index.memories)
+        unit_filter = None if unrestricted else (
+            u for m in allowed.values() for u, _, role in index.entries[m.path].units if role == WHOLE)
+        hits = sorted(index.vectors.search(query_vector, settings.candidates * CHUNK_HITS_PER_CANDIDATE, unit_filter),
+                      key=_stable)
+        owners = dict.fromkeys(index.unit_owner[unit][0] for unit, _ in hits if unit in index.unit_owner)
+        return list(owners)[:settings.candidates]
+
+    def _keyword_candidates(self, request: SearchRequest, found: list[KeywordHit]) -> dict[str, _Candidate]:
+        """One candidate per memory the keyword channel found, with its rank, score and term coverage."""
+        index, settings = self.index, self.settings
+        candidates: dict[str, _Candidate] = {}
+        if not found:
+            return candidates
+        terms = query_terms(request.query or "")
+        idf = index.keyword.idf(terms)
+        total = sum(idf.values()) or 1.0
+        top = found[0].score
+        for rank, (chunk, score) in enumerate(_best_per_memory(index, ((h.chunk_id, h.score) for h in found))):
+            memory_id, heading = index.chunk_owner[chunk]
+            c = candidates[memory_id] = _Candidate(memory_id, keyword_rank=rank, keyword_score=score, heading=heading)
+            if rank < COVERAGE_DEPTH:
+                own, context = self._terms_of(chunk, index.memories[memory_id])
+                # A word only the neighbours say counts as much as the context field weighs it.
+                coverage = sum(idf[t] * (1.0 if t in own else settings.context_boost if t in context else 0.0)
+                               for t in terms) / total
+                c.keyword_coverage = coverage * (score / top if top else 0.0) ** 0.5
+        return candidates
 
     def _keyword_hits(self, request: SearchRequest, allowed: dict[str, Memory]) -> list[KeywordHit]:
         """The keyword channel's chunk hits within `allowed`, best first (ties by chunk id)."""
@@ -267,7 +289,15 @@ class Searcher:
         self._terms[chunk] = (version, terms, context)
         return terms, context
 
-    def _score_vectors(self, candidates: dict[str, _Candidate], query_vector: np.ndarray) -> None:
+    def _unit_vectors(self, memory_ids: list[str]) -> tuple[list[str], np.ndarray]:
+        """The memories' stored unit vectors, one row per unit in manifest order (independent of the query)."""
+        index = self.index
+        ids = np.fromiter((u for i in memory_ids for u, _, _ in index.entries[index.memories[i].path].units),
+                          dtype=np.int64)
+        return memory_ids, index.vectors.vectors(ids)
+
+    def _score_vectors(self, candidates: dict[str, _Candidate], query_vector: np.ndarray,
+                       prefetched: tuple[list[str], np.ndarray] | None = None) -> None:
         """Every candidate, keyword-only ones too, gets its exact vector score, so the fusion compares like with like.
 
         A chunk scores its best text unit (the whole chunk or one sentence), blended with the units
@@ -275,14 +305,21 @@ class Searcher:
         chunk itself. A memory scores its best chunk. Vector ranks follow these scores.
         """
         index = self.index
-        units = {i: index.entries[index.memories[i].path].units for i in candidates}
-        ids = np.fromiter((u for memory_units in units.values() for u, _, _ in memory_units), dtype=np.int64)
-        cosines = (index.vectors.vectors(ids) @ query_vector).tolist()
-        position = 0
-        for memory_id, memory_units in units.items():
-            c = candidates[memory_id]
-            chunk, c.vector_score = self._blend(memory_units, cosines[position:position + len(memory_units)])
-            position += len(memory_units)
+        known = set(prefetched[0]) if prefetched else set()
+        cosines: dict[str, list[float]] = {}
+        blocks = [prefetched] if prefetched else []
+        blocks.append(self._unit_vectors([i for i in candidates if i not in known]))
+        for memory_ids, matrix in blocks:
+            if not memory_ids:
+                continue
+            flat = (matrix @ query_vector).tolist()
+            position = 0
+            for memory_id in memory_ids:
+                count = len(index.entries[index.memories[memory_id].path].units)
+                cosines[memory_id] = flat[position:position + count]
+                position += count
+        for memory_id, c in candidates.items():
+            chunk, c.vector_score = self._blend(index.entries[index.memories[memory_id].path].units, cosines[memory_id])
             if c.vector_rank is not None:
                 c.heading = index.chunk_owner[chunk][1]
         by_vector = sorted((c for c in candidates.values() if c.vector_rank is not None),

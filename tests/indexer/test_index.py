@@ -110,7 +110,7 @@ def test_a_crash_that_left_faiss_and_whoosh_out_of_step_is_healed_on_open(exampl
     expected = state(index)
     victim = next(iter(index.unit_owner))
     index.vectors.remove([victim])
-    index.vectors.save(index.generation / "vectors.faiss")
+    index.vectors.save(index.generation)
     index.keyword.delete_chunks([next(iter(index.chunk_owner)), list(index.chunk_owner)[5]])
     index.close()
     healed = open_index(example_root)
