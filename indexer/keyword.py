@@ -32,6 +32,7 @@ from whoosh.searching import Searcher
 
 from vault.model import Memory
 
+from .arrays import sorted_contains
 from .chunking import Chunk
 from .stopwords import STOP_WORDS
 
@@ -192,13 +193,13 @@ class KeywordIndex:
         Whoosh matches postings in pure Python. A small vault keeps every term. A term found in
         the context field (the neighbours' texts) counts `context_boost` times its score.
         """
-        terms = query_terms(text)
-        if not terms or k <= 0:
+        asked = query_terms(text)
+        if not asked or k <= 0:
             return []
         fields = {"title": 1.0, "body": 1.0, **({"context": context_boost} if context_boost > 0 else {})}
         with self._lock:
             searcher = self._searcher
-            terms = self._selective(terms, postings_budget, tuple(fields))
+            terms = self._selective(asked, postings_budget, tuple(fields))
             scores = bm25f_scores(searcher, terms, fields, self._b, self._k1, self._postings.postings)
             filter_query = filters.query() if filters else None
             mask_query = filters.mask() if filters else None
@@ -212,7 +213,27 @@ class KeywordIndex:
             if len(found) > k:
                 found = found[np.argpartition(-scores[found], k - 1)[:k]]
             found = found[np.lexsort((found, -scores[found]))]  # best first, ties by document number
-            return [KeywordHit(self._chunk(searcher, int(doc)), float(scores[doc])) for doc in found]
+            own = self._containing(searcher, asked, ("title", "body"), found)
+            context = self._containing(searcher, asked, ("context",), found)
+            return [KeywordHit(self._chunk(searcher, int(doc)), float(scores[doc]), own[row], context[row])
+                    for row, doc in enumerate(found)]
+
+    def _containing(self, searcher: Searcher, terms: Sequence[str], fields: Sequence[str],
+                    docs: np.ndarray) -> list[frozenset[str]]:
+        """For each document, which of the terms it holds in any of the fields: read from the (cached)
+        postings, so a hit's term coverage costs no re-analysis of its text. Every asked term counts,
+        also those the postings budget left out of the scoring."""
+        held: list[set[str]] = [set() for _ in docs]
+        for term in terms:
+            present = np.zeros(len(docs), dtype=bool)
+            for field in fields:
+                for leaf, offset in searcher.leaf_searchers():
+                    reader = leaf.reader()
+                    if (field, term) in reader:
+                        present |= sorted_contains(self._postings.postings(reader, field, term)[0] + offset, docs)
+            for row in np.flatnonzero(present).tolist():
+                held[row].add(term)
+        return [frozenset(h) for h in held]
 
     def _chunk(self, searcher: Searcher, docnum: int) -> int:
         chunk = self._chunk_of.get(docnum)
@@ -340,10 +361,8 @@ def _lengths(reader: object, field: str, docs: np.ndarray) -> np.ndarray:
 class KeywordHit:
     chunk_id: int
     score: float
-
-
-def analysed(text: str) -> frozenset[str]:
-    return frozenset(token.text for token in ANALYZER(text))
+    own_terms: frozenset[str] = frozenset()  # the query's terms in the chunk's title or text
+    context_terms: frozenset[str] = frozenset()  # ... and in its neighbours' text
 
 
 def query_terms(text: str) -> list[str]:

@@ -26,7 +26,7 @@ from vault.normalize import normalize
 
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, chunks_for
 from .index import Index
-from .keyword import KeywordFilter, KeywordHit, analysed, query_terms
+from .keyword import KeywordFilter, KeywordHit, query_terms
 from .ranking import (
     QualityFn,
     QualityModel,
@@ -110,7 +110,6 @@ class Searcher:
         self.settings = settings
         self.quality = quality or QualityModel()
         index.keyword.set_weighting(settings.bm25_b, settings.bm25_k1)
-        self._terms: dict[int, tuple[str, frozenset[str], frozenset[str]]] = {}  # chunk id -> (version, words, context words)
         self._unfiltered: tuple[tuple[int, bool], dict[str, Memory]] | None = None  # (index version, superseded?) -> allowed
 
     def search(self, request: SearchRequest) -> list[Hit]:
@@ -254,15 +253,14 @@ class Searcher:
         idf = index.keyword.idf(terms)
         total = sum(idf.values()) or 1.0
         top = found[0].score
-        for rank, (chunk, score) in enumerate(_best_per_memory(index, ((h.chunk_id, h.score) for h in found))):
-            memory_id, heading = index.chunk_owner[chunk]
-            c = candidates[memory_id] = _Candidate(memory_id, keyword_rank=rank, keyword_score=score, heading=heading)
+        for rank, hit in enumerate(_best_per_memory(index, found)):
+            memory_id, heading = index.chunk_owner[hit.chunk_id]
+            c = candidates[memory_id] = _Candidate(memory_id, keyword_rank=rank, keyword_score=hit.score, heading=heading)
             if rank < COVERAGE_DEPTH:
-                own, context = self._terms_of(chunk, index.memories[memory_id])
                 # A word only the neighbours say counts as much as the context field weighs it.
-                coverage = sum(idf[t] * (1.0 if t in own else settings.context_boost if t in context else 0.0)
-                               for t in terms) / total
-                c.keyword_coverage = coverage * (score / top if top else 0.0) ** 0.5
+                coverage = sum(idf[t] * (1.0 if t in hit.own_terms else settings.context_boost
+                                         if t in hit.context_terms else 0.0) for t in terms) / total
+                c.keyword_coverage = coverage * (hit.score / top if top else 0.0) ** 0.5
         return candidates
 
     def _keyword_hits(self, request: SearchRequest, allowed: dict[str, Memory]) -> list[KeywordHit]:
@@ -273,21 +271,6 @@ class Searcher:
         found = [h for h in found if index.chunk_owner.get(h.chunk_id, ("",))[0] in allowed]  # exact filter
         found.sort(key=lambda h: _stable((h.chunk_id, h.score)))
         return found
-
-    def _terms_of(self, chunk: int, memory: Memory) -> tuple[frozenset[str], frozenset[str]]:
-        """The analysed words of one chunk (title, tags, aliases and text) and of its context, cached per version."""
-        version = self.index.entries[memory.path].keyword_hash
-        cached = self._terms.get(chunk)
-        if cached is not None and cached[0] == version:
-            return cached[1], cached[2]
-        chunk_obj = next((c for c in chunks_for(memory, self.index.neighbours(memory)) if c.chunk_id == chunk), None)
-        text = " ".join((memory.title, *memory.tags, *memory.aliases, chunk_obj.title if chunk_obj else "",
-                         chunk_obj.text if chunk_obj else memory.body))
-        terms, context = analysed(text), analysed(chunk_obj.context if chunk_obj else "")
-        if len(self._terms) > 50_000:
-            self._terms.clear()
-        self._terms[chunk] = (version, terms, context)
-        return terms, context
 
     def _unit_vectors(self, memory_ids: list[str]) -> tuple[list[str], np.ndarray]:
         """The memories' stored unit vectors, one row per unit in manifest order (independent of the query)."""
@@ -445,16 +428,16 @@ def _excerpt(memory: Memory, heading: str) -> str:
     return next((chunk.text for chunk in chunks_for(memory) if chunk.heading == heading), "")
 
 
-def _best_per_memory(index: Index, hits: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
+def _best_per_memory(index: Index, hits: Iterable[KeywordHit]) -> list[KeywordHit]:
     """Fold chunk hits into memories: each memory is ranked by its best chunk."""
     seen: set[str] = set()
     best = []
-    for chunk, score in hits:
-        owner = index.chunk_owner.get(chunk)
+    for hit in hits:
+        owner = index.chunk_owner.get(hit.chunk_id)
         if owner is None or owner[0] in seen:
             continue
         seen.add(owner[0])
-        best.append((chunk, score))
+        best.append(hit)
     return best
 
 

@@ -21,6 +21,8 @@ from typing import Iterable, Sequence
 import faiss
 import numpy as np
 
+from .arrays import sorted_contains
+
 # One thread: a single-query flat search is sub-millisecond on one core, while OpenMP's
 # second thread on a busy 2-core machine made the same search 60x slower (measured).
 faiss.omp_set_num_threads(1)
@@ -101,9 +103,7 @@ class VectorIndex:
         with self._lock:
             if self._searched_array is None:
                 self._searched_array = np.fromiter(sorted(self._searched_ids), dtype=np.int64)
-            searched = self._searched_array
-            place = np.minimum(np.searchsorted(searched, ids), max(len(searched) - 1, 0))
-            scanned = searched[place] == ids if len(searched) else np.zeros(len(ids), dtype=bool)
+            scanned = sorted_contains(self._searched_array, ids)
             for index, rows in ((self._searched, scanned), (self._stored, ~scanned)):
                 if rows.any():
                     out[rows] = index.reconstruct_batch(np.ascontiguousarray(ids[rows]))
