@@ -272,15 +272,20 @@ class Searcher:
         found.sort(key=lambda h: _stable((h.chunk_id, h.score)))
         return found
 
-    def _unit_vectors(self, memory_ids: list[str]) -> tuple[list[str], np.ndarray]:
-        """The memories' stored unit vectors, one row per unit in manifest order (independent of the query)."""
+    def _unit_vectors(self, memory_ids: list[str]) -> tuple[dict[str, slice], np.ndarray]:
+        """The memories' stored unit vectors (independent of the query): one matrix, and each memory's
+        rows in it, in the order of its manifest units."""
         index = self.index
-        ids = np.fromiter((u for i in memory_ids for u, _, _ in index.entries[index.memories[i].path].units),
-                          dtype=np.int64)
-        return memory_ids, index.vectors.vectors(ids)
+        rows: dict[str, slice] = {}
+        ids: list[int] = []
+        for memory_id in memory_ids:
+            units = index.entries[index.memories[memory_id].path].units
+            rows[memory_id] = slice(len(ids), len(ids) + len(units))
+            ids += [u for u, _, _ in units]
+        return rows, index.vectors.vectors(np.array(ids, dtype=np.int64))
 
     def _score_vectors(self, candidates: dict[str, _Candidate], query_vector: np.ndarray,
-                       prefetched: tuple[list[str], np.ndarray] | None = None) -> None:
+                       prefetched: tuple[dict[str, slice], np.ndarray] | None = None) -> None:
         """Every candidate, keyword-only ones too, gets its exact vector score, so the fusion compares like with like.
 
         A chunk scores its best text unit (the whole chunk or one sentence), blended with the units
@@ -288,19 +293,13 @@ class Searcher:
         chunk itself. A memory scores its best chunk. Vector ranks follow these scores.
         """
         index = self.index
-        known = set(prefetched[0]) if prefetched else set()
-        cosines: dict[str, list[float]] = {}
         blocks = [prefetched] if prefetched else []
+        known = prefetched[0] if prefetched else {}
         blocks.append(self._unit_vectors([i for i in candidates if i not in known]))
-        for memory_ids, matrix in blocks:
-            if not memory_ids:
-                continue
+        cosines: dict[str, list[float]] = {}
+        for rows, matrix in blocks:
             flat = (matrix @ query_vector).tolist()
-            position = 0
-            for memory_id in memory_ids:
-                count = len(index.entries[index.memories[memory_id].path].units)
-                cosines[memory_id] = flat[position:position + count]
-                position += count
+            cosines.update((memory_id, flat[span]) for memory_id, span in rows.items())
         for memory_id, c in candidates.items():
             chunk, c.vector_score = self._blend(index.entries[index.memories[memory_id].path].units, cosines[memory_id])
             if c.vector_rank is not None:
@@ -404,7 +403,6 @@ class Searcher:
 
     def _successor(self, memory: Memory) -> str | None:
         return self.index.graph.successor(memory.id)
-
 
 
 def _zscores(scores: dict[str, float], floor: float) -> dict[str, float]:

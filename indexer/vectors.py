@@ -35,8 +35,7 @@ class VectorIndex:
         self.dim = dim
         self._searched = searched if searched is not None else _flat(dim)
         self._stored = stored if stored is not None else _flat(dim)
-        self._searched_ids = set(faiss.vector_to_array(self._searched.id_map).tolist())
-        self._searched_array: np.ndarray | None = None  # sorted, for membership tests in numpy; None = stale
+        self._searched_ids = np.sort(faiss.vector_to_array(self._searched.id_map))  # which part holds a unit
         self._lock = threading.RLock()
 
     @classmethod
@@ -63,7 +62,7 @@ class VectorIndex:
 
     def ids(self) -> set[int]:
         with self._lock:
-            return self._searched_ids | set(faiss.vector_to_array(self._stored.id_map).tolist())
+            return set(self._searched_ids.tolist()) | set(faiss.vector_to_array(self._stored.id_map).tolist())
 
     def add(self, ids: Iterable[int], vectors: np.ndarray, searched: Sequence[bool]) -> None:
         """Add (or replace) units; `searched` says, per unit, whether searches scan it or it is only read back."""
@@ -77,22 +76,19 @@ class VectorIndex:
             for index, rows in ((self._searched, scanned), (self._stored, ~scanned)):
                 if rows.any():
                     index.add_with_ids(np.ascontiguousarray(vectors[rows]), id_array[rows])
-            self._searched_ids.update(id_array[scanned].tolist())
-            self._searched_array = None
+            self._searched_ids = np.union1d(self._searched_ids, id_array[scanned])
 
     def remove(self, ids: Iterable[int]) -> int:
         id_array = np.fromiter(ids, dtype=np.int64)
         if len(id_array) == 0:
             return 0
         with self._lock:
-            self._searched_ids.difference_update(id_array.tolist())
-            self._searched_array = None
+            self._searched_ids = self._searched_ids[~sorted_contains(np.sort(id_array), self._searched_ids)]
             return int(self._searched.remove_ids(id_array)) + int(self._stored.remove_ids(id_array))
 
     def vector(self, unit_id: int) -> np.ndarray:
         with self._lock:
-            index = self._searched if int(unit_id) in self._searched_ids else self._stored
-            return index.reconstruct(int(unit_id))
+            return self.vectors(np.array([unit_id], dtype=np.int64))[0]
 
     def vectors(self, unit_ids: np.ndarray) -> np.ndarray:
         """The stored vectors of many units at once, one row each (one call into FAISS per part, not one per id)."""
@@ -101,9 +97,7 @@ class VectorIndex:
             return out
         ids = np.ascontiguousarray(unit_ids, dtype=np.int64)
         with self._lock:
-            if self._searched_array is None:
-                self._searched_array = np.fromiter(sorted(self._searched_ids), dtype=np.int64)
-            scanned = sorted_contains(self._searched_array, ids)
+            scanned = sorted_contains(self._searched_ids, ids)
             for index, rows in ((self._searched, scanned), (self._stored, ~scanned)):
                 if rows.any():
                     out[rows] = index.reconstruct_batch(np.ascontiguousarray(ids[rows]))
