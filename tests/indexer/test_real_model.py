@@ -49,6 +49,42 @@ def test_a_single_text_gets_the_same_vector_as_it_gets_in_a_batch(model):
     assert np.abs(singles - batch).max() < 1e-5
 
 
+def test_a_query_vector_matches_the_float32_vector_of_the_same_text(model):
+    """On a CPU with native bf16 queries go through the bfloat16 twin; its vectors must stay the model's."""
+    texts = ["how do we stop two workers importing the same statement", "When did Caroline go to the support group?",
+             "deploy", "x" * 3000]
+    from indexer.bf16 import native_bf16
+
+    assert model.query_precision == ("bfloat16" if native_bf16() else "float32")
+    exact = model.embed(texts)
+    queries = np.stack([model.embed_query(text) for text in texts])
+    assert queries.shape == (4, 384) and queries.dtype == np.float32
+    assert np.allclose(np.linalg.norm(queries, axis=1), 1.0, atol=1e-3)
+    assert (queries * exact).sum(axis=1).min() > 0.999
+
+
+def test_the_bf16_twin_shares_everything_but_its_linear_weights(model):
+    import torch
+
+    from indexer.bf16 import BF16Linear, bf16_twin
+
+    twin = bf16_twin(model._model, shared=(model._model.tokenizer,))
+    originals = {id(p) for p in model._model.parameters()}
+    twin_tensors = [p for p in twin.parameters()] + [m.weight for m in twin.modules() if isinstance(m, BF16Linear)]
+    linears = [m for m in model._model.modules() if isinstance(m, torch.nn.Linear)]
+    assert len(linears) == sum(isinstance(m, BF16Linear) for m in twin.modules()) > 0
+    assert all(id(p) in originals for p in twin.parameters())  # embeddings, norms: the same tensors
+    assert all(t.dtype == torch.bfloat16 for t in twin_tensors if id(t) not in originals)
+    assert not any(isinstance(m, BF16Linear) for m in model._model.modules())  # the float32 model is untouched
+
+
+def test_without_native_bf16_queries_take_the_float32_path():
+    plain = SentenceTransformerEmbedder(bf16_queries=False)
+    assert plain.query_precision == "float32"
+    text = "which Python version can the deploy image run"
+    assert np.abs(plain.embed_query(text) - plain.embed([text, "another text"])[0]).max() < 1e-5
+
+
 def test_the_cache_returns_the_models_vectors_without_calling_it_again(model, tmp_path: Path):
     cached = CachedEmbedder(model, tmp_path / "cache.sqlite")
     first = cached.embed(["advisory locks in postgres"])

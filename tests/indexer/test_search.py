@@ -37,6 +37,9 @@ class ConceptEmbedder:
             out[row] /= np.linalg.norm(out[row])
         return out
 
+    def embed_query(self, text):
+        return self.embed([text])[0]
+
 
 def concept_index(root: Path) -> Index:
     return Index.open(Vault(root), ConceptEmbedder())
