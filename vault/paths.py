@@ -82,6 +82,11 @@ def ensure_inside(root: Path, candidate: Path) -> None:
 
 def relative(root: Path, path: Path) -> str:
     """The vault-relative, "/"-separated form used as Memory.path."""
+    # The string prefix is what relative_to checks too, lexically; done on strings it costs a
+    # tenth, which matters when a full reconcile asks it for each of 10k files.
+    text, base = str(path), str(root)
+    if text.startswith(base) and text[len(base):len(base) + 1] == os.sep:
+        return text[len(base) + 1:].replace(os.sep, "/")
     return path.relative_to(root).as_posix()
 
 
@@ -107,7 +112,6 @@ def walk(root: Path) -> Iterator[Path | Skipped]:
 
 def inspect(root: Path, path: Path) -> Path | Skipped | None:
     """Classify one candidate file: readable memory path, Skipped (with why), or None if it is gone."""
-    rel = relative(root, path)
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -116,14 +120,14 @@ def inspect(root: Path, path: Path) -> Path | Skipped | None:
         real_root = os.path.realpath(root)
         real = os.path.realpath(path)
         if os.path.commonpath([real_root, real]) != real_root:
-            return Skipped(rel, "symlink leads outside the vault; not read")
+            return Skipped(relative(root, path), "symlink leads outside the vault; not read")
         if not os.path.exists(real):
-            return Skipped(rel, "dangling symlink")
+            return Skipped(relative(root, path), "dangling symlink")
         info = os.stat(real)
     if not stat.S_ISREG(info.st_mode):
-        return Skipped(rel, "not a regular file")
+        return Skipped(relative(root, path), "not a regular file")
     if info.st_nlink > 1:
-        return Skipped(rel, "hard-linked file (it may alias a file outside the vault); not read")
+        return Skipped(relative(root, path), "hard-linked file (it may alias a file outside the vault); not read")
     return path
 
 
