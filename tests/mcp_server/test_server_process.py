@@ -123,3 +123,22 @@ async def test_the_server_listens_on_loopback_only(server):
         pytest.skip("this machine has no non-loopback IPv4 address")
     with pytest.raises(OSError):
         socket.create_connection((outward[0], port), timeout=5).close()
+
+
+def test_a_loaded_server_keeps_its_indices_out_of_the_collectors_full_passes(hashing_example: Path):
+    import gc
+
+    from mcp_server.server import VaultServer
+
+    frozen_before = gc.get_freeze_count()
+    server = VaultServer(hashing_example)
+    server.claim()
+    try:
+        server.load()
+        assert server.app is not None and server.app.index.memories
+        assert gc.get_freeze_count() > frozen_before
+        # the index's own objects are among the frozen ones: a full pass no longer finds them
+        assert not any(obj is server.app.index.memories for obj in gc.get_objects(generation=2))
+    finally:
+        server.close()
+        gc.unfreeze()
