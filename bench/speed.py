@@ -12,6 +12,7 @@ Latencies are wall time in-process with the query embedding included.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import resource
@@ -91,6 +92,8 @@ def measure(size: int, embedder_name: str, cache: Path, searches: int, data: Pat
         started = time.perf_counter()
         index = Index.open(Vault(root), embedder)
         build_seconds = time.perf_counter() - started
+        gc.collect()
+        gc.freeze()  # as the vault server does once its indices are loaded (mcp_server/server.py)
         searcher = Searcher(index, SearchSettings(embedder=embedder_name))
         latencies = []
         for query in queries(searches, data):
@@ -107,6 +110,7 @@ def measure(size: int, embedder_name: str, cache: Path, searches: int, data: Pat
         counter_embeddings = embedder.misses - misses
         save_ms = save_to_searchable(index, searcher, root)
         index.close()
+        gc.unfreeze()
     return {
         "memories": size,
         "index_seconds": round(build_seconds, 2),

@@ -102,6 +102,40 @@ class _Candidate:
     via: str | None = None
 
 
+_ROLE_CODE = {WHOLE: 0, SENTENCE: 1, PREVIOUS: 2, NEXT: 3}
+
+
+@dataclass(frozen=True)
+class _Units:
+    """Some memories' unit vectors as one matrix, and which memory, chunk and role each row is."""
+
+    rows: dict[str, slice]  # memory id -> its rows
+    groups: dict[str, slice]  # memory id -> its chunks (positions in `chunks`)
+    matrix: np.ndarray
+    roles: np.ndarray  # _ROLE_CODE of each row
+    group: np.ndarray  # each row's chunk position
+    chunks: list[int]  # chunk id of each position
+
+    def chunk_scores(self, query_vector: np.ndarray, w_previous: float, w_next: float) -> list[float]:
+        """Each chunk's score: its best sentence (or the whole chunk when it has no sentence units),
+        blended with its best previous and next units (the whole chunk when it has none).
+        In float64 and in this order, the arithmetic is what it was per chunk in Python floats."""
+        cosines = (self.matrix @ query_vector).astype(np.float64)
+        count = len(self.chunks)
+        whole = np.full(count, -np.inf)  # every chunk has a whole unit; -inf only if one did not
+        best = []
+        for code in range(4):
+            mask = self.roles == code
+            if code == 0:
+                whole[self.group[mask]] = cosines[mask]
+                continue
+            found = np.full(count, -np.inf)
+            np.maximum.at(found, self.group[mask], cosines[mask])
+            best.append(np.where(np.isfinite(found), found, whole))
+        text, previous, following = best
+        return ((text + (w_previous * previous + w_next * following)) / (1.0 + w_previous + w_next)).tolist()
+
+
 class Searcher:
     """Answers SearchRequests against a (shared, live) Index."""
 
@@ -272,65 +306,57 @@ class Searcher:
         found.sort(key=lambda h: _stable((h.chunk_id, h.score)))
         return found
 
-    def _unit_vectors(self, memory_ids: list[str]) -> tuple[dict[str, slice], np.ndarray]:
-        """The memories' stored unit vectors (independent of the query): one matrix, and each memory's
-        rows in it, in the order of its manifest units."""
+    def _unit_vectors(self, memory_ids: list[str]) -> _Units:
+        """The memories' stored unit vectors (independent of the query), with what each row is."""
         index = self.index
         rows: dict[str, slice] = {}
+        groups: dict[str, slice] = {}
         ids: list[int] = []
+        roles: list[int] = []
+        group: list[int] = []
+        chunks: list[int] = []
         for memory_id in memory_ids:
             units = index.entries[index.memories[memory_id].path].units
             rows[memory_id] = slice(len(ids), len(ids) + len(units))
-            ids += [u for u, _, _ in units]
-        return rows, index.vectors.vectors(np.array(ids, dtype=np.int64))
+            first = len(chunks)
+            position: dict[int, int] = {}
+            for unit, chunk, role in units:
+                if chunk not in position:
+                    position[chunk] = len(chunks)
+                    chunks.append(chunk)
+                ids.append(unit)
+                roles.append(_ROLE_CODE[role])
+                group.append(position[chunk])
+            groups[memory_id] = slice(first, len(chunks))
+        return _Units(rows, groups, index.vectors.vectors(np.array(ids, dtype=np.int64)),
+                      np.array(roles, dtype=np.int8), np.array(group, dtype=np.int64), chunks)
 
     def _score_vectors(self, candidates: dict[str, _Candidate], query_vector: np.ndarray,
-                       prefetched: tuple[dict[str, slice], np.ndarray] | None = None) -> None:
+                       prefetched: _Units | None = None) -> None:
         """Every candidate, keyword-only ones too, gets its exact vector score, so the fusion compares like with like.
 
         A chunk scores its best text unit (the whole chunk or one sentence), blended with the units
         that read it together with its previous and next memory; a missing neighbour counts as the
-        chunk itself. A memory scores its best chunk. Vector ranks follow these scores.
+        chunk itself. A memory scores its best chunk (ties: the first). Vector ranks follow these scores.
         """
         index = self.index
         blocks = [prefetched] if prefetched else []
-        known = prefetched[0] if prefetched else {}
+        known = prefetched.rows if prefetched else {}
         blocks.append(self._unit_vectors([i for i in candidates if i not in known]))
-        cosines: dict[str, list[float]] = {}
-        for rows, matrix in blocks:
-            flat = (matrix @ query_vector).tolist()
-            cosines.update((memory_id, flat[span]) for memory_id, span in rows.items())
-        for memory_id, c in candidates.items():
-            chunk, c.vector_score = self._blend(index.entries[index.memories[memory_id].path].units, cosines[memory_id])
-            if c.vector_rank is not None:
-                c.heading = index.chunk_owner[chunk][1]
+        for block in blocks:
+            scores = block.chunk_scores(query_vector, self.settings.previous_weight, self.settings.next_weight)
+            for memory_id, span in block.groups.items():
+                if memory_id not in candidates:
+                    continue
+                best = max(range(span.start, span.stop), key=lambda g: (scores[g], -block.chunks[g]))
+                c = candidates[memory_id]
+                c.vector_score = scores[best]
+                if c.vector_rank is not None:
+                    c.heading = index.chunk_owner[block.chunks[best]][1]
         by_vector = sorted((c for c in candidates.values() if c.vector_rank is not None),
                            key=lambda c: (-(c.vector_score or 0.0), c.memory_id))
         for rank, c in enumerate(by_vector):
             c.vector_rank = rank
-
-    def _blend(self, units: tuple[tuple[int, int, str], ...], cosines: list[float]) -> tuple[int, float]:
-        """(best chunk, its score) from one memory's unit cosines.
-
-        A chunk's text scores its best sentence, or the whole chunk when it has no sentence units;
-        a missing neighbour unit counts as the whole chunk (an isolated memory is its own context).
-        """
-        whole: dict[int, float] = {}
-        other: dict[tuple[int, str], float] = {}
-        for (_, chunk, role), cosine in zip(units, cosines):
-            if role == WHOLE:
-                whole[chunk] = cosine
-            else:
-                key = (chunk, role)
-                other[key] = max(other.get(key, -1.0), cosine)
-        w_previous, w_next = self.settings.previous_weight, self.settings.next_weight
-        scores = {}
-        for chunk, base in whole.items():
-            text = other.get((chunk, SENTENCE), base)
-            around = w_previous * other.get((chunk, PREVIOUS), base) + w_next * other.get((chunk, NEXT), base)
-            scores[chunk] = (text + around) / (1.0 + w_previous + w_next)
-        chunk = max(scores, key=lambda k: (scores[k], -k))
-        return chunk, scores[chunk]
 
     def _fuse(self, candidates: dict[str, _Candidate], mode: Mode) -> None:
         """Order the union of both channels' candidates.
