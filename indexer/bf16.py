@@ -7,9 +7,9 @@ query streams them from memory again. In bfloat16 they are 21 MB and stay cached
 vectors' cosine to the float32 ones was 0.99999 on average over 200 questions.
 
 Only the Linear layers change: embeddings, layer norms, softmax and pooling stay float32 and are
-shared with the original model, not copied. Documents are still embedded in float32 (a document's
-vector must not depend on which path embedded it); a query vector differing in the fifth decimal
-changes no ranking that matters.
+shared with the original model, not copied. Documents, and a new memory's text compared with
+them, are still embedded in float32 (a document's vector must not depend on which path embedded
+it); a query vector differing in the fifth decimal changes no ranking that matters.
 
 Imports torch: import this module only where the model is being loaded.
 """

@@ -87,7 +87,9 @@ class Curator:
         if twin is not None:
             restated = self._write(twin, Change(derive=lambda m: {"restated": _restated(m) + 1, "restated_at": now}))
             return Added(restated, "restated")
-        vector = self.index.embedder.embed_query(_embedding_text(fields["title"], content))
+        # Embedded as a document (float32), not as a query: it is compared with document vectors,
+        # and it is the memory about to be written, whose text the index will want anyway.
+        vector = self.index.embedder.embed([_embedding_text(fields["title"], content)])[0]
         similar = self._similar(vector, exclude=())
         near = tuple(s for s in similar if s.similarity >= self.dedup.near_duplicate)
         conflicts = tuple(

@@ -3,7 +3,7 @@
     1. filters (collections, type, tags, dates, status, privacy) decide which memories compete
     2. FAISS top-N over chunks and Whoosh BM25F top-N over chunks, each already restricted by the filters
     3. hits fold into their memory; every candidate gets its exact vector score from its units
-       (best text unit, blended with the units that read it with its neighbours)
+       (best sentence, blended with the units that read it with its neighbours)
     4. fusion orders the union (z-scores of both channels, or weighted Reciprocal Rank Fusion)
     5. calibration turns absolute channel evidence into a 0..1 relevance
     6. graph: a hidden superseded hit is replaced by its successor; top hits lend relevance to linked memories
@@ -335,9 +335,10 @@ class Searcher:
                        prefetched: _Units | None = None) -> None:
         """Every candidate, keyword-only ones too, gets its exact vector score, so the fusion compares like with like.
 
-        A chunk scores its best text unit (the whole chunk or one sentence), blended with the units
-        that read it together with its previous and next memory; a missing neighbour counts as the
-        chunk itself. A memory scores its best chunk (ties: the first). Vector ranks follow these scores.
+        A chunk scores its best sentence (the whole chunk when it has no sentence units), blended
+        with its best units that read it together with its previous and next memory (the whole chunk
+        when it has none). A memory scores its best chunk (ties: the smallest chunk id). Vector
+        ranks follow these scores.
         """
         index = self.index
         blocks = [prefetched] if prefetched else []

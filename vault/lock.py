@@ -52,12 +52,14 @@ class WriteLock:
             self._thread_lock.release()
 
     def _acquire_file(self, deadline: float) -> int:
-        """The lock file's fd, held exclusively; waits in line behind at most the current holder.
+        """The lock file's fd, held exclusively.
 
         flock hands nothing over: on release every waiter is woken and races for it, and a writer
         that re-takes the lock at once wins nearly every race (on one 2-core VM a waiter starved
         past 2 s in 4 of 5 runs). So writers pass a gate first: a waiter holds the gate while it
         waits for the lock, and the holder, to take the lock again, must pass the gate behind it.
+        The gate itself is a plain flock, so among several waiters the order is whoever wins it,
+        but only the gate's holder ever competes for the lock.
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         gate = _locked(self.gate, deadline)
@@ -77,14 +79,19 @@ def _locked(path: Path, deadline: float) -> int | None:
     """An fd holding an exclusive flock on `path`, or None when `deadline` passed first."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return fd
-    except BlockingIOError:
-        pass
-    # A poller that sleeps between tries starved for 30 s behind writers that re-take the lock at
-    # once; a blocked flock is woken on release. It blocks in a helper thread, so the wait stays
-    # bounded by the deadline.
-    return fd if _BlockingFlock(fd).wait(deadline - time.monotonic()) else None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            pass
+        # A poller that sleeps between tries starved for 30 s behind writers that re-take the lock at
+        # once; a blocked flock is woken on release. It blocks in a helper thread, so the wait stays
+        # bounded by the deadline. (An abandoned wait closes the fd itself, once it gets the lock.)
+        waiting = _BlockingFlock(fd)
+    except BaseException:
+        os.close(fd)  # ENOLCK, no thread to wait in...: the error, not a leaked descriptor
+        raise
+    return fd if waiting.wait(deadline - time.monotonic()) else None
 
 
 class _BlockingFlock:

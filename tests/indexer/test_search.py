@@ -219,6 +219,47 @@ def test_a_memory_scores_its_best_sentence_not_the_blur_of_all_of_them(hashing_r
     index.close()
 
 
+def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_previous: float, w_next: float) -> float:
+    """The vector score as specified, one unit at a time: per chunk, the best sentence (else the whole
+    chunk), blended with the best previous and next units (else the whole chunk); the best chunk wins."""
+    units = index.entries[index.memories[memory_id].path].units
+    cosines = {u: float(index.vectors.vector(u) @ query) for u, _, _ in units}
+    scores = []
+    for chunk in dict.fromkeys(c for _, c, _ in units):
+        def best(role: str) -> float | None:
+            found = [cosines[u] for u, c, r in units if c == chunk and r == role]
+            return max(found) if found else None
+        whole = best("whole")
+        text, before, after = (best(role) for role in ("sentence", "previous", "next"))
+        text, before, after = (whole if v is None else v for v in (text, before, after))
+        scores.append(((text + (w_previous * before + w_next * after)) / (1.0 + w_previous + w_next), -chunk))
+    return max(scores)[0]
+
+
+def test_every_candidates_vector_score_is_its_best_chunk_blended_with_its_neighbours(hashing_root: Path):
+    book = "\n".join(f"## Part {n}\nThe {w} crew met at dawn. The {w} plan changed twice. Then the {w} shipped.\n"
+                     for n, w in enumerate(["deploy", "database", "espresso", "release"]))
+    write(hashing_root, "books/manual.md", memory_text("m-0000000a", "Manual", book, collection="books"))
+    write(hashing_root, "history/q.md", memory_text("m-0000000b", "Q", "Did the deploy ship? Was the database fine?"))
+    write(hashing_root, "history/a.md", memory_text("m-0000000c", "A", "It shipped. The release notes are out.",
+                                                    extra="previous: m-0000000b\n"))
+    write(hashing_root, "history/b.md", memory_text("m-0000000d", "B", "The espresso machine broke.",
+                                                    extra="previous: m-0000000c\n"))
+    index = open_index(hashing_root)
+    assert len({c for _, c, _ in index.entries["books/manual.md"].units}) >= 4  # several chunks
+    roles = {r for e in index.entries.values() for _, _, r in e.units}
+    assert roles == {"whole", "sentence", "previous", "next"}
+    settings = SearchSettings(embedder=index.embedder.id)
+    for text in ("deploy release", "database crew", "espresso machine", "notes"):
+        query = index.embedder.embed_query(text)
+        hits = Searcher(index, settings).search(SearchRequest(query=text, mode="vector", limit=10, now=NOW))
+        assert hits
+        for hit in hits:
+            assert hit.vector_score == _reference_vector_score(index, hit.memory.id, query, settings.previous_weight,
+                                                               settings.next_weight)
+    index.close()
+
+
 def test_a_neighbour_that_matches_lifts_a_memory_in_the_vector_channel(hashing_root: Path):
     write(hashing_root, "history/q.md", memory_text("m-0000000a", "Q", "What about the espresso machine?"))
     write(hashing_root, "history/a.md", memory_text("m-0000000b", "A", "It broke again.", extra="previous: m-0000000a\n"))

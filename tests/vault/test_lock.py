@@ -67,6 +67,26 @@ def test_a_writer_that_gives_up_leaves_the_lock_free_for_the_next(tmp_path: Path
         pass
 
 
+def test_a_writer_stuck_at_the_gate_times_out_and_leaves_both_files_free(tmp_path: Path):
+    from vault.lock import GATE_NAME
+
+    gate = tmp_path / GATE_NAME
+    gate.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(gate, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        with pytest.raises(LockTimeout, match="queued"), WriteLock(tmp_path, timeout=0.2).held():
+            pass
+        probe = os.open(_lock_path(tmp_path), os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the write lock itself was never taken
+        os.close(probe)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    with WriteLock(tmp_path, timeout=10.0).held():  # the abandoned wait at the gate let it go
+        pass
+
+
 def test_the_lock_is_re_entrant_in_a_thread_and_released_when_the_outermost_hold_ends(tmp_path: Path):
     lock = WriteLock(tmp_path, timeout=1.0)
     with lock.held(), lock.held():
