@@ -3,7 +3,7 @@
 Layout under `<vault>/.memdir/`:
 
     index/CURRENT          name of the live generation (replaced atomically)
-    index/gen-*/           manifest.sqlite, vectors.faiss + units.faiss (FAISS), keyword/ (Whoosh)
+    index/gen-*/           manifest.sqlite, vectors.faiss + units.faiss (FAISS) + vectors.log, keyword/ (Whoosh)
     cache/embeddings.sqlite   vectors by text hash; survives rebuilds
     index.lock             held by the one process allowed to change the index
 
@@ -499,7 +499,7 @@ class Index:
         for memory_id in sorted(batch.placed):
             self.graph.upsert(self.memories[memory_id])
         if batch.removed_units or vectors is not None:
-            self.vectors.save(self.generation)
+            self.vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors
         if batch.entries or batch.deleted_paths:
             self.manifest.write(list(batch.entries.values()), batch.deleted_paths)
             self.version += 1

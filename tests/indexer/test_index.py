@@ -354,3 +354,26 @@ def test_files_in_dot_folders_are_never_indexed(hashing_root: Path):
     assert index.memories == {} and index.problems() == []
     index.close()
     assert os.path.exists(hashing_root / ".trash" / "note.md")
+
+
+def test_a_saved_memory_is_appended_to_the_vector_log_and_a_restart_or_reader_sees_it(example_root: Path):
+    index = open_index(example_root)
+    snapshot = {name: (index.generation / name).stat().st_ino for name in ("vectors.faiss", "units.faiss")}
+    write(example_root, "history/new.md", memory_text("m-0000abcd", "Brand new", "Espresso machine descaling. Weekly."))
+    path = example_root / "patterns" / "uv-run-everything.md"
+    path.write_text(path.read_text() + "\nAlso for pre-commit hooks.\n")
+    (example_root / "patterns" / "retry-celery-tasks-idempotently.md").unlink()
+    index.sync()
+    assert {name: (index.generation / name).stat().st_ino for name in snapshot} == snapshot  # not rewritten
+    assert (index.generation / "vectors.log").stat().st_size > 0
+    expected = state(index)
+    reader = Index(index.vault, HashingEmbedder(), index.generation, writable=False)  # loads snapshot + log
+    assert state(reader) == expected
+    reader.close()
+    index.close()
+    restarted = open_index(example_root)
+    assert state(restarted) == expected
+    restarted.close()
+    fresh = fresh_rebuild(example_root)
+    assert state(fresh) == expected
+    fresh.close()

@@ -58,3 +58,73 @@ def test_both_parts_survive_a_save_and_load(tmp_path: Path):
     assert {u for u, _ in loaded.search(_unit(8, 6), 10)} == {1, 2, 3}
     assert np.allclose(loaded.vector(12), _unit(8, 0, 0.1))
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def _state(index: VectorIndex) -> dict[int, tuple[bool, tuple[float, ...]]]:
+    ids = sorted(index.ids())
+    rows = index.vectors(np.array(ids, dtype=np.int64))
+    searched = {u for u, _ in index.search(_unit(index.dim, 0), 100)} if len(index) else set()
+    return {u: (u in searched, tuple(np.round(row, 6))) for u, row in zip(ids, rows)}
+
+
+def _snapshot_files(folder: Path) -> dict[str, int]:
+    return {name: (folder / name).stat().st_ino for name in ("vectors.faiss", "units.faiss")}
+
+
+def _changed(index: VectorIndex) -> None:
+    index.add([11, 4], np.stack([_unit(8, 3), _unit(8, 5)]), [False, True])
+    index.remove([2])
+
+
+def test_changes_after_a_snapshot_are_appended_to_a_log_and_survive_a_reload(tmp_path: Path):
+    index = _filled()
+    index.save(tmp_path)
+    snapshot = _snapshot_files(tmp_path)
+    _changed(index)
+    index.persist(tmp_path)
+    assert _snapshot_files(tmp_path) == snapshot and (tmp_path / "vectors.log").stat().st_size > 0
+    assert _state(VectorIndex.load(tmp_path, 8)) == _state(index) and 2 not in index.ids()
+
+
+def test_a_log_record_torn_by_a_crash_is_ignored_and_cut_before_the_next_append(tmp_path: Path):
+    index = _filled()
+    index.save(tmp_path)
+    index.add([20], _unit(8, 1)[None, :], [True])
+    index.persist(tmp_path)
+    after_first = _state(index)
+    log = tmp_path / "vectors.log"
+    whole = log.stat().st_size
+    index.remove([1, 3])
+    index.persist(tmp_path)
+    with open(log, "r+b") as f:
+        f.truncate(whole + 5)  # the crash cut the second record short
+    reloaded = VectorIndex.load(tmp_path, 8)
+    assert _state(reloaded) == after_first
+    reloaded.add([21], _unit(8, 7)[None, :], [True])
+    reloaded.persist(tmp_path)
+    assert _state(VectorIndex.load(tmp_path, 8)) == _state(reloaded) and 21 in reloaded.ids()
+
+
+def test_a_log_replayed_over_the_snapshot_that_already_holds_it_changes_nothing(tmp_path: Path):
+    index = _filled()
+    index.save(tmp_path)
+    _changed(index)
+    index.persist(tmp_path)
+    log = (tmp_path / "vectors.log").read_bytes()
+    index.save(tmp_path)  # a crash after the new snapshot, before the log was dropped:
+    (tmp_path / "vectors.log").write_bytes(log)
+    assert _state(VectorIndex.load(tmp_path, 8)) == _state(index)
+
+
+def test_the_log_is_folded_into_a_new_snapshot_once_it_outgrows_its_share(tmp_path: Path):
+    index = _filled()
+    index.save(tmp_path)
+    snapshot = _snapshot_files(tmp_path)
+    for n in range(200):
+        index.add([100 + n], _unit(8, n % 8, 0.01 * n)[None, :], [n % 2 == 0])
+        index.persist(tmp_path)
+    assert _snapshot_files(tmp_path) != snapshot  # rewritten at least once
+    log = tmp_path / "vectors.log"
+    snapshot_bytes = sum((tmp_path / name).stat().st_size for name in ("vectors.faiss", "units.faiss"))
+    assert (log.stat().st_size if log.exists() else 0) <= 0.5 * snapshot_bytes
+    assert _state(VectorIndex.load(tmp_path, 8)) == _state(index) and len(index) == 205
