@@ -128,3 +128,14 @@ def test_the_log_is_folded_into_a_new_snapshot_once_it_outgrows_its_share(tmp_pa
     snapshot_bytes = sum((tmp_path / name).stat().st_size for name in ("vectors.faiss", "units.faiss"))
     assert (log.stat().st_size if log.exists() else 0) <= 0.5 * snapshot_bytes
     assert _state(VectorIndex.load(tmp_path, 8)) == _state(index) and len(index) == 205
+
+
+def test_a_unit_re_added_to_the_other_part_moves_there_and_is_held_once(tmp_path: Path):
+    index = _filled()
+    index.add([11, 1], np.stack([_unit(8, 7), _unit(8, 1)]), [True, False])  # 11: stored -> searched, 1: back
+    assert {u for u, _ in index.search(_unit(8, 7), 10)} == {2, 3, 11}
+    assert index.ids() == {1, 2, 3, 11, 12} and len(index) == 5
+    assert np.allclose(index.vectors(np.array([1, 11], dtype=np.int64)), np.stack([_unit(8, 1), _unit(8, 7)]))
+    assert index.remove([11, 11, 1]) == 2 and index.ids() == {2, 3, 12} and len(index) == 3
+    index.save(tmp_path)
+    assert _state(VectorIndex.load(tmp_path, 8)) == _state(index)
