@@ -13,8 +13,9 @@ import os
 import re
 import sqlite3
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -49,7 +50,8 @@ class SentenceTransformerEmbedder:
     id = "all-MiniLM-L6-v2"
     dim = 384
 
-    def __init__(self, batch_size: int = 32, threads: int | None = None, bf16_queries: bool | None = None) -> None:
+    def __init__(self, batch_size: int = 32, threads: int | None = None, bf16_queries: bool | None = None,
+                 trace_queries: bool = True) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a hub lookup would hang for a minute offline
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bars on stderr
@@ -64,12 +66,15 @@ class SentenceTransformerEmbedder:
         self.batch_size = batch_size
         self._lock = threading.Lock()  # torch modules are not re-entrant across threads
         self._model = SentenceTransformer(str(model_dir()), device="cpu")
-        from . import bf16  # imports torch: only here, where the model is loaded anyway
+        from . import query_model  # imports torch: only here, where the model is loaded anyway
 
         if bf16_queries is None:
-            bf16_queries = bf16.native_bf16()
-        self._query_model = bf16.bf16_twin(self._model, shared=(self._model.tokenizer,)) if bf16_queries else self._model
+            bf16_queries = query_model.native_bf16()
+        self._query_model = (query_model.bf16_twin(self._model, shared=(self._model.tokenizer,)) if bf16_queries
+                             else self._model)
         self.query_precision = "bfloat16" if bf16_queries else "float32"
+        with self._single_thread():
+            self._query_encoder = query_model.traced_or_none(self._query_model) if trace_queries else None
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -84,27 +89,37 @@ class SentenceTransformerEmbedder:
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
-        """A query through the bfloat16 twin where the CPU computes bf16 natively (see bf16.py), else as `embed`."""
-        with self._lock:
-            return self._embed_one(self._query_model, text)
+        """A query through the query model (see query_model.py): the bfloat16 twin where the CPU computes
+        bf16 natively, traced to one TorchScript graph where that gives the model's own vector."""
+        with self._lock, self._single_thread():
+            if self._query_encoder is not None:
+                return np.ascontiguousarray(self._query_encoder(text), dtype=np.float32)
+            return self._forward(self._query_model, text)
 
     def _embed_one(self, model, text: str) -> np.ndarray:
-        """One text through the model's own modules, on one thread.
+        with self._single_thread():
+            return self._forward(model, text)
 
-        With the float32 model: same modules and weights as `encode`, so the same vector (to float
-        rounding, tested), but without encode's batching machinery. Single-threaded: for a dozen
-        tokens a second thread costs more in hand-offs than it saves (12.6 vs 15.3 ms p50 measured
-        on 2 cores), and it leaves the other core to the keyword search that runs meanwhile.
-        """
+    def _forward(self, model, text: str) -> np.ndarray:
+        """One text through the model's own modules. With the float32 model: same modules and weights
+        as `encode`, so the same vector (to float rounding, tested), without encode's batching machinery."""
+        torch = self._torch
+        with torch.inference_mode():
+            features = model.preprocess([text])
+            vector = model.forward(features)["sentence_embedding"][0]
+        return np.ascontiguousarray(vector.numpy(), dtype=np.float32)
+
+    @contextmanager
+    def _single_thread(self) -> Iterator[None]:
+        """One torch thread while a single text is embedded: for a dozen tokens a second thread costs more
+        in hand-offs than it saves (12.6 vs 15.3 ms p50 measured on 2 cores), and it leaves the other
+        core to the keyword search that runs meanwhile."""
         torch = self._torch
         torch.set_num_threads(1)
         try:
-            with torch.inference_mode():
-                features = model.preprocess([text])
-                vector = model.forward(features)["sentence_embedding"][0]
+            yield
         finally:
             torch.set_num_threads(self._threads)
-        return np.ascontiguousarray(vector.numpy(), dtype=np.float32)
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)

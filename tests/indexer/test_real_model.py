@@ -53,7 +53,7 @@ def test_a_query_vector_matches_the_float32_vector_of_the_same_text(model):
     """On a CPU with native bf16 queries go through the bfloat16 twin; its vectors must stay the model's."""
     texts = ["how do we stop two workers importing the same statement", "When did Caroline go to the support group?",
              "deploy", "x" * 3000]
-    from indexer.bf16 import native_bf16
+    from indexer.query_model import native_bf16
 
     assert model.query_precision == ("bfloat16" if native_bf16() else "float32")
     exact = model.embed(texts)
@@ -66,7 +66,7 @@ def test_a_query_vector_matches_the_float32_vector_of_the_same_text(model):
 def test_the_bf16_twin_shares_everything_but_its_linear_weights(model):
     import torch
 
-    from indexer.bf16 import BF16Linear, bf16_twin
+    from indexer.query_model import BF16Linear, bf16_twin
 
     twin = bf16_twin(model._model, shared=(model._model.tokenizer,))
     originals = {id(p) for p in model._model.parameters()}
@@ -78,9 +78,23 @@ def test_the_bf16_twin_shares_everything_but_its_linear_weights(model):
     assert not any(isinstance(m, BF16Linear) for m in model._model.modules())  # the float32 model is untouched
 
 
+def test_the_traced_query_graph_gives_the_eager_query_models_vector(model):
+    assert model._query_encoder is not None  # this model traces faithfully (checked at load)
+    for text in ("deploy", "how do we stop two workers importing the same statement at once?", "x" * 3000):
+        eager = model._forward(model._query_model, text)
+        assert np.abs(model.embed_query(text) - eager).max() < 1e-6
+
+
+def test_a_model_that_cannot_be_traced_faithfully_keeps_the_eager_query_path(caplog):
+    from indexer.query_model import traced_or_none
+
+    assert traced_or_none([object()]) is None  # not a transformer with mean pooling: refused, not guessed
+    assert "stays eager" in caplog.text
+
+
 def test_without_native_bf16_queries_take_the_float32_path():
-    plain = SentenceTransformerEmbedder(bf16_queries=False)
-    assert plain.query_precision == "float32"
+    plain = SentenceTransformerEmbedder(bf16_queries=False, trace_queries=False)
+    assert plain.query_precision == "float32" and plain._query_encoder is None
     text = "which Python version can the deploy image run"
     assert np.abs(plain.embed_query(text) - plain.embed([text, "another text"])[0]).max() < 1e-5
 
