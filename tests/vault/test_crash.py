@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
-from pathlib import Path
 
 from tests.conftest import REPO, write
 from vault import Vault, atomic, parse
