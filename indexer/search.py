@@ -346,9 +346,7 @@ class Searcher:
         blocks.append(self._unit_vectors([i for i in candidates if i not in known]))
         for block in blocks:
             scores = block.chunk_scores(query_vector, self.settings.previous_weight, self.settings.next_weight)
-            for memory_id, span in block.groups.items():
-                if memory_id not in candidates:
-                    continue
+            for memory_id, span in block.groups.items():  # every block holds candidates only
                 best = max(range(span.start, span.stop), key=lambda g: (scores[g], -block.chunks[g]))
                 c = candidates[memory_id]
                 c.vector_score = scores[best]
