@@ -8,7 +8,20 @@ shown according to the ground truth (helpful → worked, misleading → failed, 
 unknown) through memdir's own scoring path, while a simulated human edits memory bodies at
 the same time.
 
+The model's real scores are noisy, so `--noise P` corrupts the ground-truth outcomes before
+they are recorded (seeded, separately from the human editor), in one of three ways:
+
+- `flip`: each worked/failed is flipped with probability P;
+- `blame`: when a misleading memory is shown with helpful ones, with probability P its
+  failure is pinned on one of those helpful memories instead (the realistic error);
+- `praise`: each memory that did not help is called "worked" with probability P (a half-fit
+  reported as a success).
+
+`--seeds N` runs N seeds and reports each figure's median and worst next to the noise-free
+run; `--models` compares quality models (`none` is no learning at all).
+
     python bench/learning.py --json
+    python bench/learning.py --noise 0.2 --noise-kind flip --seeds 5 --json
 """
 
 from __future__ import annotations
@@ -16,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import sys
 import tempfile
 import threading
@@ -29,6 +43,7 @@ sys.path.insert(0, str(REPO))
 from indexer.curator import Curator  # noqa: E402
 from indexer.embed import make_embedder  # noqa: E402
 from indexer.index import Index  # noqa: E402
+from indexer.ranking import QualityFn, QualityModel  # noqa: E402
 from indexer.search import SearchRequest, Searcher  # noqa: E402
 from indexer.settings import SearchSettings  # noqa: E402
 from vault import Vault, init_vault  # noqa: E402
@@ -134,14 +149,53 @@ def build(root: Path, embedder_name: str) -> tuple[dict[str, str], dict[str, set
     return roles, helpful, {t.question: t.new for t in TOPICS}
 
 
-def simulate(rounds: int, embedder_name: str, seed: int) -> dict:
+NOISE_KINDS = ("flip", "blame", "praise")
+FLIPPED = {"worked": "failed", "failed": "worked"}
+
+
+def no_learning(memory: object, now: datetime) -> tuple[float, float]:
+    """Outcomes never move the ranking: the baseline learning has to beat."""
+    return 0.5, 0.0
+
+
+MODELS: dict[str, QualityFn] = {"none": no_learning, "default": QualityModel()}
+
+
+def corrupt(outcomes: dict[str, str], roles: dict[str, str], kind: str, p: float,
+            rng: random.Random) -> dict[str, str]:
+    """What a fallible scorer reports for the ground-truth `outcomes` (see the module docstring)."""
+    if p <= 0:
+        return outcomes
+    noisy = dict(outcomes)
+    if kind == "flip":
+        for memory_id, outcome in outcomes.items():
+            if outcome in FLIPPED and rng.random() < p:
+                noisy[memory_id] = FLIPPED[outcome]
+    elif kind == "blame":
+        helpful = sorted(m for m, o in outcomes.items() if o == "worked")
+        for memory_id, outcome in outcomes.items():
+            if roles[memory_id] == "misleading" and helpful and rng.random() < p:
+                noisy[memory_id] = "unknown"
+                noisy[rng.choice(helpful)] = "failed"
+    elif kind == "praise":
+        for memory_id, outcome in outcomes.items():
+            if outcome != "worked" and rng.random() < p:
+                noisy[memory_id] = "worked"
+    else:
+        raise ValueError(f"unknown noise kind {kind!r}; expected one of: {', '.join(NOISE_KINDS)}")
+    return noisy
+
+
+def simulate(rounds: int, embedder_name: str, seed: int, noise: float = 0.0, noise_kind: str = "flip",
+             quality: QualityFn | None = None) -> dict:
     rng = random.Random(seed)
+    noise_rng = random.Random(f"noise-{seed}")
     with tempfile.TemporaryDirectory(prefix="memdir-learning-") as tmp:
         root = Path(tmp) / "vault"
         roles, helpful, new_texts = build(root, embedder_name)
         index = Index.open(Vault(root), make_embedder(embedder_name))
         settings = SearchSettings(embedder=embedder_name)
-        searcher = Searcher(index, settings)
+        searcher = Searcher(index, settings, quality)
         curator = Curator(index, ScoringSettings(), LifecycleSettings(), DedupSettings())
         expected = {memory_id: Expected(index.get(memory_id).uses) for memory_id in roles}
         misleading_out: dict[str, int | None] = {m: None for m, r in roles.items() if r == "misleading"}
@@ -173,9 +227,10 @@ def simulate(rounds: int, embedder_name: str, seed: int) -> dict:
                         misleading_seen.add(m)
                 human = HumanEditor(root, rng, [m for m in shown if roles[m] == "helpful"], index)
                 human.start()
-                curator.score(outcomes, now=now)
+                reported = corrupt(outcomes, roles, noise_kind, noise, noise_rng)
+                curator.score(reported, now=now)
                 human.join()
-                for memory_id, outcome in outcomes.items():
+                for memory_id, outcome in reported.items():
                     if outcome in ("worked", "failed") and index.get(memory_id).collection != "books":
                         expected[memory_id].uses += 1
             for memory_id in misleading_out:
@@ -222,14 +277,48 @@ class HumanEditor(threading.Thread):
         return sum(1 for p in root.rglob("*.md") if ".memdir" not in p.parts and cls.MARK in p.read_text())
 
 
+def summarise(runs: list[dict], rounds: int) -> dict:
+    """Median and worst over seeds of each figure; precision is read at round 5 and the last round."""
+    def figure(values: list[float], worst: str) -> dict:
+        return {"median": statistics.median(values), "worst": max(values) if worst == "max" else min(values)}
+
+    at5 = min(5, rounds) - 1
+    return {
+        "rounds_to_drop_misleading": figure([r["rounds_to_drop_misleading"] for r in runs], "max"),
+        "rounds_to_surface_helpful": figure([r["rounds_to_surface_helpful"] for r in runs], "max"),
+        f"precision_at_4_round_{at5 + 1}": figure([r["precision_at_4"][at5] for r in runs], "min"),
+        f"precision_at_4_round_{rounds}": figure([r["precision_at_4"][-1] for r in runs], "min"),
+        "lost_updates": max(r["lost_updates"] for r in runs),
+        "seeds": len(runs),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1, help="first seed; --seeds N runs seed .. seed+N-1")
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--noise", type=float, default=0.0, help="probability that one outcome is misreported")
+    parser.add_argument("--noise-kind", choices=NOISE_KINDS, default="flip")
+    parser.add_argument("--models", default="default", help=f"comma-separated, from: {', '.join(MODELS)}")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = simulate(args.rounds, args.embedder, args.seed)
+    models = args.models.split(",")
+    for name in models:
+        if name not in MODELS:
+            parser.error(f"unknown model {name!r}; expected one of: {', '.join(MODELS)}")
+    if args.seeds == 1 and args.noise == 0 and models == ["default"]:  # the original single run
+        result: dict = simulate(args.rounds, args.embedder, args.seed)
+        print(json.dumps(result, indent=2) if args.json else result)
+        return
+    seeds = range(args.seed, args.seed + args.seeds)
+    result = {"noise": args.noise, "noise_kind": args.noise_kind}
+    for name in models:
+        clean = simulate(args.rounds, args.embedder, args.seed, quality=MODELS[name])
+        noisy = [simulate(args.rounds, args.embedder, seed, args.noise, args.noise_kind, MODELS[name])
+                 for seed in seeds] if args.noise > 0 else [clean]
+        result[name] = {"no_noise": summarise([clean], args.rounds), "noisy": summarise(noisy, args.rounds)}
     print(json.dumps(result, indent=2) if args.json else result)
 
 
