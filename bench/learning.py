@@ -158,7 +158,11 @@ def no_learning(memory: object, now: datetime) -> tuple[float, float]:
     return 0.5, 0.0
 
 
-MODELS: dict[str, QualityFn] = {"none": no_learning, "default": QualityModel()}
+MODELS: dict[str, QualityFn] = {
+    "none": no_learning,
+    "default": QualityModel(),
+    "wave1": QualityModel(decay=0.5, streak=0),  # the learner before noisy scores were considered
+}
 
 
 def corrupt(outcomes: dict[str, str], roles: dict[str, str], kind: str, p: float,
