@@ -232,11 +232,11 @@ def simulate(rounds: int, embedder_name: str, seed: int, noise: float = 0.0, noi
                 human = HumanEditor(root, rng, [m for m in shown if roles[m] == "helpful"], index)
                 human.start()
                 reported = corrupt(outcomes, roles, noise_kind, noise, noise_rng)
-                curator.score(reported, now=now)
+                scored = curator.score(reported, now=now)
                 human.join()
-                for memory_id, outcome in reported.items():
-                    if outcome in ("worked", "failed") and index.get(memory_id).collection != "books":
-                        expected[memory_id].uses += 1
+                for result in scored:  # the curator's own account of each write; the files must agree
+                    if "uses" in result.changes:
+                        expected[result.id].uses += 1
             for memory_id in misleading_out:
                 still_shown = any(memory_id in [h.memory.id for h in searcher.search(
                     SearchRequest(query=q, limit=TOP, now=now))] for q in helpful)

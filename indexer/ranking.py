@@ -82,6 +82,7 @@ class QualityModel:
     decay: float = 0.7
     streak: int = 2  # 0 turns streak detection off
     streak_discount: float = 0.3
+    doubt: float = 1.0  # weight of a lone latest outcome that reverses the two before it (1: no doubt)
     prior: float = 0.5
     explore: float = 0.1
     weights: tuple[float, float, float, float] = (0.2, 0.35, 0.5, 0.6)  # new, emerging, established, proven
@@ -93,11 +94,13 @@ class QualityModel:
         weight = 1.0
         listed = listed_successes = 0.0
         boundary = self.streak_boundary(memory.outcomes)
+        doubted = self.doubt if self.lone_reversal(memory.outcomes) else 1.0
         for outcome in reversed(memory.outcomes):
             credit = OUTCOME_CREDIT.get(outcome)
             if credit is not None:
-                successes += weight * credit
-                failures += weight * (1.0 - credit)
+                successes += weight * doubted * credit
+                failures += weight * doubted * (1.0 - credit)
+                doubted = 1.0
                 weight *= self.decay
                 listed += 1
                 listed_successes += credit
@@ -126,6 +129,13 @@ class QualityModel:
             run += 1
         return run if self.streak <= run < len(scored) else 0
 
+    @staticmethod
+    def lone_reversal(outcomes: tuple[str, ...] | list[str]) -> bool:
+        """The latest outcome says the opposite of the two before it (failed after worked, worked; or
+        worked after failed, failed): as likely a misreport as a change, until the next one confirms it."""
+        scored = [o for o in outcomes if o in OUTCOME_CREDIT][-3:]
+        return len(scored) == 3 and scored[-1] in FLIPPED and scored[0] == scored[1] == FLIPPED[scored[-1]]
+
     def outcome_quality(self, memory: Memory) -> float:
         s, f = self.evidence(memory)
         mean = (self.prior + s) / (2 * self.prior + s + f)
@@ -143,6 +153,7 @@ class QualityModel:
 
 
 TIERS = ("new", "emerging", "established", "proven")
+FLIPPED = {"worked": "failed", "failed": "worked"}
 
 
 def wilson_quality(memory: Memory, now: datetime) -> tuple[float, float]:

@@ -70,3 +70,12 @@ def test_a_streak_needs_an_older_record_to_discount():
     assert MODEL.streak_boundary(("worked", "worked", "failed")) == 0
     assert MODEL.streak_boundary(("failed", "partial")) == 0
     assert QualityModel(streak=0).streak_boundary(("worked", "failed", "failed")) == 0
+
+
+def test_a_lone_reversal_counts_less_until_the_next_outcome_confirms_it():
+    assert MODEL.lone_reversal(("worked", "worked", "failed"))
+    assert MODEL.lone_reversal(("failed", "failed", "worked"))
+    assert not MODEL.lone_reversal(("partial", "worked", "failed"))
+    assert not MODEL.lone_reversal(("worked", "failed"))
+    assert factor(scored("worked", "worked", "worked", "failed")) > 1.1  # one misreport among successes
+    assert factor(scored("worked", "worked", "failed", "failed")) < 1.0  # confirmed: demoted
