@@ -161,7 +161,7 @@ def no_learning(memory: object, now: datetime) -> tuple[float, float]:
 MODELS: dict[str, QualityFn] = {
     "none": no_learning,
     "default": QualityModel(),
-    "wave1": QualityModel(decay=0.5, streak=0),  # the learner before noisy scores were considered
+    "slow-decay": QualityModel(decay=0.7),  # tried against noise: see bench/README.md
 }
 
 

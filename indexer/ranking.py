@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Callable, Mapping
 
 from vault.model import Memory
-from vault.scoring import SUCCESS_CREDIT as OUTCOME_CREDIT, wilson_lower_bound
+from vault.scoring import wilson_lower_bound
 
 QualityFn = Callable[[Memory, datetime], tuple[float, float]]  # -> (quality 0..1, weight 0..1)
 
@@ -61,12 +61,8 @@ class QualityModel:
 
     Evidence is discounted by recency within the outcome history: the latest outcome counts 1,
     the one before `decay`, then decay², ... (worked = 1 success, partial = ½, failed = 1
-    failure). Scores come from a model judging its own answers, so any single outcome may be
-    wrong: `decay` is slow enough that one flipped outcome cannot outweigh the few before it.
-    A real change shows as a streak: when the latest `streak` outcomes agree (all worked or all
-    failed), everything before them counts a further `streak_discount` less. So a memory that
-    helped for months but failed twice in a row reads as misleading now (its long record still
-    shows in `uses` and Wilson), while one stray `failed` in a good record barely moves it.
+    failure). So a memory that helped for months but misled the last three times reads as
+    misleading now, while its long record still shows in `uses` and Wilson.
 
     quality = (prior + s) / (2 * prior + s + f) + explore / sqrt(1 + s + f)
       the posterior mean of Beta(prior + s, prior + f), plus an optimistic bonus that shrinks
@@ -79,10 +75,7 @@ class QualityModel:
     after 3 uses; books are not scored (w = 0).
     """
 
-    decay: float = 0.7
-    streak: int = 2  # 0 turns streak detection off
-    streak_discount: float = 0.3
-    doubt: float = 1.0  # weight of a lone latest outcome that reverses the two before it (1: no doubt)
+    decay: float = 0.5
     prior: float = 0.5
     explore: float = 0.1
     weights: tuple[float, float, float, float] = (0.2, 0.35, 0.5, 0.6)  # new, emerging, established, proven
@@ -93,48 +86,19 @@ class QualityModel:
         successes = failures = 0.0
         weight = 1.0
         listed = listed_successes = 0.0
-        boundary = self.streak_boundary(memory.outcomes)
-        doubted = self.doubt if self.lone_reversal(memory.outcomes) else 1.0
         for outcome in reversed(memory.outcomes):
-            credit = OUTCOME_CREDIT.get(outcome)
+            credit = {"worked": 1.0, "partial": 0.5, "failed": 0.0}.get(outcome)
             if credit is not None:
-                successes += weight * doubted * credit
-                failures += weight * doubted * (1.0 - credit)
-                doubted = 1.0
+                successes += weight * credit
+                failures += weight * (1.0 - credit)
                 weight *= self.decay
                 listed += 1
                 listed_successes += credit
-                if listed == boundary:
-                    weight *= self.streak_discount
         # Uses older than the (bounded) list, or counters a person wrote without a list, count at
         # the weight the list ends with: fully when there is no list, hardly behind a long one.
         rest = max(0.0, memory.uses - listed)
         rest_successes = min(rest, max(0.0, memory.success_count - listed_successes))
         return successes + weight * rest_successes, failures + weight * (rest - rest_successes)
-
-    def streak_boundary(self, outcomes: tuple[str, ...] | list[str]) -> int:
-        """How many latest scored outcomes form a streak that outweighs the older record (0: none).
-
-        A streak is `streak` or more latest outcomes that are all worked or all failed and differ
-        from the outcome just before them; a streak running back to the first outcome changes
-        nothing, since there is no older record to discount.
-        """
-        scored = [o for o in outcomes if o in OUTCOME_CREDIT]
-        if self.streak <= 0 or not scored or scored[-1] == "partial":
-            return 0
-        run = 0
-        for outcome in reversed(scored):
-            if outcome != scored[-1]:
-                break
-            run += 1
-        return run if self.streak <= run < len(scored) else 0
-
-    @staticmethod
-    def lone_reversal(outcomes: tuple[str, ...] | list[str]) -> bool:
-        """The latest outcome says the opposite of the two before it (failed after worked, worked; or
-        worked after failed, failed): as likely a misreport as a change, until the next one confirms it."""
-        scored = [o for o in outcomes if o in OUTCOME_CREDIT][-3:]
-        return len(scored) == 3 and scored[-1] in FLIPPED and scored[0] == scored[1] == FLIPPED[scored[-1]]
 
     def outcome_quality(self, memory: Memory) -> float:
         s, f = self.evidence(memory)
@@ -153,7 +117,6 @@ class QualityModel:
 
 
 TIERS = ("new", "emerging", "established", "proven")
-FLIPPED = {"worked": "failed", "failed": "worked"}
 
 
 def wilson_quality(memory: Memory, now: datetime) -> tuple[float, float]:
