@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .outward import STRUCTURED_NOTE, HitOut
+
 
 class MemoryOut(BaseModel):
     """One memory in the normalized shape every path returns."""
@@ -39,14 +41,16 @@ class MemoryOut(BaseModel):
 
 
 class SearchOut(BaseModel):
-    results: list[MemoryOut]
+    note: str = STRUCTURED_NOTE
+    results: list[HitOut]
 
 
 class InsightsOut(BaseModel):
+    note: str = STRUCTURED_NOTE
     query: str
-    always: list[MemoryOut] = Field(description="memory_bank facts marked always_inject")
-    facts: list[MemoryOut] = Field(description="memory_bank facts relevant to the query")
-    memories: list[MemoryOut] = Field(description="the best working, history and patterns memories")
+    always: list[HitOut] = Field(description="memory_bank facts marked always_inject")
+    facts: list[HitOut] = Field(description="memory_bank facts relevant to the query")
+    memories: list[HitOut] = Field(description="the best working, history and patterns memories")
     recommended_collections: list[str]
     memory_count: int
 
@@ -97,8 +101,9 @@ class RelationshipsOut(BaseModel):
 
 
 class LinkedOut(BaseModel):
+    note: str = STRUCTURED_NOTE
     target: str
-    results: list[MemoryOut]
+    results: list[HitOut]
 
 
 class ClusterOut(BaseModel):
