@@ -19,6 +19,7 @@ from vault import VaultError
 from vault.model import COLLECTIONS, TYPES
 
 from . import outward, render
+from .arguments import refuse_unknown_and_explain
 from .descriptions import (
     ADD_BANK,
     APPEND_TEXT,
@@ -220,4 +221,5 @@ def build(service: MemoryService) -> MCPServer:
     def get_memory_stats() -> Annotated[CallToolResult, StatsOut]:
         return respond(StatsOut, render.stats, service.stats)
 
+    refuse_unknown_and_explain(mcp)
     return mcp

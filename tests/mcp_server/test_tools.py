@@ -170,7 +170,8 @@ async def test_tools_that_take_an_id_name_the_missing_or_malformed_one(service):
             "delete_memory": await call(client, "delete_memory", id="m-00000000"),
             "update_memory": await call(client, "update_memory", id="not an id", content="x"),
             "get_memory_relationships": await call(client, "get_memory_relationships", id="m-00000000"),
-            "merge_memories": await call(client, "merge_memories", ids=["m-00000000", "m-8e2c4b07"], title="t"),
+            "merge_memories": await call(client, "merge_memories", ids=["m-00000000", "m-8e2c4b07"], title="t",
+                                           content="x"),
         }
     for name, result in results.items():
         assert result.is_error, name
@@ -209,3 +210,20 @@ async def test_list_results_mark_superseded_and_stale_memories_and_leave_empty_f
     assert all("superseded_by" not in h and "status" not in h for h in fresh.structured_content["results"]
                if h["id"] != "m-1b6e2d90")
     assert all(value is not None for h in fresh.structured_content["results"] for value in h.values())
+
+
+async def test_bad_arguments_come_back_as_one_sentence_naming_the_argument_and_unknown_ones_are_refused(service):
+    async with Client(tools.build(service)) as client:
+        wrong_type = await call(client, "search_memory", query="celery", limit="lots")
+        out_of_range = await call(client, "search_memory", query="celery", limit=500)
+        wrong_word = await call(client, "score_memories", outcome="great")
+        missing = await call(client, "add_to_memory_bank")
+        unknown = await call(client, "search_memory", query="celery", limt=3)
+    assert text(wrong_type) == ("search_memory: argument `limit` should be a valid integer, unable to parse string "
+                                "as an integer (got 'lots').")
+    assert text(out_of_range) == "search_memory: argument `limit` should be less than or equal to 50 (got 500)."
+    assert "argument `outcome` should be 'worked', 'partial', 'failed' or 'unknown' (got 'great')" in text(wrong_word)
+    assert text(missing) == "add_to_memory_bank: argument `content` is required."
+    assert unknown.is_error and text(unknown).startswith("search_memory has no argument `limt`; its arguments are query,")
+    for result in (wrong_type, out_of_range, wrong_word, missing, unknown):
+        assert result.is_error and "\n" not in text(result) and "http" not in text(result)
