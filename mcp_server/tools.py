@@ -16,7 +16,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from vault import VaultError
-from vault.model import COLLECTIONS, TYPES
+from vault.model import BANK_DEFAULT, COLLECTIONS, TYPES
 
 from . import outward, render
 from .arguments import refuse_unknown_and_explain
@@ -131,8 +131,8 @@ def build(service: MemoryService) -> MCPServer:
         content: Content,
         type: MemoryType = "fact",
         tags: Annotated[list[Tag], Field(max_length=20)] = [],  # noqa: B006 - pydantic copies defaults
-        importance: Annotated[float, Field(ge=0, le=1)] = 0.7,
-        confidence: Annotated[float, Field(ge=0, le=1)] = 0.7,
+        importance: Annotated[float, Field(ge=0, le=1)] = BANK_DEFAULT,
+        confidence: Annotated[float, Field(ge=0, le=1)] = BANK_DEFAULT,
         always_inject: bool = False,
         privacy: Literal["shared", "private"] = "shared",
         title: Annotated[str | None, Field(max_length=200)] = None,
