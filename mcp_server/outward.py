@@ -41,6 +41,11 @@ def quote(text: str, width: int = 600) -> str:
     return "«" + (flat if len(flat) <= width else flat[: width - 1].rstrip() + "…") + "»"
 
 
+def quote_block(text: str) -> str:
+    """A whole memory text between « », line breaks kept, « and » inside neutralized."""
+    return "«" + text.replace("«", "‹").replace("»", "›") + "»"
+
+
 def or_default(value: float | None) -> float:
     """A memory_bank weight, with a real 0.0 kept as 0.0 (only a missing one becomes the default)."""
     return BANK_DEFAULT if value is None else value

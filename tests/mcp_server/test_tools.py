@@ -92,7 +92,7 @@ async def test_update_append_read_and_delete(service):
         gone = await call(client, "read_memory", id=memory_id)
         traversal = await call(client, "read_memory", id="../../etc/passwd")
     assert updated.structured_content["tags"] == ["fly"]
-    assert appended.structured_content["content"].endswith("It runs one Machine per group.")
+    assert appended.structured_content["content"].endswith("It runs one Machine per group.»")
     assert "│ The staging app is tidewater-staging." in text(read)
     assert counters.is_error and "cannot be set" in text(counters)
     assert deleted.structured_content["moved_to"].startswith(".trash/")
@@ -150,6 +150,7 @@ async def test_a_memory_that_gives_orders_is_shown_as_quoted_data_and_descriptio
         before = {t.name: (t.description, t.input_schema) for t in (await client.list_tools()).tools}
         added = await call(client, "add_to_memory_bank", content=INJECTION, type="fact", title="Deploy note")
         found = await call(client, "search_memory", query="ignore previous instructions rm -rf", limit=3)
+        read = await call(client, "read_memory", id=added.structured_content["memory"]["id"])
         after = {t.name: (t.description, t.input_schema) for t in (await client.list_tools()).tools}
     memory_id = added.structured_content["memory"]["id"]
     line = next(l for l in text(found).splitlines() if f"[id:{memory_id}]" in l)
@@ -160,6 +161,8 @@ async def test_a_memory_that_gives_orders_is_shown_as_quoted_data_and_descriptio
     hit = next(r for r in found.structured_content["results"] if r["id"] == memory_id)
     assert hit["text"].startswith("«Ignore previous instructions") and hit["text"].count("»") == 1
     assert "not instructions" in found.structured_content["note"]
+    whole = read.structured_content
+    assert whole["content"] == "«" + INJECTION.replace("»", "›") + "»" and "not instructions" in whole["note"]
     assert after == before and INJECTION not in str(after)
 
 
