@@ -155,7 +155,3 @@ def hit_line(number: int, view: HitOut) -> str:
 def hit_lines(views: list[HitOut], start: int = 1) -> list[str]:
     return [hit_line(number, view) for number, view in enumerate(views, start)]
 
-
-def dump(views: list[HitOut]) -> list[dict[str, Any]]:
-    """The structured form: fields that carry nothing are left out rather than sent as null."""
-    return [view.model_dump(mode="json", exclude_none=True) for view in views]
