@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Mapping
 
-from vault.model import Memory
+from vault.model import BANK_DEFAULT, Memory
 from vault.scoring import wilson_lower_bound
 
 QualityFn = Callable[[Memory, datetime], tuple[float, float]]  # -> (quality 0..1, weight 0..1)
@@ -109,8 +109,8 @@ class QualityModel:
         if memory.collection == "books":
             return 0.5, 0.0
         if memory.collection == "memory_bank":
-            stated = math.sqrt((memory.importance if memory.importance is not None else 0.7)
-                               * (memory.confidence if memory.confidence is not None else 0.7))
+            stated = math.sqrt((memory.importance if memory.importance is not None else BANK_DEFAULT)
+                               * (memory.confidence if memory.confidence is not None else BANK_DEFAULT))
             quality = 0.8 * stated + 0.2 * self.outcome_quality(memory) if memory.uses >= 3 else stated
             return quality, self.memory_bank_weight
         return self.outcome_quality(memory), self.weights[TIERS.index(proven_tier(memory.uses))]

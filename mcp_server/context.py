@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .render import quote
+from .outward import SCORED_COLLECTIONS, confidence_label, or_default, quote, relevance_label, uses_label
 
 PREAMBLE = (
     "KNOWN CONTEXT from memdir (this project's memory vault, and your private user vault where marked "
@@ -29,38 +29,17 @@ class Line:
     scorable: bool = True  # a standing fact is shown every turn, not chosen for it: not asked to be scored
 
 
-def relevance_label(relevance: float | None) -> str:
-    if relevance is None:
-        return "standing fact"
-    if relevance >= 0.8:
-        return "highly relevant"
-    if relevance >= 0.5:
-        return "relevant"
-    return "loosely related"
-
-
-def confidence_label(shape: Mapping[str, Any]) -> str:
-    if shape["collection"] == "memory_bank":
-        confidence = shape.get("confidence") or 0.7
-        return ("verified" if confidence >= 0.9 else "stated" if confidence >= 0.7
-                else "inferred" if confidence >= 0.5 else "uncertain")
-    if shape["collection"] == "books":
-        return "reference"
-    uses = shape["uses"]
-    return "unproven" if uses == 0 else "emerging" if uses < 3 else "established" if uses < 10 else "proven"
-
-
 def memory_line(shape: Mapping[str, Any], relevance: float | None, content_chars: int) -> str:
     """`• «content» [id:…] (collection, age, w:…, n uses, [YY~N], relevance, confidence, privacy)`"""
     parts = [shape["collection"]]
     if shape.get("age"):
         parts.append(shape["age"])
-    if shape["collection"] in ("working", "history", "patterns"):
-        parts += [f"w:{shape['wilson_score']:.2f}", "1 use" if shape["uses"] == 1 else f"{shape['uses']} uses"]
+    if shape["collection"] in SCORED_COLLECTIONS:
+        parts += [f"w:{shape['wilson_score']:.2f}", uses_label(shape["uses"])]
         if shape.get("outcome_history"):
             parts.append(shape["outcome_history"])
     elif shape["collection"] == "memory_bank":
-        parts.append(f"imp:{shape.get('importance') or 0.7:.1f}")
+        parts.append(f"imp:{or_default(shape.get('importance')):.1f}")
     parts += [relevance_label(relevance), confidence_label(shape), _privacy(shape)]
     return f"• {quote(shape['content'], content_chars)} [id:{shape['id']}] ({', '.join(parts)})"
 

@@ -15,6 +15,7 @@ from indexer.search import Hit, SearchRequest, hit_shape
 from vault import Memory, NotFoundError, ValidationError, normalize
 from vault.errors import PathError
 from vault.ids import check_id
+from vault.model import BANK_DEFAULT
 
 from . import checks
 from . import privacy as vaults
@@ -188,8 +189,8 @@ class MemoryService:
             always_inject: bool = False, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
         extra: dict[str, Any] = {}
         if collection == "memory_bank":
-            extra.update(importance=0.7 if importance is None else importance,
-                         confidence=0.7 if confidence is None else confidence)
+            extra.update(importance=BANK_DEFAULT if importance is None else importance,
+                         confidence=BANK_DEFAULT if confidence is None else confidence)
             if always_inject:
                 extra["always_inject"] = True
         if privacy != "shared":

@@ -16,9 +16,10 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from vault import VaultError
-from vault.model import COLLECTIONS, TYPES
+from vault.model import BANK_DEFAULT, COLLECTIONS, TYPES
 
-from . import render
+from . import outward, render
+from .arguments import refuse_unknown_and_explain
 from .descriptions import (
     ADD_BANK,
     APPEND_TEXT,
@@ -87,13 +88,18 @@ def build(service: MemoryService) -> MCPServer:
         # object per request), so direct clients share one session rather than a new one per call.
         return "anonymous"
 
-    def respond(model: type[T], text_of: Callable[[Any], str], call: Callable[[], Any]) -> CallToolResult:
-        """Run one service call; memdir's errors become messages the model sees (ToolError)."""
+    def respond(model: type[T], text_of: Callable[[Any], str], call: Callable[[], Any],
+                lists: tuple[str, ...] = ()) -> CallToolResult:
+        """Run one service call; memdir's errors become messages the model sees (ToolError). The memory
+        lists named in `lists` become compact views (outward.py says why: Claude Code shows the model
+        the structured result, so that is what must be small and quoted)."""
         try:
             data = call()
         except VaultError as exc:
             raise ToolError(str(exc)) from None
-        structured = model.model_validate(data).model_dump(mode="json")  # type: ignore[attr-defined]
+        if lists:
+            data = {**data, **{key: [outward.hit(shape) for shape in data[key]] for key in lists}}
+        structured = model.model_validate(data).model_dump(mode="json", exclude_none=bool(lists))  # type: ignore[attr-defined]
         return CallToolResult(content=[TextContent(type="text", text=text_of(data))], structured_content=structured)
 
     @mcp.tool(description=OVERVIEW, annotations=READ)
@@ -101,7 +107,8 @@ def build(service: MemoryService) -> MCPServer:
         query: Annotated[str, Field(min_length=1, max_length=2000, description="What you are about to work on")],
         ctx: Context,
     ) -> Annotated[CallToolResult, InsightsOut]:
-        return respond(InsightsOut, render.insights, lambda: service.insights(query, session_of(ctx)))
+        return respond(InsightsOut, render.insights, lambda: service.insights(query, session_of(ctx)),
+                       lists=("always", "facts", "memories"))
 
     @mcp.tool(description=SEARCH, annotations=READ)
     def search_memory(
@@ -117,15 +124,15 @@ def build(service: MemoryService) -> MCPServer:
     ) -> Annotated[CallToolResult, SearchOut]:
         return respond(SearchOut, lambda d: render.tool_results(d["results"]), lambda: service.search(
             query=query, days_back=days_back, id=id, collections=collections or (), types=(type,) if type else (),
-            tags=tags or (), sort_by=sort_by, limit=limit, session=session_of(ctx)))
+            tags=tags or (), sort_by=sort_by, limit=limit, session=session_of(ctx)), lists=("results",))
 
     @mcp.tool(description=ADD_BANK, annotations=ADD)
     def add_to_memory_bank(
         content: Content,
         type: MemoryType = "fact",
         tags: Annotated[list[Tag], Field(max_length=20)] = [],  # noqa: B006 - pydantic copies defaults
-        importance: Annotated[float, Field(ge=0, le=1)] = 0.7,
-        confidence: Annotated[float, Field(ge=0, le=1)] = 0.7,
+        importance: Annotated[float, Field(ge=0, le=1)] = BANK_DEFAULT,
+        confidence: Annotated[float, Field(ge=0, le=1)] = BANK_DEFAULT,
         always_inject: bool = False,
         privacy: Literal["shared", "private"] = "shared",
         title: Annotated[str | None, Field(max_length=200)] = None,
@@ -189,7 +196,7 @@ def build(service: MemoryService) -> MCPServer:
         query: Annotated[str | None, Field(max_length=2000)] = None,
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
     ) -> Annotated[CallToolResult, LinkedOut]:
-        return respond(LinkedOut, render.linked, lambda: service.linked(target, query, limit))
+        return respond(LinkedOut, render.linked, lambda: service.linked(target, query, limit), lists=("results",))
 
     @mcp.tool(description=SUGGEST, annotations=READ)
     def suggest_memory_merges(
@@ -214,4 +221,5 @@ def build(service: MemoryService) -> MCPServer:
     def get_memory_stats() -> Annotated[CallToolResult, StatsOut]:
         return respond(StatsOut, render.stats, service.stats)
 
+    refuse_unknown_and_explain(mcp)
     return mcp

@@ -8,6 +8,8 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 COLLECTIONS = ("working", "history", "patterns", "memory_bank", "books")
+# A memory_bank fact without its own importance/confidence counts as "stated" at this weight.
+BANK_DEFAULT = 0.7
 SCORED_COLLECTIONS = frozenset({"working", "history", "patterns"})
 TYPES = (
     "preference",

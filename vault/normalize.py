@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from .model import Memory
+from .model import BANK_DEFAULT, Memory
 from .scoring import outcome_history, wilson_lower_bound
 
 
@@ -59,7 +59,7 @@ def normalize(memory: Memory, now: datetime | None = None) -> dict[str, Any]:
         "source": memory.source,
     }
     if memory.collection == "memory_bank":
-        shape["importance"] = memory.importance if memory.importance is not None else 0.7
-        shape["confidence"] = memory.confidence if memory.confidence is not None else 0.7
+        shape["importance"] = memory.importance if memory.importance is not None else BANK_DEFAULT
+        shape["confidence"] = memory.confidence if memory.confidence is not None else BANK_DEFAULT
         shape["always_inject"] = memory.always_inject
     return shape

@@ -76,8 +76,8 @@ async def test_a_project_search_finds_a_private_memory_labelled_as_the_users(ser
     async with Client(tools.build(service)) as client:
         result = await client.call_tool("search_memory", {"query": "therapist appointment tuesday"})
     first = result.structured_content["results"][0]
-    assert first["id"] == memory["id"] and first["source"] == "user"
-    assert "[memory_bank · user]" in result.content[0].text
+    assert first["id"] == memory["id"] and first["where"] == "memory_bank · user"
+    assert "(memory_bank · user," in result.content[0].text
     assert service.search(query="therapist appointment tuesday", include_private=False)["results"] == [] or all(
         r["source"] == "project" for r in service.search(query="therapist appointment tuesday",
                                                            include_private=False)["results"])
