@@ -23,7 +23,10 @@ SERVER_NAME = "memdir"
 HOOKS = (  # (Claude Code event, memdir hook, timeout in seconds, runs in the background)
     ("SessionStart", "session-start", 10, False),
     ("UserPromptSubmit", "prompt", 10, False),
-    ("Stop", "stop", 60, True),  # capturing the exchange must never hold up the next prompt
+    # Not in the background: `claude -p` kills background hooks when it exits (about 150 ms after the
+    # answer), before a hook process has even started Python. In the foreground the hook spools the
+    # event (milliseconds) and waits at most 5 s for the server; the exchange survives either way.
+    ("Stop", "stop", 60, False),
 )
 # Tools that only read, score or add: the model may call them without asking. Changing, merging
 # and deleting memories keep Claude Code's confirmation prompt.
