@@ -19,6 +19,7 @@ from vault import Memory, NotFoundError, Vault, VaultError, gitmerge, init_vault
 
 from . import checks, client, integrations, render
 from .config import Config, default_config_text, load_config, user_vault_root
+from .locate import locate
 from .lookup import lookup
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,7 +38,7 @@ def vault_option(function: F) -> F:
 
 
 def vault_root(vault_path: Path) -> Path:
-    root = vault_path.expanduser().absolute()
+    root = locate(vault_path, Path.cwd()).absolute()  # a relative vault is found from a subfolder too
     if not root.is_dir():
         raise click.ClickException(f"no vault at {root}; create one with: memdir init {vault_path}")
     return root

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import client
+from .locate import locate
 
 EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "SessionStart"}
 # How long a hook waits for the server. A prompt must never stall on a hung server: after 1 s it goes
@@ -78,18 +79,13 @@ def _arguments(argv: list[str]) -> tuple[str | None, str | None]:
 
 
 def find_vault(explicit: str | None, cwd: Any) -> Path | None:
-    """--vault, else $MEMDIR_VAULT, else .memories under the hook's cwd; only an initialized vault counts."""
-    candidates = [explicit, os.environ.get("MEMDIR_VAULT")]
+    """--vault, else $MEMDIR_VAULT, else .memories, a relative one looked up from the hook's cwd upward
+    (locate.py); only an initialized vault counts."""
     base = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
-    candidates.append(str(base / ".memories"))
-    for candidate in candidates:
-        if candidate:
-            root = Path(candidate).expanduser()
-            root = root if root.is_absolute() else base / root
-            if (root / "memdir.toml").is_file():
-                return root.absolute()
-            return None  # the first one given decides; a wrong vault is not silently replaced by another
-    return None
+    given = next((c for c in (explicit, os.environ.get("MEMDIR_VAULT")) if c), ".memories")
+    # The first one given decides: a wrong vault is not silently replaced by another.
+    root = locate(given, base)
+    return root.absolute() if (root / "memdir.toml").is_file() else None
 
 
 def ancestors(depth: int = 5) -> list[int]:

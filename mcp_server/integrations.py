@@ -48,22 +48,27 @@ class Registration:
 
 
 def memdir_command() -> str:
-    """`memdir` when the shell finds this installation under that name, else the script's full path."""
+    """The full path of this installation's `memdir` script: Claude Code may run hooks without the
+    PATH of the shell that ran init (a hook that cannot find `memdir` fails every prompt with exit 127,
+    visible only in debug output)."""
     script = Path(sys.executable).with_name("memdir")
+    if script.exists():
+        return str(script.absolute())
     on_path = shutil.which("memdir")
-    if on_path and script.exists() and Path(on_path).resolve() == script.resolve():
-        return "memdir"
-    return str(script) if script.exists() else "memdir"
+    return str(Path(on_path).absolute()) if on_path else "memdir"
 
 
-def vault_argument(vault_root: Path, project: Path | None) -> str:
-    """How hooks and the MCP server name the vault: relative to the project when it lives inside it, so a
-    committed .claude/settings.json works in every clone; otherwise its absolute path."""
+def vault_argument(vault_root: Path, project: Path | None, scope: str = "project") -> str:
+    """How hooks and the MCP server name the vault. Inside the project it is a relative path, looked up
+    from the folder Claude Code runs in, upward (locate.py): a committed .claude/settings.json works in
+    every clone, and a user-scope registration serves each project its own vault. A vault outside the
+    project is named by its absolute path."""
     if project is not None:
         try:
-            return "${CLAUDE_PROJECT_DIR:-.}/" + vault_root.relative_to(project).as_posix()
+            relative = vault_root.relative_to(project).as_posix()
         except ValueError:
-            pass
+            return str(vault_root)
+        return "${CLAUDE_PROJECT_DIR:-.}/" + relative if scope == "project" else relative
     return str(vault_root)
 
 
@@ -75,7 +80,7 @@ def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path
         vault = vault_argument(vault_root, project)
     elif scope == "user":
         settings_path, servers_path = home / ".claude" / "settings.json", home / ".claude.json"
-        vault = str(vault_root)
+        vault = vault_argument(vault_root, project, scope)  # never one project's absolute vault for all
     else:
         raise ConfigError(f"unknown scope {scope!r}: use project or user")
     command = memdir_command()
