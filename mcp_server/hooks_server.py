@@ -21,6 +21,7 @@ from . import privacy as vaults
 from .context import Line, known_context, memory_line, pointer_line, scoring_request
 from .service import MemoryService
 from .sessions import Session
+from .trivial import is_trivial_exchange
 
 log = logging.getLogger("memdir.hooks")
 MAX_PROMPT_CHARS = 4000  # the query is the prompt's beginning; a pasted log is not a better query
@@ -168,7 +169,10 @@ class HookHandler:
         def finish(state: Session) -> None:
             stored = None
             if self.settings.capture_exchanges and (state.prompt or answer):
-                stored = self._capture(state, answer)
+                if is_trivial_exchange(state.prompt, answer):
+                    log.info("session %s: turn %d is an acknowledgement or a scoring turn; not stored", session_id, state.turn)
+                else:
+                    stored = self._capture(state, answer)
             if state.scoring_required and not state.scored_this_turn:
                 log.warning("session %s: turn %d asked for score_memories and it was not called", session_id, state.turn)
             state.completed = True
