@@ -36,6 +36,11 @@ ALLOWED_TOOLS = (
     "append_memory",
 )
 CLIENTS = ("cursor", "codex", "gemini", "opencode")
+TRUST_NOTE = (  # Claude Code's rule, which otherwise makes a fresh setup look like memdir does nothing
+    "Next, in Claude Code: start `claude` in {project} once and accept the workspace trust prompt (and the\n"
+    "memdir MCP server if it asks). Until a workspace is trusted, Claude Code ignores its hooks, permissions\n"
+    "and .mcp.json. For headless runs (claude -p, CI), set projects[\"{project}\"].hasTrustDialogAccepted\n"
+    "to true in ~/.claude.json. `memdir doctor` checks all of this.")
 
 
 @dataclass(frozen=True)

@@ -181,3 +181,47 @@ def test_init_writes_the_full_path_of_the_memdir_script_so_hooks_run_without_pat
     result = subprocess.run(["/bin/sh", "-c", handler["command"]], input=b"{}", capture_output=True, timeout=60,
                             env={"HOME": os.environ["HOME"], "PATH": "/nonexistent", "CLAUDE_PROJECT_DIR": str(project)})
     assert result.returncode == 0 and b"no session_id" in result.stderr
+
+
+def doctor_findings(project: Path) -> dict[str, dict]:
+    result = CliRunner().invoke(cli, ["doctor", "--json"])
+    assert result.exit_code == 0, result.output
+    return {finding["check"]: finding for finding in json.loads(result.output)["claude_code"]}
+
+
+def test_init_ends_by_saying_claude_code_must_trust_the_workspace(project: Path):
+    output = init("--claude-code")
+    assert "accept the workspace trust prompt" in output and "hasTrustDialogAccepted" in output
+    assert "memdir doctor" in output.splitlines()[-1]
+
+
+def test_doctor_says_the_workspace_is_not_trusted_until_claude_json_trusts_it(project: Path):
+    init("--claude-code")
+    home = Path(os.environ["HOME"])
+    (home / ".claude.json").write_text(json.dumps({"projects": {str(project): {"hasTrustDialogAccepted": False}}}))
+    findings = doctor_findings(project)
+    assert findings["hooks"]["ok"] and findings["hook command"]["ok"] and findings["mcp server"]["ok"]
+    assert not findings["workspace trust"]["ok"] and "not trusted yet" in findings["workspace trust"]["detail"]
+    (home / ".claude.json").write_text(json.dumps({"projects": {str(project): {"hasTrustDialogAccepted": True}}}))
+    assert doctor_findings(project)["workspace trust"]["ok"]
+
+
+def test_doctor_names_a_missing_hook_and_a_hook_command_that_cannot_run(project: Path):
+    init("--claude-code")
+    path = project / ".claude" / "settings.json"
+    settings = read(path)
+    del settings["hooks"]["Stop"]
+    for group in settings["hooks"]["UserPromptSubmit"]:
+        for handler in group["hooks"]:
+            handler["command"] = handler["command"].replace(shlex.split(handler["command"])[0], "/gone/bin/memdir")
+    path.write_text(json.dumps(settings))
+    findings = CliRunner().invoke(cli, ["doctor"]).output
+    assert "Claude Code MISSING: no memdir hook for Stop" in findings
+    assert "Claude Code MISSING: hook command /gone/bin/memdir not found" in findings
+
+
+def test_doctor_says_nothing_about_claude_code_for_a_user_without_it(project: Path):
+    home = Path(os.environ["HOME"])
+    assert not (home / ".claude.json").exists() and not (home / ".claude").exists()
+    init()
+    assert doctor_findings(project) == {}
