@@ -125,6 +125,9 @@ def test_memdir_works_inside_the_real_claude_code_headless(claude: Path, project
         for tool in ("search_memory", "score_memories", "read_memory", "add_to_memory_bank"):
             assert f"mcp__memdir__{tool}" in offered
         assert "mcp__memdir__search_memory" in model.called
+        deferred = "mcp__memdir__search_memory" not in tool_names(conversation[0])
+        if deferred:  # current Claude Code: only the names are listed; ToolSearch loads a schema on demand
+            assert "ToolSearch" in model.called and "mcp__memdir__search_memory" in first
         searched = texts(next(r for r in conversation if "tool_result" in json.dumps(r["messages"][-1])))
         assert PROVEN in searched  # the tool's answer reached the model
 
@@ -132,6 +135,7 @@ def test_memdir_works_inside_the_real_claude_code_headless(claude: Path, project
         run(claude, project, env, fake, "and the visibility timeout?", "--continue")
         asked = [r for r in fake.requests if "<memdir-score-required>" in texts(r)]
         assert asked and PROVEN in texts(asked[0])
+        assert not deferred or 'ToolSearch "select:mcp__memdir__score_memories"' in texts(asked[0])
         assert "mcp__memdir__score_memories" in model.called
         after = (vault / "patterns" / "retry-celery-tasks-idempotently.md").read_text()
         changed = [line for line in after.splitlines() if line not in before.splitlines()]
