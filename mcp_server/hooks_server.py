@@ -15,9 +15,8 @@ from typing import Any, Mapping
 
 from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError, normalize
-from vault.secrets import redact
 
-from . import privacy as vaults
+from .capture import MAX_EXCHANGE_CHARS
 from .context import Line, known_context, memory_line, pointer_line, scoring_request
 from .service import MemoryService
 from .sessions import Session
@@ -25,16 +24,14 @@ from .trivial import is_trivial_exchange
 
 log = logging.getLogger("memdir.hooks")
 MAX_PROMPT_CHARS = 4000  # the query is the prompt's beginning; a pasted log is not a better query
-MAX_EXCHANGE_CHARS = 12_000
-SPOOL = ".memdir/spool"  # where hook processes write each event before they send it (hooks.py)
 STALE_SECONDS = 45.0  # longer than any hook waits for its request: an older spool file lost its request
 
 
 class HookHandler:
     def __init__(self, service: MemoryService) -> None:
         self.service = service
-        self.settings = service.app.config.context
-        self.spool = service.app.root / SPOOL
+        self.settings = service.hook_settings()
+        self.spool = service.spool_folder()
         self._claimed: dict[str, Path] = {}  # spool name -> the file this server took for its request
 
     # -- UserPromptSubmit --------------------------------------------------------------
@@ -75,7 +72,7 @@ class HookHandler:
         state.turn_shown = []
         state.completed = False
         state.scored_this_turn = False
-        state.prompt = self._redacted(prompt)[:MAX_EXCHANGE_CHARS]  # the session file keeps no secret either
+        state.prompt = self.service.redacted(prompt)[:MAX_EXCHANGE_CHARS]  # the session file keeps no secret either
         return scoring
 
     def _context_lines(self, state: Session, prompt: str) -> list[Line]:
@@ -172,7 +169,9 @@ class HookHandler:
                 if is_trivial_exchange(state.prompt, answer):
                     log.info("session %s: turn %d is an acknowledgement or a scoring turn; not stored", session_id, state.turn)
                 else:
-                    stored = self._capture(state, answer)
+                    stored = self.service.capture_exchange(state.id, state.prompt, answer, state.turn_shown,
+                                                           state.last_exchange)
+                    state.last_exchange = stored or state.last_exchange
             if state.scoring_required and not state.scored_this_turn:
                 log.warning("session %s: turn %d asked for score_memories and it was not called", session_id, state.turn)
             state.completed = True
@@ -180,34 +179,6 @@ class HookHandler:
 
         self._settle(event, lambda: self.service.sessions.update(session_id, finish))
         return result
-
-    def _redacted(self, text: str) -> str:
-        """Captured text with credentials replaced by [REDACTED:kind]: capture is automatic, so it redacts
-        where a tool call would be refused, and a capture never fails because of a secret."""
-        return redact(text)[0] if self.service.app.config.vault.scan_secrets else text
-
-    def _capture(self, state: Session, answer: str) -> str | None:
-        prompt = self._redacted(state.prompt).strip()
-        text = f"User: {prompt}\n\nAssistant: {self._redacted(answer).strip()}"[:MAX_EXCHANGE_CHARS]
-        extra: dict[str, Any] = {"session": state.id}
-        title = "Exchange: " + (prompt.splitlines()[0][:80] if prompt else "(no prompt)")
-        curator = self.service.curator
-        # An answer built on private memories may repeat them: that exchange is private too, and is
-        # kept in the user vault when there is one (else it stays, marked private, in working/).
-        shown = [self.service.find(i) for i in state.turn_shown]
-        if any(m is not None and not vaults.visible(m, include_private=False) for m in shown):
-            extra["privacy"] = vaults.PRIVATE
-            if self.service.app.user_root is not None:
-                curator = vaults.add_side(self.service.app, vaults.PRIVATE).curator
-        if state.last_exchange and state.last_exchange in curator.index.memories:
-            extra["previous"] = state.last_exchange  # consecutive exchanges give each other context
-        try:
-            added = curator.add(text, title=title, type="history", collection="working", extra=extra)
-        except VaultError as exc:
-            log.warning("session %s: exchange not stored: %s", state.id, exc)
-            return None
-        state.last_exchange = added.memory.id
-        return added.memory.id
 
     # -- SessionStart --------------------------------------------------------------------
 
