@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -77,30 +78,40 @@ def claude(request: pytest.FixtureRequest) -> Path:
         pytest.skip(f"real Claude Code {request.param} unavailable: {exc}")
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Any:
-    home, project = tmp_path / "home", tmp_path / "tidewater"
-    home.mkdir()
-    project.mkdir()
-    vault = project / ".memories"
+def example_project(folder: Path) -> Path:
+    vault = folder / ".memories"
     shutil.copytree(EXAMPLE_VAULT, vault, ignore=shutil.ignore_patterns(".memdir"))
     (vault / "memdir.toml").write_text(HASHING_TOML)
+    return folder
+
+
+def trust(home: Path, *projects: Path) -> None:
+    (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True, "projects": {
+        str(p): {"hasTrustDialogAccepted": True} for p in projects}}))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Any:
+    home = tmp_path / "home"
+    home.mkdir()
+    project = example_project(tmp_path / "tidewater")
+    vault = project / ".memories"
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # no memdir on PATH: init writes its path
     subprocess.run([str(MEMDIR), "init", "--claude-code"], cwd=project, env=env, check=True, capture_output=True)
-    (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True,
-                                                   "projects": {str(project): {"hasTrustDialogAccepted": True}}}))
+    trust(home, project)
     client.ensure(vault)  # warm, as after the first session (a cold start is the stdio proxy's own concern)
     yield project, env
     stop_all(vault)
 
 
-def run(claude: Path, project: Path, env: dict[str, str], fake: FakeMessages, prompt: str, *flags: str) -> str:
+def run(claude: Path, project: Path, env: dict[str, str], fake: FakeMessages, prompt: str, *flags: str,
+        mcp_timeout_ms: int = 30000) -> str:
     result = subprocess.run([str(claude), "-p", prompt, *flags], cwd=project, capture_output=True, timeout=240,
                             env={**env, "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": "sk-ant-test",
                                  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
                                  # On a loaded machine the stdio proxy may list its tools after Claude Code stopped
                                  # waiting (a cold `tools/list` is the proxy's own item); wait for it here.
-                                 "MCP_TIMEOUT": "30000"})
+                                 "MCP_TIMEOUT": str(mcp_timeout_ms)})
     assert result.returncode == 0, result.stderr.decode(errors="replace")[-2000:]
     return result.stdout.decode()
 
@@ -148,6 +159,47 @@ def test_memdir_works_inside_the_real_claude_code_headless(claude: Path, project
         assert _poll(lambda: not list((vault / ".memdir" / "spool").glob("*.json")))
         assert exchanges(vault) == ["Exchange: and the visibility timeout?",
                                     "Exchange: how do we make celery retries safe"]
+
+
+def test_user_scope_serves_the_project_claude_code_runs_in_even_from_a_subfolder(claude: Path, tmp_path: Path):
+    home, first = tmp_path / "home", tmp_path / "first"
+    home.mkdir()
+    first.mkdir()
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    subprocess.run([str(MEMDIR), "init", "--claude-code", "--scope", "user"], cwd=first, env=env, check=True,
+                   capture_output=True)
+    (first / ".memories" / "memdir.toml").write_text(HASHING_TOML)
+    second = example_project(tmp_path / "tidewater")  # registered nowhere itself
+    (second / "src" / "billing").mkdir(parents=True)
+    trust(home, first, second)
+    client.ensure(second / ".memories")
+    try:
+        with FakeMessages(Model()) as fake:
+            run(claude, second / "src" / "billing", env, fake, "how do we make celery retries safe")
+        first_request = texts(next(r for r in fake.requests if "Bash" in tool_names(r)))
+        assert f"[id:{PROVEN}]" in first_request  # the second project's own memory
+        assert _poll(lambda: exchanges(second / ".memories") == ["Exchange: how do we make celery retries safe"])
+        assert exchanges(first / ".memories") == []  # nothing leaks into the project init ran in
+    finally:
+        stop_all(second / ".memories")
+        stop_all(first / ".memories")
+
+
+def test_a_hung_server_does_not_hold_up_the_prompt_and_loses_no_event(claude: Path, project: Any):
+    project, env = project
+    vault = project / ".memories"
+    stop_all(vault)
+    with socket.socket() as hung:  # accepts connections, never answers
+        hung.bind(("127.0.0.1", 0))
+        hung.listen()
+        (vault / client.SERVER_FILE).write_text(json.dumps(
+            {"pid": os.getpid(), "port": hung.getsockname()[1], "token": "t", "vault": str(vault)}))
+        with FakeMessages(Model()) as fake:
+            answer = run(claude, project, env, fake, "why is the deploy slow", mcp_timeout_ms=3000)
+        assert "idempotent" in answer  # the scripted model answered: the prompt went through
+        spooled = sorted(p.name.rsplit("-", 1)[1] for p in (vault / ".memdir" / "spool").glob("*.json"))
+        assert spooled == ["prompt.json", "stop.json"]
+    (vault / client.SERVER_FILE).unlink()
 
 
 def _poll(condition, seconds: float = 60.0) -> bool:
