@@ -19,6 +19,8 @@ from vault import Memory, NotFoundError, Vault, VaultError, gitmerge, init_vault
 
 from . import checks, client, integrations, render
 from .config import Config, default_config_text, load_config, user_vault_root
+from .claude_wiring import check_claude_code
+from .locate import locate
 from .lookup import lookup
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,7 +39,7 @@ def vault_option(function: F) -> F:
 
 
 def vault_root(vault_path: Path) -> Path:
-    root = vault_path.expanduser().absolute()
+    root = locate(vault_path, Path.cwd()).absolute()  # a relative vault is found from a subfolder too
     if not root.is_dir():
         raise click.ClickException(f"no vault at {root}; create one with: memdir init {vault_path}")
     return root
@@ -170,6 +172,7 @@ def init(path: Path | None, claude_code: bool, scope: str, print_config: str | N
         for path_ in (registration.settings, registration.servers):
             state = "updated" if path_ in registration.changed else "already up to date"
             click.echo(f"Claude Code: {path_} {state}")
+        click.echo(integrations.TRUST_NOTE.format(project=Path.cwd()))
 
 
 @cli.command()
@@ -232,6 +235,8 @@ def doctor(as_json: bool, vault_path: Path) -> None:
         scan = vault.scan()
         report = {"memories": len(scan.memories), "errors": [p.as_dict() for p in scan.problems],
                   "warnings": checks.warnings(scan.memories)}
+    wiring = check_claude_code(project=root.parent, home=Path.home())  # the CLI's own HOME: the server's may differ
+    report = {**report, "claude_code": [finding.as_dict() for finding in wiring]}
     if as_json:
         emit_json(report)
     else:
@@ -239,6 +244,8 @@ def doctor(as_json: bool, vault_path: Path) -> None:
             click.echo(render.problems(report["errors"]))
         if report.get("warnings"):
             click.echo(render.problems(report["warnings"], "warning: "))
+        for finding in wiring:
+            click.echo(f"Claude Code {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
         count = len(report["errors"])
         click.echo(f"{report['memories']} memories, {count} problem{'s' if count != 1 else ''}")
     if report["errors"]:

@@ -63,7 +63,8 @@ def scoring_request(ids: Iterable[str]) -> str:
         "with score_memories before answering:\n"
         f'score_memories(outcome="worked|partial|failed|unknown", memory_scores={{{listed}}})\n'
         "worked = it helped · partial = it helped somewhat · unknown = not used · failed = it misled you. "
-        "Their text is in the previous turn's KNOWN CONTEXT ([id:...] tags).\n"
+        "Their text is in the previous turn's KNOWN CONTEXT ([id:...] tags). If the tool is deferred, "
+        "load it first (ToolSearch \"select:mcp__memdir__score_memories\").\n"
         "</memdir-score-required>"
     )
 

@@ -2,8 +2,9 @@
 
 Standard library only (plus the stdlib client): a hook runs on every prompt. A hook always
 exits 0 within its budget: it never blocks the user. When the server is down it starts it
-in the background and lets this prompt through without context, and the event is kept in
-.memdir/spool/ so the server can replay it (the exchange is still captured).
+in the background and lets this prompt through without context. Prompt and Stop events are
+written to .memdir/spool/ before anything else, so an exchange survives a hook process killed
+mid-request (`claude -p` exits right after its answer) and a server that is down or hung.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from . import client
+from .locate import locate
 
 EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "SessionStart"}
-TIMEOUTS = {"prompt": 8.0, "stop": 30.0, "session-start": 8.0}  # under the hook timeouts init writes
+# How long a hook waits for the server. A prompt must never stall on a hung server: within 1 s (process
+# start included) it goes on without context. The events themselves are already safe in the spool.
+TIMEOUTS = {"prompt": 0.9, "stop": 5.0, "session-start": 0.9}
 SPOOL = ".memdir/spool"
 MAX_STDIN = 4 * 1024 * 1024
 USAGE = "usage: memdir hook prompt|stop|session-start [--vault PATH]  (reads Claude Code's hook JSON on stdin)"
@@ -45,15 +49,17 @@ def _run(argv: list[str]) -> int:
     if root is None:
         return 0
     payload = {**data, "client_pids": ancestors()}
+    # First make the event durable (a millisecond), then hand it over: `claude -p` may kill this
+    # process at any moment after it starts, and whatever the server did not take stays spooled.
+    name = spool(root, event, payload)
     info = client.running(root)
     if info is None:
-        spool(root, event, payload)
         client.start_detached(root)
         return 0
     try:
-        result = client.request(info, "POST", f"/api/hook/{event}", payload, timeout=TIMEOUTS[event])
+        request = {**payload, "spool": name} if name else payload
+        result = client.request(info, "POST", f"/api/hook/{event}", request, timeout=TIMEOUTS[event])
     except (client.Unavailable, client.RemoteError) as exc:
-        spool(root, event, payload)
         print(f"memdir hook: {exc}", file=sys.stderr)
         return 0
     context = result.get("additionalContext") if isinstance(result, dict) else None
@@ -73,18 +79,13 @@ def _arguments(argv: list[str]) -> tuple[str | None, str | None]:
 
 
 def find_vault(explicit: str | None, cwd: Any) -> Path | None:
-    """--vault, else $MEMDIR_VAULT, else .memories under the hook's cwd; only an initialized vault counts."""
-    candidates = [explicit, os.environ.get("MEMDIR_VAULT")]
+    """--vault, else $MEMDIR_VAULT, else .memories, a relative one looked up from the hook's cwd upward
+    (locate.py); only an initialized vault counts."""
     base = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
-    candidates.append(str(base / ".memories"))
-    for candidate in candidates:
-        if candidate:
-            root = Path(candidate).expanduser()
-            root = root if root.is_absolute() else base / root
-            if (root / "memdir.toml").is_file():
-                return root.absolute()
-            return None  # the first one given decides; a wrong vault is not silently replaced by another
-    return None
+    given = next((c for c in (explicit, os.environ.get("MEMDIR_VAULT")) if c), ".memories")
+    # The first one given decides: a wrong vault is not silently replaced by another.
+    root = locate(given, base)
+    return root.absolute() if (root / "memdir.toml").is_file() else None
 
 
 def ancestors(depth: int = 5) -> list[int]:
@@ -103,13 +104,15 @@ def ancestors(depth: int = 5) -> list[int]:
     return chain
 
 
-def spool(root: Path, event: str, payload: dict[str, Any]) -> None:
-    """Keep an event the server could not take now; it replays the spool when it starts."""
+def spool(root: Path, event: str, payload: dict[str, Any]) -> str | None:
+    """Keep the event where the server finds it: it takes the file when the request arrives, and
+    replays files no request claimed. Returns the file's name (None for an orientation)."""
     if event == "session-start":
-        return  # an orientation is only useful now
+        return None  # an orientation is only useful now
     folder = root / SPOOL
     folder.mkdir(parents=True, exist_ok=True)
     name = f"{time.time_ns()}-{os.getpid()}-{event}.json"
     temp = folder / f".{name}.tmp"
     temp.write_text(json.dumps({"event": event, "payload": payload}))
-    os.replace(temp, folder / name)
+    os.replace(temp, folder / name)  # not fsynced: it guards against a killed process, not a power cut
+    return name

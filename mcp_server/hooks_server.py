@@ -8,44 +8,54 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import time
 from pathlib import Path
 from typing import Any, Mapping
 
 from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError, normalize
-from vault.secrets import redact
 
-from . import privacy as vaults
+from .capture import MAX_EXCHANGE_CHARS
 from .context import Line, known_context, memory_line, pointer_line, scoring_request
 from .service import MemoryService
 from .sessions import Session
+from .trivial import is_trivial_exchange
 
 log = logging.getLogger("memdir.hooks")
 MAX_PROMPT_CHARS = 4000  # the query is the prompt's beginning; a pasted log is not a better query
-MAX_EXCHANGE_CHARS = 12_000
+STALE_SECONDS = 45.0  # longer than any hook waits for its request: an older spool file lost its request
 
 
 class HookHandler:
     def __init__(self, service: MemoryService) -> None:
         self.service = service
-        self.settings = service.app.config.context
+        self.settings = service.hook_settings()
+        self.spool = service.spool_folder()
+        self._claimed: dict[str, Path] = {}  # spool name -> the file this server took for its request
 
     # -- UserPromptSubmit --------------------------------------------------------------
 
     def prompt(self, event: Mapping[str, Any]) -> dict[str, Any]:
         session_id = _session_id(event)
+        if not self._claim(event):
+            return {"additionalContext": "", "shown": [], "scoring_required": False, "replayed": True}
+        self.replay_stale()
         prompt = str(event.get("prompt") or "")
-        state = self.service.sessions.load(session_id)
-        scoring = self._start_turn(state, prompt, event)
-        lines = self._context_lines(state, prompt)
-        block, kept = known_context(lines, self.settings.max_chars - len(scoring))
-        for scorable in (True, False):
-            state.show(((line.memory_id, line.content_hash) for line in kept if line.scorable == scorable),
-                       scorable=scorable)
-        self.service.sessions.save(state)
-        context = "\n\n".join(part for part in (scoring, block) if part)
-        return {"additionalContext": context, "shown": [line.memory_id for line in kept],
-                "scoring_required": bool(scoring)}
+        result: dict[str, Any] = {}
+
+        def turn(state: Session) -> None:
+            scoring = self._start_turn(state, prompt, event)
+            lines = self._context_lines(state, prompt)
+            block, kept = known_context(lines, self.settings.max_chars - len(scoring))
+            for scorable in (True, False):
+                state.show(((line.memory_id, line.content_hash) for line in kept if line.scorable == scorable),
+                           scorable=scorable)
+            result.update(additionalContext="\n\n".join(part for part in (scoring, block) if part),
+                          shown=[line.memory_id for line in kept], scoring_required=bool(scoring))
+
+        self._settle(event, lambda: self.service.sessions.update(session_id, turn))
+        return result
 
     def _start_turn(self, state: Session, prompt: str, event: Mapping[str, Any]) -> str:
         """Open a new turn; ask for scores when the previous answer completed with memories unscored."""
@@ -62,7 +72,7 @@ class HookHandler:
         state.turn_shown = []
         state.completed = False
         state.scored_this_turn = False
-        state.prompt = self._redacted(prompt)[:MAX_EXCHANGE_CHARS]  # the session file keeps no secret either
+        state.prompt = self.service.redacted(prompt)[:MAX_EXCHANGE_CHARS]  # the session file keeps no secret either
         return scoring
 
     def _context_lines(self, state: Session, prompt: str) -> list[Line]:
@@ -82,68 +92,93 @@ class HookHandler:
                 lines.append(Line(memory.id, memory.content_hash, text, False, chosen_now))
         return lines
 
-    def replay(self, spool: Path) -> int:
-        """Apply hook events spooled while the server was down, oldest first; returns how many."""
+    # -- the spool: every prompt and Stop event is written there first by the hook process -----
+
+    def replay(self, spool: Path, older_than: float = 0.0) -> int:
+        """Apply spooled hook events no request delivered (the server was down, or the hook process was
+        killed mid-request, as `claude -p` does at exit), oldest first; returns how many."""
         replayed = 0
-        for path in sorted(spool.glob("*.json"), key=lambda p: int(p.name.split("-", 1)[0])):
+        if not older_than:  # a server starting: a file taken by a server that died while applying it is due again
+            for orphan in spool.glob(".*.json.*.taken"):
+                os.replace(orphan, spool / orphan.name[1:].split(".json.", 1)[0] + ".json")
+        cutoff = time.time_ns() - int(older_than * 1e9)
+        paths = [p for p in spool.glob("*.json") if _spooled_at(p) <= cutoff]
+        for path in sorted(paths, key=_spooled_at):
+            claimed = _take(path)
+            if claimed is None:
+                continue  # its own request (or another replay) took it meanwhile
             try:
-                record = json.loads(path.read_text())
+                record = json.loads(claimed.read_text())
+                payload = record["payload"]
                 if record["event"] == "prompt":
-                    state = self.service.sessions.load(_session_id(record["payload"]))
-                    self._start_turn(state, str(record["payload"].get("prompt") or ""), record["payload"])
-                    self.service.sessions.save(state)
+                    self.service.sessions.update(_session_id(payload),
+                                                 lambda s: self._start_turn(s, str(payload.get("prompt") or ""), payload))
                 elif record["event"] == "stop":
-                    self.stop(record["payload"])
+                    self.stop(payload, claimed=True)
                 replayed += 1
             except (ValueError, KeyError, TypeError, VaultError) as exc:
                 log.warning("spooled hook event %s dropped: %s", path.name, exc)
-            path.unlink(missing_ok=True)
+            claimed.unlink(missing_ok=True)
         return replayed
+
+    def replay_stale(self) -> int:
+        """Events left in the spool by hook processes that died mid-request, found on the next hook call."""
+        return self.replay(self.spool, older_than=STALE_SECONDS)
+
+    def _claim(self, event: Mapping[str, Any]) -> bool:
+        """True when this request should apply its event: it names no spool file, or it took its file
+        before a replay did (a rename is atomic: exactly one of them wins)."""
+        name = event.get("spool")
+        if not isinstance(name, str):
+            return True
+        if "/" in name or name.startswith("."):
+            raise ValidationError(f"spool name {name!r} is not a file name")
+        claimed = _take(self.spool / name)
+        if claimed is None:
+            return False
+        self._claimed[name] = claimed
+        return True
+
+    def _settle(self, event: Mapping[str, Any], apply: Any) -> None:
+        """Apply the event; then drop its spool file, or put it back for a replay when applying failed."""
+        claimed = self._claimed.pop(str(event.get("spool")), None)
+        try:
+            apply()
+        except BaseException:
+            if claimed is not None:
+                os.replace(claimed, self.spool / str(event["spool"]))
+            raise
+        if claimed is not None:
+            claimed.unlink(missing_ok=True)
 
     # -- Stop ----------------------------------------------------------------------------
 
-    def stop(self, event: Mapping[str, Any]) -> dict[str, Any]:
+    def stop(self, event: Mapping[str, Any], claimed: bool = False) -> dict[str, Any]:
         session_id = _session_id(event)
+        if not claimed and not self._claim(event):
+            return {"stored": None, "reason": "replayed"}
         if event.get("stop_hook_active"):
+            self._settle(event, lambda: None)
             return {"stored": None, "reason": "stop_hook_active"}
-        state = self.service.sessions.load(session_id)
         answer = str(event.get("last_assistant_message") or "")
-        stored = None
-        if self.settings.capture_exchanges and (state.prompt or answer):
-            stored = self._capture(state, answer)
-        if state.scoring_required and not state.scored_this_turn:
-            log.warning("session %s: turn %d asked for score_memories and it was not called", session_id, state.turn)
-        state.completed = True
-        self.service.sessions.save(state)
-        return {"stored": stored, "scored": state.scored_this_turn, "scoring_required": state.scoring_required}
+        result: dict[str, Any] = {}
 
-    def _redacted(self, text: str) -> str:
-        """Captured text with credentials replaced by [REDACTED:kind]: capture is automatic, so it redacts
-        where a tool call would be refused, and a capture never fails because of a secret."""
-        return redact(text)[0] if self.service.app.config.vault.scan_secrets else text
+        def finish(state: Session) -> None:
+            stored = None
+            if self.settings.capture_exchanges and (state.prompt or answer):
+                if is_trivial_exchange(state.prompt, answer):
+                    log.info("session %s: turn %d is an acknowledgement or a scoring turn; not stored", session_id, state.turn)
+                else:
+                    stored = self.service.capture_exchange(state.id, state.prompt, answer, state.turn_shown,
+                                                           state.last_exchange)
+                    state.last_exchange = stored or state.last_exchange
+            if state.scoring_required and not state.scored_this_turn:
+                log.warning("session %s: turn %d asked for score_memories and it was not called", session_id, state.turn)
+            state.completed = True
+            result.update(stored=stored, scored=state.scored_this_turn, scoring_required=state.scoring_required)
 
-    def _capture(self, state: Session, answer: str) -> str | None:
-        prompt = self._redacted(state.prompt).strip()
-        text = f"User: {prompt}\n\nAssistant: {self._redacted(answer).strip()}"[:MAX_EXCHANGE_CHARS]
-        extra: dict[str, Any] = {"session": state.id}
-        title = "Exchange: " + (prompt.splitlines()[0][:80] if prompt else "(no prompt)")
-        curator = self.service.curator
-        # An answer built on private memories may repeat them: that exchange is private too, and is
-        # kept in the user vault when there is one (else it stays, marked private, in working/).
-        shown = [self.service.find(i) for i in state.turn_shown]
-        if any(m is not None and not vaults.visible(m, include_private=False) for m in shown):
-            extra["privacy"] = vaults.PRIVATE
-            if self.service.app.user_root is not None:
-                curator = vaults.add_side(self.service.app, vaults.PRIVATE).curator
-        if state.last_exchange and state.last_exchange in curator.index.memories:
-            extra["previous"] = state.last_exchange  # consecutive exchanges give each other context
-        try:
-            added = curator.add(text, title=title, type="history", collection="working", extra=extra)
-        except VaultError as exc:
-            log.warning("session %s: exchange not stored: %s", state.id, exc)
-            return None
-        state.last_exchange = added.memory.id
-        return added.memory.id
+        self._settle(event, lambda: self.service.sessions.update(session_id, finish))
+        return result
 
     # -- SessionStart --------------------------------------------------------------------
 
@@ -159,11 +194,15 @@ class HookHandler:
             lines += [memory_line(normalize(m), None, self.settings.content_chars) for m in standing]
         if stats["problems"]:
             lines.append(f"({stats['problems']} files in the vault could not be read; `memdir doctor` lists them.)")
-        state = self.service.sessions.load(session_id)
-        if event.get("source") in ("clear", "compact"):
-            state.shown = {}  # the earlier injections are gone from the model's context
-        state.show(((m.id, m.content_hash) for m in standing), scorable=False)
-        self.service.sessions.save(state)
+        forget = event.get("source") in ("clear", "compact")  # the earlier injections are gone from the model's context
+
+        def orient(state: Session) -> None:
+            if forget:
+                state.shown = {}
+            state.show(((m.id, m.content_hash) for m in standing), scorable=False)
+
+        self.replay_stale()
+        self.service.sessions.update(session_id, orient)
         return {"additionalContext": "\n".join(lines)}
 
 
@@ -175,6 +214,23 @@ def _slots(hits: list[Hit], settings: Any, exclude: set[str]) -> list[Hit]:
         chosen += [h for h in relevant if h.memory.collection == collection][:count]
     chosen += [h for h in relevant if h not in chosen][: settings.slots_overall]
     return sorted(chosen, key=lambda h: -h.final)
+
+
+def _spooled_at(path: Path) -> int:
+    try:
+        return int(path.name.split("-", 1)[0])
+    except ValueError:
+        return 0
+
+
+def _take(path: Path) -> Path | None:
+    """Claim a spool file by renaming it to a hidden name; None when another claim won."""
+    claimed = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.taken")
+    try:
+        os.rename(path, claimed)
+    except FileNotFoundError:
+        return None
+    return claimed
 
 
 def _session_id(event: Mapping[str, Any]) -> str:

@@ -23,7 +23,10 @@ SERVER_NAME = "memdir"
 HOOKS = (  # (Claude Code event, memdir hook, timeout in seconds, runs in the background)
     ("SessionStart", "session-start", 10, False),
     ("UserPromptSubmit", "prompt", 10, False),
-    ("Stop", "stop", 60, True),  # capturing the exchange must never hold up the next prompt
+    # Not in the background: `claude -p` kills background hooks when it exits (about 150 ms after the
+    # answer), before a hook process has even started Python. In the foreground the hook spools the
+    # event (milliseconds) and waits at most 5 s for the server; the exchange survives either way.
+    ("Stop", "stop", 60, False),
 )
 # Tools that only read, score or add: the model may call them without asking. Changing, merging
 # and deleting memories keep Claude Code's confirmation prompt.
@@ -33,6 +36,11 @@ ALLOWED_TOOLS = (
     "append_memory",
 )
 CLIENTS = ("cursor", "codex", "gemini", "opencode")
+TRUST_NOTE = (  # Claude Code's rule, which otherwise makes a fresh setup look like memdir does nothing
+    "Next, in Claude Code: start `claude` in {project} once and accept the workspace trust prompt (and the\n"
+    "memdir MCP server if it asks). Until a workspace is trusted, Claude Code ignores its hooks, permissions\n"
+    "and .mcp.json. For headless runs (claude -p, CI), set projects[\"{project}\"].hasTrustDialogAccepted\n"
+    "to true in ~/.claude.json. `memdir doctor` checks all of this.")
 
 
 @dataclass(frozen=True)
@@ -45,22 +53,27 @@ class Registration:
 
 
 def memdir_command() -> str:
-    """`memdir` when the shell finds this installation under that name, else the script's full path."""
+    """The full path of this installation's `memdir` script: Claude Code may run hooks without the
+    PATH of the shell that ran init (a hook that cannot find `memdir` fails every prompt with exit 127,
+    visible only in debug output)."""
     script = Path(sys.executable).with_name("memdir")
+    if script.exists():
+        return str(script.absolute())
     on_path = shutil.which("memdir")
-    if on_path and script.exists() and Path(on_path).resolve() == script.resolve():
-        return "memdir"
-    return str(script) if script.exists() else "memdir"
+    return str(Path(on_path).absolute()) if on_path else "memdir"
 
 
-def vault_argument(vault_root: Path, project: Path | None) -> str:
-    """How hooks and the MCP server name the vault: relative to the project when it lives inside it, so a
-    committed .claude/settings.json works in every clone; otherwise its absolute path."""
+def vault_argument(vault_root: Path, project: Path | None, scope: str = "project") -> str:
+    """How hooks and the MCP server name the vault. Inside the project it is a relative path, looked up
+    from the folder Claude Code runs in, upward (locate.py): a committed .claude/settings.json works in
+    every clone, and a user-scope registration serves each project its own vault. A vault outside the
+    project is named by its absolute path."""
     if project is not None:
         try:
-            return "${CLAUDE_PROJECT_DIR:-.}/" + vault_root.relative_to(project).as_posix()
+            relative = vault_root.relative_to(project).as_posix()
         except ValueError:
-            pass
+            return str(vault_root)
+        return "${CLAUDE_PROJECT_DIR:-.}/" + relative if scope == "project" else relative
     return str(vault_root)
 
 
@@ -72,7 +85,7 @@ def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path
         vault = vault_argument(vault_root, project)
     elif scope == "user":
         settings_path, servers_path = home / ".claude" / "settings.json", home / ".claude.json"
-        vault = str(vault_root)
+        vault = vault_argument(vault_root, project, scope)  # never one project's absolute vault for all
     else:
         raise ConfigError(f"unknown scope {scope!r}: use project or user")
     command = memdir_command()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from indexer.relations import relations_of
@@ -17,7 +18,7 @@ from vault.errors import PathError
 from vault.ids import check_id
 from vault.model import BANK_DEFAULT
 
-from . import checks
+from . import capture, checks
 from . import privacy as vaults
 from .app import App
 from .lookup import looks_like_path
@@ -292,6 +293,23 @@ class MemoryService:
 
     def _exists(self, memory_id: str) -> bool:
         return self.find(memory_id) is not None
+
+    # -- Claude Code hooks (hooks_server.py calls these, never the app underneath) ----------
+
+    def hook_settings(self) -> Any:
+        """The [context] settings: what the hooks inject and whether they capture exchanges."""
+        return self.app.config.context
+
+    def spool_folder(self) -> Path:
+        return self.app.root / capture.SPOOL
+
+    def redacted(self, text: str) -> str:
+        return capture.redacted(self.app, text)
+
+    def capture_exchange(self, session_id: str, prompt: str, answer: str, shown: Sequence[str],
+                         previous: str | None) -> str | None:
+        exchange = capture.Exchange(session_id, prompt, answer, [self.find(i) for i in shown], previous)
+        return capture.store_exchange(self.app, exchange)
 
 
 def _jsonable(values: Mapping[str, Any]) -> dict[str, Any]:

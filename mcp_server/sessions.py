@@ -58,6 +58,9 @@ class SessionStore:
     def __init__(self, vault_root: Path) -> None:
         self.folder = vault_root / ".memdir" / "sessions"
         self._lock = threading.RLock()
+        # One lock per session serializes whole read-change-write cycles of that session (a prompt hook
+        # and a late Stop hook may run at once), while other sessions proceed in parallel.
+        self._session_locks: dict[str, threading.Lock] = {}
         # client pid -> {session id: updated} of the sessions its hooks reported: asked on every tool
         # call, so it is kept here rather than found by reading every session file each time.
         self._by_client: dict[int, dict[str, float]] | None = None
@@ -84,8 +87,11 @@ class SessionStore:
             atomic.write_state(self.path(session.id), json.dumps(asdict(session), indent=1).encode(), durable=False)
 
     def update(self, session_id: str, change: Any) -> Session:
-        """Load, change (a callable taking the Session), save: one locked cycle."""
+        """Load, change (a callable taking the Session), save: one cycle no other update of this session
+        interleaves with. Every change to a session goes through here; load/save alone lose updates."""
         with self._lock:
+            session_lock = self._session_locks.setdefault(session_id, threading.Lock())
+        with session_lock:
             session = self.load(session_id)
             change(session)
             self.save(session)

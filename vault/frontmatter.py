@@ -282,7 +282,12 @@ def _render_key(segment: str | None, key: str, value: Any, newline: str) -> str:
         mini = y.load(segment.replace("\r\n", "\n"))
         old = mini[key]
         if isinstance(old, CommentedSeq) and isinstance(value, (list, tuple)):
-            old[:] = [_yaml_value(item, False) for item in value]
+            # An empty list can only be written `[]`, but ruamel does not mark it flow style: a list
+            # that starts empty (a new exchange's `outcomes: []`) must stay one line, so diffs do.
+            flow = bool(old.fa.flow_style()) or not old
+            old[:] = [_yaml_value(item, flow) for item in value]
+            if flow:
+                old.fa.set_flow_style()
         else:
             flow = isinstance(old, CommentedSeq) and old.fa.flow_style()
             mini[key] = _yaml_value(value, flow)

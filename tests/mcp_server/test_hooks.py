@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -130,3 +133,63 @@ def test_hooks_import_nothing_heavy():
              "'httpx', 'ruamel', 'vault', 'indexer') if m in sys.modules]; print(heavy)")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "[]", result.stderr
+
+
+def spool_files(root: Path) -> list[Path]:
+    return sorted((root / ".memdir" / "spool").glob("*.json"))
+
+
+def left_by_a_killed_hook(root: Path, event_name: str, payload: dict, age_seconds: float = 120) -> Path:
+    """A spool file as a hook process leaves it when `claude -p` kills it before the server took it."""
+    folder = root / ".memdir" / "spool"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{time.time_ns() - int(age_seconds * 1e9)}-4242-{event_name}.json"
+    path.write_text(json.dumps({"event": event_name, "payload": payload}))
+    return path
+
+
+def test_a_delivered_stop_event_leaves_nothing_in_the_spool(server):
+    prompt(server, "how do we make celery retries safe")
+    stop(server, "Idempotent tasks first.")
+    assert working_titles(server) == ["Exchange: how do we make celery retries safe"]
+    assert spool_files(server) == []
+
+
+def test_an_exchange_whose_hooks_were_killed_mid_request_is_stored_by_the_next_hook_call(server):
+    left_by_a_killed_hook(server, "prompt", event(server, "UserPromptSubmit", prompt="why is the deploy slow"), 130)
+    left_by_a_killed_hook(server, "stop", event(server, "Stop", stop_hook_active=False,
+                                                last_assistant_message="The image is rebuilt each time."), 120)
+    hook("session-start", event(server, "SessionStart", session_id="next-run", source="startup"), "--vault", str(server))
+    assert working_titles(server) == ["Exchange: why is the deploy slow"]
+    assert spool_files(server) == []
+
+
+def test_a_spooled_event_is_applied_once_whether_its_request_or_a_replay_takes_it(service):
+    from mcp_server.hooks_server import HookHandler
+
+    handler = HookHandler(service)
+    root = service.app.root
+    asked = left_by_a_killed_hook(root, "prompt", event(root, "UserPromptSubmit", prompt="celery retries"), 0)
+    handler.prompt({**json.loads(asked.read_text())["payload"], "spool": asked.name})
+    answer = event(root, "Stop", stop_hook_active=False, last_assistant_message="Use acks_late.")
+    spooled = left_by_a_killed_hook(root, "stop", answer, 0)
+    assert handler.replay(root / ".memdir" / "spool") == 1  # the replay takes it first ...
+    assert handler.stop({**answer, "spool": spooled.name}) == {"stored": None, "reason": "replayed"}  # ... its request then applies nothing
+    assert working_titles(root) == ["Exchange: celery retries"]
+    assert spool_files(root) == [] and not list((root / ".memdir" / "spool").glob(".*"))
+
+
+def test_a_hung_server_lets_the_prompt_through_without_context_and_keeps_the_event(hashing_example: Path):
+    root = hashing_example
+    with socket.socket() as hung:  # accepts connections and never answers
+        hung.bind(("127.0.0.1", 0))
+        hung.listen()
+        (root / ".memdir").mkdir(exist_ok=True)
+        (root / client.SERVER_FILE).write_text(json.dumps(
+            {"pid": os.getpid(), "port": hung.getsockname()[1], "token": "t", "vault": str(root)}))
+        result = hook("prompt", event(root, "UserPromptSubmit", prompt="celery retries"), "--vault", str(root))
+        assert result.returncode == 0 and result.stdout == b""
+        assert b"did not answer" in result.stderr
+        [kept] = spool_files(root)
+        assert json.loads(kept.read_text())["payload"]["prompt"] == "celery retries"
+    (root / client.SERVER_FILE).unlink()

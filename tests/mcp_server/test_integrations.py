@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import tomllib
 from pathlib import Path
@@ -44,7 +45,7 @@ def test_init_registers_three_hooks_the_server_and_tool_permissions_in_the_proje
     for event, name in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop")):
         [handler] = memdir_handlers(settings, event)
         assert f" hook {name} --vault \"${{CLAUDE_PROJECT_DIR:-.}}/.memories\"" in handler["command"]
-    assert memdir_handlers(settings, "Stop")[0]["async"] is True
+    assert "async" not in memdir_handlers(settings, "Stop")[0]  # `claude -p` kills background hooks at exit
     assert "mcp__memdir__search_memory" in settings["permissions"]["allow"]
     assert settings["enabledMcpjsonServers"] == ["memdir"]
     assert servers["mcpServers"]["memdir"]["args"] == ["mcp", "--vault", "${CLAUDE_PROJECT_DIR:-.}/.memories"]
@@ -106,7 +107,7 @@ def test_user_scope_writes_the_users_files_and_keeps_their_other_keys(project: P
     init("--claude-code", "--scope", "user")
     user_config = read(home / ".claude.json")
     assert user_config["numStartups"] == 41 and "/x" in user_config["projects"]
-    assert user_config["mcpServers"]["memdir"]["args"] == ["mcp", "--vault", str(project / ".memories")]
+    assert user_config["mcpServers"]["memdir"]["args"] == ["mcp", "--vault", ".memories"]  # each project's own
     settings = read(home / ".claude" / "settings.json")
     assert memdir_handlers(settings, "UserPromptSubmit") and "enabledMcpjsonServers" not in settings
     assert not (project / ".claude").exists()
@@ -140,3 +141,87 @@ async def test_the_allow_list_names_real_tools_and_leaves_out_the_destructive_on
     assert all(not listed[name].annotations.destructive_hint for name in integrations.ALLOWED_TOOLS)
     left_out = set(listed) - set(integrations.ALLOWED_TOOLS)
     assert left_out and all(listed[name].annotations.destructive_hint for name in left_out)
+
+
+def test_user_scope_serves_each_project_its_own_vault_from_any_subfolder(project: Path, tmp_path: Path):
+    from mcp_server.cli import vault_root
+    from mcp_server.hooks import find_vault
+
+    init("--claude-code", "--scope", "user")
+    other = tmp_path / "other-project"
+    (other / "src" / "billing").mkdir(parents=True)
+    os.chdir(other)
+    init()  # a second project with its own vault, registered nowhere
+    home = Path(os.environ["HOME"])
+    [handler] = memdir_handlers(read(home / ".claude" / "settings.json"), "UserPromptSubmit")
+    hook_args = shlex.split(handler["command"])[3:]  # memdir hook prompt --vault X
+    server_args = read(home / ".claude.json")["mcpServers"]["memdir"]["args"]
+    for where, vault in ((project, project / ".memories"), (other / "src" / "billing", other / ".memories")):
+        assert find_vault(hook_args[1], str(where)) == vault
+        os.chdir(where)
+        assert vault_root(Path(server_args[2])) == vault
+
+
+def test_the_project_mcp_server_finds_its_vault_when_claude_code_starts_in_a_subfolder(project: Path):
+    from mcp_server.cli import vault_root
+
+    init("--claude-code")
+    args = read(project / ".mcp.json")["mcpServers"]["memdir"]["args"]
+    (project / "src" / "billing").mkdir(parents=True)
+    os.chdir(project / "src" / "billing")
+    unset = args[2].replace("${CLAUDE_PROJECT_DIR:-.}", ".")  # what Claude Code passes: the variable is unset
+    assert vault_root(Path(unset)) == project / ".memories"
+
+
+def test_init_writes_the_full_path_of_the_memdir_script_so_hooks_run_without_path(project: Path):
+    init("--claude-code")
+    [handler] = memdir_handlers(read(project / ".claude" / "settings.json"), "UserPromptSubmit")
+    command = shlex.split(handler["command"])[0]
+    assert Path(command).is_absolute() and os.access(command, os.X_OK)
+    result = subprocess.run(["/bin/sh", "-c", handler["command"]], input=b"{}", capture_output=True, timeout=60,
+                            env={"HOME": os.environ["HOME"], "PATH": "/nonexistent", "CLAUDE_PROJECT_DIR": str(project)})
+    assert result.returncode == 0 and b"no session_id" in result.stderr
+
+
+def doctor_findings(project: Path) -> dict[str, dict]:
+    result = CliRunner().invoke(cli, ["doctor", "--json"])
+    assert result.exit_code == 0, result.output
+    return {finding["check"]: finding for finding in json.loads(result.output)["claude_code"]}
+
+
+def test_init_ends_by_saying_claude_code_must_trust_the_workspace(project: Path):
+    output = init("--claude-code")
+    assert "accept the workspace trust prompt" in output and "hasTrustDialogAccepted" in output
+    assert "memdir doctor" in output.splitlines()[-1]
+
+
+def test_doctor_says_the_workspace_is_not_trusted_until_claude_json_trusts_it(project: Path):
+    init("--claude-code")
+    home = Path(os.environ["HOME"])
+    (home / ".claude.json").write_text(json.dumps({"projects": {str(project): {"hasTrustDialogAccepted": False}}}))
+    findings = doctor_findings(project)
+    assert findings["hooks"]["ok"] and findings["hook command"]["ok"] and findings["mcp server"]["ok"]
+    assert not findings["workspace trust"]["ok"] and "not trusted yet" in findings["workspace trust"]["detail"]
+    (home / ".claude.json").write_text(json.dumps({"projects": {str(project): {"hasTrustDialogAccepted": True}}}))
+    assert doctor_findings(project)["workspace trust"]["ok"]
+
+
+def test_doctor_names_a_missing_hook_and_a_hook_command_that_cannot_run(project: Path):
+    init("--claude-code")
+    path = project / ".claude" / "settings.json"
+    settings = read(path)
+    del settings["hooks"]["Stop"]
+    for group in settings["hooks"]["UserPromptSubmit"]:
+        for handler in group["hooks"]:
+            handler["command"] = handler["command"].replace(shlex.split(handler["command"])[0], "/gone/bin/memdir")
+    path.write_text(json.dumps(settings))
+    findings = CliRunner().invoke(cli, ["doctor"]).output
+    assert "Claude Code MISSING: no memdir hook for Stop" in findings
+    assert "Claude Code MISSING: hook command /gone/bin/memdir not found" in findings
+
+
+def test_doctor_says_nothing_about_claude_code_for_a_user_without_it(project: Path):
+    home = Path(os.environ["HOME"])
+    assert not (home / ".claude.json").exists() and not (home / ".claude").exists()
+    init()
+    assert doctor_findings(project) == {}

@@ -69,3 +69,35 @@ def test_a_tool_call_joins_the_latest_session_whose_hooks_came_from_the_same_cli
     assert SessionStore(tmp_path).latest_of_client(77, excluding="mcp-1") == "hook-new"  # rebuilt from the files
     store.update("hook-old", lambda s: None)  # touched last: now the latest of client 4242
     assert store.latest_of_client(4242, excluding="mcp-1") == "hook-old"
+
+
+def test_a_stop_hook_arriving_during_a_prompt_hook_loses_neither_update(hashing_example: Path):
+    import threading
+
+    app = App(hashing_example)
+    service = MemoryService(app)
+    handler = HookHandler(service)
+    base = {"session_id": "s1", "cwd": str(hashing_example)}
+    handler.prompt({**base, "prompt": "celery retries"})
+    stop_loaded = threading.Event()
+    load, hits = service.sessions.load, service.hits
+
+    def watched_load(session_id):
+        if threading.current_thread().name == "stop":
+            stop_loaded.set()
+        return load(session_id)
+
+    def searching_while_the_stop_hook_arrives(request):
+        stop.start()
+        stop_loaded.wait(timeout=0.5)  # bounded: an interleaving Stop hook would load the session right now
+        return hits(request)
+
+    stop = threading.Thread(name="stop", target=lambda: handler.stop({**base, "last_assistant_message": "acks_late"}))
+    service.sessions.load, service.hits = watched_load, searching_while_the_stop_hook_arrives
+    try:
+        handler.prompt({**base, "prompt": "and the visibility timeout"})
+        stop.join(timeout=60)
+        final = load("s1")
+        assert final.completed and final.last_exchange is not None and final.turn == 2
+    finally:
+        app.close()

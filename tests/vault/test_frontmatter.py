@@ -162,3 +162,13 @@ def test_patching_never_disturbs_other_keys_and_always_reads_back_what_was_set(o
     for key, value in original.items():
         if key not in updates:
             assert loaded[key] == fm.load(base).data[key]
+
+
+def test_a_list_that_starts_empty_stays_on_one_line_when_it_gets_items():
+    created = fm.render_new({"id": "m-1", "outcomes": [], "tags": [], "uses": 0}, "body\n")
+    before = fm.split(created).frontmatter
+    assert "outcomes: []\n" in before
+    scored = fm.patch(before, {"outcomes": ["worked"], "uses": 1, "tags": ["celery", "retries"]})
+    changed = [line for line in scored.splitlines() if line not in before.splitlines()]
+    assert changed == ["outcomes: [worked]", "tags: [celery, retries]", "uses: 1"]
+    assert fm.load(scored).data["outcomes"] == ["worked"]

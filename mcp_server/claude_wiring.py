@@ -1,0 +1,132 @@
+"""`memdir doctor`'s look at the Claude Code wiring: hooks, their command, the MCP server, workspace trust.
+
+Claude Code ignores a project's hooks, permissions and `.mcp.json` server until the user has
+trusted the workspace (`projects[<dir>].hasTrustDialogAccepted` in `~/.claude.json`), and a hook
+whose command it cannot find fails silently (exit 127 in the debug log). memdir then seems to
+do nothing; these checks say which piece is missing and how to add it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .integrations import HOOKS, SERVER_NAME
+
+TRUST_ADVICE = ("open Claude Code in {project} once (`claude`) and accept the trust prompt, or set "
+                "projects[\"{project}\"].hasTrustDialogAccepted to true in {config} (headless runs)")
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    ok: bool
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_claude_code(project: Path, home: Path) -> list[Finding]:
+    """What is and is not wired for Claude Code in `project`; [] when Claude Code is not set up for this
+    user at all (no ~/.claude.json, no ~/.claude) and nothing names memdir."""
+    user_config_path = home / ".claude.json"
+    user_config = _read(user_config_path)
+    settings_files = [project / ".claude" / "settings.json", project / ".claude" / "settings.local.json",
+                      home / ".claude" / "settings.json"]
+    hooks = {path: _memdir_hooks(_read(path)) for path in settings_files}
+    server = _server_entry(project, user_config)
+    if not any(hooks.values()) and server is None and not user_config_path.exists() and not (home / ".claude").is_dir():
+        return []
+    findings = [_hooks_finding(hooks)]
+    commands = sorted({command for found in hooks.values() for command in found.values()})
+    findings += [_command_finding(command) for command in commands]
+    findings.append(Finding("mcp server", server is not None,
+                            f"memdir MCP server registered in {server}" if server else
+                            "no memdir MCP server in .mcp.json or ~/.claude.json: run memdir init --claude-code"))
+    findings.append(_trust_finding(project, user_config, user_config_path))
+    return findings
+
+
+def _hooks_finding(hooks: dict[Path, dict[str, str]]) -> Finding:
+    registered = {event for found in hooks.values() for event in found}
+    missing = [event for event, *_ in HOOKS if event not in registered]
+    where = ", ".join(str(path) for path, found in hooks.items() if found)
+    if missing:
+        return Finding("hooks", False, f"no memdir hook for {', '.join(missing)}: run memdir init --claude-code")
+    return Finding("hooks", True, f"SessionStart, UserPromptSubmit and Stop hooks registered in {where}")
+
+
+def _command_finding(command: str) -> Finding:
+    path = Path(command)
+    found = path.is_file() if path.is_absolute() else shutil.which(command) is not None
+    if found:
+        return Finding("hook command", True, f"hook command {command} found")
+    return Finding("hook command", False, f"hook command {command} not found: Claude Code's hooks would fail with "
+                                          "exit 127; run memdir init --claude-code again from this installation")
+
+
+def _server_entry(project: Path, user_config: dict[str, Any]) -> str | None:
+    if SERVER_NAME in _servers(_read(project / ".mcp.json")):
+        return str(project / ".mcp.json")
+    project_entry = _project_entry(project, user_config)
+    if SERVER_NAME in _servers(user_config) or SERVER_NAME in _servers(project_entry):
+        return "~/.claude.json"
+    return None
+
+
+def _trust_finding(project: Path, user_config: dict[str, Any], path: Path) -> Finding:
+    advice = TRUST_ADVICE.format(project=project, config=path)
+    if not path.is_file():
+        return Finding("workspace trust", False, f"{path} not found, so Claude Code has trusted no workspace yet: {advice}")
+    trusted = next((folder for folder in (project, *project.parents)
+                    if _project_entry(folder, user_config).get("hasTrustDialogAccepted") is True), None)
+    if trusted is None:
+        return Finding("workspace trust", False, f"{project} is not trusted yet: Claude Code ignores its hooks and "
+                                                 f".mcp.json server until it is; {advice}")
+    return Finding("workspace trust", True, f"{trusted} is trusted in {path}")
+
+
+def _memdir_hooks(settings: dict[str, Any]) -> dict[str, str]:
+    """Claude Code event -> the executable of memdir's hook handler for it."""
+    found = {}
+    table = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+    for event, *_ in HOOKS:
+        groups = table.get(event) if isinstance(table.get(event), list) else []
+        for group in groups:
+            handlers = group.get("hooks") if isinstance(group, dict) and isinstance(group.get("hooks"), list) else []
+            for handler in handlers:
+                words = _words(handler.get("command") if isinstance(handler, dict) else None)
+                if len(words) > 1 and words[1] == "hook" and Path(words[0]).name.startswith("memdir"):
+                    found[event] = words[0]
+    return found
+
+
+def _words(command: Any) -> list[str]:
+    try:
+        return shlex.split(command) if isinstance(command, str) else []
+    except ValueError:
+        return []
+
+
+def _project_entry(folder: Path, user_config: dict[str, Any]) -> dict[str, Any]:
+    projects = user_config.get("projects") if isinstance(user_config.get("projects"), dict) else {}
+    entry = projects.get(str(folder))
+    return entry if isinstance(entry, dict) else {}
+
+
+def _servers(config: dict[str, Any]) -> dict[str, Any]:
+    servers = config.get("mcpServers")
+    return servers if isinstance(servers, dict) else {}
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -1,0 +1,48 @@
+"""The real Claude Code, installed from npm into a cache folder outside the repository.
+
+Versions: the pinned one and the current one (`MEMDIR_E2E_CLAUDE_VERSIONS` overrides, comma
+separated). The cache is `$MEMDIR_E2E_CACHE`, else `~/.cache/memdir-e2e` (of the real HOME, read
+before the tests replace HOME). An install is reused while its binary answers `--version`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+PINNED = "2.1.197"
+VERSIONS = tuple(v.strip() for v in os.environ.get("MEMDIR_E2E_CLAUDE_VERSIONS", f"{PINNED},latest").split(",") if v.strip())
+CACHE = Path(os.environ.get("MEMDIR_E2E_CACHE") or Path.home() / ".cache" / "memdir-e2e")
+INSTALL_SECONDS = 600
+
+
+class Unavailable(Exception):
+    """npm, node or the package cannot be had here: the end-to-end test skips with this reason."""
+
+
+def claude_binary(version: str) -> Path:
+    """The `claude` executable of `version`, installed into the cache on first use."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        raise Unavailable("node and npm are needed to install @anthropic-ai/claude-code; neither is on PATH")
+    folder = CACHE / f"claude-code-{version}"
+    binary = folder / "node_modules" / ".bin" / "claude"
+    if version == "latest" or not _answers(binary):
+        folder.mkdir(parents=True, exist_ok=True)
+        result = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder),
+                                 f"@anthropic-ai/claude-code@{version}"], capture_output=True, timeout=INSTALL_SECONDS)
+        if result.returncode != 0 and not _answers(binary):
+            tail = result.stderr.decode(errors="replace").strip().splitlines()[-3:]
+            raise Unavailable(f"npm install @anthropic-ai/claude-code@{version} failed: {' / '.join(tail)}")
+    if not _answers(binary):
+        raise Unavailable(f"{binary} does not run (its native binary is an optional npm dependency)")
+    return binary
+
+
+def _answers(binary: Path) -> bool:
+    try:
+        return binary.exists() and subprocess.run([str(binary), "--version"], capture_output=True,
+                                                  timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
