@@ -24,6 +24,7 @@ from vault.errors import ValidationError
 from vault.model import Memory
 from vault.normalize import normalize
 
+from . import timewords
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, chunks_for
 from .index import Index
 from .keyword import KeywordFilter, KeywordHit, query_terms
@@ -157,6 +158,8 @@ class Searcher:
         if request.query and request.query.strip() and request.mode in ("hybrid", "vector"):
             embedding = _QUERY_EMBEDDING.submit(self.index.embedder.embed_query, request.query)
         with self.index.lock:
+            if request.query and request.query.strip() and timewords.is_vague(request.query):
+                return self._vague(request, now, limit)
             allowed = self._allowed(request, now)
             if not request.query or not request.query.strip():
                 return self._timeline(allowed, request, now, limit)
@@ -228,6 +231,22 @@ class Searcher:
                 for m in allowed.values()]
         order = request.sort_by if request.sort_by != "relevance" else "recency"
         return order_hits(hits, order)[:limit]
+
+    def _vague(self, request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
+        """A query that names no subject ("what did we work on yesterday") is answered by a timeline:
+        of the caller's window, else of the window its time words name, else of the newest memories.
+        Relevance ranking has nothing to match in it and returned nothing."""
+        has_window = request.days_back is not None or request.after is not None or request.before is not None
+        if not has_window:
+            start = timewords.window_start(request.query or "", now)
+            windowed = replace(request, after=start) if start is not None else None
+            if windowed is not None:
+                hits = self._timeline(self._allowed(windowed, now), windowed, now, limit)
+                if hits:
+                    return hits
+            # "what am I working on right now" after a quiet week: the newest memories still answer it.
+            request = replace(request, after=datetime.min.replace(tzinfo=timezone.utc))
+        return self._timeline(self._allowed(request, now), request, now, limit)
 
     def _retrieve(self, request: SearchRequest, allowed: dict[str, Memory],
                   embedding: Future[np.ndarray] | None = None) -> dict[str, _Candidate]:
@@ -513,7 +532,8 @@ def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:
     elif sort_by == "score":
         key = lambda h: (h.memory.score, h.final)  # noqa: E731
     elif sort_by == "relevance":
-        key = lambda h: (h.final, h.relevance)  # noqa: E731
+        # Timeline hits (final 0) from several vaults still come newest first.
+        key = lambda h: (h.final, h.relevance, h.memory.created_at.timestamp() if h.memory.created_at else float("-inf"))  # noqa: E731
     else:
         raise ValidationError("sort_by must be relevance, recency or score")
     return sorted(hits, key=lambda h: (*key(h), h.memory.id), reverse=True)
