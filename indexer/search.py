@@ -20,9 +20,11 @@ from typing import Iterable, Literal
 
 import numpy as np
 
+from vault import lifecycle
 from vault.errors import ValidationError
 from vault.model import Memory
 from vault.normalize import normalize
+from vault.settings import LifecycleSettings
 
 from . import timewords
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, chunks_for
@@ -140,12 +142,14 @@ class _Units:
 class Searcher:
     """Answers SearchRequests against a (shared, live) Index."""
 
-    def __init__(self, index: Index, settings: SearchSettings, quality: QualityFn | None = None) -> None:
+    def __init__(self, index: Index, settings: SearchSettings, quality: QualityFn | None = None,
+                 lifecycle: LifecycleSettings | None = None) -> None:
         self.index = index
         self.settings = settings
         self.quality = quality or QualityModel()
+        self.lifecycle = lifecycle  # when set, memories the next lifecycle run removes are left out now
         index.keyword.set_weighting(settings.bm25_b, settings.bm25_k1)
-        self._unfiltered: tuple[tuple[int, bool], dict[str, Memory]] | None = None  # (index version, superseded?) -> allowed
+        self._unfiltered: tuple[tuple[int, bool, int], dict[str, Memory]] | None = None  # (index version, superseded?, minute) -> allowed
 
     def search(self, request: SearchRequest) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
@@ -185,7 +189,8 @@ class Searcher:
         is kept until the index changes (walking 10k memories cost several ms per search)."""
         unfiltered = not (request.collections or request.types or request.tags or request.after or request.before
                           or request.days_back is not None or request.privacy is not None or request.sources is not None)
-        key = (self.index.version, request.include_superseded)
+        # Expiry depends on the clock: a memory that expires now leaves the cached set within a minute.
+        key = (self.index.version, request.include_superseded, int(now.timestamp() // 60) if self.lifecycle else 0)
         if unfiltered and self._unfiltered is not None and self._unfiltered[0] == key:
             return self._unfiltered[1]
         allowed = self._filter(request, now)
@@ -216,6 +221,8 @@ class Searcher:
             ):
                 continue
             if not request.include_superseded and (memory.status in HIDDEN_STATUSES or memory_id in hidden):
+                continue
+            if not request.include_superseded and self.lifecycle and lifecycle.leaving(memory, now, self.lifecycle):
                 continue
             if request.privacy is not None and memory.privacy not in request.privacy:
                 continue

@@ -52,7 +52,7 @@ def open_side(root: Path, source: str, config: Config, embedder: Embedder, searc
     index = Index.open(vault, embedder, writable=writable, progress=progress)
     curator = Curator(index, config.scoring, config.lifecycle, config.dedup,
                       outcome_history=config.vault.outcome_history, max_content_chars=config.vault.max_content_chars)
-    return Side(source, root, config, vault, index, Searcher(index, search), curator)
+    return Side(source, root, config, vault, index, Searcher(index, search, lifecycle=config.lifecycle), curator)
 
 
 class App:

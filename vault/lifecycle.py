@@ -49,6 +49,13 @@ def plan(memories: Iterable[Memory], now: datetime, settings: LifecycleSettings)
     return decisions
 
 
+def leaving(m: Memory, now: datetime, settings: LifecycleSettings) -> str:
+    """Why the next lifecycle run will remove or archive this memory ("" when it stays). Readers
+    leave such memories out at once: an expired memory must not be served while it waits for a run."""
+    decision = _decide(m, now, settings)
+    return decision.why if decision is not None and decision.action in ("remove", "archive") else ""
+
+
 def _decide(m: Memory, now: datetime, s: LifecycleSettings) -> Decision | None:
     def make(action: str, to: str | None, why: str) -> Decision:
         return Decision(m.id, m.path, action, m.collection, to, why)

@@ -1,0 +1,16 @@
+"""The server's read paths (search, the prompt hook's KNOWN CONTEXT) leave out memories the lifecycle removes."""
+
+from __future__ import annotations
+
+from mcp_server.hooks_server import HookHandler
+
+STALE_WORKING = "m-3c8e1b75"  # working/next-session-todo.md: days old, never promoted
+
+
+def test_a_working_memory_waiting_for_removal_is_not_searched_or_injected_but_shown_with_all(service):
+    query = "fly status tidewater-staging count beat machines scale"
+    assert STALE_WORKING not in [r["id"] for r in service.search(query=query)["results"]]
+    assert STALE_WORKING in [r["id"] for r in service.search(query=query, include_superseded=True)["results"]]
+    output = HookHandler(service).prompt({"session_id": "s-expiry", "prompt": query,
+                                                    "hook_event_name": "UserPromptSubmit"})
+    assert STALE_WORKING not in str(output)
