@@ -148,6 +148,7 @@ class Searcher:
         self.settings = settings
         self.quality = quality or QualityModel()
         self.lifecycle = lifecycle  # when set, memories the next lifecycle run removes are left out now
+        self._leaving_cache: tuple[tuple[int, int], frozenset[str]] | None = None
         index.keyword.set_weighting(settings.bm25_b, settings.bm25_k1)
         self._unfiltered: tuple[tuple[int, bool, int], dict[str, Memory]] | None = None  # (index version, superseded?, minute) -> allowed
 
@@ -206,6 +207,7 @@ class Searcher:
             cutoff = now - timedelta(days=request.days_back)
             after = max(after, cutoff) if after else cutoff
         hidden = set() if request.include_superseded else self.index.graph.superseded_ids()
+        leaving = frozenset() if request.include_superseded else self._leaving(now)
         wanted_tags = {t.lower().lstrip("#") for t in request.tags}
         allowed: dict[str, Memory] = {}
         for memory_id, memory in self.index.memories.items():
@@ -222,7 +224,7 @@ class Searcher:
                 continue
             if not request.include_superseded and (memory.status in HIDDEN_STATUSES or memory_id in hidden):
                 continue
-            if not request.include_superseded and self.lifecycle and lifecycle.leaving(memory, now, self.lifecycle):
+            if memory_id in leaving:
                 continue
             if request.privacy is not None and memory.privacy not in request.privacy:
                 continue
@@ -230,6 +232,17 @@ class Searcher:
                 continue
             allowed[memory_id] = memory
         return allowed
+
+    def _leaving(self, now: datetime) -> frozenset[str]:
+        """The memories the next lifecycle run removes or archives; kept per index version and minute
+        (deciding costs about 1.4 µs a memory, 14 ms at 10k: too much for every filtered search)."""
+        if self.lifecycle is None:
+            return frozenset()
+        key = (self.index.version, int(now.timestamp() // 60))
+        if self._leaving_cache is None or self._leaving_cache[0] != key:
+            ids = frozenset(i for i, m in self.index.memories.items() if lifecycle.leaving(m, now, self.lifecycle))
+            self._leaving_cache = (key, ids)
+        return self._leaving_cache[1]
 
     def _timeline(self, allowed: dict[str, Memory], request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
         if request.days_back is None and request.after is None and request.before is None:
