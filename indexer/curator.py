@@ -15,6 +15,8 @@ import numpy as np
 
 from vault import Change, Memory, ValidationError
 from vault import lifecycle as lifecycle_rules
+from vault import trash
+from vault.errors import ConflictError, NotFoundError
 from vault.model import COLLECTIONS, PRIVACY, STATUSES, TYPES
 from vault.scoring import COUNTER_KEYS, check_outcome, initial_score, outcome_updates
 from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
@@ -190,6 +192,23 @@ class Curator:
         if self.index.writable:
             self.index.sync([memory.path])
         return destination
+
+    def restore(self, memory_id: str) -> Memory:
+        """Put the newest trashed copy of `memory_id` back where it was; refuse when the id or the
+        place is taken (a restore must never shadow or overwrite a live memory)."""
+        if memory_id in self.index.memories:
+            raise ConflictError(f"{memory_id} is not deleted: it lives at {self.index.memories[memory_id].path}")
+        copies = trash.trashed_copies(self.vault.root, memory_id)
+        if not copies:
+            raise NotFoundError(f"no trashed copy of {memory_id} in {trash.TRASH}/")
+        newest = copies[0]
+        if (self.vault.root / newest.original_path).exists():
+            raise ConflictError(f"cannot restore {memory_id} to {newest.original_path}: another file is there now; "
+                                f"move it aside or copy {newest.trash_path} by hand")
+        restored = self.vault.restore(newest.trash_path, newest.original_path)
+        if self.index.writable:
+            self.index.sync([restored.path])
+        return restored
 
     def _write(self, memory: Memory, change: Change, allow_secrets: bool = False) -> Memory:
         written = self.vault.edit(memory, change, allow_secrets=allow_secrets)

@@ -359,6 +359,34 @@ def gc(dry_run: bool, vault_path: Path) -> None:
     click.echo(render.lifecycle(decisions, dry_run))
 
 
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+@vault_option
+def stats(as_json: bool, vault_path: Path) -> None:
+    """Count the vault's memories by collection and type, scored, superseded and problem files."""
+    with service(vault_path) as svc:
+        report = svc.stats()
+    emit_json(report) if as_json else click.echo(render.stats(report))
+
+
+@cli.command()
+@click.argument("memory_id")
+@vault_option
+def delete(memory_id: str, vault_path: Path) -> None:
+    """Move a memory's file to .trash/ (`memdir restore ID` brings it back)."""
+    with service(vault_path) as svc:
+        click.echo(render.deleted(svc.delete(memory_id=memory_id)))
+
+
+@cli.command()
+@click.argument("memory_id")
+@vault_option
+def restore(memory_id: str, vault_path: Path) -> None:
+    """Put a deleted memory back from .trash/ where it was; refuses if its id or place is taken."""
+    with service(vault_path) as svc:
+        click.echo(render.restored(svc.restore(memory_id=memory_id)))
+
+
 @cli.command(name="suggest-merges")
 @click.option("--threshold", type=float, help="Cosine similarity that makes two memories candidates (default 0.85).")
 @click.option("--type", "memory_type", help="Only memories of this type.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .outward import DATA_NOTE, HitOut, hit_lines, or_default, place, quote, uses_label
+from .outward import DATA_NOTE, HitOut, hit_lines, neutral, or_default, place, quote, uses_label
 
 
 def stats_label(shape: Mapping[str, Any]) -> str:
@@ -178,8 +178,12 @@ def deleted(data: Mapping[str, Any]) -> str:
     return f"moved [id:{data['id']}] {quote(data['title'], 120)} to {data['moved_to']} (restore it from there if needed)"
 
 
+def restored(data: Mapping[str, Any]) -> str:
+    return f"restored [id:{data['id']}] {quote(data['title'], 120)} to {data['restored_to']}"
+
+
 def full_memory(shape: Mapping[str, Any]) -> str:
-    body = "\n".join("│ " + line for line in shape["content"].replace("«", "‹").replace("»", "›").splitlines())
+    body = "\n".join("│ " + line for line in neutral(shape["content"]).splitlines())
     head = f"[{place(shape)}] ({stats_label(shape) or 'no age'}) [id:{shape['id']}] {quote(shape['title'], 200)}"
     lines = [DATA_NOTE, head, f"type: {shape['type']} · path: {shape['path']} · status: {shape['status']}"]
     if shape.get("tags"):

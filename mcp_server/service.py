@@ -222,6 +222,19 @@ class MemoryService:
         memory = side.index.get(memory_id)
         return {"id": memory.id, "title": memory.title, "moved_to": side.curator.delete(memory.id)}
 
+    def restore(self, memory_id: str) -> dict[str, Any]:
+        """Bring a deleted memory back from .trash/ (the project vault's, else the user vault's)."""
+        check_id(memory_id)
+        errors = []
+        for side in self.app.sides(include_user=True):
+            try:
+                memory = side.curator.restore(memory_id)
+            except NotFoundError as exc:
+                errors.append(str(exc))
+                continue
+            return {"id": memory.id, "title": memory.title, "restored_to": memory.path}
+        raise NotFoundError(errors[0] if errors else f"no trashed copy of {memory_id}")
+
     def record_response(self, key_takeaway: str, initial_score: str | None = None,
                         session: str | None = None, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
         extra = {"privacy": privacy} if privacy != "shared" else None

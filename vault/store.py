@@ -135,6 +135,9 @@ class Vault:
     def trash(self, memory: Memory) -> str:
         return self.writer.trash(memory)
 
+    def restore(self, trash_path: str, relative_path: str) -> Memory:
+        return self.writer.restore(trash_path, relative_path)
+
 
 def new_memory_fields(
     content: str,
