@@ -22,6 +22,7 @@ from vault.scoring import COUNTER_KEYS, check_outcome, initial_score, outcome_up
 from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
 from vault.store import new_memory_fields
 
+from . import reversal
 from .index import Index
 
 CONFLICT_TYPES = frozenset({"preference", "decision", "fact", "constraint"})
@@ -93,11 +94,16 @@ class Curator:
         # and it is the memory about to be written, whose text the index will want anyway.
         vector = self.index.embedder.embed([_embedding_text(fields["title"], content)])[0]
         similar = self._similar(vector, exclude=())
-        near = tuple(s for s in similar if s.similarity >= self.dedup.near_duplicate)
+        # A statement that reverses a similar one (order flipped, negated, a value changed) is a
+        # conflict however close the vectors are: merging the two would destroy the newer decision.
+        reversed_ids = {s.id for s in similar if s.similarity >= self.dedup.possible_conflict
+                        and reversal.reverses(self.index.memories[s.id].body, content)}
+        near = tuple(s for s in similar if s.similarity >= self.dedup.near_duplicate and s.id not in reversed_ids)
         conflicts = tuple(
             s for s in similar
-            if fields["type"] in CONFLICT_TYPES and self.index.memories[s.id].type == fields["type"]
-            and self.dedup.possible_conflict <= s.similarity < self.dedup.near_duplicate
+            if s.id in reversed_ids
+            or (fields["type"] in CONFLICT_TYPES and self.index.memories[s.id].type == fields["type"]
+                and self.dedup.possible_conflict <= s.similarity < self.dedup.near_duplicate)
         )
         memory = self._create(fields, content, allow_secrets)
         return Added(memory, "created", near, conflicts)
@@ -264,7 +270,8 @@ class Curator:
         for memory_id in candidates:
             for unit in self.index.entries[self.index.memories[memory_id].path].unit_ids[:1]:
                 for other in self._similar(self.index.vectors.vector(unit), exclude=(memory_id,), k=5):
-                    if other.id in parent and other.similarity >= threshold:
+                    if other.id in parent and other.similarity >= threshold and not reversal.reverses(
+                            self.index.memories[memory_id].body, self.index.memories[other.id].body):
                         a, b = root(memory_id), root(other.id)
                         if a != b:
                             parent[max(a, b)] = min(a, b)

@@ -1,0 +1,88 @@
+"""A labelled set of memory pairs: what a curator must tell apart before it suggests a merge.
+
+duplicate     the same statement again, near word for word
+paraphrase    the same fact in other words (a merge is right)
+contradiction same subject, reversed: order flipped, negated, or a value changed (never merge)
+related       same topic, different facts (keep both)
+unrelated     different topics
+"""
+
+PAIRS: list[tuple[str, str, str]] = [
+    # duplicate
+    ("Dana prefers pip over uv for the billing service.", "Dana prefers pip over uv for the billing service", "duplicate"),
+    ("Local development uses docker compose with the postgres:16 image.",
+     "Local development uses docker compose with the postgres:16 image", "duplicate"),
+    ("Run the migrations before deploying the API.", "Run the migrations before deploying the API!", "duplicate"),
+    ("The ledger service writes with Postgres advisory locks.", "The ledger service writes with postgres advisory locks.",
+     "duplicate"),
+    ("Tokens are issued in services/auth.py with a 15 minute TTL.",
+     "Tokens are issued in services/auth.py with a 15 minute TTL", "duplicate"),
+    ("CI runs the test suite on Python 3.12.", "CI runs the test suite on Python 3.12", "duplicate"),
+    ("Never commit .env files to the repository.", "Never commit .env files to the repository", "duplicate"),
+    ("The staging cluster lives in eu-west-1.", "The staging cluster lives in eu-west-1", "duplicate"),
+    # paraphrase
+    ("Local development uses docker compose with the postgres:16 image.",
+     "For local dev we run postgres:16 through docker compose.", "paraphrase"),
+    ("Deploys of the billing service go through the blue-green switch.",
+     "The billing service is deployed with a blue-green switch.", "paraphrase"),
+    ("Celery tasks must be idempotent before autoretry is turned on.",
+     "Make a Celery task idempotent before you give it autoretry.", "paraphrase"),
+    ("The FX rates come from the ECB reference feed.", "We take exchange rates from the ECB reference rates.",
+     "paraphrase"),
+    ("Format Python code with ruff format.", "Python code is formatted with ruff format.", "paraphrase"),
+    ("The API returns 429 when a client exceeds 100 requests per minute.",
+     "Clients above 100 requests per minute get HTTP 429 from the API.", "paraphrase"),
+    ("Dana reviews every change to the ledger schema.", "Every ledger schema change is reviewed by Dana.", "paraphrase"),
+    ("Integration tests need the fake S3 server running on port 9000.",
+     "Start the fake S3 server on port 9000 before the integration tests.", "paraphrase"),
+    ("Do not commit .env files to the repository.", "Never commit .env files to the repository.", "paraphrase"),
+    ("Use uv instead of pip for new services.", "New services use uv rather than pip.", "paraphrase"),
+    ("Dana asked us to run the linter before every push.", "Run the linter before each push, as Dana asked.",
+     "paraphrase"),
+    # contradiction
+    ("Dana prefers pip over uv for the billing service.", "Dana prefers uv over pip for the billing service.",
+     "contradiction"),
+    ("Local development uses docker compose with the postgres:16 image.",
+     "Local development uses docker compose with the postgres:15 image.", "contradiction"),
+    ("Run the migrations before deploying the API.", "Deploy the API before running the migrations.", "contradiction"),
+    ("Tokens are issued in services/auth.py with a 15 minute TTL.",
+     "Tokens are issued in services/auth.py with a 30 minute TTL.", "contradiction"),
+    ("Use feature flags for the checkout redesign.", "Do not use feature flags for the checkout redesign.",
+     "contradiction"),
+    ("The nightly export job is enabled in production.", "The nightly export job is disabled in production.",
+     "contradiction"),
+    ("CI runs the test suite on Python 3.12.", "CI runs the test suite on Python 3.11.", "contradiction"),
+    ("We squash-merge pull requests into main.", "We never squash-merge pull requests into main.", "contradiction"),
+    ("The webhook handler is synchronous.", "The webhook handler is async.", "contradiction"),
+    ("Retries are allowed for the payment capture call.", "Retries are not allowed for the payment capture call.",
+     "contradiction"),
+    ("Prefer Redis locks over Postgres advisory locks for imports.",
+     "Prefer Postgres advisory locks over Redis locks for imports.", "contradiction"),
+    ("The request timeout for the ledger API is 5 seconds.", "The request timeout for the ledger API is 30 seconds.",
+     "contradiction"),
+    ("Always pin the Node version in .nvmrc.", "Never pin the Node version in .nvmrc.", "contradiction"),
+    ("The team uses tabs for indentation in Go files.", "The team uses spaces, not tabs, for indentation in Go files.",
+     "contradiction"),
+    # related
+    ("Local development uses docker compose with the postgres:16 image.",
+     "The docker compose file also starts a Redis 7 container for the job queue.", "related"),
+    ("Deploys of the billing service go through the blue-green switch.",
+     "The blue-green switch keeps the old billing pods for 30 minutes after a deploy.", "related"),
+    ("Dana prefers pip over uv for the billing service.", "Dana reviews every change to the ledger schema.", "related"),
+    ("Celery tasks must be idempotent before autoretry is turned on.",
+     "The import worker runs Celery with a concurrency of 4.", "related"),
+    ("Tokens are issued in services/auth.py with a 15 minute TTL.",
+     "Refresh tokens are stored hashed in the sessions table.", "related"),
+    ("CI runs the test suite on Python 3.12.", "CI caches the pip wheels between runs.", "related"),
+    ("The FX rates come from the ECB reference feed.", "The FX fetch job runs at 16:30 CET every weekday.", "related"),
+    ("Run the migrations before deploying the API.", "Migrations live in db/migrations and are numbered.", "related"),
+    # unrelated
+    ("Dana prefers pip over uv for the billing service.", "The staging cluster lives in eu-west-1.", "unrelated"),
+    ("Local development uses docker compose with the postgres:16 image.",
+     "The marketing site is built with Astro.", "unrelated"),
+    ("Tokens are issued in services/auth.py with a 15 minute TTL.", "Grind the espresso beans finer on Mondays.",
+     "unrelated"),
+    ("CI runs the test suite on Python 3.12.", "The on-call rotation changes every Tuesday.", "unrelated"),
+    ("Run the migrations before deploying the API.", "Invoices are rendered to PDF with WeasyPrint.", "unrelated"),
+    ("The webhook handler is synchronous.", "The design team uses Figma for mockups.", "unrelated"),
+]
