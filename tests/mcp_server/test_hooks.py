@@ -63,6 +63,7 @@ def test_the_prompt_hook_prints_known_context_as_hook_json(server):
     context = output["hookSpecificOutput"]["additionalContext"]
     assert "═══ KNOWN CONTEXT ═══" in context and "[id:m-a4c81f63]" in context
     assert "outdated or wrong" in context and len(context) < 10_000
+    assert "never copy their text into shared notes" in context  # private memories stay the user's
 
 
 def test_a_memory_shown_earlier_in_the_session_becomes_a_pointer(server):
