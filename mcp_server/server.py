@@ -35,6 +35,7 @@ from vault.errors import ConflictError, NotFoundError, PathError, ValidationErro
 from . import tools
 from .app import App
 from .client import SERVER_FILE, ServerInfo, running
+from .schedule import Every
 from .service import MemoryService
 
 log = logging.getLogger("memdir.server")
@@ -91,6 +92,7 @@ class VaultServer:
         self.service: MemoryService | None = None
         self.live: Any = None  # the project vault's LiveIndex, once loaded
         self.hooks: Any = None
+        self.lifecycle: Every | None = None  # the scheduled lifecycle (see schedule.py)
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -119,6 +121,8 @@ class VaultServer:
         replayed = self.hooks.replay(self.root / ".memdir" / "spool")
         if replayed:
             log.info("replayed %d hook events spooled while no server ran", replayed)
+        self.lifecycle = Every(self.app.config.lifecycle.every_seconds, self._lifecycle, "lifecycle")
+        self.lifecycle.start()
         # The loaded indices are long-lived objects by the hundred thousand (578k at 10k memories), and
         # every full collection walked them all: 300 ms, landing on whichever call was running then.
         # Frozen, the collector skips them (a full collection then takes under 5 ms); what the
@@ -152,7 +156,13 @@ class VaultServer:
         finally:
             self.close()
 
+    def _lifecycle(self) -> str:
+        applied = self.service.gc() if self.service else []
+        return f"{len(applied)} lifecycle decisions applied (see .memdir/lifecycle.jsonl)"
+
     def close(self) -> None:
+        if self.lifecycle is not None:
+            self.lifecycle.stop()
         if self.app:
             self.app.close()  # stops the watchers too
         current = ServerInfo.read(self.root)

@@ -38,10 +38,25 @@ def load_sections(vault_root: Path, sections: Mapping[str, type]) -> dict[str, A
     unknown = set(raw) - set(sections)
     if unknown:
         raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}; known: {', '.join(sections)}")
-    return {name: _section(cls, raw.get(name, {}), f"{path} [{name}]") for name, cls in sections.items()}
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    return {name: _section(cls, raw.get(name, {}), f"{path} [{name}]", _key_lines(text, name))
+            for name, cls in sections.items()}
 
 
-def _section(cls: type[S], values: Any, where: str) -> S:
+def _key_lines(text: str, section: str) -> dict[str, int]:
+    """Line numbers of `key = ...` inside `[section]`, so an error can point at the line."""
+    lines: dict[str, int] = {}
+    current = None
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("[") and not stripped.startswith("[["):
+            current = stripped.strip("[]").split("]")[0].strip()
+        elif current == section and "=" in stripped and not stripped.startswith("#"):
+            lines.setdefault(stripped.split("=", 1)[0].strip().strip('"'), number)
+    return lines
+
+
+def _section(cls: type[S], values: Any, where: str, lines: Mapping[str, int] | None = None) -> S:
     if not isinstance(values, dict):
         raise ConfigError(f"{where}: expected a table")
     hints = get_type_hints(cls)
@@ -57,7 +72,19 @@ def _section(cls: type[S], values: Any, where: str) -> S:
         if isinstance(value, dict) and factory is not dataclasses.MISSING:
             value = _merged(factory(), value)  # a table overrides keys, never wipes the other defaults
         checked[name] = value
-    return cls(**checked)
+    try:
+        return cls(**checked)
+    except InvalidSetting as exc:  # a value of the right type that still does not parse
+        line = (lines or {}).get(exc.key)
+        raise ConfigError(f"{where.replace(' [', f':{line} [', 1) if line else where} {exc.key}: {exc}") from None
+
+
+class InvalidSetting(ValueError):
+    """Raised by a settings class's __post_init__ for a value it cannot use."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 def _merged(default: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:

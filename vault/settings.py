@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import setting
+from .config import InvalidSetting, setting
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,9 @@ class ScoringSettings:
 
 @dataclass(frozen=True)
 class LifecycleSettings:
-    """Promotion, demotion and expiry; run by `memdir gc`, never on a hidden schedule."""
+    """Promotion, demotion and expiry: applied by the vault server at start and then every `every`, or by `memdir gc`."""
+
+    every: str = setting("1h", "how often the vault server applies the lifecycle (at start, then every 30m, 6h, 1d ...; off = only `memdir gc`)")
 
     working_max_age_hours: float = setting(24.0, "working memories older than this are promoted or removed")
     history_min_score: float = setting(0.7, "working -> history needs at least this score")
@@ -50,6 +52,32 @@ class LifecycleSettings:
         {"context": 7.0, "objective": 30.0, "plan": 60.0, "journal": 90.0, "observation": 90.0},
         "per-type expiry in days (types not listed never expire)",
     )
+
+    def __post_init__(self) -> None:
+        interval_seconds(self.every)  # refuse a schedule that does not parse when the file is read
+
+    @property
+    def every_seconds(self) -> float | None:
+        """The schedule in seconds; None when it is off."""
+        return interval_seconds(self.every)
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def interval_seconds(text: str) -> float | None:
+    """`30m`, `1h`, `1.5d` as seconds; `off` as None. Anything else is an InvalidSetting naming `every`."""
+    value = text.strip().lower()
+    if value in ("off", "never", "0"):
+        return None
+    number, unit = value[:-1], value[-1:]
+    try:
+        seconds = float(number) * _UNITS[unit]
+    except (KeyError, ValueError):
+        raise InvalidSetting("every", f"{text!r} is not an interval: write e.g. 30m, 1h, 1d or off") from None
+    if seconds <= 0:
+        raise InvalidSetting("every", f"{text!r} is not a positive interval: write e.g. 30m, 1h, 1d or off")
+    return seconds
 
 
 @dataclass(frozen=True)
