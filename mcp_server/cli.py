@@ -387,6 +387,33 @@ def restore(memory_id: str, vault_path: Path) -> None:
         click.echo(render.restored(svc.restore(memory_id=memory_id)))
 
 
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--title", help="Title of the book (default: the document's own title or file name).")
+@click.option("--tag", "tags", multiple=True, help="Tag the books (repeatable).")
+@click.option("--dry-run", is_flag=True, help="Say what would be created or updated; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per file.")
+@vault_option
+def ingest(paths: tuple[Path, ...], title: str | None, tags: tuple[str, ...], dry_run: bool, as_json: bool,
+           vault_path: Path) -> None:
+    """Bring PDF, HTML, text and Markdown documents (or folders of them) into books/."""
+    with service(vault_path) as svc:
+        results = svc.ingest(paths=[str(p.resolve()) for p in paths], title=title, tags=list(tags), dry_run=dry_run)
+    emit_json(results) if as_json else click.echo(render.ingested(results))
+    if any(r["status"] == "error" for r in results):
+        sys.exit(1)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the books as JSON.")
+@vault_option
+def books(as_json: bool, vault_path: Path) -> None:
+    """List the books: ingested documents and hand-written references (remove one with `memdir delete ID`)."""
+    with service(vault_path) as svc:
+        listed = svc.books()
+    emit_json(listed) if as_json else click.echo(render.books(listed))
+
+
 @cli.command(name="suggest-merges")
 @click.option("--threshold", type=float, help="Cosine similarity that makes two memories candidates (default 0.85).")
 @click.option("--type", "memory_type", help="Only memories of this type.")

@@ -232,3 +232,23 @@ def stats(data: Mapping[str, Any]) -> str:
     if private and private.get("project_memories"):
         text += f"\n{private['project_memories']} files in this project vault say privacy: private (see memdir doctor)"
     return text
+
+
+def ingested(results: list[Mapping[str, Any]]) -> str:
+    lines = []
+    for r in results:
+        if r["status"] == "error":
+            lines.append(f"error      {r['reason']}")
+            continue
+        unit = "page" if r.get("kind") == "pdf" else "section"
+        parts = f", {r['parts']} {unit}{'s' if r['parts'] != 1 else ''}" if r.get("kind") else ""
+        where = f" [id:{r['id']}] {r['path']}" if r.get("id") else ""
+        lines.append(f"{r['status']:<10} {r['source']}{where} ({quote(r['title'] or '', 80)}{parts})")
+    return "\n".join(lines) or "no documents found"
+
+
+def books(listed: list[Mapping[str, Any]]) -> str:
+    if not listed:
+        return "No books yet: `memdir ingest PATH` brings in PDF, HTML, text and Markdown documents."
+    return "\n".join(f"[id:{b['id']}] {quote(b['title'], 80)} · {b['path']} · {b['chars']:,} chars, {b['sections']} "
+                     f"sections · from {b['source'] or 'hand-written'}" for b in listed)

@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from indexer import books as book_files
 from indexer.relations import relations_of
 from indexer.search import Hit, SearchRequest, hit_shape
 from vault import Memory, NotFoundError, ValidationError, normalize
@@ -234,6 +235,23 @@ class MemoryService:
                 continue
             return {"id": memory.id, "title": memory.title, "restored_to": memory.path}
         raise NotFoundError(errors[0] if errors else f"no trashed copy of {memory_id}")
+
+    def ingest(self, paths: Sequence[str], title: str | None = None, tags: Sequence[str] = (),
+               dry_run: bool = False) -> list[dict[str, Any]]:
+        """Reference documents into the project vault's books; one result per file, errors included."""
+        side = self.app.project
+        results = book_files.ingest(side.curator, [Path(p) for p in paths], project=self.app.root.parent, title=title,
+                                    tags=tags, dry_run=dry_run,
+                                    max_bytes=int(self.app.config.vault.max_document_mb * 1024 * 1024))
+        return [vars(r) for r in results]
+
+    def books(self) -> list[dict[str, Any]]:
+        """The project vault's books: title, source, size and when, ingested or hand-written."""
+        return [{"id": m.id, "title": m.title, "path": m.path, "source": m.frontmatter.get(book_files.SOURCE_PATH),
+                 "kind": m.frontmatter.get("source_kind", "markdown"), "chars": len(m.body),
+                 "sections": sum(1 for line in m.body.splitlines() if line.startswith("#")), "updated_at": (m.updated_at or m.created_at).isoformat()
+                 if (m.updated_at or m.created_at) else None}
+                for m in book_files.books(self.app.project.index.memories.values())]
 
     def record_response(self, key_takeaway: str, initial_score: str | None = None,
                         session: str | None = None, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:

@@ -16,6 +16,7 @@ class VaultSettings:
     outcome_history: int = setting(20, "outcomes kept in a memory's `outcomes` list, most recent last")
     user_vault: str = setting("~/.local/share/memdir", "personal vault for private memories; \"\" disables it")
     scan_secrets: bool = setting(True, "refuse content that looks like an API key, token or private key")
+    max_document_mb: float = setting(20.0, "largest document `memdir ingest` reads (PDF, HTML, text, Markdown)")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,122 @@
+"""Reference documents into books/: formats, re-ingest in place, bad files reported, found by meaning and token."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from indexer.books import ingest
+from indexer.convert import convert
+from indexer.curator import Curator
+from indexer.embed import SentenceTransformerEmbedder
+from indexer.index import Index
+from indexer.search import SearchRequest, Searcher
+from indexer.settings import SearchSettings
+from tests.indexer.helpers import open_index
+from tests.pdfs import pdf_with_pages
+from vault import Change, Vault
+from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
+from vault.errors import ValidationError
+
+HTML = b"""<html><head><title>Payments runbook</title><script>track()</script><style>p{}</style></head><body>
+<nav>Home | Docs</nav><h1>Payments runbook</h1><p>When <code>capture</code> fails with ERR_PAY_4711, retry once.</p>
+<h2>Refunds</h2><ul><li>Refunds over 500 EUR need approval.</li><li>Refunds go out nightly.</li></ul>
+<footer>(c) 2026</footer></body></html>"""
+
+
+def curator_for(index: Index) -> Curator:
+    return Curator(index, ScoringSettings(), LifecycleSettings(), DedupSettings())
+
+
+def test_html_keeps_headings_lists_and_code_and_drops_scripts_styles_and_navigation():
+    doc = convert(Path("runbook.html"), HTML)
+    assert doc.title == "Payments runbook" and doc.kind == "html" and doc.parts == 2
+    assert "# Payments runbook" in doc.markdown and "## Refunds" in doc.markdown
+    assert "- Refunds over 500 EUR need approval.\n- Refunds go out nightly." in doc.markdown
+    assert "`capture`" in doc.markdown
+    assert not any(word in doc.markdown for word in ("track()", "p{}", "Home | Docs", "(c) 2026"))
+
+
+def test_text_keeps_paragraphs_and_lists_and_takes_a_lone_first_line_as_title():
+    doc = convert(Path("deploy.txt"), b"Deploy checklist\n\nRun the smoke tests\nagainst staging.\n\n- tag\n- announce\n")
+    assert doc.title == "Deploy checklist"
+    assert "Run the smoke tests against staging." in doc.markdown and "- tag\n- announce" in doc.markdown
+
+
+def test_a_pdf_becomes_one_section_per_page_and_takes_its_title_from_metadata():
+    doc = convert(Path("guide.pdf"), pdf_with_pages(["Install the agent", "Rotate keys with ERR_KEY_17"], "Ops guide"))
+    assert doc.title == "Ops guide" and doc.kind == "pdf" and doc.parts == 2
+    assert "## Page 1\n\nInstall the agent" in doc.markdown and "## Page 2\n\nRotate keys with ERR_KEY_17" in doc.markdown
+
+
+@pytest.mark.parametrize("name, data, reason", [
+    ("scan.pdf", pdf_with_pages(["", ""]), "no text layer"),
+    ("broken.pdf", b"%PDF-1.4\nthis is not a pdf", "not a readable PDF"),
+    ("notes.txt", b"\x00\x01\x02binary", "looks binary"),
+    ("latin.txt", "café".encode("latin-1"), "not UTF-8"),
+    ("slides.pptx", b"PK\x03\x04", "unsupported type .pptx"),
+    ("empty.md", b"---\ntitle: x\n---\n\n", "empty"),
+])
+def test_bad_documents_are_refused_with_the_file_and_the_reason(name: str, data: bytes, reason: str):
+    with pytest.raises(ValidationError, match=reason) as caught:
+        convert(Path(name), data)
+    assert name in str(caught.value)
+
+
+def test_re_ingest_changes_nothing_and_a_changed_source_updates_in_place_keeping_human_edits(hashing_root: Path,
+                                                                                              tmp_path: Path):
+    index = open_index(hashing_root)
+    curator = curator_for(index)
+    source = tmp_path / "project" / "docs" / "runbook.html"
+    source.parent.mkdir(parents=True)
+    source.write_bytes(HTML)
+    first = ingest(curator, [source], project=tmp_path / "project")
+    assert [(r.status, r.source, r.parts) for r in first] == [("created", "docs/runbook.html", 2)]
+    book = hashing_root / first[0].path
+    before = book.read_bytes()
+    again = ingest(curator, [source], project=tmp_path / "project")
+    assert again[0].status == "unchanged" and book.read_bytes() == before
+    curator.vault.edit(index.get(first[0].id), Change(fields={"tags": ["payments"]}))  # a human's edit
+    source.write_bytes(HTML.replace(b"retry once", b"retry twice"))
+    dry = ingest(curator, [source], project=tmp_path / "project", dry_run=True)
+    assert dry[0].status == "would-update" and b"retry once" in book.read_bytes()
+    updated = ingest(curator, [source], project=tmp_path / "project")
+    assert (updated[0].status, updated[0].id, updated[0].path) == ("updated", first[0].id, first[0].path)
+    memory = index.get(first[0].id)
+    assert "retry twice" in memory.body and tuple(memory.tags) == ("payments",)
+    index.close()
+
+
+def test_one_bad_file_in_a_folder_is_reported_and_the_others_go_in(hashing_root: Path, tmp_path: Path):
+    index = open_index(hashing_root)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\nThe alpha service owns invoices.\n")
+    (docs / "b.txt").write_bytes(b"\x00binary")
+    (docs / "c.pdf").write_bytes(pdf_with_pages(["Gamma runs on Fridays"]))
+    (docs / "big.txt").write_text("x" * 2000)
+    results = ingest(curator_for(index), [docs], project=tmp_path, max_bytes=1000)
+    by_source = {r.source: r for r in results}
+    assert [by_source[k].status for k in ("docs/a.md", "docs/b.txt", "docs/big.txt", "docs/c.pdf")] == \
+        ["created", "error", "error", "created"]
+    assert "over the" in by_source["docs/big.txt"].reason and "looks binary" in by_source["docs/b.txt"].reason
+    assert not list((hashing_root / "books").glob("b*.md"))  # nothing half-written for the bad ones
+    index.close()
+
+
+@pytest.mark.model
+def test_with_the_real_model_a_book_page_is_found_by_meaning_and_by_exact_token(tmp_path: Path):
+    root = tmp_path / "vault"
+    root.mkdir()
+    index = Index.open(Vault(root), SentenceTransformerEmbedder())
+    pdf = tmp_path / "ops.pdf"
+    pdf.write_bytes(pdf_with_pages(["The VPN client must be installed before onboarding.",
+                                    "Signing keys are rotated every ninety days; failures log ERR_KEY_17."], "Ops guide"))
+    ingest(curator_for(index), [pdf], project=tmp_path)
+    searcher = Searcher(index, SearchSettings())
+    by_meaning = searcher.search(SearchRequest(query="how often do we change the signing keys"))
+    by_token = searcher.search(SearchRequest(query="ERR_KEY_17"))
+    assert by_meaning and by_meaning[0].memory.collection == "books" and "Page 2" in by_meaning[0].heading
+    assert by_token and by_token[0].memory.title == "Ops guide"
+    index.close()
