@@ -134,3 +134,8 @@ Replace several memories with one: writes the merged memory (title, content), li
 sources with supersedes, adds up their outcome evidence, and moves the sources to .trash/."""
 
 STATS = "Counts of memories by collection, type and tag, plus index health (problems, superseded, ghosts)."
+
+INGEST = """\
+Bring a reference document from the project into the vault's books (PDF, HTML, text or \
+Markdown; a folder brings every such file in it). Give a path inside the project. Books are \
+searched like every memory and never scored; re-ingesting an unchanged file writes nothing."""

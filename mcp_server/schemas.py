@@ -91,6 +91,21 @@ class DeleteOut(BaseModel):
     moved_to: str
 
 
+class IngestedOut(BaseModel):
+    source: str
+    status: str
+    id: str | None = None
+    path: str | None = None
+    title: Quoted | None = None
+    kind: str | None = None
+    parts: int = 0
+    reason: str = ""
+
+
+class IngestOut(BaseModel):
+    results: list[IngestedOut]
+
+
 class RelationshipsOut(BaseModel):
     model_config = ConfigDict(extra="allow")
 

@@ -138,6 +138,7 @@ class MemoryService:
             "problems": len(project.index.problems()),
             "chunks": project.index.chunk_count(),
             "ghost_targets": len(project.index.graph.ghosts()),
+            "books": sum(1 for m in memories if m.collection == "books"),
             "vault": str(self.app.root),
         }
         if include_private:
@@ -244,6 +245,16 @@ class MemoryService:
                                     tags=tags, dry_run=dry_run,
                                     max_bytes=int(self.app.config.vault.max_document_mb * 1024 * 1024))
         return [vars(r) for r in results]
+
+    def ingest_document(self, path: str, title: str | None = None, tags: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """The MCP tool's ingest: only paths inside the project (the model must not read the user's files)."""
+        project = self.app.root.parent.resolve()
+        target = (project / path).resolve()
+        if not target.is_relative_to(project):
+            raise PathError(f"{path}: outside the project ({project}); only the project's documents can be ingested")
+        if not target.exists():
+            raise NotFoundError(f"{path}: no such file or folder in the project")
+        return self.ingest([str(target)], title=title, tags=tags)
 
     def books(self) -> list[dict[str, Any]]:
         """The project vault's books: title, source, size and when, ingested or hand-written."""

@@ -24,6 +24,7 @@ from .descriptions import (
     ADD_BANK,
     APPEND_TEXT,
     DELETE,
+    INGEST,
     INSTRUCTIONS,
     LINKED,
     MERGE,
@@ -40,6 +41,7 @@ from .descriptions import (
 from .schemas import (
     AddOut,
     DeleteOut,
+    IngestOut,
     InsightsOut,
     LinkedOut,
     MemoryOut,
@@ -164,6 +166,15 @@ def build(service: MemoryService) -> MCPServer:
     @mcp.tool(description=DELETE, annotations=REMOVE)
     def delete_memory(id: MemoryId) -> Annotated[CallToolResult, DeleteOut]:
         return respond(DeleteOut, render.deleted, lambda: service.delete(id))
+
+    @mcp.tool(description=INGEST, annotations=ADD)
+    def ingest_document(
+        path: Annotated[str, Field(min_length=1, max_length=1000, description="File or folder inside the project")],
+        title: Annotated[str | None, Field(max_length=200)] = None,
+        tags: Annotated[list[str], Field(max_length=20)] = [],  # noqa: B006
+    ) -> Annotated[CallToolResult, IngestOut]:
+        return respond(IngestOut, lambda d: render.ingested(d["results"]),
+                       lambda: {"results": service.ingest_document(path, title, tags)})
 
     @mcp.tool(description=SCORE, annotations=APPEND)
     def score_memories(

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.anyio
 EXPECTED_TOOLS = {
     "get_context_insights", "search_memory", "add_to_memory_bank", "update_memory", "append_memory", "read_memory",
     "delete_memory", "score_memories", "record_response", "get_memory_relationships", "search_linked_memories",
-    "suggest_memory_merges", "merge_memories", "get_memory_stats",
+    "suggest_memory_merges", "merge_memories", "get_memory_stats", "ingest_document",
 }
 
 
@@ -230,3 +230,18 @@ async def test_bad_arguments_come_back_as_one_sentence_naming_the_argument_and_u
     assert unknown.is_error and text(unknown).startswith("search_memory has no argument `limt`; its arguments are query,")
     for result in (wrong_type, out_of_range, wrong_word, missing, unknown):
         assert result.is_error and "\n" not in text(result) and "http" not in text(result)
+
+
+async def test_ingest_document_brings_in_a_project_file_and_refuses_paths_outside_the_project(service, tmp_path):
+    project = service.app.root.parent
+    (project / "docs").mkdir(exist_ok=True)
+    (project / "docs" / "guide.md").write_text("# Zephyr guide\n\nThe zephyr queue drains every 5 minutes.\n")
+    outside = tmp_path.parent / "secret.md"
+    async with Client(tools.build(service)) as client:
+        done = await call(client, "ingest_document", path="docs/guide.md")
+        escape = await call(client, "ingest_document", path="../" * 6 + "etc/passwd")
+        stats = await call(client, "get_memory_stats")
+    assert not done.is_error and done.structured_content["results"][0]["status"] == "created"
+    assert done.structured_content["results"][0]["title"] == "«Zephyr guide»"
+    assert escape.is_error and "outside the project" in text(escape)
+    assert stats.structured_content["books"] == 4 and not outside.exists()
