@@ -23,7 +23,14 @@ class ContextSettings:
     capture_exchanges: bool = setting(True, "the Stop hook stores each exchange as a working memory")
 
 
-SECTIONS: dict[str, type] = {**VAULT_SECTIONS, **INDEX_SECTIONS, "context": ContextSettings}
+@dataclass(frozen=True)
+class ServerSettings:
+    """The vault server that hooks and `memdir mcp` start on demand."""
+
+    idle_exit_seconds: float = setting(1800.0, "exit after this long without a request (the next hook or tool call starts it again); 0 = never")
+
+
+SECTIONS: dict[str, type] = {**VAULT_SECTIONS, **INDEX_SECTIONS, "context": ContextSettings, "server": ServerSettings}
 
 HEADER = """memdir.toml: settings for this vault.
 Every value below is the default, written out so you can see and change it.
@@ -39,6 +46,7 @@ class Config:
     search: SearchSettings
     watch: WatchSettings
     context: ContextSettings
+    server: ServerSettings
 
 
 def load_config(vault_root: Path) -> Config:

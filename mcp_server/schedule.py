@@ -42,7 +42,7 @@ class Every:
         while not self._stop.is_set():
             try:
                 result = self.job()
-                log.info("%s ran: %s", self.name, result)
+                log.debug("%s ran: %s", self.name, result)
             except Exception:  # noqa: BLE001 - one bad run must not end the schedule or the server
                 log.exception("%s failed; trying again in %s s", self.name, self.interval)
             self.runs += 1

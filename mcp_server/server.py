@@ -35,6 +35,7 @@ from vault.errors import ConflictError, NotFoundError, PathError, ValidationErro
 from . import tools
 from .app import App
 from .client import SERVER_FILE, ServerInfo, running
+from .idle import IdleWatch
 from .schedule import Every
 from .service import MemoryService
 
@@ -93,6 +94,7 @@ class VaultServer:
         self.live: Any = None  # the project vault's LiveIndex, once loaded
         self.hooks: Any = None
         self.lifecycle: Every | None = None  # the scheduled lifecycle (see schedule.py)
+        self.idle: Any = None  # IdleWatch, once loaded: when to let go of the vault
 
     # -- lifecycle -------------------------------------------------------------------
 
@@ -121,6 +123,7 @@ class VaultServer:
         replayed = self.hooks.replay(self.root / ".memdir" / "spool")
         if replayed:
             log.info("replayed %d hook events spooled while no server ran", replayed)
+        self.idle = IdleWatch(self.root, self.app.config.server.idle_exit_seconds)
         self.lifecycle = Every(self.app.config.lifecycle.every_seconds, self._lifecycle, "lifecycle")
         self.lifecycle.start()
         # The loaded indices are long-lived objects by the hundred thousand (578k at 10k memories), and
@@ -151,10 +154,19 @@ class VaultServer:
         log.info("memdir server for %s on 127.0.0.1:%d (pid %d)", self.root, self.port, os.getpid())
         if ready:
             ready(info)
+        watch = Every(self.idle.check_every(), lambda: self._exit_when_idle(server), "idle-watch")
+        watch.start()
         try:
             anyio.run(lambda: server.serve(sockets=[sock]))
         finally:
+            watch.stop()
             self.close()
+
+    def _exit_when_idle(self, server: uvicorn.Server) -> None:
+        reason = self.idle.reason()
+        if reason and not server.should_exit:
+            log.info("memdir server for %s exits: %s", self.root, reason)
+            server.should_exit = True  # a graceful shutdown: requests in flight finish, then close() flushes
 
     def _lifecycle(self) -> str:
         applied = self.service.gc() if self.service else []
@@ -164,7 +176,10 @@ class VaultServer:
         if self.lifecycle is not None:
             self.lifecycle.stop()
         if self.app:
-            self.app.close()  # stops the watchers too
+            try:
+                self.app.close()  # stops the watchers too
+            except OSError as exc:  # the vault folder was deleted under us: nothing left to flush into
+                log.warning("closing %s: %s", self.root, exc)
         current = ServerInfo.read(self.root)
         if current is not None and current.pid == os.getpid():
             with contextlib.suppress(FileNotFoundError):
@@ -180,7 +195,7 @@ class VaultServer:
 
     # -- HTTP --------------------------------------------------------------------------
 
-    def _asgi(self) -> Guard:
+    def _asgi(self) -> Any:
         assert self.service is not None
         mcp = tools.build(self.service)
         mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp")
@@ -196,7 +211,8 @@ class VaultServer:
             Route("/api/hook/{event}", self._hook, methods=["POST"]),
             Mount("/", app=mcp_app),
         ]
-        return Guard(Starlette(routes=routes, lifespan=lifespan), self.token, lambda: self.port)
+        # Only requests the guard lets through count as activity: a stranger's knocking keeps nothing alive.
+        return Guard(self.idle.middleware(Starlette(routes=routes, lifespan=lifespan)), self.token, lambda: self.port)
 
     async def _health(self, request: Request) -> JSONResponse:
         assert self.app is not None
