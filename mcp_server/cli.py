@@ -461,6 +461,27 @@ def serve(vault_path: Path) -> None:
 
 
 @cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the servers as JSON.")
+def status(as_json: bool) -> None:
+    """What memdir runs for this user: each vault server's vault, pid, port, memory, uptime and idle time."""
+    from . import registry
+
+    served = [vars(s) for s in registry.servers()]
+    emit_json(served) if as_json else click.echo(render.servers(served))
+
+
+@cli.command()
+@click.option("--all", "every", is_flag=True, help="Stop every memdir server of this user.")
+@vault_option
+def stop(every: bool, vault_path: Path) -> None:
+    """End a vault's server (or --all of them) cleanly; the next hook or tool call starts one again."""
+    from . import registry
+
+    stopped = registry.stop(None if every else vault_root(vault_path))
+    click.echo("\n".join(f"stopped pid {s.pid} ({s.vault})" for s in stopped) or "no memdir server was running")
+
+
+@cli.command()
 @vault_option
 def mcp(vault_path: Path) -> None:
     """The MCP server an assistant launches over stdio (starts the vault server if needed)."""

@@ -49,8 +49,8 @@ class IdleWatch:
 
     def middleware(self, app: ASGI) -> ASGI:
         async def touched(scope: Scope, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]) -> None:
-            if scope["type"] == "http":
-                self.touch()
+            if scope["type"] == "http" and scope.get("path") != "/api/health":
+                self.touch()  # a health check (clients, `memdir status`) is not a use
             await app(scope, receive, send)
 
         return touched

@@ -252,3 +252,16 @@ def books(listed: list[Mapping[str, Any]]) -> str:
         return "No books yet: `memdir ingest PATH` brings in PDF, HTML, text and Markdown documents."
     return "\n".join(f"[id:{b['id']}] {quote(b['title'], 80)} · {b['path']} · {b['chars']:,} chars, {b['sections']} "
                      f"sections · from {b['source'] or 'hand-written'}" for b in listed)
+
+
+def servers(served: list[Mapping[str, Any]]) -> str:
+    if not served:
+        return "no memdir server is running for this user"
+
+    def minutes(seconds: float | None) -> str:
+        return "?" if seconds is None else f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+    return "\n".join(
+        f"{s['vault']}  pid {s['pid']}  port {s['port'] or '?'}  {s['rss_mb'] or '?'} MB  up {minutes(s['uptime_s'])}  "
+        f"{s['memories'] if s['memories'] is not None else '?'} memories  idle {minutes(s['idle_s'])}"
+        for s in served)

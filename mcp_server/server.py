@@ -32,7 +32,7 @@ from starlette.routing import Mount, Route
 from vault import VaultError, atomic
 from vault.errors import ConflictError, NotFoundError, PathError, ValidationError
 
-from . import tools
+from . import registry, tools
 from .app import App
 from .client import SERVER_FILE, ServerInfo, running
 from .idle import IdleWatch
@@ -151,6 +151,7 @@ class VaultServer:
             signal.signal(sig, stop)  # our handler, or uvicorn re-raises SIGTERM and skips the cleanup below
         info = ServerInfo(os.getpid(), self.port, self.token, str(self.root))
         self._write_address(info)
+        registry.register(info.pid, self.root)
         log.info("memdir server for %s on 127.0.0.1:%d (pid %d)", self.root, self.port, os.getpid())
         if ready:
             ready(info)
@@ -180,6 +181,7 @@ class VaultServer:
                 self.app.close()  # stops the watchers too
             except OSError as exc:  # the vault folder was deleted under us: nothing left to flush into
                 log.warning("closing %s: %s", self.root, exc)
+        registry.unregister(os.getpid())
         current = ServerInfo.read(self.root)
         if current is not None and current.pid == os.getpid():
             with contextlib.suppress(FileNotFoundError):
@@ -217,7 +219,8 @@ class VaultServer:
     async def _health(self, request: Request) -> JSONResponse:
         assert self.app is not None
         return JSONResponse({"ok": True, "pid": os.getpid(), "vault": str(self.root),
-                             "memories": len(self.app.index.memories)})
+                             "memories": len(self.app.index.memories),
+                             "idle_seconds": round(self.idle.idle_seconds(), 1) if self.idle else None})
 
     async def _operation(self, request: Request) -> JSONResponse:
         body = await _json_body(request)

@@ -22,6 +22,7 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
         if name.startswith("MEMDIR_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)  # the server registry lives under the temporary HOME
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 

@@ -85,3 +85,27 @@ def test_a_server_whose_vault_is_deleted_exits_within_fifteen_seconds(hashing_ex
             process.wait()
         if process.stderr:
             process.stderr.close()
+
+
+@pytest.mark.slow
+def test_status_lists_this_users_servers_and_stop_ends_them_cleanly(hashing_example: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from mcp_server.cli import cli
+
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    assert CliRunner().invoke(cli, ["status"]).output.strip() == "no memdir server is running for this user"
+    process = start_server(hashing_example)
+    try:
+        listed = json.loads(CliRunner().invoke(cli, ["status", "--json"]).output)
+        assert [(s["vault"], s["pid"]) for s in listed] == [(str(hashing_example), process.pid)]
+        assert listed[0]["rss_mb"] > 0 and listed[0]["memories"] > 0 and listed[0]["idle_s"] is not None
+        stopped = CliRunner().invoke(cli, ["stop", "--all"])
+        assert f"stopped pid {process.pid}" in stopped.output
+        wait_for(lambda: _exited(process), timeout=30)
+        assert process.returncode == 0 and not list((tmp_path / "servers").glob("*.json"))
+    finally:
+        stop_all(hashing_example, process)
