@@ -143,7 +143,7 @@ def call(vault_root: Path, op: str, args: dict[str, Any] | None = None, timeout:
     return request(info, "POST", "/api/op", {"op": op, "args": args or {}}, timeout)["result"]
 
 
-def start_detached(vault_root: Path) -> None:
+def start_detached(vault_root: Path) -> int | None:
     """Start `memdir serve` for this vault in the background, unless one is running or starting.
 
     A lock file makes concurrent starters (several assistant sessions opening at once) start
@@ -157,20 +157,20 @@ def start_detached(vault_root: Path) -> None:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                return  # another process is starting it right now
+                return None  # another process is starting it right now
             raise
         if running(vault_root) is not None or _server_lock_held(vault_root):
-            return
-        _spawn_server(vault_root)
+            return None
+        return _spawn_server(vault_root)
     finally:
         os.close(fd)
 
 
-def _spawn_server(vault_root: Path) -> None:
+def _spawn_server(vault_root: Path) -> int:
     """Start `memdir serve` in its own session, detached: no Popen object to wait on, output to the log."""
     log_fd = os.open(vault_root / LOG_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        os.posix_spawn(
+        return os.posix_spawn(
             sys.executable,
             [sys.executable, "-m", "mcp_server", "serve", "--vault", str(vault_root)],
             {**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -215,6 +215,7 @@ def ensure(vault_root: Path, timeout: float = 60.0) -> ServerInfo:
     delay = 0.05
     reap()
     spawned = False
+    child: int | None = None
     while True:
         info = running(vault_root)
         if info is not None:
@@ -224,8 +225,12 @@ def ensure(vault_root: Path, timeout: float = 60.0) -> ServerInfo:
             except Unavailable:
                 pass  # still starting, or stopping: ask again below
         elif not spawned and not _server_lock_held(vault_root):
-            start_detached(vault_root)  # one start per call: a server that cannot start must not be respawned in a loop
+            child = start_detached(vault_root)  # one start per call: a server that cannot start must not be respawned in a loop
             spawned = True
+        elif child is not None and not process_alive(child) and not _server_lock_held(vault_root):
+            # The server we started has already exited (a bad memdir.toml, say): waiting out the
+            # timeout would only stall the hook or the session; its reason is in the log.
+            raise Unavailable(f"the memdir server for {vault_root} exited while starting; see {vault_root / LOG_FILE}")
         if time.monotonic() >= deadline:
             raise Unavailable(f"the memdir server for {vault_root} did not start within {timeout:.0f} s; "
                               f"see {vault_root / LOG_FILE}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import uuid
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -29,9 +30,10 @@ from mcp.types import (
     ListToolsResult,
     PaginatedRequestParams,
     TextContent,
+    Tool,
 )
 
-from . import client
+from . import client, tool_list
 from .descriptions import INSTRUCTIONS
 from .logs import configure
 
@@ -111,20 +113,28 @@ class Upstream:
                 await self.reset()
 
 
+async def _warm(upstream: Upstream) -> None:
+    try:
+        await upstream.run(lambda c: c.send_ping())
+    except Exception as exc:  # noqa: BLE001 - the first tool call reports it; warming is best effort
+        log.warning("could not reach the vault server yet: %r", exc)
+
+
 def build(vault_root: Path) -> Server:
     @asynccontextmanager
     async def lifespan(server: Server) -> AsyncIterator[dict[str, Upstream]]:
         async with anyio.create_task_group() as tasks:
             upstream = Upstream(vault_root, tasks)
+            tasks.start_soon(_warm, upstream)  # start (or reach) the vault server while the client initializes
             try:
                 yield {"upstream": upstream}
             finally:
                 await upstream.reset()
 
+    static = [Tool.model_validate(tool) for tool in tool_list.load()]
+
     async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
-        cursor = params.cursor if params else None
-        result = await ctx.lifespan_context["upstream"].run(lambda c: c.list_tools(cursor=cursor))
-        return ListToolsResult(tools=result.tools, next_cursor=result.next_cursor)
+        return ListToolsResult(tools=static)  # at once: a cold vault server must not cost a session its tools
 
     async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
         try:
@@ -145,9 +155,18 @@ def build(vault_root: Path) -> Server:
 def run_stdio(vault_root: Path) -> None:
     configure(vault_root, name="stdio")
     server = build(vault_root)
+    # Claude Code ends a session's server with SIGINT and falls back to SIGTERM when it lingers.
+    # The proxy holds no state of its own (the vault server does), so it leaves at once.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _leave)
 
     async def main() -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
     anyio.run(main)
+
+
+def _leave(signum: int, frame: Any) -> None:
+    logging.shutdown()
+    os._exit(0)

@@ -1,0 +1,52 @@
+"""`memdir mcp` lists its tools at once, before the vault server is up, and leaves on SIGINT."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_server import client, tool_list
+
+from .processes import stdio, stop_all
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_the_static_tool_list_is_exactly_what_the_vault_server_lists():
+    assert tool_list.load() == await tool_list.current(), "tools changed: run python -m mcp_server.tool_list"
+
+
+async def test_tools_are_listed_even_when_the_vault_server_cannot_start_and_a_call_says_why(hashing_example: Path):
+    (hashing_example / "memdir.toml").write_text("[search]\nno_such_key = 1\n")  # the server refuses to start
+    async with stdio(hashing_example) as client:
+        listed = (await client.list_tools()).tools
+        called = await client.call_tool("get_memory_stats", {})
+    stop_all(hashing_example)
+    assert [t.name for t in listed] == [t["name"] for t in tool_list.load()] and len(listed) == 15
+    assert called.is_error and "could not be reached or started" in called.content[0].text
+
+
+def test_sigint_ends_memdir_mcp_at_once_with_status_0(hashing_example: Path):
+    process = subprocess.Popen([sys.executable, "-m", "mcp_server", "mcp", "--vault", str(hashing_example)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        process.stdin.write((json.dumps(hello) + "\n").encode())
+        process.stdin.flush()
+        assert b'"result"' in process.stdout.readline()  # it is serving
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            stream.close()
+        client.ensure(hashing_example)  # the proxy started a vault server while it warmed up: wait for it,
+        stop_all(hashing_example)  # then stop it, so nothing outlives the test
