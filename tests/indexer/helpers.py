@@ -51,3 +51,19 @@ def top_ids(index: Index, query: str, **kwargs: object) -> list[str]:
 def counting(index: Index) -> CachedEmbedder:
     assert isinstance(index.embedder, CachedEmbedder)
     return index.embedder
+
+
+def empty_real_model_index(tmp_path: Path) -> Index:
+    """A new, empty vault indexed with the real all-MiniLM-L6-v2 model."""
+    from indexer.embed import SentenceTransformerEmbedder
+
+    root = tmp_path / "vault"
+    root.mkdir()
+    return Index.open(Vault(root), SentenceTransformerEmbedder())
+
+
+def default_curator(index: Index):  # -> Curator
+    from indexer.curator import Curator
+    from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
+
+    return Curator(index, ScoringSettings(), LifecycleSettings(), DedupSettings())

@@ -8,25 +8,18 @@ import pytest
 
 from indexer.books import ingest
 from indexer.convert import convert
-from indexer.curator import Curator
-from indexer.embed import SentenceTransformerEmbedder
-from indexer.index import Index
 from indexer.search import SearchRequest, Searcher
 from indexer.settings import SearchSettings
-from tests.indexer.helpers import open_index
+from tests.indexer.helpers import default_curator, empty_real_model_index, open_index
 from tests.pdfs import pdf_with_pages
-from vault import Change, Vault
-from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
+from vault import Change
 from vault.errors import ValidationError
+
 
 HTML = b"""<html><head><title>Payments runbook</title><script>track()</script><style>p{}</style></head><body>
 <nav>Home | Docs</nav><h1>Payments runbook</h1><p>When <code>capture</code> fails with ERR_PAY_4711, retry once.</p>
 <h2>Refunds</h2><ul><li>Refunds over 500 EUR need approval.</li><li>Refunds go out nightly.</li></ul>
 <footer>(c) 2026</footer></body></html>"""
-
-
-def curator_for(index: Index) -> Curator:
-    return Curator(index, ScoringSettings(), LifecycleSettings(), DedupSettings())
 
 
 def test_html_keeps_headings_lists_and_code_and_drops_scripts_styles_and_navigation():
@@ -58,6 +51,8 @@ def test_a_pdf_becomes_one_section_per_page_and_takes_its_title_from_metadata():
     ("slides.pptx", b"PK\x03\x04", "unsupported type .pptx"),
     ("empty.md", b"---\ntitle: x\n---\n\n", "empty"),
 ])
+
+
 def test_bad_documents_are_refused_with_the_file_and_the_reason(name: str, data: bytes, reason: str):
     with pytest.raises(ValidationError, match=reason) as caught:
         convert(Path(name), data)
@@ -67,7 +62,7 @@ def test_bad_documents_are_refused_with_the_file_and_the_reason(name: str, data:
 def test_re_ingest_changes_nothing_and_a_changed_source_updates_in_place_keeping_human_edits(hashing_root: Path,
                                                                                               tmp_path: Path):
     index = open_index(hashing_root)
-    curator = curator_for(index)
+    curator = default_curator(index)
     source = tmp_path / "project" / "docs" / "runbook.html"
     source.parent.mkdir(parents=True)
     source.write_bytes(HTML)
@@ -96,7 +91,7 @@ def test_one_bad_file_in_a_folder_is_reported_and_the_others_go_in(hashing_root:
     (docs / "b.txt").write_bytes(b"\x00binary")
     (docs / "c.pdf").write_bytes(pdf_with_pages(["Gamma runs on Fridays"]))
     (docs / "big.txt").write_text("x" * 2000)
-    results = ingest(curator_for(index), [docs], project=tmp_path, max_bytes=1000)
+    results = ingest(default_curator(index), [docs], project=tmp_path, max_bytes=1000)
     by_source = {r.source: r for r in results}
     assert [by_source[k].status for k in ("docs/a.md", "docs/b.txt", "docs/big.txt", "docs/c.pdf")] == \
         ["created", "error", "error", "created"]
@@ -106,14 +101,14 @@ def test_one_bad_file_in_a_folder_is_reported_and_the_others_go_in(hashing_root:
 
 
 @pytest.mark.model
+
+
 def test_with_the_real_model_a_book_page_is_found_by_meaning_and_by_exact_token(tmp_path: Path):
-    root = tmp_path / "vault"
-    root.mkdir()
-    index = Index.open(Vault(root), SentenceTransformerEmbedder())
+    index = empty_real_model_index(tmp_path)
     pdf = tmp_path / "ops.pdf"
     pdf.write_bytes(pdf_with_pages(["The VPN client must be installed before onboarding.",
                                     "Signing keys are rotated every ninety days; failures log ERR_KEY_17."], "Ops guide"))
-    ingest(curator_for(index), [pdf], project=tmp_path)
+    ingest(default_curator(index), [pdf], project=tmp_path)
     searcher = Searcher(index, SearchSettings())
     by_meaning = searcher.search(SearchRequest(query="how often do we change the signing keys"))
     by_token = searcher.search(SearchRequest(query="ERR_KEY_17"))

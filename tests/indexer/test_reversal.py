@@ -6,28 +6,21 @@ from pathlib import Path
 
 import pytest
 
-from indexer.curator import Curator
-from indexer.embed import SentenceTransformerEmbedder
-from indexer.index import Index
 from indexer.reversal import reverses
-from tests.indexer.helpers import open_index
+from tests.indexer.helpers import default_curator, empty_real_model_index, open_index
 from tests.indexer.pairs import PAIRS
-from vault import Vault
-from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
-
-
-def curator_for(index: Index) -> Curator:
-    return Curator(index, ScoringSettings(), LifecycleSettings(), DedupSettings())
 
 
 @pytest.mark.parametrize("a, b, label", PAIRS)
+
+
 def test_a_pair_is_read_as_a_reversal_exactly_when_it_contradicts(a: str, b: str, label: str):
     assert bool(reverses(a, b)) is (label == "contradiction"), reverses(a, b)
 
 
 def test_a_flipped_preference_is_a_conflict_not_a_near_duplicate_and_is_never_grouped(hashing_root: Path):
     index = open_index(hashing_root)
-    curator = curator_for(index)
+    curator = default_curator(index)
     pip = curator.add("Dana prefers pip over uv for the billing service.", type="preference")
     uv = curator.add("Dana prefers uv over pip for the billing service.", type="preference")
     assert [s.id for s in uv.possible_conflicts] == [pip.memory.id] and uv.near_duplicates == ()
@@ -40,11 +33,11 @@ def test_a_flipped_preference_is_a_conflict_not_a_near_duplicate_and_is_never_gr
 
 
 @pytest.mark.model
+
+
 def test_with_the_real_model_no_contradiction_is_suggested_as_a_merge_and_most_are_flagged(tmp_path: Path):
-    root = tmp_path / "vault"
-    root.mkdir()
-    index = Index.open(Vault(root), SentenceTransformerEmbedder())
-    curator = curator_for(index)
+    index = empty_real_model_index(tmp_path)
+    curator = default_curator(index)
     flagged = 0
     contradictions = [(a, b) for a, b, label in PAIRS if label == "contradiction"]
     for a, b in contradictions:
