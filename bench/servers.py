@@ -42,7 +42,10 @@ def warm_server(size: int, data: Path, embedder: str, cache: Path = CACHE) -> It
     with tempfile.TemporaryDirectory(prefix="memdir-bench-") as tmp:
         root = Path(tmp) / "vault"
         generate(root, size, data)
-        init_vault(root, default_config_text().replace('embedder = "all-MiniLM-L6-v2"', f'embedder = "{embedder}"'))
+        # The corpus is years old: with the lifecycle on, every memory would be expired (hidden, then
+        # trashed by the server's first run) and the bench would time empty searches and a mass move.
+        config = default_config_text().replace('embedder = "all-MiniLM-L6-v2"', f'embedder = "{embedder}"')
+        init_vault(root, config.replace('every = "1h"', 'every = "off"'))
         Index.open(Vault(root), CachedEmbedder(make_embedder(embedder), cache)).close()
         server = subprocess.Popen([*MEMDIR, "serve", "--vault", str(root)], stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL, env={**os.environ, "HF_HUB_OFFLINE": "1"})

@@ -50,9 +50,11 @@ def open_side(root: Path, source: str, config: Config, embedder: Embedder, searc
     if isinstance(embedder, CachedEmbedder):
         embedder = embedder.inner  # each vault caches its own texts' vectors under its own .memdir/
     index = Index.open(vault, embedder, writable=writable, progress=progress)
+    # With the schedule off (`[lifecycle] every = "off"`) the lifecycle is wholly manual: reads
+    # show everything until `memdir gc` runs. Benchmarks of old corpora rely on that.
     curator = Curator(index, config.scoring, config.lifecycle, config.dedup,
                       outcome_history=config.vault.outcome_history, max_content_chars=config.vault.max_content_chars)
-    return Side(source, root, config, vault, index, Searcher(index, search, lifecycle=config.lifecycle), curator)
+    return Side(source, root, config, vault, index, Searcher(index, search, lifecycle=config.lifecycle if config.lifecycle.every_seconds else None), curator)
 
 
 class App:

@@ -14,3 +14,17 @@ def test_a_working_memory_waiting_for_removal_is_not_searched_or_injected_but_sh
     output = HookHandler(service).prompt({"session_id": "s-expiry", "prompt": query,
                                                     "hook_event_name": "UserPromptSubmit"})
     assert STALE_WORKING not in str(output)
+
+
+def test_with_the_schedule_off_reads_show_everything_until_a_manual_gc(hashing_example):
+    from mcp_server.app import App
+    from mcp_server.service import MemoryService
+
+    toml = hashing_example / "memdir.toml"
+    toml.write_text(toml.read_text() + '\n[lifecycle]\nevery = "off"\n')
+    app = App(hashing_example)
+    try:
+        found = MemoryService(app).search(query="fly status tidewater-staging count beat machines scale")
+        assert STALE_WORKING in [r["id"] for r in found["results"]]
+    finally:
+        app.close()
