@@ -17,9 +17,16 @@ from vault.scoring import wilson_lower_bound
 QualityFn = Callable[[Memory, datetime], tuple[float, float]]  # -> (quality 0..1, weight 0..1)
 
 
-def quality_factor(quality: float, weight: float) -> float:
-    """How much a memory's outcome record scales its relevance (1.0 = neutral)."""
-    return 1.0 + 2.0 * weight * (quality - 0.5)
+def quality_factor(quality: float, weight: float, gain: float = 1.0) -> float:
+    """How much a memory's outcome record scales its relevance (1.0 = neutral).
+
+    A bad record takes off up to `weight`; a good one adds only `gain` of that. Outcomes are the
+    model's own, noisy judgement of memories it was shown, and a record only exists for memories
+    that were shown: at full strength a long good record lifted a loosely related memory over a
+    new one that answers the question (coding set: MRR@10 0.754 at gain 1, 0.836 at 0.25).
+    """
+    delta = 2.0 * weight * (quality - 0.5)
+    return 1.0 + (delta * gain if delta > 0 else delta)
 
 
 def sigmoid(x: float) -> float:

@@ -443,7 +443,7 @@ class Searcher:
             order = (1 - settings.evidence_weight) * c.fused + settings.evidence_weight * relevance
             # Recency lifts young memories in proportion to how relevant they are: a new but
             # unrelated memory must not outrank an old exact answer.
-            final = order * quality_factor(quality, weight) + relevance * recency_bonus(memory, now, settings.recency)
+            final = order * quality_factor(quality, weight, settings.quality_gain) + relevance * recency_bonus(memory, now, settings.recency)
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via))
         return hits
