@@ -3,7 +3,7 @@
 The set (bench/coding_set.py) is one software project's memories - decisions, constraints, learnings,
 preferences, runbooks, session notes; fresh ones, established ones with outcome records, superseded
 ones - and questions the way a developer types them. Memories are written with memdir's writer,
-dated relative to now, indexed with memdir's indexer, and searched the way the vault server does
+dated relative to a fixed Wednesday evening (searches are asked "now" = then), indexed with memdir's indexer, and searched the way the vault server does
 (default settings, the lifecycle's read-time expiry on).
 
 Baselines, over the same memories:
@@ -49,6 +49,7 @@ from vault.scoring import outcome_updates  # noqa: E402
 from vault.settings import LifecycleSettings, ScoringSettings  # noqa: E402
 
 OUTCOME = {"w": "worked", "p": "partial", "f": "failed"}
+NOW = datetime(2026, 11, 25, 18, 0, tzinfo=timezone.utc)  # a Wednesday; the set's ages count back from it
 SYSTEMS = ("hybrid", "cosine", "bm25", "memdir-vector", "memdir-keyword")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -72,10 +73,7 @@ def build_vault(root: Path, now: datetime) -> None:
         created = now - timedelta(days=age)
         front = {"id": mid, "collection": collection, "type": kind, "title": title, "created_at": created}
         front.update(scored_fields(collection, created, outcomes, now))
-        if extra.get("status"):
-            front["status"] = extra["status"]
-        if extra.get("supersedes"):
-            front["supersedes"] = list(extra["supersedes"])
+        front.update({key: list(value) if isinstance(value, tuple) else value for key, value in extra.items()})
         vault.writer.create(f"{collection}/{mid}.md", front, body)
 
 
@@ -110,7 +108,7 @@ def plain_cosine(vectors: dict[str, np.ndarray], query: np.ndarray, allowed: set
 
 
 def evaluate(embedder: CachedEmbedder, settings: SearchSettings, kinds: set[str] | None) -> tuple[dict, list]:
-    now = datetime.now(timezone.utc)
+    now = NOW
     ages = {m[0]: m[5] for m in MEMORIES}
     texts = {m[0]: f"{m[3]}\n{m[4]}" for m in MEMORIES}
     ids = list(texts)

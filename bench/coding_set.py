@@ -4,9 +4,10 @@ developer later asks, in their own words.
 The project is "Lumen", a clinic appointment-booking product (FastAPI, Postgres, Dramatiq, React,
 Kubernetes, Stripe, Twilio). Written for memdir; every memory and question is original.
 
-A memory: (id, collection, type, title, body, age in days, outcomes, extra). `outcomes` is a string
-of w(orked) / p(artial) / f(ailed), oldest first. `extra` may hold status="superseded" or
-supersedes=("id",...).
+A memory: (id, collection, type, title, body, age in days, outcomes, extra). Ages count back from
+Wednesday 2026-11-25 18:00 UTC, so "yesterday" and "last week" name the same memories on every run.
+`outcomes` is a string of w(orked) / p(artial) / f(ailed), oldest first. `extra` holds further
+frontmatter keys (status="superseded", supersedes=("id",...), deadline=...).
 
 A question: (text, relevant ids, kind, extra). Any listed id counts as a hit; `extra` may hold
 days_back. Kinds:
@@ -261,7 +262,7 @@ MEMORIES: list[tuple] = [
      "subtracts it. No recurring rules in the first version.", 1.5, "", {}),
     ("c071", "working", "observation", "Review notes on PR #612",
      "PR #612 (appointment reschedule): Priya asked to keep the old slot until the new one is confirmed, and to "
-     "send one SMS instead of two. Also fix the typo in the name of a test in test_reschedule.py.", 0.8, "", {}),
+     "send one SMS instead of two. Also fix the typo in the name of a test in test_reschedule.py.", 0.7, "", {}),
     ("c072", "history", "learning", "Redis eviction dropped queued jobs",
      "The shared Redis ran with `maxmemory-policy allkeys-lru`; under memory pressure it evicted Dramatiq's "
      "queue keys and reminders vanished. The broker now has its own Redis with `noeviction`.", 1.1, "", {}),
@@ -313,7 +314,7 @@ MEMORIES: list[tuple] = [
      "and PDFs. Ravi: infrastructure, owns the on-call rotation.", 88, "", {}),
     ("c088", "memory_bank", "objective", "Deposits at booking for every clinic by February",
      "Objective: every clinic can take deposits at booking through Stripe Connect by 2027-02-01. 12 of 40 "
-     "clinics are onboarded.", 30, "", {}),
+     "clinics are onboarded.", 30, "", {"deadline": "2027-02-01"}),
     ("c089", "memory_bank", "fact", "On-call rotation",
      "On-call is weekly with the handover on Monday at 10:00; the PagerDuty service is 'Lumen API'. Runbooks "
      "are in `docs/runbooks/`.", 64, "", {}),
@@ -606,7 +607,7 @@ QUESTIONS: list[tuple] = [
                              "c001", "c107", "c108"), "time", {"days_back": 5}),
     ("what did we decide about holidays for doctors yesterday", ("c070",), "time", {}),
     ("the redis problem from yesterday", ("c072",), "time", {}),
-    ("which email service did we switch to this week", ("c076",), "time", {}),
+    ("which email service did we switch to last week", ("c076",), "time", {}),
     ("what went wrong with the sunday reminders last week", ("c077",), "time", {}),
     ("load test numbers from a few days ago", ("c075",), "time", {}),
     ("recent notes on the monday morning slowness", ("c068",), "time", {}),
@@ -616,7 +617,7 @@ QUESTIONS: list[tuple] = [
     ("what's the plan for tomorrow's pairing session", ("c073",), "time", {}),
     ("what did we upgrade yesterday", ("c069",), "time", {}),
     ("what's the status of the waitlist work", ("c067", "c106"), "time", {}),
-    ("what decisions did we make this week", ("c070", "c076", "c002"), "time", {}),
+    ("what decisions did we make this week", ("c070", "c002"), "time", {}),
     ("anything new about billing in the last 2 days", ("c002", "c073"), "time", {}),
     ("redis", ("c072",), "time", {"days_back": 3}),
     ("database", ("c001", "c069"), "time", {"days_back": 2}),

@@ -26,7 +26,7 @@ import numpy as np
 from whoosh import index as whoosh_index
 from whoosh import query as q
 from whoosh import scoring
-from whoosh.analysis import StemmingAnalyzer
+from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
 from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
 from whoosh.searching import Searcher
 
@@ -36,7 +36,36 @@ from .arrays import sorted_contains
 from .chunking import Chunk
 from .stopwords import STOP_WORDS
 
-ANALYZER = StemmingAnalyzer(stoplist=STOP_WORDS)
+
+
+class IdentifierParts(Filter):
+    """A dotted or snake_case identifier is also each of its parts.
+
+    Whoosh's tokenizer keeps `sms_outbox.dedupe_key` as one token, so asking for `dedupe_key`
+    (or "dedupe key") found nothing: code memories name identifiers in full, questions name the
+    part they care about. The whole token stays, so an exact identifier still matches best.
+    """
+
+    def __call__(self, tokens):  # type: ignore[no-untyped-def]
+        for token in tokens:
+            whole = token.text
+            yield token
+            if "." not in whole and "_" not in whole:
+                continue
+            parts = {whole}
+            for dotted in whole.split("."):
+                for part in (dotted, *dotted.split("_")):
+                    if part and part not in parts:
+                        parts.add(part)
+                        token.text = part
+                        yield token
+
+
+# Whoosh's StemmingAnalyzer; documents also index each identifier's parts. Queries are not split:
+# the documents' parts already match "dedupe key" and `dedupe_key`, and splitting the identifiers of
+# a pasted log or traceback into common words only added noise (coding set, long prompts).
+QUERY_ANALYZER = RegexTokenizer() | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS) | StemFilter()
+ANALYZER = RegexTokenizer() | IdentifierParts() | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS) | StemFilter()
 SEARCH_FIELDS = ("title", "body", "context")
 MAX_QUERY_TERMS = 64
 
@@ -368,7 +397,7 @@ class KeywordHit:
 def query_terms(text: str) -> list[str]:
     """The query's analysed (lower-cased, stemmed, stop-word-free) terms, de-duplicated, bounded."""
     seen: dict[str, None] = {}
-    for token in ANALYZER(text):
+    for token in QUERY_ANALYZER(text):
         seen.setdefault(token.text, None)
         if len(seen) >= MAX_QUERY_TERMS:
             break

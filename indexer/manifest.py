@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 from vault.model import Memory
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,7 +169,8 @@ class Searcher:
             if not request.query or not request.query.strip():
                 return self._timeline(allowed, request, now, limit)
             candidates = self._retrieve(request, allowed, embedding)
-            hits = order_hits(self._rank(candidates, allowed, request, now), request.sort_by)[:limit]
+            named = timewords.window(request.query, now)
+            hits = order_hits(self._rank(candidates, allowed, request, now, named), request.sort_by)[:limit]
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
@@ -254,18 +255,26 @@ class Searcher:
 
     def _vague(self, request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
         """A query that names no subject ("what did we work on yesterday") is answered by a timeline:
-        of the caller's window, else of the window its time words name, else of the newest memories.
-        Relevance ranking has nothing to match in it and returned nothing."""
+        of the caller's window, else of the window its time words name, else of the newest memories;
+        of the kinds it names ("what did we decide") when there are any. Relevance ranking has
+        nothing to match in such a query and returned nothing."""
         has_window = request.days_back is not None or request.after is not None or request.before is not None
-        if not has_window:
-            start = timewords.window_start(request.query or "", now)
-            windowed = replace(request, after=start) if start is not None else None
-            if windowed is not None:
-                hits = self._timeline(self._allowed(windowed, now), windowed, now, limit)
-                if hits:
-                    return hits
-            # "what am I working on right now" after a quiet week: the newest memories still answer it.
+        named = None if has_window else timewords.window(request.query or "", now)
+        if named is not None:
+            request = replace(request, after=named.start, before=named.end)
+        elif not has_window:
+            # "what am I working on" after a quiet week: the newest memories answer it.
             request = replace(request, after=datetime.min.replace(tzinfo=timezone.utc))
+        types = timewords.vague_types(request.query or "")
+        if types and not request.types:
+            hits = self._timeline(self._allowed(replace(request, types=types), now), request, now, limit)
+            if hits:
+                return hits
+        hits = self._timeline(self._allowed(request, now), request, now, limit)
+        if hits or named is None:
+            return hits
+        # The window its words name is empty: the newest memories before it still answer.
+        request = replace(request, after=datetime.min.replace(tzinfo=timezone.utc), before=None)
         return self._timeline(self._allowed(request, now), request, now, limit)
 
     def _retrieve(self, request: SearchRequest, allowed: dict[str, Memory],
@@ -426,7 +435,7 @@ class Searcher:
             c.fused = 1.0 / (1.0 + math.exp(-mixed))
 
     def _rank(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest,
-              now: datetime) -> list[Hit]:
+              now: datetime, named: timewords.Window | None = None) -> list[Hit]:
         settings = self.settings
         if request.graph:
             self._expand_graph(candidates, allowed, request)
@@ -444,6 +453,9 @@ class Searcher:
             # Recency lifts young memories in proportion to how relevant they are: a new but
             # unrelated memory must not outrank an old exact answer.
             final = order * quality_factor(quality, weight, settings.quality_gain) + relevance * recency_bonus(memory, now, settings.recency)
+            if named is not None and named.holds(memory.created_at):
+                # "the redis problem from yesterday": written in the window the query names.
+                final += relevance * settings.time_match_boost
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via))
         return hits

@@ -43,6 +43,8 @@ class SearchSettings:
     evidence_weight: float = setting(0.5, "order by (1 - w) * fused rank + w * calibrated relevance")
     quality_gain: float = setting(0.25, "share of a memory's outcome weight that a good record adds to its rank (a bad record "
                                         "takes the full weight off): proven memories break ties, they do not outrank better answers")
+    time_match_boost: float = setting(0.3, "added to a result's rank, times its relevance, when it was written in the "
+                                            "window the query's time words name (\"the redis bug from yesterday\")")
     graph_factor: float = setting(0.5, "share of a hit's relevance given to memories it links to")
     default_limit: int = setting(10, "results returned when no limit is given")
     max_limit: int = setting(100, "largest limit a caller may ask for")

@@ -1,63 +1,161 @@
-"""Time words in a query, and whether a query asks for anything besides a time.
+"""Time words in a query: the window they name, and whether the query asks for anything besides a time.
 
-"what did we work on yesterday" or "what am I working on right now" name no topic: relevance
-ranking has nothing to match and used to return nothing at all. Such a query is answered as a
-timeline of the window its words name (or of the explicit window the caller gave), newest first.
-A query that names a topic ("the kafka bug from last week") is searched as usual: its time words
-never filter, because a time word in a question about the past (a LoCoMo conversation, an old
-incident) is relative to when it happened, not to now.
+"what did we work on yesterday" or "where did we leave off" name no topic: relevance ranking has
+nothing to match in them and used to return nothing at all. Such a query is answered as a timeline
+of the window its words name (or of the explicit window the caller gave), newest first.
+
+A query that names a topic and a time ("the redis problem from yesterday") is searched as usual,
+and memories written inside the window rank higher (a boost, not a filter): a time word in a
+question about the past - an old incident, a conversation from 2023 - is relative to when that
+happened, not to now, and a filter would hide exactly the answer.
+
+Days are calendar days in the local time zone of the process (the user's machine): "yesterday"
+is yesterday 00:00 to today 00:00, "last week" is Monday to Monday, "in October" the most recent
+October.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime, time, timedelta, tzinfo
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
-# Generous "since" windows: a timeline lists the window newest first, so a day too many costs little,
-# and a local evening that is already tomorrow in UTC must not fall out of "today".
-_FIXED = (
-    (re.compile(r"\b(right now|at the moment|currently|these days)\b"), 3),
-    (re.compile(r"\btoday\b|\bthis morning\b|\btonight\b"), 1.5),
-    (re.compile(r"\byesterday\b"), 2.5),
-    (re.compile(r"\b(this|the past) week\b"), 7),
-    (re.compile(r"\blast week\b"), 14),
-    (re.compile(r"\b(this|the past) month\b"), 31),
-    (re.compile(r"\blast month\b"), 62),
-    (re.compile(r"\b(recently|lately|recent|latest|so far)\b"), 14),
-)
-_COUNTED = re.compile(r"\b(?:last|past|previous)\s+(\d{1,3})\s+(day|week|month)s?\b")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+_MONTH_ABBREVIATIONS = {m[:3]: n for n, m in enumerate(MONTHS, 1)} | {"sept": 9}
+_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "a": 1, "an": 1,
+            "couple": 2, "few": 3}
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 31}
+_COUNT = r"(\d{1,3}|one|two|three|four|five|six|seven|a|an|a couple of|a few)"
 
-# Words that ask for activity without naming a subject. A query made only of these (and numbers)
-# is vague: it asks "what happened", not "what do we know about X".
+
+@dataclass(frozen=True)
+class Window:
+    start: datetime
+    end: datetime  # exclusive
+    words: str  # what in the query named it, for the caller to show
+
+    def holds(self, moment: datetime | None) -> bool:
+        return moment is not None and self.start <= moment < self.end
+
+
+def _count(text: str) -> int:
+    text = text.replace(" of", "").split()[-1]
+    return int(text) if text.isdigit() else _NUMBERS[text]
+
+
+def _midnight(moment: datetime) -> datetime:
+    return datetime.combine(moment.date(), time.min, tzinfo=moment.tzinfo)
+
+
+def _month_start(year: int, month: int, tz) -> datetime:
+    return datetime(year + (month - 1) // 12, (month - 1) % 12 + 1, 1, tzinfo=tz)
+
+
+def _windows(text: str, now: datetime, tz: tzinfo | None) -> list[tuple[datetime, datetime, str]]:
+    """Every (start, end, words) the text names, in the time zone `tz` (None: the machine's)."""
+    local = now.astimezone(tz)
+    today = _midnight(local)
+    end = local + timedelta(seconds=1)
+    day = timedelta(days=1)
+    monday = today - timedelta(days=today.weekday())
+    found: list[tuple[datetime, datetime, str]] = []
+
+    def add(match: re.Match | None, start: datetime, stop: datetime) -> None:
+        if match:
+            found.append((start, stop, match.group(0)))
+
+    for pattern, days in ((r"\b(right now|at the moment|currently|these days|left off|leave off|so far)\b", 3),
+                          (r"\b(recently|lately|recent|latest|last few days)\b", 14)):
+        add(re.search(pattern, text), local - timedelta(days=days), end)
+    add(re.search(r"\b(today|this morning|this afternoon|tonight|earlier today)\b", text), today, end)
+    add(re.search(r"(?<!before )\byesterday\b", text), today - day, today)
+    add(re.search(r"\bday before yesterday\b", text), today - 2 * day, today - day)
+    for match in re.finditer(rf"\b{_COUNT}\s+days?\s+ago\b", text):
+        n = _count(match.group(1))
+        add(match, today - n * day, today - (n - 1) * day)
+    for match in re.finditer(rf"\b{_COUNT}\s+weeks?\s+ago\b", text):
+        n = _count(match.group(1))
+        add(match, monday - 7 * n * day, monday - 7 * (n - 1) * day)
+    add(re.search(r"\b(the other day|a few days ago|a couple of days ago|few days back)\b", text),
+        today - 6 * day, today)
+    add(re.search(r"\b(this|the past) week\b", text), monday, end)
+    add(re.search(r"\blast week\b", text), monday - 7 * day, monday)
+    add(re.search(r"\bthis month\b", text), _month_start(local.year, local.month, local.tzinfo), end)
+    add(re.search(r"\blast month\b", text), _month_start(local.year, local.month - 1, local.tzinfo),
+        _month_start(local.year, local.month, local.tzinfo))
+    for match in re.finditer(rf"\b(?:last|past|previous)\s+{_COUNT}\s+(day|week|month)s?\b", text):
+        add(match, local - timedelta(days=_count(match.group(1)) * _UNIT_DAYS[match.group(2)]), end)
+    for match in re.finditer(r"\b(since|on|last)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", text):
+        back = (today.weekday() - WEEKDAYS.index(match.group(2))) % 7
+        if match.group(1) == "last" and back == 0:
+            back = 7
+        start = today - back * day
+        add(match, start, end if match.group(1) == "since" else start + day)
+    for match in re.finditer(r"\b(in|since|during)\s+([a-z]+)\b", text):
+        name = match.group(2)
+        month = MONTHS.index(name) + 1 if name in MONTHS else _MONTH_ABBREVIATIONS.get(name) if len(name) in (3, 4) else None
+        if month is None or (name == "may" and match.group(1) != "in"):
+            continue
+        year = local.year if month <= local.month else local.year - 1
+        start = _month_start(year, month, local.tzinfo)
+        add(match, start, end if match.group(1) == "since" else _month_start(year, month + 1, local.tzinfo))
+    return found
+
+
+def window(query: str, now: datetime, tz: tzinfo | None = None) -> Window | None:
+    """The time window the query's own words name (the union when they name several), or None."""
+    found = _windows(query.lower(), now, tz)
+    if not found:
+        return None
+    return Window(min(f[0] for f in found), max(f[1] for f in found), ", ".join(sorted({f[2] for f in found})))
+
+
+def window_days(query: str, now: datetime, tz: tzinfo | None = None) -> float | None:
+    """How many days back from now the query's window begins, or None when it names no time."""
+    named = window(query, now, tz)
+    return None if named is None else (now - named.start).total_seconds() / 86400
+
+
+# Words that ask for activity without naming a subject. A query made only of these (and numbers,
+# weekdays, months and type words) is vague: it asks "what happened", not "what do we know about X".
 _GENERIC = frozenset("""
-a about ago all am an and any anything are at be been being can could day days did do does doing done
-during else everything far few for from get give going got had happen happened happening has have how
-i i'm in is it last latest lately list me memories memory month months moment my new now of on or our
-over past previous recent recently remind right show since so some stuff summarise summarize summary
-tell that the these things this those to today tonight up us was we we've week weeks were what what's
-when which while who with work worked working yesterday you your yet morning currently changed change
-changes progress update updates status touched recap
-""".split())
+a about after ago all am an and any anything are at back be been before being between can could couple day
+days did do does doing done during else everything far few for from get give going got had happen happened
+happening has have how i i'm in is it last latest lately leave left list me memories memory month months
+moment my new now of off on or other our over past pick picked previous recap recent recently remind
+resume right show since so some stuff summarise summarize summary tell that the these things this those
+to today tonight up us was we we've week weeks were what what's when where which while who with work
+worked working yesterday you your yet morning afternoon currently changed change changes progress update
+updates status touched continue again make made
+""".split()) | frozenset(WEEKDAYS) | frozenset(MONTHS) | frozenset(_MONTH_ABBREVIATIONS)
+
+# A vague query may still name the kind of memory it wants: "what did we decide this week".
+TYPE_WORDS = {
+    "decision": "decision", "decisions": "decision", "decide": "decision", "decided": "decision",
+    "learning": "learning", "learnings": "learning", "learned": "learning", "learnt": "learning",
+    "lesson": "learning", "lessons": "learning",
+    "plan": "plan", "plans": "plan", "todo": "plan", "todos": "plan", "next": "plan",
+    "preference": "preference", "preferences": "preference",
+    "constraint": "constraint", "constraints": "constraint", "rule": "constraint", "rules": "constraint",
+    "observation": "observation", "observations": "observation", "noticed": "observation",
+    "journal": "journal", "session": "journal", "sessions": "journal",
+}
 
 
-def window_days(query: str) -> float | None:
-    """How many days back the query's own time words reach, or None when it names no time."""
-    text = query.lower()
-    counted = [int(n) * _UNIT_DAYS[unit] for n, unit in _COUNTED.findall(text) if int(n) > 0]
-    fixed = [days for pattern, days in _FIXED if pattern.search(text)]
-    found = counted + fixed
-    return float(max(found)) if found else None
-
-
-def window_start(query: str, now: datetime) -> datetime | None:
-    days = window_days(query)
-    return now - timedelta(days=days) if days is not None else None
+def _words(query: str) -> list[str]:
+    return _WORD.findall(query.lower())
 
 
 def is_vague(query: str) -> bool:
-    """True when the query names no subject, only activity and time ("what did we work on")."""
-    words = _WORD.findall(query.lower())
-    return bool(words) and all(w in _GENERIC or w.isdigit() for w in words)
+    """True when the query names no subject, only activity, time and kinds of memory ("what did we work on")."""
+    words = _words(query)
+    return bool(words) and all(w in _GENERIC or w in TYPE_WORDS or w.isdigit() for w in words)
+
+
+def vague_types(query: str) -> tuple[str, ...]:
+    """The memory types a vague query names ("what did we decide" → decision), or () for all."""
+    return tuple(sorted({TYPE_WORDS[w] for w in _words(query) if w in TYPE_WORDS}))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, time as dt_time, timedelta, timezone
 from pathlib import Path
 from typing import Iterable
 
@@ -90,10 +90,33 @@ def _decide(m: Memory, now: datetime, s: LifecycleSettings) -> Decision | None:
 
 def _type_expired(m: Memory, now: datetime, s: LifecycleSettings) -> str:
     ttl = s.type_ttl_days.get(m.type)
+    if not ttl:
+        return ""
+    deadline = _deadline(m)
+    if deadline is not None:
+        # An objective due in February is not stale in December: its time-to-live starts at the deadline.
+        if now - deadline > timedelta(days=ttl):
+            return f"{m.type} memories expire {ttl:g} d after their deadline ({deadline.date().isoformat()})"
+        return ""
     age = _age(m.created_at, now)
-    if ttl and age is not None and age > timedelta(days=ttl):
+    if age is not None and age > timedelta(days=ttl):
         return f"{m.type} memories expire after {ttl:g} d (this one is {age.days} d old)"
     return ""
+
+
+def _deadline(m: Memory) -> datetime | None:
+    """The memory's `deadline` key as an aware datetime (end of that day for a bare date), or None."""
+    value = m.frontmatter.get("deadline")
+    if isinstance(value, str):
+        try:
+            value = date.fromisoformat(value.strip()[:10])
+        except ValueError:
+            return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    if isinstance(value, date):
+        return datetime.combine(value, dt_time.max, tzinfo=timezone.utc)
+    return None
 
 
 def _age(moment: datetime | None, now: datetime) -> timedelta | None:

@@ -71,3 +71,14 @@ def test_remembered_postings_stay_right_as_segments_are_added_deleted_from_and_m
     index.compact()
     assert {h.chunk_id for h in index.search("postgres lock", 1000, None, 0, 0.35)} == set(
         whoosh_scores(index, "postgres lock", 1000, None))
+
+
+@pytest.mark.parametrize("question", ["dedupe_key", "dedupe key", "sms_outbox.dedupe_key", "outbox"])
+def test_an_identifier_is_found_by_its_parts_as_well_as_whole(tmp_path: Path, question: str):
+    index = KeywordIndex.create(tmp_path / "kw")
+    text = ("---\nid: m-0000000a\ncollection: patterns\ntype: learning\ntitle: Retries\n---\n"
+            "SMS actors are idempotent through `sms_outbox.dedupe_key`, so a retry never sends twice.\n")
+    memories = [parse(text.encode(), "patterns/a.md"), *(memory(n, "patterns") for n in range(5))]
+    index.replace([(m, chunks_for(m)) for m in memories])
+    wanted = {c.chunk_id for c in chunks_for(memories[0])}
+    assert [h.chunk_id for h in index.search(question, 10)] == list(wanted)

@@ -9,7 +9,7 @@ import pytest
 
 from indexer.search import SearchRequest, Searcher
 from indexer.settings import SearchSettings
-from indexer.timewords import is_vague, window_days
+from indexer.timewords import is_vague, vague_types, window
 from tests.indexer.helpers import open_index
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
@@ -23,19 +23,47 @@ def created(hits) -> list[datetime]:
     return [h.memory.created_at for h in hits]
 
 
-@pytest.mark.parametrize("query, days", [
-    ("what am I working on right now", 3), ("what did we do yesterday", 2.5), ("anything new today?", 1.5),
-    ("what changed last week", 14), ("what did we ship in the last 10 days", 10), ("recent decisions", 14),
-    ("how does the billing retry work", None), ("When did Caroline go to the support group?", None),
+D = timedelta(days=1)
+MIDNIGHT = datetime(2026, 11, 22, tzinfo=timezone.utc)  # NOW is Sunday noon
+
+
+@pytest.mark.parametrize("query, start, end", [
+    ("what am I working on right now", NOW - 3 * D, NOW), ("where did we leave off?", NOW - 3 * D, NOW),
+    ("what did we do yesterday", MIDNIGHT - D, MIDNIGHT), ("anything new today?", MIDNIGHT, NOW),
+    ("the flaky test from two days ago", MIDNIGHT - 2 * D, MIDNIGHT - D),
+    ("what did we decide the day before yesterday", MIDNIGHT - 2 * D, MIDNIGHT - D),
+    ("what changed last week", MIDNIGHT - 13 * D, MIDNIGHT - 6 * D), ("this week so far", MIDNIGHT - 6 * D, NOW),
+    ("what did we ship in the last 10 days", NOW - 10 * D, NOW), ("recent decisions", NOW - 14 * D, NOW),
+    ("everything since Tuesday", MIDNIGHT - 5 * D, NOW), ("what happened on friday", MIDNIGHT - 2 * D, MIDNIGHT - D),
+    ("the migration we did in October", datetime(2026, 10, 1, tzinfo=timezone.utc),
+     datetime(2026, 11, 1, tzinfo=timezone.utc)),
+    ("the outage in december", datetime(2025, 12, 1, tzinfo=timezone.utc), datetime(2026, 1, 1, tzinfo=timezone.utc)),
 ])
-def test_time_words_name_a_window_and_only_time_words_do(query: str, days: float | None):
-    assert window_days(query) == days
+def test_time_words_name_calendar_windows_in_the_users_time_zone(query: str, start: datetime, end: datetime):
+    named = window(query, NOW, timezone.utc)
+    assert named is not None and named.start == start and abs((named.end - end).total_seconds()) <= 1
+
+
+@pytest.mark.parametrize("query", [
+    "how does the billing retry work", "When did Caroline go to the support group?", "may I ask about the deploy",
+    "the monday morning slowness",
+])
+def test_a_query_without_time_words_names_no_window(query: str):
+    assert window(query, NOW, timezone.utc) is None
+
+
+def test_the_window_follows_the_local_calendar_day_not_utc():
+    amsterdam = timezone(timedelta(hours=1))
+    sunday_late_in_utc = datetime(2026, 11, 22, 23, 30, tzinfo=timezone.utc)  # Monday 00:30 in Amsterdam
+    named = window("what did we do today", sunday_late_in_utc, amsterdam)
+    assert named is not None and named.start == datetime(2026, 11, 23, tzinfo=amsterdam)
 
 
 @pytest.mark.parametrize("query, vague", [
     ("what did we work on", True), ("what am I working on right now", True), ("what happened yesterday?", True),
     ("what did we decide about the kafka consumer last week", False), ("postgres", False),
-    ("What did Caroline do yesterday?", False), ("", False),
+    ("What did Caroline do yesterday?", False), ("", False), ("where did we leave off", True),
+    ("what did we decide this week", True), ("recap of yesterday", True),
 ])
 def test_a_query_is_vague_when_it_names_no_subject(query: str, vague: bool):
     assert is_vague(query) is vague
@@ -86,4 +114,39 @@ def test_timelines_merged_from_several_vaults_stay_newest_first(example_root: Pa
     # Two vaults' timelines concatenated, as the privacy layer merges the project and user vault.
     merged = order_hits(hits[1::2] + [replace(h) for h in hits[0::2]], "relevance")
     assert created(merged) == sorted(created(merged), reverse=True)
+    s.index.close()
+
+
+def test_a_vague_question_may_name_the_kind_of_memory_it_wants():
+    assert vague_types("what did we decide this week") == ("decision",)
+    assert vague_types("any lessons learned lately?") == ("learning",)
+    assert vague_types("what did we work on") == ()
+
+
+def test_a_topic_question_with_a_time_word_prefers_what_was_written_in_that_window(tmp_path: Path):
+    from tests.conftest import write
+    yesterday = (NOW - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    long_ago = (NOW - timedelta(days=40)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    write(tmp_path, "patterns/old.md", f"---\nid: m-00000001\ntype: learning\ntitle: Redis failover dropped lock keys\n"
+                                        f"created_at: {long_ago}\n---\nA Redis failover dropped the import lock keys.\n")
+    write(tmp_path, "history/new.md", f"---\nid: m-00000002\ntype: learning\ntitle: Redis evicted queued jobs\n"
+                                       f"created_at: {yesterday}\n---\nRedis evicted the job queue keys under memory pressure.\n")
+    s = searcher(tmp_path)
+    plain = [h.memory.id for h in s.search(SearchRequest(query="the redis keys problem", now=NOW))]
+    timed = [h.memory.id for h in s.search(SearchRequest(query="the redis keys problem from yesterday", now=NOW))]
+    assert set(plain) == set(timed) == {"m-00000001", "m-00000002"}, "a time word boosts, it never filters"
+    assert timed[0] == "m-00000002"
+    s.index.close()
+
+
+def test_a_vague_question_naming_a_kind_lists_that_kind_in_its_window(tmp_path: Path):
+    from tests.conftest import write
+    for n, kind in enumerate(("decision", "learning", "decision")):
+        when = (NOW - timedelta(hours=3 + n)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        write(tmp_path, f"history/h{n}.md", f"---\nid: m-0000000{n}\ntype: {kind}\ntitle: t{n}\ncreated_at: {when}\n---\nbody {n}\n")
+    s = searcher(tmp_path)
+    hits = s.search(SearchRequest(query="what did we decide today", now=NOW))
+    assert [h.memory.id for h in hits] == ["m-00000000", "m-00000002"]
+    assert [h.memory.id for h in s.search(SearchRequest(query="what did we do today", now=NOW))] == [
+        "m-00000000", "m-00000001", "m-00000002"]
     s.index.close()

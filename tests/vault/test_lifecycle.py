@@ -14,11 +14,12 @@ NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
 S = LifecycleSettings()
 
 
-def memory(collection, *, score=0.5, uses=0, success=0.0, age=timedelta(0), type="learning", last_used=None):
+def memory(collection, *, score=0.5, uses=0, success=0.0, age=timedelta(0), type="learning", last_used=None,
+           extra=""):
     created = (NOW - age).strftime("%Y-%m-%dT%H:%M:%SZ")
     used = f"last_used_at: {(NOW - last_used).strftime('%Y-%m-%dT%H:%M:%SZ')}\n" if last_used is not None else ""
     text = (f"---\nid: m-0000abcd\ncollection: {collection}\ntype: {type}\ntitle: t\ncreated_at: {created}\n"
-            f"score: {score}\nuses: {uses}\nsuccess_count: {success}\n{used}---\nbody\n")
+            f"score: {score}\nuses: {uses}\nsuccess_count: {success}\n{used}{extra}---\nbody\n")
     return parse(text.encode(), f"{collection}/t.md")
 
 
@@ -75,6 +76,16 @@ def test_type_ttls_remove_scored_memories_and_archive_memory_bank_ones():
     assert decide(memory("patterns", type="context", age=6 * DAY)) is None
     assert decide(memory("memory_bank", type="objective", age=31 * DAY)) == ("archive", None)
     assert decide(memory("memory_bank", type="preference", age=900 * DAY)) is None
+
+
+def test_an_objective_with_a_deadline_lives_until_its_ttl_after_the_deadline():
+    due_in_february = "deadline: 2027-02-01\n"
+    assert decide(memory("memory_bank", type="objective", age=90 * DAY, extra=due_in_february)) is None
+    long_past = "deadline: 2026-09-01\n"
+    assert decide(memory("memory_bank", type="objective", age=90 * DAY, extra=long_past)) == ("archive", None)
+    assert decide(memory("memory_bank", type="objective", age=90 * DAY, extra='deadline: "2026-11-10"\n')) is None
+    unreadable = "deadline: next spring\n"  # no date to go by: the age rule applies
+    assert decide(memory("memory_bank", type="objective", age=31 * DAY, extra=unreadable)) == ("archive", None)
 
 
 def test_books_and_superseded_memories_are_left_alone():
