@@ -463,7 +463,8 @@ def serve(vault_path: Path) -> None:
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the servers as JSON.")
 def status(as_json: bool) -> None:
-    """What memdir runs for this user: each vault server's vault, pid, port, memory, uptime and idle time."""
+    """What memdir runs for this user: each vault server's vault, pid, port, memory, uptime and idle time,
+    and the embedding host they share."""
     from . import registry
 
     served = [vars(s) for s in registry.servers()]
@@ -471,7 +472,7 @@ def status(as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--all", "every", is_flag=True, help="Stop every memdir server of this user.")
+@click.option("--all", "every", is_flag=True, help="Stop every memdir server of this user, and the embedding host.")
 @vault_option
 def stop(every: bool, vault_path: Path) -> None:
     """End a vault's server (or --all of them) cleanly; the next hook or tool call starts one again."""

@@ -28,6 +28,8 @@ class ServerSettings:
     """The vault server that hooks and `memdir mcp` start on demand."""
 
     idle_exit_seconds: float = setting(1800.0, "exit after this long without a request (the next hook or tool call starts it again); 0 = never")
+    shared_embedder: bool = setting(True, "vault servers of this user share one embedding model in its own process "
+                                          "(false: each server loads its own copy, about 600 MB)")
 
 
 SECTIONS: dict[str, type] = {**VAULT_SECTIONS, **INDEX_SECTIONS, "context": ContextSettings, "server": ServerSettings}

@@ -11,6 +11,10 @@ def main() -> None:
         from .hooks import main as hook_main
 
         sys.exit(hook_main(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "embed-host":  # started by vault servers, not by people
+        from .embed_host import main as host_main
+
+        sys.exit(host_main(sys.argv[2:]))
     from .cli import main as cli_main
 
     cli_main()

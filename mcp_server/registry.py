@@ -53,10 +53,29 @@ class Served:
     uptime_s: float
     memories: int | None
     idle_s: float | None
+    kind: str = "vault"  # or "embedding-host": the one model every vault server of this user asks
 
 
-def servers() -> list[Served]:
-    """Every live server of this user, with what its health check says (None where it did not answer)."""
+def embedding_host() -> Served | None:
+    """The per-user embedding host, when one runs (see embed_host.py)."""
+    from . import embed_host
+
+    info = embed_host.running()
+    if info is None:
+        return None
+    try:
+        status, _, body = embed_host.request(info, "GET", "/health", timeout=2.0)
+        health = json.loads(body) if status == 200 else {}
+    except (OSError, ValueError):
+        health = {}
+    return Served(f"(embedding model {embed_host.MODEL_ID}, shared by the vault servers)", info.pid, info.port,
+                  rss_mb(info.pid), round(time.time() - info.started, 1), None, health.get("idle_seconds"),
+                  "embedding-host")
+
+
+def servers(include_host: bool = True) -> list[Served]:
+    """Every live server of this user, with what its health check says (None where it did not answer);
+    the shared embedding host last."""
     found = []
     where = folder()
     for entry in sorted(where.glob("*.json")) if where.is_dir() else ():
@@ -75,15 +94,18 @@ def servers() -> list[Served]:
                 health = client.request(info, "GET", "/api/health", timeout=2.0) or {}
             except (client.Unavailable, client.RemoteError):
                 health = {}
-        found.append(Served(str(vault), pid, info.port if info else None, _rss_mb(pid),
+        found.append(Served(str(vault), pid, info.port if info else None, rss_mb(pid),
                             round(time.time() - float(data.get("started", time.time())), 1),
                             health.get("memories"), health.get("idle_seconds")))
-    return found
+    host = embedding_host() if include_host else None
+    return found + ([host] if host is not None else [])
 
 
 def stop(vault: Path | None = None, timeout: float = 30.0) -> list[Served]:
-    """End the servers of `vault` (all of this user's when None) with SIGTERM: a graceful shutdown."""
-    chosen = [s for s in servers() if vault is None or Path(s.vault).resolve() == vault.resolve()]
+    """End the servers of `vault` (all of this user's, the embedding host too, when None) with SIGTERM:
+    a graceful shutdown."""
+    chosen = [s for s in servers(include_host=vault is None)
+              if vault is None or Path(s.vault).resolve() == vault.resolve()]
     for served in chosen:
         try:
             os.kill(served.pid, signal.SIGTERM)
@@ -96,7 +118,7 @@ def stop(vault: Path | None = None, timeout: float = 30.0) -> list[Served]:
     return chosen
 
 
-def _rss_mb(pid: int) -> float | None:
+def rss_mb(pid: int) -> float | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):

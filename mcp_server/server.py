@@ -35,6 +35,8 @@ from vault.errors import ConflictError, NotFoundError, PathError, ValidationErro
 from . import registry, tools
 from .app import App
 from .client import SERVER_FILE, ServerInfo, running
+from .config import Config, load_config
+from .embed_host import SharedEmbedder
 from .idle import IdleWatch
 from .schedule import Every
 from .service import MemoryService
@@ -114,7 +116,8 @@ class VaultServer:
         """Open the index (reconciling edits made while nothing ran), load the model, start the watcher."""
         from .hooks_server import HookHandler
 
-        self.app = App(self.root)
+        config = load_config(self.root)
+        self.app = App(self.root, config=config, embedder=self._embedder(config))
         self.service = MemoryService(self.app)
         self.service.sessions.clean()
         self.app.start_watching()  # the project vault, and the user vault when this server owns its index
@@ -134,6 +137,15 @@ class VaultServer:
         # three index swaps and a deep sync, unfrozen and collected).
         gc.collect()
         gc.freeze()
+
+    @staticmethod
+    def _embedder(config: Config) -> SharedEmbedder | None:
+        """The per-user embedding host for the real model (None: the App loads its own)."""
+        if not (config.server.shared_embedder and config.search.embedder == SharedEmbedder.id):
+            return None
+        embedder = SharedEmbedder(config.server.idle_exit_seconds)
+        embedder.warm()  # the host loads torch while this server opens its indices
+        return embedder
 
     def serve(self, ready: Callable[[ServerInfo], None] | None = None) -> None:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # proto: asyncio sets TCP_NODELAY only then

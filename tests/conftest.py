@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
+from mcp_server import embed_host
 from mcp_server.config import default_config_text
 from vault import Vault, init_vault
 
@@ -16,14 +19,19 @@ EXAMPLE_VAULT = REPO / ".memories-example"
 
 
 @pytest.fixture(autouse=True)
-def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """No test may see the developer's own vault, user vault or home settings."""
+def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """No test may see the developer's own vault, user vault or home settings, and none leaves an
+    embedding host behind (a server of a real-model vault starts one under the temporary HOME)."""
     for name in list(os.environ):
         if name.startswith("MEMDIR_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)  # the server registry lives under the temporary HOME
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    yield
+    host = embed_host.running()
+    if host is not None:
+        os.kill(host.pid, signal.SIGTERM)
 
 
 @pytest.fixture

@@ -1,0 +1,90 @@
+"""Resident memory of memdir's servers: one project against three, with one shared model and with a model each.
+
+Each project is a copy of the bundled `.memories-example/` vault with no index yet, as a new user
+has it: its server is started the way a hook starts it, builds its index, and answers five
+searches; then the resident memory (VmRSS) of every memdir process of this user is summed.
+Servers and the embedding host register in a temporary folder, so nothing of the user's is touched.
+
+    python bench/memory.py          # table
+    python bench/memory.py --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from mcp_server import client, embed_host, registry  # noqa: E402
+
+QUESTIONS = ("how do we lock imports", "what did we decide about squash merges", "money rounding",
+             "celery redelivery", "what am I working on right now")
+
+
+def processes() -> dict[int, float]:
+    """pid -> resident MB of every memdir server and embedding host registered in this run's folder."""
+    found = {s.pid: s.rss_mb or 0.0 for s in registry.servers()}
+    host = embed_host.running()
+    if host is not None:
+        found[host.pid] = registry.rss_mb(host.pid) or 0.0
+    return found
+
+
+def run(projects: int, shared: bool, work: Path) -> dict:
+    os.environ["MEMDIR_SERVERS_DIR"] = str(work / f"servers-{projects}-{shared}")
+    roots = []
+    started = time.perf_counter()
+    first_answer = None
+    try:
+        for n in range(projects):
+            root = work / f"project-{projects}-{shared}-{n}" / ".memories"
+            shutil.copytree(REPO / ".memories-example", root, ignore=shutil.ignore_patterns(".memdir"))
+            config = (root / "memdir.toml").read_text()
+            (root / "memdir.toml").write_text(config.replace("shared_embedder = true", f"shared_embedder = {str(shared).lower()}"))
+            roots.append(root)
+            info = client.ensure(root, timeout=180)
+            for question in QUESTIONS:
+                client.request(info, "POST", "/api/op", {"op": "search", "args": {"query": question}}, timeout=60)
+            if first_answer is None:
+                first_answer = time.perf_counter() - started
+        rss = processes()
+        return {"projects": projects, "shared_model": shared, "processes": len(rss),
+                "resident_mb": round(sum(rss.values()), 1), "per_process_mb": sorted(rss.values(), reverse=True),
+                "first_project_answers_after_s": round(first_answer or 0.0, 1)}
+    finally:
+        registry.stop()
+        host = embed_host.running()
+        if host is not None:
+            os.kill(host.pid, 15)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    with tempfile.TemporaryDirectory(prefix="memdir-memory-") as tmp:
+        work = Path(tmp)
+        rows = [run(1, False, work), run(1, True, work), run(3, True, work), run(3, False, work)]
+    one = {r["shared_model"]: r["resident_mb"] for r in rows if r["projects"] == 1}
+    for r in rows:
+        r["ratio_to_one_project"] = round(r["resident_mb"] / one[r["shared_model"]], 2)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    print(f"{'projects':>8} {'shared model':>13} {'processes':>9} {'resident MB':>12} {'x one':>6} {'first answer s':>15}")
+    for r in rows:
+        print(f"{r['projects']:8} {str(r['shared_model']):>13} {r['processes']:9} {r['resident_mb']:12.1f} "
+              f"{r['ratio_to_one_project']:6.2f} {r['first_project_answers_after_s']:15.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""One embedding model per user: vault servers ask a shared host for vectors, and it serves nobody else."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.embed import HashingEmbedder
+from mcp_server import embed_host
+from mcp_server.embed_host import HostInfo, SharedEmbedder, request
+
+
+@pytest.fixture
+def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A host with the deterministic test model, in a thread, registered in a temporary folder."""
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    stop = threading.Event()
+    thread = threading.Thread(target=embed_host.serve, args=(0.0, HashingEmbedder(384), stop), daemon=True)
+    thread.start()
+    info = None
+    for _ in range(400):
+        info = embed_host.running()
+        if info is not None:
+            break
+        stop.wait(0.01)
+    assert info is not None, "the host wrote its address"
+    yield info
+    stop.set()
+    thread.join(10)
+    assert not thread.is_alive()
+
+
+def test_vault_servers_get_the_same_vectors_from_the_host_as_from_the_model_itself(host: HostInfo):
+    shared, local = SharedEmbedder(), HashingEmbedder(384)
+    texts = [f"memory {n} about redis locks" for n in range(600)]  # more than one request's batch
+    assert np.allclose(shared.embed(texts), local.embed(texts))
+    assert np.allclose(shared.embed_query("redis locks"), local.embed_query("redis locks"))
+    assert shared.embed([]).shape == (0, 384)
+
+
+def test_the_host_answers_only_its_token_and_never_a_browser(host: HostInfo):
+    body = json.dumps({"texts": ["x"]}).encode()
+    assert request(HostInfo(host.pid, host.port, "wrong", host.started), "POST", "/embed", body)[0] == 401
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", host.port, timeout=5)
+    connection.request("POST", "/embed", body=body, headers={"Authorization": f"Bearer {host.token}",
+                                                             "Origin": "https://evil.example"})
+    assert connection.getresponse().status == 403
+    connection.close()
+    assert request(host, "POST", "/embed", json.dumps({"texts": "not a list"}).encode())[0] == 400
+
+
+def test_the_address_file_is_private_and_a_second_host_does_not_start(host: HostInfo, tmp_path: Path):
+    address = tmp_path / "servers" / embed_host.ADDRESS_FILE
+    assert address.stat().st_mode & 0o077 == 0
+    assert embed_host.serve(0.0, HashingEmbedder(384)) == 0, "the first host holds the lock"
+    assert embed_host.running() == host
+
+
+def test_an_idle_host_exits_and_removes_its_address(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (embed_host.serve(0.2, HashingEmbedder(384)), done.set()), daemon=True)
+    thread.start()
+    assert done.wait(15), "the host exited on its own after being idle"
+    assert embed_host.running() is None and not (tmp_path / "servers" / embed_host.ADDRESS_FILE).exists()
+
+
+@pytest.mark.model
+def test_the_real_model_runs_once_per_user_and_vault_servers_share_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Two SharedEmbedders (two vault servers) start one host process with the real model between them."""
+    from indexer.embed import SentenceTransformerEmbedder
+
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    first, second = SharedEmbedder(idle_exit_seconds=60), SharedEmbedder(idle_exit_seconds=60)
+    try:
+        threads = [first.warm(), second.warm()]
+        for thread in threads:
+            thread.join(180)
+        host = embed_host.running()
+        assert host is not None and host.pid != os.getpid()
+        texts = ["Local development uses docker compose with the postgres:16 image", "Deploys go blue-green"]
+        local = SentenceTransformerEmbedder()
+        assert np.allclose(first.embed(texts), local.embed(texts), atol=1e-5)
+        assert float(second.embed_query("database on my laptop") @ local.embed_query("database on my laptop")) > 0.99
+        assert embed_host.running() == host, "still the one host"
+    finally:
+        host = embed_host.running()
+        if host is not None:
+            os.kill(host.pid, 15)
