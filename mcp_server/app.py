@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from indexer.asof import AsOfIndices
 from indexer.curator import Curator
 from indexer.embed import CachedEmbedder, Embedder, make_embedder
 from indexer.index import Index, IndexUnusable, Progress
@@ -74,6 +75,7 @@ class App:
         self.user: Side | None = None
         self._watching = False
         self._open = True
+        self._past: AsOfIndices | None = None
         if self.user_root is not None and self.user_root.is_dir():
             try:
                 self.user = self._open_user()
@@ -130,6 +132,12 @@ class App:
             self._watch(side)
         return side
 
+    def past(self) -> AsOfIndices:
+        """The project vault as committed at past dates (built on demand from its git history)."""
+        if self._past is None:
+            self._past = AsOfIndices(self.project.index)
+        return self._past
+
     # -- watching and closing ------------------------------------------------------------
 
     def start_watching(self) -> None:
@@ -145,6 +153,9 @@ class App:
     def close(self) -> None:
         """Stop the watchers and close both indices (releasing their ownership); safe to call twice."""
         sides, self._open = (self.project, self.user) if self._open else (), False
+        if self._past is not None:
+            self._past.close()
+            self._past = None
         for side in sides:
             if side is None:
                 continue

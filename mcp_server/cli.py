@@ -198,11 +198,15 @@ def add(content: str, title: str | None, memory_type: str | None, collection: st
 @cli.command()
 @click.argument("ref")
 @click.option("--json", "as_json", is_flag=True, help="Print the normalized memory as JSON.")
+@click.option("--version", "version", metavar="DATE|COMMIT", help="The memory as committed then (a vault under git).")
 @vault_option
-def show(ref: str, as_json: bool, vault_path: Path) -> None:
+def show(ref: str, as_json: bool, version: str | None, vault_path: Path) -> None:
     """Print one memory, given its id or its path inside the vault."""
     root = vault_root(vault_path)
-    if client.running(root) is not None:
+    if version:
+        with service(vault_path) as svc:
+            shape = svc.read(ref=ref, version=version)
+    elif client.running(root) is not None:
         shape = Remote(root).read(ref=ref)
     else:
         shape = normalize(lookup_anywhere(vault_path, ref))
@@ -312,16 +316,34 @@ def reindex(vault_path: Path) -> None:
 @click.option("--tag", "tags", multiple=True, help="Only memories with this tag; repeat for more.")
 @click.option("--sort-by", type=click.Choice(["relevance", "recency", "score"]), default="relevance")
 @click.option("--all", "include_superseded", is_flag=True, help="Include superseded and archived memories.")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of results.")
+@click.option("--as-of", "as_of", metavar="DATE|COMMIT",
+              help="Answer from the vault as git had it then (YYYY-MM-DD: the last commit that day).")
+@click.option("--json", "as_json", is_flag=True, help='Print a JSON list of results ({"as_of", "results"} with --as-of).')
 @vault_option
 def search(query: str | None, limit: int | None, days_back: float | None, collections: tuple[str, ...],
-           types: tuple[str, ...], tags: tuple[str, ...], sort_by: str, include_superseded: bool, as_json: bool,
-           vault_path: Path) -> None:
+           types: tuple[str, ...], tags: tuple[str, ...], sort_by: str, include_superseded: bool, as_of: str | None,
+           as_json: bool, vault_path: Path) -> None:
     """Hybrid search (meaning + keywords + links); without QUERY, --days-back lists a timeline."""
     with service(vault_path) as svc:
         results = svc.search(query=query, days_back=days_back, collections=list(collections), types=list(types),
-                             tags=list(tags), sort_by=sort_by, limit=limit, include_superseded=include_superseded)
-    emit_json(results["results"]) if as_json else click.echo(render.search_results(results["results"]))
+                             tags=list(tags), sort_by=sort_by, limit=limit, include_superseded=include_superseded,
+                             as_of=as_of)
+    if as_json:
+        emit_json(results if as_of else results["results"])
+    else:
+        click.echo(render.as_of(results["as_of"]) + render.search_results(results["results"]) if as_of
+                   else render.search_results(results["results"]))
+
+
+@cli.command()
+@click.argument("ref")
+@click.option("--json", "as_json", is_flag=True, help="Print the versions as JSON.")
+@vault_option
+def log(ref: str, as_json: bool, vault_path: Path) -> None:
+    """A memory's committed versions, newest first: commit, date, author and what changed."""
+    with service(vault_path) as svc:
+        report = svc.log(ref)
+    emit_json(report) if as_json else click.echo(render.memory_log(report))
 
 
 @cli.command()

@@ -59,9 +59,13 @@ Give at least one of query, days_back or id:
 • id: look one memory up directly (bypasses search), e.g. when KNOWN CONTEXT shows [id:m-...].
 Filters: collections, type, tags. sort_by: relevance (default), recency or score.
 Superseded memories are hidden; a result's successor field points to the newer one.
+as_of: answer from the vault as git had it then ("2026-10-01" or a commit), e.g. to see what was \
+believed before a decision changed.
 
 Results read: [collection] (age, s:score, w:Wilson, uses, [outcomes]) [id:...] «text». \
 If two results conflict, prefer the newer one and score the older one failed when asked."""
+
+AS_OF = "A date (YYYY-MM-DD: the last commit that day) or a git commit: the vault as committed then"
 
 ADD_BANK = """\
 Store a lasting fact in memory_bank: who the user is, their preferences, project decisions and \

@@ -266,3 +266,28 @@ def servers(served: list[Mapping[str, Any]]) -> str:
         + (f"{s['memories'] if s['memories'] is not None else '?'} memories  " if s.get("kind", "vault") == "vault" else "")
         + f"idle {minutes(s['idle_s'])}"
         for s in served)
+
+
+def as_of(commit: Mapping[str, Any]) -> str:
+    return f"as of {commit['commit'][:10]} ({commit['date'][:10]}, {commit['author']}): {commit['subject']}\n"
+
+
+def memory_log(report: Mapping[str, Any]) -> str:
+    lines = [f"{report['id']}  {report['path']}"]
+    if report["uncommitted_changes"]:
+        lines.append("  (the file has uncommitted changes)")
+    for v in report["versions"]:
+        if v.get("error"):
+            what = f"unreadable: {v['error']}"
+        elif v["created"]:
+            what = "created"
+        else:
+            parts = (["body"] if v["body_changed"] else []) + [k for k in v["keys_changed"] if k not in v["counters_changed"]]
+            if v["counters_changed"]:
+                parts.append("counters (" + ", ".join(v["counters_changed"]) + ")")
+            what = "changed " + ", ".join(parts) if parts else "moved" if v["path"] != report["path"] else "no change"
+        state = f"  score {v['score']:.2f}, {v['uses']} uses" if "score" in v else ""
+        lines.append(f"  {v['commit'][:10]}  {v['date'][:10]}  {v['author']}: {what}{state}  ({v['subject']})")
+    if not report["versions"]:
+        lines.append("  never committed")
+    return "\n".join(lines)

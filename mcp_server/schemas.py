@@ -47,6 +47,7 @@ class MemoryOut(BaseModel):
 class SearchOut(BaseModel):
     note: str = STRUCTURED_NOTE
     results: list[HitOut]
+    as_of: dict[str, str] | None = Field(default=None, description="the commit answered from, with as_of")
 
 
 class InsightsOut(BaseModel):

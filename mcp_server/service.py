@@ -7,14 +7,17 @@ server runs), so everyone sees one index and one writer.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from indexer import books as book_files
 from indexer.relations import relations_of
-from indexer.search import Hit, SearchRequest, hit_shape
+from indexer.search import Hit, SearchRequest, Searcher, hit_shape
 from vault import Memory, NotFoundError, ValidationError, normalize
+from vault.history import Commit, Version, VaultHistory
+from vault.parse import parse
 from vault.errors import PathError
 from vault.ids import check_id
 from vault.model import BANK_DEFAULT
@@ -56,27 +59,66 @@ class MemoryService:
     def search(self, *, query: str | None = None, days_back: float | None = None, id: str | None = None,
                collections: Sequence[str] = (), types: Sequence[str] = (), tags: Sequence[str] = (),
                sort_by: str = "relevance", limit: int | None = None, include_superseded: bool = False,
-               session: str | None = None, include_private: bool = True) -> dict[str, Any]:
+               session: str | None = None, include_private: bool = True, as_of: str | None = None) -> dict[str, Any]:
         if not query and days_back is None and not id:
             raise ValidationError("give at least one of: query, days_back, id")
         request = SearchRequest(query=query, memory_id=id, limit=limit, collections=tuple(collections),
                                 types=tuple(types), tags=tuple(tags), days_back=days_back, sort_by=sort_by,  # type: ignore[arg-type]
                                 include_superseded=include_superseded or bool(id))
+        if as_of:
+            return self._search_as_of(request, as_of, include_private)
         hits = self.hits(request, include_private)
         self._shown(session, (h.memory for h in hits))
         return {"results": [hit_shape(h) for h in hits]}
+
+    def _search_as_of(self, request: SearchRequest, as_of: str, include_private: bool) -> dict[str, Any]:
+        """The project vault as git had it then: text, status, supersession and counters as committed.
+        The lifecycle's read-time expiry is not applied: the past is shown as it was."""
+        past = self.app.past()
+        commit = past.history().resolve(as_of)
+        if not include_private:
+            request = replace(request, privacy=("shared",))
+        request = replace(request, now=commit.date)  # "recent" and time words mean recent then
+        hits = Searcher(past.index(commit), self.app.config.search).search(request)
+        return {"results": [hit_shape(h, commit.date) for h in hits if vaults.visible(h.memory, include_private)],
+                "as_of": commit_shape(commit)}
+
+    def log(self, ref: str, include_private: bool = True) -> dict[str, Any]:
+        """A memory's committed versions, newest first: what changed in each (body, keys, counters)."""
+        memory = self._lookup(ref)
+        if not vaults.visible(memory, include_private):
+            raise NotFoundError(f"no memory {ref!r}")
+        versions = VaultHistory(self.app.side_of(memory.id).root).versions(memory.path)
+        committed = next((v.memory for v in versions if v.memory is not None), None)
+        return {"id": memory.id, "path": memory.path,
+                "uncommitted_changes": committed is None or committed.content_hash != memory.content_hash,
+                "versions": [version_shape(v) for v in versions]}
 
     def hits(self, request: SearchRequest, include_private: bool = True) -> list[Hit]:
         """Search every vault the caller may read (both, for the local user), merged and labelled by source."""
         return vaults.search(self.app, request, include_private)
 
-    def read(self, ref: str, session: str | None = None, include_private: bool = True) -> dict[str, Any]:
+    def read(self, ref: str, session: str | None = None, include_private: bool = True,
+             version: str | None = None) -> dict[str, Any]:
         memory = self._lookup(ref)
         if not vaults.visible(memory, include_private):
             raise NotFoundError(f"no memory {ref!r}")
+        if version:
+            return self._read_version(memory, version)
         self._shown(session, [memory])
         shape = normalize(memory)
         shape["successor"] = self.app.side_of(memory.id).index.graph.successor(memory.id)
+        return shape
+
+    def _read_version(self, memory: Memory, version: str) -> dict[str, Any]:
+        """The memory as committed at `version` (a commit, or a date: the last commit on or before it)."""
+        history = VaultHistory(self.app.side_of(memory.id).root)
+        commit = history.resolve(version)
+        path = next((v.path for v in history.versions(memory.path) if v.commit.date <= commit.date), None)
+        if path is None:
+            raise NotFoundError(f"{memory.id} was not committed yet at {commit.sha[:10]} ({commit.date.date().isoformat()})")
+        shape = normalize(parse(history.read(commit, path), path), commit.date)
+        shape["version"] = commit_shape(commit)
         return shape
 
     def list(self, include_private: bool = True) -> list[dict[str, Any]]:
@@ -357,3 +399,19 @@ class MemoryService:
 def _jsonable(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: (v.strftime("%Y-%m-%dT%H:%M:%SZ") if isinstance(v, datetime) else v) for k, v in values.items()}
 
+
+def commit_shape(commit: Commit) -> dict[str, Any]:
+    return {"commit": commit.sha[:12], "date": commit.date.isoformat(), "author": commit.author, "subject": commit.subject}
+
+
+def version_shape(version: Version) -> dict[str, Any]:
+    memory = version.memory
+    shape: dict[str, Any] = {**commit_shape(version.commit), "path": version.path, "created": version.created,
+                             "body_changed": version.body_changed, "keys_changed": list(version.keys_changed),
+                             "counters_changed": list(version.counters_changed)}
+    if memory is not None:
+        shape.update(title=memory.title, status=memory.status, score=memory.score, uses=memory.uses,
+                     success_count=memory.success_count)
+    else:
+        shape["error"] = version.error
+    return shape

@@ -22,6 +22,7 @@ from . import outward, render
 from .arguments import refuse_unknown_and_explain
 from .descriptions import (
     ADD_BANK,
+    AS_OF,
     APPEND_TEXT,
     DELETE,
     INGEST,
@@ -123,10 +124,12 @@ def build(service: MemoryService) -> MCPServer:
         tags: Annotated[list[Tag] | None, Field(max_length=20)] = None,
         sort_by: Literal["relevance", "recency", "score"] = "relevance",
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        as_of: Annotated[str | None, Field(max_length=100, description=AS_OF)] = None,
     ) -> Annotated[CallToolResult, SearchOut]:
-        return respond(SearchOut, lambda d: render.tool_results(d["results"]), lambda: service.search(
-            query=query, days_back=days_back, id=id, collections=collections or (), types=(type,) if type else (),
-            tags=tags or (), sort_by=sort_by, limit=limit, session=session_of(ctx)), lists=("results",))
+        return respond(SearchOut, lambda d: (render.as_of(d["as_of"]) if d.get("as_of") else "") + render.tool_results(d["results"]),
+                       lambda: service.search(query=query, days_back=days_back, id=id, collections=collections or (),
+                                              types=(type,) if type else (), tags=tags or (), sort_by=sort_by, limit=limit,
+                                              session=session_of(ctx), as_of=as_of), lists=("results",))
 
     @mcp.tool(description=ADD_BANK, annotations=ADD)
     def add_to_memory_bank(
@@ -160,8 +163,12 @@ def build(service: MemoryService) -> MCPServer:
                        lambda: service.append(id, content, allow_secret=allow_secret))
 
     @mcp.tool(description=READ_TEXT, annotations=READ)
-    def read_memory(id: MemoryId, ctx: Context) -> Annotated[CallToolResult, MemoryOut]:
-        return respond(MemoryOut, render.full_memory, lambda: service.read(id, session_of(ctx)))
+    def read_memory(
+        id: MemoryId,
+        ctx: Context,
+        version: Annotated[str | None, Field(max_length=100, description=AS_OF)] = None,
+    ) -> Annotated[CallToolResult, MemoryOut]:
+        return respond(MemoryOut, render.full_memory, lambda: service.read(id, session_of(ctx), version=version))
 
     @mcp.tool(description=DELETE, annotations=REMOVE)
     def delete_memory(id: MemoryId) -> Annotated[CallToolResult, DeleteOut]:
