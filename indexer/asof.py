@@ -19,6 +19,8 @@ from vault import Vault
 from vault.history import Commit, VaultHistory
 
 from .index import Index
+from .search import Searcher
+from .settings import SearchSettings
 
 KEEP_OPEN = 2
 KEEP_ON_DISK = 4
@@ -32,9 +34,22 @@ class AsOfIndices:
         self.folder = self.root / ".memdir" / "asof"
         self._open: OrderedDict[str, Index] = OrderedDict()
         self._lock = threading.Lock()
+        self._history: VaultHistory | None = None
+        self._searchers: dict[str, Searcher] = {}
 
     def history(self) -> VaultHistory:
-        return VaultHistory(self.root)
+        if self._history is None:
+            self._history = VaultHistory(self.root)  # raises when the vault is not in git (asked again next time)
+        return self._history
+
+    def searcher(self, commit: Commit, settings: SearchSettings) -> Searcher:
+        """A searcher over the vault as of `commit`; kept with its index (its caches stay warm)."""
+        index = self.index(commit)
+        with self._lock:
+            searcher = self._searchers.get(commit.sha)
+            if searcher is None or searcher.index is not index or searcher.settings != settings:
+                searcher = self._searchers[commit.sha] = Searcher(index, settings)
+            return searcher
 
     def index(self, commit: Commit) -> Index:
         """The vault as committed at `commit`, indexed (built the first time, then reused)."""
@@ -50,7 +65,8 @@ class AsOfIndices:
             index = Index.open(Vault(folder), self.live.embedder)
             self._open[commit.sha] = index
             while len(self._open) > KEEP_OPEN:
-                _, old = self._open.popitem(last=False)
+                sha, old = self._open.popitem(last=False)
+                self._searchers.pop(sha, None)
                 old.close()
             self._prune()
             return index
@@ -60,6 +76,7 @@ class AsOfIndices:
             for index in self._open.values():
                 index.close()
             self._open.clear()
+            self._searchers.clear()
 
     def _materialize(self, commit: Commit, folder: Path) -> None:
         shutil.rmtree(folder.parent, ignore_errors=True)  # a half-written snapshot of a crashed build

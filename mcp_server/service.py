@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from indexer import books as book_files
 from indexer.relations import relations_of
-from indexer.search import Hit, SearchRequest, Searcher, hit_shape
+from indexer.search import Hit, SearchRequest, hit_shape
 from vault import Memory, NotFoundError, ValidationError, normalize
 from vault.history import Commit, Version, VaultHistory
 from vault.parse import parse
@@ -79,7 +79,7 @@ class MemoryService:
         if not include_private:
             request = replace(request, privacy=("shared",))
         request = replace(request, now=commit.date)  # "recent" and time words mean recent then
-        hits = Searcher(past.index(commit), self.app.config.search).search(request)
+        hits = past.searcher(commit, self.app.config.search).search(request)
         return {"results": [hit_shape(h, commit.date) for h in hits if vaults.visible(h.memory, include_private)],
                 "as_of": commit_shape(commit)}
 

@@ -19,6 +19,7 @@ from .parse import parse
 
 COUNTERS = ("score", "uses", "success_count", "outcomes", "last_outcome", "last_used_at")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$")
+_FORMAT = "%H%x00%aI%x00%an%x00%s"
 _COMMITISH = re.compile(r"[\w./@^~{}-]{1,200}$")
 
 
@@ -61,30 +62,29 @@ class VaultHistory:
     # -- commits ---------------------------------------------------------------------
 
     def resolve(self, when: str) -> Commit:
-        """The commit a `--as-of` value names: a date (the last commit on or before it) or a commit."""
+        """The commit a `--as-of` value names: a date (the last commit on or before it) or a commit.
+        One `git log` either way: as-of searches pay for it on every call."""
         text = when.strip()
         if _DATE.match(text):
             moment = _parse_moment(text)
-            out = self._git("rev-list", "-1", f"--before={moment.isoformat()}", "HEAD", "--", self.prefix or ".")
+            out = self._git("log", "-1", f"--before={moment.isoformat()}", f"--format={_FORMAT}", "HEAD", "--",
+                            self.prefix or ".")
             if not out.strip():
                 first = self.first_commit()
                 raise ValidationError(f"--as-of {text} is before the vault's first commit "
                                       f"({first.date.date().isoformat()}, {first.sha[:10]})" if first else
                                       f"--as-of {text}: the vault has no commits yet")
-            return self.commit(out.strip())
-        if not _COMMITISH.match(text):
+            return _commit(out)
+        if not _COMMITISH.match(text) or text.startswith("-"):
             raise ValidationError(f"--as-of {text!r}: expected a date (YYYY-MM-DD, or an ISO date and time) or a commit")
         try:
-            sha = self._git("rev-parse", "--verify", "--quiet", f"{text}^{{commit}}").strip()
+            return _commit(self._git("log", "-1", "--no-walk", f"--format={_FORMAT}", f"{text}^{{commit}}", "--"))
         except ValidationError:
-            sha = ""
-        if not sha:
-            raise ValidationError(f"--as-of {text!r}: no such commit, and not a date (expected YYYY-MM-DD or a commit)")
-        return self.commit(sha)
+            raise ValidationError(f"--as-of {text!r}: no such commit, and not a date "
+                                  f"(expected YYYY-MM-DD or a commit)") from None
 
     def commit(self, sha: str) -> Commit:
-        sha_, when, author, subject = self._git("log", "-1", "--format=%H%x00%aI%x00%an%x00%s", sha).rstrip("\n").split("\0", 3)
-        return Commit(sha_, datetime.fromisoformat(when), author, subject)
+        return _commit(self._git("log", "-1", "--no-walk", f"--format={_FORMAT}", sha, "--"))
 
     def first_commit(self) -> Commit | None:
         out = self._git("rev-list", "--reverse", "HEAD", "--", self.prefix or ".").split()
@@ -168,6 +168,11 @@ class VaultHistory:
         if process.returncode != 0:
             raise ValidationError(process.stderr.decode(errors="replace").strip() or f"git {args[0]} failed")
         return process.stdout
+
+
+def _commit(line: str) -> Commit:
+    sha, when, author, subject = line.rstrip("\n").split("\0", 3)
+    return Commit(sha, datetime.fromisoformat(when), author, subject)
 
 
 def _parse_moment(text: str) -> datetime:
