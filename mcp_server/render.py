@@ -286,7 +286,7 @@ def memory_log(report: Mapping[str, Any]) -> str:
             if v["counters_changed"]:
                 parts.append("counters (" + ", ".join(v["counters_changed"]) + ")")
             what = "changed " + ", ".join(parts) if parts else "moved" if v["path"] != report["path"] else "no change"
-        state = f"  score {v['score']:.2f}, {v['uses']} uses" if "score" in v else ""
+        state = f"  score {v['score']:.2f}, {v['uses']} use{'' if v['uses'] == 1 else 's'}" if "score" in v else ""
         lines.append(f"  {v['commit'][:10]}  {v['date'][:10]}  {v['author']}: {what}{state}  ({v['subject']})")
     if not report["versions"]:
         lines.append("  never committed")
