@@ -13,6 +13,7 @@ from typing import Any, Sequence
 from vault import VaultError
 from vault.secrets import redact
 
+from . import leaks
 from . import privacy as vaults
 from .app import App
 
@@ -42,9 +43,10 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
     extra: dict[str, Any] = {"session": exchange.session_id}
     title = "Exchange: " + (prompt.splitlines()[0][:80] if prompt else "(no prompt)")
     curator = app.curator
-    # An answer built on private memories may repeat them: that exchange is private too, and is
-    # kept in the user vault when there is one (else it stays, marked private, in working/).
-    if any(m is not None and not vaults.visible(m, include_private=False) for m in exchange.shown):
+    # An exchange that repeats a private memory shown in it is private too, and is kept in the user
+    # vault when there is one (else it stays, marked private, in working/). See leaks.py for "repeats".
+    private = [m for m in exchange.shown if m is not None and not vaults.visible(m, include_private=False)]
+    if private and leaks.repeated(text, private) is not None:
         extra["privacy"] = vaults.PRIVATE
         if app.user_root is not None:
             curator = vaults.add_side(app, vaults.PRIVATE).curator

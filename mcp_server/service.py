@@ -22,7 +22,7 @@ from vault.errors import PathError
 from vault.ids import check_id
 from vault.model import BANK_DEFAULT
 
-from . import capture, checks
+from . import capture, checks, leaks
 from . import privacy as vaults
 from .app import App
 from .lookup import looks_like_path
@@ -254,12 +254,16 @@ class MemoryService:
         }
 
     def update(self, memory_id: str, content: str | None = None, fields: Mapping[str, Any] | None = None,
-               allow_secret: bool = False) -> dict[str, Any]:
-        return normalize(vaults.update(self.app, check_id(memory_id), content, fields, allow_secrets=allow_secret))
+               allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
+        target = self.app.side_of(check_id(memory_id)).index.get(memory_id)
+        if content and (fields or {}).get("privacy") != vaults.PRIVATE:
+            self._refuse_private_text(content, target, session)
+        return normalize(vaults.update(self.app, memory_id, content, fields, allow_secrets=allow_secret))
 
-    def append(self, memory_id: str, content: str, allow_secret: bool = False) -> dict[str, Any]:
-        curator = self.app.side_of(check_id(memory_id)).curator
-        return normalize(curator.append(memory_id, content, allow_secrets=allow_secret))
+    def append(self, memory_id: str, content: str, allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
+        side = self.app.side_of(check_id(memory_id))
+        self._refuse_private_text(content, side.index.get(memory_id), session)
+        return normalize(side.curator.append(memory_id, content, allow_secrets=allow_secret))
 
     def delete(self, memory_id: str) -> dict[str, Any]:
         side = self.app.side_of(check_id(memory_id))
@@ -308,10 +312,17 @@ class MemoryService:
 
     def record_response(self, key_takeaway: str, initial_score: str | None = None,
                         session: str | None = None, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
+        found = leaks.repeated(key_takeaway, self._private_shown(session)) if privacy == "shared" else None
+        if found is not None:
+            privacy = vaults.PRIVATE  # it repeats a private memory shown in this conversation
         extra = {"privacy": privacy} if privacy != "shared" else None
         memory = vaults.add_side(self.app, privacy).curator.record_response(key_takeaway, initial_score, extra=extra,
                                                                              allow_secrets=allow_secret)
-        return normalize(memory)
+        shape = normalize(memory)
+        if found is not None:
+            shape["kept_private"] = (f"stored as a private memory: it repeats private memory {found[0].id} "
+                                     f"({found[1]!r}), and private memories are for the user only")
+        return shape
 
     def score(self, memory_scores: Mapping[str, str], outcome: str | None = None,
               session: str | None = None) -> dict[str, Any]:
@@ -353,8 +364,11 @@ class MemoryService:
                 for source, c in clusters[:limit]]
 
     def merge(self, ids: Sequence[str], title: str, content: str | None = None,
-              allow_secret: bool = False) -> dict[str, Any]:
-        return normalize(vaults.merge(self.app, [check_id(i) for i in ids], title, content, allow_secrets=allow_secret))
+              allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
+        sources = [self.app.side_of(check_id(i)).index.get(i) for i in ids]
+        if content and all(vaults.visible(m, include_private=False) for m in sources):
+            self._refuse_private_text(f"{title}\n{content}", sources[0], session)  # a shared merge result
+        return normalize(vaults.merge(self.app, list(ids), title, content, allow_secrets=allow_secret))
 
     def reindex(self) -> dict[str, Any]:
         from indexer.index import reindex
@@ -364,6 +378,24 @@ class MemoryService:
                 "chunks": self.index.chunk_count()}
 
     # -- helpers -------------------------------------------------------------------------
+
+    def _private_shown(self, session: str | None) -> list[Memory]:
+        """The private memories this conversation has been shown (by hooks or tools), as they are now."""
+        if not session:
+            return []
+        shown = [self.find(i) for i in self.sessions.load(session).shown]
+        return [m for m in shown if m is not None and not vaults.visible(m, include_private=False)]
+
+    def _refuse_private_text(self, text: str, target: Memory, session: str | None) -> None:
+        """A shared memory must not take in text that repeats a private memory shown in this conversation."""
+        if not vaults.visible(target, include_private=False):
+            return  # the target is private itself
+        found = leaks.repeated(text, self._private_shown(session))
+        if found is not None:
+            raise ValidationError(
+                f"not written: the text repeats private memory {found[0].id} ({found[1]!r}), and {target.id} is "
+                "shared with everyone who reads this project's vault. Leave the private detail out, or keep the "
+                "note private (record_response or add_to_memory_bank with privacy=\"private\")")
 
     def _lookup(self, ref: str) -> Memory:
         if looks_like_path(ref):

@@ -150,17 +150,19 @@ def build(service: MemoryService) -> MCPServer:
     @mcp.tool(description=UPDATE, annotations=CHANGE)
     def update_memory(
         id: MemoryId,
+        ctx: Context,
         content: Annotated[str | None, Field(max_length=20_000)] = None,
         fields: Annotated[dict[str, Any] | None, Field(description="Frontmatter keys to set")] = None,
         allow_secret: AllowSecret = False,
     ) -> Annotated[CallToolResult, MemoryOut]:
         return respond(MemoryOut, render.changed("updated"),
-                       lambda: service.update(id, content, fields, allow_secret=allow_secret))
+                       lambda: service.update(id, content, fields, allow_secret=allow_secret, session=session_of(ctx)))
 
     @mcp.tool(description=APPEND_TEXT, annotations=APPEND)
-    def append_memory(id: MemoryId, content: Content, allow_secret: AllowSecret = False) -> Annotated[CallToolResult, MemoryOut]:
+    def append_memory(id: MemoryId, content: Content, ctx: Context,
+                      allow_secret: AllowSecret = False) -> Annotated[CallToolResult, MemoryOut]:
         return respond(MemoryOut, render.changed("appended to"),
-                       lambda: service.append(id, content, allow_secret=allow_secret))
+                       lambda: service.append(id, content, allow_secret=allow_secret, session=session_of(ctx)))
 
     @mcp.tool(description=READ_TEXT, annotations=READ)
     def read_memory(
@@ -194,12 +196,13 @@ def build(service: MemoryService) -> MCPServer:
     @mcp.tool(description=RECORD, annotations=ADD)
     def record_response(
         key_takeaway: Annotated[str, Field(min_length=1, max_length=2000)],
+        ctx: Context,
         initial_score: Literal["worked", "partial", "failed"] | None = None,
         allow_secret: AllowSecret = False,
         privacy: Literal["shared", "private"] = "shared",
     ) -> Annotated[CallToolResult, MemoryOut]:
         return respond(MemoryOut, render.changed("recorded"), lambda: service.record_response(
-            key_takeaway, initial_score, allow_secret=allow_secret, privacy=privacy))
+            key_takeaway, initial_score, session=session_of(ctx), allow_secret=allow_secret, privacy=privacy))
 
     @mcp.tool(description=RELATIONSHIPS, annotations=READ)
     def get_memory_relationships(
@@ -230,10 +233,11 @@ def build(service: MemoryService) -> MCPServer:
         ids: Annotated[list[MemoryId], Field(min_length=2, max_length=20)],
         title: Annotated[str, Field(min_length=1, max_length=200)],
         content: Content,
+        ctx: Context,
         allow_secret: AllowSecret = False,
     ) -> Annotated[CallToolResult, MemoryOut]:
         return respond(MemoryOut, render.changed("merged into"),
-                       lambda: service.merge(ids, title, content, allow_secret=allow_secret))
+                       lambda: service.merge(ids, title, content, allow_secret=allow_secret, session=session_of(ctx)))
 
     @mcp.tool(description=STATS, annotations=READ)
     def get_memory_stats() -> Annotated[CallToolResult, StatsOut]:
