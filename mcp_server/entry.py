@@ -15,6 +15,36 @@ def main() -> None:
         from .embed_host import main as host_main
 
         sys.exit(host_main(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "mcp" and not {"-h", "--help"} & set(sys.argv[2:]):
+        sys.exit(_mcp(sys.argv[2:]))
     from .cli import main as cli_main
 
     cli_main()
+
+
+def _mcp(args: list[str]) -> int:
+    """`memdir mcp [--vault PATH]` without click: an assistant starts it before every session."""
+    import os
+    from pathlib import Path
+
+    from .locate import locate
+
+    given = os.environ.get("MEMDIR_VAULT") or ".memories"
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--vault" and rest:
+            given = rest.pop(0)
+        elif arg.startswith("--vault="):
+            given = arg.split("=", 1)[1]
+        else:
+            print(f"Usage: memdir mcp [--vault PATH]\nError: unexpected argument {arg!r}", file=sys.stderr)
+            return 2
+    root = locate(given, Path.cwd()).absolute()
+    if not root.is_dir():
+        print(f"Error: no vault at {root}; create one with: memdir init {given}", file=sys.stderr)
+        return 1
+    from .stdio import run_stdio
+
+    run_stdio(root)
+    return 0

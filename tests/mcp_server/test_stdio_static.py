@@ -50,3 +50,11 @@ def test_sigint_ends_memdir_mcp_at_once_with_status_0(hashing_example: Path):
             stream.close()
         client.ensure(hashing_example)  # the proxy started a vault server while it warmed up: wait for it,
         stop_all(hashing_example)  # then stop it, so nothing outlives the test
+
+
+def test_memdir_mcp_starts_on_the_standard_library_alone():
+    """Claude Code waits for the tool list before a session's first request: no SDK, web stack or numpy on that path."""
+    probe = ("import sys; import mcp_server.entry, mcp_server.stdio; "
+             "print(sorted(m for m in ('mcp', 'click', 'httpx2', 'anyio', 'numpy', 'starlette') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
