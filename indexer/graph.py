@@ -23,7 +23,17 @@ import networkx as nx
 from vault.ids import identity_key
 from vault.model import Memory
 
-from .links import LINKS_TO, SUPERSEDES, Link, LinkParts, frontmatter_strings, links_in_string, parse_links
+from .links import (
+    LINKS_TO,
+    SUPERSEDES,
+    TYPED_KEYS,
+    Link,
+    LinkParts,
+    frontmatter_strings,
+    links_in_string,
+    named_targets,
+    parse_links,
+)
 
 GHOST = "ghost:"
 BODY = "body"
@@ -419,6 +429,12 @@ def _pending_links(memory: Memory) -> Iterator[_Pending]:
                 yield _from_frontmatter(parts, SUPERSEDES, origin, f"supersedes: {entry}")
     for key, value in memory.frontmatter.items():
         if str(key) == "supersedes":
+            continue
+        if str(key) in TYPED_KEYS:
+            # depends_on: [m-1a2b3c4d, "[[jwt-research]]"]: ids and links alike, typed by the key.
+            for parts in named_targets(value):
+                if parts.target:
+                    yield _from_frontmatter(parts, str(key), FRONTMATTER + str(key), f"{key}: {parts.target}")
             continue
         for string in frontmatter_strings(value):
             for parts in links_in_string(string):

@@ -19,7 +19,11 @@ EMBEDS = "embeds"
 SUPERSEDES = "supersedes"
 DEPENDS_ON = "depends_on"
 CONTRADICTS = "contradicts"
-RELATIONS = (LINKS_TO, EMBEDS, SUPERSEDES, DEPENDS_ON, CONTRADICTS)
+DERIVES_FROM = "derives_from"
+RELATIONS = (LINKS_TO, EMBEDS, SUPERSEDES, DEPENDS_ON, CONTRADICTS, DERIVES_FROM)
+# Frontmatter keys that type every link or id they hold (supersedes is read by the vault itself).
+TYPED_KEYS = (DEPENDS_ON, CONTRADICTS, DERIVES_FROM)
+MEMORY_PREFIX = "memory:"  # [[memory:ID]] (seed 004) names a memory by id or file name
 
 # Obsidian forbids "[", "]" and line breaks inside a link, so a link is one short run. The "!"
 # of an embed is checked by hand: a pattern starting with a literal "[[" is found much faster.
@@ -33,7 +37,12 @@ _WORD_PHRASES = {
     SUPERSEDES: ("supersedes", "replaces"),
     DEPENDS_ON: ("depends on", "requires"),
     CONTRADICTS: ("contradicts", "disagrees with", "conflicts with"),
+    DERIVES_FROM: ("derives from", "derived from", "based on"),
 }
+# A phrase after the link ("[[jwt-research]] is what this depends on", "… contradicts [[x]]" read
+# the other way) types it too, except supersession: "[[v2]] replaces it" says the link is the
+# newer one, and reading it as "this replaces [[v2]]" would hide the newer memory from search.
+_AFTER_RELATIONS = (DEPENDS_ON, CONTRADICTS, DERIVES_FROM)
 _PHRASE_RELATION = {
     phrase.replace(" ", ""): relation for relation, phrases in _WORD_PHRASES.items() for phrase in phrases
 }
@@ -81,7 +90,8 @@ def parse_links(text: str) -> list[Link]:
     spans = [(_start(visible, m), m.end()) for m, _ in found]
     # Relation phrases are read from prose only: code and the text of other links are blanked.
     typing = _Typing(_mask_spans(visible, spans))
-    return [_link(text, typing, span, parts) for span, (_, parts) in zip(spans, found)]
+    ends = [start for start, _ in spans[1:]] + [len(visible)]
+    return [_link(text, typing, span, parts, following) for span, (_, parts), following in zip(spans, found, ends)]
 
 
 def frontmatter_links(values: Any) -> list[str]:
@@ -100,6 +110,16 @@ def frontmatter_strings(values: Any) -> Iterator[str]:
             yield from frontmatter_strings(value)
 
 
+def named_targets(value: Any) -> list[LinkParts]:
+    """What a relation key's value names: ids, names and links, in a string or a (nested) list.
+    `[[x]]` written without quotes in YAML is a nested list, and is read as the link it was meant as."""
+    if isinstance(value, (list, tuple)):
+        return [parts for item in value for parts in named_targets(item)]
+    if not isinstance(value, str) or not value.strip():
+        return []
+    return links_in_string(value) or [p for p in [_split(value.strip())] if p is not None]
+
+
 def links_in_string(string: str) -> list[LinkParts]:
     """The parts of each link in a short string such as a frontmatter value (no code masking)."""
     return [parts for match in _LINK.finditer(string) if (parts := _split(match.group(1))) is not None]
@@ -115,6 +135,8 @@ def _split(inner: str) -> LinkParts | None:
     block = parts.pop()[1:].strip() if parts and parts[-1].startswith("^") else None
     heading = "#".join(part for part in parts if part) or None
     target = target.strip()
+    if target[:len(MEMORY_PREFIX)].lower() == MEMORY_PREFIX:
+        target = target[len(MEMORY_PREFIX):].strip()
     if not target and heading is None and block is None:
         return None
     return LinkParts(target, heading, block or None, display.strip() or None)
@@ -125,16 +147,19 @@ def _start(text: str, match: re.Match[str]) -> int:
     return match.start() - 1 if match.start() and text[match.start() - 1] == "!" else match.start()
 
 
-def _link(text: str, typing: _Typing, span: tuple[int, int], parts: LinkParts) -> Link:
+def _link(text: str, typing: _Typing, span: tuple[int, int], parts: LinkParts, following: int) -> Link:
     start, end = span
     embed = text[start] == "!"
+    relation = typing.relation(start, embed)
+    if relation in (LINKS_TO, EMBEDS):
+        relation = typing.after(end, following) or relation
     return Link(
         target=parts.target,
         heading=parts.heading,
         block=parts.block,
         display=parts.display,
         embed=embed,
-        relation=typing.relation(start, embed),
+        relation=relation,
         context=_context(text, start, end),
         start=start,
     )
@@ -163,6 +188,26 @@ class _Typing:
                 self.last = _PHRASE_RELATION["".join(match.group().split()).casefold()]
         self.read_to = start
         return self.last or (EMBEDS if embed else LINKS_TO)
+
+
+    def after(self, end: int, following: int) -> str | None:
+        """A relation phrase after the link, before the sentence ends or the next link starts."""
+        stop = _sentence_end(self.prose, end, following)
+        window = self.prose[end:stop].casefold()
+        if not any(word in window for word in _PHRASE_WORDS):
+            return None
+        for match in _PHRASE.finditer(self.prose, end, stop):
+            relation = _PHRASE_RELATION["".join(match.group().split()).casefold()]
+            if relation in _AFTER_RELATIONS:
+                return relation
+            return None  # "replaces", "supersedes" after a link: see _AFTER_RELATIONS
+        return None
+
+
+def _sentence_end(prose: str, position: int, limit: int) -> int:
+    """Where the sentence holding `position` ends (a line break, ";", or ".", "!", "?" and a space), at most `limit`."""
+    match = re.compile(r"[\n;]|[.!?](?=[ \t]|$)").search(prose, position, limit)
+    return match.start() if match else limit
 
 
 def _sentence_start(prose: str, position: int) -> int:

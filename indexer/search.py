@@ -218,11 +218,10 @@ class Searcher:
                 continue
             if wanted_tags and not wanted_tags & {t.lower() for t in memory.tags}:
                 continue
-            if (after or request.before) and (
-                memory.created_at is None or (after and memory.created_at < after)
-                or (request.before and memory.created_at >= request.before)
-            ):
-                continue
+            if after or request.before:
+                moment = memory.created_at or self._modified(memory)  # seed 004: file mtime without created_at
+                if moment is None or (after and moment < after) or (request.before and moment >= request.before):
+                    continue
             if not request.include_superseded and (memory.status in HIDDEN_STATUSES or memory_id in hidden):
                 continue
             if memory_id in leaving:
@@ -233,6 +232,10 @@ class Searcher:
                 continue
             allowed[memory_id] = memory
         return allowed
+
+    def _modified(self, memory: Memory) -> datetime | None:
+        entry = self.index.entries.get(memory.path)
+        return datetime.fromtimestamp(entry.mtime_ns / 1e9, tz=timezone.utc) if entry is not None else None
 
     def _leaving(self, now: datetime) -> frozenset[str]:
         """The memories the next lifecycle run removes or archives; kept per index version and minute
@@ -250,8 +253,13 @@ class Searcher:
             raise ValidationError("give a query, days_back or an id (a timeline needs a time window)")
         hits = [Hit(m, 0.0, 0.0, "timeline", quality=self.quality(m, now)[0], successor=self._successor(m))
                 for m in allowed.values()]
-        order = request.sort_by if request.sort_by != "relevance" else "recency"
-        return order_hits(hits, order)[:limit]
+        if request.sort_by in ("relevance", "recency"):
+            # Newest first; a memory without created_at is dated by its file's mtime, as the window was.
+            def moment(hit: Hit) -> float:
+                when = hit.memory.created_at or self._modified(hit.memory)
+                return when.timestamp() if when else float("-inf")
+            return sorted(hits, key=lambda h: (moment(h), h.memory.id), reverse=True)[:limit]
+        return order_hits(hits, request.sort_by)[:limit]
 
     def _vague(self, request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
         """A query that names no subject ("what did we work on yesterday") is answered by a timeline:
@@ -520,6 +528,9 @@ def _keyword_filter(request: SearchRequest, allowed: dict[str, Memory], index: I
     if len(allowed) == len(index.memories):
         return None
     hidden = frozenset() if request.include_superseded else frozenset(index.graph.superseded_ids())
+    # Whoosh knows created_at only; a memory without one is dated by its file's mtime, which only
+    # the exact filter (`allowed`) sees, so time filters stay out of Whoosh when such a memory exists.
+    dated = all(m.created_at is not None for m in allowed.values())
     after = None
     if request.days_back is not None:
         after = (request.now or datetime.now(timezone.utc)) - timedelta(days=request.days_back)
@@ -531,8 +542,8 @@ def _keyword_filter(request: SearchRequest, allowed: dict[str, Memory], index: I
         tags=frozenset(t.lower().lstrip("#") for t in request.tags) or None,
         statuses=None if request.include_superseded else frozenset({"active"}),
         privacy=frozenset(request.privacy) if request.privacy is not None else None,
-        created_after=after,
-        created_before=request.before,
+        created_after=after if dated else None,
+        created_before=request.before if dated else None,
         excluded_ids=hidden,
     )
 

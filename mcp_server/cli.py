@@ -316,18 +316,20 @@ def reindex(vault_path: Path) -> None:
 @click.option("--tag", "tags", multiple=True, help="Only memories with this tag; repeat for more.")
 @click.option("--sort-by", type=click.Choice(["relevance", "recency", "score"]), default="relevance")
 @click.option("--all", "include_superseded", is_flag=True, help="Include superseded and archived memories.")
+@click.option("--after", metavar="DATE", help="Only memories created on or after (file mtime when they have no created_at).")
+@click.option("--before", metavar="DATE", help="Only memories created before (file mtime when they have no created_at).")
 @click.option("--as-of", "as_of", metavar="DATE|COMMIT",
               help="Answer from the vault as git had it then (YYYY-MM-DD: the last commit that day).")
 @click.option("--json", "as_json", is_flag=True, help='Print a JSON list of results ({"as_of", "results"} with --as-of).')
 @vault_option
 def search(query: str | None, limit: int | None, days_back: float | None, collections: tuple[str, ...],
-           types: tuple[str, ...], tags: tuple[str, ...], sort_by: str, include_superseded: bool, as_of: str | None,
-           as_json: bool, vault_path: Path) -> None:
-    """Hybrid search (meaning + keywords + links); without QUERY, --days-back lists a timeline."""
+           types: tuple[str, ...], tags: tuple[str, ...], sort_by: str, include_superseded: bool, after: str | None,
+           before: str | None, as_of: str | None, as_json: bool, vault_path: Path) -> None:
+    """Hybrid search (meaning + keywords + links); without QUERY, --days-back, --after or --before list a timeline."""
     with service(vault_path) as svc:
         results = svc.search(query=query, days_back=days_back, collections=list(collections), types=list(types),
                              tags=list(tags), sort_by=sort_by, limit=limit, include_superseded=include_superseded,
-                             as_of=as_of)
+                             after=after, before=before, as_of=as_of)
     if as_json:
         emit_json(results if as_of else results["results"])
     else:
@@ -355,6 +357,21 @@ def links(memory_id: str, as_json: bool, vault_path: Path) -> None:
     with service(vault_path) as svc:
         report = svc.relationships(memory_id=memory_id)
     emit_json(report) if as_json else click.echo(render.relations(report))
+
+
+@cli.command()
+@click.argument("source")
+@click.argument("target")
+@click.option("--as", "relation", type=click.Choice(["supersedes", "depends_on", "contradicts", "derives_from"]),
+              default="depends_on", show_default=True, help="How SOURCE relates to TARGET.")
+@click.option("--json", "as_json", is_flag=True, help="Print SOURCE's relations as JSON.")
+@vault_option
+def link(source: str, target: str, relation: str, as_json: bool, vault_path: Path) -> None:
+    """Record a typed relation from SOURCE to TARGET in SOURCE's frontmatter (both are memory ids)."""
+    with service(vault_path) as svc:
+        report = svc.link(source=source, target=target, relation=relation)
+    emit_json(report) if as_json else click.echo(
+        ("" if report["changed"] else "already recorded; nothing changed\n") + render.relations(report))
 
 
 # -- outcome learning -------------------------------------------------------------------------

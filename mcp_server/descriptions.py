@@ -125,6 +125,11 @@ Show how a memory relates to others through [[links]]: what it supersedes (and i
 successor), what it depends on, what it contradicts, which memories link to it, and which \
 project files or documents it mentions."""
 
+LINK = """\
+Record how one memory relates to another, by id: source supersedes target (the target is then \
+hidden from search in favour of the source), depends_on, contradicts or derives_from. Written \
+into the source's frontmatter, so it shows in Obsidian and travels with git."""
+
 LINKED = """\
 Find memories that link to a target: a memory, or something that is not a memory such as a \
 project file ("src/app/auth.py") or a document. With query, the results are ranked by it."""

@@ -47,7 +47,7 @@ MAX_BODY = 1_000_000
 
 # Operations the CLI may run remotely: the names of MemoryService methods, nothing else.
 OPERATIONS = frozenset({
-    "search", "read", "log", "list", "doctor", "relationships", "linked", "stats", "insights", "add", "update",
+    "search", "read", "log", "list", "doctor", "relationships", "link", "linked", "stats", "insights", "add", "update",
     "append", "delete", "restore", "ingest", "books", "record_response", "score", "gc", "suggest_merges", "merge", "reindex",
 })
 STATUS = {NotFoundError: 404, PathError: 400, ValidationError: 400, ConflictError: 409}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -29,6 +29,7 @@ from .lookup import looks_like_path
 from .sessions import SessionStore
 
 LIMIT_MAX = 50
+LINKABLE = ("supersedes", "depends_on", "contradicts", "derives_from")
 
 
 class MemoryService:
@@ -59,12 +60,14 @@ class MemoryService:
     def search(self, *, query: str | None = None, days_back: float | None = None, id: str | None = None,
                collections: Sequence[str] = (), types: Sequence[str] = (), tags: Sequence[str] = (),
                sort_by: str = "relevance", limit: int | None = None, include_superseded: bool = False,
-               session: str | None = None, include_private: bool = True, as_of: str | None = None) -> dict[str, Any]:
-        if not query and days_back is None and not id:
-            raise ValidationError("give at least one of: query, days_back, id")
+               session: str | None = None, include_private: bool = True, as_of: str | None = None,
+               after: str | None = None, before: str | None = None) -> dict[str, Any]:
+        if not query and days_back is None and not id and not after and not before:
+            raise ValidationError("give at least one of: query, days_back, after, before, id")
         request = SearchRequest(query=query, memory_id=id, limit=limit, collections=tuple(collections),
                                 types=tuple(types), tags=tuple(tags), days_back=days_back, sort_by=sort_by,  # type: ignore[arg-type]
-                                include_superseded=include_superseded or bool(id))
+                                include_superseded=include_superseded or bool(id),
+                                after=moment(after, "after"), before=moment(before, "before"))
         if as_of:
             return self._search_as_of(request, as_of, include_private)
         hits = self.hits(request, include_private)
@@ -129,6 +132,26 @@ class MemoryService:
     def doctor(self) -> dict[str, Any]:
         return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in self.index.problems()],
                 "warnings": checks.warnings(self.index.memories.values())}
+
+    def link(self, source: str, target: str, relation: str = "depends_on") -> dict[str, Any]:
+        """Record that `source` supersedes / depends on / contradicts / derives from `target`, in the
+        source's frontmatter (a list of ids under the relation's key), so it travels with the file."""
+        if relation not in LINKABLE:
+            raise ValidationError(f"relation must be one of {', '.join(LINKABLE)}, not {relation!r}")
+        if check_id(source) == check_id(target):
+            raise ValidationError("a memory cannot be linked to itself")
+        side = self.app.side_of(source)
+        memory = side.index.get(source)
+        try:
+            self.app.side_of(target)
+        except NotFoundError:
+            raise NotFoundError(f"no memory with id {target!r} to link {source} to") from None
+        key_values = memory.supersedes if relation == "supersedes" else memory.frontmatter.get(relation, [])
+        current = [str(v) for v in (key_values if isinstance(key_values, (list, tuple)) else [key_values])]
+        if target in current or f"[[{target}]]" in current:
+            return {**self.relationships(source), "changed": False}
+        vaults.update(self.app, source, None, {relation: [*current, target]})
+        return {**self.relationships(source), "changed": True}
 
     def relationships(self, memory_id: str, relationship_type: str | None = None,
                       include_private: bool = True) -> dict[str, Any]:
@@ -447,3 +470,15 @@ def version_shape(version: Version) -> dict[str, Any]:
     else:
         shape["error"] = version.error
     return shape
+
+
+def moment(value: str | None, name: str) -> datetime | None:
+    """An `after`/`before` bound: a date (its start, UTC) or an ISO date and time."""
+    if value is None or not str(value).strip():
+        return None
+    text = str(value).strip()
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError(f"{name} must be a date (YYYY-MM-DD) or an ISO date and time, not {text!r}") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)

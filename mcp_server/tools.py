@@ -27,6 +27,7 @@ from .descriptions import (
     DELETE,
     INGEST,
     INSTRUCTIONS,
+    LINK,
     LINKED,
     MERGE,
     OVERVIEW,
@@ -124,12 +125,15 @@ def build(service: MemoryService) -> MCPServer:
         tags: Annotated[list[Tag] | None, Field(max_length=20)] = None,
         sort_by: Literal["relevance", "recency", "score"] = "relevance",
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        after: Annotated[str | None, Field(max_length=40, description="Only memories created on or after this date")] = None,
+        before: Annotated[str | None, Field(max_length=40, description="Only memories created before this date")] = None,
         as_of: Annotated[str | None, Field(max_length=100, description=AS_OF)] = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         return respond(SearchOut, lambda d: (render.as_of(d["as_of"]) if d.get("as_of") else "") + render.tool_results(d["results"]),
                        lambda: service.search(query=query, days_back=days_back, id=id, collections=collections or (),
                                               types=(type,) if type else (), tags=tags or (), sort_by=sort_by, limit=limit,
-                                              session=session_of(ctx), as_of=as_of), lists=("results",))
+                                              session=session_of(ctx), after=after, before=before, as_of=as_of),
+                       lists=("results",))
 
     @mcp.tool(description=ADD_BANK, annotations=ADD)
     def add_to_memory_bank(
@@ -207,9 +211,18 @@ def build(service: MemoryService) -> MCPServer:
     @mcp.tool(description=RELATIONSHIPS, annotations=READ)
     def get_memory_relationships(
         id: MemoryId,
-        relationship_type: Literal["supersedes", "depends_on", "contradicts", "links_to", "embeds"] | None = None,
+        relationship_type: Literal["supersedes", "depends_on", "contradicts", "derives_from", "links_to",
+                                   "embeds"] | None = None,
     ) -> Annotated[CallToolResult, RelationshipsOut]:
         return respond(RelationshipsOut, render.relations, lambda: service.relationships(id, relationship_type))
+
+    @mcp.tool(description=LINK, annotations=CHANGE)
+    def link_memories(
+        source: MemoryId,
+        target: MemoryId,
+        relation: Literal["supersedes", "depends_on", "contradicts", "derives_from"] = "depends_on",
+    ) -> Annotated[CallToolResult, RelationshipsOut]:
+        return respond(RelationshipsOut, render.relations, lambda: service.link(source, target, relation))
 
     @mcp.tool(description=LINKED, annotations=READ)
     def search_linked_memories(

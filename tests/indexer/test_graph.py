@@ -572,3 +572,16 @@ def test_building_the_graph_of_ten_thousand_memories_takes_well_under_two_second
     for memory in memories[:100]:
         graph.upsert(memory)
     assert time.process_time() - started < 0.2
+
+
+def test_relation_keys_in_frontmatter_type_their_ids_and_links():
+    plan = note("plan.md", id="m-00000001")
+    research = note("research.md", id="m-00000002")
+    old = note("old.md", id="m-00000003")
+    impl = note("impl.md", id="m-00000004", front='depends_on: [m-00000001, "[[research]]"]\ncontradicts: m-00000003\n'
+                                                 "derives_from: [[memory:m-00000002]]\n")
+    graph = LinkGraph.build([plan, research, old, impl])
+    typed = {(e.target, e.relation) for e in graph.outgoing(impl.id)}
+    assert typed == {("m-00000001", "depends_on"), ("m-00000002", "depends_on"), ("m-00000003", "contradicts"),
+                     ("m-00000002", "derives_from")}
+    assert graph.successor(old.id) is None, "contradicting is not superseding"

@@ -234,8 +234,9 @@ def test_a_dot_inside_a_name_or_number_does_not_end_the_sentence():
     assert only("This replaces v1.2 and parser.py with [[v2]]").relation == "supersedes"
 
 
-def test_a_phrase_after_a_link_does_not_type_it():
-    assert only("[[a]] depends on nothing").relation == "links_to"
+def test_a_supersession_phrase_after_a_link_does_not_type_it():
+    assert only("[[a]] replaces the old flow").relation == "links_to"
+    assert only("[[a]] supersedes it").relation == "links_to"
 
 
 def test_relation_words_inside_code_or_inside_other_links_do_not_type_a_link():
@@ -301,3 +302,23 @@ def test_every_link_in_the_example_vault_is_found_with_its_relation_and_no_more(
     assert relations["history/fx-rates-from-ecb.md", "decimal-for-money"] == "depends_on"
     assert relations["history/fx-rates-from-ecb.md", "ship-multi-currency-by-december"] == "links_to"
     assert relations["memory_bank/tidewater-project-context.md", "architecture-diagram.png"] == "embeds"
+
+
+# -- seed 004 relations -------------------------------------------------------------------
+
+
+def test_a_memory_prefixed_link_names_the_memory_after_the_prefix():
+    assert only("See [[memory:m-1a2b3c4d]] first.").target == "m-1a2b3c4d"
+    assert only("See [[Memory: auth-plan|the plan]].").target == "auth-plan"
+
+
+@pytest.mark.parametrize("text, relation", [
+    ("See [[jwt-research]], which this depends on.", "depends_on"),
+    ("The old note [[session-auth]] contradicts what we measured.", "contradicts"),
+    ("Derived from [[incident-14-nov]].", "derives_from"),
+    ("These numbers are based on [[load-test-oct]].", "derives_from"),
+    ("[[v2]] replaces it.", "links_to"),  # read after a link, supersession would hide the newer memory
+    ("[[jwt-research]] was useful. This depends on nothing else.", "links_to"),  # another sentence
+])
+def test_a_relation_phrase_after_a_link_types_it_except_supersession(text: str, relation: str):
+    assert only(text).relation == relation

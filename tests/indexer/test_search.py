@@ -119,7 +119,7 @@ def test_without_a_query_days_back_gives_a_timeline_newest_first(example_root: P
     index = open_index(example_root)
     s = searcher(index)
     hits = s.search(SearchRequest(days_back=3, now=datetime(2026, 11, 22, tzinfo=timezone.utc)))
-    created = [h.memory.created_at for h in hits]
+    created = [h.memory.created_at for h in hits if h.memory.created_at is not None]
     assert hits and all(h.channel == "timeline" for h in hits) and created == sorted(created, reverse=True)
     assert all(c >= datetime(2026, 11, 19, tzinfo=timezone.utc) for c in created)
     with pytest.raises(ValidationError, match="time window"):

@@ -20,7 +20,8 @@ def searcher(root: Path) -> Searcher:
 
 
 def created(hits) -> list[datetime]:
-    return [h.memory.created_at for h in hits]
+    """Creation times of the dated hits (a note without created_at is dated by its file's mtime)."""
+    return [h.memory.created_at for h in hits if h.memory.created_at is not None]
 
 
 D = timedelta(days=1)
@@ -92,8 +93,11 @@ def test_right_now_after_a_quiet_spell_still_answers_with_the_newest_memories(ex
     s = searcher(example_root)
     later = NOW + timedelta(days=60)
     hits = s.search(SearchRequest(query="what am I working on right now", now=later, limit=3))
-    newest = sorted((m.created_at for m in s.index.memories.values() if m.created_at), reverse=True)[:3]
-    assert created(hits) == newest
+
+    def moment(m) -> datetime:  # created_at, else the file's mtime
+        return m.created_at or datetime.fromtimestamp(s.index.entries[m.path].mtime_ns / 1e9, tz=timezone.utc)
+    newest = sorted(s.index.memories.values(), key=moment, reverse=True)[:3]
+    assert [h.memory.id for h in hits] == [m.id for m in newest]
     s.index.close()
 
 
@@ -149,4 +153,19 @@ def test_a_vague_question_naming_a_kind_lists_that_kind_in_its_window(tmp_path: 
     assert [h.memory.id for h in hits] == ["m-00000000", "m-00000002"]
     assert [h.memory.id for h in s.search(SearchRequest(query="what did we do today", now=NOW))] == [
         "m-00000000", "m-00000001", "m-00000002"]
+    s.index.close()
+
+
+def test_after_and_before_date_a_memory_without_created_at_by_its_file_mtime(tmp_path: Path):
+    import os
+
+    from tests.conftest import write
+    old = write(tmp_path, "history/undated.md", "---\nid: m-00000011\ntype: learning\ntitle: Undated\n---\nRedis eviction.\n")
+    os.utime(old, (NOW.timestamp() - 10 * 86400, NOW.timestamp() - 10 * 86400))
+    write(tmp_path, "history/dated.md", "---\nid: m-00000012\ntype: learning\ntitle: Dated\n"
+                                         f"created_at: {(NOW - timedelta(days=1)).strftime('%Y-%m-%dT%H:%M:%SZ')}\n---\nRedis eviction.\n")
+    s = searcher(tmp_path)
+    since_week = [h.memory.id for h in s.search(SearchRequest(query="redis eviction", after=NOW - timedelta(days=7), now=NOW))]
+    earlier = [h.memory.id for h in s.search(SearchRequest(query="redis eviction", before=NOW - timedelta(days=7), now=NOW))]
+    assert since_week == ["m-00000012"] and earlier == ["m-00000011"]
     s.index.close()

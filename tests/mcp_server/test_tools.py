@@ -12,7 +12,7 @@ pytestmark = pytest.mark.anyio
 EXPECTED_TOOLS = {
     "get_context_insights", "search_memory", "add_to_memory_bank", "update_memory", "append_memory", "read_memory",
     "delete_memory", "score_memories", "record_response", "get_memory_relationships", "search_linked_memories",
-    "suggest_memory_merges", "merge_memories", "get_memory_stats", "ingest_document",
+    "suggest_memory_merges", "merge_memories", "get_memory_stats", "ingest_document", "link_memories",
 }
 
 
@@ -60,7 +60,7 @@ async def test_search_modes_query_days_back_and_id(service):
     assert looked_up["id"] == "m-1b6e2d90" and looked_up["superseded_by"] == "m-8e2c4b07"
     assert "[id:m-1b6e2d90]" in text(by_id) and "superseded by" in text(by_id)
     assert all(r["where"] == "working" for r in filtered.structured_content["results"])
-    assert nothing.is_error and "at least one of: query, days_back, id" in text(nothing)
+    assert nothing.is_error and "at least one of: query, days_back, after, before, id" in text(nothing)
     assert too_many.is_error and bad_collection.is_error
 
 

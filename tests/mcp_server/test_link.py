@@ -1,0 +1,69 @@
+"""Linking two memories with a typed relation writes it into the source's frontmatter, where Obsidian and git see it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mcp import Client
+from mcp_server import tools
+from mcp_server.app import App
+from mcp_server.cli import cli
+from mcp_server.service import MemoryService
+from vault import NotFoundError, ValidationError
+
+from ..conftest import memory_text, write
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def service(hashing_root: Path):
+    write(hashing_root, "patterns/plan.md", memory_text("m-00000a01", "Import lock plan", "Lock imports per statement.",
+                                                        collection="patterns"))
+    write(hashing_root, "patterns/impl.md", memory_text("m-00000a02", "Import lock code", "pg_advisory_xact_lock in imports.",
+                                                        collection="patterns"))
+    app = App(hashing_root)
+    yield MemoryService(app)
+    app.close()
+
+
+def test_a_link_lands_in_the_source_frontmatter_and_in_its_relations(service: MemoryService, hashing_root: Path):
+    report = service.link("m-00000a02", "m-00000a01", "depends_on")
+    assert report["changed"] and [(e["id"], e["relation"]) for e in report["outgoing"]] == [("m-00000a01", "depends_on")]
+    assert "depends_on: [m-00000a01]" in (hashing_root / "patterns/impl.md").read_text()
+    assert not service.link("m-00000a02", "m-00000a01", "depends_on")["changed"], "linking twice changes nothing"
+    backlinks = service.relationships("m-00000a01")["backlinks"]
+    assert [(e["id"], e["relation"]) for e in backlinks] == [("m-00000a02", "depends_on")]
+
+
+def test_a_supersedes_link_hides_the_older_memory_behind_its_successor(service: MemoryService):
+    service.link("m-00000a02", "m-00000a01", "supersedes")
+    assert "m-00000a01" not in [r["id"] for r in service.search(query="import lock")["results"]]
+    assert service.relationships("m-00000a01")["successor"] == "m-00000a02"
+
+
+@pytest.mark.parametrize("source, target, relation, error, message", [
+    ("m-00000a02", "m-0000dead", "depends_on", NotFoundError, "no memory with id 'm-0000dead' to link"),
+    ("m-00000a02", "m-00000a02", "depends_on", ValidationError, "cannot be linked to itself"),
+    ("m-00000a02", "m-00000a01", "likes", ValidationError, "relation must be one of"),
+])
+def test_a_bad_link_is_refused_with_the_reason(service: MemoryService, source, target, relation, error, message):
+    with pytest.raises(error, match=message):
+        service.link(source, target, relation)
+
+
+async def test_the_link_memories_tool_and_the_cli_record_a_relation(service: MemoryService, hashing_root: Path):
+    async with Client(tools.build(service)) as client:
+        result = await client.call_tool("link_memories", {"source": "m-00000a02", "target": "m-00000a01",
+                                                          "relation": "derives_from"})
+        unknown = await client.call_tool("link_memories", {"source": "m-00000a02", "target": "m-0000dead"})
+    assert not result.is_error and result.structured_content["outgoing"][0]["relation"] == "derives_from"
+    assert unknown.is_error and "no memory with id 'm-0000dead'" in unknown.content[0].text
+    service.app.close()
+    printed = CliRunner().invoke(cli, ["link", "m-00000a01", "m-00000a02", "--as", "contradicts",
+                                       "--vault", str(hashing_root)], catch_exceptions=False)
+    assert printed.exit_code == 0 and "contradicts" in printed.output
+    assert "contradicts: [m-00000a02]" in (hashing_root / "patterns/plan.md").read_text()
