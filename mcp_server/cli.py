@@ -238,7 +238,7 @@ def doctor(as_json: bool, vault_path: Path) -> None:
         vault, _ = local_vault(vault_path)
         scan = vault.scan()
         report = {"memories": len(scan.memories), "errors": [p.as_dict() for p in scan.problems],
-                  "warnings": checks.warnings(scan.memories)}
+                  "warnings": checks.warnings(scan.memories, root)}
     wiring = check_claude_code(project=root.parent, home=Path.home())  # the CLI's own HOME: the server's may differ
     report = {**report, "claude_code": [finding.as_dict() for finding in wiring]}
     if as_json:

@@ -131,7 +131,7 @@ class MemoryService:
 
     def doctor(self) -> dict[str, Any]:
         return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in self.index.problems()],
-                "warnings": checks.warnings(self.index.memories.values())}
+                "warnings": checks.warnings(self.index.memories.values(), self.app.root)}
 
     def link(self, source: str, target: str, relation: str = "depends_on") -> dict[str, Any]:
         """Record that `source` supersedes / depends on / contradicts / derives from `target`, in the

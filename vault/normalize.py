@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+from .fields import extra_fields
 from .model import BANK_DEFAULT, Memory
 from .scoring import outcome_history, wilson_lower_bound
 
@@ -58,6 +59,9 @@ def normalize(memory: Memory, now: datetime | None = None) -> dict[str, Any]:
         "privacy": memory.privacy,
         "source": memory.source,
     }
+    extra = extra_fields(memory)
+    if extra:
+        shape["fields"] = extra  # per-type fields (an objective's deadline) and keys of the user's own
     if memory.collection == "memory_bank":
         shape["importance"] = memory.importance if memory.importance is not None else BANK_DEFAULT
         shape["confidence"] = memory.confidence if memory.confidence is not None else BANK_DEFAULT
