@@ -23,6 +23,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from vault import markdown
 from vault.ids import identity_key
 from vault.model import Memory
 
@@ -34,8 +35,6 @@ MAX_SENTENCE_UNITS = 8  # more sentences are merged, neighbours together, into t
 MIN_SENTENCE_CHARS = 12  # a shorter piece ("Why:", "Thanks!") joins the sentence before it
 NEIGHBOUR_CHARS = 600  # of a neighbour's text, what its context units and context field read
 WHOLE, SENTENCE, PREVIOUS, NEXT = "whole", "sentence", "previous", "next"  # unit roles
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _WIKILINK = re.compile(r"!?\[\[([^\[\]|]*?)(?:\|([^\[\]]*))?\]\]")
 _BLOCK_ID = re.compile(r"\s\^[A-Za-z0-9-]+\s*$", re.M)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")  # "v1.2" and "parser.py" have no space after the dot
@@ -146,7 +145,7 @@ def sentence_groups(text: str) -> list[str]:
     """
     pieces: list[str] = []
     for line in text.splitlines():
-        if _FENCE.match(line):
+        if markdown.FENCE.match(line):
             continue
         line = line.strip()
         speaker = _SPEAKER.match(line)
@@ -191,11 +190,8 @@ def _sections(body: str) -> list[tuple[str, str]]:
     """(heading path, text) pairs; text before the first heading has an empty path."""
     sections: list[tuple[str, list[str]]] = [("", [])]
     path: list[tuple[int, str]] = []
-    in_fence = False
-    for line in body.splitlines():
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        heading = None if in_fence else _HEADING.match(line)
+    for line, in_code in markdown.fenced(body.splitlines()):
+        heading = None if in_code else markdown.HEADING.match(line)
         if heading:
             level = len(heading.group(1))
             path = [(lvl, name) for lvl, name in path if lvl < level] + [(level, heading.group(2).strip())]

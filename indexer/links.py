@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple
 
+from vault import markdown
+
 CONTEXT_CHARS = 60
 
 LINKS_TO = "links_to"
@@ -28,7 +30,6 @@ MEMORY_PREFIX = "memory:"  # [[memory:ID]] (seed 004) names a memory by id or fi
 # Obsidian forbids "[", "]" and line breaks inside a link, so a link is one short run. The "!"
 # of an embed is checked by hand: a pattern starting with a literal "[[" is found much faster.
 _LINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
-_FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})(.*)$")
 _BACKTICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # "updates" and "needs" were dropped: in ordinary prose ("Dana updates [[x]] monthly") they
@@ -233,26 +234,17 @@ def _mask_code(text: str) -> str:
 def _fenced_blocks(text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of each fenced block, fences included; an unclosed fence runs to the end."""
     offset = 0
-    opening: tuple[str, int] | None = None  # the opening fence and where its block starts
-    for line in text.split("\n"):
-        fence = _FENCE.match(line.rstrip("\r"))
+    start: int | None = None  # where the open block starts
+    for line, in_code in markdown.fenced(text.split("\n")):
         end = min(offset + len(line) + 1, len(text))  # past the line's "\n", if it has one
-        if opening is None:
-            # An info string with a backtick makes a ``` line inline code, not a fence.
-            if fence and not (fence.group(1)[0] == "`" and "`" in fence.group(2)):
-                opening = (fence.group(1), offset)
-        elif fence and _closes(fence, opening[0]):
-            yield opening[1], end
-            opening = None
+        if in_code and start is None:
+            start = offset
+        elif not in_code and start is not None:
+            yield start, offset
+            start = None
         offset = end
-    if opening is not None:
-        yield opening[1], len(text)
-
-
-def _closes(fence: re.Match[str], opening: str) -> bool:
-    """A closing fence repeats the opening character at least as often and has nothing after it."""
-    marks = fence.group(1)
-    return marks[0] == opening[0] and len(marks) >= len(opening) and not fence.group(2).strip()
+    if start is not None:
+        yield start, len(text)
 
 
 def _code_spans(text: str) -> Iterator[tuple[int, int]]:

@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any, Callable
 
 from . import frontmatter as fm
+from . import markdown
 from .errors import ParseError, ValidationError
 from .ids import check_id, derived_id
 from .model import (
@@ -61,7 +62,6 @@ def parse(data: bytes, path: str, *, max_bytes: int = DEFAULT_MAX_BYTES, source:
 
 
 _MARKER = re.compile(r"^(?:<{7}|>{7})(?:[ \t]|\r?$)", re.M)
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 
 
 def _refuse_conflict_markers(text: str, path: str) -> None:
@@ -70,12 +70,8 @@ def _refuse_conflict_markers(text: str, path: str) -> None:
     `=======` is a Markdown heading underline, so only `<<<<<<<` and `>>>>>>>` lines count."""
     if not _MARKER.search(text):
         return
-    fence = ""
-    for number, line in enumerate(text.splitlines(), 1):
-        opened = _FENCE.match(line)
-        if opened and (not fence or opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence)):
-            fence = "" if fence else opened.group(1)
-        elif not fence and _MARKER.match(line):
+    for number, (line, in_code) in enumerate(markdown.fenced(text.splitlines()), 1):
+        if not in_code and _MARKER.match(line):
             raise ParseError(path, number, f"unresolved git conflict marker '{line[:7]}'; resolve the merge "
                                            "(keep one side, or both) and remove the <<<<<<< ======= >>>>>>> lines")
 
@@ -258,12 +254,8 @@ def _collection_from_folder(path: str) -> str:
     return top if top in COLLECTIONS else "books"
 
 
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
-
-
 def _title_from_body(body: str) -> str:
-    match = _HEADING.search(body)
-    return match.group(1).strip() if match else ""
+    return markdown.first_heading(body)
 
 
 def _stem(path: str) -> str:

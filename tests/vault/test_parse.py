@@ -91,3 +91,10 @@ def test_binary_files_are_refused():
 def test_oversized_files_are_refused_before_reading_them_as_text():
     with pytest.raises(ParseError, match="limited"):
         parse(b"x" * 101, "big.md", max_bytes=100)
+
+
+def test_a_body_opening_with_a_fenced_comment_takes_its_title_from_the_first_real_heading():
+    body = "```bash\n# install the tools\nuv sync\n```\n\n# Local setup\nRun `make seed`.\n"
+    assert parse(f"---\nid: m-0000c0de\n---\n{body}".encode(), "patterns/setup.md").title == "Local setup"
+    only_code = "~~~python\n# not a title\n~~~\n"
+    assert parse(f"---\nid: m-0000c0df\n---\n{only_code}".encode(), "patterns/only-code.md").title == "only-code"
