@@ -347,10 +347,10 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
         return 0
     try:
         if model is None:
-            from indexer.embed import SentenceTransformerEmbedder
+            from indexer.minilm import MiniLM  # torch alone: no sentence-transformers, ~250 MB less
 
-            model = SentenceTransformerEmbedder()
-            model.embed_query("warm up")  # the first forward pass builds the traced graph
+            model = MiniLM()
+            model.embed_query("warm up")
         host = _Host(model, secrets.token_urlsafe(32))
         stop = stop or threading.Event()
         if threading.current_thread() is threading.main_thread():
