@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import atomic
+from .anchors import Anchors
 from .errors import ConflictError, NotFoundError, ParseError, ValidationError
 from .ids import check_id, identity_key, new_id, slug
 from .model import COLLECTIONS, DEFAULT_TYPE, PRIVACY, SCORED_COLLECTIONS, TYPES, Memory
@@ -56,8 +57,10 @@ class Vault:
         self.root = Path(root).absolute()
         self.settings = settings or VaultSettings()
         self.source = source
+        # The user vault lives outside any project: its memories cite no project files.
+        self.anchors = Anchors(self.root) if source == "project" else None
         self.writer = Writer(self.root, max_bytes=self.settings.max_file_bytes, source=source,
-                             scan_secrets=self.settings.scan_secrets)
+                             scan_secrets=self.settings.scan_secrets, anchors=self.anchors)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -131,6 +134,19 @@ class Vault:
 
     def edit(self, memory: Memory, change: Change, *, allow_secrets: bool = False) -> Memory:
         return self.writer.update(memory, change, allow_secrets=allow_secrets)
+
+    def verify(self, memory: Memory) -> Memory:
+        """Re-anchor a memory to its cited files as they are now (someone confirmed it still holds)."""
+        if self.anchors is None:
+            return memory
+        fields, remove = self.anchors.fields_for(memory.body, memory.frontmatter, fresh=True)
+        return self.writer.update(memory, Change(fields=fields, remove=remove))
+
+    def stale(self, memory: Memory) -> list[dict[str, Any]]:
+        """The cited files that changed under a memory since it was anchored ([] when fresh)."""
+        if self.anchors is None or memory.source != self.source:
+            return []
+        return [s.as_dict() for s in self.anchors.stale(memory)]
 
     def trash(self, memory: Memory) -> str:
         return self.writer.trash(memory)
