@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .outward import DATA_NOTE, HitOut, hit_lines, neutral, or_default, place, quote, uses_label
+from .outward import DATA_NOTE, HitOut, hit_lines, neutral, or_default, place, quote, stale_label, uses_label
 
 
 def stats_label(shape: Mapping[str, Any]) -> str:
@@ -190,6 +190,8 @@ def full_memory(shape: Mapping[str, Any]) -> str:
         lines.append("tags: " + ", ".join(shape["tags"]))
     if shape.get("successor"):
         lines.append(f"superseded by [id:{shape['successor']}]")
+    if shape.get("stale"):
+        lines.append(stale_label(shape["stale"]))
     return "\n".join(lines + ["text:", body])
 
 

@@ -42,6 +42,7 @@ class MemoryOut(BaseModel):
     final_score: float | None = None
     channel: str | None = None
     successor: str | None = None
+    stale: list[dict[str, Any]] | None = Field(None, description="cited files changed since the memory was written")
 
 
 class SearchOut(BaseModel):

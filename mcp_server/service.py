@@ -77,7 +77,14 @@ class MemoryService:
         self._shown(session, [memory])
         shape = normalize(memory)
         shape["successor"] = self.app.side_of(memory.id).index.graph.successor(memory.id)
+        stale = self.stale(memory)
+        if stale:
+            shape["stale"] = stale
         return shape
+
+    def stale(self, memory: Memory) -> list[dict[str, Any]]:
+        """Cited project files that changed since the memory was anchored ([] when fresh)."""
+        return self.index.vault.stale(memory)
 
     def list(self, include_private: bool = True) -> list[dict[str, Any]]:
         memories = [m for side in self.app.sides(include_private) for m in side.index.memories.values()
