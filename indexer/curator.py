@@ -199,6 +199,12 @@ class Curator:
             self.index.sync([memory.path])
         return destination
 
+    def verify(self, memory_id: str) -> tuple[Memory, list[dict[str, Any]]]:
+        """Re-anchor a memory to its cited files as they are now; returns it and what was stale before."""
+        memory = self.index.get(memory_id)
+        was_stale = self.vault.stale(memory)
+        return self._indexed(self.vault.verify(memory), [memory.path]), was_stale
+
     def restore(self, memory_id: str) -> Memory:
         """Put the newest trashed copy of `memory_id` back where it was; refuse when the id or the
         place is taken (a restore must never shadow or overwrite a live memory)."""

@@ -233,7 +233,8 @@ def doctor(as_json: bool, vault_path: Path) -> None:
     else:
         vault, _ = local_vault(vault_path)
         scan = vault.scan()
-        report = {"memories": len(scan.memories), "errors": [p.as_dict() for p in scan.problems],
+        problems = [*scan.problems, *vault.anchor_problems(scan.memories)]
+        report = {"memories": len(scan.memories), "errors": [p.as_dict() for p in problems],
                   "warnings": checks.warnings(scan.memories)}
     wiring = check_claude_code(project=root.parent, home=Path.home())  # the CLI's own HOME: the server's may differ
     report = {**report, "claude_code": [finding.as_dict() for finding in wiring]}
@@ -376,6 +377,17 @@ def delete(memory_id: str, vault_path: Path) -> None:
     """Move a memory's file to .trash/ (`memdir restore ID` brings it back)."""
     with service(vault_path) as svc:
         click.echo(render.deleted(svc.delete(memory_id=memory_id)))
+
+
+@cli.command()
+@click.argument("memory_ids", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help='Print {"verified": [{id, title, anchors, was_stale}]}.')
+@vault_option
+def verify(memory_ids: tuple[str, ...], as_json: bool, vault_path: Path) -> None:
+    """Confirm memories still hold: anchor them to the project files they cite as those are now."""
+    with service(vault_path) as svc:
+        report = svc.verify(ids=list(memory_ids))
+    emit_json(report) if as_json else click.echo(render.verified(report))
 
 
 @cli.command()

@@ -93,13 +93,13 @@ def confidence_label(shape: Mapping[str, Any]) -> str:
             else "established" if uses < PROVEN_USES else "proven")
 
 
-def stale_label(stale: list[Mapping[str, Any]] | None) -> str:
+def stale_label(stale: list[Mapping[str, Any]] | None, advice: str = ": verify") -> str:
     """`cites services/auth.py, changed since 2026-11-24: verify` ('' when the memory is fresh)."""
     if not stale:
         return ""
     parts = [f"{item['path']}, {item['reason'].replace('-', ' ')}" + (f" since {item['since'][:10]}" if item.get("since") else "")
              for item in stale]
-    return "cites " + "; ".join(parts) + ": verify"
+    return "cites " + "; ".join(parts) + advice
 
 
 def uses_label(count: int) -> str:

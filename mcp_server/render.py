@@ -178,6 +178,16 @@ def deleted(data: Mapping[str, Any]) -> str:
     return f"moved [id:{data['id']}] {quote(data['title'], 120)} to {data['moved_to']} (restore it from there if needed)"
 
 
+def verified(data: Mapping[str, Any]) -> str:
+    """One line per memory: what it is anchored to now, and what had changed under it."""
+    lines = []
+    for item in data["verified"]:
+        anchored = ", ".join(item["anchors"]) or "no project files cited"
+        was = f" (was: {stale_label(item['was_stale'], advice='')})" if item["was_stale"] else ""
+        lines.append(f"verified [id:{item['id']}] {quote(item['title'], 120)}: {anchored}{was}")
+    return "\n".join(lines)
+
+
 def restored(data: Mapping[str, Any]) -> str:
     return f"restored [id:{data['id']}] {quote(data['title'], 120)} to {data['restored_to']}"
 

@@ -86,6 +86,17 @@ class ScoreOut(BaseModel):
     unscored: list[str] = Field(description="memories shown last turn that are still waiting for a score")
 
 
+class VerifiedOut(BaseModel):
+    id: str
+    title: Quoted
+    anchors: list[str] = Field(description="path[::symbol]@blob: the cited files as they are now")
+    was_stale: list[dict[str, Any]] = Field(description="what had changed under the memory before")
+
+
+class VerifyOut(BaseModel):
+    verified: list[VerifiedOut]
+
+
 class DeleteOut(BaseModel):
     id: str
     title: Quoted

@@ -92,7 +92,8 @@ class MemoryService:
         return [normalize(m) for m in sorted(memories, key=lambda m: (m.source != "project", m.path))]
 
     def doctor(self) -> dict[str, Any]:
-        return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in self.index.problems()],
+        problems = self.index.problems() + self.index.vault.anchor_problems(self.index.memories.values())
+        return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in problems],
                 "warnings": checks.warnings(self.index.memories.values())}
 
     def relationships(self, memory_id: str, relationship_type: str | None = None,
@@ -230,6 +231,15 @@ class MemoryService:
         side = self.app.side_of(check_id(memory_id))
         memory = side.index.get(memory_id)
         return {"id": memory.id, "title": memory.title, "moved_to": side.curator.delete(memory.id)}
+
+    def verify(self, ids: Sequence[str]) -> dict[str, Any]:
+        """Someone confirmed these memories still hold: anchor each to its cited files as they are now."""
+        verified = []
+        for memory_id in ids:
+            memory, was_stale = self.app.side_of(check_id(memory_id)).curator.verify(memory_id)
+            verified.append({"id": memory.id, "title": memory.title, "anchors": list(memory.frontmatter.get("anchors") or []),
+                             "was_stale": was_stale})
+        return {"verified": verified}
 
     def restore(self, memory_id: str) -> dict[str, Any]:
         """Bring a deleted memory back from .trash/ (the project vault's, else the user vault's)."""

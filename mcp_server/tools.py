@@ -37,6 +37,7 @@ from .descriptions import (
     STATS,
     SUGGEST,
     UPDATE,
+    VERIFY,
 )
 from .schemas import (
     AddOut,
@@ -50,6 +51,7 @@ from .schemas import (
     ScoreOut,
     SearchOut,
     StatsOut,
+    VerifyOut,
 )
 from .service import MemoryService
 
@@ -166,6 +168,12 @@ def build(service: MemoryService) -> MCPServer:
     @mcp.tool(description=DELETE, annotations=REMOVE)
     def delete_memory(id: MemoryId) -> Annotated[CallToolResult, DeleteOut]:
         return respond(DeleteOut, render.deleted, lambda: service.delete(id))
+
+    @mcp.tool(description=VERIFY, annotations=APPEND)
+    def verify_memory(
+        ids: Annotated[list[MemoryId], Field(min_length=1, max_length=20, description="Memories you checked against the code")],
+    ) -> Annotated[CallToolResult, VerifyOut]:
+        return respond(VerifyOut, render.verified, lambda: service.verify(ids))
 
     @mcp.tool(description=INGEST, annotations=ADD)
     def ingest_document(

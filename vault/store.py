@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import atomic
-from .anchors import Anchors
+from . import frontmatter as fm
+from .anchors import KEY as anchor_key
+from .anchors import Anchors, anchor_problems, parse_anchors
 from .errors import ConflictError, NotFoundError, ParseError, ValidationError
 from .ids import check_id, identity_key, new_id, slug
 from .model import COLLECTIONS, DEFAULT_TYPE, PRIVACY, SCORED_COLLECTIONS, TYPES, Memory
@@ -147,6 +149,20 @@ class Vault:
         if self.anchors is None or memory.source != self.source:
             return []
         return [s.as_dict() for s in self.anchors.stale(memory)]
+
+    def anchor_problems(self, memories: Iterable[Memory]) -> list[Problem]:
+        """A hand-edited anchor key that cannot be read, with its file line: the memory itself is still served."""
+        problems = []
+        for memory in memories:
+            if memory.frontmatter.get(anchor_key) is None or not parse_anchors(memory.frontmatter[anchor_key])[1]:
+                continue
+            data = atomic.read_bytes(self.root / memory.path) or b""
+            try:
+                lines = fm.load(fm.split(data.decode("utf-8")).frontmatter or "").lines
+            except (fm.FrontmatterError, UnicodeDecodeError):
+                lines = {}
+            problems += [Problem(memory.path, line, reason) for line, reason in anchor_problems(memory.frontmatter, lines)]
+        return problems
 
     def trash(self, memory: Memory) -> str:
         return self.writer.trash(memory)
