@@ -35,6 +35,7 @@ BLOB_CHARS = 12  # 48 bits of the blob id: plenty to notice a change, short enou
 CHUNK_BYTES = 1 << 20
 MAX_CITATIONS = 32  # a memory citing more files than this is a listing, not a claim about code
 REASONS = ("changed", "deleted", "symbol-missing")
+MAX_CACHED = 200_000
 
 _WIKILINK = re.compile(r"\[\[([^\]\|#\n]+)(?:#[^\]\|\n]*)?(?:\|[^\]\n]*)?\]\]")
 _BACKTICK = re.compile(r"`([^`\n]{1,300})`")
@@ -164,6 +165,8 @@ class Anchors:
         self._blobs: dict[str, tuple[int, int, str]] = {}  # path -> (mtime_ns, size, blob id)
         self._symbols: dict[tuple[str, str, str], bool] = {}  # (path, blob, symbol) -> present
         self._parsed: dict[str, tuple[str, list[Anchor]]] = {}  # memory id -> (content hash, anchors)
+        self._located: dict[str, str | None] = {}  # project-relative path -> checked real path
+        self._verdicts: dict[tuple[Anchor, int, int], Stale | None] = {}  # (anchor, mtime_ns, size) -> verdict
 
     # -- reading the project safely ------------------------------------------------------
 
@@ -182,8 +185,17 @@ class Anchors:
             return None  # memories cite each other with links too; those are not code
         return real
 
+    def _locate_cached(self, relative_path: str) -> str | None:
+        """`locate` once per path: a symlink swapped in later still cannot lead out, since the path
+        kept is the real one checked then (inside the project)."""
+        try:
+            return self._located[relative_path]
+        except KeyError:
+            real = self._located[relative_path] = self.locate(relative_path)
+            return real
+
     def _stat(self, relative_path: str) -> tuple[str, os.stat_result] | None:
-        real = self.locate(relative_path)
+        real = self._locate_cached(relative_path)
         if real is None:
             return None
         try:
@@ -281,17 +293,33 @@ class Anchors:
         return [s for s in (self.check(a) for a in anchors) if s is not None]
 
     def check(self, anchor: Anchor) -> Stale | None:
-        if self.locate(anchor.path) is None:
+        """One anchor against its file now: a stat, and a cached verdict while (mtime, size) stay put."""
+        real = self._locate_cached(anchor.path)
+        if real is None:
             return None  # outside the project: never read, never judged
-        found = self._stat(anchor.path)
-        if found is None:
+        try:
+            info = os.stat(real)
+        except OSError:
+            info = None
+        if info is not None and stat.S_ISREG(info.st_mode):
+            key = (anchor, info.st_mtime_ns, info.st_size)
+            try:
+                return self._verdicts[key]
+            except KeyError:
+                if len(self._verdicts) > MAX_CACHED:
+                    self._verdicts.clear()  # files that keep changing must not grow the cache forever
+                verdict = self._verdicts[key] = self._judge(anchor, real, info)
+                return verdict
+        return self._judge(anchor, real, None)
+
+    def _judge(self, anchor: Anchor, real: str, info: os.stat_result | None) -> Stale | None:
+        if info is None:
             folder = os.path.dirname(os.path.join(self.project, anchor.path))
             try:
                 since = _iso(os.stat(folder).st_mtime)
             except OSError:
                 since = None
             return Stale(anchor.path, "deleted", since)
-        real, info = found
         blob = self._blob(anchor.path, real, info)
         if blob is None or blob.startswith(anchor.blob):
             return None
