@@ -71,6 +71,8 @@ def search_results(results: list[Mapping[str, Any]]) -> str:
         if r.get("successor"):
             extra += f" · superseded by [id:{r['successor']}]"
         lines.append(extra)
+        if r.get("stale"):
+            lines.append(f"   {stale_label(r['stale'])}")
     return "\n".join(lines)
 
 

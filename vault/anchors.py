@@ -249,7 +249,11 @@ class Anchors:
         re-confirmed by an unrelated edit (only `verify` does that)."""
         kept = {(a.path, a.symbol): a for a in keep}
         result: list[str] = []
-        for citation in citations(body):
+        cited = citations(body)
+        with_symbol = {c.path for c in cited if c.symbol}
+        for citation in cited:
+            if citation.symbol is None and citation.path in with_symbol:
+                continue  # `path::symbol` anchors the whole file too; a second plain entry says nothing more
             found = self._stat(citation.path)
             if found is None:
                 continue

@@ -187,3 +187,9 @@ def test_frontmatter_of_an_anchored_memory_stays_valid_yaml(project: Path) -> No
     memory = vault.add("Pinned in `web/api.ts`.")
     doc = split((project / ".memories" / memory.path).read_text())
     assert doc.frontmatter is not None and doc.frontmatter.count("anchors") == 1
+
+
+def test_a_file_cited_with_and_without_a_symbol_gets_one_anchor(project: Path) -> None:
+    vault = Vault(project / ".memories")
+    memory = vault.add("TTL is services/auth.py::TTL_MINUTES, issued by `services/auth.py`.")
+    assert [a.split("@")[0] for a in memory.frontmatter["anchors"]] == ["services/auth.py::TTL_MINUTES"]
