@@ -205,7 +205,11 @@ def show(ref: str, as_json: bool, vault_path: Path) -> None:
     if client.running(root) is not None:
         shape = Remote(root).read(ref=ref)
     else:
-        shape = normalize(lookup_anywhere(vault_path, ref))
+        memory = lookup_anywhere(vault_path, ref)
+        shape = normalize(memory)
+        stale = local_vault(vault_path)[0].stale(memory)
+        if stale:
+            shape["stale"] = stale
     emit_json(shape) if as_json else click.echo(render.memory_detail(shape))
 
 

@@ -37,6 +37,8 @@ def memory_detail(shape: Mapping[str, Any]) -> str:
         lines.append(f"status: {shape['status']}")
     if shape.get("supersedes"):
         lines.append("supersedes: " + ", ".join(shape["supersedes"]))
+    if shape.get("stale"):
+        lines.append(stale_label(shape["stale"]))
     lines += ["", shape["content"]]
     return "\n".join(lines)
 

@@ -114,6 +114,8 @@ def test_memdir_verify_and_search_json_on_the_command_line(service, project):
                                      catch_exceptions=False).output)
     flagged = {r["id"]: r.get("stale") for r in stale}
     assert flagged[a][0]["reason"] == "changed"
+    shown = runner.invoke(cli, ["show", a, "--vault", vault], catch_exceptions=False).output
+    assert "cites services/auth.py, changed since" in shown
     result = runner.invoke(cli, ["verify", a, "--vault", vault], catch_exceptions=False)
     assert result.exit_code == 0 and f"verified [id:{a}]" in result.output and "was: cites services/auth.py, changed" in result.output
     fresh = json.loads(runner.invoke(cli, ["search", "token lifetime", "--json", "--vault", vault]).output)
