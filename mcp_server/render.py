@@ -216,6 +216,9 @@ def score_answer(data: Mapping[str, Any]) -> str:
         lines.append(f"[id:{item['id']}] {item['outcome']}: {change or item['note']}")
     if data.get("exchange"):
         lines.append(f"(the previous exchange is [id:{data['exchange']}])")
+    if data.get("verify"):
+        lines.append("Worked, but the code they cite changed since they were written: if they still hold, "
+                     "verify_memory(ids=[" + ", ".join(f'"{i}"' for i in data["verify"]) + "])")
     if data["unscored"]:
         lines.append("Still waiting for a score (shown last turn): " + ", ".join(f"[id:{i}]" for i in data["unscored"]))
     return "\n".join(lines) or "nothing to score"

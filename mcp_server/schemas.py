@@ -84,6 +84,8 @@ class ScoreOut(BaseModel):
     scored: list[ScoredOut]
     exchange: str | None = Field(description="the previous exchange's memory, scored with `outcome`")
     unscored: list[str] = Field(description="memories shown last turn that are still waiting for a score")
+    verify: list[str] = Field(default=[], description="memories scored worked whose cited code changed: "
+                                                       "if they still hold, verify_memory them")
 
 
 class VerifiedOut(BaseModel):

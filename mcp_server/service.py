@@ -313,7 +313,13 @@ class MemoryService:
             "scored": [{"id": r.id, "outcome": r.outcome, "changes": _jsonable(r.changes), "note": r.note} for r in results],
             "exchange": exchange,
             "unscored": still,
+            # It helped, yet the code it cites changed: the model just saw it hold, so offer to re-anchor it.
+            "verify": [r.id for r in results if r.outcome == "worked" and self._stale_id(r.id)],
         }
+
+    def _stale_id(self, memory_id: str) -> bool:
+        memory = self.find(memory_id)
+        return memory is not None and bool(self.stale(memory))
 
     def gc(self, dry_run: bool = False) -> list[dict[str, Any]]:
         """The lifecycle of each vault this process owns, inside that vault (nothing crosses between them)."""

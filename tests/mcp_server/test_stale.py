@@ -142,3 +142,14 @@ def test_a_nonsense_anchor_key_is_a_doctor_error_with_file_and_line_and_the_memo
         app.close()
     result = CliRunner().invoke(cli, ["doctor", "--vault", str(root)])
     assert result.exit_code == 1 and "history/broken.md" in result.output and ":7" in result.output
+
+
+def test_scoring_a_stale_memory_worked_suggests_verifying_it(service, project):
+    stale = service.add("Token lifetime lives in `services/auth.py`.", collection="patterns", type="learning")["memory"]["id"]
+    fresh = service.add("Sessions open in `services/session.py`.", collection="patterns", type="learning")["memory"]["id"]
+    write(project, "services/auth.py", AUTH.replace("15", "30"))
+    answer = service.score({stale: "worked", fresh: "worked"})
+    assert answer["verify"] == [stale]
+    from mcp_server import render
+    assert f'verify_memory(ids=["{stale}"])' in render.score_answer(answer)
+    assert service.score({stale: "failed"})["verify"] == []
