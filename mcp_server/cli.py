@@ -395,6 +395,17 @@ def verify(memory_ids: tuple[str, ...], as_json: bool, vault_path: Path) -> None
 
 
 @cli.command()
+@click.option("--json", "as_json", is_flag=True, help='Print {"items": [{kind, ids, reason, action, key}]}.')
+@click.option("--dismiss", "keys", multiple=True, help="Hide an item (by its key) until what it is about changes.")
+@vault_option
+def review(as_json: bool, keys: tuple[str, ...], vault_path: Path) -> None:
+    """What needs a human decision: stale, duplicate, contradicting, expiring, invalid or suspicious memories."""
+    with service(vault_path) as svc:
+        report = svc.review(dismiss=list(keys))
+    emit_json(report) if as_json else click.echo(render.review_items(report))
+
+
+@cli.command()
 @click.argument("memory_id")
 @vault_option
 def restore(memory_id: str, vault_path: Path) -> None:

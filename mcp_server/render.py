@@ -192,6 +192,19 @@ def verified(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def review_items(data: Mapping[str, Any]) -> str:
+    """`[stale] m-… : reason` then `   → action  (dismiss: memdir review --dismiss KEY)`."""
+    if not data["items"]:
+        return "Nothing to review."
+    lines = []
+    for item in data["items"]:
+        who = " ".join(f"[id:{i}]" for i in item["ids"]) or f"{item['path']}" + (f":{item['line']}" if item.get("line") else "")
+        lines.append(f"[{item['kind']}] {who}: {neutral(item['reason'])}")
+        lines.append(f"   → {item['action']}  (dismiss: memdir review --dismiss {item['key']})")
+    count = len(data["items"])
+    return "\n".join(lines + [f"{count} item{'s' if count != 1 else ''} to review"])
+
+
 def restored(data: Mapping[str, Any]) -> str:
     return f"restored [id:{data['id']}] {quote(data['title'], 120)} to {data['restored_to']}"
 

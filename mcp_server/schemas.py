@@ -99,6 +99,21 @@ class VerifyOut(BaseModel):
     verified: list[VerifiedOut]
 
 
+class ReviewItemOut(BaseModel):
+    kind: str = Field(description="stale, duplicates, contradiction, promote, remove, demote, archive, invalid, secret, imitation")
+    ids: list[str]
+    reason: Quoted
+    action: str = Field(description="the one command that resolves it")
+    key: str = Field(description="`memdir review --dismiss KEY` hides it until it changes")
+    path: str | None = None
+    line: int | None = None
+    source: str
+
+
+class ReviewOut(BaseModel):
+    items: list[ReviewItemOut]
+
+
 class DeleteOut(BaseModel):
     id: str
     title: Quoted

@@ -47,7 +47,7 @@ MAX_BODY = 1_000_000
 OPERATIONS = frozenset({
     "search", "read", "list", "doctor", "relationships", "linked", "stats", "insights", "add", "update",
     "append", "delete", "restore", "ingest", "books", "record_response", "score", "gc", "suggest_merges", "merge", "reindex",
-    "verify",
+    "verify", "review",
 })
 STATUS = {NotFoundError: 404, PathError: 400, ValidationError: 400, ConflictError: 409}
 

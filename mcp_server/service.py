@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from indexer import books as book_files
+from indexer import review
 from indexer.relations import relations_of
 from indexer.search import Hit, SearchRequest, hit_shape
 from vault import Memory, NotFoundError, ValidationError, normalize
@@ -240,6 +241,23 @@ class MemoryService:
             verified.append({"id": memory.id, "title": memory.title, "anchors": list(memory.frontmatter.get("anchors") or []),
                              "was_stale": was_stale})
         return {"verified": verified}
+
+    def review(self, dismiss: Sequence[str] = ()) -> dict[str, Any]:
+        """What needs a human decision in each vault, one item each; `dismiss` hides items until they change."""
+        items: list[dict[str, Any]] = []
+        for side in self.app.sides(include_user=True):
+            queue = review.Inbox(side.curator).items()
+            wanted = [key for key in dismiss if any(item.key == key for item in queue)]
+            if wanted:
+                review.dismiss(side.root, wanted)
+            hidden = review.dismissed(side.root)
+            items += [{**item.as_dict(), "source": side.source} for item in queue if item.key not in hidden]
+        known = {item["key"] for item in items} | {k for side in self.app.sides(include_user=True)
+                                                   for k in review.dismissed(side.root)}
+        unknown = [key for key in dismiss if key not in known]
+        if unknown:
+            raise NotFoundError(f"no review item {', '.join(unknown)}; `memdir review` lists the current keys")
+        return {"items": items}
 
     def restore(self, memory_id: str) -> dict[str, Any]:
         """Bring a deleted memory back from .trash/ (the project vault's, else the user vault's)."""

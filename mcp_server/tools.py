@@ -36,6 +36,7 @@ from .descriptions import (
     SEARCH,
     STATS,
     SUGGEST,
+    REVIEW,
     UPDATE,
     VERIFY,
 )
@@ -50,6 +51,7 @@ from .schemas import (
     RelationshipsOut,
     ScoreOut,
     SearchOut,
+    ReviewOut,
     StatsOut,
     VerifyOut,
 )
@@ -174,6 +176,10 @@ def build(service: MemoryService) -> MCPServer:
         ids: Annotated[list[MemoryId], Field(min_length=1, max_length=20, description="Memories you checked against the code")],
     ) -> Annotated[CallToolResult, VerifyOut]:
         return respond(VerifyOut, render.verified, lambda: service.verify(ids))
+
+    @mcp.tool(description=REVIEW, annotations=READ)
+    def get_review_queue() -> Annotated[CallToolResult, ReviewOut]:
+        return respond(ReviewOut, render.review_items, lambda: service.review())
 
     @mcp.tool(description=INGEST, annotations=ADD)
     def ingest_document(
