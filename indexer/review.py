@@ -35,6 +35,23 @@ _IMITATION = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 CONTRADICTION_NEIGHBOURS = 5
+MAX_CACHED = 200_000
+# Credential labels found in a body, by its content hash: scanning 10k bodies costs most of a second,
+# and a server answering the inbox again only rescans what changed.
+_SECRETS: dict[str, tuple[str, ...]] = {}
+_IMITATING: dict[str, str] = {}  # body key -> the imitating text found ('' for none)
+# The vault-wide neighbour passes (duplicates, contradictions) by index: they change only when the index does.
+_PAIRS: dict[tuple[str, int], tuple[int, list[Item], list[Item]]] = {}
+
+
+def _cached(cache: dict, key: str, compute):  # type: ignore[no-untyped-def]
+    try:
+        return cache[key]
+    except KeyError:
+        if len(cache) > MAX_CACHED:
+            cache.clear()
+        value = cache[key] = compute()
+        return value
 
 
 @dataclass(frozen=True)
@@ -71,8 +88,8 @@ class Inbox:
 
     def items(self, dismissed: Iterable[str] = ()) -> list[Item]:
         hidden = set(dismissed)
-        found = [*self._stale(), *self._duplicates(), *self._contradictions(), *self._lifecycle(),
-                 *self._invalid(), *self._secrets(), *self._imitations()]
+        found = [*self._stale(), *self._similar_pairs(), *self._lifecycle(), *self._invalid(), *self._secrets(),
+                 *self._imitations()]
         return [item for item in found if item.key not in hidden]
 
     def _memories(self) -> list[Memory]:
@@ -89,6 +106,13 @@ class Inbox:
                                   _key("stale", memory.id, memory.content_hash, stale)))
         return items
 
+    def _similar_pairs(self) -> list[Item]:
+        key = (str(self.index.vault.root), id(self.index))
+        cached = _PAIRS.get(key)
+        if cached is None or cached[0] != self.index.version:
+            cached = _PAIRS[key] = (self.index.version, self._duplicates(), self._contradictions())
+        return cached[1] + cached[2]
+
     def _duplicates(self) -> list[Item]:
         items = []
         for cluster in self.curator.suggest_merges(limit=50):
@@ -103,14 +127,10 @@ class Inbox:
         floor = self.curator.dedup.possible_conflict
         seen: set[tuple[str, str]] = set()
         items = []
-        for memory in self._memories():
-            if memory.type not in CONFLICT_TYPES or memory.status != "active":
-                continue
-            entry = self.index.entries.get(memory.path)
-            if entry is None or not entry.unit_ids:
-                continue
-            vector = self.index.vectors.vector(entry.unit_ids[0])
-            for other in self.curator._similar(vector, exclude=(memory.id,), k=CONTRADICTION_NEIGHBOURS):
+        deciding = [m.id for m in self._memories() if m.type in CONFLICT_TYPES and m.status == "active"]
+        for memory_id, similar in self.curator.neighbours(deciding, CONTRADICTION_NEIGHBOURS).items():
+            memory = self.index.memories[memory_id]
+            for other in similar:
                 pair = tuple(sorted((memory.id, other.id)))
                 partner = self.index.memories.get(other.id)
                 if (other.similarity < floor or pair in seen or partner is None or partner.type != memory.type
@@ -142,9 +162,10 @@ class Inbox:
     def _secrets(self) -> list[Item]:
         items = []
         for memory in self._memories():
-            findings = secrets.scan(memory.body)
-            if findings:
-                kinds = ", ".join(sorted({f.label for f in findings}))
+            labels = _cached(_SECRETS, memory.body_hash or memory.body,
+                             lambda: tuple(sorted({f.label for f in secrets.scan(memory.body)})))
+            if labels:
+                kinds = ", ".join(labels)
                 items.append(Item("secret", (memory.id,), f"holds what looks like a credential ({kinds})",
                                   f"remove it from {memory.path} (and rotate it if it was committed)",
                                   _key("secret", memory.id, memory.content_hash)))
@@ -153,10 +174,11 @@ class Inbox:
     def _imitations(self) -> list[Item]:
         items = []
         for memory in self._memories():
-            match = _IMITATION.search(memory.title + "\n" + memory.body)
-            if match:
+            text = memory.title + "\n" + memory.body
+            found = _cached(_IMITATING, memory.content_hash or text, lambda: (m.group(0).strip() if (m := _IMITATION.search(text)) else ""))
+            if found:
                 items.append(Item("imitation", (memory.id,),
-                                  f"its text imitates memdir's markers or instructs the model ({match.group(0).strip()!r}); "
+                                  f"its text imitates memdir's markers or instructs the model ({found!r}); "
                                   "it is injected with those neutralized", f"read {memory.path}; memdir delete {memory.id} if it is not a real memory",
                                   _key("imitation", memory.id, memory.content_hash)))
         return items
