@@ -199,6 +199,12 @@ class Curator:
             self.index.sync([memory.path])
         return destination
 
+    def verify(self, memory_id: str) -> tuple[Memory, list[dict[str, Any]]]:
+        """Re-anchor a memory to its cited files as they are now; returns it and what was stale before."""
+        memory = self.index.get(memory_id)
+        was_stale = self.vault.stale(memory)
+        return self._indexed(self.vault.verify(memory), [memory.path]), was_stale
+
     def restore(self, memory_id: str) -> Memory:
         """Put the newest trashed copy of `memory_id` back where it was; refuse when the id or the
         place is taken (a restore must never shadow or overwrite a live memory)."""
@@ -241,9 +247,21 @@ class Curator:
     def _similar(self, vector: np.ndarray, exclude: Iterable[str], k: int = 8) -> list[Similar]:
         """The memories most similar to `vector`, comparing whole chunks: the vector search scans only those
         (sentence and neighbour units would call a memory a duplicate of one of its sentences or neighbours)."""
-        excluded = set(exclude)
+        return self._owners(self.index.vectors.search(vector, k * 3), set(exclude), k)
+
+    def neighbours(self, memory_ids: Iterable[str], k: int = 5) -> dict[str, list[Similar]]:
+        """Each memory's `k` most similar others (by its first chunk), in one batched vector search."""
+        firsts = [(memory_id, units[0]) for memory_id in memory_ids
+                  if (units := self.index.entries[self.index.memories[memory_id].path].unit_ids[:1])]
+        if not firsts:
+            return {}
+        matrix = self.index.vectors.vectors(np.array([unit for _, unit in firsts], dtype=np.int64))
+        found = self.index.vectors.search_many(matrix, k * 3)
+        return {memory_id: self._owners(hits, {memory_id}, k) for (memory_id, _), hits in zip(firsts, found)}
+
+    def _owners(self, hits: list[tuple[int, float]], excluded: set[str], k: int) -> list[Similar]:
         best: dict[str, float] = {}
-        for unit, score in self.index.vectors.search(vector, k * 3):
+        for unit, score in hits:
             owner = self.index.unit_owner.get(unit)
             if owner is None or owner[0] in excluded:
                 continue
@@ -267,16 +285,17 @@ class Curator:
                 i = parent[i]
             return i
 
-        for memory_id in candidates:
-            for unit in self.index.entries[self.index.memories[memory_id].path].unit_ids[:1]:
-                for other in self._similar(self.index.vectors.vector(unit), exclude=(memory_id,), k=5):
-                    if other.id in parent and other.similarity >= threshold and not reversal.reverses(
-                            self.index.memories[memory_id].body, self.index.memories[other.id].body):
-                        a, b = root(memory_id), root(other.id)
-                        if a != b:
-                            parent[max(a, b)] = min(a, b)
-                            joined[min(a, b)] = min(joined.get(min(a, b), 1.0), joined.get(max(a, b), 1.0),
-                                                    other.similarity)
+        for memory_id, similar in self.neighbours(candidates).items():
+            for other in similar:
+                if other.id not in parent or other.similarity < threshold:
+                    continue
+                a, b = root(memory_id), root(other.id)
+                # Already one group: the (costly) reversal test could not change anything.
+                if a != b and not reversal.reverses(self.index.memories[memory_id].body,
+                                                    self.index.memories[other.id].body):
+                    parent[max(a, b)] = min(a, b)
+                    joined[min(a, b)] = min(joined.get(min(a, b), 1.0), joined.get(max(a, b), 1.0),
+                                            other.similarity)
         groups: dict[str, list[str]] = {}
         for memory_id in candidates:
             groups.setdefault(root(memory_id), []).append(memory_id)

@@ -16,7 +16,7 @@ import math
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
-from typing import Iterable, Literal
+from typing import Any, Iterable, Literal
 
 import numpy as np
 
@@ -88,6 +88,7 @@ class Hit:
     successor: str | None = None  # set when the memory is superseded
     via: str | None = None  # graph hits: the memory that led here
     excerpt: str = ""  # the matching section's text, for memories indexed in several chunks
+    stale: tuple[dict[str, Any], ...] = ()  # cited files changed since the memory was anchored
 
 
 @dataclass
@@ -156,7 +157,7 @@ class Searcher:
         now = request.now or datetime.now(timezone.utc)
         limit = self._limit(request.limit)
         if request.memory_id:
-            return [self._lookup(request.memory_id)]
+            return self._checked([self._lookup(request.memory_id)])
         if request.query is not None and len(request.query) > self.settings.max_query_chars:
             raise ValidationError(f"query is {len(request.query)} characters; the limit is {self.settings.max_query_chars}")
         embedding = None
@@ -164,10 +165,10 @@ class Searcher:
             embedding = _QUERY_EMBEDDING.submit(self.index.embedder.embed_query, request.query)
         with self.index.lock:
             if request.query and request.query.strip() and timewords.is_vague(request.query):
-                return self._vague(request, now, limit)
+                return self._checked(self._vague(request, now, limit))
             allowed = self._allowed(request, now)
             if not request.query or not request.query.strip():
-                return self._timeline(allowed, request, now, limit)
+                return self._checked(self._timeline(allowed, request, now, limit))
             candidates = self._retrieve(request, allowed, embedding)
             named = timewords.window(request.query, now)
             hits = order_hits(self._rank(candidates, allowed, request, now, named), request.sort_by)[:limit]
@@ -181,6 +182,10 @@ class Searcher:
         if not 1 <= limit <= self.settings.max_limit:
             raise ValidationError(f"limit must be between 1 and {self.settings.max_limit}")
         return limit
+
+    def _checked(self, hits: list[Hit]) -> list[Hit]:
+        """Hits that were not ranked by relevance still say which cited files changed under them."""
+        return [replace(h, stale=tuple(self.index.vault.stale(h.memory))) for h in hits]
 
     def _lookup(self, memory_id: str) -> Hit:
         memory = self.index.get(memory_id)
@@ -464,8 +469,12 @@ class Searcher:
             if named is not None and named.holds(memory.created_at):
                 # "the redis problem from yesterday": written in the window the query names.
                 final += relevance * settings.time_match_boost
+            # Code the memory cites changed since it was written: still shown, below an equally good fresh one.
+            stale = tuple(self.index.vault.stale(memory))
+            if stale:
+                final *= settings.stale_factor
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
-                            quality, None, c.via))
+                            quality, None, c.via, stale=stale))
         return hits
 
     def _expand_graph(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest) -> None:
@@ -564,6 +573,8 @@ def hit_shape(hit: Hit, now: datetime | None = None) -> dict[str, object]:
         shape["excerpt_of"] = hit.memory.path
     if hit.vector_score is not None:
         shape["embedding_similarity"] = round(hit.vector_score, 4)
+    if hit.stale:
+        shape["stale"] = list(hit.stale)
     return shape
 
 

@@ -50,6 +50,7 @@ class SearchSettings:
     max_limit: int = setting(100, "largest limit a caller may ask for")
     max_query_chars: int = setting(2000, "longer queries are refused")
     score_threshold: float = setting(0.05, "results whose relevance is below this are dropped")
+    stale_factor: float = setting(0.85, "a memory whose cited code changed since it was anchored ranks at this share (1 = no penalty)")
     recency: dict[str, dict[str, float]] = setting(
         DEFAULT_RECENCY, "per-type additive boost for young memories: window_days, max_boost, decay per day"
     )

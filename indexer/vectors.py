@@ -236,6 +236,18 @@ class VectorIndex:
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
 
 
+    def search_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+        """`search` for many queries in one FAISS call (a vault-wide neighbour pass at 10k would
+        otherwise make 10k calls)."""
+        with self._lock:
+            if self._searched.ntotal == 0 or k <= 0 or len(queries) == 0:
+                return [[] for _ in range(len(queries))]
+            k = min(k, int(self._searched.ntotal))
+            scores, ids = self._searched.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+        return [[(int(i), float(s)) for i, s in zip(row_ids, row_scores) if i >= 0]
+                for row_ids, row_scores in zip(ids, scores)]
+
+
 def _flat(dim: int) -> faiss.Index:
     return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
 

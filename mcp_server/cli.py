@@ -209,7 +209,11 @@ def show(ref: str, as_json: bool, version: str | None, vault_path: Path) -> None
     elif client.running(root) is not None:
         shape = Remote(root).read(ref=ref)
     else:
-        shape = normalize(lookup_anywhere(vault_path, ref))
+        memory = lookup_anywhere(vault_path, ref)
+        shape = normalize(memory)
+        stale = local_vault(vault_path)[0].stale(memory)
+        if stale:
+            shape["stale"] = stale
     emit_json(shape) if as_json else click.echo(render.memory_detail(shape))
 
 
@@ -237,7 +241,8 @@ def doctor(as_json: bool, vault_path: Path) -> None:
     else:
         vault, _ = local_vault(vault_path)
         scan = vault.scan()
-        report = {"memories": len(scan.memories), "errors": [p.as_dict() for p in scan.problems],
+        problems = [*scan.problems, *vault.anchor_problems(scan.memories)]
+        report = {"memories": len(scan.memories), "errors": [p.as_dict() for p in problems],
                   "warnings": checks.warnings(scan.memories, root)}
     wiring = check_claude_code(project=root.parent, home=Path.home())  # the CLI's own HOME: the server's may differ
     report = {**report, "claude_code": [finding.as_dict() for finding in wiring]}
@@ -415,6 +420,28 @@ def delete(memory_id: str, vault_path: Path) -> None:
     """Move a memory's file to .trash/ (`memdir restore ID` brings it back)."""
     with service(vault_path) as svc:
         click.echo(render.deleted(svc.delete(memory_id=memory_id)))
+
+
+@cli.command()
+@click.argument("memory_ids", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help='Print {"verified": [{id, title, anchors, was_stale}]}.')
+@vault_option
+def verify(memory_ids: tuple[str, ...], as_json: bool, vault_path: Path) -> None:
+    """Confirm memories still hold: anchor them to the project files they cite as those are now."""
+    with service(vault_path) as svc:
+        report = svc.verify(ids=list(memory_ids))
+    emit_json(report) if as_json else click.echo(render.verified(report))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help='Print {"items": [{kind, ids, reason, action, key}]}.')
+@click.option("--dismiss", "keys", multiple=True, help="Hide an item (by its key) until what it is about changes.")
+@vault_option
+def review(as_json: bool, keys: tuple[str, ...], vault_path: Path) -> None:
+    """What needs a human decision: stale, duplicate, contradicting, expiring, invalid or suspicious memories."""
+    with service(vault_path) as svc:
+        report = svc.review(dismiss=list(keys))
+    emit_json(report) if as_json else click.echo(render.review_items(report))
 
 
 @cli.command()

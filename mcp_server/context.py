@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .outward import SCORED_COLLECTIONS, confidence_label, or_default, quote, relevance_label, uses_label
+from .outward import SCORED_COLLECTIONS, confidence_label, or_default, quote, relevance_label, stale_label, uses_label
 
 PREAMBLE = (
     "KNOWN CONTEXT from memdir (this project's memory vault, and your private user vault where marked "
@@ -43,6 +43,8 @@ def memory_line(shape: Mapping[str, Any], relevance: float | None, content_chars
     elif shape["collection"] == "memory_bank":
         parts.append(f"imp:{or_default(shape.get('importance')):.1f}")
     parts += [relevance_label(relevance), confidence_label(shape), _privacy(shape)]
+    if shape.get("stale"):
+        parts.append(stale_label(shape["stale"]))
     return f"• {quote(shape['content'], content_chars)} [id:{shape['id']}] ({', '.join(parts)})"
 
 

@@ -144,6 +144,18 @@ sources with supersedes, adds up their outcome evidence, and moves the sources t
 
 STATS = "Counts of memories by collection, type and tag, plus index health (problems, superseded, ghosts)."
 
+VERIFY = """\
+Confirm that memories still hold after the code they cite changed (results mark them with \
+stale: path, reason changed / deleted / symbol-missing). Check the cited files first; if the \
+memory is still right, verify it: it is anchored to the files as they are now and no longer \
+marked stale. If it is wrong, update_memory or delete_memory instead."""
+
+REVIEW = """\
+List what in the vault needs a human decision: stale memories (cited code changed), \
+near-duplicate groups, possible contradictions, what the next gc promotes, removes or demotes, \
+files that fail validation or hold a credential, and memories whose text imitates memdir's \
+markers. Each item names the command that resolves it; show them to the user, who decides."""
+
 INGEST = """\
 Bring a reference document from the project into the vault's books (PDF, HTML, text or \
 Markdown; a folder brings every such file in it). Give a path inside the project. Books are \

@@ -82,8 +82,10 @@ class HookHandler:
             hits = self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30))
         chosen = _slots(hits, self.settings, exclude={m.id for m in always})
         lines = []
+        stale = {h.memory.id: h.stale for h in chosen}
         for memory, relevance in [(m, None) for m in always] + [(h.memory, h.relevance) for h in chosen]:
             shape = normalize(memory)
+            shape["stale"] = list(stale[memory.id]) if memory.id in stale else self.service.stale(memory)
             chosen_now = relevance is not None
             if state.shown.get(memory.id) == memory.content_hash:
                 lines.append(Line(memory.id, memory.content_hash, pointer_line(shape), True, chosen_now))

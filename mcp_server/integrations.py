@@ -33,7 +33,7 @@ HOOKS = (  # (Claude Code event, memdir hook, timeout in seconds, runs in the ba
 ALLOWED_TOOLS = (
     "get_context_insights", "search_memory", "read_memory", "get_memory_relationships", "search_linked_memories",
     "suggest_memory_merges", "get_memory_stats", "score_memories", "record_response", "add_to_memory_bank",
-    "append_memory", "ingest_document",
+    "append_memory", "ingest_document", "verify_memory", "get_review_queue",
 )
 CLIENTS = ("cursor", "codex", "gemini", "opencode")
 TRUST_NOTE = (  # Claude Code's rule, which otherwise makes a fresh setup look like memdir does nothing

@@ -93,6 +93,15 @@ def confidence_label(shape: Mapping[str, Any]) -> str:
             else "established" if uses < PROVEN_USES else "proven")
 
 
+def stale_label(stale: list[Mapping[str, Any]] | None, advice: str = ": verify") -> str:
+    """`cites services/auth.py, changed since 2026-11-24: verify` ('' when the memory is fresh)."""
+    if not stale:
+        return ""
+    parts = [f"{item['path']}, {item['reason'].replace('-', ' ')}" + (f" since {item['since'][:10]}" if item.get("since") else "")
+             for item in stale]
+    return "cites " + "; ".join(parts) + advice
+
+
 def uses_label(count: int) -> str:
     return "1 use" if count == 1 else f"{count} uses"
 
@@ -124,6 +133,8 @@ class HitOut(BaseModel):
     status: str | None = Field(None, description="only when not active, e.g. stale")
     section: str | None = Field(None, description="the heading the excerpt comes from")
     link_context: str | None = Field(None, description="the text around the link (search_linked_memories)")
+    stale: list[dict[str, Any]] | None = Field(None, description="cited files that changed since the memory was "
+                                                "written (path, reason, since): check them, then verify_memory")
 
 
 def hit(shape: Mapping[str, Any]) -> HitOut:
@@ -142,6 +153,7 @@ def hit(shape: Mapping[str, Any]) -> HitOut:
         status=status if status and status != "active" else None,
         section=shape.get("heading") or None,
         link_context=quote(shape["anchor_context"], TITLE_CHARS) if shape.get("anchor_context") else None,
+        stale=list(shape["stale"]) if shape.get("stale") else None,
     )
 
 
@@ -160,6 +172,8 @@ def hit_line(number: int, view: HitOut) -> str:
         line += f" (superseded by [id:{view.superseded_by}])"
     if view.link_context:
         line += f" (link context {view.link_context})"
+    if view.stale:
+        line += f" [{stale_label(view.stale)}]"
     return line
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .outward import DATA_NOTE, HitOut, hit_lines, neutral, or_default, place, quote, uses_label
+from .outward import DATA_NOTE, HitOut, hit_lines, neutral, or_default, place, quote, stale_label, uses_label
 
 
 def stats_label(shape: Mapping[str, Any]) -> str:
@@ -37,6 +37,8 @@ def memory_detail(shape: Mapping[str, Any]) -> str:
         lines.append(f"status: {shape['status']}")
     if shape.get("supersedes"):
         lines.append("supersedes: " + ", ".join(shape["supersedes"]))
+    if shape.get("stale"):
+        lines.append(stale_label(shape["stale"]))
     lines += ["", shape["content"]]
     return "\n".join(lines)
 
@@ -71,6 +73,8 @@ def search_results(results: list[Mapping[str, Any]]) -> str:
         if r.get("successor"):
             extra += f" · superseded by [id:{r['successor']}]"
         lines.append(extra)
+        if r.get("stale"):
+            lines.append(f"   {stale_label(r['stale'])}")
     return "\n".join(lines)
 
 
@@ -178,6 +182,29 @@ def deleted(data: Mapping[str, Any]) -> str:
     return f"moved [id:{data['id']}] {quote(data['title'], 120)} to {data['moved_to']} (restore it from there if needed)"
 
 
+def verified(data: Mapping[str, Any]) -> str:
+    """One line per memory: what it is anchored to now, and what had changed under it."""
+    lines = []
+    for item in data["verified"]:
+        anchored = ", ".join(item["anchors"]) or "no project files cited"
+        was = f" (was: {stale_label(item['was_stale'], advice='')})" if item["was_stale"] else ""
+        lines.append(f"verified [id:{item['id']}] {quote(item['title'], 120)}: {anchored}{was}")
+    return "\n".join(lines)
+
+
+def review_items(data: Mapping[str, Any]) -> str:
+    """`[stale] m-… : reason` then `   → action  (dismiss: memdir review --dismiss KEY)`."""
+    if not data["items"]:
+        return "Nothing to review."
+    lines = []
+    for item in data["items"]:
+        who = " ".join(f"[id:{i}]" for i in item["ids"]) or f"{item['path']}" + (f":{item['line']}" if item.get("line") else "")
+        lines.append(f"[{item['kind']}] {who}: {neutral(item['reason'])}")
+        lines.append(f"   → {item['action']}  (dismiss: memdir review --dismiss {item['key']})")
+    count = len(data["items"])
+    return "\n".join(lines + [f"{count} item{'s' if count != 1 else ''} to review"])
+
+
 def restored(data: Mapping[str, Any]) -> str:
     return f"restored [id:{data['id']}] {quote(data['title'], 120)} to {data['restored_to']}"
 
@@ -190,6 +217,8 @@ def full_memory(shape: Mapping[str, Any]) -> str:
         lines.append("tags: " + ", ".join(shape["tags"]))
     if shape.get("successor"):
         lines.append(f"superseded by [id:{shape['successor']}]")
+    if shape.get("stale"):
+        lines.append(stale_label(shape["stale"]))
     return "\n".join(lines + ["text:", body])
 
 
@@ -200,6 +229,9 @@ def score_answer(data: Mapping[str, Any]) -> str:
         lines.append(f"[id:{item['id']}] {item['outcome']}: {change or item['note']}")
     if data.get("exchange"):
         lines.append(f"(the previous exchange is [id:{data['exchange']}])")
+    if data.get("verify"):
+        lines.append("Worked, but the code they cite changed since they were written: if they still hold, "
+                     "verify_memory(ids=[" + ", ".join(f'"{i}"' for i in data["verify"]) + "])")
     if data["unscored"]:
         lines.append("Still waiting for a score (shown last turn): " + ", ".join(f"[id:{i}]" for i in data["unscored"]))
     return "\n".join(lines) or "nothing to score"

@@ -42,6 +42,7 @@ class MemoryOut(BaseModel):
     final_score: float | None = None
     channel: str | None = None
     successor: str | None = None
+    stale: list[dict[str, Any]] | None = Field(None, description="cited files changed since the memory was written")
 
 
 class SearchOut(BaseModel):
@@ -84,6 +85,34 @@ class ScoreOut(BaseModel):
     scored: list[ScoredOut]
     exchange: str | None = Field(description="the previous exchange's memory, scored with `outcome`")
     unscored: list[str] = Field(description="memories shown last turn that are still waiting for a score")
+    verify: list[str] = Field(default=[], description="memories scored worked whose cited code changed: "
+                                                       "if they still hold, verify_memory them")
+
+
+class VerifiedOut(BaseModel):
+    id: str
+    title: Quoted
+    anchors: list[str] = Field(description="path[::symbol]@blob: the cited files as they are now")
+    was_stale: list[dict[str, Any]] = Field(description="what had changed under the memory before")
+
+
+class VerifyOut(BaseModel):
+    verified: list[VerifiedOut]
+
+
+class ReviewItemOut(BaseModel):
+    kind: str = Field(description="stale, duplicates, contradiction, promote, remove, demote, archive, invalid, secret, imitation")
+    ids: list[str]
+    reason: Quoted
+    action: str = Field(description="the one command that resolves it")
+    key: str = Field(description="`memdir review --dismiss KEY` hides it until it changes")
+    path: str | None = None
+    line: int | None = None
+    source: str
+
+
+class ReviewOut(BaseModel):
+    items: list[ReviewItemOut]
 
 
 class DeleteOut(BaseModel):

@@ -49,6 +49,7 @@ MAX_BODY = 1_000_000
 OPERATIONS = frozenset({
     "search", "read", "log", "list", "doctor", "relationships", "link", "linked", "stats", "insights", "add", "update",
     "append", "delete", "restore", "ingest", "books", "record_response", "score", "gc", "suggest_merges", "merge", "reindex",
+    "verify", "review",
 })
 STATUS = {NotFoundError: 404, PathError: 400, ValidationError: 400, ConflictError: 409}
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from indexer import books as book_files
+from indexer import review
 from indexer.relations import relations_of
 from indexer.search import Hit, SearchRequest, hit_shape
 from vault import Memory, NotFoundError, ValidationError, normalize
@@ -111,6 +112,9 @@ class MemoryService:
         self._shown(session, [memory])
         shape = normalize(memory)
         shape["successor"] = self.app.side_of(memory.id).index.graph.successor(memory.id)
+        stale = self.stale(memory)
+        if stale:
+            shape["stale"] = stale
         return shape
 
     def _read_version(self, memory: Memory, version: str) -> dict[str, Any]:
@@ -124,13 +128,18 @@ class MemoryService:
         shape["version"] = commit_shape(commit)
         return shape
 
+    def stale(self, memory: Memory) -> list[dict[str, Any]]:
+        """Cited project files that changed since the memory was anchored ([] when fresh)."""
+        return self.index.vault.stale(memory)
+
     def list(self, include_private: bool = True) -> list[dict[str, Any]]:
         memories = [m for side in self.app.sides(include_private) for m in side.index.memories.values()
                     if vaults.visible(m, include_private)]
         return [normalize(m) for m in sorted(memories, key=lambda m: (m.source != "project", m.path))]
 
     def doctor(self) -> dict[str, Any]:
-        return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in self.index.problems()],
+        problems = self.index.problems() + self.index.vault.anchor_problems(self.index.memories.values())
+        return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in problems],
                 "warnings": checks.warnings(self.index.memories.values(), self.app.root)}
 
     def link(self, source: str, target: str, relation: str = "depends_on") -> dict[str, Any]:
@@ -293,6 +302,32 @@ class MemoryService:
         memory = side.index.get(memory_id)
         return {"id": memory.id, "title": memory.title, "moved_to": side.curator.delete(memory.id)}
 
+    def verify(self, ids: Sequence[str]) -> dict[str, Any]:
+        """Someone confirmed these memories still hold: anchor each to its cited files as they are now."""
+        verified = []
+        for memory_id in ids:
+            memory, was_stale = self.app.side_of(check_id(memory_id)).curator.verify(memory_id)
+            verified.append({"id": memory.id, "title": memory.title, "anchors": list(memory.frontmatter.get("anchors") or []),
+                             "was_stale": was_stale})
+        return {"verified": verified}
+
+    def review(self, dismiss: Sequence[str] = ()) -> dict[str, Any]:
+        """What needs a human decision in each vault, one item each; `dismiss` hides items until they change."""
+        items: list[dict[str, Any]] = []
+        for side in self.app.sides(include_user=True):
+            queue = review.Inbox(side.curator).items()
+            wanted = [key for key in dismiss if any(item.key == key for item in queue)]
+            if wanted:
+                review.dismiss(side.root, wanted)
+            hidden = review.dismissed(side.root)
+            items += [{**item.as_dict(), "source": side.source} for item in queue if item.key not in hidden]
+        known = {item["key"] for item in items} | {k for side in self.app.sides(include_user=True)
+                                                   for k in review.dismissed(side.root)}
+        unknown = [key for key in dismiss if key not in known]
+        if unknown:
+            raise NotFoundError(f"no review item {', '.join(unknown)}; `memdir review` lists the current keys")
+        return {"items": items}
+
     def restore(self, memory_id: str) -> dict[str, Any]:
         """Bring a deleted memory back from .trash/ (the project vault's, else the user vault's)."""
         check_id(memory_id)
@@ -372,7 +407,13 @@ class MemoryService:
             "scored": [{"id": r.id, "outcome": r.outcome, "changes": _jsonable(r.changes), "note": r.note} for r in results],
             "exchange": exchange,
             "unscored": still,
+            # It helped, yet the code it cites changed: the model just saw it hold, so offer to re-anchor it.
+            "verify": [r.id for r in results if r.outcome == "worked" and self._stale_id(r.id)],
         }
+
+    def _stale_id(self, memory_id: str) -> bool:
+        memory = self.find(memory_id)
+        return memory is not None and bool(self.stale(memory))
 
     def gc(self, dry_run: bool = False) -> list[dict[str, Any]]:
         """The lifecycle of each vault this process owns, inside that vault (nothing crosses between them)."""

@@ -38,7 +38,9 @@ from .descriptions import (
     SEARCH,
     STATS,
     SUGGEST,
+    REVIEW,
     UPDATE,
+    VERIFY,
 )
 from .schemas import (
     AddOut,
@@ -51,7 +53,9 @@ from .schemas import (
     RelationshipsOut,
     ScoreOut,
     SearchOut,
+    ReviewOut,
     StatsOut,
+    VerifyOut,
 )
 from .service import MemoryService
 
@@ -179,6 +183,16 @@ def build(service: MemoryService) -> MCPServer:
     @mcp.tool(description=DELETE, annotations=REMOVE)
     def delete_memory(id: MemoryId) -> Annotated[CallToolResult, DeleteOut]:
         return respond(DeleteOut, render.deleted, lambda: service.delete(id))
+
+    @mcp.tool(description=VERIFY, annotations=APPEND)
+    def verify_memory(
+        ids: Annotated[list[MemoryId], Field(min_length=1, max_length=20, description="Memories you checked against the code")],
+    ) -> Annotated[CallToolResult, VerifyOut]:
+        return respond(VerifyOut, render.verified, lambda: service.verify(ids))
+
+    @mcp.tool(description=REVIEW, annotations=READ)
+    def get_review_queue() -> Annotated[CallToolResult, ReviewOut]:
+        return respond(ReviewOut, render.review_items, lambda: service.review())
 
     @mcp.tool(description=INGEST, annotations=ADD)
     def ingest_document(

@@ -43,7 +43,7 @@ KNOWN_KEYS = frozenset(
     {
         "id", "collection", "type", "title", "tags", "aliases", "created_at", "updated_at",
         "last_used_at", "score", "uses", "success_count", "outcomes", "last_outcome", "status",
-        "supersedes", "privacy", "importance", "confidence", "always_inject", "previous",
+        "supersedes", "privacy", "importance", "confidence", "always_inject", "previous", "anchors",
     }
 )
 

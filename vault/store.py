@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import atomic
+from . import frontmatter as fm
+from .anchors import KEY as anchor_key
+from .anchors import Anchors, anchor_problems, parse_anchors
 from .errors import ConflictError, NotFoundError, ParseError, ValidationError
 from .ids import check_id, identity_key, new_id, slug
 from .model import COLLECTIONS, DEFAULT_TYPE, PRIVACY, SCORED_COLLECTIONS, TYPES, Memory
@@ -56,8 +59,10 @@ class Vault:
         self.root = Path(root).absolute()
         self.settings = settings or VaultSettings()
         self.source = source
+        # The user vault lives outside any project: its memories cite no project files.
+        self.anchors = Anchors(self.root) if source == "project" else None
         self.writer = Writer(self.root, max_bytes=self.settings.max_file_bytes, source=source,
-                             scan_secrets=self.settings.scan_secrets)
+                             scan_secrets=self.settings.scan_secrets, anchors=self.anchors)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -131,6 +136,33 @@ class Vault:
 
     def edit(self, memory: Memory, change: Change, *, allow_secrets: bool = False) -> Memory:
         return self.writer.update(memory, change, allow_secrets=allow_secrets)
+
+    def verify(self, memory: Memory) -> Memory:
+        """Re-anchor a memory to its cited files as they are now (someone confirmed it still holds)."""
+        if self.anchors is None:
+            return memory
+        fields, remove = self.anchors.fields_for(memory.body, memory.frontmatter, fresh=True)
+        return self.writer.update(memory, Change(fields=fields, remove=remove))
+
+    def stale(self, memory: Memory) -> list[dict[str, Any]]:
+        """The cited files that changed under a memory since it was anchored ([] when fresh)."""
+        if self.anchors is None or memory.source != self.source:
+            return []
+        return [s.as_dict() for s in self.anchors.stale(memory)]
+
+    def anchor_problems(self, memories: Iterable[Memory]) -> list[Problem]:
+        """A hand-edited anchor key that cannot be read, with its file line: the memory itself is still served."""
+        problems = []
+        for memory in memories:
+            if memory.frontmatter.get(anchor_key) is None or not parse_anchors(memory.frontmatter[anchor_key])[1]:
+                continue
+            data = atomic.read_bytes(self.root / memory.path) or b""
+            try:
+                lines = fm.load(fm.split(data.decode("utf-8")).frontmatter or "").lines
+            except (fm.FrontmatterError, UnicodeDecodeError):
+                lines = {}
+            problems += [Problem(memory.path, line, reason) for line, reason in anchor_problems(memory.frontmatter, lines)]
+        return problems
 
     def trash(self, memory: Memory) -> str:
         return self.writer.trash(memory)

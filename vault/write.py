@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping
 from . import atomic
 from . import frontmatter as fm
 from . import secrets
+from .anchors import Anchors
 from .errors import ConflictError, NotFoundError, ParseError, ValidationError
 from .lock import WriteLock
 from .model import Memory
@@ -44,8 +45,9 @@ class Writer:
     """Owns every write to one vault's files."""
 
     def __init__(self, root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, source: str = "project",
-                 lock: WriteLock | None = None, scan_secrets: bool = True) -> None:
+                 lock: WriteLock | None = None, scan_secrets: bool = True, anchors: Anchors | None = None) -> None:
         self.root = root
+        self.anchors = anchors  # when set, a written body's cited project files are anchored
         self.max_bytes = max_bytes
         self.source = source
         self.lock = lock or WriteLock(root)
@@ -72,6 +74,8 @@ class Writer:
         ensure_inside(self.root, path)
         if not allow_secrets:
             self.check_secrets(fields, body)
+        if self.anchors is not None:
+            fields = {**fields, **self.anchors.fields_for(body)[0]}
         text = fm.render_new(fields, _with_final_newline(body))
         data = text.encode("utf-8")
         memory = self._validated(data, relative_path)
@@ -168,7 +172,12 @@ class Writer:
         if change.append:
             body = _appended(body, change.append, doc.newline)
         front = doc.frontmatter
-        removals = tuple(key for key in change.remove if key in current.frontmatter)
+        removals = change.remove
+        if self.anchors is not None and (change.body is not None or change.append):
+            anchored, dropped = self.anchors.fields_for(body, current.frontmatter)
+            updates.update(anchored)
+            removals += dropped
+        removals = tuple(key for key in removals if key in current.frontmatter)
         if updates or removals:
             front = fm.patch(doc.frontmatter or "", updates, removals, doc.newline)
         return doc.with_parts(front, body).text().encode("utf-8")

@@ -13,6 +13,7 @@ EXPECTED_TOOLS = {
     "get_context_insights", "search_memory", "add_to_memory_bank", "update_memory", "append_memory", "read_memory",
     "delete_memory", "score_memories", "record_response", "get_memory_relationships", "search_linked_memories",
     "suggest_memory_merges", "merge_memories", "get_memory_stats", "ingest_document", "link_memories",
+    "verify_memory", "get_review_queue",
 }
 
 

@@ -1,0 +1,202 @@
+"""The review inbox: what in a vault needs a human decision, one item each with the command that resolves it.
+
+Stale memories (their cited code changed), near-duplicate groups, possible contradictions, what
+the next `gc` will promote, remove or demote, files that fail validation or hold a credential, and
+memories whose text imitates memdir's own markers or speaks to the model as instructions (a
+teammate's pushed memory is untrusted input; its markers are neutralized wherever it is injected,
+and it is listed here so a person looks at it).
+
+A dismissed item is remembered by a key made from its kind, ids and the content it was about
+(content hashes, the stale verdicts); when any of that changes, the key changes and the item
+comes back. Dismissals are local state in `.memdir/` (never committed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from vault import atomic, secrets
+from vault.model import Memory
+
+from . import reversal
+from .curator import CONFLICT_TYPES, Curator
+
+DISMISSED_FILE = ".memdir/review-dismissed.json"
+# Text that imitates memdir's own frames or addresses the model with orders.
+_IMITATION = re.compile(
+    r"═{2,}|(?:END|KNOWN) CONTEXT|</?memdir[\w-]*|^\s*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:"
+    r"|\bignore (?:all |any )?(?:the )?(?:previous|prior|above) (?:instructions|context)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+CONTRADICTION_NEIGHBOURS = 5
+MAX_CACHED = 200_000
+# Credential labels found in a body, by its content hash: scanning 10k bodies costs most of a second,
+# and a server answering the inbox again only rescans what changed.
+_SECRETS: dict[str, tuple[str, ...]] = {}
+_IMITATING: dict[str, str] = {}  # body key -> the imitating text found ('' for none)
+# The vault-wide neighbour passes (duplicates, contradictions) by index: they change only when the index does.
+_PAIRS: dict[tuple[str, int], tuple[int, list[Item], list[Item]]] = {}
+
+
+def _cached(cache: dict, key: str, compute):  # type: ignore[no-untyped-def]
+    try:
+        return cache[key]
+    except KeyError:
+        if len(cache) > MAX_CACHED:
+            cache.clear()
+        value = cache[key] = compute()
+        return value
+
+
+@dataclass(frozen=True)
+class Item:
+    kind: str  # stale | duplicates | contradiction | promote | remove | demote | archive | invalid | secret | imitation
+    ids: tuple[str, ...]
+    reason: str
+    action: str  # the one command that resolves it
+    key: str  # what `memdir review --dismiss KEY` names
+    path: str | None = None  # for files that are not (valid) memories
+    line: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        shape = {"kind": self.kind, "ids": list(self.ids), "reason": self.reason, "action": self.action, "key": self.key}
+        if self.path:
+            shape.update(path=self.path, line=self.line)
+        return shape
+
+
+def _key(kind: str, *parts: Any) -> str:
+    return hashlib.sha1(json.dumps([kind, *parts], sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+@dataclass
+class Inbox:
+    """Builds a vault's review queue from its index and curator."""
+
+    curator: Curator
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @property
+    def index(self):  # type: ignore[no-untyped-def]
+        return self.curator.index
+
+    def items(self, dismissed: Iterable[str] = ()) -> list[Item]:
+        hidden = set(dismissed)
+        found = [*self._stale(), *self._similar_pairs(), *self._lifecycle(), *self._invalid(), *self._secrets(),
+                 *self._imitations()]
+        return [item for item in found if item.key not in hidden]
+
+    def _memories(self) -> list[Memory]:
+        return sorted(self.index.memories.values(), key=lambda m: m.path)
+
+    def _stale(self) -> list[Item]:
+        items = []
+        for memory in self._memories():
+            stale = self.index.vault.stale(memory)
+            if stale:
+                what = "; ".join(f"{s['path']} {s['reason']}" for s in stale)
+                items.append(Item("stale", (memory.id,), f"cites code that changed since it was written: {what}",
+                                  f"memdir verify {memory.id} (after checking it still holds), else update or delete it",
+                                  _key("stale", memory.id, memory.content_hash, stale)))
+        return items
+
+    def _similar_pairs(self) -> list[Item]:
+        key = (str(self.index.vault.root), id(self.index))
+        cached = _PAIRS.get(key)
+        if cached is None or cached[0] != self.index.version:
+            cached = _PAIRS[key] = (self.index.version, self._duplicates(), self._contradictions())
+        return cached[1] + cached[2]
+
+    def _duplicates(self) -> list[Item]:
+        items = []
+        for cluster in self.curator.suggest_merges(limit=50):
+            hashes = [self.index.memories[i].content_hash for i in cluster.ids]
+            items.append(Item("duplicates", cluster.ids, f"{len(cluster.ids)} memories at similarity ≥ {cluster.similarity:.2f} "
+                              "may say the same thing", f"memdir merge {' '.join(cluster.ids)} --into TITLE",
+                              _key("duplicates", cluster.ids, hashes)))
+        return items
+
+    def _contradictions(self) -> list[Item]:
+        """Similar memories of a decision-like type where one reverses the other (order flipped, negated, value changed)."""
+        floor = self.curator.dedup.possible_conflict
+        seen: set[tuple[str, str]] = set()
+        items = []
+        deciding = [m.id for m in self._memories() if m.type in CONFLICT_TYPES and m.status == "active"]
+        for memory_id, similar in self.curator.neighbours(deciding, CONTRADICTION_NEIGHBOURS).items():
+            memory = self.index.memories[memory_id]
+            for other in similar:
+                pair = tuple(sorted((memory.id, other.id)))
+                partner = self.index.memories.get(other.id)
+                if (other.similarity < floor or pair in seen or partner is None or partner.type != memory.type
+                        or partner.status != "active" or not reversal.reverses(memory.body, partner.body)):
+                    continue
+                seen.add(pair)  # type: ignore[arg-type]
+                first, second = (self.index.memories[i] for i in pair)
+                items.append(Item("contradiction", pair, f"«{first.title}» and «{second.title}» disagree",  # type: ignore[arg-type]
+                                  "memdir delete the wrong one, or give the newer one `supersedes: [[older]]`",
+                                  _key("contradiction", pair, first.content_hash, second.content_hash)))
+        return items
+
+    def _lifecycle(self) -> list[Item]:
+        items = []
+        for applied in self.curator.gc(now=self.now, dry_run=True):
+            decision = applied.decision
+            memory = self.index.memories.get(decision.id)
+            where = f" to {decision.to_collection}" if decision.to_collection else ""
+            items.append(Item(decision.action, (decision.id,), f"the next gc will {decision.action} it{where}: {decision.why}",
+                              f"memdir gc (or score/edit {decision.id} first to change the outcome)",
+                              _key(decision.action, decision.id, memory.content_hash if memory else None)))
+        return items
+
+    def _invalid(self) -> list[Item]:
+        problems = self.index.problems() + self.index.vault.anchor_problems(self.index.memories.values())
+        return [Item("invalid", (), p.reason, f"fix {p.path}" + (f" line {p.line}" if p.line else "") + " by hand",
+                     _key("invalid", p.path, p.line, p.reason), p.path, p.line) for p in problems]
+
+    def _secrets(self) -> list[Item]:
+        items = []
+        for memory in self._memories():
+            labels = _cached(_SECRETS, memory.body_hash or memory.body,
+                             lambda: tuple(sorted({f.label for f in secrets.scan(memory.body)})))
+            if labels:
+                kinds = ", ".join(labels)
+                items.append(Item("secret", (memory.id,), f"holds what looks like a credential ({kinds})",
+                                  f"remove it from {memory.path} (and rotate it if it was committed)",
+                                  _key("secret", memory.id, memory.content_hash)))
+        return items
+
+    def _imitations(self) -> list[Item]:
+        items = []
+        for memory in self._memories():
+            text = memory.title + "\n" + memory.body
+            found = _cached(_IMITATING, memory.content_hash or text, lambda: (m.group(0).strip() if (m := _IMITATION.search(text)) else ""))
+            if found:
+                items.append(Item("imitation", (memory.id,),
+                                  f"its text imitates memdir's markers or instructs the model ({found!r}); "
+                                  "it is injected with those neutralized", f"read {memory.path}; memdir delete {memory.id} if it is not a real memory",
+                                  _key("imitation", memory.id, memory.content_hash)))
+        return items
+
+
+def dismissed(vault_root: Path) -> dict[str, str]:
+    data = atomic.read_bytes(vault_root / DISMISSED_FILE)
+    try:
+        loaded = json.loads(data) if data else {}
+    except ValueError:
+        return {}  # a torn or hand-mangled state file only un-dismisses items
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def dismiss(vault_root: Path, keys: Iterable[str], now: datetime | None = None) -> dict[str, str]:
+    state = dismissed(vault_root)
+    stamp = (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    state.update({key: stamp for key in keys})
+    (vault_root / DISMISSED_FILE).parent.mkdir(parents=True, exist_ok=True)
+    atomic.write_state(vault_root / DISMISSED_FILE, json.dumps(state, indent=1, sort_keys=True).encode())
+    return state
