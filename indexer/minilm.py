@@ -1,8 +1,7 @@
 """all-MiniLM-L6-v2 run with torch alone: the model's six BERT layers, mean pooling and L2 norm.
 
-memdir's only embedder. sentence-transformers and transformers (with scipy and scikit-learn, 300 MB
-of the install) cost about 190 MB of resident memory and 4 s of import before a single text was
-embedded, for what is here about sixty lines: the same weights
+memdir's only embedder. sentence-transformers and transformers cost about 190 MB of resident memory
+and 4 s of import before a single text was embedded, for what is here about sixty lines: the same weights
 (model.safetensors from the installed package), the same tokenizer (tokenizer.json through the
 `tokenizers` library transformers itself uses), the same arithmetic: 274 MB resident after loading
 against 535 MB, loaded in 1.0 s against 5.0 s, as many documents per second; document vectors
