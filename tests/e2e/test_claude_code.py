@@ -120,6 +120,13 @@ def exchanges(vault: Path) -> list[str]:
     return sorted(m.title for m in Vault(vault).scan().memories if m.type == "history" and m.collection == "working")
 
 
+def search_result(requests: list[dict]) -> dict:
+    """The tool_result block Claude Code sent the model for its search_memory call."""
+    blocks = [b for r in requests for m in r["messages"] if isinstance(m["content"], list) for b in m["content"]]
+    call = next(b["id"] for b in blocks if b.get("type") == "tool_use" and b.get("name") == "mcp__memdir__search_memory")
+    return next(b for b in blocks if b.get("type") == "tool_result" and b.get("tool_use_id") == call)
+
+
 def test_memdir_works_inside_the_real_claude_code_headless(claude: Path, project: Any):
     project, env = project
     vault = project / ".memories"
@@ -141,8 +148,14 @@ def test_memdir_works_inside_the_real_claude_code_headless(claude: Path, project
         deferred = "mcp__memdir__search_memory" not in tool_names(conversation[0])
         if deferred:  # current Claude Code: only the names are listed; ToolSearch loads a schema on demand
             assert "ToolSearch" in model.called and "mcp__memdir__search_memory" in first
-        searched = texts(next(r for r in conversation if "tool_result" in json.dumps(r["messages"][-1])))
+        answered = next(r for r in conversation if "tool_result" in json.dumps(r["messages"][-1]))
+        searched = texts(answered)
         assert PROVEN in searched  # the tool's answer reached the model
+        result = search_result(conversation)
+        shown = json.dumps(result["content"], ensure_ascii=False)
+        if os.environ.get("E2E_TOOL_RESULT_DUMP"):  # what Claude Code hands the model, for the record
+            Path(os.environ["E2E_TOOL_RESULT_DUMP"]).write_text(json.dumps(result, ensure_ascii=False, indent=1))
+        assert "«" in shown, "memory text reaches the model quoted as data"
 
         before = (vault / "patterns" / "retry-celery-tasks-idempotently.md").read_text()
         run(claude, project, env, fake, "and the visibility timeout?", "--continue")
