@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import fields as dataclass_fields, replace
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -39,6 +39,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from coding_set import MEMORIES, QUESTIONS  # noqa: E402
+from locomo import search_settings  # noqa: E402
 from indexer.embed import CachedEmbedder, make_embedder  # noqa: E402
 from indexer.index import Index  # noqa: E402
 from indexer.search import SearchRequest, Searcher  # noqa: E402
@@ -207,11 +208,7 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true", help="list the questions hybrid misses in its top 3")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    settings = SearchSettings()
-    types = {f.name: f.type for f in dataclass_fields(SearchSettings)}
-    for item in args.set:
-        key, _, value = item.partition("=")
-        settings = replace(settings, **{key: float(value) if "float" in str(types[key]) else int(value)})
+    settings = search_settings(args.set)
     embedder = CachedEmbedder(make_embedder(args.embedder), args.cache)
     result, rows = evaluate(embedder, settings, set(args.kind) if args.kind else None)
     print(json.dumps(result, indent=2) if args.json else table(result))

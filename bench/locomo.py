@@ -159,6 +159,16 @@ def summarize(rows: list, latency: list[float], memories: int, index_seconds: fl
     }
 
 
+def search_settings(overrides: list[str]) -> SearchSettings:
+    """SearchSettings with `--set KEY=VALUE` overrides applied (numbers only)."""
+    settings = SearchSettings()
+    types = {f.name: f.type for f in fields(SearchSettings)}
+    for item in overrides:
+        key, _, value = item.partition("=")
+        settings = replace(settings, **{key: float(value) if "float" in str(types[key]) else int(value)})
+    return settings
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -173,11 +183,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    settings = SearchSettings()
-    types = {f.name: f.type for f in fields(SearchSettings)}
-    for item in args.set:
-        key, _, value = item.partition("=")
-        settings = replace(settings, **{key: float(value) if "float" in str(types[key]) else int(value)})
+    settings = search_settings(args.set)
     embedder = CachedEmbedder(make_embedder(args.embedder), args.cache)
     modes = ["hybrid", "bm25", "vector"] if args.mode == "all" else [args.mode]
     data = json.loads(args.data.read_text())

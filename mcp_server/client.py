@@ -167,12 +167,16 @@ def start_detached(vault_root: Path) -> int | None:
 
 
 def _spawn_server(vault_root: Path) -> int:
-    """Start `memdir serve` in its own session, detached: no Popen object to wait on, output to the log."""
-    log_fd = os.open(vault_root / LOG_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    return spawn_memdir(["serve", "--vault", str(vault_root)], vault_root / LOG_FILE)
+
+
+def spawn_memdir(args: list[str], log: Path) -> int:
+    """Start `memdir ARGS` in its own session, detached: no Popen object to wait on, output to `log`."""
+    log_fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         return os.posix_spawn(
             sys.executable,
-            [sys.executable, "-m", "mcp_server", "serve", "--vault", str(vault_root)],
+            [sys.executable, "-m", "mcp_server", *args],
             {**os.environ, "PYTHONUNBUFFERED": "1"},
             file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                           (os.POSIX_SPAWN_DUP2, log_fd, 1), (os.POSIX_SPAWN_DUP2, log_fd, 2)],
@@ -193,7 +197,11 @@ def reap() -> None:
 
 def _server_lock_held(vault_root: Path) -> bool:
     """True while a `memdir serve` process is up (it holds .memdir/server.lock), even before it is ready."""
-    path = vault_root / ".memdir" / "server.lock"
+    return lock_held(vault_root / ".memdir" / "server.lock")
+
+
+def lock_held(path: Path) -> bool:
+    """True while some process holds the flock on `path` (a live server's, or the embedding host's)."""
     try:
         fd = os.open(path, os.O_RDWR)
     except FileNotFoundError:

@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import secrets
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ import numpy as np
 
 from vault import atomic
 
-from . import registry
+from . import client, registry
 
 log = logging.getLogger("memdir.embed_host")
 
@@ -87,19 +86,7 @@ def _alive(pid: int) -> bool:
 
 
 def _lock_held(folder: Path) -> bool:
-    try:
-        fd = os.open(folder / LOCK_FILE, os.O_RDWR)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
+    return client.lock_held(folder / LOCK_FILE)
 
 
 def request(info: HostInfo, method: str, path: str, body: bytes | None = None,
@@ -224,18 +211,7 @@ def _start(folder: Path, idle_exit_seconds: float) -> int:
             raise
         if _lock_held(folder):
             return 0
-        log_fd = os.open(folder / LOG_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            return os.posix_spawn(
-                sys.executable,
-                [sys.executable, "-m", "mcp_server", "embed-host", "--idle-exit-seconds", str(idle_exit_seconds)],
-                {**os.environ, "PYTHONUNBUFFERED": "1"},
-                file_actions=[(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                              (os.POSIX_SPAWN_DUP2, log_fd, 1), (os.POSIX_SPAWN_DUP2, log_fd, 2)],
-                setsid=True,
-            )
-        finally:
-            os.close(log_fd)
+        return client.spawn_memdir(["embed-host", "--idle-exit-seconds", str(idle_exit_seconds)], folder / LOG_FILE)
     finally:
         os.close(fd)
 
