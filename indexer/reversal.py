@@ -16,6 +16,7 @@ Each check needs the rest of the two statements to agree, so an unrelated differ
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9_.:/+-]*[a-z0-9]|[a-z0-9]")
 _VALUE = re.compile(r"\d")
@@ -36,8 +37,10 @@ _OPPOSITE = {a: b for a, b in _ANTONYMS} | {b: a for a, b in _ANTONYMS}
 _STOP = frozenset("a an the of to in on for and or is are was were be it this that with we our by as at".split())
 
 
-def tokens(text: str) -> list[str]:
-    return [t.rstrip(".:") for t in _TOKEN.findall(text.lower().replace("’", "'"))]
+@lru_cache(maxsize=32768)
+def tokens(text: str) -> tuple[str, ...]:
+    # Cached: the review inbox compares each memory with several neighbours (14k pairs at 10k memories).
+    return tuple(t.rstrip(".:") for t in _TOKEN.findall(text.lower().replace("’", "'")))
 
 
 def reverses(a: str, b: str) -> str:
@@ -74,6 +77,7 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou" else word
 
 
+@lru_cache(maxsize=32768)
 def _sides(text: str, connector: str, width: int = 3) -> list[tuple[set[str], set[str]]]:
     """The content words just before and just after each use of an order word."""
     words = [t for t in tokens(text)]
