@@ -76,13 +76,7 @@ def running(folder: Path | None = None) -> HostInfo | None:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return client.process_alive(pid)
 
 
 def _lock_held(folder: Path) -> bool:
