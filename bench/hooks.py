@@ -2,6 +2,7 @@
 
     python bench/hooks.py --json                  # 1k and 10k memories, the real model
     python bench/hooks.py --sizes 1000 --json
+    python bench/hooks.py --cold                  # first prompt in a fresh project to the first context
 
 Each measurement starts `memdir hook prompt` as Claude Code does (a new process, hook JSON on
 stdin) and stops when the process has exited with its output. "alone" runs one hook at a time;
@@ -80,5 +81,48 @@ def line(r: dict) -> str:
             f"4 sessions p50 {r['4_sessions']['p50_ms']} ms p95 {r['4_sessions']['p95_ms']} ms")
 
 
+def cold_start(prompt: str = "how do we stop two workers importing the same statement") -> list[dict]:
+    """From the first prompt in a fresh copy of the example vault (no index, no server) to the first
+    prompt hook that prints KNOWN CONTEXT, the session-start hook run first as Claude Code does; once
+    with nothing of memdir running, once with the embedding host already up (another project open)."""
+    import os
+    import shutil
+    import tempfile
+
+    from mcp_server import embed_host, registry
+
+    results = []
+    for host_up in (False, True):
+        with tempfile.TemporaryDirectory(prefix="memdir-cold-") as tmp:
+            os.environ["MEMDIR_SERVERS_DIR"] = str(Path(tmp) / "servers")
+            root = Path(tmp) / "project" / ".memories"
+            shutil.copytree(Path(__file__).resolve().parent.parent / ".memories-example", root,
+                            ignore=shutil.ignore_patterns(".memdir"))
+            try:
+                if host_up:
+                    embed_host.ensure_host()
+                session = str(uuid.uuid4())
+                payload = json.dumps({"session_id": session, "cwd": str(root.parent), "hook_event_name": "SessionStart",
+                                      "source": "startup", "transcript_path": "/dev/null"}).encode()
+                subprocess.run([*hook_command(), "hook", "session-start", "--vault", str(root)], input=payload,
+                               capture_output=True, timeout=60)
+                started = time.perf_counter()
+                prompts = 0
+                while True:
+                    prompts += 1
+                    _, chars = run_hook(root, session, prompt)
+                    if chars:
+                        break
+                    time.sleep(1.0)  # a user types the next prompt; nothing to wait on but time
+                results.append({"embedding_host_already_up": host_up, "seconds_to_context": round(time.perf_counter() - started, 1),
+                                "prompts": prompts})
+            finally:
+                registry.stop()
+    return results
+
+
 if __name__ == "__main__":
-    run_sizes(__doc__, "prompts", "hooks per measurement", measure, line)
+    if "--cold" in sys.argv:  # python bench/hooks.py --cold
+        print(json.dumps(cold_start(), indent=2))
+    else:
+        run_sizes(__doc__, "prompts", "hooks per measurement", measure, line)
