@@ -301,7 +301,7 @@ def reindex(vault_path: Path) -> None:
                    f"by the running server; {report['problems']} problem files")
         return
     from indexer.embed import make_embedder
-    from indexer.index import rebuild
+    from indexer.rebuild import rebuild
 
     vault, config = local_vault(vault_path)
     with progress_bar("indexing") as progress:

@@ -435,7 +435,7 @@ class MemoryService:
         return normalize(vaults.merge(self.app, list(ids), title, content, allow_secrets=allow_secret))
 
     def reindex(self) -> dict[str, Any]:
-        from indexer.index import reindex
+        from indexer.rebuild import reindex
 
         report = reindex(self.index)
         return {"memories": report.added, "problems": report.errors, "seconds": round(report.seconds, 2),

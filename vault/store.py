@@ -217,6 +217,25 @@ def _title_from(content: str) -> str:
     return first if len(first) <= 80 else first[:77].rstrip() + "…"
 
 
+def id_precedence(memory: Memory) -> tuple[bool, float, int, str]:
+    """Which of two files claiming one id keeps it: the oldest, then the shortest path (the file and the
+    index apply the same rule, so a scan and an incrementally updated index agree)."""
+    created = memory.created_at.timestamp() if memory.created_at else 0.0
+    return (memory.created_at is None, created, len(memory.path), memory.path)
+
+
+_DUPLICATE_ID = "duplicate id"
+
+
+def duplicate_id_reason(memory_id: str, holder: str) -> str:
+    return f"{_DUPLICATE_ID} {memory_id!r} (also in {holder}); give this file a new id"
+
+
+def is_duplicate_id_reason(reason: str | None) -> bool:
+    """The problem of a file that lost its id to another file (it waits to take the id over)."""
+    return (reason or "").startswith(_DUPLICATE_ID)
+
+
 def resolve_duplicate_ids(memories: list[Memory]) -> tuple[list[Memory], list[Problem]]:
     """Two files with one id: the oldest (then the shortest path) keeps it; the others are reported."""
     groups: dict[str, list[Memory]] = {}
@@ -225,13 +244,10 @@ def resolve_duplicate_ids(memories: list[Memory]) -> tuple[list[Memory], list[Pr
     kept: list[Memory] = []
     problems: list[Problem] = []
     for group in groups.values():
-        group.sort(key=lambda m: (m.created_at is None, m.created_at or 0, len(m.path), m.path))
+        group.sort(key=id_precedence)
         kept.append(group[0])
-        for other in group[1:]:
-            line = other.id_line
-            problems.append(
-                Problem(other.path, line, f"duplicate id {other.id!r} (also in {group[0].path}); give this file a new id")
-            )
+        problems.extend(Problem(other.path, other.id_line, duplicate_id_reason(other.id, group[0].path))
+                        for other in group[1:])
     kept.sort(key=lambda m: m.path)
     return kept, problems
 
