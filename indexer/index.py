@@ -21,8 +21,11 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterable
+
+import numpy as np
 
 from vault import Memory, Problem, Vault, atomic
 from vault.errors import NotFoundError, ParseError, VaultError
@@ -56,6 +59,7 @@ class SyncReport:
     removed: int = 0
     errors: int = 0
     embedded: int = 0  # units whose text had to be embedded (cache misses included)
+    deferred: int = 0  # units left for the background backfill (see Index.backfill)
     seconds: float = 0.0
 
     @property
@@ -78,7 +82,8 @@ class _Batch:
 
 
 class Index:
-    def __init__(self, vault: Vault, embedder: Embedder, generation: Path, *, writable: bool) -> None:
+    def __init__(self, vault: Vault, embedder: Embedder, generation: Path, *, writable: bool,
+                 defer_embedding: bool = False) -> None:
         self.vault = vault
         self.root = vault.root
         self.embedder = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
@@ -88,6 +93,13 @@ class Index:
         self.lock = threading.RLock()
         self.version = 0  # bumped on every change; readers use it to invalidate caches
         self._owner: Ownership | None = None
+        # A server must answer before a fresh vault is embedded (a vault of a few dozen notes is ~20k
+        # tokens: seconds of model time on two cores). With `defer_embedding`, a sync with more than
+        # DEFER_ABOVE units to embed indexes their keywords at once and leaves their vectors to
+        # `backfill`; until then those memories are found by keyword only.
+        self.defer_embedding = defer_embedding
+        self.unembedded: dict[int, None] = {}  # unit ids waiting for a vector, oldest first
+        self.embedding_wanted = threading.Event()  # set when units are left for the backfill
         self._load(generation)
 
     def _load(self, generation: Path) -> None:
@@ -115,7 +127,8 @@ class Index:
     # -- opening and building ------------------------------------------------------------
 
     @classmethod
-    def open(cls, vault: Vault, embedder: Embedder, *, writable: bool = True, progress: Progress | None = None) -> "Index":
+    def open(cls, vault: Vault, embedder: Embedder, *, writable: bool = True, progress: Progress | None = None,
+             defer_embedding: bool = False) -> "Index":
         """Open the live generation (building one if there is none or it is foreign) and reconcile the files."""
         layout = Layout(vault.root)
         owner = layout.try_own() if writable else None
@@ -123,8 +136,8 @@ class Index:
         if generation is None or not layout.compatible(generation, embedder):
             if owner is None:
                 raise IndexUnusable(f"no usable index in {layout.base}; run memdir reindex (or start memdir serve)")
-            generation = build_generation(vault, embedder, layout, progress)
-        index = cls(vault, embedder, generation, writable=owner is not None)
+            generation = build_generation(vault, embedder, layout, progress, defer_embedding=defer_embedding)
+        index = cls(vault, embedder, generation, writable=owner is not None, defer_embedding=defer_embedding)
         index._owner = owner
         if owner is not None:
             layout.sweep(generation)
@@ -152,7 +165,11 @@ class Index:
             keyword_ids = self.keyword.chunk_ids()
             if keyword_ids - expected_chunks:
                 self.keyword.delete_chunks(keyword_ids - expected_chunks)
-            missing = (expected_units - self.vectors.ids()) | (expected_chunks - keyword_ids)
+            unembedded = expected_units - self.vectors.ids()
+            if self.defer_embedding:  # left for the backfill, which embeds them from the files' texts
+                self._defer(sorted(unembedded))
+                unembedded = set()
+            missing = unembedded | (expected_chunks - keyword_ids)
             stale = {e.path for e in valid if (set(e.unit_ids) | set(e.chunk_ids)) & missing}
             if stray_vectors or keyword_ids - expected_chunks or stale:
                 log.warning("index healed: %d stray vectors, %d stray keyword documents, %d files re-indexed",
@@ -176,7 +193,8 @@ class Index:
             generation = layout.current()
             if owner is not None:
                 if generation is None or not layout.compatible(generation, self.embedder):
-                    generation = build_generation(self.vault, self.embedder, layout)
+                    generation = build_generation(self.vault, self.embedder, layout,
+                                                  defer_embedding=self.defer_embedding)
                 self.swap(generation)
                 self._owner, self.writable = owner, True
                 self.heal()
@@ -193,6 +211,7 @@ class Index:
         """Load another generation (or the same one, changed by its owner) in place of this one."""
         old_keyword, old_manifest = self.keyword, self.manifest
         self._load(generation)
+        self.unembedded.clear()  # another generation's units; the owner's heal() finds what this one lacks
         weighting = old_keyword._weighting  # BM25 parameters belong to the searcher, not to the files
         self.keyword.set_weighting(weighting.B, weighting.K1)
         self.version += 1
@@ -479,12 +498,80 @@ class Index:
         """The texts an indexed memory's neighbours lend it (see chunking)."""
         return Neighbours(_lent(self.previous_of(memory.id), memory), _lent(self.next_of(memory.id), memory))
 
+    # -- embedding in the background -------------------------------------------------------
+
+    def _vectors_now(self, units: list[Unit]) -> tuple[list[Unit], "np.ndarray | None", list[Unit]]:
+        """The units to give vectors in this sync, their vectors, and the units left for the backfill."""
+        if not units:
+            return [], None, []
+        if not (self.defer_embedding and len(units) > DEFER_ABOVE):
+            return units, self.embedder.embed([u.text for u in units]), []
+        known = self.embedder.cached([u.text for u in units])  # already embedded once: free now
+        now = [u for i, u in enumerate(units) if i in known]
+        later = [u for i, u in enumerate(units) if i not in known]
+        vectors = np.stack([known[i] for i in range(len(units)) if i in known]) if now else None
+        return now, vectors, later
+
+    def _defer(self, unit_ids: Iterable[int]) -> None:
+        for unit in unit_ids:
+            self.unembedded[unit] = None
+        if self.unembedded:
+            self.embedding_wanted.set()
+
+    def backfill(self, limit: int = 8) -> int:
+        """Embed up to `limit` deferred units; returns how many were taken off the queue (0: none left).
+
+        The model runs outside the index lock, so searches and syncs go on meanwhile; a unit whose
+        memory changed in between is dropped (the sync that changed it queued or embedded its new text)."""
+        with self.lock:
+            chosen = list(islice(self.unembedded, limit))
+            if not chosen:
+                self.embedding_wanted.clear()
+                return 0
+            texts = self._unit_texts(chosen)
+            for unit in chosen:
+                if unit not in texts:
+                    self.unembedded.pop(unit, None)  # its memory is gone or no longer has it
+        wanted = [(unit, *texts[unit]) for unit in chosen if unit in texts]
+        vectors = self.embedder.embed([text for _, text, _, _, _ in wanted]) if wanted else None
+        with self.lock:
+            keep = [row for row, (unit, _, _, path, embed_hash) in enumerate(wanted) if unit in self.unembedded
+                    and (entry := self.entries.get(path)) is not None and entry.embed_hash == embed_hash]
+            if keep and vectors is not None:
+                self.vectors.add([wanted[r][0] for r in keep], vectors[keep], [wanted[r][2] == WHOLE for r in keep])
+                self.vectors.persist(self.generation)
+                self.version += 1
+            for unit, *_ in wanted:
+                self.unembedded.pop(unit, None)
+        return len(chosen)
+
+    def _unit_texts(self, unit_ids: list[int]) -> dict[int, tuple[str, str, str, str]]:
+        """unit id -> (text, role, path, the entry's embed hash), chunked again from the indexed memory."""
+        found: dict[int, tuple[str, str, str, str]] = {}
+        wanted = set(unit_ids)
+        for memory_id in dict.fromkeys(self.unit_owner[u][0] for u in unit_ids if u in self.unit_owner):
+            memory = self.memories.get(memory_id)
+            entry = self.entries.get(memory.path) if memory else None
+            if memory is None or entry is None:
+                continue
+            for chunk in chunks_for(memory, self.neighbours(memory)):
+                for unit in chunk.units:
+                    if unit.unit_id in wanted:
+                        found[unit.unit_id] = (unit.text, unit.role, memory.path, entry.embed_hash)
+        return found
+
     def _apply(self, batch: _Batch, report: SyncReport) -> None:
-        vectors = self.embedder.embed([u.text for u in batch.embed]) if batch.embed else None
-        report.embedded += len(batch.embed)
+        embed, vectors, deferred = self._vectors_now(batch.embed)
+        report.embedded += len(embed)
+        report.deferred += len(deferred)
         self.vectors.remove(batch.removed_units)
+        for unit in batch.removed_units:
+            self.unembedded.pop(unit, None)
         if vectors is not None:
-            self.vectors.add([u.unit_id for u in batch.embed], vectors, [u.role == WHOLE for u in batch.embed])
+            self.vectors.add([u.unit_id for u in embed], vectors, [u.role == WHOLE for u in embed])
+            for unit in embed:
+                self.unembedded.pop(unit.unit_id, None)
+        self._defer([u.unit_id for u in deferred])
         if batch.keyword_docs or batch.removed_ids:
             self.keyword.replace(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
         for memory_id in sorted(batch.removed_ids):
@@ -496,6 +583,9 @@ class Index:
         if batch.entries or batch.deleted_paths:
             self.manifest.write(list(batch.entries.values()), batch.deleted_paths)
             self.version += 1
+
+
+DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 
 
 def _names_duplicate(entry: Entry) -> bool:
@@ -521,10 +611,13 @@ def _capture_order(memory: Memory) -> tuple[bool, float, str]:
     return (memory.created_at is None, created, identity_key(memory.id))
 
 
-def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress: Progress | None = None) -> Path:
-    """Index every file into a fresh generation and make it the live one. The caller must own the index."""
+def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress: Progress | None = None, *,
+                     defer_embedding: bool = False) -> Path:
+    """Index every file into a fresh generation and make it the live one. The caller must own the index.
+    With `defer_embedding`, vectors not in the embedding cache are left out: the index that opens the
+    generation finds them missing and embeds them in the background (see `Index.backfill`)."""
     generation = layout.new_generation(embedder)
-    index = Index(vault, embedder, generation, writable=True)
+    index = Index(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
     try:
         index.sync(None, deep=True, progress=progress)
     finally:

@@ -213,7 +213,9 @@ class VectorIndex:
         ids = np.ascontiguousarray(unit_ids, dtype=np.int64)
         with self._lock:
             scanned = sorted_contains(self._searched_ids, ids)
-            for index, rows in ((self._searched, scanned), (self._stored, ~scanned)):
+            # A unit still waiting for its vector (Index.backfill) is a row of zeros: cosine 0 to anything.
+            stored = ~scanned & sorted_contains(self._stored_ids, ids)
+            for index, rows in ((self._searched, scanned), (self._stored, stored)):
                 if rows.any():
                     out[rows] = index.reconstruct_batch(np.ascontiguousarray(ids[rows]))
         return out

@@ -118,7 +118,7 @@ class VaultServer:
         from .hooks_server import HookHandler
 
         config = load_config(self.root)
-        self.app = App(self.root, config=config, embedder=self._embedder(config))
+        self.app = App(self.root, config=config, embedder=self._embedder(config), defer_embedding=True)
         self.service = MemoryService(self.app)
         self.service.sessions.clean()
         self.app.start_watching()  # the project vault, and the user vault when this server owns its index
@@ -233,6 +233,7 @@ class VaultServer:
         assert self.app is not None
         return JSONResponse({"ok": True, "pid": os.getpid(), "vault": str(self.root),
                              "memories": len(self.app.index.memories),
+                             "unembedded": len(self.app.index.unembedded),  # units the backfill has yet to embed
                              "idle_seconds": round(self.idle.idle_seconds(), 1) if self.idle else None})
 
     async def _operation(self, request: Request) -> JSONResponse:

@@ -77,6 +77,10 @@ def test_an_idle_server_exits_cleanly_and_the_next_call_starts_it_again(hashing_
 def test_a_server_whose_vault_is_deleted_exits_within_fifteen_seconds(hashing_example: Path):
     process = start_server(hashing_example)
     try:
+        # A fresh vault's vectors are embedded behind the first answers; deleting the folder while the
+        # server still writes them would race rmtree, which is not what this test is about.
+        info = client.running(hashing_example)
+        wait_for(lambda: client.request(info, "GET", "/api/health")["unembedded"] == 0, timeout=60)
         shutil.rmtree(hashing_example)
         wait_for(lambda: _exited(process), timeout=15)
     finally:
