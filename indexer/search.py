@@ -89,6 +89,12 @@ class Hit:
     via: str | None = None  # graph hits: the memory that led here
     excerpt: str = ""  # the matching section's text, for memories indexed in several chunks
     stale: tuple[dict[str, Any], ...] = ()  # cited files changed since the memory was anchored
+    written: datetime | None = None  # timelines: created_at, else the file's mtime (seed 004)
+
+    def moment(self) -> float:
+        """When the memory was written, for newest-first orders (-inf when unknown)."""
+        when = self.written or self.memory.created_at
+        return when.timestamp() if when else float("-inf")
 
 
 @dataclass
@@ -264,14 +270,12 @@ class Searcher:
     def _timeline(self, allowed: dict[str, Memory], request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
         if request.days_back is None and request.after is None and request.before is None:
             raise ValidationError("give a query, days_back or an id (a timeline needs a time window)")
-        hits = [Hit(m, 0.0, 0.0, "timeline", quality=self.quality(m, now)[0], successor=self._successor(m))
+        # A memory without created_at is dated by its file's mtime, as the window was.
+        hits = [Hit(m, 0.0, 0.0, "timeline", quality=self.quality(m, now)[0], successor=self._successor(m),
+                    written=m.created_at or self._modified(m))
                 for m in allowed.values()]
         if request.sort_by in ("relevance", "recency"):
-            # Newest first; a memory without created_at is dated by its file's mtime, as the window was.
-            def moment(hit: Hit) -> float:
-                when = hit.memory.created_at or self._modified(hit.memory)
-                return when.timestamp() if when else float("-inf")
-            return sorted(hits, key=lambda h: (moment(h), h.memory.id), reverse=True)[:limit]
+            return sorted(hits, key=lambda h: (h.moment(), h.memory.id), reverse=True)[:limit]
         return order_hits(hits, request.sort_by)[:limit]
 
     def _vague(self, request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
@@ -590,12 +594,12 @@ def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:
     """Hits in the order a search returns them; ties broken by id, so the order is stable. Relevance is
     calibrated to an absolute 0..1, so hits from several indices can be ordered together."""
     if sort_by == "recency":
-        key = lambda h: (h.memory.created_at.timestamp() if h.memory.created_at else float("-inf"), h.final)  # noqa: E731
+        key = lambda h: (h.moment(), h.final)  # noqa: E731
     elif sort_by == "score":
         key = lambda h: (h.memory.score, h.final)  # noqa: E731
     elif sort_by == "relevance":
         # Timeline hits (final 0) from several vaults still come newest first.
-        key = lambda h: (h.final, h.relevance, h.memory.created_at.timestamp() if h.memory.created_at else float("-inf"))  # noqa: E731
+        key = lambda h: (h.final, h.relevance, h.moment())  # noqa: E731
     else:
         raise ValidationError("sort_by must be relevance, recency or score")
     return sorted(hits, key=lambda h: (*key(h), h.memory.id), reverse=True)

@@ -305,8 +305,9 @@ class MemoryService:
     def verify(self, ids: Sequence[str]) -> dict[str, Any]:
         """Someone confirmed these memories still hold: anchor each to its cited files as they are now."""
         verified = []
-        for memory_id in ids:
-            memory, was_stale = self.app.side_of(check_id(memory_id)).curator.verify(memory_id)
+        sides = [self.app.side_of(check_id(memory_id)) for memory_id in ids]  # every id known before any write
+        for memory_id, side in zip(ids, sides):
+            memory, was_stale = side.curator.verify(memory_id)
             verified.append({"id": memory.id, "title": memory.title, "anchors": list(memory.frontmatter.get("anchors") or []),
                              "was_stale": was_stale})
         return {"verified": verified}

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import atomic
+from . import atomic, markdown
 from . import frontmatter as fm
 from .anchors import KEY as anchor_key
 from .anchors import Anchors, anchor_problems, parse_anchors
@@ -213,7 +213,14 @@ def new_memory_fields(
 
 
 def _title_from(content: str) -> str:
-    first = next((line.strip(" #\t") for line in content.splitlines() if line.strip()), "memory")
+    """The first line of prose (a heading's text without its marks); a fence line is never a title, and
+    text that is all code is titled by its first line of code."""
+    lines = list(markdown.fenced(content.splitlines()))
+    prose = (line for line, in_code in lines if not in_code and line.strip())
+    code = (line for line, in_code in lines  # fence lines (opening or closing) hold no words
+            if in_code and markdown.opening_fence(line) is None and line.strip().strip("`~"))
+    first = next(prose, None) or next(code, None) or "memory"
+    first = first.strip(" #\t")
     return first if len(first) <= 80 else first[:77].rstrip() + "…"
 
 
