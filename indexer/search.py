@@ -227,7 +227,7 @@ class Searcher:
             cutoff = now - timedelta(days=request.days_back)
             after = max(after, cutoff) if after else cutoff
         hidden = set() if request.include_superseded else self.index.graph.superseded_ids()
-        leaving = frozenset() if request.include_superseded else self._leaving(now)
+        leaving = frozenset() if request.include_superseded else self.leaving(now)
         wanted_tags = {t.lower().lstrip("#") for t in request.tags}
         allowed: dict[str, Memory] = {}
         for memory_id, memory in self.index.memories.items():
@@ -256,7 +256,7 @@ class Searcher:
         entry = self.index.entries.get(memory.path)
         return datetime.fromtimestamp(entry.mtime_ns / 1e9, tz=timezone.utc) if entry is not None else None
 
-    def _leaving(self, now: datetime) -> frozenset[str]:
+    def leaving(self, now: datetime) -> frozenset[str]:
         """The memories the next lifecycle run removes or archives; kept per index version and minute
         (deciding costs about 1.4 µs a memory, 14 ms at 10k: too much for every filtered search)."""
         if self.lifecycle is None:

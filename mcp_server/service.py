@@ -226,9 +226,14 @@ class MemoryService:
         return report
 
     def always_inject(self, include_private: bool = True) -> list[Memory]:
-        """Active memory_bank facts marked always_inject, from every vault the caller may read."""
-        return sorted((m for side in self.app.sides(include_private) for m in side.index.memories.values()
-                       if m.always_inject and m.status == "active" and vaults.visible(m, include_private)),
+        """Active memory_bank facts marked always_inject, from every vault the caller may read; not one that
+        a newer memory supersedes (its successor speaks now) or that the next lifecycle run takes away."""
+        now = datetime.now(timezone.utc)
+        return sorted((m for side in self.app.sides(include_private)
+                       for gone in [side.index.graph.superseded_ids() | side.searcher.leaving(now)]
+                       for m in side.index.memories.values()
+                       if m.always_inject and m.status == "active" and m.id not in gone
+                       and vaults.visible(m, include_private)),
                       key=lambda m: m.id)
 
     def find(self, memory_id: str) -> Memory | None:
@@ -263,7 +268,9 @@ class MemoryService:
 
     def add(self, content: str, *, type: str | None = None, tags: Sequence[str] = (), title: str | None = None,
             collection: str = "memory_bank", importance: float | None = None, confidence: float | None = None,
-            always_inject: bool = False, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
+            always_inject: bool = False, privacy: str = "shared", allow_secret: bool = False,
+            session: str | None = None) -> dict[str, Any]:
+        privacy, kept_private = self._privacy_for(content, privacy, session)
         extra: dict[str, Any] = {}
         if collection == "memory_bank":
             extra.update(importance=BANK_DEFAULT if importance is None else importance,
@@ -278,8 +285,11 @@ class MemoryService:
         curator = vaults.add_side(self.app, privacy).curator
         added = curator.add(content, title=title, type=type, collection=collection, tags=tags, extra=extra,
                             allow_secrets=allow_secret)
+        shape = normalize(added.memory)
+        if kept_private:
+            shape["kept_private"] = kept_private
         return {
-            "memory": normalize(added.memory),
+            "memory": shape,
             "status": added.status,
             "near_duplicates": [vars(s) for s in added.near_duplicates],
             "possible_conflicts": [vars(s) for s in added.possible_conflicts],
@@ -371,17 +381,23 @@ class MemoryService:
 
     def record_response(self, key_takeaway: str, initial_score: str | None = None,
                         session: str | None = None, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
-        found = leaks.repeated(key_takeaway, self._private_shown(session)) if privacy == "shared" else None
-        if found is not None:
-            privacy = vaults.PRIVATE  # it repeats a private memory shown in this conversation
+        privacy, kept_private = self._privacy_for(key_takeaway, privacy, session)
         extra = {"privacy": privacy} if privacy != "shared" else None
         memory = vaults.add_side(self.app, privacy).curator.record_response(key_takeaway, initial_score, extra=extra,
                                                                              allow_secrets=allow_secret)
         shape = normalize(memory)
-        if found is not None:
-            shape["kept_private"] = (f"stored as a private memory: it repeats private memory {found[0].id} "
-                                     f"({found[1]!r}), and private memories are for the user only")
+        if kept_private:
+            shape["kept_private"] = kept_private
         return shape
+
+    def _privacy_for(self, text: str, privacy: str, session: str | None) -> tuple[str, str | None]:
+        """A new memory that repeats a private memory shown in this conversation is stored privately
+        (private memories are for the user only); returns the privacy to use and why it changed."""
+        found = leaks.repeated(text, self._private_shown(session)) if privacy == "shared" else None
+        if found is None:
+            return privacy, None
+        return vaults.PRIVATE, (f"stored as a private memory: it repeats private memory {found[0].id} "
+                                f"({found[1]!r}), and private memories are for the user only")
 
     def score(self, memory_scores: Mapping[str, str], outcome: str | None = None,
               session: str | None = None) -> dict[str, Any]:

@@ -142,6 +142,7 @@ def build(service: MemoryService) -> MCPServer:
     @mcp.tool(description=ADD_BANK, annotations=ADD)
     def add_to_memory_bank(
         content: Content,
+        ctx: Context,
         type: MemoryType = "fact",
         tags: Annotated[list[Tag], Field(max_length=20)] = [],  # noqa: B006 - pydantic copies defaults
         importance: Annotated[float, Field(ge=0, le=1)] = BANK_DEFAULT,
@@ -153,7 +154,7 @@ def build(service: MemoryService) -> MCPServer:
     ) -> Annotated[CallToolResult, AddOut]:
         return respond(AddOut, render.added, lambda: service.add(
             content, type=type, tags=tags, title=title, importance=importance, confidence=confidence,
-            always_inject=always_inject, privacy=privacy, allow_secret=allow_secret))
+            always_inject=always_inject, privacy=privacy, allow_secret=allow_secret, session=session_of(ctx)))
 
     @mcp.tool(description=UPDATE, annotations=CHANGE)
     def update_memory(
