@@ -128,7 +128,7 @@ def parse_anchor(text: Any) -> Anchor:
     if not match:
         raise AnchorError(f"anchor {text!r} is not 'path[::symbol]@<hex blob id>'")
     try:
-        path = check_relative(match.group("path")).as_posix()
+        path = check_relative(match.group("path"), within="the project").as_posix()
     except PathError as exc:
         raise AnchorError(f"anchor {text!r}: {exc}") from None
     return Anchor(path, match.group("symbol"), match.group("blob"))
