@@ -9,14 +9,16 @@ search hit carries no relevance keys, and a memory_bank fact alone carries impor
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from pydantic import BaseModel
 
-from indexer.search import Hit
 from vault.fields import extra_fields
 from vault.model import Memory, bank_weight
 from vault.scoring import outcome_history, wilson_lower_bound
+
+if TYPE_CHECKING:  # the CLI imports this module; the search stack (FAISS, Whoosh) must not load with it
+    from indexer.search import Hit
 
 
 class MemoryView(BaseModel):
