@@ -32,8 +32,9 @@ class Line:
     scorable: bool = True  # a standing fact is shown every turn, not chosen for it: not asked to be scored
 
 
-def memory_line(view: MemoryView, relevance: float | None, content_chars: int) -> str:
-    """`• «content» [id:…] (collection, age, w:…, n uses, [YY~N], relevance, confidence, privacy)`"""
+def memory_line(view: MemoryView, content_chars: int) -> str:
+    """`• «content» [id:…] (collection, age, w:…, n uses, [YY~N], relevance, confidence, privacy)`; a view
+    that is no search hit (no relevance) is a standing fact."""
     parts = [view.collection]
     if view.age:
         parts.append(view.age)
@@ -43,7 +44,7 @@ def memory_line(view: MemoryView, relevance: float | None, content_chars: int) -
             parts.append(view.outcome_history)
     elif view.collection == "memory_bank":
         parts.append(f"imp:{view.importance:.1f}")
-    parts += [relevance_label(relevance), confidence_label(view), "private" if private(view) else "shared"]
+    parts += [relevance_label(view.relevance), confidence_label(view), "private" if private(view) else "shared"]
     if view.stale:
         parts.append(stale_label(view.stale))
     return f"• {quote(view.content, content_chars)} [id:{view.id}] ({', '.join(parts)})"

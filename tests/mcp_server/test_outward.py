@@ -14,6 +14,7 @@ from indexer.search import SearchRequest
 from mcp_server import context, outward, render, tools
 from mcp_server.app import App
 from mcp_server.cli import cli
+from mcp_server.hooks_server import HookHandler
 from mcp_server.service import MemoryService
 from mcp_server.view import MemoryView, view_of, views
 from vault.model import BANK_DEFAULT, Memory
@@ -33,7 +34,7 @@ def view(**fields) -> MemoryView:
 def test_a_real_zero_importance_stays_zero_in_the_hook_the_cli_and_the_tools():
     bank = view(collection="memory_bank", importance=0.0, confidence=0.0)
     assert bank.importance == bank.confidence == 0.0
-    assert "imp:0.0" in context.memory_line(bank, 0.9, 200)
+    assert "imp:0.0" in context.memory_line(bank.model_copy(update={"relevance": 0.9}), 200)
     assert "imp:0.0" in render.stats_label(bank) and "conf:0.0" in render.stats_label(bank)
     assert outward.hit(bank).track == "uncertain: importance 0.0"
 
@@ -53,9 +54,9 @@ def test_only_a_memory_bank_fact_carries_weights_and_only_a_hit_carries_relevanc
 
 def test_the_hook_and_the_tools_use_the_same_word_for_a_track_record():
     for uses, word in ((0, "unproven"), (1, "emerging"), (3, "established"), (10, "proven")):
-        memory = view(uses=uses)
-        assert f", {word}, " in context.memory_line(memory, 0.6, 200)
-        assert outward.hit(memory.model_copy(update={"relevance": 0.6})).track.startswith(f"{word}: ")
+        memory = view(uses=uses).model_copy(update={"relevance": 0.6})
+        assert f", {word}, " in context.memory_line(memory, 200)
+        assert outward.hit(memory).track.startswith(f"{word}: ")
 
 
 def test_a_hit_quotes_title_and_text_so_neither_can_close_its_quote():
@@ -108,3 +109,13 @@ def test_every_renderer_reads_the_same_model_back_from_service_json(service):
     assert [v.id for v in read_back] == [r["id"] for r in results]
     assert render.search_results(read_back).count("[id:") == 3
     assert all(outward.hit(v).id == v.id for v in read_back)
+
+
+def test_known_context_quotes_the_section_of_a_long_document_that_matched_as_search_memory_does(service):
+    query = "how do we lock statement imports"
+    runbook = next(h for h in service.hits(SearchRequest(query=query, limit=10)) if h.memory.id == "m-d2e9f4a0")
+    assert runbook.heading.endswith("Locking") and runbook.excerpt
+    block = HookHandler(service).prompt({"session_id": "s-1", "prompt": query})["additionalContext"]
+    line = next(line for line in block.splitlines() if "[id:m-d2e9f4a0]" in line)
+    assert line.startswith("• «Imports and ledger writes take a transaction-level advisory lock")  # not the book's opening
+    assert "highly relevant, reference, shared)" in line
