@@ -15,14 +15,12 @@ results) all take their words from here.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 from pydantic import BaseModel, Field
 
 from indexer.ranking import proven_tier
 from vault.model import SCORED_COLLECTIONS
 
-from .view import MemoryView
+from .view import MemoryView, StaleCite
 
 # A list result shows this much of each memory's text; the model calls read_memory for the rest.
 EXCERPT_CHARS = 360
@@ -102,12 +100,12 @@ def confidence_label(view: MemoryView) -> str:
     return TRACK_WORDS.get(tier, tier)
 
 
-def stale_label(stale: list[Mapping[str, Any]] | None, advice: str = ": verify") -> str:
+def stale_label(stale: list[StaleCite] | None, advice: str = ": verify") -> str:
     """`cites services/auth.py, changed since 2026-11-24: verify` ('' when the memory is fresh)."""
     if not stale:
         return ""
-    parts = [f"{item['path']}, {item['reason'].replace('-', ' ')}" + (f" since {item['since'][:10]}" if item.get("since") else "")
-             for item in stale]
+    parts = [f"{cite.path}, {cite.reason.replace('-', ' ')}" + (f" since {cite.since[:10]}" if cite.since else "")
+             for cite in stale]
     return "cites " + "; ".join(parts) + advice
 
 
@@ -142,7 +140,7 @@ class HitOut(BaseModel):
     status: str | None = Field(None, description="only when not active, e.g. stale")
     section: str | None = Field(None, description="the heading the excerpt comes from")
     link_context: str | None = Field(None, description="the text around the link (search_linked_memories)")
-    stale: list[dict[str, Any]] | None = Field(None, description="cited files that changed since the memory was "
+    stale: list[StaleCite] | None = Field(None, description="cited files that changed since the memory was "
                                                 "written (path, reason, since): check them, then verify_memory")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from .outward import DATA_NOTE, HitOut, clip, hit_lines, neutral, place, quote, stale_label, uses_label
-from .view import MemoryView
+from .view import MemoryView, StaleCite
 
 
 def stats_label(view: MemoryView) -> str:
@@ -178,7 +178,8 @@ def verified(data: Mapping[str, Any]) -> str:
     lines = []
     for item in data["verified"]:
         anchored = ", ".join(item["anchors"]) or "no project files cited"
-        was = f" (was: {stale_label(item['was_stale'], advice='')})" if item["was_stale"] else ""
+        was_stale = [StaleCite.model_validate(cite) for cite in item["was_stale"]]
+        was = f" (was: {stale_label(was_stale, advice='')})" if was_stale else ""
         lines.append(f"verified [id:{item['id']}] {quote(item['title'], 120)}: {anchored}{was}")
     return "\n".join(lines)
 

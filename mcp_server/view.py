@@ -21,6 +21,14 @@ if TYPE_CHECKING:  # the CLI imports this module; the search stack (FAISS, Whoos
     from indexer.search import Hit
 
 
+class StaleCite(BaseModel):
+    """A project file a memory cites that changed since the memory was anchored to it."""
+
+    path: str
+    reason: str  # changed | deleted | symbol-missing
+    since: str | None = None  # when the file (for a deleted one, its folder) last changed
+
+
 class MemoryView(BaseModel):
     """One memory as memdir shows it, whatever its collection; the order is the JSON's key order."""
 
@@ -60,7 +68,7 @@ class MemoryView(BaseModel):
     via: str | None = None
     excerpt_of: str | None = None
     embedding_similarity: float | None = None
-    stale: list[dict[str, Any]] | None = None  # cited project files changed since it was written (path, reason, since)
+    stale: list[StaleCite] | None = None  # cited project files changed since it was written
     anchor_context: str | None = None  # the text around a link to the target (search_linked_memories)
     version: dict[str, Any] | None = None  # the commit a past version was read from
     kept_private: str | None = None  # why a recorded takeaway was stored privately
