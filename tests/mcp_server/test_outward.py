@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from click.testing import CliRunner
 from mcp import Client
 
 from indexer.search import SearchRequest
-from mcp_server import context, outward, render, tools
+from mcp_server import client, context, outward, render, tools
 from mcp_server.app import App
 from mcp_server.cli import cli
 from mcp_server.hooks_server import HookHandler
@@ -20,6 +22,7 @@ from mcp_server.view import MemoryView, view_of, views
 from vault.model import BANK_DEFAULT, Memory
 
 from ..conftest import memory_text, write
+from .processes import start_server, stop_all
 
 NOW = datetime(2026, 11, 25, tzinfo=timezone.utc)
 
@@ -119,3 +122,26 @@ def test_known_context_quotes_the_section_of_a_long_document_that_matched_as_sea
     line = next(line for line in block.splitlines() if "[id:m-d2e9f4a0]" in line)
     assert line.startswith("• «Imports and ledger writes take a transaction-level advisory lock")  # not the book's opening
     assert "highly relevant, reference, shared)" in line
+
+
+def memdir(root: Path, *args: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "mcp_server", *args, "--vault", str(root)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.slow
+def test_show_and_list_read_the_same_through_the_running_server_as_without_one(hashing_example: Path):
+    config = hashing_example / "memdir.toml"
+    config.write_text(config.read_text() + '[lifecycle]\nevery = "off"\n')  # the vault stays as it is meanwhile
+    alone = [memdir(hashing_example, "show", "m-0c4fa8d2"), memdir(hashing_example, "list"),
+             json.loads(memdir(hashing_example, "list", "--json"))]
+    process = start_server(hashing_example)
+    try:
+        served = [memdir(hashing_example, "show", "m-0c4fa8d2"), memdir(hashing_example, "list"),
+                  json.loads(memdir(hashing_example, "list", "--json"))]
+        assert client.running(hashing_example) is not None  # the second round went through the server
+    finally:
+        stop_all(hashing_example, process)
+    assert served == alone
