@@ -212,8 +212,7 @@ def show(ref: str, as_json: bool, version: str | None, vault_path: Path) -> None
         view = MemoryView.model_validate(Remote(root).read(ref=ref))
     else:
         memory = lookup_anywhere(vault_path, ref)
-        stale = local_vault(vault_path)[0].stale(memory)
-        view = view_of(memory, **({"stale": stale} if stale else {}))
+        view = view_of(memory, stale=local_vault(vault_path)[0].stale(memory))
     emit_json(view.as_json()) if as_json else click.echo(render.memory_detail(view))
 
 

@@ -112,9 +112,8 @@ class MemoryService:
         if version:
             return self._read_version(memory, version)
         self._shown(session, [memory])
-        stale = self.stale(memory)
         return view_of(memory, successor=self.app.side_of(memory.id).index.graph.successor(memory.id),
-                       **({"stale": stale} if stale else {})).as_json()
+                       stale=self.stale(memory)).as_json()
 
     def _read_version(self, memory: Memory, version: str) -> dict[str, Any]:
         """The memory as committed at `version` (a commit, or a date: the last commit on or before it)."""

@@ -78,9 +78,11 @@ class MemoryView(BaseModel):
         return self.model_dump(mode="json", exclude_unset=True)
 
 
-def view_of(memory: Memory, now: datetime | None = None, *, hit: Hit | None = None, **more: Any) -> MemoryView:
-    """The outward model of a memory; with `hit`, also why it matched. `more` sets the optional keys
-    a caller knows (successor, stale, anchor_context, version, kept_private)."""
+def view_of(memory: Memory, now: datetime | None = None, *, hit: Hit | None = None,
+            stale: Iterable[Mapping[str, Any]] = (), **more: Any) -> MemoryView:
+    """The outward model of a memory; with `hit`, also why it matched. `stale` (else the hit's) is sent
+    only when some cited file changed; `more` sets the optional keys a caller knows (successor,
+    anchor_context, version, kept_private)."""
     values: dict[str, Any] = {
         "id": memory.id,
         "collection": memory.collection,
@@ -118,8 +120,9 @@ def view_of(memory: Memory, now: datetime | None = None, *, hit: Hit | None = No
             values.update(content=hit.excerpt, excerpt_of=memory.path)  # the whole document is one lookup away
         if hit.vector_score is not None:
             values["embedding_similarity"] = round(hit.vector_score, 4)
-        if hit.stale:
-            values["stale"] = list(hit.stale)
+    cites = list(stale) or (list(hit.stale) if hit is not None else [])
+    if cites:
+        values["stale"] = cites
     values.update(more)
     return MemoryView(**values)
 
