@@ -137,7 +137,7 @@ class HitOut(BaseModel):
     track: str = Field(description="unproven / emerging / established / proven by uses and outcomes "
                                    "([Y~N] = worked, partial, failed); memory_bank: stated confidence")
     superseded_by: str | None = None
-    status: str | None = Field(None, description="only when not active, e.g. stale")
+    status: str | None = Field(None, description="only when not active: superseded or archived")
     section: str | None = Field(None, description="the heading the excerpt comes from")
     link_context: str | None = Field(None, description="the text around the link (search_linked_memories)")
     stale: list[StaleCite] | None = Field(None, description="cited files that changed since the memory was "
