@@ -23,7 +23,6 @@ import numpy as np
 from vault import lifecycle
 from vault.errors import ValidationError
 from vault.model import Memory
-from vault.normalize import normalize
 from vault.settings import LifecycleSettings
 
 from . import timewords
@@ -567,27 +566,6 @@ def _keyword_filter(request: SearchRequest, allowed: dict[str, Memory], index: I
         created_before=request.before if dated else None,
         excluded_ids=hidden,
     )
-
-
-def hit_shape(hit: Hit, now: datetime | None = None) -> dict[str, object]:
-    """The normalized memory plus why and how strongly it matched."""
-    shape = normalize(hit.memory, now)
-    shape.update(
-        relevance=round(hit.relevance, 4),
-        final_score=round(hit.final, 4),
-        channel=hit.channel,
-        heading=hit.heading,
-        successor=hit.successor,
-        via=hit.via,
-    )
-    if hit.excerpt:
-        shape["content"] = hit.excerpt  # the matching section; the whole document is one lookup away
-        shape["excerpt_of"] = hit.memory.path
-    if hit.vector_score is not None:
-        shape["embedding_similarity"] = round(hit.vector_score, 4)
-    if hit.stale:
-        shape["stale"] = list(hit.stale)
-    return shape
 
 
 def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:
