@@ -24,6 +24,7 @@ from vault.store import new_memory_fields
 
 from . import reversal
 from .index import Index
+from .neighbourhood import Neighbourhood
 
 CONFLICT_TYPES = frozenset({"preference", "decision", "fact", "constraint"})
 EDITABLE_FIELDS = {
@@ -74,6 +75,7 @@ class Curator:
         self.outcome_history = outcome_history
         self.max_content_chars = max_content_chars
         self._neighbour_memo: tuple[tuple[int, int] | None, dict[str, list[Similar]]] = (None, {})
+        self._neighbourhoods: dict[int, Neighbourhood] = {}
 
     # -- storing ---------------------------------------------------------------------
 
@@ -251,19 +253,17 @@ class Curator:
         return self._owners(self.index.vectors.search(vector, k * 3), set(exclude), k)
 
     def neighbours(self, memory_ids: Iterable[str], k: int = 5) -> dict[str, list[Similar]]:
-        """Each memory's `k` most similar others (by its first chunk), in one batched vector search.
-        Kept until the index changes: the review inbox asks for duplicates and for contradictions,
-        and the second pass then searches nothing again."""
+        """Each memory's `k` most similar others (by its first chunk). The hits are kept in `.memdir/`
+        and brought up to date with the index (see neighbourhood), and the lists here until the index
+        changes: the review inbox asks for duplicates and for contradictions, and neither searches again."""
         wanted = list(memory_ids)
         if self._neighbour_memo[0] != (self.index.version, k):
             self._neighbour_memo = ((self.index.version, k), {})
         memo = self._neighbour_memo[1]
-        firsts = [(memory_id, units[0]) for memory_id in wanted if memory_id not in memo
-                  if (units := self.index.entries[self.index.memories[memory_id].path].unit_ids[:1])]
-        if firsts:
-            matrix = self.index.vectors.vectors(np.array([unit for _, unit in firsts], dtype=np.int64))
-            found = self.index.vectors.search_many(matrix, k * 3)
-            memo.update({memory_id: self._owners(hits, {memory_id}, k) for (memory_id, _), hits in zip(firsts, found)})
+        missing = [memory_id for memory_id in wanted if memory_id not in memo]
+        if missing:
+            hood = self._neighbourhoods.setdefault(k, Neighbourhood(self.index, k * 3))
+            memo.update({memory_id: self._owners(hits, {memory_id}, k) for memory_id, hits in hood.hits(missing).items()})
         return {memory_id: memo[memory_id] for memory_id in wanted if memory_id in memo}
 
     def _owners(self, hits: list[tuple[int, float]], excluded: set[str], k: int) -> list[Similar]:
