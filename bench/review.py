@@ -45,12 +45,14 @@ def child(root: Path, runs: int, edit: bool) -> dict:
 
     started = time.perf_counter()
     app = App(root)
-    opened = time.perf_counter()
+    opened, cpu = time.perf_counter(), time.process_time()
     try:
         inbox = Inbox(app.project.curator)
         count = len(inbox.items())
-        first = time.perf_counter()
-        result = {"open_ms": _ms(opened - started), "first_ms": _ms(first - opened), "items": count}
+        first, cpu = time.perf_counter(), time.process_time() - cpu
+        # CPU time beside wall time: on a shared machine the wall clock also counts other processes' turns.
+        result = {"open_ms": _ms(opened - started), "first_ms": _ms(first - opened), "first_cpu_ms": _ms(cpu),
+                  "items": count}
         if runs > 1:
             times = []
             for _ in range(runs - 1):
@@ -67,9 +69,10 @@ def child(root: Path, runs: int, edit: bool) -> dict:
         if edit:
             memory = sorted(app.index.memories.values(), key=lambda m: m.path)[len(app.index.memories) // 2]
             app.curator.append(memory.id, f"Edited by the bench at {time.time():.0f}.")
-            begun = time.perf_counter()
+            begun, cpu = time.perf_counter(), time.process_time()
             result["items_after_edit"] = len(inbox.items())
             result["after_edit_ms"] = _ms(time.perf_counter() - begun)
+            result["after_edit_cpu_ms"] = _ms(time.process_time() - cpu)
     finally:
         app.close()
     return result

@@ -59,6 +59,13 @@ class Neighbourhood:
 
     def hits(self, memory_ids: Iterable[str]) -> dict[str, list[tuple[int, float]]]:
         """The kept or freshly searched hits of each memory (ids without an indexed chunk are left out)."""
+        ids, units, scores = self.table(memory_ids)
+        return {memory_id: [(int(u), float(s)) for u, s in zip(row_units.tolist(), row_scores.tolist()) if u >= 0]
+                for memory_id, row_units, row_scores in zip(ids, units, scores)}
+
+    def table(self, memory_ids: Iterable[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """`hits` as one row per memory: its id, then units and scores best first, padded with unit -1
+        and score -inf (arrays, because the vault-wide callers work on all 10k rows at once)."""
         with self.index.lock:
             if self._hashes is None:
                 self._load()
@@ -70,7 +77,13 @@ class Neighbourhood:
             self._search([path for path in wanted.values() if path not in self._hits])
             if self._dirty:
                 self._save()
-            return {memory_id: _pairs(*self._hits[path]) for memory_id, path in wanted.items() if path in self._hits}
+            ids = [memory_id for memory_id, path in wanted.items() if path in self._hits]
+            units = np.full((len(ids), self.width), -1, dtype=np.int64)
+            scores = np.full((len(ids), self.width), -np.inf, dtype=np.float32)
+            for row, memory_id in enumerate(ids):
+                found, score = self._hits[wanted[memory_id]]
+                units[row, : len(found)], scores[row, : len(found)] = found, score
+            return ids, units, scores
 
     # -- keeping up with the index -------------------------------------------------------
 
@@ -176,10 +189,6 @@ def _ranked(units: np.ndarray, scores: np.ndarray, width: int) -> tuple[np.ndarr
     must read the same whichever way it was reached."""
     order = np.lexsort((units, -scores))[:width]
     return units[order], scores[order]
-
-
-def _pairs(units: np.ndarray, scores: np.ndarray) -> list[tuple[int, float]]:
-    return [(int(u), float(s)) for u, s in zip(units.tolist(), scores.tolist())]
 
 
 def _search(base: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -13,18 +13,19 @@ comes back. Dismissals are local state in `.memdir/` (never committed).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
 
 from vault import atomic, secrets
 from vault.model import Memory
 
-from . import reversal
 from .curator import CONFLICT_TYPES, Curator
 
 DISMISSED_FILE = ".memdir/review-dismissed.json"
@@ -35,23 +36,8 @@ _IMITATION = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 CONTRADICTION_NEIGHBOURS = 5
-MAX_CACHED = 200_000
-# Credential labels found in a body, by its content hash: scanning 10k bodies costs most of a second,
-# and a server answering the inbox again only rescans what changed.
-_SECRETS: dict[str, tuple[str, ...]] = {}
-_IMITATING: dict[str, str] = {}  # body key -> the imitating text found ('' for none)
 # The vault-wide neighbour passes (duplicates, contradictions) by index: they change only when the index does.
 _PAIRS: dict[tuple[str, int], tuple[int, list[Item], list[Item]]] = {}
-
-
-def _cached(cache: dict, key: str, compute):  # type: ignore[no-untyped-def]
-    try:
-        return cache[key]
-    except KeyError:
-        if len(cache) > MAX_CACHED:
-            cache.clear()
-        value = cache[key] = compute()
-        return value
 
 
 @dataclass(frozen=True)
@@ -88,8 +74,10 @@ class Inbox:
 
     def items(self, dismissed: Iterable[str] = ()) -> list[Item]:
         hidden = set(dismissed)
-        found = [*self._stale(), *self._similar_pairs(), *self._lifecycle(), *self._invalid(), *self._secrets(),
-                 *self._imitations()]
+        with _collector_paused():
+            found = [*self._stale(), *self._similar_pairs(), *self._lifecycle(), *self._invalid(), *self._secrets(),
+                     *self._imitations()]
+            self.curator.review_memo.save(self.index.memories.values())  # what this call computed, for the next process
         return [item for item in found if item.key not in hidden]
 
     def _memories(self) -> list[Memory]:
@@ -128,13 +116,13 @@ class Inbox:
         seen: set[tuple[str, str]] = set()
         items = []
         deciding = [m.id for m in self._memories() if m.type in CONFLICT_TYPES and m.status == "active"]
-        for memory_id, similar in self.curator.neighbours(deciding, CONTRADICTION_NEIGHBOURS).items():
+        for memory_id, similar in self.curator.neighbours(deciding, CONTRADICTION_NEIGHBOURS, at_least=floor).items():
             memory = self.index.memories[memory_id]
             for other in similar:
                 pair = tuple(sorted((memory.id, other.id)))
                 partner = self.index.memories.get(other.id)
                 if (other.similarity < floor or pair in seen or partner is None or partner.type != memory.type
-                        or partner.status != "active" or not reversal.reverses(memory.body, partner.body)):
+                        or partner.status != "active" or not self.curator.reverses(memory, partner)):
                     continue
                 seen.add(pair)  # type: ignore[arg-type]
                 first, second = (self.index.memories[i] for i in pair)
@@ -162,8 +150,7 @@ class Inbox:
     def _secrets(self) -> list[Item]:
         items = []
         for memory in self._memories():
-            labels = _cached(_SECRETS, memory.body_hash or memory.body,
-                             lambda: tuple(sorted({f.label for f in secrets.scan(memory.body)})))
+            labels = self.curator.review_memo.secrets(memory, lambda: sorted({f.label for f in secrets.scan(memory.body)}))
             if labels:
                 kinds = ", ".join(labels)
                 items.append(Item("secret", (memory.id,), f"holds what looks like a credential ({kinds})",
@@ -175,13 +162,28 @@ class Inbox:
         items = []
         for memory in self._memories():
             text = memory.title + "\n" + memory.body
-            found = _cached(_IMITATING, memory.content_hash or text, lambda: (m.group(0).strip() if (m := _IMITATION.search(text)) else ""))
+            found = self.curator.review_memo.imitation(
+                memory, lambda: (m.group(0).strip() if (m := _IMITATION.search(text)) else ""))
             if found:
                 items.append(Item("imitation", (memory.id,),
                                   f"its text imitates memdir's markers or instructs the model ({found!r}); "
                                   "it is injected with those neutralized", f"read {memory.path}; memdir delete {memory.id} if it is not a real memory",
                                   _key("imitation", memory.id, memory.content_hash)))
         return items
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while the inbox is built: it allocates ~1M short-lived objects
+    (none in cycles), and at 10k memories every full collection walks the whole index's objects
+    (the first call at 10k: 2.4 -> 1.3 s). It is switched back on as it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def dismissed(vault_root: Path) -> dict[str, str]:

@@ -96,3 +96,22 @@ def test_a_missing_or_damaged_state_file_only_means_searching_again(hashing_root
         assert state.stat().st_size > 100  # written whole again
     finally:
         index.close()
+
+
+def test_the_curator_reads_each_memorys_closest_others_off_the_kept_hits(hashing_root):
+    from tests.indexer.test_curator import curator_for
+
+    fill(hashing_root, 30, random.Random(9))
+    write(hashing_root, "history/twin.md", memory_text("m-7717771e", "Twin", (hashing_root / "history/n4.md").read_text()
+                                                       .split("---\n")[-1]))
+    index = open_index(hashing_root)
+    try:
+        curator = curator_for(index)
+        table = curator.neighbours(index.memories, k=3)
+        hits = Neighbourhood(index, 9).hits(index.memories)
+        assert table == {memory_id: curator._owners(found, {memory_id}, 3) for memory_id, found in hits.items()}
+        assert table["m-7717771e"][0].id == "m-00000004"  # the same body under another title
+        close = curator.neighbours(index.memories, k=3, at_least=0.5)
+        assert close == {memory_id: [s for s in similar if s.similarity >= 0.5 - 1e-4] for memory_id, similar in table.items()}
+    finally:
+        index.close()
