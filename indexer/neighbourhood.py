@@ -12,8 +12,8 @@ was computed against, and brought up to date instead of recomputed:
   or changed (the true top list of a larger set is the top of the old top list plus the new ones).
 
 The result equals a search from scratch (tests/indexer/test_neighbourhood.py compares them after
-adds, edits and deletes), hits of equal score ordered by unit id either way. Only which of several
-chunks tied at exactly the last place makes the list is FAISS's pick, from scratch as well. The file is derived data: a missing, foreign or damaged one only
+adds, edits and deletes), ties included: hits of exactly equal score (repeated texts) are cut and
+ordered as FAISS orders them, by where the chunks are stored. The file is derived data: a missing, foreign or damaged one only
 means the next call searches everything again.
 """
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memdir.neighbourhood")
 STATE_DIR = ".memdir/review"
-FORMAT = 1
+FORMAT = 2
 # FAISS computes a batch of fewer queries than this without BLAS, whose sums differ in the last
 # bits: every search here is padded to at least this many rows, so a memory searched alone scores
 # exactly as it would in the vault-wide batch.
@@ -54,6 +54,9 @@ class Neighbourhood:
         self.path = (folder or index.vault.root / STATE_DIR) / f"neighbours-{width}.npz"
         self._hashes: dict[str, str] | None = None  # path -> embed hash the hits were computed against
         self._hits: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # path -> (units, scores), best first
+        # Lists whose last score is shared by a chunk left outside: which of the tied chunks made the
+        # cut depends on every chunk FAISS scanned, so any removal sends these to be searched again.
+        self._tied: set[str] = set()
         self._seen_version = -1
         self._dirty = False
 
@@ -103,37 +106,66 @@ class Neighbourhood:
             return
         owner = self._unit_owners()
         dirty = changed | gone
+        removing = bool(gone) or any(path in known for path in changed)  # chunks left the index
         for path, (units, _) in list(self._hits.items()):
-            if path in dirty or any(owner.get(int(unit)) in dirty or int(unit) not in owner for unit in units):
+            if (path in dirty or (removing and path in self._tied)
+                    or any(owner.get(int(unit)) in dirty or int(unit) not in owner for unit in units)):
                 del self._hits[path]
+                self._tied.discard(path)
         added = np.array([unit for path in sorted(changed) for unit, _, role in self.index.entries[path].units
                           if role == WHOLE], dtype=np.int64)
         if len(added) and self._hits:
             self._merge(added)
 
     def _merge(self, added: np.ndarray) -> None:
-        """Fold the scores of every kept memory against the added chunks into its top list."""
+        """Fold the scores of every kept memory against the added chunks into its top list, as FAISS
+        would have, scanning on past the kept list's chunks to the added ones (stored after them)."""
         paths = list(self._hits)
         queries = self._query_vectors(paths)
         scores, rows = _search(self.index.vectors.vectors(added), queries, len(added))
-        found_units = np.where(rows >= 0, added[np.clip(rows, 0, None)], -1)
-        for i, path in enumerate(paths):
-            units, kept = self._hits[path]
-            keep = found_units[i] >= 0
-            self._hits[path] = _ranked(np.concatenate([units, found_units[i][keep]]),
-                                       np.concatenate([kept, scores[i][keep]]), self.width)
+        stored = self.index.vectors.searched_order()
+        sorter = np.argsort(stored)
+
+        def position(units: np.ndarray) -> np.ndarray:
+            return sorter[np.searchsorted(stored, units, sorter=sorter)]
+
+        added_position = position(added)
+        lowest = np.array([self._hits[path][1][-1] if len(self._hits[path][1]) >= self.width else -np.inf
+                           for path in paths], dtype=np.float32)
+        for i in np.nonzero((scores > lowest[:, None]).any(axis=1))[0].tolist():  # the rows an added chunk enters
+            units, kept = self._hits[paths[i]]
+            keep = rows[i] >= 0
+            arrivals = sorted(zip(added_position[rows[i][keep]].tolist(), added[rows[i][keep]].tolist(),
+                                  scores[i][keep].tolist()))
+            units, kept, tied = _scan_on(list(zip(position(units).tolist(), units.tolist(), kept.tolist())),
+                                         arrivals, self.width, paths[i] in self._tied)
+            self._hits[paths[i]] = (units, kept)
+            (self._tied.add if tied else self._tied.discard)(paths[i])
 
     def _search(self, paths: list[str]) -> None:
+        """Search afresh. One chunk more than kept is asked for, to see whether the last place is tied
+        with a chunk left outside; for those lists FAISS's own pick at the kept width is taken."""
         paths = [path for path in paths if self.index.entries[path].unit_ids]
         if not paths:
             return
+        found = self._faiss(paths, self.width + 1)
+        tied = [i for i, hits in enumerate(found) if len(hits) > self.width and hits[self.width][1] == hits[self.width - 1][1]]
+        for i, hits in zip(tied, self._faiss([paths[i] for i in tied], self.width)):
+            found[i] = hits
+        self._tied.difference_update(paths)
+        self._tied.update(paths[i] for i in tied)
+        for path, hits in zip(paths, found):
+            hits = hits[: self.width]
+            self._hits[path] = (np.array([u for u, _ in hits], dtype=np.int64),
+                                np.array([s for _, s in hits], dtype=np.float32))
+        self._dirty = True
+
+    def _faiss(self, paths: list[str], width: int) -> list[list[tuple[int, float]]]:
+        if not paths:
+            return []
         queries = self._query_vectors(paths)
         padding = np.repeat(queries[:1], max(0, _BLAS_ROWS - len(paths)), axis=0)
-        found = self.index.vectors.search_many(np.vstack([queries, padding]), self.width)
-        for path, hits in zip(paths, found):
-            self._hits[path] = _ranked(np.array([u for u, _ in hits], dtype=np.int64),
-                                       np.array([s for _, s in hits], dtype=np.float32), self.width)
-        self._dirty = True
+        return self.index.vectors.search_many(np.vstack([queries, padding]), width)[: len(paths)]
 
     def _query_vectors(self, paths: list[str]) -> np.ndarray:
         firsts = np.array([self.index.entries[path].unit_ids[0] for path in paths], dtype=np.int64)
@@ -155,14 +187,16 @@ class Neighbourhood:
                     return
                 hashes = dict(zip(data["paths"].tolist(), data["hashes"].tolist()))
                 units, scores, lengths = data["units"], data["scores"], data["lengths"]
+                queried = data["queried"].tolist()
                 self._hits = {path: (units[i, :n].copy(), scores[i, :n].copy())
-                              for i, (path, n) in enumerate(zip(data["queried"].tolist(), lengths.tolist()))}
+                              for i, (path, n) in enumerate(zip(queried, lengths.tolist()))}
+                self._tied = {path for path, tied in zip(queried, data["tied"].tolist()) if tied}
                 self._hashes = hashes
         except FileNotFoundError:
             return
         except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:
             log.info("ignoring %s (%s): the neighbour lists are computed again", self.path, exc)
-            self._hits = {}
+            self._hits, self._tied = {}, set()
 
     def _save(self) -> None:
         queried = list(self._hits)
@@ -176,7 +210,7 @@ class Neighbourhood:
         buffer = io.BytesIO()
         np.savez(buffer, meta=np.array(json.dumps(self._meta())), paths=np.array(list(hashes), dtype=str),
                  hashes=np.array(list(hashes.values()), dtype=str), queried=np.array(queried, dtype=str),
-                 units=units, scores=scores, lengths=lengths)
+                 units=units, scores=scores, lengths=lengths, tied=np.array([p in self._tied for p in queried], dtype=bool))
         try:
             atomic.write_state(self.path, buffer.getvalue(), durable=False)
         except OSError as exc:  # a read-only vault still answers, it only cannot keep the lists
@@ -184,11 +218,29 @@ class Neighbourhood:
         self._dirty = False
 
 
-def _ranked(units: np.ndarray, scores: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """Best first, equal scores by unit id: FAISS orders ties as its heap left them, and a kept list
-    must read the same whichever way it was reached."""
-    order = np.lexsort((units, -scores))[:width]
-    return units[order], scores[order]
+def _scan_on(heap: list[tuple[int, int, float]], arrivals: list[tuple[int, int, float]], width: int,
+             tied: bool) -> tuple[np.ndarray, np.ndarray, bool]:
+    """FAISS's flat scan continued from a kept top list over further (position, unit, score) chunks in
+    stored order: a chunk enters when the list is short or it beats the lowest score strictly, and
+    pushes out the earliest stored of the lowest scores; the list reads best first, equal scores
+    latest stored first (checked against FAISS in tests/indexer/test_neighbourhood.py). Also
+    whether the last place is now tied with a chunk left outside."""
+    lowest = min((hit[2] for hit in heap), default=None)
+    outside: list[float] = []
+    for position, unit, score in arrivals:
+        if len(heap) >= width:
+            out = min(heap, key=lambda hit: (hit[2], hit[0]))
+            if not score > out[2]:
+                outside.append(score)
+                continue
+            heap.remove(out)
+            outside.append(out[2])
+        heap.append((position, unit, score))
+    heap.sort(key=lambda hit: (-hit[2], -hit[0]))
+    last = heap[-1][2] if len(heap) >= width else None
+    tied = last is not None and ((tied and last == lowest) or last in outside)
+    units = np.array([u for _, u, _ in heap], dtype=np.int64)
+    return units, np.array([s for _, _, s in heap], dtype=np.float32), tied
 
 
 def _search(base: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
