@@ -341,7 +341,6 @@ class Curator:
         groups: dict[str, list[str]] = {}
         for memory_id in candidates:
             groups.setdefault(root(memory_id), []).append(memory_id)
-        self.review_memo.save(self.index.memories.values())
         clusters = [Cluster(tuple(ids), tuple(self.index.memories[i].title for i in ids), round(joined.get(r, 1.0), 4))
                     for r, ids in groups.items() if len(ids) > 1]
         return sorted(clusters, key=lambda c: (-c.similarity, c.ids))[:limit]

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memdir.neighbourhood")
 STATE_DIR = ".memdir/review"
-FORMAT = 2
+FORMAT = 3
+_TIE_ROOM = 8  # chunks searched past a list's end to see which share its last score
 # FAISS computes a batch of fewer queries than this without BLAS, whose sums differ in the last
 # bits: every search here is padded to at least this many rows, so a memory searched alone scores
 # exactly as it would in the vault-wide batch.
@@ -54,9 +55,10 @@ class Neighbourhood:
         self.path = (folder or index.vault.root / STATE_DIR) / f"neighbours-{width}.npz"
         self._hashes: dict[str, str] | None = None  # path -> embed hash the hits were computed against
         self._hits: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # path -> (units, scores), best first
-        # Lists whose last score is shared by a chunk left outside: which of the tied chunks made the
-        # cut depends on every chunk FAISS scanned, so any removal sends these to be searched again.
-        self._tied: set[str] = set()
+        # Chunks left outside a list with exactly its last score (repeated texts): which of the tied
+        # chunks made the cut depends on them too, so their removal sends the list to be searched
+        # again. None: more of them than a search showed (any removal then does).
+        self._ties: dict[str, tuple[int, ...] | None] = {}
         self._seen_version = -1
         self._dirty = False
 
@@ -104,16 +106,23 @@ class Neighbourhood:
         self._hashes = current
         if not self._hits:
             return
-        owner = self._unit_owners()
         dirty = changed | gone
         removing = bool(gone) or any(path in known for path in changed)  # chunks left the index
-        for path, (units, _) in list(self._hits.items()):
-            if (path in dirty or (removing and path in self._tied)
-                    or any(owner.get(int(unit)) in dirty or int(unit) not in owner for unit in units)):
-                del self._hits[path]
-                self._tied.discard(path)
         added = np.array([unit for path in sorted(changed) for unit, _, role in self.index.entries[path].units
                           if role == WHOLE], dtype=np.int64)
+        # A list must be searched again when it names a chunk that changed or is gone: checked for all
+        # lists at once (a unit of a changed memory keeps its id, so "changed" is "one of `added`").
+        paths = list(self._hits)
+        named = [np.concatenate([self._hits[path][0], np.array(_never_none(self._ties.get(path, ())), dtype=np.int64)])
+                 for path in paths]
+        flat = np.concatenate(named) if named else np.zeros(0, dtype=np.int64)
+        stale = np.isin(flat, added) | ~np.isin(flat, self.index.vectors.searched_order())
+        row_of = np.repeat(np.arange(len(paths)), [len(units) for units in named])
+        stale_rows = set(row_of[stale].tolist())
+        for row, path in enumerate(paths):
+            if row in stale_rows or path in dirty or (removing and path in self._ties and self._ties[path] is None):
+                del self._hits[path]
+                self._ties.pop(path, None)
         if len(added) and self._hits:
             self._merge(added)
 
@@ -137,28 +146,41 @@ class Neighbourhood:
             keep = rows[i] >= 0
             arrivals = sorted(zip(added_position[rows[i][keep]].tolist(), added[rows[i][keep]].tolist(),
                                   scores[i][keep].tolist()))
-            units, kept, tied = _scan_on(list(zip(position(units).tolist(), units.tolist(), kept.tolist())),
-                                         arrivals, self.width, paths[i] in self._tied)
+            units, kept, ties = _scan_on(list(zip(position(units).tolist(), units.tolist(), kept.tolist())),
+                                         arrivals, self.width, self._ties.get(paths[i], ()))
             self._hits[paths[i]] = (units, kept)
-            (self._tied.add if tied else self._tied.discard)(paths[i])
+            self._set_ties(paths[i], ties)
 
     def _search(self, paths: list[str]) -> None:
-        """Search afresh. One chunk more than kept is asked for, to see whether the last place is tied
-        with a chunk left outside; for those lists FAISS's own pick at the kept width is taken."""
+        """Search afresh. A few chunks more than kept are asked for, to see which share the last score;
+        for lists tied at the end FAISS's own pick at the kept width is taken."""
         paths = [path for path in paths if self.index.entries[path].unit_ids]
         if not paths:
             return
-        found = self._faiss(paths, self.width + 1)
-        tied = [i for i, hits in enumerate(found) if len(hits) > self.width and hits[self.width][1] == hits[self.width - 1][1]]
-        for i, hits in zip(tied, self._faiss([paths[i] for i in tied], self.width)):
+        width = self.width
+        found = self._faiss(paths, width + _TIE_ROOM)
+        tied = [i for i, hits in enumerate(found) if len(hits) > width and hits[width][1] == hits[width - 1][1]]
+        for i, hits in zip(tied, self._faiss([paths[i] for i in tied], width)):
+            last = hits[-1][1]
+            kept = {unit for unit, _ in hits}
+            outside = tuple(unit for unit, score in found[i] if score == last and unit not in kept)
+            unseen = len(found[i]) == width + _TIE_ROOM and found[i][-1][1] == last  # the ties may go on
+            self._set_ties(paths[i], None if unseen else outside)
             found[i] = hits
-        self._tied.difference_update(paths)
-        self._tied.update(paths[i] for i in tied)
+        tied_paths = {paths[i] for i in tied}
         for path, hits in zip(paths, found):
-            hits = hits[: self.width]
+            if path not in tied_paths:
+                self._ties.pop(path, None)
+            hits = hits[:width]
             self._hits[path] = (np.array([u for u, _ in hits], dtype=np.int64),
                                 np.array([s for _, s in hits], dtype=np.float32))
         self._dirty = True
+
+    def _set_ties(self, path: str, ties: tuple[int, ...] | None) -> None:
+        if ties == ():
+            self._ties.pop(path, None)
+        else:
+            self._ties[path] = ties
 
     def _faiss(self, paths: list[str], width: int) -> list[list[tuple[int, float]]]:
         if not paths:
@@ -170,9 +192,6 @@ class Neighbourhood:
     def _query_vectors(self, paths: list[str]) -> np.ndarray:
         firsts = np.array([self.index.entries[path].unit_ids[0] for path in paths], dtype=np.int64)
         return self.index.vectors.vectors(firsts)
-
-    def _unit_owners(self) -> dict[int, str]:
-        return {unit: path for path, entry in self.index.entries.items() for unit, _, role in entry.units if role == WHOLE}
 
     # -- on disk ---------------------------------------------------------------------------
 
@@ -190,13 +209,21 @@ class Neighbourhood:
                 queried = data["queried"].tolist()
                 self._hits = {path: (units[i, :n].copy(), scores[i, :n].copy())
                               for i, (path, n) in enumerate(zip(queried, lengths.tolist()))}
-                self._tied = {path for path, tied in zip(queried, data["tied"].tolist()) if tied}
+                ties, offsets, unknown = data["ties"].tolist(), data["tie_offsets"].tolist(), data["ties_unknown"].tolist()
+                self._ties = {path: None if unknown[i] else tuple(ties[offsets[i]:offsets[i + 1]])
+                              for i, path in enumerate(queried) if unknown[i] or offsets[i + 1] > offsets[i]}
                 self._hashes = hashes
         except FileNotFoundError:
             return
         except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:
             log.info("ignoring %s (%s): the neighbour lists are computed again", self.path, exc)
-            self._hits, self._tied = {}, set()
+            self._hits, self._ties = {}, {}
+
+    def _ties_arrays(self, queried: list[str]) -> dict[str, np.ndarray]:
+        lists = [_never_none(self._ties.get(path, ())) for path in queried]
+        return {"ties": np.array([u for ties in lists for u in ties], dtype=np.int64),
+                "tie_offsets": np.cumsum([0] + [len(ties) for ties in lists], dtype=np.int64),
+                "ties_unknown": np.array([path in self._ties and self._ties[path] is None for path in queried], dtype=bool)}
 
     def _save(self) -> None:
         queried = list(self._hits)
@@ -210,7 +237,7 @@ class Neighbourhood:
         buffer = io.BytesIO()
         np.savez(buffer, meta=np.array(json.dumps(self._meta())), paths=np.array(list(hashes), dtype=str),
                  hashes=np.array(list(hashes.values()), dtype=str), queried=np.array(queried, dtype=str),
-                 units=units, scores=scores, lengths=lengths, tied=np.array([p in self._tied for p in queried], dtype=bool))
+                 units=units, scores=scores, lengths=lengths, **self._ties_arrays(queried))
         try:
             atomic.write_state(self.path, buffer.getvalue(), durable=False)
         except OSError as exc:  # a read-only vault still answers, it only cannot keep the lists
@@ -218,27 +245,33 @@ class Neighbourhood:
         self._dirty = False
 
 
+def _never_none(ties: tuple[int, ...] | None) -> tuple[int, ...]:
+    return ties or ()
+
+
 def _scan_on(heap: list[tuple[int, int, float]], arrivals: list[tuple[int, int, float]], width: int,
-             tied: bool) -> tuple[np.ndarray, np.ndarray, bool]:
+             ties: tuple[int, ...] | None) -> tuple[np.ndarray, np.ndarray, tuple[int, ...] | None]:
     """FAISS's flat scan continued from a kept top list over further (position, unit, score) chunks in
     stored order: a chunk enters when the list is short or it beats the lowest score strictly, and
     pushes out the earliest stored of the lowest scores; the list reads best first, equal scores
-    latest stored first (checked against FAISS in tests/indexer/test_neighbourhood.py). Also
-    whether the last place is now tied with a chunk left outside."""
+    latest stored first (checked against FAISS in tests/indexer/test_neighbourhood.py). Also the
+    chunks now left outside with the list's last score (None: unknown, as `ties` was)."""
     lowest = min((hit[2] for hit in heap), default=None)
-    outside: list[float] = []
+    outside: list[tuple[int, float]] = []
     for position, unit, score in arrivals:
         if len(heap) >= width:
             out = min(heap, key=lambda hit: (hit[2], hit[0]))
             if not score > out[2]:
-                outside.append(score)
+                outside.append((unit, score))
                 continue
             heap.remove(out)
-            outside.append(out[2])
+            outside.append((out[1], out[2]))
         heap.append((position, unit, score))
     heap.sort(key=lambda hit: (-hit[2], -hit[0]))
     last = heap[-1][2] if len(heap) >= width else None
-    tied = last is not None and ((tied and last == lowest) or last in outside)
+    tied = tuple(unit for unit, score in outside if score == last)
+    if last is not None and last == lowest:  # the old ties are still ties
+        tied = None if ties is None else ties + tied
     units = np.array([u for _, u, _ in heap], dtype=np.int64)
     return units, np.array([s for _, _, s in heap], dtype=np.float32), tied
 

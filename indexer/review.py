@@ -133,8 +133,8 @@ class Inbox:
 
     def _lifecycle(self) -> list[Item]:
         items = []
-        for applied in self.curator.gc(now=self.now, dry_run=True):
-            decision = applied.decision
+        # In file order, like every other pass (the plan follows the index's load order, which differs by process).
+        for decision in sorted((a.decision for a in self.curator.gc(now=self.now, dry_run=True)), key=lambda d: d.path):
             memory = self.index.memories.get(decision.id)
             where = f" to {decision.to_collection}" if decision.to_collection else ""
             items.append(Item(decision.action, (decision.id,), f"the next gc will {decision.action} it{where}: {decision.why}",
