@@ -255,11 +255,18 @@ class Curator:
         return self._owners(self.index.vectors.search(vector, k * 3), set(exclude), k)
 
     def neighbours(self, memory_ids: Iterable[str], k: int = 5, at_least: float = -1.0) -> dict[str, list[Similar]]:
-        """Each memory's `k` most similar others (by its first chunk), those below `at_least` left out
-        (give it: the vault-wide callers need only the close ones, and building 50k Similar objects
-        cost more than finding them). The hits are kept in `.memdir/` and brought up to date with the
-        index (see neighbourhood); the owners of each memory's hits are found for all memories at once.
+        """Each memory's `k` most similar others (by its first chunk), those below `at_least` left out.
         Equal to `_owners` of each memory's hits."""
+        memories = self.index.memories
+        return {memory_id: [Similar(other, memories[other].title, similarity) for other, similarity in close]
+                for memory_id, close in self.close(memory_ids, k, at_least).items()}
+
+    def close(self, memory_ids: Iterable[str], k: int = 5, at_least: float = -1.0) -> dict[str, list[tuple[str, float]]]:
+        """`neighbours` as (id, similarity) pairs, for the vault-wide passes (10k memories, 67k close pairs
+        at 10k LoCoMo turns: their Similar objects cost more than finding them), and `at_least` roughly
+        (the exact test is the caller's, on the rounded similarity). The hits are kept in `.memdir/`
+        and brought up to date with the index (see neighbourhood); their owners are found for all
+        memories at once."""
         hood = self._neighbourhoods.setdefault(k, Neighbourhood(self.index, k * 3))
         ids, units, scores = hood.table(memory_ids)
         if not ids:
@@ -278,12 +285,12 @@ class Curator:
         counted = (owner >= 0) & ~repeated
         ranked = counted & (np.cumsum(counted, axis=1) <= k)
         close = ranked & (scores >= at_least - 1e-4)  # the exact test is the caller's, on the rounded similarity
-        result: dict[str, list[Similar]] = {memory_id: [] for memory_id in ids}
+        result: dict[str, list[tuple[str, float]]] = {memory_id: [] for memory_id in ids}
         memories = self.index.memories
         rows, cols = np.nonzero(close)  # row by row, best first within a row
         for row, other, score in zip(rows.tolist(), owner[rows, cols].tolist(), scores[rows, cols].astype(float).tolist()):
             if (name := names[other]) in memories:
-                result[ids[row]].append(Similar(name, memories[name].title, round(score, 4)))
+                result[ids[row]].append((name, round(score, 4)))
         return result
 
     def _owner_table(self) -> tuple[tuple[np.ndarray, np.ndarray], list[str]]:
@@ -328,16 +335,15 @@ class Curator:
                 i = parent[i]
             return i
 
-        for memory_id, similar in self.neighbours(candidates, at_least=threshold).items():
-            for other in similar:
-                if other.id not in parent or other.similarity < threshold:
+        for memory_id, close in self.close(candidates, at_least=threshold).items():
+            for other, similarity in close:
+                if other not in parent or similarity < threshold:
                     continue
-                a, b = root(memory_id), root(other.id)
+                a, b = root(memory_id), root(other)
                 # Already one group: the (costly) reversal test could not change anything.
-                if a != b and not self.reverses(self.index.memories[memory_id], self.index.memories[other.id]):
+                if a != b and not self.reverses(self.index.memories[memory_id], self.index.memories[other]):
                     parent[max(a, b)] = min(a, b)
-                    joined[min(a, b)] = min(joined.get(min(a, b), 1.0), joined.get(max(a, b), 1.0),
-                                            other.similarity)
+                    joined[min(a, b)] = min(joined.get(min(a, b), 1.0), joined.get(max(a, b), 1.0), similarity)
         groups: dict[str, list[str]] = {}
         for memory_id in candidates:
             groups.setdefault(root(memory_id), []).append(memory_id)

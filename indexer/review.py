@@ -116,12 +116,12 @@ class Inbox:
         seen: set[tuple[str, str]] = set()
         items = []
         deciding = [m.id for m in self._memories() if m.type in CONFLICT_TYPES and m.status == "active"]
-        for memory_id, similar in self.curator.neighbours(deciding, CONTRADICTION_NEIGHBOURS, at_least=floor).items():
+        for memory_id, close in self.curator.close(deciding, CONTRADICTION_NEIGHBOURS, at_least=floor).items():
             memory = self.index.memories[memory_id]
-            for other in similar:
-                pair = tuple(sorted((memory.id, other.id)))
-                partner = self.index.memories.get(other.id)
-                if (other.similarity < floor or pair in seen or partner is None or partner.type != memory.type
+            for other, similarity in close:
+                pair = tuple(sorted((memory.id, other)))
+                partner = self.index.memories.get(other)
+                if (similarity < floor or pair in seen or partner is None or partner.type != memory.type
                         or partner.status != "active" or not self.curator.reverses(memory, partner)):
                     continue
                 seen.add(pair)  # type: ignore[arg-type]
