@@ -26,6 +26,7 @@ from typing import Any, Iterable, Iterator
 from vault import atomic, secrets
 from vault.model import Memory
 
+from . import reversal
 from .curator import CONFLICT_TYPES, Curator
 
 DISMISSED_FILE = ".memdir/review-dismissed.json"
@@ -42,7 +43,7 @@ _PAIRS: dict[tuple[str, int], tuple[int, list[Item], list[Item]]] = {}
 
 @dataclass(frozen=True)
 class Item:
-    kind: str  # stale | duplicates | contradiction | promote | remove | demote | archive | invalid | secret | imitation
+    kind: str  # stale | duplicates | contradiction | supersede | promote | remove | demote | archive | invalid | secret | imitation
     ids: tuple[str, ...]
     reason: str
     action: str  # the one command that resolves it
@@ -111,24 +112,39 @@ class Inbox:
         return items
 
     def _contradictions(self) -> list[Item]:
-        """Similar memories of a decision-like type where one reverses the other (order flipped, negated, value changed)."""
+        """Similar memories of a decision-like type where one reverses the other: a changed value (a
+        number, a version) is listed as a supersession candidate (`supersede`: the newer one likely
+        updates the older), an order flipped, a negation or an antonym as a `contradiction`. Pairs
+        where one already supersedes the other are left out."""
         floor = self.curator.dedup.possible_conflict
+        superseded = self.index.graph.superseded_ids()
         seen: set[tuple[str, str]] = set()
         items = []
-        deciding = [m.id for m in self._memories() if m.type in CONFLICT_TYPES and m.status == "active"]
+        deciding = [m.id for m in self._memories()
+                    if m.type in CONFLICT_TYPES and m.status == "active" and m.id not in superseded]
         for memory_id, close in self.curator.close(deciding, CONTRADICTION_NEIGHBOURS, at_least=floor).items():
             memory = self.index.memories[memory_id]
             for other, similarity in close:
                 pair = tuple(sorted((memory.id, other)))
                 partner = self.index.memories.get(other)
                 if (similarity < floor or pair in seen or partner is None or partner.type != memory.type
-                        or partner.status != "active" or not self.curator.reverses(memory, partner)):
+                        or partner.status != "active" or partner.id in superseded):
+                    continue
+                why = self.curator.reverses(memory, partner)
+                if not why:
                     continue
                 seen.add(pair)  # type: ignore[arg-type]
-                first, second = (self.index.memories[i] for i in pair)
-                items.append(Item("contradiction", pair, f"«{first.title}» and «{second.title}» disagree",  # type: ignore[arg-type]
-                                  "memdir delete the wrong one, or give the newer one `supersedes: [[older]]`",
-                                  _key("contradiction", pair, first.content_hash, second.content_hash)))
+                older, newer = sorted((memory, partner), key=_age)
+                why = self.curator.reverses(older, newer) or why  # told from the older to the newer
+                hashes = [self.index.memories[i].content_hash for i in pair]
+                supersede = f"memdir link {newer.id} {older.id} --as supersedes"
+                if reversal.updates(why):
+                    items.append(Item("supersede", pair, f"«{newer.title}» may update the older «{older.title}» ({why})",  # type: ignore[arg-type]
+                                      supersede, _key("supersede", pair, hashes)))
+                else:
+                    items.append(Item("contradiction", pair, f"«{older.title}» and «{newer.title}» disagree ({why})",  # type: ignore[arg-type]
+                                      f"{supersede} if the newer one holds (else memdir delete {newer.id})",
+                                      _key("contradiction", pair, *hashes)))
         return items
 
     def _lifecycle(self) -> list[Item]:
@@ -184,6 +200,10 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def _age(memory: Memory) -> tuple[str, str]:
+    return (memory.created_at.isoformat() if memory.created_at else "", memory.id)
 
 
 def dismissed(vault_root: Path) -> dict[str, str]:

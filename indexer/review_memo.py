@@ -20,7 +20,7 @@ from vault import atomic
 from vault.model import Memory
 
 log = logging.getLogger("memdir.review")
-FORMAT = 1
+FORMAT = 2  # 2: a changed value reads "a value changed: 'x' to 'y'"
 
 
 class ReviewMemo:
