@@ -60,6 +60,7 @@ class Neighbourhood:
         # again. None: more of them than a search showed (any removal then does).
         self._ties: dict[str, tuple[int, ...] | None] = {}
         self._seen_version = -1
+        self._generation = ""
         self._dirty = False
 
     def hits(self, memory_ids: Iterable[str]) -> dict[str, list[tuple[int, float]]]:
@@ -72,7 +73,8 @@ class Neighbourhood:
         """`hits` as one row per memory: its id, then units and scores best first, padded with unit -1
         and score -inf (arrays, because the vault-wide callers work on all 10k rows at once)."""
         with self.index.lock:
-            if self._hashes is None:
+            if self._hashes is None or self._generation != self.index.generation.name:
+                self._generation = self.index.generation.name
                 self._load()
             if self._seen_version != self.index.version:
                 self._catch_up()
@@ -196,10 +198,12 @@ class Neighbourhood:
     # -- on disk ---------------------------------------------------------------------------
 
     def _meta(self) -> dict[str, object]:
-        return {"format": FORMAT, "embedder": self.index.embedder.id, "width": self.width}
+        # The generation too: a rebuilt index stores its chunks in another order, and ties follow that order.
+        return {"format": FORMAT, "embedder": self.index.embedder.id, "width": self.width,
+                "generation": self.index.generation.name}
 
     def _load(self) -> None:
-        self._hashes, self._hits = None, {}
+        self._hashes, self._hits, self._ties = None, {}, {}
         try:
             with np.load(self.path, allow_pickle=False) as data:
                 if json.loads(str(data["meta"])) != self._meta():

@@ -116,3 +116,20 @@ def test_the_curator_reads_each_memorys_closest_others_off_the_kept_hits(hashing
         assert close == {memory_id: [s for s in similar if s.similarity >= 0.5 - 1e-4] for memory_id, similar in table.items()}
     finally:
         index.close()
+
+
+def test_after_a_reindex_the_lists_follow_the_rebuilt_index(hashing_root, tmp_path):
+    from indexer.index import reindex
+
+    fill(hashing_root, 30, random.Random(11))
+    index = open_index(hashing_root)
+    try:
+        kept = Neighbourhood(index, WIDTH)
+        kept.hits(index.memories)
+        (hashing_root / "history/n0.md").unlink()
+        write(hashing_root, "history/late.md", memory_text("m-1a7e1a7e", "Late", text(random.Random(12))))
+        reindex(index)  # a new generation stores the chunks in another order
+        assert kept.hits(index.memories) == from_scratch(index, tmp_path)
+        assert Neighbourhood(index, WIDTH).hits(index.memories) == from_scratch(index, tmp_path)
+    finally:
+        index.close()
