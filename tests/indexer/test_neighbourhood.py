@@ -133,3 +133,33 @@ def test_after_a_reindex_the_lists_follow_the_rebuilt_index(hashing_root, tmp_pa
         assert Neighbourhood(index, WIDTH).hits(index.memories) == from_scratch(index, tmp_path)
     finally:
         index.close()
+
+
+@pytest.mark.model
+def test_with_the_real_model_a_changed_value_is_an_update_and_a_negation_a_contradiction_after_a_restart(tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    from indexer.review import Inbox
+    from tests.indexer.helpers import default_curator, empty_real_model_index
+
+    index = empty_real_model_index(tmp_path)
+    try:
+        curator = default_curator(index)
+        day = datetime(2026, 11, 1, tzinfo=timezone.utc)
+        texts = ["The nightly ledger export keeps 14 days of files.", "We deploy the billing service with blue-green releases.",
+                 "The nightly ledger export keeps 30 days of files.", "We do not deploy the billing service with blue-green releases."]
+        ids = [curator.add(text, type="decision", now=day + timedelta(days=n)).memory.id for n, text in enumerate(texts)]
+        first = {(i.kind, i.ids) for i in Inbox(curator).items()}
+    finally:
+        index.close()
+    from indexer.index import Index
+    from indexer.minilm import MiniLM
+    from vault import Vault
+
+    index = Index.open(Vault(tmp_path / "vault"), MiniLM())  # a new process: the kept lists and verdicts are read back
+    try:
+        again = {(i.kind, i.ids) for i in Inbox(default_curator(index)).items()}
+    finally:
+        index.close()
+    expected = {("supersede", tuple(sorted((ids[0], ids[2])))), ("contradiction", tuple(sorted((ids[1], ids[3]))))}
+    assert first == again == expected
