@@ -1,7 +1,8 @@
 """The review inbox: what in a vault needs a human decision, one item each with the command that resolves it.
 
-Stale memories (their cited code changed), near-duplicate groups, possible contradictions, what
-the next `gc` will promote, remove or demote, files that fail validation or hold a credential, and
+Stale memories (their cited code changed), near-duplicate groups, possible contradictions, newer
+memories that change a value in an older one (supersession candidates), what the next `gc` will
+promote, remove, demote or archive, files that fail validation or hold a credential, and
 memories whose text imitates memdir's own markers or speaks to the model as instructions (a
 teammate's pushed memory is untrusted input; its markers are neutralized wherever it is injected,
 and it is listed here so a person looks at it).
@@ -9,6 +10,9 @@ and it is listed here so a person looks at it).
 A dismissed item is remembered by a key made from its kind, ids and the content it was about
 (content hashes, the stale verdicts); when any of that changes, the key changes and the item
 comes back. Dismissals are local state in `.memdir/` (never committed).
+
+What the vault-wide passes derive is kept under `.memdir/review/` (see neighbourhood and
+review_memo), so a new process answers at 10k memories in about half a second of CPU.
 """
 
 from __future__ import annotations
