@@ -259,9 +259,9 @@ class Curator:
         Equal to `_owners` of each memory's hits."""
         memories = self.index.memories
         return {memory_id: [Similar(other, memories[other].title, similarity) for other, similarity in close]
-                for memory_id, close in self.close(memory_ids, k, at_least).items()}
+                for memory_id, close in self.close_pairs(memory_ids, k, at_least).items()}
 
-    def close(self, memory_ids: Iterable[str], k: int = 5, at_least: float = -1.0) -> dict[str, list[tuple[str, float]]]:
+    def close_pairs(self, memory_ids: Iterable[str], k: int = 5, at_least: float = -1.0) -> dict[str, list[tuple[str, float]]]:
         """`neighbours` as (id, similarity) pairs, for the vault-wide passes (10k memories, 67k close pairs
         at 10k LoCoMo turns: their Similar objects cost more than finding them), and `at_least` roughly
         (the exact test is the caller's, on the rounded similarity). The hits are kept in `.memdir/`
@@ -335,7 +335,7 @@ class Curator:
                 i = parent[i]
             return i
 
-        for memory_id, close in self.close(candidates, at_least=threshold).items():
+        for memory_id, close in self.close_pairs(candidates, at_least=threshold).items():
             for other, similarity in close:
                 if other not in parent or similarity < threshold:
                     continue

@@ -126,7 +126,7 @@ class Inbox:
         items = []
         deciding = [m.id for m in self._memories()
                     if m.type in CONFLICT_TYPES and m.status == "active" and m.id not in superseded]
-        for memory_id, close in self.curator.close(deciding, CONTRADICTION_NEIGHBOURS, at_least=floor).items():
+        for memory_id, close in self.curator.close_pairs(deciding, CONTRADICTION_NEIGHBOURS, at_least=floor).items():
             memory = self.index.memories[memory_id]
             for other, similarity in close:
                 pair = tuple(sorted((memory.id, other)))
