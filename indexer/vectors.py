@@ -238,6 +238,12 @@ class VectorIndex:
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
 
 
+    def searched_order(self) -> np.ndarray:
+        """The searched units' ids in FAISS's storage order. Among equal scores a search keeps the
+        earliest stored and lists them latest first; a caller merging hits of its own must do the same."""
+        with self._lock:
+            return faiss.vector_to_array(self._searched.id_map)
+
     def search_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
         """`search` for many queries in one FAISS call (a vault-wide neighbour pass at 10k would
         otherwise make 10k calls)."""

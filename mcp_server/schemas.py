@@ -85,7 +85,7 @@ class VerifyOut(BaseModel):
 
 
 class ReviewItemOut(BaseModel):
-    kind: str = Field(description="stale, duplicates, contradiction, promote, remove, demote, archive, invalid, secret, imitation")
+    kind: str = Field(description="stale, duplicates, contradiction, supersede, promote, remove, demote, archive, invalid, secret, imitation")
     ids: list[str]
     reason: Quoted
     action: str = Field(description="the one command that resolves it")
