@@ -67,6 +67,8 @@ class IdentifierParts(Filter):
 QUERY_ANALYZER = RegexTokenizer() | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS) | StemFilter()
 ANALYZER = RegexTokenizer() | IdentifierParts() | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS) | StemFilter()
 SEARCH_FIELDS = ("title", "body", "context")
+# The private methods of whoosh3's W3LeafMatcher that `_postings` reads whole blocks with.
+BLOCK_READER = ("_read_ids", "_read_weights", "_next_block")
 MAX_QUERY_TERMS = 64
 
 
@@ -124,10 +126,10 @@ class KeywordFilter:
 
 
 class KeywordIndex:
-    def __init__(self, ix: whoosh_index.Index, b: float = 0.75, k1: float = 1.2) -> None:
+    def __init__(self, ix: whoosh_index.Index, b: float = 0.75, k1: float = 1.2, *, read_blocks: bool = True) -> None:
         self._ix = ix
         self._lock = threading.RLock()
-        self._postings = PostingsCache()  # one per index: segment ids are unique only within it
+        self._postings = PostingsCache(read_blocks=read_blocks)  # one per index: segment ids are unique only within it
         self._b, self._k1 = b, k1
         self._weighting = scoring.BM25F(B=b, K1=k1)
         self._searcher = ix.searcher(weighting=self._weighting)
@@ -139,8 +141,10 @@ class KeywordIndex:
         return cls(whoosh_index.create_in(str(folder), schema()))
 
     @classmethod
-    def open(cls, folder: Path, b: float = 0.75, k1: float = 1.2) -> "KeywordIndex":
-        return cls(whoosh_index.open_dir(str(folder)), b, k1)
+    def open(cls, folder: Path, b: float = 0.75, k1: float = 1.2, *, read_blocks: bool = True) -> "KeywordIndex":
+        """`read_blocks=False` reads postings through Whoosh's public matcher API only: the path taken
+        when a Whoosh release lacks the private block readers, kept so tests can hold the two equal."""
+        return cls(whoosh_index.open_dir(str(folder)), b, k1, read_blocks=read_blocks)
 
     def set_weighting(self, b: float, k1: float) -> None:
         """BM25 parameters are a property of the search, not of the stored index."""
@@ -326,8 +330,9 @@ class PostingsCache:
     (deletions are applied by the caller, a merge writes a new segment with a new random id).
     Decompressing them was about half of a keyword search at 10k memories."""
 
-    def __init__(self, limit: int = 2_000_000) -> None:  # postings kept (~24 MB)
+    def __init__(self, limit: int = 2_000_000, read_blocks: bool = True) -> None:  # postings kept (~24 MB)
         self.limit = limit
+        self.read_blocks = read_blocks
         self._entries: OrderedDict[tuple[str, int, str, str], tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
@@ -335,14 +340,14 @@ class PostingsCache:
     def postings(self, reader: object, field: str, term: str) -> tuple[np.ndarray, np.ndarray]:
         segment = getattr(reader, "segment", None)
         if segment is None:
-            return _postings(reader, field, term)
+            return _postings(reader, field, term, self.read_blocks)
         key = (segment().segment_id(), reader.doc_count_all(), field, term)  # type: ignore[attr-defined]
         with self._lock:
             found = self._entries.get(key)
             if found is not None:
                 self._entries.move_to_end(key)
                 return found
-        found = _postings(reader, field, term)
+        found = _postings(reader, field, term, self.read_blocks)
         with self._lock:
             if key not in self._entries:
                 self._entries[key] = found
@@ -353,7 +358,7 @@ class PostingsCache:
         return found
 
 
-def _postings(reader: object, field: str, term: str) -> tuple[np.ndarray, np.ndarray]:
+def _postings(reader: object, field: str, term: str, read_blocks: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(document numbers, weights) of one term in one segment, read a block at a time.
 
     Deleted documents are included (the caller zeroes them). Whoosh's own matcher yields one
@@ -362,7 +367,7 @@ def _postings(reader: object, field: str, term: str) -> tuple[np.ndarray, np.nda
     """
     matcher = reader.postings(field, term)  # type: ignore[attr-defined]
     matcher = getattr(matcher, "child", matcher)  # deletions come wrapped in a FilterMatcher
-    if not all(hasattr(matcher, name) for name in ("_read_ids", "_read_weights", "_next_block")):
+    if not (read_blocks and all(hasattr(matcher, name) for name in BLOCK_READER)):
         pairs = list(matcher.items_as("weight"))
         return (np.fromiter((d for d, _ in pairs), dtype=np.int64, count=len(pairs)),
                 np.fromiter((w for _, w in pairs), dtype=np.float64, count=len(pairs)))
