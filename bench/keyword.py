@@ -48,7 +48,7 @@ from indexer.arrays import sorted_contains  # noqa: E402
 from indexer.chunking import Chunk, chunks_for  # noqa: E402
 from indexer.embed import CachedEmbedder, HashingEmbedder, make_embedder  # noqa: E402
 from indexer.index import Index  # noqa: E402
-from indexer.keyword import ANALYZER, KeywordFilter, KeywordHit, KeywordIndex, PostingsCache, _document, query_terms  # noqa: E402
+from indexer.keyword import ANALYZER, KeywordFilter, KeywordHit, KeywordIndex, PostingsCache, _document, query_terms, rarest_first  # noqa: E402
 from indexer.search import SearchRequest, Searcher  # noqa: E402
 from indexer.settings import SearchSettings  # noqa: E402
 from vault import Vault  # noqa: E402
@@ -99,17 +99,8 @@ def passes(filters: KeywordFilter | None, memory: Memory) -> bool:
 
 
 def selective(terms: list[str], cost: dict[str, int], budget: int) -> list[str]:
-    """indexer/keyword.KeywordIndex._selective: rarest terms first while their postings fit the budget."""
-    if budget <= 0:
-        return terms
-    kept: list[str] = []
-    spent = 0
-    for term in sorted(terms, key=lambda t: cost[t]):
-        if kept and spent + cost[term] > budget:
-            break
-        kept.append(term)
-        spent += cost[term]
-    return [t for t in terms if t in kept]
+    """The postings budget as KeywordIndex applies it."""
+    return rarest_first(terms, cost, budget) if budget > 0 else terms
 
 
 class Fts5Channel:

@@ -277,20 +277,24 @@ class KeywordIndex:
     def _selective(self, terms: list[str], budget: int, fields: Sequence[str]) -> list[str]:
         if budget <= 0:
             return terms
-        cost = {t: sum(self._searcher.doc_frequency(f, t) for f in fields) for t in terms}
-        kept: list[str] = []
-        spent = 0
-        for term in sorted(terms, key=lambda t: cost[t]):
-            if kept and spent + cost[term] > budget:
-                break
-            kept.append(term)
-            spent += cost[term]
-        return [t for t in terms if t in kept]
+        return rarest_first(terms, {t: sum(self._searcher.doc_frequency(f, t) for f in fields) for t in terms}, budget)
 
     def idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Inverse document frequency of each term in the body field (rare terms count more)."""
         with self._lock:
             return {term: float(self._searcher.idf("body", term)) for term in terms}
+
+
+def rarest_first(terms: list[str], cost: dict[str, int], budget: int) -> list[str]:
+    """The terms, rarest first, while their postings (`cost`) fit the budget; in the query's order."""
+    kept: set[str] = set()
+    spent = 0
+    for term in sorted(terms, key=lambda t: cost[t]):
+        if kept and spent + cost[term] > budget:
+            break
+        kept.add(term)
+        spent += cost[term]
+    return [t for t in terms if t in kept]
 
 
 def bm25f_scores(searcher: Searcher, terms: Sequence[str], fields: dict[str, float], b: float,
