@@ -367,7 +367,10 @@ def _postings(reader: object, field: str, term: str, read_blocks: bool = True) -
 
     Deleted documents are included (the caller zeroes them). Whoosh's own matcher yields one
     posting per Python call; its block reader (whoosh3's W3LeafMatcher) decodes a whole block,
-    so it is used when present, and the public per-posting API otherwise.
+    so it is used when present, and the public per-posting API otherwise (or when `read_blocks` is
+    False). Both give the same live postings (tests/indexer/test_keyword.py); reading blocks halves
+    a search over postings not yet cached, and owning the postings instead was measured and not
+    taken (bench/README.md, "Keyword channel: Whoosh internals or owned postings").
     """
     matcher = reader.postings(field, term)  # type: ignore[attr-defined]
     matcher = getattr(matcher, "child", matcher)  # deletions come wrapped in a FilterMatcher
