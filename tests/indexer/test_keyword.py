@@ -119,7 +119,7 @@ def test_whooshs_public_api_gives_the_same_hits_as_its_block_readers(tmp_path: P
 
 def test_the_installed_whoosh_has_the_block_readers_the_fast_path_reads(tmp_path: Path):
     """A Whoosh release without them still ranks right (the public API), but a search over postings not yet
-    cached takes about twice as long (bench/keyword.py): fail loudly instead, and re-measure before
+    cached takes about twice as long (bench/keyword_channel.py): fail loudly instead, and re-measure before
     widening the whoosh-reloaded pin."""
     built_across_segments_with_deletions(tmp_path / "kw")
     index = KeywordIndex.open(tmp_path / "kw")

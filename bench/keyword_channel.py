@@ -15,8 +15,8 @@ keyword mode with the channel swapped in (`--hybrid` adds hybrid mode, with the 
 Speed: windows of LoCoMo turns as bench/speed.py writes them (LoCoMo data is read from
 ../shared/bench, never copied), 200 LoCoMo questions, candidates interleaved per query.
 
-    python bench/keyword.py --json                     # LoCoMo dev + coding set + speed at 10k
-    python bench/keyword.py --sizes 10000,100000       # ... and at 100k
+    python bench/keyword_channel.py --json                     # LoCoMo dev + coding set + speed at 10k
+    python bench/keyword_channel.py --sizes 10000,100000       # ... and at 100k
 """
 
 from __future__ import annotations
