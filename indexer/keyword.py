@@ -365,12 +365,12 @@ class PostingsCache:
 def _postings(reader: object, field: str, term: str, read_blocks: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(document numbers, weights) of one term in one segment, read a block at a time.
 
-    Deleted documents are included (the caller zeroes them). Whoosh's own matcher yields one
+    Deleted documents may be included (the caller zeroes them). Whoosh's own matcher yields one
     posting per Python call; its block reader (whoosh3's W3LeafMatcher) decodes a whole block,
     so it is used when present, and the public per-posting API otherwise (or when `read_blocks` is
-    False). Both give the same live postings (tests/indexer/test_keyword.py); reading blocks halves
-    a search over postings not yet cached, and owning the postings instead was measured and not
-    taken (bench/README.md, "Keyword channel: Whoosh internals or owned postings").
+    False). Both give the same live postings (tests/indexer/test_keyword.py); reading blocks makes a
+    search over postings not yet cached 1.35-2x faster, and owning the postings instead was measured
+    and not taken (bench/README.md, "Keyword channel: Whoosh internals or owned postings").
     """
     matcher = reader.postings(field, term)  # type: ignore[attr-defined]
     matcher = getattr(matcher, "child", matcher)  # deletions come wrapped in a FilterMatcher
