@@ -67,6 +67,8 @@ class IdentifierParts(Filter):
 QUERY_ANALYZER = RegexTokenizer() | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS) | StemFilter()
 ANALYZER = RegexTokenizer() | IdentifierParts() | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS) | StemFilter()
 SEARCH_FIELDS = ("title", "body", "context")
+# The private methods of whoosh3's W3LeafMatcher that `_postings` reads whole blocks with.
+BLOCK_READER = ("_read_ids", "_read_weights", "_next_block")
 MAX_QUERY_TERMS = 64
 
 
@@ -124,10 +126,10 @@ class KeywordFilter:
 
 
 class KeywordIndex:
-    def __init__(self, ix: whoosh_index.Index, b: float = 0.75, k1: float = 1.2) -> None:
+    def __init__(self, ix: whoosh_index.Index, b: float = 0.75, k1: float = 1.2, *, read_blocks: bool = True) -> None:
         self._ix = ix
         self._lock = threading.RLock()
-        self._postings = PostingsCache()  # one per index: segment ids are unique only within it
+        self._postings = PostingsCache(read_blocks=read_blocks)  # one per index: segment ids are unique only within it
         self._b, self._k1 = b, k1
         self._weighting = scoring.BM25F(B=b, K1=k1)
         self._searcher = ix.searcher(weighting=self._weighting)
@@ -139,8 +141,10 @@ class KeywordIndex:
         return cls(whoosh_index.create_in(str(folder), schema()))
 
     @classmethod
-    def open(cls, folder: Path, b: float = 0.75, k1: float = 1.2) -> "KeywordIndex":
-        return cls(whoosh_index.open_dir(str(folder)), b, k1)
+    def open(cls, folder: Path, b: float = 0.75, k1: float = 1.2, *, read_blocks: bool = True) -> "KeywordIndex":
+        """`read_blocks=False` reads postings through Whoosh's public matcher API only: the path taken
+        when a Whoosh release lacks the private block readers, kept so tests can hold the two equal."""
+        return cls(whoosh_index.open_dir(str(folder)), b, k1, read_blocks=read_blocks)
 
     def set_weighting(self, b: float, k1: float) -> None:
         """BM25 parameters are a property of the search, not of the stored index."""
@@ -273,20 +277,24 @@ class KeywordIndex:
     def _selective(self, terms: list[str], budget: int, fields: Sequence[str]) -> list[str]:
         if budget <= 0:
             return terms
-        cost = {t: sum(self._searcher.doc_frequency(f, t) for f in fields) for t in terms}
-        kept: list[str] = []
-        spent = 0
-        for term in sorted(terms, key=lambda t: cost[t]):
-            if kept and spent + cost[term] > budget:
-                break
-            kept.append(term)
-            spent += cost[term]
-        return [t for t in terms if t in kept]
+        return rarest_first(terms, {t: sum(self._searcher.doc_frequency(f, t) for f in fields) for t in terms}, budget)
 
     def idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Inverse document frequency of each term in the body field (rare terms count more)."""
         with self._lock:
             return {term: float(self._searcher.idf("body", term)) for term in terms}
+
+
+def rarest_first(terms: list[str], cost: dict[str, int], budget: int) -> list[str]:
+    """The terms, rarest first, while their postings (`cost`) fit the budget; in the query's order."""
+    kept: set[str] = set()
+    spent = 0
+    for term in sorted(terms, key=lambda t: cost[t]):
+        if kept and spent + cost[term] > budget:
+            break
+        kept.add(term)
+        spent += cost[term]
+    return [t for t in terms if t in kept]
 
 
 def bm25f_scores(searcher: Searcher, terms: Sequence[str], fields: dict[str, float], b: float,
@@ -326,8 +334,9 @@ class PostingsCache:
     (deletions are applied by the caller, a merge writes a new segment with a new random id).
     Decompressing them was about half of a keyword search at 10k memories."""
 
-    def __init__(self, limit: int = 2_000_000) -> None:  # postings kept (~24 MB)
+    def __init__(self, limit: int = 2_000_000, read_blocks: bool = True) -> None:  # postings kept (~24 MB)
         self.limit = limit
+        self.read_blocks = read_blocks
         self._entries: OrderedDict[tuple[str, int, str, str], tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
@@ -335,14 +344,14 @@ class PostingsCache:
     def postings(self, reader: object, field: str, term: str) -> tuple[np.ndarray, np.ndarray]:
         segment = getattr(reader, "segment", None)
         if segment is None:
-            return _postings(reader, field, term)
+            return _postings(reader, field, term, self.read_blocks)
         key = (segment().segment_id(), reader.doc_count_all(), field, term)  # type: ignore[attr-defined]
         with self._lock:
             found = self._entries.get(key)
             if found is not None:
                 self._entries.move_to_end(key)
                 return found
-        found = _postings(reader, field, term)
+        found = _postings(reader, field, term, self.read_blocks)
         with self._lock:
             if key not in self._entries:
                 self._entries[key] = found
@@ -353,16 +362,19 @@ class PostingsCache:
         return found
 
 
-def _postings(reader: object, field: str, term: str) -> tuple[np.ndarray, np.ndarray]:
+def _postings(reader: object, field: str, term: str, read_blocks: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(document numbers, weights) of one term in one segment, read a block at a time.
 
-    Deleted documents are included (the caller zeroes them). Whoosh's own matcher yields one
+    Deleted documents may be included (the caller zeroes them). Whoosh's own matcher yields one
     posting per Python call; its block reader (whoosh3's W3LeafMatcher) decodes a whole block,
-    so it is used when present, and the public per-posting API otherwise.
+    so it is used when present, and the public per-posting API otherwise (or when `read_blocks` is
+    False). Both give the same live postings (tests/indexer/test_keyword.py); reading blocks makes a
+    search over postings not yet cached 1.35-2x faster, and owning the postings instead was measured
+    and not taken (bench/README.md, "Keyword channel: Whoosh internals or owned postings").
     """
     matcher = reader.postings(field, term)  # type: ignore[attr-defined]
     matcher = getattr(matcher, "child", matcher)  # deletions come wrapped in a FilterMatcher
-    if not all(hasattr(matcher, name) for name in ("_read_ids", "_read_weights", "_next_block")):
+    if not (read_blocks and all(hasattr(matcher, name) for name in BLOCK_READER)):
         pairs = list(matcher.items_as("weight"))
         return (np.fromiter((d for d, _ in pairs), dtype=np.int64, count=len(pairs)),
                 np.fromiter((w for _, w in pairs), dtype=np.float64, count=len(pairs)))

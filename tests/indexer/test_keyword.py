@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from whoosh import query as q
 
-from indexer.chunking import chunks_for
-from indexer.keyword import KeywordFilter, KeywordIndex, query_terms
+from indexer.chunking import Neighbours, chunks_for
+from indexer.keyword import BLOCK_READER, KeywordFilter, KeywordIndex, _postings, query_terms
 from vault.model import Memory
 from vault.parse import parse
 
@@ -82,3 +82,60 @@ def test_an_identifier_is_found_by_its_parts_as_well_as_whole(tmp_path: Path, qu
     index.replace([(m, chunks_for(m)) for m in memories])
     wanted = {c.chunk_id for c in chunks_for(memories[0])}
     assert [h.chunk_id for h in index.search(question, 10)] == list(wanted)
+
+
+def built_across_segments_with_deletions(folder: Path) -> list[Memory]:
+    """A real index as the indexer leaves it: several commits, deleted documents not yet purged, identifiers
+    split into parts, tags in the boosted title, neighbours' text in the context field."""
+    index = KeywordIndex.create(folder)
+    memories = [memory(n, "history" if n % 2 else "patterns") for n in range(45)]
+    coded = parse(("---\nid: m-000000ff\ncollection: patterns\ntype: learning\ntitle: Retry queue\ntags: [celery, ops]\n"
+                   "---\nActors dedupe through `sms_outbox.dedupe_key`; a postgres lock guards the retry queue.\n").encode(),
+                  "patterns/coded.md")
+    for start in range(0, 45, 15):
+        index.replace([(m, chunks_for(m, Neighbours(previous="celery worker deploy"))) for m in memories[start:start + 15]])
+    index.replace([(coded, chunks_for(coded))], removed_ids=[memories[7].id, memories[30].id])
+    index.close()
+    return [*memories, coded]
+
+
+@pytest.mark.parametrize("b, k1", [(0.0, 0.5), (0.75, 1.2)])
+def test_whooshs_public_api_gives_the_same_hits_as_its_block_readers(tmp_path: Path, b: float, k1: float):
+    """The block readers are Whoosh internals; without them the public matcher API must rank identically."""
+    memories = built_across_segments_with_deletions(tmp_path / "kw")
+    fast = KeywordIndex.open(tmp_path / "kw", b, k1)
+    public = KeywordIndex.open(tmp_path / "kw", b, k1, read_blocks=False)
+    filters = KeywordFilter(collections=frozenset({"patterns"}), excluded_ids=frozenset({memories[4].id}))
+    for text in ("postgres lock retry", "celery worker queue", "dedupe_key ops", "sms_outbox.dedupe_key", "zzz"):
+        for chosen in (None, filters):
+            for budget in (0, 20):
+                expected = fast.search(text, 1000, chosen, budget, 0.35)
+                found = public.search(text, 1000, chosen, budget, 0.35)
+                assert [(h.chunk_id, h.own_terms, h.context_terms) for h in found] == [
+                    (h.chunk_id, h.own_terms, h.context_terms) for h in expected]
+                assert [h.score for h in found] == pytest.approx([h.score for h in expected], rel=1e-9)
+    assert fast.search("dedupe_key", 5) and fast.search("celery", 1000, None, 0, 0.35)  # the checks above saw hits
+
+
+def test_the_installed_whoosh_has_the_block_readers_the_fast_path_reads(tmp_path: Path):
+    """A Whoosh release without them still ranks right (the public API), but a search over postings not yet
+    cached takes about twice as long (bench/keyword_channel.py): fail loudly instead, and re-measure before
+    widening the whoosh-reloaded pin."""
+    built_across_segments_with_deletions(tmp_path / "kw")
+    index = KeywordIndex.open(tmp_path / "kw")
+    leaves = index._searcher.reader().leaf_readers()
+    assert len(leaves) > 1 and any(leaf.has_deletions() for leaf, _ in leaves)
+    checked = 0
+    for leaf, _ in leaves:
+        for field in ("title", "body", "context"):
+            for term in leaf.field_terms(field):
+                matcher = leaf.postings(field, term)
+                matcher = getattr(matcher, "child", matcher)  # segments with deletions wrap their matchers
+                assert all(callable(getattr(matcher, name, None)) for name in BLOCK_READER), type(matcher)
+                # Deleted documents may or may not come along (the search zeroes them): compare the live ones.
+                block, public = (dict(kept for kept in zip(*(a.tolist() for a in _postings(leaf, field, term, way)))
+                                      if not leaf.is_deleted(kept[0])) for way in (True, False))
+                assert block == public
+                checked += 1
+    assert checked > 100
+    index.close()
