@@ -100,7 +100,7 @@ class Remote:
 def service(vault_path: Path) -> Iterator[Any]:
     """The running server if there is one, else the vault opened in this process."""
     root = vault_root(vault_path)
-    if client.running(root) is not None:
+    if client.serving(root) is not None:
         yield Remote(root)
         return
     from .app import App
@@ -206,7 +206,7 @@ def show(ref: str, as_json: bool, version: str | None, vault_path: Path) -> None
     if version:
         with service(vault_path) as svc:
             shape = svc.read(ref=ref, version=version)
-    elif client.running(root) is not None:
+    elif client.serving(root) is not None:
         shape = Remote(root).read(ref=ref)
     else:
         memory = lookup_anywhere(vault_path, ref)
@@ -223,7 +223,7 @@ def show(ref: str, as_json: bool, version: str | None, vault_path: Path) -> None
 def list_(as_json: bool, vault_path: Path) -> None:
     """List every memory in the vault."""
     root = vault_root(vault_path)
-    if client.running(root) is not None:
+    if client.serving(root) is not None:
         shapes = Remote(root).list()
     else:
         shapes = [normalize(m) for vault in local_vaults(vault_path) for m in vault.scan().memories]
@@ -236,7 +236,7 @@ def list_(as_json: bool, vault_path: Path) -> None:
 def doctor(as_json: bool, vault_path: Path) -> None:
     """Check every file; exit status 1 when any file has a problem."""
     root = vault_root(vault_path)
-    if client.running(root) is not None:
+    if client.serving(root) is not None:
         report = Remote(root).doctor()
     else:
         vault, _ = local_vault(vault_path)
@@ -295,7 +295,7 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
 def reindex(vault_path: Path) -> None:
     """Rebuild every index from the files (into a new generation, swapped in whole)."""
     root = vault_root(vault_path)
-    if client.running(root) is not None:
+    if client.serving(root) is not None:
         report = Remote(root).reindex()
         click.echo(f"indexed {report['memories']} memories ({report['chunks']} chunks) in {report['seconds']:.1f} s "
                    f"by the running server; {report['problems']} problem files")
@@ -511,41 +511,56 @@ def merge(ids: tuple[str, ...], title: str, content: str | None, allow_secret: b
 @cli.command()
 @vault_option
 def serve(vault_path: Path) -> None:
-    """Run the vault server: indices, watcher, model and every write, shared by all sessions."""
-    from .logs import configure
+    """Run this user's memdir server in the foreground, serving this vault at once and any other vault asked for."""
+    from .logs import configure_file
     from .server import AlreadyRunning, run_server
 
     root = vault_root(vault_path)
-    configure(root)
+    client.own_folder()
+    configure_file(client.log_file())
     try:
         run_server(root, ready=lambda info: click.echo(
-            f"memdir server for {root} on 127.0.0.1:{info.port} (pid {info.pid}); address in .memdir/server.json",
+            f"memdir server on 127.0.0.1:{info.port} (pid {info.pid}), opening {root}; address in {client.servers_folder()}",
             err=True))
     except AlreadyRunning as exc:
-        where = f"pid {exc.info.pid}, port {exc.info.port}" if exc.info else "still starting"
-        click.echo(f"a memdir server is already running for {root} ({where}); not starting another", err=True)
+        if exc.info is None:
+            raise click.ClickException("a memdir server is starting for this user; run the command again") from None
+        client.ensure(root)  # the running server opens this vault
+        click.echo(f"a memdir server is already running for this user (pid {exc.info.pid}, port {exc.info.port}); "
+                   f"it now serves {root}; not starting another", err=True)
 
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the servers as JSON.")
 def status(as_json: bool) -> None:
-    """What memdir runs for this user: each vault server's vault, pid, port, memory, uptime and idle time,
-    and the embedding host they share."""
+    """What memdir runs for this user: each served vault's path, the server's pid, port and memory, the vault's
+    uptime, memories and idle time, and the embedding host."""
     from . import registry
 
     served = [vars(s) for s in registry.servers()]
-    emit_json(served) if as_json else click.echo(render.servers(served))
+    if as_json:
+        emit_json(served)
+        return
+    click.echo(render.servers(served))
+    if any(s["kind"] == "vault" for s in served):
+        click.echo("(MB: the resident memory of the process, shared by the vaults it serves)")
 
 
 @cli.command()
-@click.option("--all", "every", is_flag=True, help="Stop every memdir server of this user, and the embedding host.")
+@click.option("--all", "every", is_flag=True, help="Stop this user's memdir server (every vault) and the embedding host.")
 @vault_option
 def stop(every: bool, vault_path: Path) -> None:
-    """End a vault's server (or --all of them) cleanly; the next hook or tool call starts one again."""
+    """Close one vault in the server (the server stays for the others), or --all: end the server and the
+    embedding host. Both cleanly; the next hook or tool call starts what it needs again."""
     from . import registry
 
-    stopped = registry.stop(None if every else vault_root(vault_path))
-    click.echo("\n".join(f"stopped pid {s.pid} ({s.vault})" for s in stopped) or "no memdir server was running")
+    if every:
+        stopped = registry.stop()
+        click.echo("\n".join(f"stopped pid {s.pid} ({s.vault})" for s in stopped) or "no memdir server was running")
+        return
+    root = locate(vault_path, Path.cwd()).absolute()
+    closed = registry.close(root)
+    click.echo(f"closed {root} (pid {closed.pid})" if closed else f"no memdir server serves {root}")
 
 
 @cli.command()

@@ -24,6 +24,7 @@ import threading
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from . import client, tool_list
 from .descriptions import INSTRUCTIONS
@@ -110,7 +111,7 @@ class Upstream:
 
     def _post(self, info: client.ServerInfo, session: str, message: dict[str, Any]) -> dict[str, Any] | None:
         response, _ = self._request(info, "POST", message, {"Mcp-Session-Id": session})
-        if response.status == 404:  # the vault server restarted: its sessions are gone
+        if response.status == 404:  # the server restarted, or closed the vault and opened it again: its sessions are gone
             response.read()
             raise Gone("the MCP session expired")
         return _read_answer(response, message["id"])
@@ -121,7 +122,8 @@ class Upstream:
         connection.request(method, "/mcp", body=json.dumps(body).encode() if body is not None else None, headers={
             "Authorization": f"Bearer {info.token}", "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": self._version,
-            "X-Memdir-Session": self.memdir_session, "X-Memdir-Client-Pid": str(os.getppid()), **headers})
+            "X-Memdir-Session": self.memdir_session, "X-Memdir-Client-Pid": str(os.getppid()),
+            client.VAULT_HEADER: quote(str(self.vault_root)), **headers})
         response = connection.getresponse()
         if response.status in (401, 403):
             raise Gone(f"the vault server refused the proxy ({response.status}): it restarted with a new token")
@@ -203,7 +205,7 @@ class Proxy:
             answer = self.upstream.call("tools/call", params)
         except Gone as exc:
             log.warning("tool call %s failed: %s", params.get("name"), exc)
-            text = f"the memdir vault server for {self.vault_root} could not be reached or started; see .memdir/server.log"
+            text = f"the memdir server for {self.vault_root} could not be reached or started ({exc}); see {client.log_file()}"
             self.send({"jsonrpc": "2.0", "id": ident, "result": {"content": [{"type": "text", "text": text}],
                                                                  "isError": True}})
             return

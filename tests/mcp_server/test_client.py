@@ -52,4 +52,4 @@ def test_a_server_that_is_not_there_is_unavailable():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # bound, never listening: the connection is refused
         with pytest.raises(client.Unavailable):
-            client.request(client.ServerInfo(1, port, "t", "/v"), "GET", "/api/health", timeout=2)
+            client.request(client.ServerInfo(1, port, "t", 0.0), "GET", "/api/health", timeout=2)
