@@ -47,13 +47,14 @@ def warm_server(size: int, data: Path, embedder: str, cache: Path = CACHE) -> It
         config = default_config_text().replace('embedder = "all-MiniLM-L6-v2"', f'embedder = "{embedder}"')
         init_vault(root, config.replace('every = "1h"', 'every = "off"'))
         Index.open(Vault(root), CachedEmbedder(make_embedder(embedder), cache)).close()
+        os.environ["MEMDIR_SERVERS_DIR"] = str(Path(tmp) / "servers")  # this run's own server, never the user's
         server = subprocess.Popen([*MEMDIR, "serve", "--vault", str(root)], stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL, env={**os.environ, "HF_HUB_OFFLINE": "1"})
         try:
             deadline = time.monotonic() + 600
-            while client.running(root) is None:
+            while client.running() is None:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the server did not start; see {root / client.LOG_FILE}")
+                    raise RuntimeError(f"the server did not start; see {client.log_file()}")
                 time.sleep(0.1)
             client.ensure(root)
             yield root

@@ -78,7 +78,7 @@ def servers(include_host: bool = True) -> list[Served]:
 
 def close(vault: Path) -> Served | None:
     """Let the server close one vault (the process stays for the others); None when nothing served it."""
-    root = vault.absolute()
+    root = vault.resolve()
     chosen = next((s for s in servers(include_host=False) if Path(s.vault) == root), None)
     info = client.running()
     if chosen is None or info is None:

@@ -351,11 +351,11 @@ class UserServer:
 
 def _named_vault(headers: Any) -> Path | None:
     named = headers.get(VAULT_HEADER.lower())
-    return Path(os.path.abspath(unquote(named))) if named else None
+    return Path(os.path.realpath(unquote(named))) if named else None  # a vault reached through a symlink is the same vault
 
 
 def run_server(first: Path | None = None, ready: Callable[[ServerInfo], None] | None = None) -> None:
     """Become this user's server (opening `first` at once), serve until no vault is left or SIGTERM."""
     server = UserServer()
     server.claim()
-    server.serve(first, ready)
+    server.serve(Path(os.path.realpath(first)) if first is not None else None, ready)
