@@ -246,8 +246,8 @@ class UserServer:
     def _forget(self, slot: Slot) -> None:
         if self.slots.get(slot.root) is slot:
             del self.slots[slot.root]
-        if not self.slots:
-            self._leave("it serves no vault")
+        if not any(s.vault is not None or not s.ready.is_set() for s in self.slots.values()):
+            self._leave("it serves no vault")  # a failure waiting to be reported keeps nothing alive
 
     async def _watch(self) -> None:
         """Close vaults nobody asked for in their idle time, and vaults whose folder or memdir.toml is gone."""

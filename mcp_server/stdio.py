@@ -1,15 +1,17 @@
-"""`memdir mcp`: the stdio MCP server an assistant launches, forwarding every tool call to the vault server.
+"""`memdir mcp`: the stdio MCP server an assistant launches, forwarding every tool call to its vault's MCP
+endpoint in this user's memdir server (every request names the vault in the `X-Memdir-Vault` header).
 
-Many assistant sessions therefore share one index, one model and one writer. Standard library
+Many assistant sessions therefore share one index, one model and one writer per vault. Standard library
 only, because it starts before every session: importing the MCP SDK alone took about 470 ms, and
 Claude Code waits for `initialize` and `tools/list` before its first request. Those two, and
 `ping`, are answered here at once (the tool list is a snapshot kept equal to the served tools by
-a test); `tools/call` is relayed to the vault server's streamable-HTTP `/mcp` endpoint over one
-upstream MCP session, started (with the vault server, when it is not running) in the background
-while the client initializes, reopened when the vault server restarted, and retried once when
-a call finds the connection gone.
+a test); `tools/call` is relayed to the vault's streamable-HTTP `/mcp` endpoint over one upstream
+MCP session, started (with the server, when it is not running, and the vault opened there) in the
+background while the client initializes, reopened when the server restarted or closed the vault
+meanwhile, and retried once when a call finds the connection gone.
 
-stdout is the protocol: nothing else is ever printed there; logs go to .memdir/server.log.
+stdout is the protocol: nothing else is ever printed there; the proxy logs to .memdir/server.log,
+the server to server.log in the per-user folder.
 """
 
 from __future__ import annotations
