@@ -79,7 +79,8 @@ def emit_json(value: Any) -> None:
 
 
 class Remote:
-    """The running server's operations, called over HTTP with the vault's token."""
+    """The running server's operations, called over HTTP with the server's token; memdir's errors are raised
+    again as the same VaultError subclass, so `except NotFoundError` works remotely as it does locally."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -89,11 +90,23 @@ class Remote:
             try:
                 return client.call(self.root, op, args)
             except client.RemoteError as exc:
-                raise click.ClickException(str(exc)) from None
+                raise as_local(exc) from None
             except client.Unavailable as exc:
                 raise click.ClickException(f"{exc}; run the command again to use the vault directly") from None
 
         return call
+
+
+def as_local(exc: client.RemoteError) -> Exception:
+    """The server's error as the VaultError subclass it named (a server bug stays a plain error)."""
+    from vault import errors
+
+    kind = getattr(errors, exc.kind, None)
+    if isinstance(kind, type) and issubclass(kind, VaultError):
+        local = kind.__new__(kind)
+        Exception.__init__(local, str(exc))  # ParseError's and SecretError's fields stay on the server
+        return local
+    return click.ClickException(str(exc))
 
 
 @contextmanager

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import gc
+import inspect
 import json
 import logging
 import os
@@ -154,6 +155,10 @@ class ServedVault:
         if op not in OPERATIONS or not isinstance(args, dict):
             return error("ValidationError", f"unknown operation {op!r}", 400)
         method = getattr(self.service, op)
+        try:
+            inspect.signature(method).bind(**args)
+        except TypeError as exc:
+            return error("ValidationError", f"bad arguments for {op}: {exc}", 400)
         return await _run(lambda: {"result": method(**args)})
 
     async def _hook(self, request: Request) -> JSONResponse:
@@ -191,13 +196,15 @@ async def _json_body(request: Request) -> dict[str, Any] | JSONResponse:
 
 
 async def _run(call: Callable[[], Any]) -> JSONResponse:
-    """Run a (blocking) service call in a worker thread; memdir's errors become JSON errors."""
+    """Run a (blocking) service call in a worker thread. memdir's errors become JSON errors the client raises
+    again as the same class; anything else is a bug in the server, logged and reported as one (500)."""
     try:
         return JSONResponse(await anyio.to_thread.run_sync(call))
-    except TypeError as exc:
-        return error("ValidationError", f"bad arguments: {exc}", 400)
     except VaultError as exc:
         return error(type(exc).__name__, str(exc), status_of(exc))
+    except Exception as exc:  # noqa: BLE001 - the caller gets an answer, the log gets the traceback
+        log.exception("a request failed inside the memdir server")
+        return error("ServerError", f"memdir server error: {type(exc).__name__}: {exc} (see its server.log)", 500)
 
 
 def status_of(exc: VaultError) -> int:

@@ -145,3 +145,14 @@ def test_a_loaded_vault_keeps_its_indices_out_of_the_collectors_full_passes(hash
     finally:
         served.close()
         gc.unfreeze()
+
+
+async def test_the_cli_gets_the_servers_errors_as_the_same_classes_and_bad_arguments_as_validation_errors(server):
+    from mcp_server.cli import Remote
+    from vault.errors import NotFoundError, ValidationError
+
+    root, _ = server
+    with pytest.raises(NotFoundError, match="m-0000dead"):
+        Remote(root).read(ref="m-0000dead")
+    with pytest.raises(ValidationError, match="bad arguments for search"):
+        Remote(root).search(no_such_argument=1)
