@@ -1,6 +1,6 @@
 """The `memdir` command line. Each command parses, calls one service operation and formats the result.
 
-When a vault server is running, commands go through it (one writer, one view); otherwise
+When this user's server serves the vault, commands go through it (one writer, one view); otherwise
 they open the vault in-process. Hooks take a fast path that never imports click or models.
 """
 
@@ -579,7 +579,7 @@ def stop(every: bool, vault_path: Path) -> None:
 @cli.command()
 @vault_option
 def mcp(vault_path: Path) -> None:
-    """The MCP server an assistant launches over stdio (starts the vault server if needed)."""
+    """The MCP server an assistant launches over stdio (starts this user's server, and opens the vault there, if needed)."""
     from .stdio import run_stdio
 
     run_stdio(vault_root(vault_path))
