@@ -116,6 +116,8 @@ class Upstream:
         if response.status == 404:  # the server restarted, or closed the vault and opened it again: its sessions are gone
             response.read()
             raise Gone("the MCP session expired")
+        if response.status >= 500:  # the server is exiting (its last vault closed) or failed: start again, retry once
+            raise Gone(f"the server answered {response.status}: {response.read()[:200]!r}")
         return _read_answer(response, message["id"])
 
     def _request(self, info: client.ServerInfo, method: str, body: dict[str, Any] | None, headers: dict[str, str],

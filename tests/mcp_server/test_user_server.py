@@ -145,3 +145,26 @@ def test_a_vault_that_cannot_be_opened_is_reported_and_the_others_go_on(three, t
     with pytest.raises(client.Unavailable, match="no_such_key"):
         client.ensure(broken, timeout=30)
     assert process.poll() is None and found(roots[0], "walrus pipeline") == ["alpha fact"]
+
+
+@pytest.mark.anyio
+async def test_a_memdir_mcp_session_goes_on_after_its_vault_was_closed_in_between(three):
+    from mcp_server import registry
+
+    from .processes import stdio
+
+    roots, process = three
+    client.ensure(roots[1])  # another vault keeps the process up
+    async with stdio(roots[0]) as session:
+        first = await session.call_tool("search_memory", {"query": "walrus pipeline", "limit": 1})
+        assert not first.is_error
+        assert registry.close(roots[0]) is not None and not serves(roots[0])
+        again = await session.call_tool("search_memory", {"query": "walrus pipeline", "limit": 1})
+        assert not again.is_error and "walrus" in again.content[0].text.lower()
+        assert serves(roots[0]) and client.running().pid == process.pid
+        registry.close(roots[1])
+        registry.close(roots[0])  # its last vault: the process leaves
+        assert process.wait(timeout=30) == 0
+        restarted = await session.call_tool("search_memory", {"query": "walrus pipeline", "limit": 1})
+        assert not restarted.is_error and "walrus" in restarted.content[0].text.lower()
+    assert client.running().pid != process.pid
