@@ -30,7 +30,7 @@ from vault.errors import ConflictError, NotFoundError, PathError, ValidationErro
 
 from . import tools
 from .app import App
-from .client import VAULT_LOCK
+from .client import VAULT_LOCK, process_alive
 from .config import load_config
 from .idle import IdleWatch
 from .schedule import Every
@@ -75,9 +75,11 @@ class ServedVault:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            written = os.pread(fd, 32, 0).decode(errors="replace").strip()
             os.close(fd)
-            raise AlreadyServed(f"{self.root} is served by another memdir process (pid {holder}); "
+            # An older memdir writes no pid: a number left by an earlier holder is named only while it runs.
+            holder = f" (pid {written})" if written.isdigit() and process_alive(int(written)) else ""
+            raise AlreadyServed(f"{self.root} is served by another memdir process{holder}; "
                                 "stop it (memdir stop --all, or end that process) to serve it here") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)

@@ -78,8 +78,7 @@ def test_an_idle_vault_is_closed_while_another_stays_served(tmp_path: Path):
     process = start_server(busy)
     try:
         client.ensure(idle)
-        wait_for(lambda: not serves(idle), timeout=30)
-        assert not client.lock_held(idle / client.VAULT_LOCK)  # flushed and let go
+        wait_for(lambda: not serves(idle) and not client.lock_held(idle / client.VAULT_LOCK), timeout=30)  # flushed, let go
         assert process.poll() is None and serves(busy) and found(busy, "busy keeps going") == ["busy fact"]
         assert found(idle, "idle goes to sleep") == ["idle fact"]  # asked again: opened again, same process
         assert client.running().pid == process.pid
