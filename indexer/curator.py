@@ -24,6 +24,8 @@ from vault.store import new_memory_fields
 
 from . import reversal
 from .index import Index
+from .neighbourhood import STATE_DIR, Neighbourhood
+from .review_memo import ReviewMemo
 
 CONFLICT_TYPES = frozenset({"preference", "decision", "fact", "constraint"})
 EDITABLE_FIELDS = {
@@ -73,7 +75,9 @@ class Curator:
         self.dedup = dedup
         self.outcome_history = outcome_history
         self.max_content_chars = max_content_chars
-        self._neighbour_memo: tuple[tuple[int, int] | None, dict[str, list[Similar]]] = (None, {})
+        self._owners_memo: tuple[int, Any] = (-1, None)
+        self._neighbourhoods: dict[int, Neighbourhood] = {}
+        self.review_memo = ReviewMemo(self.vault.root / STATE_DIR / "memo.json")
 
     # -- storing ---------------------------------------------------------------------
 
@@ -250,21 +254,56 @@ class Curator:
         (sentence and neighbour units would call a memory a duplicate of one of its sentences or neighbours)."""
         return self._owners(self.index.vectors.search(vector, k * 3), set(exclude), k)
 
-    def neighbours(self, memory_ids: Iterable[str], k: int = 5) -> dict[str, list[Similar]]:
-        """Each memory's `k` most similar others (by its first chunk), in one batched vector search.
-        Kept until the index changes: the review inbox asks for duplicates and for contradictions,
-        and the second pass then searches nothing again."""
-        wanted = list(memory_ids)
-        if self._neighbour_memo[0] != (self.index.version, k):
-            self._neighbour_memo = ((self.index.version, k), {})
-        memo = self._neighbour_memo[1]
-        firsts = [(memory_id, units[0]) for memory_id in wanted if memory_id not in memo
-                  if (units := self.index.entries[self.index.memories[memory_id].path].unit_ids[:1])]
-        if firsts:
-            matrix = self.index.vectors.vectors(np.array([unit for _, unit in firsts], dtype=np.int64))
-            found = self.index.vectors.search_many(matrix, k * 3)
-            memo.update({memory_id: self._owners(hits, {memory_id}, k) for (memory_id, _), hits in zip(firsts, found)})
-        return {memory_id: memo[memory_id] for memory_id in wanted if memory_id in memo}
+    def neighbours(self, memory_ids: Iterable[str], k: int = 5, at_least: float = -1.0) -> dict[str, list[Similar]]:
+        """Each memory's `k` most similar others (by its first chunk), those below `at_least` left out.
+        Equal to `_owners` of each memory's hits."""
+        memories = self.index.memories
+        return {memory_id: [Similar(other, memories[other].title, similarity) for other, similarity in close]
+                for memory_id, close in self.close_pairs(memory_ids, k, at_least).items()}
+
+    def close_pairs(self, memory_ids: Iterable[str], k: int = 5, at_least: float = -1.0) -> dict[str, list[tuple[str, float]]]:
+        """`neighbours` as (id, similarity) pairs, for the vault-wide passes (10k memories, 67k close pairs
+        at 10k LoCoMo turns: their Similar objects cost more than finding them), and `at_least` roughly
+        (the exact test is the caller's, on the rounded similarity). The hits are kept in `.memdir/`
+        and brought up to date with the index (see neighbourhood); their owners are found for all
+        memories at once."""
+        hood = self._neighbourhoods.setdefault(k, Neighbourhood(self.index, k * 3))
+        ids, units, scores = hood.table(memory_ids)
+        if not ids:
+            return {}
+        owners, names = self._owner_table()
+        slot = np.searchsorted(owners[0], units)
+        found = owners[0][np.clip(slot, 0, len(owners[0]) - 1)] == units
+        owner = np.where(found, owners[1][np.clip(slot, 0, len(owners[0]) - 1)], -1)
+        index_of = {name: i for i, name in enumerate(names)}
+        own = np.array([index_of.get(memory_id, -2) for memory_id in ids])
+        owner[owner == own[:, None]] = -1  # a memory is not its own neighbour
+        # Hits are best first: an owner's first hit is its best; later hits of the same owner drop out.
+        width = owner.shape[1]
+        earlier = np.tril(np.ones((width, width), dtype=bool), -1)
+        repeated = ((owner[:, :, None] == owner[:, None, :]) & earlier).any(axis=2)
+        counted = (owner >= 0) & ~repeated
+        ranked = counted & (np.cumsum(counted, axis=1) <= k)
+        close = ranked & (scores >= at_least - 1e-4)  # the exact test is the caller's, on the rounded similarity
+        result: dict[str, list[tuple[str, float]]] = {memory_id: [] for memory_id in ids}
+        memories = self.index.memories
+        rows, cols = np.nonzero(close)  # row by row, best first within a row
+        for row, other, score in zip(rows.tolist(), owner[rows, cols].tolist(), scores[rows, cols].astype(float).tolist()):
+            if (name := names[other]) in memories:
+                result[ids[row]].append((name, round(score, 4)))
+        return result
+
+    def _owner_table(self) -> tuple[tuple[np.ndarray, np.ndarray], list[str]]:
+        """Units sorted, the index (into the names) of each unit's owning memory, and the names; per index version."""
+        if self._owners_memo[0] != self.index.version:
+            names = sorted({owner for owner, _ in self.index.unit_owner.values()})
+            index_of = {name: i for i, name in enumerate(names)}
+            units = np.fromiter(self.index.unit_owner.keys(), dtype=np.int64, count=len(self.index.unit_owner))
+            owner = np.fromiter((index_of[o] for o, _ in self.index.unit_owner.values()), dtype=np.int64,
+                                count=len(self.index.unit_owner))
+            order = np.argsort(units)
+            self._owners_memo = (self.index.version, ((units[order], owner[order]), names))
+        return self._owners_memo[1]
 
     def _owners(self, hits: list[tuple[int, float]], excluded: set[str], k: int) -> list[Similar]:
         best: dict[str, float] = {}
@@ -275,6 +314,10 @@ class Curator:
             best[owner[0]] = max(best.get(owner[0], -1.0), score)
         ranked = sorted(best.items(), key=lambda item: -item[1])[:k]
         return [Similar(i, self.index.memories[i].title, round(s, 4)) for i, s in ranked if i in self.index.memories]
+
+    def reverses(self, a: Memory, b: Memory) -> str:
+        """Why `b` reverses `a` ("" when it does not; see reversal), the verdict kept by their bodies' hashes."""
+        return self.review_memo.reversal(a, b, lambda: reversal.reverses(a.body, b.body))
 
     def suggest_merges(self, threshold: float | None = None, type: str | None = None, limit: int = 10) -> list[Cluster]:
         """Groups of memories similar enough to be one; similarity alone never merges anything."""
@@ -292,17 +335,15 @@ class Curator:
                 i = parent[i]
             return i
 
-        for memory_id, similar in self.neighbours(candidates).items():
-            for other in similar:
-                if other.id not in parent or other.similarity < threshold:
+        for memory_id, close in self.close_pairs(candidates, at_least=threshold).items():
+            for other, similarity in close:
+                if other not in parent or similarity < threshold:
                     continue
-                a, b = root(memory_id), root(other.id)
+                a, b = root(memory_id), root(other)
                 # Already one group: the (costly) reversal test could not change anything.
-                if a != b and not reversal.reverses(self.index.memories[memory_id].body,
-                                                    self.index.memories[other.id].body):
+                if a != b and not self.reverses(self.index.memories[memory_id], self.index.memories[other]):
                     parent[max(a, b)] = min(a, b)
-                    joined[min(a, b)] = min(joined.get(min(a, b), 1.0), joined.get(max(a, b), 1.0),
-                                            other.similarity)
+                    joined[min(a, b)] = min(joined.get(min(a, b), 1.0), joined.get(max(a, b), 1.0), similarity)
         groups: dict[str, list[str]] = {}
         for memory_id in candidates:
             groups.setdefault(root(memory_id), []).append(memory_id)

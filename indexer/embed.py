@@ -129,6 +129,11 @@ class CachedEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([found[key] for key in keys]).astype(np.float32, copy=False)
 
+    def cached(self, texts: Sequence[str]) -> dict[int, np.ndarray]:
+        """The vectors of those texts embedded before (position -> vector), without calling the model."""
+        found = self._lookup([text_key(t) for t in texts])
+        return {i: found[key] for i, t in enumerate(texts) if (key := text_key(t)) in found}
+
     def embed_query(self, text: str) -> np.ndarray:
         """A search query's vector: kept in a small in-process cache only, never in the persistent one."""
         key = b"q" + text_key(text)

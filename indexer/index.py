@@ -1,11 +1,8 @@
 """The derived state of one vault, kept equal to what a rebuild from the files would give.
 
-Layout under `<vault>/.memdir/`:
-
-    index/CURRENT          name of the live generation (replaced atomically)
-    index/gen-*/           manifest.sqlite, vectors.faiss + units.faiss (FAISS) + vectors.log, keyword/ (Whoosh)
-    cache/embeddings.sqlite   vectors by text hash; survives rebuilds
-    index.lock             held by the one process allowed to change the index
+The in-memory index over one generation of files (`generations.py` says where they live and who
+may change them); texts' vectors are cached by text hash in `.memdir/cache/embeddings.sqlite`,
+which survives rebuilds. Whole-vault rebuilds are in `rebuild.py`.
 
 Every change, whether from the watcher, a startup reconcile or a full rebuild, goes through
 `sync()`, which looks at the disk (not at what an event said happened), so incremental
@@ -20,32 +17,31 @@ texts come out the same costs nothing.
 
 from __future__ import annotations
 
-import fcntl
-import json
 import logging
-import os
-import secrets
-import shutil
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterable
+
+import numpy as np
 
 from vault import Memory, Problem, Vault, atomic
 from vault.errors import NotFoundError, ParseError, VaultError
 from vault.dedup import dedup_key
 from vault.ids import identity_key
 from vault.parse import sha256
+from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reason
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk
 
 from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
+from .generations import Layout, Ownership
 from .keyword import KeywordIndex
 from .keyword import signature as keyword_signature
-from .manifest import SCHEMA_VERSION, Entry, Manifest
+from .manifest import Entry, Manifest
 from .vectors import VectorIndex
 
 log = logging.getLogger("memdir.index")
@@ -63,6 +59,7 @@ class SyncReport:
     removed: int = 0
     errors: int = 0
     embedded: int = 0  # units whose text had to be embedded (cache misses included)
+    deferred: int = 0  # units left for the background backfill (see Index.backfill)
     seconds: float = 0.0
 
     @property
@@ -85,7 +82,8 @@ class _Batch:
 
 
 class Index:
-    def __init__(self, vault: Vault, embedder: Embedder, generation: Path, *, writable: bool) -> None:
+    def __init__(self, vault: Vault, embedder: Embedder, generation: Path, *, writable: bool,
+                 defer_embedding: bool = False) -> None:
         self.vault = vault
         self.root = vault.root
         self.embedder = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
@@ -95,6 +93,13 @@ class Index:
         self.lock = threading.RLock()
         self.version = 0  # bumped on every change; readers use it to invalidate caches
         self._owner: Ownership | None = None
+        # A server must answer before a fresh vault is embedded (a vault of a few dozen notes is ~20k
+        # tokens: seconds of model time on two cores). With `defer_embedding`, a sync with more than
+        # DEFER_ABOVE units to embed indexes their keywords at once and leaves their vectors to
+        # `backfill`; until then those memories are found by keyword only.
+        self.defer_embedding = defer_embedding
+        self.unembedded: dict[int, None] = {}  # unit ids waiting for a vector, oldest first
+        self.embedding_wanted = threading.Event()  # set when units are left for the backfill
         self._load(generation)
 
     def _load(self, generation: Path) -> None:
@@ -122,16 +127,17 @@ class Index:
     # -- opening and building ------------------------------------------------------------
 
     @classmethod
-    def open(cls, vault: Vault, embedder: Embedder, *, writable: bool = True, progress: Progress | None = None) -> "Index":
+    def open(cls, vault: Vault, embedder: Embedder, *, writable: bool = True, progress: Progress | None = None,
+             defer_embedding: bool = False) -> "Index":
         """Open the live generation (building one if there is none or it is foreign) and reconcile the files."""
         layout = Layout(vault.root)
         owner = layout.try_own() if writable else None
         generation = layout.current()
-        if generation is None or not _compatible(generation, embedder):
+        if generation is None or not layout.compatible(generation, embedder):
             if owner is None:
                 raise IndexUnusable(f"no usable index in {layout.base}; run memdir reindex (or start memdir serve)")
-            generation = build_generation(vault, embedder, layout, progress)
-        index = cls(vault, embedder, generation, writable=owner is not None)
+            generation = build_generation(vault, embedder, layout, progress, defer_embedding=defer_embedding)
+        index = cls(vault, embedder, generation, writable=owner is not None, defer_embedding=defer_embedding)
         index._owner = owner
         if owner is not None:
             layout.sweep(generation)
@@ -159,7 +165,11 @@ class Index:
             keyword_ids = self.keyword.chunk_ids()
             if keyword_ids - expected_chunks:
                 self.keyword.delete_chunks(keyword_ids - expected_chunks)
-            missing = (expected_units - self.vectors.ids()) | (expected_chunks - keyword_ids)
+            unembedded = expected_units - self.vectors.ids()
+            if self.defer_embedding:  # left for the backfill, which embeds them from the files' texts
+                self._defer(sorted(unembedded))
+                unembedded = set()
+            missing = unembedded | (expected_chunks - keyword_ids)
             stale = {e.path for e in valid if (set(e.unit_ids) | set(e.chunk_ids)) & missing}
             if stray_vectors or keyword_ids - expected_chunks or stale:
                 log.warning("index healed: %d stray vectors, %d stray keyword documents, %d files re-indexed",
@@ -182,24 +192,26 @@ class Index:
         with self.lock:
             generation = layout.current()
             if owner is not None:
-                if generation is None or not _compatible(generation, self.embedder):
-                    generation = build_generation(self.vault, self.embedder, layout)
-                self._swap(generation)
+                if generation is None or not layout.compatible(generation, self.embedder):
+                    generation = build_generation(self.vault, self.embedder, layout,
+                                                  defer_embedding=self.defer_embedding)
+                self.swap(generation)
                 self._owner, self.writable = owner, True
                 self.heal()
                 atomic.sweep_temp_files(self.root)
                 self.sync(deep=True)
                 return True
-            if generation is None or not _compatible(generation, self.embedder):
+            if generation is None or not layout.compatible(generation, self.embedder):
                 return False  # the owner is rebuilding, or indexes with another embedder: keep what we have
             if generation != self.generation or self.manifest.data_version() != self._data_version:
-                self._swap(generation)
+                self.swap(generation)
             return False
 
-    def _swap(self, generation: Path) -> None:
+    def swap(self, generation: Path) -> None:
         """Load another generation (or the same one, changed by its owner) in place of this one."""
         old_keyword, old_manifest = self.keyword, self.manifest
         self._load(generation)
+        self.unembedded.clear()  # another generation's units; the owner's heal() finds what this one lacks
         weighting = old_keyword._weighting  # BM25 parameters belong to the searcher, not to the files
         self.keyword.set_weighting(weighting.B, weighting.K1)
         self.version += 1
@@ -337,9 +349,9 @@ class Index:
         owner = self.path_of.get(identity_key(memory.id))
         if owner is not None and owner != rel:
             rival = self.entries[owner].memory
-            if rival is not None and _precedence(rival) <= _precedence(memory):
+            if rival is not None and id_precedence(rival) <= id_precedence(memory):
                 entry = Entry(rel, size, mtime_ns, memory.content_hash, None, line=memory.id_line,
-                              reason=_duplicate_reason(memory.id, owner), memory=memory)
+                              reason=duplicate_id_reason(memory.id, owner), memory=memory)
                 if previous is not None:
                     self._unindex(previous, batch)
                 batch.entries[rel] = self.entries[rel] = entry
@@ -376,7 +388,7 @@ class Index:
         for path in sorted(self._duplicates):
             entry = self.entries[path]  # a path leaves the set with its entry: a KeyError here is a bug
             holder = self.path_of.get(identity_key(entry.memory.id), "?")
-            reason = _duplicate_reason(entry.memory.id, holder)
+            reason = duplicate_id_reason(entry.memory.id, holder)
             if reason != entry.reason:
                 batch.entries[path] = self.entries[path] = replace(entry, reason=reason)
 
@@ -386,7 +398,7 @@ class Index:
         self._unindex(old, batch, reclaim=False)  # the id is not free: the new claimant takes it
         batch.entries[owner_path] = self.entries[owner_path] = replace(
             old, memory_id=None, chunk_ids=(), embed_hash="", units=(), keyword_hash="",
-            line=old.memory.id_line if old.memory else None, reason=_duplicate_reason(winner.id, winner.path))
+            line=old.memory.id_line if old.memory else None, reason=duplicate_id_reason(winner.id, winner.path))
         report.errors += 1
 
     def _unindex(self, entry: Entry, batch: _Batch, reclaim: bool = True) -> None:
@@ -407,7 +419,7 @@ class Index:
                    if e.path != freed_path and e.reason and e.memory and identity_key(e.memory.id) == identity_key(memory_id)]
         if not waiting:
             return
-        best = min(waiting, key=lambda e: _precedence(e.memory))  # type: ignore[arg-type]
+        best = min(waiting, key=lambda e: id_precedence(e.memory))  # type: ignore[arg-type]
         self._index_memory(best.path, best.memory, None, best.size, best.mtime_ns, batch, SyncReport())  # type: ignore[arg-type]
 
     def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
@@ -486,12 +498,80 @@ class Index:
         """The texts an indexed memory's neighbours lend it (see chunking)."""
         return Neighbours(_lent(self.previous_of(memory.id), memory), _lent(self.next_of(memory.id), memory))
 
+    # -- embedding in the background -------------------------------------------------------
+
+    def _vectors_now(self, units: list[Unit]) -> tuple[list[Unit], "np.ndarray | None", list[Unit]]:
+        """The units to give vectors in this sync, their vectors, and the units left for the backfill."""
+        if not units:
+            return [], None, []
+        if not (self.defer_embedding and len(units) > DEFER_ABOVE):
+            return units, self.embedder.embed([u.text for u in units]), []
+        known = self.embedder.cached([u.text for u in units])  # already embedded once: free now
+        now = [u for i, u in enumerate(units) if i in known]
+        later = [u for i, u in enumerate(units) if i not in known]
+        vectors = np.stack([known[i] for i in range(len(units)) if i in known]) if now else None
+        return now, vectors, later
+
+    def _defer(self, unit_ids: Iterable[int]) -> None:
+        for unit in unit_ids:
+            self.unembedded[unit] = None
+        if self.unembedded:
+            self.embedding_wanted.set()
+
+    def backfill(self, limit: int = 8) -> int:
+        """Embed up to `limit` deferred units; returns how many were taken off the queue (0: none left).
+
+        The model runs outside the index lock, so searches and syncs go on meanwhile; a unit whose
+        memory changed in between is dropped (the sync that changed it queued or embedded its new text)."""
+        with self.lock:
+            chosen = list(islice(self.unembedded, limit))
+            if not chosen:
+                self.embedding_wanted.clear()
+                return 0
+            texts = self._unit_texts(chosen)
+            for unit in chosen:
+                if unit not in texts:
+                    self.unembedded.pop(unit, None)  # its memory is gone or no longer has it
+        wanted = [(unit, *texts[unit]) for unit in chosen if unit in texts]
+        vectors = self.embedder.embed([text for _, text, _, _, _ in wanted]) if wanted else None
+        with self.lock:
+            keep = [row for row, (unit, _, _, path, embed_hash) in enumerate(wanted) if unit in self.unembedded
+                    and (entry := self.entries.get(path)) is not None and entry.embed_hash == embed_hash]
+            if keep and vectors is not None:
+                self.vectors.add([wanted[r][0] for r in keep], vectors[keep], [wanted[r][2] == WHOLE for r in keep])
+                self.vectors.persist(self.generation)
+                self.version += 1
+            for unit, *_ in wanted:
+                self.unembedded.pop(unit, None)
+        return len(chosen)
+
+    def _unit_texts(self, unit_ids: list[int]) -> dict[int, tuple[str, str, str, str]]:
+        """unit id -> (text, role, path, the entry's embed hash), chunked again from the indexed memory."""
+        found: dict[int, tuple[str, str, str, str]] = {}
+        wanted = set(unit_ids)
+        for memory_id in dict.fromkeys(self.unit_owner[u][0] for u in unit_ids if u in self.unit_owner):
+            memory = self.memories.get(memory_id)
+            entry = self.entries.get(memory.path) if memory else None
+            if memory is None or entry is None:
+                continue
+            for chunk in chunks_for(memory, self.neighbours(memory)):
+                for unit in chunk.units:
+                    if unit.unit_id in wanted:
+                        found[unit.unit_id] = (unit.text, unit.role, memory.path, entry.embed_hash)
+        return found
+
     def _apply(self, batch: _Batch, report: SyncReport) -> None:
-        vectors = self.embedder.embed([u.text for u in batch.embed]) if batch.embed else None
-        report.embedded += len(batch.embed)
+        embed, vectors, deferred = self._vectors_now(batch.embed)
+        report.embedded += len(embed)
+        report.deferred += len(deferred)
         self.vectors.remove(batch.removed_units)
+        for unit in batch.removed_units:
+            self.unembedded.pop(unit, None)
         if vectors is not None:
-            self.vectors.add([u.unit_id for u in batch.embed], vectors, [u.role == WHOLE for u in batch.embed])
+            self.vectors.add([u.unit_id for u in embed], vectors, [u.role == WHOLE for u in embed])
+            for unit in embed:
+                self.unembedded.pop(unit.unit_id, None)
+        self._defer([u.unit_id for u in deferred])
         if batch.keyword_docs or batch.removed_ids:
             self.keyword.replace(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
         for memory_id in sorted(batch.removed_ids):
@@ -503,6 +583,13 @@ class Index:
         if batch.entries or batch.deleted_paths:
             self.manifest.write(list(batch.entries.values()), batch.deleted_paths)
             self.version += 1
+
+
+DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
+
+
+def _names_duplicate(entry: Entry) -> bool:
+    return entry.memory is not None and is_duplicate_id_reason(entry.reason)
 
 
 def _parse(vault: Vault, data: bytes, rel: str) -> Memory:
@@ -524,145 +611,17 @@ def _capture_order(memory: Memory) -> tuple[bool, float, str]:
     return (memory.created_at is None, created, identity_key(memory.id))
 
 
-def _duplicate_reason(memory_id: str, holder: str) -> str:
-    return f"duplicate id {memory_id!r} (also in {holder}); give this file a new id"
-
-
-def _precedence(memory: Memory) -> tuple[bool, float, int, str]:
-    """The same rule as `vault.store.resolve_duplicate_ids`: oldest first, then shortest path."""
-    created = memory.created_at.timestamp() if memory.created_at else 0.0
-    return (memory.created_at is None, created, len(memory.path), memory.path)
-
-
-# --- generations ------------------------------------------------------------------------
-
-class Layout:
-    def __init__(self, vault_root: Path) -> None:
-        self.base = vault_root / ".memdir" / "index"
-        self.lock_path = vault_root / ".memdir" / "index.lock"
-
-    def current(self) -> Path | None:
-        try:
-            name = (self.base / "CURRENT").read_text().strip()
-        except FileNotFoundError:
-            return None
-        generation = self.base / name
-        return generation if name.startswith("gen-") and (generation / "meta.json").exists() else None
-
-    def new_generation(self) -> Path:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
-        generation = self.base / f"gen-{stamp}-{secrets.token_hex(3)}"
-        generation.mkdir(parents=True)
-        return generation
-
-    def swap(self, generation: Path) -> None:
-        """Point CURRENT at the new generation in one rename, then drop the old ones."""
-        temp = self.base / f"CURRENT.{secrets.token_hex(4)}"
-        temp.write_text(generation.name + "\n")
-        os.replace(temp, self.base / "CURRENT")
-        atomic.fsync_dir(self.base)
-        for old in self.base.glob("gen-*"):
-            if old != generation:
-                shutil.rmtree(old, ignore_errors=True)
-
-    def sweep(self, live: Path) -> None:
-        """Remove what a build or swap killed midway left: other generations and CURRENT temps (owner only)."""
-        for debris in [*self.base.glob("CURRENT.*"), *self.base.glob("gen-*")]:
-            if debris != live:
-                shutil.rmtree(debris, ignore_errors=True) if debris.is_dir() else debris.unlink(missing_ok=True)
-
-    def try_own(self) -> "Ownership | None":
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return None
-        return Ownership(fd)
-
-
-class Ownership:
-    """The flock that makes one process the index's only writer."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd: int | None = fd
-
-    def release(self) -> None:
-        if self.fd is not None:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
-
-
-def _compatible(generation: Path, embedder: Embedder) -> bool:
-    try:
-        meta = json.loads((generation / "meta.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return meta == _meta(embedder)
-
-
-def _names_duplicate(entry: Entry) -> bool:
-    return entry.memory is not None and (entry.reason or "").startswith("duplicate id")
-
-
-def _meta(embedder: Embedder) -> dict[str, object]:
-    return {"schema_version": SCHEMA_VERSION, "embedder": embedder.id, "dim": embedder.dim}
-
-
-def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress: Progress | None = None) -> Path:
-    """Index every file into a fresh generation and make it the live one. The caller must own the index."""
-    generation = layout.new_generation()
-    Manifest(generation / "manifest.sqlite").close()
-    VectorIndex(embedder.dim).save(generation)
-    KeywordIndex.create(generation / "keyword").close()
-    index = Index(vault, embedder, generation, writable=True)
+def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress: Progress | None = None, *,
+                     defer_embedding: bool = False) -> Path:
+    """Index every file into a fresh generation and make it the live one. The caller must own the index.
+    With `defer_embedding`, vectors not in the embedding cache are left out: the index that opens the
+    generation finds them missing and embeds them in the background (see `Index.backfill`)."""
+    generation = layout.new_generation(embedder)
+    index = Index(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
     try:
         index.sync(None, deep=True, progress=progress)
     finally:
         index.close()
-    (generation / "meta.json").write_text(json.dumps(_meta(embedder)))
+    layout.seal(generation, embedder)
     layout.swap(generation)
     return generation
-
-
-def reindex(index: Index, progress: Progress | None = None) -> SyncReport:
-    """Rebuild into a new generation, swap it in under the running index, then catch up with edits made meanwhile."""
-    started = time.perf_counter()
-    generation = build_generation(index.vault, index.embedder, Layout(index.root), progress)
-    with index.lock:
-        index._swap(generation)
-    index.sync()  # files saved while the new generation was being built
-    report = SyncReport(added=len(index.memories), errors=len(index.problems()))
-    report.seconds = time.perf_counter() - started
-    return report
-
-
-@dataclass(frozen=True)
-class RebuildReport:
-    memories: int
-    chunks: int
-    problems: int
-    embedded: int
-    seconds: float
-
-
-def rebuild(vault: Vault, embedder: Embedder, progress: Progress | None = None) -> RebuildReport:
-    """`memdir reindex` without a server: take ownership, build a fresh generation, swap it in."""
-    layout = Layout(vault.root)
-    owner = layout.try_own()
-    if owner is None:
-        raise IndexUnusable("another process (a running memdir server?) owns this index; reindex through it")
-    started = time.perf_counter()
-    try:
-        cached = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
-            embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite")
-        generation = build_generation(vault, cached, layout, progress)
-        index = Index(vault, cached, generation, writable=False)
-        report = RebuildReport(len(index.memories), index.chunk_count(), len(index.problems()), cached.misses,
-                               time.perf_counter() - started)
-        index.close()
-        return report
-    finally:
-        owner.release()

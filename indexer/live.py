@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from .backfill import Backfill
 from .index import Index, SyncReport
 from .settings import WatchSettings
 from .watcher import Batch, VaultWatcher
@@ -22,6 +23,7 @@ class LiveIndex:
         self.syncs = 0
         self.last_report: SyncReport | None = None
         self._synced = threading.Condition()
+        self.backfill = Backfill(index) if index.defer_embedding else None
         self.watcher = VaultWatcher(
             index.root,
             self._on_batch,
@@ -34,11 +36,15 @@ class LiveIndex:
     def start(self) -> "LiveIndex":
         self.watcher.start()
         self.index.sync()  # edits made between the index's own reconcile and the watcher's start
+        if self.backfill is not None:
+            self.backfill.start()
         return self
 
     def stop(self) -> None:
         self.watcher.flush_now()
         self.watcher.stop()
+        if self.backfill is not None:
+            self.backfill.stop()
 
     def __enter__(self) -> "LiveIndex":
         return self.start()

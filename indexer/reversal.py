@@ -34,6 +34,7 @@ _ANTONYMS = (
     ("safe", "unsafe"), ("supported", "unsupported"), ("first", "last"), ("min", "max"), ("up", "down"),
 )
 _OPPOSITE = {a: b for a, b in _ANTONYMS} | {b: a for a, b in _ANTONYMS}
+VALUE_CHANGED = "a value changed"
 _STOP = frozenset("a an the of to in on for and or is are was were be it this that with we our by as at".split())
 
 
@@ -65,8 +66,14 @@ def reverses(a: str, b: str) -> str:
     values_a = {t for t in only_a if _VALUE.search(t)}
     values_b = {t for t in only_b if _VALUE.search(t)}
     if values_a and values_b and shared >= 0.6:
-        return f"{sorted(values_a)[0]!r} against {sorted(values_b)[0]!r}"
+        return f"{VALUE_CHANGED}: {sorted(values_a)[0]!r} to {sorted(values_b)[0]!r}"
     return ""
+
+
+def updates(why: str) -> bool:
+    """Whether a reversal (a `reverses` reason) is a changed value: more likely an update of the
+    older statement than a disagreement."""
+    return why.startswith(VALUE_CHANGED)
 
 
 def _stem(word: str) -> str:

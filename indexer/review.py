@@ -1,7 +1,8 @@
 """The review inbox: what in a vault needs a human decision, one item each with the command that resolves it.
 
-Stale memories (their cited code changed), near-duplicate groups, possible contradictions, what
-the next `gc` will promote, remove or demote, files that fail validation or hold a credential, and
+Stale memories (their cited code changed), near-duplicate groups, possible contradictions, newer
+memories that change a value in an older one (supersession candidates), what the next `gc` will
+promote, remove, demote or archive, files that fail validation or hold a credential, and
 memories whose text imitates memdir's own markers or speaks to the model as instructions (a
 teammate's pushed memory is untrusted input; its markers are neutralized wherever it is injected,
 and it is listed here so a person looks at it).
@@ -9,17 +10,22 @@ and it is listed here so a person looks at it).
 A dismissed item is remembered by a key made from its kind, ids and the content it was about
 (content hashes, the stale verdicts); when any of that changes, the key changes and the item
 comes back. Dismissals are local state in `.memdir/` (never committed).
+
+What the vault-wide passes derive is kept under `.memdir/review/` (see neighbourhood and
+review_memo), so a new process answers at 10k memories in about half a second of CPU.
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
 
 from vault import atomic, secrets
 from vault.model import Memory
@@ -29,34 +35,21 @@ from .curator import CONFLICT_TYPES, Curator
 
 DISMISSED_FILE = ".memdir/review-dismissed.json"
 # Text that imitates memdir's own frames or addresses the model with orders.
+# Role lines count only in capitals ("SYSTEM:"): memdir's own capture writes "User: ... Assistant: ...",
+# and a captured exchange is a real memory, not an imitation.
 _IMITATION = re.compile(
-    r"═{2,}|(?:END|KNOWN) CONTEXT|</?memdir[\w-]*|^\s*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:"
-    r"|\bignore (?:all |any )?(?:the )?(?:previous|prior|above) (?:instructions|context)\b",
-    re.IGNORECASE | re.MULTILINE,
+    r"═{2,}|(?i:(?:END|KNOWN) CONTEXT)|(?i:</?memdir[\w-]*)|^\s*(?:SYSTEM|ASSISTANT|DEVELOPER)\s*:"
+    r"|(?i:\bignore (?:all |any )?(?:the )?(?:previous|prior|above) (?:instructions|context)\b)",
+    re.MULTILINE,
 )
 CONTRADICTION_NEIGHBOURS = 5
-MAX_CACHED = 200_000
-# Credential labels found in a body, by its content hash: scanning 10k bodies costs most of a second,
-# and a server answering the inbox again only rescans what changed.
-_SECRETS: dict[str, tuple[str, ...]] = {}
-_IMITATING: dict[str, str] = {}  # body key -> the imitating text found ('' for none)
 # The vault-wide neighbour passes (duplicates, contradictions) by index: they change only when the index does.
 _PAIRS: dict[tuple[str, int], tuple[int, list[Item], list[Item]]] = {}
 
 
-def _cached(cache: dict, key: str, compute):  # type: ignore[no-untyped-def]
-    try:
-        return cache[key]
-    except KeyError:
-        if len(cache) > MAX_CACHED:
-            cache.clear()
-        value = cache[key] = compute()
-        return value
-
-
 @dataclass(frozen=True)
 class Item:
-    kind: str  # stale | duplicates | contradiction | promote | remove | demote | archive | invalid | secret | imitation
+    kind: str  # stale | duplicates | contradiction | supersede | promote | remove | demote | archive | invalid | secret | imitation
     ids: tuple[str, ...]
     reason: str
     action: str  # the one command that resolves it
@@ -88,8 +81,10 @@ class Inbox:
 
     def items(self, dismissed: Iterable[str] = ()) -> list[Item]:
         hidden = set(dismissed)
-        found = [*self._stale(), *self._similar_pairs(), *self._lifecycle(), *self._invalid(), *self._secrets(),
-                 *self._imitations()]
+        with _collector_paused():
+            found = [*self._stale(), *self._similar_pairs(), *self._lifecycle(), *self._invalid(), *self._secrets(),
+                     *self._imitations()]
+            self.curator.review_memo.save(self.index.memories.values())  # what this call computed, for the next process
         return [item for item in found if item.key not in hidden]
 
     def _memories(self) -> list[Memory]:
@@ -123,30 +118,45 @@ class Inbox:
         return items
 
     def _contradictions(self) -> list[Item]:
-        """Similar memories of a decision-like type where one reverses the other (order flipped, negated, value changed)."""
+        """Similar memories of a decision-like type where one reverses the other: a changed value (a
+        number, a version) is listed as a supersession candidate (`supersede`: the newer one likely
+        updates the older), an order flipped, a negation or an antonym as a `contradiction`. Pairs
+        where one already supersedes the other are left out."""
         floor = self.curator.dedup.possible_conflict
+        superseded = self.index.graph.superseded_ids()
         seen: set[tuple[str, str]] = set()
         items = []
-        deciding = [m.id for m in self._memories() if m.type in CONFLICT_TYPES and m.status == "active"]
-        for memory_id, similar in self.curator.neighbours(deciding, CONTRADICTION_NEIGHBOURS).items():
+        deciding = [m.id for m in self._memories()
+                    if m.type in CONFLICT_TYPES and m.status == "active" and m.id not in superseded]
+        for memory_id, close in self.curator.close_pairs(deciding, CONTRADICTION_NEIGHBOURS, at_least=floor).items():
             memory = self.index.memories[memory_id]
-            for other in similar:
-                pair = tuple(sorted((memory.id, other.id)))
-                partner = self.index.memories.get(other.id)
-                if (other.similarity < floor or pair in seen or partner is None or partner.type != memory.type
-                        or partner.status != "active" or not reversal.reverses(memory.body, partner.body)):
+            for other, similarity in close:
+                pair = tuple(sorted((memory.id, other)))
+                partner = self.index.memories.get(other)
+                if (similarity < floor or pair in seen or partner is None or partner.type != memory.type
+                        or partner.status != "active" or partner.id in superseded):
+                    continue
+                why = self.curator.reverses(memory, partner)
+                if not why:
                     continue
                 seen.add(pair)  # type: ignore[arg-type]
-                first, second = (self.index.memories[i] for i in pair)
-                items.append(Item("contradiction", pair, f"«{first.title}» and «{second.title}» disagree",  # type: ignore[arg-type]
-                                  "memdir delete the wrong one, or give the newer one `supersedes: [[older]]`",
-                                  _key("contradiction", pair, first.content_hash, second.content_hash)))
+                older, newer = sorted((memory, partner), key=_age)
+                why = self.curator.reverses(older, newer) or why  # told from the older to the newer
+                hashes = [self.index.memories[i].content_hash for i in pair]
+                supersede = f"memdir link {newer.id} {older.id} --as supersedes"
+                if reversal.updates(why):
+                    items.append(Item("supersede", pair, f"«{newer.title}» may update the older «{older.title}» ({why})",  # type: ignore[arg-type]
+                                      supersede, _key("supersede", pair, hashes)))
+                else:
+                    items.append(Item("contradiction", pair, f"«{older.title}» and «{newer.title}» disagree ({why})",  # type: ignore[arg-type]
+                                      f"{supersede} if the newer one holds (else memdir delete {newer.id})",
+                                      _key("contradiction", pair, *hashes)))
         return items
 
     def _lifecycle(self) -> list[Item]:
         items = []
-        for applied in self.curator.gc(now=self.now, dry_run=True):
-            decision = applied.decision
+        # In file order, like every other pass (the plan follows the index's load order, which differs by process).
+        for decision in sorted((a.decision for a in self.curator.gc(now=self.now, dry_run=True)), key=lambda d: d.path):
             memory = self.index.memories.get(decision.id)
             where = f" to {decision.to_collection}" if decision.to_collection else ""
             items.append(Item(decision.action, (decision.id,), f"the next gc will {decision.action} it{where}: {decision.why}",
@@ -162,8 +172,7 @@ class Inbox:
     def _secrets(self) -> list[Item]:
         items = []
         for memory in self._memories():
-            labels = _cached(_SECRETS, memory.body_hash or memory.body,
-                             lambda: tuple(sorted({f.label for f in secrets.scan(memory.body)})))
+            labels = self.curator.review_memo.secrets(memory, lambda: sorted({f.label for f in secrets.scan(memory.body)}))
             if labels:
                 kinds = ", ".join(labels)
                 items.append(Item("secret", (memory.id,), f"holds what looks like a credential ({kinds})",
@@ -175,13 +184,32 @@ class Inbox:
         items = []
         for memory in self._memories():
             text = memory.title + "\n" + memory.body
-            found = _cached(_IMITATING, memory.content_hash or text, lambda: (m.group(0).strip() if (m := _IMITATION.search(text)) else ""))
+            found = self.curator.review_memo.imitation(
+                memory, lambda: (m.group(0).strip() if (m := _IMITATION.search(text)) else ""))
             if found:
                 items.append(Item("imitation", (memory.id,),
                                   f"its text imitates memdir's markers or instructs the model ({found!r}); "
                                   "it is injected with those neutralized", f"read {memory.path}; memdir delete {memory.id} if it is not a real memory",
                                   _key("imitation", memory.id, memory.content_hash)))
         return items
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while the inbox is built: it allocates ~1M short-lived objects
+    (none in cycles), and at 10k memories every full collection walks the whole index's objects
+    (the first call at 10k: 2.4 -> 1.3 s). It is switched back on as it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _age(memory: Memory) -> tuple[str, str]:
+    return (memory.created_at.isoformat() if memory.created_at else "", memory.id)
 
 
 def dismissed(vault_root: Path) -> dict[str, str]:

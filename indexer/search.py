@@ -23,7 +23,6 @@ import numpy as np
 from vault import lifecycle
 from vault.errors import ValidationError
 from vault.model import Memory
-from vault.normalize import normalize
 from vault.settings import LifecycleSettings
 
 from . import timewords
@@ -89,6 +88,12 @@ class Hit:
     via: str | None = None  # graph hits: the memory that led here
     excerpt: str = ""  # the matching section's text, for memories indexed in several chunks
     stale: tuple[dict[str, Any], ...] = ()  # cited files changed since the memory was anchored
+    written: datetime | None = None  # timelines: created_at, else the file's mtime (seed 004)
+
+    def moment(self) -> float:
+        """When the memory was written, for newest-first orders (-inf when unknown)."""
+        when = self.written or self.memory.created_at
+        return when.timestamp() if when else float("-inf")
 
 
 @dataclass
@@ -221,7 +226,7 @@ class Searcher:
             cutoff = now - timedelta(days=request.days_back)
             after = max(after, cutoff) if after else cutoff
         hidden = set() if request.include_superseded else self.index.graph.superseded_ids()
-        leaving = frozenset() if request.include_superseded else self._leaving(now)
+        leaving = frozenset() if request.include_superseded else self.leaving(now)
         wanted_tags = {t.lower().lstrip("#") for t in request.tags}
         allowed: dict[str, Memory] = {}
         for memory_id, memory in self.index.memories.items():
@@ -250,7 +255,7 @@ class Searcher:
         entry = self.index.entries.get(memory.path)
         return datetime.fromtimestamp(entry.mtime_ns / 1e9, tz=timezone.utc) if entry is not None else None
 
-    def _leaving(self, now: datetime) -> frozenset[str]:
+    def leaving(self, now: datetime) -> frozenset[str]:
         """The memories the next lifecycle run removes or archives; kept per index version and minute
         (deciding costs about 1.4 µs a memory, 14 ms at 10k: too much for every filtered search)."""
         if self.lifecycle is None:
@@ -264,14 +269,12 @@ class Searcher:
     def _timeline(self, allowed: dict[str, Memory], request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
         if request.days_back is None and request.after is None and request.before is None:
             raise ValidationError("give a query, days_back or an id (a timeline needs a time window)")
-        hits = [Hit(m, 0.0, 0.0, "timeline", quality=self.quality(m, now)[0], successor=self._successor(m))
+        # A memory without created_at is dated by its file's mtime, as the window was.
+        hits = [Hit(m, 0.0, 0.0, "timeline", quality=self.quality(m, now)[0], successor=self._successor(m),
+                    written=m.created_at or self._modified(m))
                 for m in allowed.values()]
         if request.sort_by in ("relevance", "recency"):
-            # Newest first; a memory without created_at is dated by its file's mtime, as the window was.
-            def moment(hit: Hit) -> float:
-                when = hit.memory.created_at or self._modified(hit.memory)
-                return when.timestamp() if when else float("-inf")
-            return sorted(hits, key=lambda h: (moment(h), h.memory.id), reverse=True)[:limit]
+            return sorted(hits, key=lambda h: (h.moment(), h.memory.id), reverse=True)[:limit]
         return order_hits(hits, request.sort_by)[:limit]
 
     def _vague(self, request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
@@ -565,37 +568,16 @@ def _keyword_filter(request: SearchRequest, allowed: dict[str, Memory], index: I
     )
 
 
-def hit_shape(hit: Hit, now: datetime | None = None) -> dict[str, object]:
-    """The normalized memory plus why and how strongly it matched."""
-    shape = normalize(hit.memory, now)
-    shape.update(
-        relevance=round(hit.relevance, 4),
-        final_score=round(hit.final, 4),
-        channel=hit.channel,
-        heading=hit.heading,
-        successor=hit.successor,
-        via=hit.via,
-    )
-    if hit.excerpt:
-        shape["content"] = hit.excerpt  # the matching section; the whole document is one lookup away
-        shape["excerpt_of"] = hit.memory.path
-    if hit.vector_score is not None:
-        shape["embedding_similarity"] = round(hit.vector_score, 4)
-    if hit.stale:
-        shape["stale"] = list(hit.stale)
-    return shape
-
-
 def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:
     """Hits in the order a search returns them; ties broken by id, so the order is stable. Relevance is
     calibrated to an absolute 0..1, so hits from several indices can be ordered together."""
     if sort_by == "recency":
-        key = lambda h: (h.memory.created_at.timestamp() if h.memory.created_at else float("-inf"), h.final)  # noqa: E731
+        key = lambda h: (h.moment(), h.final)  # noqa: E731
     elif sort_by == "score":
         key = lambda h: (h.memory.score, h.final)  # noqa: E731
     elif sort_by == "relevance":
         # Timeline hits (final 0) from several vaults still come newest first.
-        key = lambda h: (h.final, h.relevance, h.memory.created_at.timestamp() if h.memory.created_at else float("-inf"))  # noqa: E731
+        key = lambda h: (h.final, h.relevance, h.moment())  # noqa: E731
     else:
         raise ValidationError("sort_by must be relevance, recency or score")
     return sorted(hits, key=lambda h: (*key(h), h.memory.id), reverse=True)

@@ -153,7 +153,7 @@ def _words(query: str) -> list[str]:
 def is_vague(query: str) -> bool:
     """True when the query names no subject, only activity, time and kinds of memory ("what did we work on")."""
     words = _words(query)
-    return bool(words) and all(w in _GENERIC or w in TYPE_WORDS or w.isdigit() for w in words)
+    return bool(words) and all(w in _GENERIC or w in TYPE_WORDS or w in _NUMBERS or w.isdigit() for w in words)
 
 
 def vague_types(query: str) -> tuple[str, ...]:

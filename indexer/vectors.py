@@ -213,7 +213,9 @@ class VectorIndex:
         ids = np.ascontiguousarray(unit_ids, dtype=np.int64)
         with self._lock:
             scanned = sorted_contains(self._searched_ids, ids)
-            for index, rows in ((self._searched, scanned), (self._stored, ~scanned)):
+            # A unit still waiting for its vector (Index.backfill) is a row of zeros: cosine 0 to anything.
+            stored = ~scanned & sorted_contains(self._stored_ids, ids)
+            for index, rows in ((self._searched, scanned), (self._stored, stored)):
                 if rows.any():
                     out[rows] = index.reconstruct_batch(np.ascontiguousarray(ids[rows]))
         return out
@@ -235,6 +237,12 @@ class VectorIndex:
                                                 params=params)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
 
+
+    def searched_order(self) -> np.ndarray:
+        """The searched units' ids in FAISS's storage order. Among equal scores a search keeps the
+        earliest stored and lists them latest first; a caller merging hits of its own must do the same."""
+        with self._lock:
+            return faiss.vector_to_array(self._searched.id_map)
 
     def search_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
         """`search` for many queries in one FAISS call (a vault-wide neighbour pass at 10k would

@@ -46,11 +46,11 @@ class Side:
 
 
 def open_side(root: Path, source: str, config: Config, embedder: Embedder, search: SearchSettings, *,
-              writable: bool, progress: Progress | None = None) -> Side:
+              writable: bool, progress: Progress | None = None, defer_embedding: bool = False) -> Side:
     vault = Vault(root, config.vault, source=source)
     if isinstance(embedder, CachedEmbedder):
         embedder = embedder.inner  # each vault caches its own texts' vectors under its own .memdir/
-    index = Index.open(vault, embedder, writable=writable, progress=progress)
+    index = Index.open(vault, embedder, writable=writable, progress=progress, defer_embedding=defer_embedding)
     # With the schedule off (`[lifecycle] every = "off"`) the lifecycle is wholly manual: reads
     # show everything until `memdir gc` runs. Benchmarks of old corpora rely on that.
     curator = Curator(index, config.scoring, config.lifecycle, config.dedup,
@@ -62,13 +62,16 @@ class App:
     """Everything a command or the server needs, built from `<vault>/memdir.toml`."""
 
     def __init__(self, root: Path, *, config: Config | None = None, embedder: Embedder | None = None,
-                 writable: bool = True, progress: Progress | None = None) -> None:
+                 writable: bool = True, progress: Progress | None = None, defer_embedding: bool = False) -> None:
         self.root = root
         self.config = config or load_config(root)
         self.embedder = embedder or _embedder(self.config)  # one model for both vaults
         self.writable = writable
+        # A server answers before a fresh vault is embedded and fills the vectors in behind (Index.backfill);
+        # a command that exits when done embeds everything first.
+        self.defer_embedding = defer_embedding
         self.project = open_side(root, PROJECT, self.config, self.embedder, self.config.search,
-                                 writable=writable, progress=progress)
+                                 writable=writable, progress=progress, defer_embedding=defer_embedding)
         self.vault, self.index, self.searcher, self.curator = (
             self.project.vault, self.project.index, self.project.searcher, self.project.curator)
         self.user_root = user_vault_root(self.config, root)
@@ -127,7 +130,8 @@ class App:
         user_config = load_config(self.user_root)
         # The project's search settings rank both vaults, so their results compare; the user vault's
         # own [search] embedder is not used: the one model this process loaded indexes both.
-        side = open_side(self.user_root, USER, user_config, self.embedder, self.config.search, writable=self.writable)
+        side = open_side(self.user_root, USER, user_config, self.embedder, self.config.search, writable=self.writable,
+                         defer_embedding=self.defer_embedding)
         if self._watching:
             self._watch(side)
         return side

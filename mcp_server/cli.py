@@ -15,13 +15,14 @@ from typing import Any, Callable, Iterator, TypeVar
 
 import click
 
-from vault import Memory, NotFoundError, Vault, VaultError, gitmerge, init_vault, normalize
+from vault import Memory, NotFoundError, Vault, VaultError, gitmerge, init_vault
 
 from . import checks, client, integrations, render
 from .config import Config, default_config_text, load_config, user_vault_root
 from .claude_wiring import check_claude_code
 from .locate import locate
 from .lookup import lookup
+from .view import MemoryView, view_of, views
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -203,8 +204,9 @@ def add(content: str, title: str | None, memory_type: str | None, collection: st
     with service(vault_path) as svc:
         added = svc.add(content=content, title=title, type=memory_type, collection=collection, tags=list(tags),
                         allow_secret=allow_secret, privacy="private" if private else "shared")
-    click.echo(added["memory"]["id"])
-    for line in render.added_notes(added):
+    memory = MemoryView.model_validate(added["memory"])
+    click.echo(memory.id)
+    for line in render.added_notes(memory, added):
         click.echo(line, err=True)
 
 
@@ -218,16 +220,13 @@ def show(ref: str, as_json: bool, version: str | None, vault_path: Path) -> None
     root = vault_root(vault_path)
     if version:
         with service(vault_path) as svc:
-            shape = svc.read(ref=ref, version=version)
+            view = MemoryView.model_validate(svc.read(ref=ref, version=version))
     elif client.serving(root) is not None:
-        shape = Remote(root).read(ref=ref)
+        view = MemoryView.model_validate(Remote(root).read(ref=ref))
     else:
         memory = lookup_anywhere(vault_path, ref)
-        shape = normalize(memory)
-        stale = local_vault(vault_path)[0].stale(memory)
-        if stale:
-            shape["stale"] = stale
-    emit_json(shape) if as_json else click.echo(render.memory_detail(shape))
+        view = view_of(memory, stale=local_vault(vault_path)[0].stale(memory))
+    emit_json(view.as_json()) if as_json else click.echo(render.memory_detail(view))
 
 
 @cli.command(name="list")
@@ -237,10 +236,10 @@ def list_(as_json: bool, vault_path: Path) -> None:
     """List every memory in the vault."""
     root = vault_root(vault_path)
     if client.serving(root) is not None:
-        shapes = Remote(root).list()
+        listed = views(Remote(root).list())
     else:
-        shapes = [normalize(m) for vault in local_vaults(vault_path) for m in vault.scan().memories]
-    emit_json(shapes) if as_json else click.echo(render.memory_rows(shapes))
+        listed = [view_of(m) for vault in local_vaults(vault_path) for m in vault.scan().memories]
+    emit_json([view.as_json() for view in listed]) if as_json else click.echo(render.memory_rows(listed))
 
 
 @cli.command()
@@ -314,7 +313,7 @@ def reindex(vault_path: Path) -> None:
                    f"by the running server; {report['problems']} problem files")
         return
     from indexer.embed import make_embedder
-    from indexer.index import rebuild
+    from indexer.rebuild import rebuild
 
     vault, config = local_vault(vault_path)
     with progress_bar("indexing") as progress:
@@ -351,8 +350,7 @@ def search(query: str | None, limit: int | None, days_back: float | None, collec
     if as_json:
         emit_json(results if as_of else results["results"])
     else:
-        click.echo(render.as_of(results["as_of"]) + render.search_results(results["results"]) if as_of
-                   else render.search_results(results["results"]))
+        click.echo((render.as_of(results["as_of"]) if as_of else "") + render.search_results(views(results["results"])))
 
 
 @cli.command()
@@ -515,8 +513,8 @@ def suggest_merges(threshold: float | None, memory_type: str | None, limit: int,
 def merge(ids: tuple[str, ...], title: str, content: str | None, allow_secret: bool, vault_path: Path) -> None:
     """Merge memories into one that supersedes them; the sources move to .trash/."""
     with service(vault_path) as svc:
-        merged = svc.merge(ids=list(ids), title=title, content=content, allow_secret=allow_secret)
-    click.echo(f"{merged['id']}  {merged['path']}  (supersedes {', '.join(ids)}; sources moved to .trash/)")
+        merged = MemoryView.model_validate(svc.merge(ids=list(ids), title=title, content=content, allow_secret=allow_secret))
+    click.echo(f"{merged.id}  {merged.path}  (supersedes {', '.join(ids)}; sources moved to .trash/)")
 
 
 # -- the server and assistants -------------------------------------------------------------

@@ -7,9 +7,10 @@ defences), with memory text always quoted as data and the whole block kept under
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Iterable
 
-from .outward import SCORED_COLLECTIONS, confidence_label, or_default, quote, relevance_label, stale_label, uses_label
+from .outward import SCORED_COLLECTIONS, confidence_label, private, quote, relevance_label, stale_label, uses_label
+from .view import MemoryView
 
 PREAMBLE = (
     "KNOWN CONTEXT from memdir (this project's memory vault, and your private user vault where marked "
@@ -31,31 +32,26 @@ class Line:
     scorable: bool = True  # a standing fact is shown every turn, not chosen for it: not asked to be scored
 
 
-def memory_line(shape: Mapping[str, Any], relevance: float | None, content_chars: int) -> str:
-    """`• «content» [id:…] (collection, age, w:…, n uses, [YY~N], relevance, confidence, privacy)`"""
-    parts = [shape["collection"]]
-    if shape.get("age"):
-        parts.append(shape["age"])
-    if shape["collection"] in SCORED_COLLECTIONS:
-        parts += [f"w:{shape['wilson_score']:.2f}", uses_label(shape["uses"])]
-        if shape.get("outcome_history"):
-            parts.append(shape["outcome_history"])
-    elif shape["collection"] == "memory_bank":
-        parts.append(f"imp:{or_default(shape.get('importance')):.1f}")
-    parts += [relevance_label(relevance), confidence_label(shape), _privacy(shape)]
-    if shape.get("stale"):
-        parts.append(stale_label(shape["stale"]))
-    return f"• {quote(shape['content'], content_chars)} [id:{shape['id']}] ({', '.join(parts)})"
+def memory_line(view: MemoryView, content_chars: int) -> str:
+    """`• «content» [id:…] (collection, age, w:…, n uses, [YY~N], relevance, confidence, privacy)`; a view
+    that is no search hit (no relevance) is a standing fact."""
+    parts = [view.collection]
+    if view.age:
+        parts.append(view.age)
+    if view.collection in SCORED_COLLECTIONS:
+        parts += [f"w:{view.wilson_score:.2f}", uses_label(view.uses)]
+        if view.outcome_history:
+            parts.append(view.outcome_history)
+    elif view.collection == "memory_bank":
+        parts.append(f"imp:{view.importance:.1f}")
+    parts += [relevance_label(view.relevance), confidence_label(view), "private" if private(view) else "shared"]
+    if view.stale:
+        parts.append(stale_label(view.stale))
+    return f"• {quote(view.content, content_chars)} [id:{view.id}] ({', '.join(parts)})"
 
 
-def _privacy(shape: Mapping[str, Any]) -> str:
-    if shape.get("privacy") == "private" or shape.get("source") == "user":
-        return "private"
-    return "shared"
-
-
-def pointer_line(shape: Mapping[str, Any]) -> str:
-    return f"• [id:{shape['id']}] (shown earlier in this session, unchanged: {quote(shape['title'], 80)})"
+def pointer_line(view: MemoryView) -> str:
+    return f"• [id:{view.id}] (shown earlier in this session, unchanged: {quote(view.title, 80)})"
 
 
 def scoring_request(ids: Iterable[str]) -> str:

@@ -152,7 +152,8 @@ marked stale. If it is wrong, update_memory or delete_memory instead."""
 
 REVIEW = """\
 List what in the vault needs a human decision: stale memories (cited code changed), \
-near-duplicate groups, possible contradictions, what the next gc promotes, removes or demotes, \
+near-duplicate groups, possible contradictions, newer memories that may supersede older ones, what \
+the next gc promotes, removes or demotes, \
 files that fail validation or hold a credential, and memories whose text imitates memdir's \
 markers. Each item names the command that resolves it; show them to the user, who decides."""
 

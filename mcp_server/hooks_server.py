@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from indexer.search import Hit, SearchRequest
-from vault import ValidationError, VaultError, normalize
+from vault import ValidationError, VaultError
 
 from .capture import MAX_EXCHANGE_CHARS
 from .context import Line, known_context, memory_line, pointer_line, scoring_request
 from .service import MemoryService
 from .sessions import Session
 from .trivial import is_trivial_exchange
+from .view import view_of
 
 log = logging.getLogger("memdir.hooks")
 MAX_PROMPT_CHARS = 4000  # the query is the prompt's beginning; a pasted log is not a better query
@@ -82,16 +83,16 @@ class HookHandler:
             hits = self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30))
         chosen = _slots(hits, self.settings, exclude={m.id for m in always})
         lines = []
-        stale = {h.memory.id: h.stale for h in chosen}
-        for memory, relevance in [(m, None) for m in always] + [(h.memory, h.relevance) for h in chosen]:
-            shape = normalize(memory)
-            shape["stale"] = list(stale[memory.id]) if memory.id in stale else self.service.stale(memory)
-            chosen_now = relevance is not None
+        # A hit's view quotes what matched (a long document's section) and carries the hit's stale cites.
+        shown = [(m, view_of(m, stale=self.service.stale(m))) for m in always] + \
+                [(h.memory, view_of(h.memory, hit=h)) for h in chosen]
+        for memory, view in shown:
+            chosen_now = view.relevance is not None
             if state.shown.get(memory.id) == memory.content_hash:
-                lines.append(Line(memory.id, memory.content_hash, pointer_line(shape), True, chosen_now))
+                lines.append(Line(memory.id, memory.content_hash, pointer_line(view), True, chosen_now))
             else:
-                text = memory_line(shape, relevance, self.settings.content_chars)
-                lines.append(Line(memory.id, memory.content_hash, text, False, chosen_now))
+                lines.append(Line(memory.id, memory.content_hash, memory_line(view, self.settings.content_chars),
+                                  False, chosen_now))
         return lines
 
     # -- the spool: every prompt and Stop event is written there first by the hook process -----
@@ -193,7 +194,7 @@ class HookHandler:
                  "Relevant memories arrive with each prompt as KNOWN CONTEXT; search_memory finds more."]
         if standing:
             lines.append("Standing facts:")
-            lines += [memory_line(normalize(m), None, self.settings.content_chars) for m in standing]
+            lines += [memory_line(view_of(m), self.settings.content_chars) for m in standing]
         if stats["problems"]:
             lines.append(f"({stats['problems']} files in the vault could not be read; `memdir doctor` lists them.)")
         forget = event.get("source") in ("clear", "compact")  # the earlier injections are gone from the model's context

@@ -8,23 +8,26 @@ inside neutralized, ids come first, and only what helps the model decide is kept
 one read_memory(id) away.
 
 The vocabulary lives here once: how a track record reads (unproven → proven), what a relevance is
-called, the memory_bank default, the excerpt length. `render.py` (CLI and tool text), `context.py`
-(the prompt hook) and `tools.py` (structured results) all take it from here.
+called, the excerpt length. Every label reads a `MemoryView` (view.py), the one outward model of a
+memory; `render.py` (CLI and tool text), `context.py` (the prompt hook) and `tools.py` (structured
+results) all take their words from here.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
-
 from pydantic import BaseModel, Field
 
-from vault.model import BANK_DEFAULT, SCORED_COLLECTIONS
+from indexer.ranking import proven_tier
+from vault.model import SCORED_COLLECTIONS
+
+from .view import MemoryView, StaleCite
 
 # A list result shows this much of each memory's text; the model calls read_memory for the rest.
 EXCERPT_CHARS = 360
 TITLE_CHARS = 120
-# Uses before a memory's track record reads emerging / established / proven.
-EMERGING_USES, ESTABLISHED_USES, PROVEN_USES = 1, 3, 10
+# A track record reads by the ranking's own evidence tiers (indexer/ranking.py: new → emerging →
+# established → proven, by uses); a model reads "new" as "recently added", so that tier says unproven.
+TRACK_WORDS = {"new": "unproven"}
 # memory_bank confidence thresholds: verified / stated / inferred, below that uncertain.
 VERIFIED, STATED, INFERRED = 0.9, 0.7, 0.5
 # Relevance (calibrated 0..1) thresholds for the words the prompt hook uses.
@@ -46,10 +49,15 @@ def neutral(text: str) -> str:
     return text.translate(_NEUTRAL).replace("<memdir", "‹memdir").replace("</memdir", "‹/memdir")
 
 
+def clip(text: str, width: int) -> str:
+    """Text on one line, cut to `width` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+
+
 def quote(text: str, width: int = 600) -> str:
     """One line of memory text between « », with memdir's markers inside neutralized so it cannot break out."""
-    flat = " ".join(neutral(text).split())
-    return "«" + (flat if len(flat) <= width else flat[: width - 1].rstrip() + "…") + "»"
+    return "«" + clip(neutral(text), width) + "»"
 
 
 def quote_block(text: str) -> str:
@@ -57,17 +65,17 @@ def quote_block(text: str) -> str:
     return "«" + neutral(text) + "»"
 
 
-def or_default(value: float | None) -> float:
-    """A memory_bank weight, with a real 0.0 kept as 0.0 (only a missing one becomes the default)."""
-    return BANK_DEFAULT if value is None else value
-
-
-def place(shape: Mapping[str, Any]) -> str:
+def place(view: MemoryView) -> str:
     """`patterns`, `patterns · user` for the user vault's memories, `patterns · private` for a private
     file in the project vault: where a memory lives, and so who else can read it."""
-    if shape.get("source") == "user":
-        return f"{shape['collection']} · user"
-    return f"{shape['collection']} · private" if shape.get("privacy") == "private" else shape["collection"]
+    if view.source == "user":
+        return f"{view.collection} · user"
+    return f"{view.collection} · private" if view.privacy == "private" else view.collection
+
+
+def private(view: MemoryView) -> bool:
+    """Only this user may read it: a private file in the project vault, or any memory of the user vault."""
+    return view.privacy == "private" or view.source == "user"
 
 
 def relevance_label(relevance: float | None) -> str:
@@ -80,25 +88,24 @@ def relevance_label(relevance: float | None) -> str:
     return "loosely related"
 
 
-def confidence_label(shape: Mapping[str, Any]) -> str:
+def confidence_label(view: MemoryView) -> str:
     """How far a memory has proven itself: memory_bank by stated confidence, the rest by uses."""
-    if shape["collection"] == "memory_bank":
-        confidence = or_default(shape.get("confidence"))
+    if view.collection == "memory_bank":
+        confidence = view.confidence  # set for every memory_bank view (view_of fills a missing one)
         return ("verified" if confidence >= VERIFIED else "stated" if confidence >= STATED
                 else "inferred" if confidence >= INFERRED else "uncertain")
-    if shape["collection"] == "books":
+    if view.collection == "books":
         return "reference"
-    uses = shape["uses"]
-    return ("unproven" if uses < EMERGING_USES else "emerging" if uses < ESTABLISHED_USES
-            else "established" if uses < PROVEN_USES else "proven")
+    tier = proven_tier(view.uses)
+    return TRACK_WORDS.get(tier, tier)
 
 
-def stale_label(stale: list[Mapping[str, Any]] | None, advice: str = ": verify") -> str:
+def stale_label(stale: list[StaleCite] | None, advice: str = ": verify") -> str:
     """`cites services/auth.py, changed since 2026-11-24: verify` ('' when the memory is fresh)."""
     if not stale:
         return ""
-    parts = [f"{item['path']}, {item['reason'].replace('-', ' ')}" + (f" since {item['since'][:10]}" if item.get("since") else "")
-             for item in stale]
+    parts = [f"{cite.path}, {cite.reason.replace('-', ' ')}" + (f" since {cite.since[:10]}" if cite.since else "")
+             for cite in stale]
     return "cites " + "; ".join(parts) + advice
 
 
@@ -106,15 +113,15 @@ def uses_label(count: int) -> str:
     return "1 use" if count == 1 else f"{count} uses"
 
 
-def track_record(shape: Mapping[str, Any]) -> str:
+def track_record(view: MemoryView) -> str:
     """`emerging: 3 uses [Y~Y]`, `unproven: 0 uses`, `stated: importance 0.7`, `reference`."""
-    label = confidence_label(shape)
-    if shape["collection"] == "memory_bank":
-        return f"{label}: importance {or_default(shape.get('importance')):.1f}"
-    if shape["collection"] not in SCORED_COLLECTIONS:
+    label = confidence_label(view)
+    if view.collection == "memory_bank":
+        return f"{label}: importance {view.importance:.1f}"
+    if view.collection not in SCORED_COLLECTIONS:
         return label
-    history = f" {shape['outcome_history']}" if shape.get("outcome_history") else ""
-    return f"{label}: {uses_label(shape['uses'])}{history}"
+    history = f" {view.outcome_history}" if view.outcome_history else ""
+    return f"{label}: {uses_label(view.uses)}{history}"
 
 
 class HitOut(BaseModel):
@@ -130,30 +137,29 @@ class HitOut(BaseModel):
     track: str = Field(description="unproven / emerging / established / proven by uses and outcomes "
                                    "([Y~N] = worked, partial, failed); memory_bank: stated confidence")
     superseded_by: str | None = None
-    status: str | None = Field(None, description="only when not active, e.g. stale")
+    status: str | None = Field(None, description="only when not active: superseded or archived")
     section: str | None = Field(None, description="the heading the excerpt comes from")
     link_context: str | None = Field(None, description="the text around the link (search_linked_memories)")
-    stale: list[dict[str, Any]] | None = Field(None, description="cited files that changed since the memory was "
+    stale: list[StaleCite] | None = Field(None, description="cited files that changed since the memory was "
                                                 "written (path, reason, since): check them, then verify_memory")
 
 
-def hit(shape: Mapping[str, Any]) -> HitOut:
-    """The compact view of one normalized memory (or search hit)."""
-    status = shape.get("status")
+def hit(view: MemoryView) -> HitOut:
+    """The compact view of one memory (or search hit): empty markers are left out, not sent as nulls."""
     return HitOut(
-        id=shape["id"],
-        title=quote(shape["title"], TITLE_CHARS),
-        text=quote(shape["content"], EXCERPT_CHARS),
-        where=place(shape),
-        type=shape["type"],
-        age=shape.get("age") or None,
-        relevance=round(shape["relevance"], 2) if shape.get("relevance") is not None else None,
-        track=track_record(shape),
-        superseded_by=shape.get("successor") or None,
-        status=status if status and status != "active" else None,
-        section=shape.get("heading") or None,
-        link_context=quote(shape["anchor_context"], TITLE_CHARS) if shape.get("anchor_context") else None,
-        stale=list(shape["stale"]) if shape.get("stale") else None,
+        id=view.id,
+        title=quote(view.title, TITLE_CHARS),
+        text=quote(view.content, EXCERPT_CHARS),
+        where=place(view),
+        type=view.type,
+        age=view.age or None,
+        relevance=round(view.relevance, 2) if view.relevance is not None else None,
+        track=track_record(view),
+        superseded_by=view.successor or None,
+        status=view.status if view.status != "active" else None,
+        section=view.heading or None,
+        link_context=quote(view.anchor_context, TITLE_CHARS) if view.anchor_context else None,
+        stale=view.stale or None,
     )
 
 

@@ -4,48 +4,44 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .outward import DATA_NOTE, HitOut, hit_lines, neutral, or_default, place, quote, stale_label, uses_label
+from .outward import DATA_NOTE, HitOut, clip, hit_lines, neutral, place, quote, stale_label, uses_label
+from .view import MemoryView, StaleCite
 
 
-def stats_label(shape: Mapping[str, Any]) -> str:
+def stats_label(view: MemoryView) -> str:
     """`2d, s:0.72, w:0.68, 8 uses, [YY~N]`; memory_bank shows importance and confidence instead."""
-    parts = [shape["age"]] if shape.get("age") else []
-    if shape["collection"] == "memory_bank":
-        parts += [f"imp:{or_default(shape.get('importance')):.1f}", f"conf:{or_default(shape.get('confidence')):.1f}"]
-    elif shape["collection"] != "books":
-        parts += [f"s:{shape['score']:.2f}", f"w:{shape['wilson_score']:.2f}", uses_label(shape["uses"])]
-        if shape.get("outcome_history"):
-            parts.append(shape["outcome_history"])
+    parts = [view.age] if view.age else []
+    if view.collection == "memory_bank":
+        parts += [f"imp:{view.importance:.1f}", f"conf:{view.confidence:.1f}"]
+    elif view.collection != "books":
+        parts += [f"s:{view.score:.2f}", f"w:{view.wilson_score:.2f}", uses_label(view.uses)]
+        if view.outcome_history:
+            parts.append(view.outcome_history)
     return ", ".join(parts)
 
 
-def one_line(shape: Mapping[str, Any], width: int = 100) -> str:
-    text = " ".join(shape["content"].split()) or shape["title"]
-    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
-
-
-def memory_detail(shape: Mapping[str, Any]) -> str:
+def memory_detail(view: MemoryView) -> str:
     """The `memdir show` rendering: a header line, the metadata that matters, then the body."""
     lines = [
-        f"{shape['title']}",
-        f"[id:{shape['id']}] {place(shape)} · {shape['type']} · {stats_label(shape) or 'no age'}",
-        f"path: {shape['path']}",
+        view.title,
+        f"[id:{view.id}] {place(view)} · {view.type} · {stats_label(view) or 'no age'}",
+        f"path: {view.path}",
     ]
-    if shape.get("tags"):
-        lines.append("tags: " + ", ".join(shape["tags"]))
-    if shape.get("status") and shape["status"] != "active":
-        lines.append(f"status: {shape['status']}")
-    if shape.get("supersedes"):
-        lines.append("supersedes: " + ", ".join(shape["supersedes"]))
-    if shape.get("stale"):
-        lines.append(stale_label(shape["stale"]))
-    lines += ["", shape["content"]]
+    if view.tags:
+        lines.append("tags: " + ", ".join(view.tags))
+    if view.status != "active":
+        lines.append(f"status: {view.status}")
+    if view.supersedes:
+        lines.append("supersedes: " + ", ".join(view.supersedes))
+    if view.stale:
+        lines.append(stale_label(view.stale))
+    lines += ["", view.content]
     return "\n".join(lines)
 
 
-def memory_rows(shapes: Iterable[Mapping[str, Any]]) -> str:
+def memory_rows(views: Iterable[MemoryView]) -> str:
     """The `memdir list` table: id, collection, type, age, title."""
-    rows = [(s["id"], place(s), s["type"], s["age"] or "-", s["title"]) for s in shapes]
+    rows = [(v.id, place(v), v.type, v.age or "-", v.title) for v in views]
     if not rows:
         return "(no memories)"
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
@@ -61,20 +57,20 @@ def problems(items: Iterable[Mapping[str, Any]], prefix: str = "") -> str:
     )
 
 
-def search_results(results: list[Mapping[str, Any]]) -> str:
+def search_results(results: list[MemoryView]) -> str:
     """`1. [patterns] (2d, s:0.72, w:0.68, 8 uses, [YY~N]) [id:m-7f3a9c2e] content` plus why it matched."""
     if not results:
         return "(no relevant memories)"
     lines = []
-    for number, r in enumerate(results, 1):
-        where = f" § {r['heading']}" if r.get("heading") else ""
-        lines.append(f"{number}. [{place(r)}] ({stats_label(r)}) [id:{r['id']}] {one_line(r, 90)}")
-        extra = f"   relevance {r['relevance']:.2f} via {r['channel']}{where} · {r['path']}"
-        if r.get("successor"):
-            extra += f" · superseded by [id:{r['successor']}]"
+    for number, hit in enumerate(results, 1):
+        where = f" § {hit.heading}" if hit.heading else ""
+        lines.append(f"{number}. [{place(hit)}] ({stats_label(hit)}) [id:{hit.id}] {clip(hit.content, 90) or clip(hit.title, 90)}")
+        extra = f"   relevance {hit.relevance:.2f} via {hit.channel}{where} · {hit.path}"
+        if hit.successor:
+            extra += f" · superseded by [id:{hit.successor}]"
         lines.append(extra)
-        if r.get("stale"):
-            lines.append(f"   {stale_label(r['stale'])}")
+        if hit.stale:
+            lines.append(f"   {stale_label(hit.stale)}")
     return "\n".join(lines)
 
 
@@ -96,15 +92,14 @@ def relations(report: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def added_notes(added: Mapping[str, Any]) -> list[str]:
+def added_notes(memory: MemoryView, added: Mapping[str, Any]) -> list[str]:
     """What `memdir add` says besides the id: re-statements, near-duplicates, possible conflicts."""
-    memory = added["memory"]
     notes = []
     if added["status"] == "restated":
-        notes.append(f"already stored as [id:{memory['id']}] ({memory['path']}); marked as re-stated")
+        notes.append(f"already stored as [id:{memory.id}] ({memory.path}); marked as re-stated")
     for similar in added["near_duplicates"]:
         notes.append(f"near-duplicate of [id:{similar['id']}] {similar['title']} (similarity {similar['similarity']:.2f}); "
-                     f"consider: memdir merge {memory['id']} {similar['id']} --into TITLE")
+                     f"consider: memdir merge {memory.id} {similar['id']} --into TITLE")
     for similar in added["possible_conflicts"]:
         notes.append(f"possible conflict with [id:{similar['id']}] {similar['title']} "
                      f"(similarity {similar['similarity']:.2f})")
@@ -156,12 +151,11 @@ def insights(data: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def added(data: Mapping[str, Any]) -> str:
-    memory = data["memory"]
+def added(memory: MemoryView, data: Mapping[str, Any]) -> str:
     if data["status"] == "restated":
-        lines = [f"Already stored as [id:{memory['id']}] ({memory['path']}); nothing new was written, it is marked re-stated."]
+        lines = [f"Already stored as [id:{memory.id}] ({memory.path}); nothing new was written, it is marked re-stated."]
     else:
-        lines = [f"Stored [id:{memory['id']}] in {memory['collection']} ({memory['path']})."]
+        lines = [f"Stored [id:{memory.id}] in {memory.collection} ({memory.path})."]
     for similar in data["near_duplicates"]:
         lines.append(f"Near-duplicate of [id:{similar['id']}] {quote(similar['title'], 120)} (similarity "
                      f"{similar['similarity']:.2f}): consider merge_memories.")
@@ -171,11 +165,8 @@ def added(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def changed(verb: str):  # type: ignore[no-untyped-def]
-    def text(memory: Mapping[str, Any]) -> str:
-        return f"{verb} [id:{memory['id']}] {quote(memory['title'], 120)} ({memory['path']})"
-
-    return text
+def changed(verb: str, memory: MemoryView) -> str:
+    return f"{verb} [id:{memory.id}] {quote(memory.title, 120)} ({memory.path})"
 
 
 def deleted(data: Mapping[str, Any]) -> str:
@@ -187,7 +178,8 @@ def verified(data: Mapping[str, Any]) -> str:
     lines = []
     for item in data["verified"]:
         anchored = ", ".join(item["anchors"]) or "no project files cited"
-        was = f" (was: {stale_label(item['was_stale'], advice='')})" if item["was_stale"] else ""
+        was_stale = [StaleCite.model_validate(cite) for cite in item["was_stale"]]
+        was = f" (was: {stale_label(was_stale, advice='')})" if was_stale else ""
         lines.append(f"verified [id:{item['id']}] {quote(item['title'], 120)}: {anchored}{was}")
     return "\n".join(lines)
 
@@ -209,16 +201,16 @@ def restored(data: Mapping[str, Any]) -> str:
     return f"restored [id:{data['id']}] {quote(data['title'], 120)} to {data['restored_to']}"
 
 
-def full_memory(shape: Mapping[str, Any]) -> str:
-    body = "\n".join("│ " + line for line in neutral(shape["content"]).splitlines())
-    head = f"[{place(shape)}] ({stats_label(shape) or 'no age'}) [id:{shape['id']}] {quote(shape['title'], 200)}"
-    lines = [DATA_NOTE, head, f"type: {shape['type']} · path: {shape['path']} · status: {shape['status']}"]
-    if shape.get("tags"):
-        lines.append("tags: " + ", ".join(shape["tags"]))
-    if shape.get("successor"):
-        lines.append(f"superseded by [id:{shape['successor']}]")
-    if shape.get("stale"):
-        lines.append(stale_label(shape["stale"]))
+def full_memory(view: MemoryView) -> str:
+    body = "\n".join("│ " + line for line in neutral(view.content).splitlines())
+    head = f"[{place(view)}] ({stats_label(view) or 'no age'}) [id:{view.id}] {quote(view.title, 200)}"
+    lines = [DATA_NOTE, head, f"type: {view.type} · path: {view.path} · status: {view.status}"]
+    if view.tags:
+        lines.append("tags: " + ", ".join(view.tags))
+    if view.successor:
+        lines.append(f"superseded by [id:{view.successor}]")
+    if view.stale:
+        lines.append(stale_label(view.stale))
     return "\n".join(lines + ["text:", body])
 
 

@@ -91,7 +91,7 @@ class ServedVault:
         from .hooks_server import HookHandler
 
         config = load_config(self.root)
-        self.app = App(self.root, config=config, embedder=embedder(config))
+        self.app = App(self.root, config=config, embedder=embedder(config), defer_embedding=True)
         self.service = MemoryService(self.app)
         self.service.sessions.clean()
         self.app.start_watching()
@@ -121,6 +121,7 @@ class ServedVault:
     def health(self) -> dict[str, Any]:
         assert self.app is not None and self.idle is not None
         return {"vault": str(self.root), "memories": len(self.app.index.memories),
+                "unembedded": len(self.app.index.unembedded),  # units the backfill has yet to embed
                 "uptime_s": round(time.time() - self.opened, 1), "idle_s": round(self.idle.idle_seconds(), 1)}
 
     def close(self) -> None:

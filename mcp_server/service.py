@@ -15,19 +15,20 @@ from typing import Any, Iterable, Mapping, Sequence
 from indexer import books as book_files
 from indexer import review
 from indexer.relations import relations_of
-from indexer.search import Hit, SearchRequest, hit_shape
-from vault import Memory, NotFoundError, ValidationError, normalize
+from indexer.search import Hit, SearchRequest
+from vault import Memory, NotFoundError, ValidationError
 from vault.history import Commit, Version, VaultHistory
 from vault.parse import parse
 from vault.errors import PathError
 from vault.ids import check_id
-from vault.model import BANK_DEFAULT
+from vault.model import bank_weight
 
 from . import capture, checks, leaks
 from . import privacy as vaults
 from .app import App
 from .lookup import looks_like_path
 from .sessions import SessionStore
+from .view import view_of
 
 LIMIT_MAX = 50
 LINKABLE = ("supersedes", "depends_on", "contradicts", "derives_from")
@@ -73,7 +74,7 @@ class MemoryService:
             return self._search_as_of(request, as_of, include_private)
         hits = self.hits(request, include_private)
         self._shown(session, (h.memory for h in hits))
-        return {"results": [hit_shape(h) for h in hits]}
+        return {"results": [view_of(h.memory, hit=h).as_json() for h in hits]}
 
     def _search_as_of(self, request: SearchRequest, as_of: str, include_private: bool) -> dict[str, Any]:
         """The project vault as git had it then: text, status, supersession and counters as committed.
@@ -84,7 +85,8 @@ class MemoryService:
             request = replace(request, privacy=("shared",))
         request = replace(request, now=commit.date)  # "recent" and time words mean recent then
         hits = past.searcher(commit, self.app.config.search).search(request)
-        return {"results": [hit_shape(h, commit.date) for h in hits if vaults.visible(h.memory, include_private)],
+        return {"results": [view_of(h.memory, commit.date, hit=h).as_json() for h in hits
+                            if vaults.visible(h.memory, include_private)],
                 "as_of": commit_shape(commit)}
 
     def log(self, ref: str, include_private: bool = True) -> dict[str, Any]:
@@ -110,12 +112,8 @@ class MemoryService:
         if version:
             return self._read_version(memory, version)
         self._shown(session, [memory])
-        shape = normalize(memory)
-        shape["successor"] = self.app.side_of(memory.id).index.graph.successor(memory.id)
-        stale = self.stale(memory)
-        if stale:
-            shape["stale"] = stale
-        return shape
+        return view_of(memory, successor=self.app.side_of(memory.id).index.graph.successor(memory.id),
+                       stale=self.stale(memory)).as_json()
 
     def _read_version(self, memory: Memory, version: str) -> dict[str, Any]:
         """The memory as committed at `version` (a commit, or a date: the last commit on or before it)."""
@@ -124,9 +122,7 @@ class MemoryService:
         path = next((v.path for v in history.versions(memory.path) if v.commit.date <= commit.date), None)
         if path is None:
             raise NotFoundError(f"{memory.id} was not committed yet at {commit.sha[:10]} ({commit.date.date().isoformat()})")
-        shape = normalize(parse(history.read(commit, path), path), commit.date)
-        shape["version"] = commit_shape(commit)
-        return shape
+        return view_of(parse(history.read(commit, path), path), commit.date, version=commit_shape(commit)).as_json()
 
     def stale(self, memory: Memory) -> list[dict[str, Any]]:
         """Cited project files that changed since the memory was anchored ([] when fresh)."""
@@ -135,7 +131,7 @@ class MemoryService:
     def list(self, include_private: bool = True) -> list[dict[str, Any]]:
         memories = [m for side in self.app.sides(include_private) for m in side.index.memories.values()
                     if vaults.visible(m, include_private)]
-        return [normalize(m) for m in sorted(memories, key=lambda m: (m.source != "project", m.path))]
+        return [view_of(m).as_json() for m in sorted(memories, key=lambda m: (m.source != "project", m.path))]
 
     def doctor(self) -> dict[str, Any]:
         problems = self.index.problems() + self.index.vault.anchor_problems(self.index.memories.values())
@@ -189,12 +185,8 @@ class MemoryService:
             ranked = self.hits(SearchRequest(query=query, limit=LIMIT_MAX), include_private)
             order = {h.memory.id: n for n, h in enumerate(ranked)}
             found.sort(key=lambda item: order.get(item[0].id, len(order)))
-        results = []
-        for memory, context in found[:limit]:
-            shape = normalize(memory)
-            shape["anchor_context"] = context
-            results.append(shape)
-        return {"target": target, "results": results}
+        return {"target": target, "results": [view_of(memory, anchor_context=context).as_json()
+                                              for memory, context in found[:limit]]}
 
     def stats(self, include_private: bool = True) -> dict[str, Any]:
         """The project vault's numbers (private memories are not counted in them) and, for the local user,
@@ -226,9 +218,14 @@ class MemoryService:
         return report
 
     def always_inject(self, include_private: bool = True) -> list[Memory]:
-        """Active memory_bank facts marked always_inject, from every vault the caller may read."""
-        return sorted((m for side in self.app.sides(include_private) for m in side.index.memories.values()
-                       if m.always_inject and m.status == "active" and vaults.visible(m, include_private)),
+        """Active memory_bank facts marked always_inject, from every vault the caller may read; not one that
+        a newer memory supersedes (its successor speaks now) or that the next lifecycle run takes away."""
+        now = datetime.now(timezone.utc)
+        return sorted((m for side in self.app.sides(include_private)
+                       for gone in [side.index.graph.superseded_ids() | side.searcher.leaving(now)]
+                       for m in side.index.memories.values()
+                       if m.always_inject and m.status == "active" and m.id not in gone
+                       and vaults.visible(m, include_private)),
                       key=lambda m: m.id)
 
     def find(self, memory_id: str) -> Memory | None:
@@ -252,9 +249,9 @@ class MemoryService:
         self._shown(session, shown)
         return {
             "query": query,
-            "always": [normalize(m) for m in sorted(always, key=lambda m: m.id)],
-            "facts": [hit_shape(h) for h in facts],
-            "memories": [hit_shape(h) for h in best],
+            "always": [view_of(m).as_json() for m in sorted(always, key=lambda m: m.id)],
+            "facts": [view_of(h.memory, hit=h).as_json() for h in facts],
+            "memories": [view_of(h.memory, hit=h).as_json() for h in best],
             "recommended_collections": [c for c, _ in by_collection.most_common(3)],
             "memory_count": sum(len(side.index.memories) for side in self.app.sides(include_private)),
         }
@@ -263,11 +260,12 @@ class MemoryService:
 
     def add(self, content: str, *, type: str | None = None, tags: Sequence[str] = (), title: str | None = None,
             collection: str = "memory_bank", importance: float | None = None, confidence: float | None = None,
-            always_inject: bool = False, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
+            always_inject: bool = False, privacy: str = "shared", allow_secret: bool = False,
+            session: str | None = None) -> dict[str, Any]:
+        privacy, kept_private = self._privacy_for(content, privacy, session)
         extra: dict[str, Any] = {}
         if collection == "memory_bank":
-            extra.update(importance=BANK_DEFAULT if importance is None else importance,
-                         confidence=BANK_DEFAULT if confidence is None else confidence)
+            extra.update(importance=bank_weight(importance), confidence=bank_weight(confidence))
             if always_inject:
                 extra["always_inject"] = True
         if privacy != "shared":
@@ -279,7 +277,7 @@ class MemoryService:
         added = curator.add(content, title=title, type=type, collection=collection, tags=tags, extra=extra,
                             allow_secrets=allow_secret)
         return {
-            "memory": normalize(added.memory),
+            "memory": view_of(added.memory, **_kept_private(kept_private)).as_json(),
             "status": added.status,
             "near_duplicates": [vars(s) for s in added.near_duplicates],
             "possible_conflicts": [vars(s) for s in added.possible_conflicts],
@@ -290,12 +288,12 @@ class MemoryService:
         target = self.app.side_of(check_id(memory_id)).index.get(memory_id)
         if content and (fields or {}).get("privacy") != vaults.PRIVATE:
             self._refuse_private_text(content, target, session)
-        return normalize(vaults.update(self.app, memory_id, content, fields, allow_secrets=allow_secret))
+        return view_of(vaults.update(self.app, memory_id, content, fields, allow_secrets=allow_secret)).as_json()
 
     def append(self, memory_id: str, content: str, allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
         side = self.app.side_of(check_id(memory_id))
         self._refuse_private_text(content, side.index.get(memory_id), session)
-        return normalize(side.curator.append(memory_id, content, allow_secrets=allow_secret))
+        return view_of(side.curator.append(memory_id, content, allow_secrets=allow_secret)).as_json()
 
     def delete(self, memory_id: str) -> dict[str, Any]:
         side = self.app.side_of(check_id(memory_id))
@@ -305,8 +303,9 @@ class MemoryService:
     def verify(self, ids: Sequence[str]) -> dict[str, Any]:
         """Someone confirmed these memories still hold: anchor each to its cited files as they are now."""
         verified = []
-        for memory_id in ids:
-            memory, was_stale = self.app.side_of(check_id(memory_id)).curator.verify(memory_id)
+        sides = [self.app.side_of(check_id(memory_id)) for memory_id in ids]  # every id known before any write
+        for memory_id, side in zip(ids, sides):
+            memory, was_stale = side.curator.verify(memory_id)
             verified.append({"id": memory.id, "title": memory.title, "anchors": list(memory.frontmatter.get("anchors") or []),
                              "was_stale": was_stale})
         return {"verified": verified}
@@ -370,17 +369,20 @@ class MemoryService:
 
     def record_response(self, key_takeaway: str, initial_score: str | None = None,
                         session: str | None = None, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
-        found = leaks.repeated(key_takeaway, self._private_shown(session)) if privacy == "shared" else None
-        if found is not None:
-            privacy = vaults.PRIVATE  # it repeats a private memory shown in this conversation
+        privacy, kept_private = self._privacy_for(key_takeaway, privacy, session)
         extra = {"privacy": privacy} if privacy != "shared" else None
         memory = vaults.add_side(self.app, privacy).curator.record_response(key_takeaway, initial_score, extra=extra,
                                                                              allow_secrets=allow_secret)
-        shape = normalize(memory)
-        if found is not None:
-            shape["kept_private"] = (f"stored as a private memory: it repeats private memory {found[0].id} "
-                                     f"({found[1]!r}), and private memories are for the user only")
-        return shape
+        return view_of(memory, **_kept_private(kept_private)).as_json()
+
+    def _privacy_for(self, text: str, privacy: str, session: str | None) -> tuple[str, str | None]:
+        """A new memory that repeats a private memory shown in this conversation is stored privately
+        (private memories are for the user only); returns the privacy to use and why it changed."""
+        found = leaks.repeated(text, self._private_shown(session)) if privacy == "shared" else None
+        if found is None:
+            return privacy, None
+        return vaults.PRIVATE, (f"stored as a private memory: it repeats private memory {found[0].id} "
+                                f"({found[1]!r}), and private memories are for the user only")
 
     def score(self, memory_scores: Mapping[str, str], outcome: str | None = None,
               session: str | None = None) -> dict[str, Any]:
@@ -432,10 +434,10 @@ class MemoryService:
         sources = [self.app.side_of(check_id(i)).index.get(i) for i in ids]
         if content and all(vaults.visible(m, include_private=False) for m in sources):
             self._refuse_private_text(f"{title}\n{content}", sources[0], session)  # a shared merge result
-        return normalize(vaults.merge(self.app, list(ids), title, content, allow_secrets=allow_secret))
+        return view_of(vaults.merge(self.app, list(ids), title, content, allow_secrets=allow_secret)).as_json()
 
     def reindex(self) -> dict[str, Any]:
-        from indexer.index import reindex
+        from indexer.rebuild import reindex
 
         report = reindex(self.index)
         return {"memories": report.added, "problems": report.errors, "seconds": round(report.seconds, 2),
@@ -523,3 +525,8 @@ def moment(value: str | None, name: str) -> datetime | None:
     except ValueError:
         raise ValidationError(f"{name} must be a date (YYYY-MM-DD) or an ISO date and time, not {text!r}") from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def _kept_private(why: str | None) -> dict[str, str]:
+    """The optional key saying why a new memory went to the private side (absent when it did not)."""
+    return {"kept_private": why} if why else {}

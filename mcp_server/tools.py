@@ -19,6 +19,7 @@ from vault import VaultError
 from vault.model import BANK_DEFAULT, COLLECTIONS, TYPES
 
 from . import outward, render
+from .view import MemoryView, views
 from .arguments import refuse_unknown_and_explain
 from .descriptions import (
     ADD_BANK,
@@ -84,6 +85,15 @@ REMOVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent
 T = TypeVar("T")
 
 
+def shown(text_of: Callable[[MemoryView], str]) -> Callable[[dict[str, Any]], str]:
+    """A one-memory rendering applied to a service result (the memory's JSON) read back into the model."""
+    return lambda data: text_of(MemoryView.model_validate(data))
+
+
+def changed(verb: str) -> Callable[[dict[str, Any]], str]:
+    return shown(lambda view: render.changed(verb, view))
+
+
 def build(service: MemoryService) -> MCPServer:
     mcp = MCPServer("memdir", instructions=INSTRUCTIONS, log_level="WARNING")
 
@@ -106,7 +116,7 @@ def build(service: MemoryService) -> MCPServer:
         except VaultError as exc:
             raise ToolError(str(exc)) from None
         if lists:
-            data = {**data, **{key: [outward.hit(shape) for shape in data[key]] for key in lists}}
+            data = {**data, **{key: [outward.hit(view) for view in views(data[key])] for key in lists}}
         structured = model.model_validate(data).model_dump(mode="json", exclude_none=bool(lists))  # type: ignore[attr-defined]
         return CallToolResult(content=[TextContent(type="text", text=text_of(data))], structured_content=structured)
 
@@ -142,6 +152,7 @@ def build(service: MemoryService) -> MCPServer:
     @mcp.tool(description=ADD_BANK, annotations=ADD)
     def add_to_memory_bank(
         content: Content,
+        ctx: Context,
         type: MemoryType = "fact",
         tags: Annotated[list[Tag], Field(max_length=20)] = [],  # noqa: B006 - pydantic copies defaults
         importance: Annotated[float, Field(ge=0, le=1)] = BANK_DEFAULT,
@@ -151,9 +162,9 @@ def build(service: MemoryService) -> MCPServer:
         title: Annotated[str | None, Field(max_length=200)] = None,
         allow_secret: AllowSecret = False,
     ) -> Annotated[CallToolResult, AddOut]:
-        return respond(AddOut, render.added, lambda: service.add(
+        return respond(AddOut, lambda d: render.added(MemoryView.model_validate(d["memory"]), d), lambda: service.add(
             content, type=type, tags=tags, title=title, importance=importance, confidence=confidence,
-            always_inject=always_inject, privacy=privacy, allow_secret=allow_secret))
+            always_inject=always_inject, privacy=privacy, allow_secret=allow_secret, session=session_of(ctx)))
 
     @mcp.tool(description=UPDATE, annotations=CHANGE)
     def update_memory(
@@ -163,13 +174,13 @@ def build(service: MemoryService) -> MCPServer:
         fields: Annotated[dict[str, Any] | None, Field(description="Frontmatter keys to set")] = None,
         allow_secret: AllowSecret = False,
     ) -> Annotated[CallToolResult, MemoryOut]:
-        return respond(MemoryOut, render.changed("updated"),
+        return respond(MemoryOut, changed("updated"),
                        lambda: service.update(id, content, fields, allow_secret=allow_secret, session=session_of(ctx)))
 
     @mcp.tool(description=APPEND_TEXT, annotations=APPEND)
     def append_memory(id: MemoryId, content: Content, ctx: Context,
                       allow_secret: AllowSecret = False) -> Annotated[CallToolResult, MemoryOut]:
-        return respond(MemoryOut, render.changed("appended to"),
+        return respond(MemoryOut, changed("appended to"),
                        lambda: service.append(id, content, allow_secret=allow_secret, session=session_of(ctx)))
 
     @mcp.tool(description=READ_TEXT, annotations=READ)
@@ -178,7 +189,7 @@ def build(service: MemoryService) -> MCPServer:
         ctx: Context,
         version: Annotated[str | None, Field(max_length=100, description=AS_OF)] = None,
     ) -> Annotated[CallToolResult, MemoryOut]:
-        return respond(MemoryOut, render.full_memory, lambda: service.read(id, session_of(ctx), version=version))
+        return respond(MemoryOut, shown(render.full_memory), lambda: service.read(id, session_of(ctx), version=version))
 
     @mcp.tool(description=DELETE, annotations=REMOVE)
     def delete_memory(id: MemoryId) -> Annotated[CallToolResult, DeleteOut]:
@@ -219,7 +230,7 @@ def build(service: MemoryService) -> MCPServer:
         allow_secret: AllowSecret = False,
         privacy: Literal["shared", "private"] = "shared",
     ) -> Annotated[CallToolResult, MemoryOut]:
-        return respond(MemoryOut, render.changed("recorded"), lambda: service.record_response(
+        return respond(MemoryOut, changed("recorded"), lambda: service.record_response(
             key_takeaway, initial_score, session=session_of(ctx), allow_secret=allow_secret, privacy=privacy))
 
     @mcp.tool(description=RELATIONSHIPS, annotations=READ)
@@ -263,7 +274,7 @@ def build(service: MemoryService) -> MCPServer:
         ctx: Context,
         allow_secret: AllowSecret = False,
     ) -> Annotated[CallToolResult, MemoryOut]:
-        return respond(MemoryOut, render.changed("merged into"),
+        return respond(MemoryOut, changed("merged into"),
                        lambda: service.merge(ids, title, content, allow_secret=allow_secret, session=session_of(ctx)))
 
     @mcp.tool(description=STATS, annotations=READ)

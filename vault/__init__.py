@@ -12,7 +12,6 @@ from .errors import (
     VaultError,
 )
 from .model import COLLECTIONS, OUTCOMES, SCORED_COLLECTIONS, TYPES, Memory
-from .normalize import normalize
 from .parse import parse
 from .store import Problem, Scan, Vault, init_vault
 from .write import Change, Writer
@@ -38,6 +37,5 @@ __all__ = [
     "VaultError",
     "Writer",
     "init_vault",
-    "normalize",
     "parse",
 ]

@@ -128,7 +128,7 @@ def parse_anchor(text: Any) -> Anchor:
     if not match:
         raise AnchorError(f"anchor {text!r} is not 'path[::symbol]@<hex blob id>'")
     try:
-        path = check_relative(match.group("path")).as_posix()
+        path = check_relative(match.group("path"), within="the project").as_posix()
     except PathError as exc:
         raise AnchorError(f"anchor {text!r}: {exc}") from None
     return Anchor(path, match.group("symbol"), match.group("blob"))
@@ -325,12 +325,14 @@ class Anchors:
                 since = None
             return Stale(anchor.path, "deleted", since)
         blob = self._blob(anchor.path, real, info)
-        if blob is None or blob.startswith(anchor.blob):
+        if blob is None:
             return None
         since = _iso(info.st_mtime)
+        # Checked even when the file is as anchored: `verify` anchors the file as it is now, and a
+        # symbol it no longer defines must not look confirmed (the verdict is cached per mtime and size).
         if anchor.symbol and not self._has_symbol(anchor.path, real, blob, anchor.symbol):
             return Stale(anchor.path, "symbol-missing", since)
-        return Stale(anchor.path, "changed", since)
+        return None if blob.startswith(anchor.blob) else Stale(anchor.path, "changed", since)
 
 
 def anchor_problems(frontmatter: Mapping[str, Any], lines: Mapping[str, int]) -> list[tuple[int | None, str]]:

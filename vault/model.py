@@ -50,6 +50,11 @@ KNOWN_KEYS = frozenset(
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
+def bank_weight(value: float | None) -> float:
+    """A memory_bank importance or confidence as it counts: only a missing one becomes BANK_DEFAULT."""
+    return BANK_DEFAULT if value is None else value
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Memory:
     """A memory as read from its file. Frozen: changes go through `vault.write`, never by mutation."""

@@ -25,8 +25,9 @@ _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def check_relative(user_path: str) -> PurePosixPath:
-    """Lexical checks on a vault-relative path; returns it normalized (NFC, no `.` parts)."""
+def check_relative(user_path: str, within: str = "the vault") -> PurePosixPath:
+    """Lexical checks on a path relative to `within` (the vault, or the project for a cited file);
+    returns it normalized (NFC, no `.` parts)."""
     if not isinstance(user_path, str) or not user_path.strip():
         raise PathError("path is empty")
     if len(user_path) > MAX_PATH_CHARS:
@@ -40,7 +41,7 @@ def check_relative(user_path: str) -> PurePosixPath:
     if _PERCENT_ESCAPE.search(user_path):
         raise PathError(f"path {user_path!r} contains percent-escapes; give the plain name")
     if user_path.startswith(("/", "~")) or PureWindowsPath(user_path).drive:
-        raise PathError(f"path {user_path!r} is absolute; give a path relative to the vault")
+        raise PathError(f"path {user_path!r} is absolute; give a path relative to {within}")
     parts: list[str] = []
     for part in user_path.split("/"):
         if part in ("", "."):

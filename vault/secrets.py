@@ -123,6 +123,20 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
+# Something every rule above needs in what it matches (its vendor prefix, structure or key word),
+# lowercased. Most text holds none of them, and looking for these with `in` costs less than a tenth
+# of running the fourteen patterns (5,380 LoCoMo bodies: 0.75 -> 0.12 s). Keep it a superset when a rule
+# is added: tests/vault/test_secrets.py checks every rule's examples against it.
+_NEEDED = ("private key", "sk-", "akia", "asia", "abia", "acca", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
+           "xox", "k_live_", "k_test_", "aiza", "eyj", "earer", "authorization:", "://", "key", "secret", "token", "passw",
+           "pwd", "credential")
+
+
+def _worth_scanning(text: str) -> bool:
+    lowered = text.lower()
+    return any(needed in lowered for needed in _NEEDED)
+
+
 def scan(text: str, where: str = "content") -> list[Finding]:
     """Every credential-looking span in `text`, first to last, never two for one span."""
     return [finding for finding, _, _ in _matches(text, where)]
@@ -171,6 +185,8 @@ def mask(secret: str) -> str:
 
 def _matches(text: str, where: str) -> list[tuple[Finding, int, int]]:
     spans: list[tuple[int, int, _Rule, str]] = []
+    if not _worth_scanning(text):
+        return []
     for rule in _RULES:
         for match in rule.pattern.finditer(text):
             secret = match.group("s")

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import atomic
+from . import atomic, markdown
 from . import frontmatter as fm
 from .anchors import KEY as anchor_key
 from .anchors import Anchors, anchor_problems, parse_anchors
@@ -213,8 +213,34 @@ def new_memory_fields(
 
 
 def _title_from(content: str) -> str:
-    first = next((line.strip(" #\t") for line in content.splitlines() if line.strip()), "memory")
+    """The first line of prose (a heading's text without its marks); a fence line is never a title, and
+    text that is all code is titled by its first line of code."""
+    lines = list(markdown.fenced(content.splitlines()))
+    prose = (line for line, in_code in lines if not in_code and line.strip())
+    code = (line for line, in_code in lines  # fence lines (opening or closing) hold no words
+            if in_code and markdown.opening_fence(line) is None and line.strip().strip("`~"))
+    first = next(prose, None) or next(code, None) or "memory"
+    first = first.strip(" #\t")
     return first if len(first) <= 80 else first[:77].rstrip() + "…"
+
+
+def id_precedence(memory: Memory) -> tuple[bool, float, int, str]:
+    """Which of two files claiming one id keeps it: the oldest, then the shortest path (the file and the
+    index apply the same rule, so a scan and an incrementally updated index agree)."""
+    created = memory.created_at.timestamp() if memory.created_at else 0.0
+    return (memory.created_at is None, created, len(memory.path), memory.path)
+
+
+_DUPLICATE_ID = "duplicate id"
+
+
+def duplicate_id_reason(memory_id: str, holder: str) -> str:
+    return f"{_DUPLICATE_ID} {memory_id!r} (also in {holder}); give this file a new id"
+
+
+def is_duplicate_id_reason(reason: str | None) -> bool:
+    """The problem of a file that lost its id to another file (it waits to take the id over)."""
+    return (reason or "").startswith(_DUPLICATE_ID)
 
 
 def resolve_duplicate_ids(memories: list[Memory]) -> tuple[list[Memory], list[Problem]]:
@@ -225,13 +251,10 @@ def resolve_duplicate_ids(memories: list[Memory]) -> tuple[list[Memory], list[Pr
     kept: list[Memory] = []
     problems: list[Problem] = []
     for group in groups.values():
-        group.sort(key=lambda m: (m.created_at is None, m.created_at or 0, len(m.path), m.path))
+        group.sort(key=id_precedence)
         kept.append(group[0])
-        for other in group[1:]:
-            line = other.id_line
-            problems.append(
-                Problem(other.path, line, f"duplicate id {other.id!r} (also in {group[0].path}); give this file a new id")
-            )
+        problems.extend(Problem(other.path, other.id_line, duplicate_id_reason(other.id, group[0].path))
+                        for other in group[1:])
     kept.sort(key=lambda m: m.path)
     return kept, problems
 

@@ -12,7 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from indexer.embed import HashingEmbedder
-from indexer.index import Index, Layout, rebuild
+from indexer.generations import Layout
+from indexer.index import Index
+from indexer.rebuild import rebuild
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import counting, fresh_rebuild, open_index, state, top_ids
 from vault import Change, Vault

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from indexer.index import Index
-from indexer.search import SearchRequest, Searcher, hit_shape, order_hits
+from indexer.search import SearchRequest, Searcher, order_hits
 from indexer.settings import SearchSettings
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import open_index
@@ -166,17 +166,6 @@ def test_a_proven_memory_outranks_an_equally_relevant_one_that_kept_failing(hash
     write(hashing_root, "history/b.md", bad)
     index = concept_index(hashing_root)
     assert ids(searcher(index).search(SearchRequest(query="deploy", now=NOW))) == ["m-0000000a", "m-0000000b"]
-    index.close()
-
-
-def test_results_carry_the_normalized_shape_and_why_they_matched(example_root: Path):
-    index = open_index(example_root)
-    hit = searcher(index).search(SearchRequest(query="celery retries idempotent", limit=1, now=NOW))[0]
-    shape = hit_shape(hit, NOW)
-    for key in ("id", "collection", "type", "title", "content", "path", "created_at", "age", "score", "wilson_score",
-                "uses", "success_count", "outcomes", "tags", "relevance", "final_score", "channel"):
-        assert key in shape
-    assert 0.0 <= shape["relevance"] <= 1.0 and shape["channel"] in ("vector", "keyword", "both")
     index.close()
 
 

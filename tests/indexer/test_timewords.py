@@ -65,6 +65,8 @@ def test_the_window_follows_the_local_calendar_day_not_utc():
     ("what did we decide about the kafka consumer last week", False), ("postgres", False),
     ("What did Caroline do yesterday?", False), ("", False), ("where did we leave off", True),
     ("what did we decide this week", True), ("recap of yesterday", True),
+    ("what did we do 2 days ago", True), ("what did we do two days ago", True),
+    ("what happened in the last two weeks", True),
 ])
 def test_a_query_is_vague_when_it_names_no_subject(query: str, vague: bool):
     assert is_vague(query) is vague

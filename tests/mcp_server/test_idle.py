@@ -77,6 +77,10 @@ def test_an_idle_vault_is_closed_cleanly_the_process_leaves_and_the_next_call_st
 def test_a_server_whose_only_vault_is_deleted_exits_within_fifteen_seconds(hashing_example: Path):
     process = start_server(hashing_example)
     try:
+        # A fresh vault's vectors are embedded behind the first answers; deleting the folder while the
+        # server still writes them would race rmtree, which is not what this test is about.
+        info = client.running()
+        wait_for(lambda: client.request(info, "GET", "/api/health", vault=hashing_example)["unembedded"] == 0, timeout=60)
         shutil.rmtree(hashing_example)
         wait_for(lambda: _exited(process), timeout=15)
     finally:

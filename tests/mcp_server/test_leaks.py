@@ -115,3 +115,11 @@ def test_a_captured_exchange_is_private_only_when_it_repeats_a_private_memory_sh
     plain = handler.stop({"session_id": "t", "last_assistant_message": "Weekly, between the backend developers."})
     assert service.find(plain["stored"]).source == "project", "private memories shown, none repeated: shared"
     assert "Berlin" not in project_files(hashing_root)
+
+
+def test_add_to_memory_bank_keeps_a_repeated_private_memory_private(
+        service: MemoryService, hashing_root: Path):
+    # record_response, update, append, merge and the Stop capture check this; add (the
+    # add_to_memory_bank tool) takes no session and writes the private sentence to the project.
+    service.add(RELOCATION + " Plan the handover.", type="fact", session="s")  # type: ignore[call-arg]
+    assert "Berlin" not in project_files(hashing_root)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -254,3 +256,17 @@ def test_show_and_list_without_a_server_read_the_user_vault_too(service, project
     assert memory["id"] in listed.output and "m-5ea0c001" in listed.output
     missing = CliRunner().invoke(cli, ["show", "m-00000000", "--vault", str(project)])
     assert missing.exit_code == 1 and "m-00000000" in missing.output
+
+
+def test_a_note_without_created_at_is_placed_in_a_timeline_by_its_files_mtime(hashing_root: Path):
+    two_days_ago = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 2 * 86400))
+    write(hashing_root, "history/dated.md",
+          f"---\nid: m-da7ed001\ntype: learning\ntitle: Dated\ncreated_at: {two_days_ago}\n---\nDated two days ago.\n")
+    undated = write(hashing_root, "history/undated.md", "---\nid: m-0da7ed01\ntitle: Undated\n---\nWritten by hand today.\n")
+    os.utime(undated, (time.time() - 3600, time.time() - 3600))  # an hour ago: newer than the dated one
+    app = App(hashing_root)
+    try:
+        results = MemoryService(app).search(days_back=5)["results"]
+    finally:
+        app.close()
+    assert [r["id"] for r in results] == ["m-0da7ed01", "m-da7ed001"]

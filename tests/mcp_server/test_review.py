@@ -88,3 +88,86 @@ def test_get_review_queue_through_the_mcp_client_quotes_reasons_as_data(service,
     item = result.structured_content["items"][0]
     assert item["kind"] == "imitation" and item["ids"] == [hostile]
     assert "═" not in json.dumps(result.structured_content) and "═" not in result.content[0].text
+
+
+def decision(memory_id: str, created: str, body: str) -> str:
+    return f"---\nid: {memory_id}\ncollection: memory_bank\ntype: decision\ntitle: {body[:40]}\ncreated_at: {created}\n---\n{body}\n"
+
+
+def test_a_changed_value_is_a_supersession_candidate_and_the_command_it_names_resolves_it(service, project):
+    root = project / ".memories"
+    write(root, "memory_bank/ttl-old.md", decision("m-01d01d01", "2026-10-01T09:00:00Z",
+                                                   "The session token lifetime in the auth service is 15 minutes."))
+    write(root, "memory_bank/ttl-new.md", decision("m-0e00e00e", "2026-11-20T09:00:00Z",
+                                                   "The session token lifetime in the auth service is 30 minutes."))
+    write(root, "memory_bank/pg-no.md", decision("m-0a0a0a0a", "2026-10-02T09:00:00Z",
+                                                 "We do not use Postgres for the billing service."))
+    write(root, "memory_bank/pg-yes.md", decision("m-0b0b0b0b", "2026-11-02T09:00:00Z",
+                                                  "We use Postgres for the billing service."))
+    service.index.sync()
+    found = kinds(service.review())
+    [update] = found["supersede"]
+    assert update["ids"] == ["m-01d01d01", "m-0e00e00e"] and "'15' to '30'" in update["reason"]
+    assert update["action"] == "memdir link m-0e00e00e m-01d01d01 --as supersedes"
+    [conflict] = found["contradiction"]
+    assert conflict["ids"] == ["m-0a0a0a0a", "m-0b0b0b0b"]
+    assert conflict["action"].startswith("memdir link m-0b0b0b0b m-0a0a0a0a --as supersedes")
+    assert "memdir delete m-0b0b0b0b" in conflict["action"]
+    service.app.close()
+
+    vault = str(root)
+    runner = CliRunner()
+    for item in (update, conflict):
+        command = item["action"].split(" if ")[0].split()[1:]  # the command, without `memdir`
+        assert runner.invoke(cli, [*command, "--vault", vault], catch_exceptions=False).exit_code == 0
+    report = json.loads(runner.invoke(cli, ["review", "--json", "--vault", vault], catch_exceptions=False).output)
+    assert not [i for i in report["items"] if i["kind"] in ("supersede", "contradiction")]
+
+
+def test_what_the_next_gc_will_do_is_listed_with_the_command_that_does_it(service, project):
+    root = project / ".memories"
+    write(root, "working/keep.md", memory_text("m-0c0c0c01", "Keep", "The retry budget works.", collection="working",
+                                               extra="score: 0.8\nuses: 3\n"))
+    write(root, "working/drop.md", memory_text("m-0c0c0c02", "Drop", "A passing thought.", collection="working"))
+    write(root, "patterns/weak.md", memory_text("m-0c0c0c03", "Weak", "Rebuild caches nightly.", collection="patterns",
+                                                extra="score: 0.3\nuses: 4\n"))
+    write(root, "memory_bank/old-context.md", memory_text("m-0c0c0c04", "Sprint", "This sprint is about refunds.",
+                                                          collection="memory_bank", type="context"))
+    service.index.sync()
+    found = {(i["kind"], tuple(i["ids"])): i for i in service.review()["items"]}
+    assert {("promote", ("m-0c0c0c01",)), ("remove", ("m-0c0c0c02",)), ("demote", ("m-0c0c0c03",)),
+            ("archive", ("m-0c0c0c04",))} <= set(found)
+    for item in found.values():
+        assert item["reason"] and item["key"] and item["action"].startswith("memdir ")
+    assert "to history" in found[("promote", ("m-0c0c0c01",))]["reason"]
+    assert found[("demote", ("m-0c0c0c03",))]["action"].startswith("memdir gc")
+
+
+def test_a_dismissed_pair_comes_back_when_either_memory_changes(service, project):
+    root = project / ".memories"
+    write(root, "memory_bank/pg-no.md", decision("m-0a0a0a0a", "2026-10-02T09:00:00Z",
+                                                 "We do not use Postgres for the billing service."))
+    write(root, "memory_bank/pg-yes.md", decision("m-0b0b0b0b", "2026-11-02T09:00:00Z",
+                                                  "We use Postgres for the billing service."))
+    service.index.sync()
+    key = kinds(service.review())["contradiction"][0]["key"]
+    assert "contradiction" not in kinds(service.review(dismiss=[key]))
+    assert "contradiction" not in kinds(service.review())
+    service.append("m-0a0a0a0a", "Confirmed again in November.")
+    assert kinds(service.review())["contradiction"][0]["key"] != key
+
+
+def test_a_captured_exchange_is_not_listed_as_an_imitation_of_memdirs_markers(service, project):
+    # memdir's own Stop capture writes "User: ...\n\nAssistant: ..."; the review inbox called each
+    # such memory an imitation of memdir's markers and suggested deleting it.
+    captured = service.add("User: how long do tokens last?\n\nAssistant: 15 minutes, set in the auth config.",
+                           type="history", collection="working")["memory"]["id"]
+    assert captured not in [i for item in kinds(service.review()).get("imitation", []) for i in item["ids"]]
+
+
+def test_a_contradiction_resolved_by_supersession_leaves_the_review_inbox(service, project):
+    old = service.add("We use Postgres for the billing service.", type="decision")["memory"]["id"]
+    new = service.add("We do not use Postgres for the billing service.", type="decision")["memory"]["id"]
+    assert kinds(service.review())["contradiction"]
+    service.link(new, old, relation="supersedes")  # the resolution the inbox itself suggests
+    assert "contradiction" not in kinds(service.review())

@@ -12,6 +12,8 @@ from mcp_server.hooks_server import HookHandler
 from mcp_server.service import MemoryService
 from mcp_server.sessions import MAX_AGE_SECONDS, SessionStore
 
+from ..conftest import write
+
 
 def test_a_session_saved_by_one_server_is_read_by_the_next(tmp_path: Path):
     SessionStore(tmp_path).update("abc", lambda s: (s.show([("m-1234abcd", "h1")]), setattr(s, "completed", True)))
@@ -101,3 +103,20 @@ def test_a_stop_hook_arriving_during_a_prompt_hook_loses_neither_update(hashing_
         assert final.completed and final.last_exchange is not None and final.turn == 2
     finally:
         app.close()
+
+
+def test_a_superseded_always_inject_memory_is_no_longer_injected_beside_its_successor(hashing_example: Path):
+    # The example's "Never force-push to main" (m-0c4fa8d2) is always_inject; a newer rule replaces it.
+    write(hashing_example, "memory_bank/force-push-v2.md",
+          "---\nid: m-f0bced02\ncollection: memory_bank\ntype: constraint\ntitle: Force-push only with lease\n"
+          "supersedes: ['[[never-force-push-main]]']\nalways_inject: true\n---\n"
+          "Force-push to feature branches only with --force-with-lease; never to main.\n")
+    app = App(hashing_example)
+    try:
+        service = MemoryService(app)
+        assert "m-0c4fa8d2" in app.project.index.graph.superseded_ids()
+        context = HookHandler(service).prompt({"session_id": "a1", "prompt": "anything"})["additionalContext"]
+    finally:
+        app.close()
+    assert "[id:m-f0bced02]" in context
+    assert "[id:m-0c4fa8d2]" not in context

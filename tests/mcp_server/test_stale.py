@@ -153,3 +153,22 @@ def test_scoring_a_stale_memory_worked_suggests_verifying_it(service, project):
     from mcp_server import render
     assert f'verify_memory(ids=["{stale}"])' in render.score_answer(answer)
     assert service.score({stale: "failed"})["verify"] == []
+
+
+def test_verify_does_not_make_a_memory_citing_a_vanished_symbol_look_fresh(service, project):
+    cited = service.add("Tokens are signed in `services/auth.py::issue_token`.", type="fact")["memory"]["id"]
+    write(project, "services/auth.py", "TTL_MINUTES = 15\n\ndef mint_token(user):\n    return sign(user, TTL_MINUTES)\n")
+    assert [s["reason"] for s in service.read(cited)["stale"]] == ["symbol-missing"]
+    service.verify([cited])  # the cited symbol is gone: verify must not make the memory look fresh
+    assert [s["reason"] for s in service.read(cited).get("stale") or []] == ["symbol-missing"]
+
+
+def test_verify_with_one_unknown_id_refuses_before_changing_any_file(service, project):
+    from vault import NotFoundError
+
+    cited = service.add("Tokens are signed in `services/auth.py`.", type="fact")["memory"]["id"]
+    write(project, "services/auth.py", "TTL_MINUTES = 30\n")
+    before = (project / ".memories" / service.read(cited)["path"]).read_text()
+    with pytest.raises(NotFoundError):
+        service.verify([cited, "m-00000bad"])
+    assert (project / ".memories" / service.read(cited)["path"]).read_text() == before

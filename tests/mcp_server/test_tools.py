@@ -6,6 +6,7 @@ import pytest
 
 from mcp import Client
 from mcp_server import outward, tools
+from mcp_server.view import MemoryView
 
 pytestmark = pytest.mark.anyio
 
@@ -199,7 +200,7 @@ async def test_a_five_hit_search_is_at_most_half_the_full_shapes_and_keeps_what_
     for hit, shape in zip(hits, full):
         assert list(hit)[0] == "id" and hit["title"] == f"«{shape['title']}»"
         assert hit["age"] == shape["age"] and hit["relevance"] == round(shape["relevance"], 2)
-        assert hit["track"].split(":")[0] == outward.confidence_label(shape)  # unproven … proven, stated, reference
+        assert hit["track"].split(":")[0] == outward.confidence_label(MemoryView.model_validate(shape))  # unproven … proven, stated, reference
         assert hit["text"].startswith("«") and hit["text"].endswith("»")
     assert all(f"[id:{h['id']}]" in text(result) for h in hits)  # the text path carries the same hits
 

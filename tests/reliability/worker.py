@@ -139,20 +139,21 @@ def run_score(root: Path, trigger: Trigger, rounds: int) -> None:
 
 
 def run_reindex(root: Path, trigger: Trigger, at_swap: bool) -> None:
-    from indexer import index as index_module
+    from indexer.generations import Layout
+    from indexer.rebuild import reindex
 
     index = _open(root)
     if at_swap:
-        original = index_module.Layout.swap
+        original = Layout.swap
 
         def swap(self, generation):
             trigger.arm_calls()
             return original(self, generation)
 
-        index_module.Layout.swap = swap
+        Layout.swap = swap
     else:
         trigger.arm_calls()
-    index_module.reindex(index)
+    reindex(index)
     trigger.disarm()
     index.close()
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import HASHING_TOML, memory_text, write
 from vault import Vault, init_vault
-from vault.anchors import Anchors, blob_id, citations, project_root
+from vault.anchors import AnchorError, Anchors, blob_id, citations, parse_anchor, project_root
 from vault.frontmatter import split
 
 
@@ -193,3 +193,8 @@ def test_a_file_cited_with_and_without_a_symbol_gets_one_anchor(project: Path) -
     vault = Vault(project / ".memories")
     memory = vault.add("TTL is services/auth.py::TTL_MINUTES, issued by `services/auth.py`.")
     assert [a.split("@")[0] for a in memory.frontmatter["anchors"]] == ["services/auth.py::TTL_MINUTES"]
+
+
+def test_an_absolute_anchor_path_is_refused_with_a_reason_that_names_the_project():
+    with pytest.raises(AnchorError, match="relative to the project"):
+        parse_anchor("/etc/passwd@1a2b3c4d5e6f")

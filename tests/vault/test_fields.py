@@ -8,8 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from mcp_server.cli import cli
-from vault import normalize, parse
-from vault.fields import problems
+from vault import parse
+from vault.fields import extra_fields, problems
 
 from ..conftest import memory_text, write
 
@@ -19,12 +19,10 @@ OBJECTIVE = memory_text("m-0000f001", "Deposits for every clinic", "Every clinic
                               "owner_team: payments\n")
 
 
-def test_per_type_fields_and_a_users_own_keys_reach_the_normalized_shape():
-    shape = normalize(parse(OBJECTIVE.encode(), "memory_bank/deposits.md"))
-    assert shape["fields"] == {"deadline": "2027-02-01", "progress": "in-progress",
-                               "blockers": ["Stripe Connect review"], "owner_team": "payments"}
-    plain = normalize(parse(memory_text("m-0000f002", "t", "b").encode(), "history/t.md"))
-    assert "fields" not in plain
+def test_per_type_fields_and_a_users_own_keys_are_kept_as_written():
+    assert extra_fields(parse(OBJECTIVE.encode(), "memory_bank/deposits.md")) == {
+        "deadline": "2027-02-01", "progress": "in-progress", "blockers": ["Stripe Connect review"], "owner_team": "payments"}
+    assert extra_fields(parse(memory_text("m-0000f002", "t", "b").encode(), "history/t.md")) == {}
 
 
 def test_a_field_that_does_not_fit_its_type_is_named():

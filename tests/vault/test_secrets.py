@@ -73,6 +73,15 @@ def test_a_credential_is_found_and_named_by_kind(kind: str, text: str):
     assert [f.kind for f in findings] == [kind]
 
 
+@pytest.mark.parametrize(("kind", "text"), SECRETS, ids=[f"{k}-{n}" for n, (k, _) in enumerate(SECRETS)])
+def test_the_quick_pre_check_lets_through_whatever_any_rule_matches(kind: str, text: str):
+    from vault import secrets
+
+    for rule in secrets._RULES:
+        for match in rule.pattern.finditer(text):
+            assert secrets._worth_scanning(match.group(0)), (rule.kind, match.group(0))
+
+
 @pytest.mark.parametrize("text", HARMLESS)
 def test_ordinary_text_ids_hashes_urls_and_placeholders_pass(text: str):
     assert scan(text) == []

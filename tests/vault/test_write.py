@@ -178,3 +178,8 @@ def test_a_full_disk_leaves_the_old_file_intact_with_a_clear_error(vault: Vault,
     monkeypatch.undo()
     assert stored.read_text() == MEMORY
     assert not [p for p in stored.parent.iterdir() if p.name.startswith(atomic.TEMP_PREFIX)]
+
+
+def test_a_memory_added_with_a_leading_code_fence_is_titled_by_its_first_line_of_prose(vault: Vault):
+    memory = vault.add("```python\n# pin the version here\nAPI = 3\n```\nThe API version is 3.")
+    assert memory.title == "The API version is 3."

@@ -1,0 +1,60 @@
+"""The thread that gives deferred units their vectors (see `Index.backfill`), a few at a time.
+
+Small batches keep each model call short: the embedding model is shared with the queries of the
+prompt hook (one model per user), and a query waits for the batch in front of it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from .index import Index
+
+log = logging.getLogger("memdir.backfill")
+BATCH = 8  # units per model call: ~0.2 s of two cores, the longest a query waits behind it
+
+
+class Backfill:
+    def __init__(self, index: Index, batch: int = BATCH) -> None:
+        self.index = index
+        self.batch = batch
+        self._stop = threading.Event()
+        self._progress = threading.Condition()  # notified after every batch: tests and benchmarks wait on it
+        self._thread = threading.Thread(target=self._run, name="memdir-backfill", daemon=True)
+
+    def start(self) -> "Backfill":
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Let the batch in hand finish; the rest stays queued in the files' index (the next start embeds it)."""
+        self._stop.set()
+        self.index.embedding_wanted.set()
+        self._thread.join(timeout)
+
+    def wait_done(self, timeout: float) -> bool:
+        """Block until no unit waits for a vector (bounded); True when done."""
+        with self._progress:
+            return self._progress.wait_for(lambda: not self.index.unembedded, timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started, done = time.perf_counter(), 0
+            try:
+                while not self._stop.is_set() and (taken := self.index.backfill(self.batch)):
+                    done += taken
+                    self._notify()
+            except Exception:  # noqa: BLE001 - a model or disk failure must not kill the server; retried on the next wake
+                log.exception("embedding in the background failed; %d units still wait", len(self.index.unembedded))
+                self._stop.wait(5.0)
+                continue
+            if done:
+                log.info("embedded %d deferred units in %.1f s", done, time.perf_counter() - started)
+            self._notify()
+            self.index.embedding_wanted.wait()
+
+    def _notify(self) -> None:
+        with self._progress:
+            self._progress.notify_all()

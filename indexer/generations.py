@@ -1,0 +1,108 @@
+"""Where one vault's derived index lives on disk, and who may change it.
+
+    <vault>/.memdir/index/CURRENT      name of the live generation (replaced atomically)
+    <vault>/.memdir/index/gen-*/       one generation: manifest.sqlite, FAISS files + vectors.log,
+                                       keyword/ (Whoosh), meta.json (the embedder it was built with)
+    <vault>/.memdir/index.lock         held by the one process allowed to change the index
+
+A generation is built beside the live one and swapped in by one rename of CURRENT, so a reader
+never sees a half-built index. A generation built with another embedder (or an older schema) is
+foreign: it is rebuilt, never read.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import secrets
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+from vault import atomic
+
+from .embed import Embedder
+from .keyword import KeywordIndex
+from .manifest import SCHEMA_VERSION, Manifest
+from .vectors import VectorIndex
+
+
+class Layout:
+    def __init__(self, vault_root: Path) -> None:
+        self.base = vault_root / ".memdir" / "index"
+        self.lock_path = vault_root / ".memdir" / "index.lock"
+
+    def current(self) -> Path | None:
+        try:
+            name = (self.base / "CURRENT").read_text().strip()
+        except FileNotFoundError:
+            return None
+        generation = self.base / name
+        return generation if name.startswith("gen-") and (generation / "meta.json").exists() else None
+
+    def new_generation(self, embedder: Embedder) -> Path:
+        """An empty generation beside the live one; it becomes usable once `seal` names its embedder."""
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        generation = self.base / f"gen-{stamp}-{secrets.token_hex(3)}"
+        generation.mkdir(parents=True)
+        Manifest(generation / "manifest.sqlite").close()
+        VectorIndex(embedder.dim).save(generation)
+        KeywordIndex.create(generation / "keyword").close()
+        return generation
+
+    @staticmethod
+    def seal(generation: Path, embedder: Embedder) -> None:
+        (generation / "meta.json").write_text(json.dumps(_meta(embedder)))
+
+    @staticmethod
+    def compatible(generation: Path, embedder: Embedder) -> bool:
+        """Built by this schema with this embedder: anything else would mix vectors of two models."""
+        try:
+            meta = json.loads((generation / "meta.json").read_text())
+        except (OSError, ValueError):
+            return False
+        return meta == _meta(embedder)
+
+    def swap(self, generation: Path) -> None:
+        """Point CURRENT at the new generation in one rename, then drop the old ones."""
+        temp = self.base / f"CURRENT.{secrets.token_hex(4)}"
+        temp.write_text(generation.name + "\n")
+        os.replace(temp, self.base / "CURRENT")
+        atomic.fsync_dir(self.base)
+        for old in self.base.glob("gen-*"):
+            if old != generation:
+                shutil.rmtree(old, ignore_errors=True)
+
+    def sweep(self, live: Path) -> None:
+        """Remove what a build or swap killed midway left: other generations and CURRENT temps (owner only)."""
+        for debris in [*self.base.glob("CURRENT.*"), *self.base.glob("gen-*")]:
+            if debris != live:
+                shutil.rmtree(debris, ignore_errors=True) if debris.is_dir() else debris.unlink(missing_ok=True)
+
+    def try_own(self) -> "Ownership | None":
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        return Ownership(fd)
+
+
+class Ownership:
+    """The flock that makes one process the index's only writer."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd: int | None = fd
+
+    def release(self) -> None:
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+
+def _meta(embedder: Embedder) -> dict[str, object]:
+    return {"schema_version": SCHEMA_VERSION, "embedder": embedder.id, "dim": embedder.dim}

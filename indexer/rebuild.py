@@ -1,0 +1,53 @@
+"""Whole-vault rebuilds: `memdir reindex` with a server running (`reindex`) and without one (`rebuild`)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from vault import Vault
+
+from .embed import CachedEmbedder, Embedder
+from .generations import Layout
+from .index import Index, IndexUnusable, Progress, SyncReport, build_generation
+
+
+def reindex(index: Index, progress: Progress | None = None) -> SyncReport:
+    """Rebuild into a new generation, swap it in under the running index, then catch up with edits made meanwhile."""
+    started = time.perf_counter()
+    generation = build_generation(index.vault, index.embedder, Layout(index.root), progress)
+    with index.lock:
+        index.swap(generation)
+    index.sync()  # files saved while the new generation was being built
+    report = SyncReport(added=len(index.memories), errors=len(index.problems()))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+@dataclass(frozen=True)
+class RebuildReport:
+    memories: int
+    chunks: int
+    problems: int
+    embedded: int
+    seconds: float
+
+
+def rebuild(vault: Vault, embedder: Embedder, progress: Progress | None = None) -> RebuildReport:
+    """`memdir reindex` without a server: take ownership, build a fresh generation, swap it in."""
+    layout = Layout(vault.root)
+    owner = layout.try_own()
+    if owner is None:
+        raise IndexUnusable("another process (a running memdir server?) owns this index; reindex through it")
+    started = time.perf_counter()
+    try:
+        cached = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
+            embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite")
+        generation = build_generation(vault, cached, layout, progress)
+        index = Index(vault, cached, generation, writable=False)
+        report = RebuildReport(len(index.memories), index.chunk_count(), len(index.problems()), cached.misses,
+                               time.perf_counter() - started)
+        index.close()
+        return report
+    finally:
+        owner.release()

@@ -1,0 +1,160 @@
+"""A server answers before a fresh vault is embedded, and ends with the index a full build gives."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.embed import HashingEmbedder
+from indexer.index import DEFER_ABOVE, Index
+from indexer.live import LiveIndex
+from indexer.settings import WatchSettings
+from indexer.vectors import VectorIndex
+from vault import Vault
+
+from .helpers import fresh_rebuild, state, top_ids
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The test embedder, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts = 0
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+def deferred(root: Path, embedder: HashingEmbedder | None = None) -> Index:
+    return Index.open(Vault(root), embedder or HashingEmbedder(), defer_embedding=True)
+
+
+def drain(index: Index) -> None:
+    while index.backfill(8):
+        pass
+
+
+def full_build_state(root: Path, tmp_path: Path) -> dict:
+    copy = tmp_path / "full"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memdir"))
+    index = fresh_rebuild(copy)
+    try:
+        return state(index)
+    finally:
+        index.close()
+
+
+def test_a_fresh_vault_opened_for_a_server_calls_the_model_for_no_text_and_answers_by_keyword_at_once(example_root: Path):
+    embedder = CountingEmbedder()
+    index = deferred(example_root, embedder)
+    try:
+        assert embedder.texts == 0
+        assert len(index.unembedded) == index.unit_count() > DEFER_ABOVE
+        assert "m-8e2c4b07" in top_ids(index, "pg_try_advisory_lock job locking")[:3]  # by keyword alone
+    finally:
+        index.close()
+
+
+def test_after_the_backfill_the_index_equals_a_full_build(example_root: Path, tmp_path: Path):
+    index = deferred(example_root)
+    try:
+        drain(index)
+        assert not index.unembedded
+        assert state(index) == full_build_state(example_root, tmp_path)
+    finally:
+        index.close()
+
+
+def test_a_memory_edited_while_its_vectors_wait_ends_with_the_vectors_of_its_new_text(example_root: Path, tmp_path: Path):
+    index = deferred(example_root)
+    try:
+        index.backfill(8)
+        edited = sorted(index.memories.values(), key=lambda m: m.path)[5]
+        path = example_root / edited.path
+        path.write_text(path.read_text().replace(edited.body.strip().split()[0], "Rewritten", 1))
+        deleted = sorted(index.memories.values(), key=lambda m: m.path)[9]
+        (example_root / deleted.path).unlink()
+        index.sync([edited.path, deleted.path])
+        drain(index)
+        assert state(index) == full_build_state(example_root, tmp_path)
+    finally:
+        index.close()
+
+
+def test_a_server_stopped_midway_embeds_the_rest_when_it_opens_the_vault_again(example_root: Path, tmp_path: Path):
+    index = deferred(example_root)
+    index.backfill(8)
+    left = len(index.unembedded)
+    index.close()
+    again = deferred(example_root)
+    try:
+        assert len(again.unembedded) == left
+        drain(again)
+        assert state(again) == full_build_state(example_root, tmp_path)
+    finally:
+        again.close()
+
+
+def test_a_command_opening_a_half_embedded_vault_embeds_the_rest_before_it_answers(example_root: Path, tmp_path: Path):
+    deferred(example_root).close()
+    index = Index.open(Vault(example_root), HashingEmbedder())
+    try:
+        assert not index.unembedded
+        assert state(index) == full_build_state(example_root, tmp_path)
+    finally:
+        index.close()
+
+
+def test_a_small_change_is_embedded_at_once_even_in_a_server(example_root: Path):
+    index = deferred(example_root)
+    try:
+        drain(index)
+        memory = next(iter(index.memories.values()))
+        path = example_root / memory.path
+        path.write_text(path.read_text() + "\nOne more sentence about pgbouncer pools.\n")
+        report = index.sync([memory.path])
+        assert report.deferred == 0 and report.embedded > 0
+        assert not index.unembedded
+    finally:
+        index.close()
+
+
+def test_the_live_index_fills_the_vectors_in_behind_and_says_when_it_is_done(example_root: Path, tmp_path: Path):
+    index = deferred(example_root)
+    live = LiveIndex(index, WatchSettings(debounce_seconds=0.05, rescan_seconds=0)).start()
+    try:
+        assert live.backfill is not None and live.backfill.wait_done(timeout=60)
+        assert state(index) == full_build_state(example_root, tmp_path)
+    finally:
+        live.stop()
+        index.close()
+
+
+def test_a_unit_still_waiting_for_its_vector_reads_as_zeros():
+    vectors = VectorIndex(4)
+    vectors.add([1], np.ones((1, 4), dtype=np.float32), [True])
+    rows = vectors.vectors(np.array([1, 2], dtype=np.int64))
+    assert rows[0].tolist() == [1.0] * 4 and rows[1].tolist() == [0.0] * 4
+
+
+@pytest.mark.model
+def test_with_the_real_model_deferred_vectors_equal_those_of_a_full_build(example_root: Path, tmp_path: Path):
+    from indexer.minilm import MiniLM
+
+    model = MiniLM()
+    index = Index.open(Vault(example_root), model, defer_embedding=True)
+    try:
+        drain(index)
+        units = np.array(sorted(index.unit_owner), dtype=np.int64)
+        texts = index._unit_texts(units.tolist())
+        sample = units[:: max(1, len(units) // 12)]
+        direct = model.embed([texts[int(u)][0] for u in sample])
+        np.testing.assert_allclose(index.vectors.vectors(sample), direct, atol=1e-5)
+        assert not index.unembedded and len(index.vectors) == len(units)
+    finally:
+        index.close()
