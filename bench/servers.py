@@ -26,7 +26,7 @@ sys.path.insert(0, str(BENCH))
 
 from indexer.embed import CachedEmbedder, make_embedder  # noqa: E402
 from indexer.index import Index  # noqa: E402
-from mcp_server import client  # noqa: E402
+from mcp_server import client, embed_host  # noqa: E402
 from mcp_server.config import default_config_text  # noqa: E402
 from speed import generate, percentile  # noqa: E402
 from vault import Vault, init_vault  # noqa: E402
@@ -61,6 +61,9 @@ def warm_server(size: int, data: Path, embedder: str, cache: Path = CACHE) -> It
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=60)
+            host = embed_host.running()  # this run's own host, in this run's folder: nothing else would end it
+            if host is not None:
+                os.kill(host.pid, signal.SIGTERM)
 
 
 def latency_summary(latencies: list[float], unit: str) -> dict:
