@@ -1,9 +1,11 @@
-"""Resident memory of memdir's servers: one project against three, with one shared model and with a model each.
+"""Resident memory of memdir's processes: one project against three, with one shared model and with a model each.
 
 Each project is a copy of the bundled `.memories-example/` vault with no index yet, as a new user
-has it: its server is started the way a hook starts it, builds its index, and answers five
-searches; then the resident memory (VmRSS) of every memdir process of this user is summed.
-Servers and the embedding host register in a temporary folder, so nothing of the user's is touched.
+has it: it is asked for the way a hook or `memdir mcp` asks (the first starts this user's server, the
+others are opened by that same process), its index is built, and it answers five searches; then the
+resident memory (VmRSS) of every memdir process of this user (the server and the embedding host) is
+summed. They register in a temporary folder, so nothing of the user's is touched. "a model each" means
+`shared_embedder = false`: each vault's App loads its own model, inside the one server process.
 
     python bench/memory.py          # table
     python bench/memory.py --json
@@ -30,7 +32,7 @@ QUESTIONS = ("how do we lock imports", "what did we decide about squash merges",
 
 
 def processes() -> dict[int, float]:
-    """pid -> resident MB of every memdir server and embedding host registered in this run's folder."""
+    """pid -> resident MB of this run's memdir server and embedding host (the vaults of one server share its pid)."""
     found = {s.pid: s.rss_mb or 0.0 for s in registry.servers()}
     host = embed_host.running()
     if host is not None:
@@ -50,11 +52,11 @@ def run(projects: int, shared: bool, work: Path) -> dict:
             (root / "memdir.toml").write_text(config.replace("shared_embedder = true", f"shared_embedder = {str(shared).lower()}"))
             roots.append(root)
             started = time.perf_counter()
-            info = client.ensure(root, timeout=180)
-            client.request(info, "POST", "/api/op", {"op": "search", "args": {"query": QUESTIONS[0]}}, timeout=60)
-            answers.append(round(time.perf_counter() - started, 1))  # start, index from scratch, first answer
+            client.ensure(root, timeout=180)
+            client.call(root, "search", {"query": QUESTIONS[0]}, timeout=60)
+            answers.append(round(time.perf_counter() - started, 1))  # (start,) open, index from scratch, first answer
             for question in QUESTIONS[1:]:
-                client.request(info, "POST", "/api/op", {"op": "search", "args": {"query": question}}, timeout=60)
+                client.call(root, "search", {"query": question}, timeout=60)
         rss = processes()
         return {"projects": projects, "shared_model": shared, "processes": len(rss),
                 "resident_mb": round(sum(rss.values()), 1), "per_process_mb": sorted(rss.values(), reverse=True),

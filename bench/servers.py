@@ -26,7 +26,7 @@ sys.path.insert(0, str(BENCH))
 
 from indexer.embed import CachedEmbedder, make_embedder  # noqa: E402
 from indexer.index import Index  # noqa: E402
-from mcp_server import client  # noqa: E402
+from mcp_server import client, embed_host  # noqa: E402
 from mcp_server.config import default_config_text  # noqa: E402
 from speed import generate, percentile  # noqa: E402
 from vault import Vault, init_vault  # noqa: E402
@@ -47,19 +47,23 @@ def warm_server(size: int, data: Path, embedder: str, cache: Path = CACHE) -> It
         config = default_config_text().replace('embedder = "all-MiniLM-L6-v2"', f'embedder = "{embedder}"')
         init_vault(root, config.replace('every = "1h"', 'every = "off"'))
         Index.open(Vault(root), CachedEmbedder(make_embedder(embedder), cache)).close()
+        os.environ["MEMDIR_SERVERS_DIR"] = str(Path(tmp) / "servers")  # this run's own server, never the user's
         server = subprocess.Popen([*MEMDIR, "serve", "--vault", str(root)], stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL, env={**os.environ, "HF_HUB_OFFLINE": "1"})
         try:
             deadline = time.monotonic() + 600
-            while client.running(root) is None:
+            while client.running() is None:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the server did not start; see {root / client.LOG_FILE}")
+                    raise RuntimeError(f"the server did not start; see {client.log_file()}")
                 time.sleep(0.1)
             client.ensure(root)
             yield root
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=60)
+            host = embed_host.running()  # this run's own host, in this run's folder: nothing else would end it
+            if host is not None:
+                os.kill(host.pid, signal.SIGTERM)
 
 
 def latency_summary(latencies: list[float], unit: str) -> dict:

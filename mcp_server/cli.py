@@ -1,6 +1,6 @@
 """The `memdir` command line. Each command parses, calls one service operation and formats the result.
 
-When a vault server is running, commands go through it (one writer, one view); otherwise
+When this user's server serves the vault, commands go through it (one writer, one view); otherwise
 they open the vault in-process. Hooks take a fast path that never imports click or models.
 """
 
@@ -80,7 +80,8 @@ def emit_json(value: Any) -> None:
 
 
 class Remote:
-    """The running server's operations, called over HTTP with the vault's token."""
+    """The running server's operations, called over HTTP with the server's token; memdir's errors are raised
+    again as the same VaultError subclass, so `except NotFoundError` works remotely as it does locally."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -90,18 +91,30 @@ class Remote:
             try:
                 return client.call(self.root, op, args)
             except client.RemoteError as exc:
-                raise click.ClickException(str(exc)) from None
+                raise as_local(exc) from None
             except client.Unavailable as exc:
                 raise click.ClickException(f"{exc}; run the command again to use the vault directly") from None
 
         return call
 
 
+def as_local(exc: client.RemoteError) -> Exception:
+    """The server's error as the VaultError subclass it named (a server bug stays a plain error)."""
+    from vault import errors
+
+    kind = getattr(errors, exc.kind, None)
+    if isinstance(kind, type) and issubclass(kind, VaultError):
+        local = kind.__new__(kind)
+        Exception.__init__(local, str(exc))  # ParseError's and SecretError's fields stay on the server
+        return local
+    return click.ClickException(str(exc))
+
+
 @contextmanager
 def service(vault_path: Path) -> Iterator[Any]:
     """The running server if there is one, else the vault opened in this process."""
     root = vault_root(vault_path)
-    if client.running(root) is not None:
+    if client.serving(root) is not None:
         yield Remote(root)
         return
     from .app import App
@@ -208,7 +221,7 @@ def show(ref: str, as_json: bool, version: str | None, vault_path: Path) -> None
     if version:
         with service(vault_path) as svc:
             view = MemoryView.model_validate(svc.read(ref=ref, version=version))
-    elif client.running(root) is not None:
+    elif client.serving(root) is not None:
         view = MemoryView.model_validate(Remote(root).read(ref=ref))
     else:
         memory = lookup_anywhere(vault_path, ref)
@@ -222,7 +235,7 @@ def show(ref: str, as_json: bool, version: str | None, vault_path: Path) -> None
 def list_(as_json: bool, vault_path: Path) -> None:
     """List every memory in the vault."""
     root = vault_root(vault_path)
-    if client.running(root) is not None:
+    if client.serving(root) is not None:
         listed = views(Remote(root).list())
     else:
         listed = [view_of(m) for vault in local_vaults(vault_path) for m in vault.scan().memories]
@@ -235,7 +248,7 @@ def list_(as_json: bool, vault_path: Path) -> None:
 def doctor(as_json: bool, vault_path: Path) -> None:
     """Check every file; exit status 1 when any file has a problem."""
     root = vault_root(vault_path)
-    if client.running(root) is not None:
+    if client.serving(root) is not None:
         report = Remote(root).doctor()
     else:
         vault, _ = local_vault(vault_path)
@@ -294,7 +307,7 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
 def reindex(vault_path: Path) -> None:
     """Rebuild every index from the files (into a new generation, swapped in whole)."""
     root = vault_root(vault_path)
-    if client.running(root) is not None:
+    if client.serving(root) is not None:
         report = Remote(root).reindex()
         click.echo(f"indexed {report['memories']} memories ({report['chunks']} chunks) in {report['seconds']:.1f} s "
                    f"by the running server; {report['problems']} problem files")
@@ -509,47 +522,62 @@ def merge(ids: tuple[str, ...], title: str, content: str | None, allow_secret: b
 @cli.command()
 @vault_option
 def serve(vault_path: Path) -> None:
-    """Run the vault server: indices, watcher, model and every write, shared by all sessions."""
-    from .logs import configure
+    """Run this user's memdir server in the foreground, serving this vault at once and any other vault asked for."""
+    from .logs import configure_file
     from .server import AlreadyRunning, run_server
 
     root = vault_root(vault_path)
-    configure(root)
+    client.own_folder()
+    configure_file(client.log_file())
     try:
         run_server(root, ready=lambda info: click.echo(
-            f"memdir server for {root} on 127.0.0.1:{info.port} (pid {info.pid}); address in .memdir/server.json",
+            f"memdir server on 127.0.0.1:{info.port} (pid {info.pid}), opening {root}; address in {client.servers_folder()}",
             err=True))
     except AlreadyRunning as exc:
-        where = f"pid {exc.info.pid}, port {exc.info.port}" if exc.info else "still starting"
-        click.echo(f"a memdir server is already running for {root} ({where}); not starting another", err=True)
+        if exc.info is None:
+            raise click.ClickException("a memdir server is starting for this user; run the command again") from None
+        client.ensure(root)  # the running server opens this vault
+        click.echo(f"a memdir server is already running for this user (pid {exc.info.pid}, port {exc.info.port}); "
+                   f"it now serves {root}; not starting another", err=True)
 
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the servers as JSON.")
 def status(as_json: bool) -> None:
-    """What memdir runs for this user: each vault server's vault, pid, port, memory, uptime and idle time,
-    and the embedding host they share."""
+    """What memdir runs for this user: each served vault's path, the server's pid, port and memory, the vault's
+    uptime, memories and idle time, and the embedding host."""
     from . import registry
 
     served = [vars(s) for s in registry.servers()]
-    emit_json(served) if as_json else click.echo(render.servers(served))
+    if as_json:
+        emit_json(served)
+        return
+    click.echo(render.servers(served))
+    if any(s["kind"] == "vault" for s in served):
+        click.echo("(MB: the resident memory of the process, shared by the vaults it serves)")
 
 
 @cli.command()
-@click.option("--all", "every", is_flag=True, help="Stop every memdir server of this user, and the embedding host.")
+@click.option("--all", "every", is_flag=True, help="Stop this user's memdir server (every vault) and the embedding host.")
 @vault_option
 def stop(every: bool, vault_path: Path) -> None:
-    """End a vault's server (or --all of them) cleanly; the next hook or tool call starts one again."""
+    """Close one vault in the server (the server stays for the others), or --all: end the server and the
+    embedding host. Both cleanly; the next hook or tool call starts what it needs again."""
     from . import registry
 
-    stopped = registry.stop(None if every else vault_root(vault_path))
-    click.echo("\n".join(f"stopped pid {s.pid} ({s.vault})" for s in stopped) or "no memdir server was running")
+    if every:
+        stopped = registry.stop()
+        click.echo("\n".join(f"stopped pid {s.pid} ({s.vault})" for s in stopped) or "no memdir server was running")
+        return
+    root = locate(vault_path, Path.cwd()).absolute()
+    closed = registry.close(root)
+    click.echo(f"closed {root} (pid {closed.pid})" if closed else f"no memdir server serves {root}")
 
 
 @cli.command()
 @vault_option
 def mcp(vault_path: Path) -> None:
-    """The MCP server an assistant launches over stdio (starts the vault server if needed)."""
+    """The MCP server an assistant launches over stdio (starts this user's server, and opens the vault there, if needed)."""
     from .stdio import run_stdio
 
     run_stdio(vault_root(vault_path))

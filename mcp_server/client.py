@@ -1,4 +1,4 @@
-"""A tiny client for the vault server: find it, start it, call it. Standard library only.
+"""A tiny client for this user's memdir server: find it, start it, call it about a vault. Standard library only.
 
 Hooks run on every prompt and must answer in milliseconds, so this module imports nothing
 beyond the standard library (no YAML, no models, no MCP SDK).
@@ -16,10 +16,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-SERVER_FILE = ".memdir/server.json"
-START_LOCK = ".memdir/start.lock"
-LOG_FILE = ".memdir/server.log"
+ADDRESS_FILE = "server.json"  # in the per-user folder: pid, port and token of this user's server (0600)
+PROCESS_LOCK = "server.lock"  # in the per-user folder: held by the one server process of this user
+START_LOCK = "server.start.lock"
+LOG_NAME = "server.log"
+VAULT_LOCK = ".memdir/server.lock"  # in each vault: held by whichever process serves it (one writer)
+VAULT_HEADER = "X-Memdir-Vault"  # every request names its vault; the server opens it on the first one
 
 
 class RemoteError(Exception):
@@ -35,19 +39,50 @@ class Unavailable(Exception):
     """No server is running for this vault (or it did not answer in time)."""
 
 
+def servers_folder() -> Path:
+    """Where this user's memdir processes leave their addresses: `$MEMDIR_SERVERS_DIR`, else
+    `$XDG_RUNTIME_DIR/memdir`, else `~/.cache/memdir/servers` (made 0700: another user never sees them)."""
+    explicit = os.environ.get("MEMDIR_SERVERS_DIR")
+    if explicit:
+        return Path(explicit)
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    return Path(runtime) / "memdir" if runtime else Path.home() / ".cache" / "memdir" / "servers"
+
+
+def own_folder() -> Path:
+    """The per-user folder, made if missing, private (0700) and refused when another user owns it."""
+    folder = servers_folder()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    stat = folder.stat()
+    if stat.st_uid != os.getuid():
+        raise PermissionError(f"{folder} belongs to another user; set MEMDIR_SERVERS_DIR to a folder of your own")
+    if stat.st_mode & 0o077:
+        folder.chmod(0o700)
+    return folder
+
+
+def log_file() -> Path:
+    return servers_folder() / LOG_NAME
+
+
 @dataclass(frozen=True)
 class ServerInfo:
     pid: int
     port: int
     token: str
-    vault: str
+    started: float
 
     @classmethod
-    def read(cls, vault_root: Path) -> "ServerInfo | None":
+    def read(cls, folder: Path | None = None) -> "ServerInfo | None":
+        """The address file, if it is this user's own and private (anything else is not trusted with a prompt)."""
         try:
-            data = json.loads((vault_root / SERVER_FILE).read_text())
-            return cls(int(data["pid"]), int(data["port"]), str(data["token"]), str(data["vault"]))
-        except (FileNotFoundError, ValueError, KeyError, TypeError, PermissionError):
+            with open((folder or servers_folder()) / ADDRESS_FILE, "rb") as file:
+                stat = os.fstat(file.fileno())
+                if stat.st_uid != os.getuid() or stat.st_mode & 0o077:
+                    return None
+                data = json.loads(file.read())
+            return cls(int(data["pid"]), int(data["port"]), str(data["token"]), float(data["started"]))
+        except (FileNotFoundError, ValueError, KeyError, TypeError, PermissionError, IsADirectoryError):
             return None
 
 
@@ -66,16 +101,24 @@ def process_alive(pid: int) -> bool:
     return stat[stat.rfind(")") + 2:][:1] not in ("Z", "X")
 
 
-def running(vault_root: Path) -> ServerInfo | None:
-    """The server of this vault, if its process is alive (its address file may outlive a crash)."""
-    info = ServerInfo.read(vault_root)
+def running() -> ServerInfo | None:
+    """This user's server, if its process is alive (its address file may outlive a crash)."""
+    info = ServerInfo.read()
     return info if info is not None and process_alive(info.pid) else None
 
 
-def request(info: ServerInfo, method: str, path: str, body: Any = None, timeout: float = 30.0) -> Any:
-    """One JSON request with the server's token; raises RemoteError or Unavailable."""
+def serving(vault_root: Path) -> ServerInfo | None:
+    """This user's server when it has `vault_root` open (it holds the vault's lock)."""
+    info = running()
+    return info if info is not None and lock_held(vault_root / VAULT_LOCK) else None
+
+
+def request(info: ServerInfo, method: str, path: str, body: Any = None, timeout: float = 30.0,
+            vault: Path | None = None) -> Any:
+    """One JSON request with the server's token, about `vault` when given; raises RemoteError or Unavailable."""
     payload = json.dumps(body).encode() if body is not None else b""
-    head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{info.port}\r\nAuthorization: Bearer {info.token}\r\n"
+    named = f"{VAULT_HEADER}: {quote(str(vault))}\r\n" if vault is not None else ""
+    head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{info.port}\r\nAuthorization: Bearer {info.token}\r\n{named}"
             f"Content-Type: application/json\r\nAccept: application/json\r\nContent-Length: {len(payload)}\r\n"
             "Connection: close\r\n\r\n")
     try:
@@ -136,22 +179,21 @@ def _unchunk(data: bytes) -> bytes:
 
 
 def call(vault_root: Path, op: str, args: dict[str, Any] | None = None, timeout: float = 120.0) -> Any:
-    """Run one service operation on the running server."""
-    info = running(vault_root)
+    """Run one service operation on the vault, in this user's running server."""
+    info = running()
     if info is None:
         raise Unavailable(f"no memdir server is running for {vault_root}")
-    return request(info, "POST", "/api/op", {"op": op, "args": args or {}}, timeout)["result"]
+    return request(info, "POST", "/api/op", {"op": op, "args": args or {}}, timeout, vault=vault_root)["result"]
 
 
 def start_detached(vault_root: Path) -> int | None:
-    """Start `memdir serve` for this vault in the background, unless one is running or starting.
+    """Start this user's server in the background, opening `vault_root` first, unless one is running or starting.
 
     A lock file makes concurrent starters (several assistant sessions opening at once) start
     exactly one server; the others see it running or starting and return.
     """
-    lock_path = vault_root / START_LOCK
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    folder = own_folder()
+    fd = os.open(folder / START_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -159,15 +201,11 @@ def start_detached(vault_root: Path) -> int | None:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                 return None  # another process is starting it right now
             raise
-        if running(vault_root) is not None or _server_lock_held(vault_root):
+        if running() is not None or _process_lock_held():
             return None
-        return _spawn_server(vault_root)
+        return spawn_memdir(["serve", "--vault", str(vault_root)], folder / LOG_NAME)
     finally:
         os.close(fd)
-
-
-def _spawn_server(vault_root: Path) -> int:
-    return spawn_memdir(["serve", "--vault", str(vault_root)], vault_root / LOG_FILE)
 
 
 def spawn_memdir(args: list[str], log: Path) -> int:
@@ -195,16 +233,16 @@ def reap() -> None:
         pass
 
 
-def _server_lock_held(vault_root: Path) -> bool:
-    """True while a `memdir serve` process is up (it holds .memdir/server.lock), even before it is ready."""
-    return lock_held(vault_root / ".memdir" / "server.lock")
+def _process_lock_held() -> bool:
+    """True while this user's server process is up (it holds server.lock), even before it is ready."""
+    return lock_held(servers_folder() / PROCESS_LOCK)
 
 
 def lock_held(path: Path) -> bool:
-    """True while some process holds the flock on `path` (a live server's, or the embedding host's)."""
+    """True while some process holds the flock on `path` (a served vault's, the server's, the embedding host's)."""
     try:
         fd = os.open(path, os.O_RDWR)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -217,30 +255,34 @@ def lock_held(path: Path) -> bool:
         os.close(fd)
 
 
+OPENING = 503  # the server is opening the vault (or exiting): ask again
+
+
 def ensure(vault_root: Path, timeout: float = 60.0) -> ServerInfo:
-    """The running server, answering its health check; started and waited for if needed (bounded)."""
+    """This user's server with `vault_root` open and answering; started and waited for if needed (bounded)."""
     deadline = time.monotonic() + timeout
     delay = 0.05
     reap()
-    spawned = False
     child: int | None = None
     while True:
-        info = running(vault_root)
+        info = running()
         if info is not None:
             try:
-                request(info, "GET", "/api/health", timeout=5.0)
+                request(info, "GET", "/api/health", timeout=5.0, vault=vault_root)
                 return info
             except Unavailable:
                 pass  # still starting, or stopping: ask again below
-        elif not spawned and not _server_lock_held(vault_root):
+            except RemoteError as exc:
+                if exc.status != OPENING:
+                    raise Unavailable(f"the memdir server cannot open {vault_root}: {exc}") from None
+        elif child is None and not _process_lock_held():
             child = start_detached(vault_root)  # one start per call: a server that cannot start must not be respawned in a loop
-            spawned = True
-        elif child is not None and not process_alive(child) and not _server_lock_held(vault_root):
+        elif child is not None and not process_alive(child) and not _process_lock_held():
             # The server we started has already exited (a bad memdir.toml, say): waiting out the
             # timeout would only stall the hook or the session; its reason is in the log.
-            raise Unavailable(f"the memdir server for {vault_root} exited while starting; see {vault_root / LOG_FILE}")
+            raise Unavailable(f"the memdir server for {vault_root} exited while starting; see {log_file()}")
         if time.monotonic() >= deadline:
             raise Unavailable(f"the memdir server for {vault_root} did not start within {timeout:.0f} s; "
-                              f"see {vault_root / LOG_FILE}")
-        time.sleep(delay)  # waiting for another process to bind its port: nothing to wait on but time
+                              f"see {log_file()}")
+        time.sleep(delay)  # waiting for another process to bind its port or open the vault: nothing to wait on but time
         delay = min(delay * 1.5, 0.5)

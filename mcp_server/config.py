@@ -25,11 +25,12 @@ class ContextSettings:
 
 @dataclass(frozen=True)
 class ServerSettings:
-    """The vault server that hooks and `memdir mcp` start on demand."""
+    """How this user's memdir server (started on demand by hooks and `memdir mcp`) treats this vault."""
 
-    idle_exit_seconds: float = setting(1800.0, "exit after this long without a request (the next hook or tool call starts it again); 0 = never")
-    shared_embedder: bool = setting(True, "vault servers of this user share one embedding model in its own process "
-                                          "(false: each server loads its own copy, about 600 MB)")
+    idle_exit_seconds: float = setting(1800.0, "close this vault after this long without a request to it (the next hook or tool call opens it "
+                                                "again; the server exits when it serves no vault); 0 = never")
+    shared_embedder: bool = setting(True, "the vaults of this user share one embedding model in its own process "
+                                          "(false: each vault loads its own copy into the server, about 300-400 MB)")
 
 
 SECTIONS: dict[str, type] = {**VAULT_SECTIONS, **INDEX_SECTIONS, "context": ContextSettings, "server": ServerSettings}

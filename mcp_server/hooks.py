@@ -1,8 +1,9 @@
-"""`memdir hook prompt|stop|session-start`: Claude Code's hooks, as tiny clients of the vault server.
+"""`memdir hook prompt|stop|session-start`: Claude Code's hooks, as tiny clients of this user's memdir server.
 
 Standard library only (plus the stdlib client): a hook runs on every prompt. A hook always
 exits 0 within its budget: it never blocks the user. When the server is down it starts it
-in the background and lets this prompt through without context. Prompt and Stop events are
+in the background, and when the server has not opened this vault yet it opens it; either way this prompt
+goes through without context. Prompt and Stop events are
 written to .memdir/spool/ before anything else, so an exchange survives a hook process killed
 mid-request (`claude -p` exits right after its answer) and a server that is down or hung.
 """
@@ -52,13 +53,13 @@ def _run(argv: list[str]) -> int:
     # First make the event durable (a millisecond), then hand it over: `claude -p` may kill this
     # process at any moment after it starts, and whatever the server did not take stays spooled.
     name = spool(root, event, payload)
-    info = client.running(root)
+    info = client.running()
     if info is None:
         client.start_detached(root)
         return 0
     try:
         request = {**payload, "spool": name} if name else payload
-        result = client.request(info, "POST", f"/api/hook/{event}", request, timeout=TIMEOUTS[event])
+        result = client.request(info, "POST", f"/api/hook/{event}", request, timeout=TIMEOUTS[event], vault=root)
     except (client.Unavailable, client.RemoteError) as exc:
         print(f"memdir hook: {exc}", file=sys.stderr)
         return 0

@@ -1,7 +1,7 @@
-"""When the vault server should let go of its vault: nobody asked for a while, or the vault is gone.
+"""When the server should let go of a vault: nobody asked about it for a while, or the vault is gone.
 
-A server started by a prompt hook used to outlive its session by days, and even its vault folder:
-each one holds the model and the indices (hundreds of MB). Nothing is lost by leaving: hooks spool
+A server started by a prompt hook used to outlive its session by days, and even its vault folder,
+holding the vault's indices (and once the model: hundreds of MB). Nothing is lost by leaving: hooks spool
 their events before they send them, every write is already on disk, and the next hook or
 `memdir mcp` call starts a server again.
 """
@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Callable
 
 from vault.config import CONFIG_NAME
 
-Scope = dict[str, Any]
-ASGI = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
-
 
 class IdleWatch:
-    """Remembers the last request and says why the server should exit ("" while it should stay)."""
+    """Remembers the vault's last request and says why the server should let go of it ("" while it should stay)."""
 
     def __init__(self, root: Path, idle_exit_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.root = root
@@ -46,11 +43,3 @@ class IdleWatch:
     def check_every(self) -> float:
         """How often to ask: often enough to notice a deleted vault within 15 s."""
         return min(5.0, self.idle_exit_seconds / 2) if self.idle_exit_seconds > 0 else 5.0
-
-    def middleware(self, app: ASGI) -> ASGI:
-        async def touched(scope: Scope, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]) -> None:
-            if scope["type"] == "http" and scope.get("path") != "/api/health":
-                self.touch()  # a health check (clients, `memdir status`) is not a use
-            await app(scope, receive, send)
-
-        return touched

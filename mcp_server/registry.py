@@ -1,9 +1,9 @@
-"""What memdir runs for this user: one small file per live vault server, for `status` and `stop`.
+"""What memdir runs for this user, for `status` and `stop`: the one server process and every vault it serves,
+then the embedding host.
 
-Each server's address and token stay in its vault (`.memdir/server.json`, 0600); the registry holds
-only where to look (`$MEMDIR_SERVERS_DIR`, else `$XDG_RUNTIME_DIR/memdir`, else
-`~/.cache/memdir/servers`), so a server in any project can be found without knowing the project.
-Entries of dead processes are ignored and swept. Standard library only: `status` must be quick.
+Both processes leave their address (pid, port, token; 0600) in the per-user folder (client.servers_folder():
+`$MEMDIR_SERVERS_DIR`, else `$XDG_RUNTIME_DIR/memdir`, else `~/.cache/memdir/servers`), so they are found
+without knowing any project. Standard library only: `status` must be quick.
 """
 
 from __future__ import annotations
@@ -20,28 +20,7 @@ from . import client
 
 
 def folder() -> Path:
-    explicit = os.environ.get("MEMDIR_SERVERS_DIR")
-    if explicit:
-        return Path(explicit)
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    return Path(runtime) / "memdir" if runtime else Path.home() / ".cache" / "memdir" / "servers"
-
-
-def register(pid: int, vault: Path) -> Path:
-    where = folder()
-    where.mkdir(parents=True, exist_ok=True, mode=0o700)
-    entry = where / f"{pid}.json"
-    temp = entry.with_suffix(".tmp")
-    temp.write_text(json.dumps({"pid": pid, "vault": str(vault), "started": time.time()}))
-    os.replace(temp, entry)
-    return entry
-
-
-def unregister(pid: int) -> None:
-    try:
-        (folder() / f"{pid}.json").unlink()
-    except FileNotFoundError:
-        pass
+    return client.servers_folder()
 
 
 @dataclass(frozen=True)
@@ -49,11 +28,11 @@ class Served:
     vault: str
     pid: int
     port: int | None
-    rss_mb: float | None
+    rss_mb: float | None  # of the whole process: the vaults of one server share it
     uptime_s: float
     memories: int | None
     idle_s: float | None
-    kind: str = "vault"  # or "embedding-host": the one model every vault server of this user asks
+    kind: str = "vault"  # or "embedding-host": the one model every vault of this user asks
 
 
 def embedding_host() -> Served | None:
@@ -68,53 +47,65 @@ def embedding_host() -> Served | None:
         health = json.loads(body) if status == 200 else {}
     except (OSError, ValueError):
         health = {}
-    return Served(f"(embedding model {embed_host.MODEL_ID}, shared by the vault servers)", info.pid, info.port,
+    return Served(f"(embedding model {embed_host.MODEL_ID}, shared by the vaults)", info.pid, info.port,
                   rss_mb(info.pid), round(time.time() - info.started, 1), None, health.get("idle_seconds"),
                   "embedding-host")
 
 
+def server_health() -> tuple[client.ServerInfo, dict[str, Any]] | None:
+    """This user's server and what its health check says (no vaults listed when it did not answer)."""
+    info = client.running()
+    if info is None:
+        return None
+    try:
+        return info, client.request(info, "GET", "/api/health", timeout=5.0) or {}
+    except (client.Unavailable, client.RemoteError):
+        return info, {}
+
+
 def servers(include_host: bool = True) -> list[Served]:
-    """Every live server of this user, with what its health check says (None where it did not answer);
-    the shared embedding host last."""
+    """Every vault this user's server serves (uptime and idle time the vault's own), the embedding host last."""
     found = []
-    where = folder()
-    for entry in sorted(where.glob("*.json")) if where.is_dir() else ():
-        try:
-            data = json.loads(entry.read_text())
-            pid, vault = int(data["pid"]), Path(data["vault"])
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if not client.process_alive(pid):
-            entry.unlink(missing_ok=True)  # a server that was killed could not remove its own entry
-            continue
-        info = client.ServerInfo.read(vault)
-        health: dict[str, Any] = {}
-        if info is not None and info.pid == pid:
-            try:
-                health = client.request(info, "GET", "/api/health", timeout=2.0) or {}
-            except (client.Unavailable, client.RemoteError):
-                health = {}
-        found.append(Served(str(vault), pid, info.port if info else None, rss_mb(pid),
-                            round(time.time() - float(data.get("started", time.time())), 1),
-                            health.get("memories"), health.get("idle_seconds")))
+    server = server_health()
+    if server is not None:
+        info, health = server
+        rss = rss_mb(info.pid)
+        found = [Served(v["vault"], info.pid, info.port, rss, v["uptime_s"], v["memories"], v["idle_s"])
+                 for v in health.get("vaults", [])]
     host = embedding_host() if include_host else None
     return found + ([host] if host is not None else [])
 
 
-def stop(vault: Path | None = None, timeout: float = 30.0) -> list[Served]:
-    """End the servers of `vault` (all of this user's, the embedding host too, when None) with SIGTERM:
-    a graceful shutdown."""
-    chosen = [s for s in servers(include_host=vault is None)
-              if vault is None or Path(s.vault).resolve() == vault.resolve()]
-    for served in chosen:
+def close(vault: Path) -> Served | None:
+    """Let the server close one vault (the process stays for the others); None when nothing served it."""
+    root = vault.resolve()
+    chosen = next((s for s in servers(include_host=False) if Path(s.vault) == root), None)
+    info = client.running()
+    if chosen is None or info is None:
+        return None
+    closed = client.request(info, "POST", "/api/close", {}, timeout=60.0, vault=root)
+    return chosen if closed.get("closed") else None
+
+
+def stop(timeout: float = 30.0) -> list[Served]:
+    """End this user's server (closing every vault gracefully) and the embedding host, with SIGTERM; returns
+    what was served, and the server itself when it served no vault yet."""
+    server = server_health()
+    chosen = servers()
+    if server is not None and not any(s.pid == server[0].pid for s in chosen):
+        info = server[0]
+        chosen.insert(0, Served("(no vault open yet)", info.pid, info.port, rss_mb(info.pid),
+                                round(time.time() - info.started, 1), None, None, "server"))
+    pids = list(dict.fromkeys(s.pid for s in chosen))
+    for pid in pids:
         try:
-            os.kill(served.pid, signal.SIGTERM)
+            os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
     deadline = time.monotonic() + timeout
-    for served in chosen:
-        while client.process_alive(served.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
+    for pid in pids:
+        while client.process_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)  # another process's exit: nothing to wait on but time
     return chosen
 
 

@@ -1,15 +1,17 @@
-"""`memdir mcp`: the stdio MCP server an assistant launches, forwarding every tool call to the vault server.
+"""`memdir mcp`: the stdio MCP server an assistant launches, forwarding every tool call to its vault's MCP
+endpoint in this user's memdir server (every request names the vault in the `X-Memdir-Vault` header).
 
-Many assistant sessions therefore share one index, one model and one writer. Standard library
+Many assistant sessions therefore share one index, one model and one writer per vault. Standard library
 only, because it starts before every session: importing the MCP SDK alone took about 470 ms, and
 Claude Code waits for `initialize` and `tools/list` before its first request. Those two, and
 `ping`, are answered here at once (the tool list is a snapshot kept equal to the served tools by
-a test); `tools/call` is relayed to the vault server's streamable-HTTP `/mcp` endpoint over one
-upstream MCP session, started (with the vault server, when it is not running) in the background
-while the client initializes, reopened when the vault server restarted, and retried once when
-a call finds the connection gone.
+a test); `tools/call` is relayed to the vault's streamable-HTTP `/mcp` endpoint over one upstream
+MCP session, started (with the server, when it is not running, and the vault opened there) in the
+background while the client initializes, reopened when the server restarted or closed the vault
+meanwhile, and retried once when a call finds the connection gone.
 
-stdout is the protocol: nothing else is ever printed there; logs go to .memdir/server.log.
+stdout is the protocol: nothing else is ever printed there; the proxy logs to .memdir/server.log,
+the server to server.log in the per-user folder.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import threading
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from . import client, tool_list
 from .descriptions import INSTRUCTIONS
@@ -110,9 +113,11 @@ class Upstream:
 
     def _post(self, info: client.ServerInfo, session: str, message: dict[str, Any]) -> dict[str, Any] | None:
         response, _ = self._request(info, "POST", message, {"Mcp-Session-Id": session})
-        if response.status == 404:  # the vault server restarted: its sessions are gone
+        if response.status == 404:  # the server restarted, or closed the vault and opened it again: its sessions are gone
             response.read()
             raise Gone("the MCP session expired")
+        if response.status >= 500:  # the server is exiting (its last vault closed) or failed: start again, retry once
+            raise Gone(f"the server answered {response.status}: {response.read()[:200]!r}")
         return _read_answer(response, message["id"])
 
     def _request(self, info: client.ServerInfo, method: str, body: dict[str, Any] | None, headers: dict[str, str],
@@ -121,7 +126,8 @@ class Upstream:
         connection.request(method, "/mcp", body=json.dumps(body).encode() if body is not None else None, headers={
             "Authorization": f"Bearer {info.token}", "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": self._version,
-            "X-Memdir-Session": self.memdir_session, "X-Memdir-Client-Pid": str(os.getppid()), **headers})
+            "X-Memdir-Session": self.memdir_session, "X-Memdir-Client-Pid": str(os.getppid()),
+            client.VAULT_HEADER: quote(str(self.vault_root)), **headers})
         response = connection.getresponse()
         if response.status in (401, 403):
             raise Gone(f"the vault server refused the proxy ({response.status}): it restarted with a new token")
@@ -203,7 +209,7 @@ class Proxy:
             answer = self.upstream.call("tools/call", params)
         except Gone as exc:
             log.warning("tool call %s failed: %s", params.get("name"), exc)
-            text = f"the memdir vault server for {self.vault_root} could not be reached or started; see .memdir/server.log"
+            text = f"the memdir server for {self.vault_root} could not be reached or started ({exc}); see {client.log_file()}"
             self.send({"jsonrpc": "2.0", "id": ident, "result": {"content": [{"type": "text", "text": text}],
                                                                  "isError": True}})
             return

@@ -85,18 +85,25 @@ def example_project(folder: Path) -> Path:
     return folder
 
 
+def checkout() -> dict[str, str]:
+    """PYTHONPATH when the tests run from a checkout that precedes the installed memdir (a worktree): the
+    hooks and `memdir mcp` Claude Code starts must run the same code as this test and the server it starts."""
+    return {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+
+
 def trust(home: Path, *projects: Path) -> None:
     (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True, "projects": {
         str(p): {"hasTrustDialogAccepted": True} for p in projects}}))
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Any:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     home = tmp_path / "home"
     home.mkdir()
+    monkeypatch.setenv("HOME", str(home))  # this test and Claude Code's hooks: one user, one memdir server
     project = example_project(tmp_path / "tidewater")
     vault = project / ".memories"
-    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}  # no memdir on PATH: init writes its path
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **checkout()}  # no memdir on PATH: init writes its path
     subprocess.run([str(MEMDIR), "init", "--claude-code"], cwd=project, env=env, check=True, capture_output=True)
     trust(home, project)
     client.ensure(vault)  # warm, as after the first session (a cold start is the stdio proxy's own concern)
@@ -174,11 +181,13 @@ def test_memdir_works_inside_the_real_claude_code_headless(claude: Path, project
                                     "Exchange: how do we make celery retries safe"]
 
 
-def test_user_scope_serves_the_project_claude_code_runs_in_even_from_a_subfolder(claude: Path, tmp_path: Path):
+def test_user_scope_serves_the_project_claude_code_runs_in_even_from_a_subfolder(claude: Path, tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch):
     home, first = tmp_path / "home", tmp_path / "first"
     home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
     first.mkdir()
-    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **checkout()}
     subprocess.run([str(MEMDIR), "init", "--claude-code", "--scope", "user"], cwd=first, env=env, check=True,
                    capture_output=True)
     (first / ".memories" / "memdir.toml").write_text(HASHING_TOML)
@@ -205,14 +214,15 @@ def test_a_hung_server_does_not_hold_up_the_prompt_and_loses_no_event(claude: Pa
     with socket.socket() as hung:  # accepts connections, never answers
         hung.bind(("127.0.0.1", 0))
         hung.listen()
-        (vault / client.SERVER_FILE).write_text(json.dumps(
-            {"pid": os.getpid(), "port": hung.getsockname()[1], "token": "t", "vault": str(vault)}))
+        address = client.own_folder() / client.ADDRESS_FILE
+        address.write_text(json.dumps({"pid": os.getpid(), "port": hung.getsockname()[1], "token": "t", "started": 0}))
+        address.chmod(0o600)
         with FakeMessages(Model()) as fake:
             answer = run(claude, project, env, fake, "why is the deploy slow", mcp_timeout_ms=3000)
         assert "idempotent" in answer  # the scripted model answered: the prompt went through
         spooled = sorted(p.name.rsplit("-", 1)[1] for p in (vault / ".memdir" / "spool").glob("*.json"))
         assert spooled == ["prompt.json", "stop.json"]
-    (vault / client.SERVER_FILE).unlink()
+    address.unlink()
 
 
 def _poll(condition, seconds: float = 60.0) -> bool:

@@ -16,10 +16,24 @@ from mcp_server import client
 
 
 def start_server(root: Path) -> subprocess.Popen:
+    """`memdir serve` for `root`, returned once that process is this user's server with `root` open."""
     process = subprocess.Popen([sys.executable, "-m", "mcp_server", "serve", "--vault", str(root)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wait_for(lambda: (client.running(root) or client.ServerInfo(0, 0, "", "")).pid == process.pid)
+    wait_for(lambda: (client.running() or client.ServerInfo(0, 0, "", 0)).pid == process.pid)
+    assert client.ensure(root).pid == process.pid
     return process
+
+
+def serves(root: Path) -> bool:
+    """Whether this user's server has `root` open (its health check lists it)."""
+    info = client.running()
+    if info is None:
+        return False
+    try:
+        health = client.request(info, "GET", "/api/health", timeout=5.0)
+    except (client.Unavailable, client.RemoteError):
+        return False
+    return str(root) in [v["vault"] for v in health["vaults"]]
 
 
 def wait_for(condition, timeout: float = 60.0) -> None:
@@ -30,11 +44,11 @@ def wait_for(condition, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
-def stop_all(root: Path, process: subprocess.Popen | None = None) -> None:
-    """Stop the vault's server, and any server a client restarted after it."""
+def stop_all(root: Path | None = None, process: subprocess.Popen | None = None) -> None:
+    """Stop this user's server, and any server a client restarted after it (each test has its own user folder)."""
     for _ in range(3):
-        info = client.ServerInfo.read(root)
-        if info is None or not client.process_alive(info.pid):
+        info = client.running()
+        if info is None:
             break
         os.kill(info.pid, signal.SIGTERM)
         deadline = time.monotonic() + 20

@@ -52,4 +52,15 @@ def test_a_server_that_is_not_there_is_unavailable():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # bound, never listening: the connection is refused
         with pytest.raises(client.Unavailable):
-            client.request(client.ServerInfo(1, port, "t", "/v"), "GET", "/api/health", timeout=2)
+            client.request(client.ServerInfo(1, port, "t", 0.0), "GET", "/api/health", timeout=2)
+
+
+def test_an_address_file_others_could_have_written_is_not_trusted_with_a_prompt():
+    folder = client.own_folder()
+    assert folder.stat().st_mode & 0o077 == 0
+    address = folder / client.ADDRESS_FILE
+    address.write_text('{"pid": 1, "port": 9, "token": "t", "started": 0}')
+    address.chmod(0o600)
+    assert client.ServerInfo.read() == client.ServerInfo(1, 9, "t", 0.0)
+    address.chmod(0o644)  # readable by others: not a file this user's server wrote
+    assert client.ServerInfo.read() is None

@@ -141,7 +141,7 @@ def test_show_and_list_read_the_same_through_the_running_server_as_without_one(h
     try:
         served = [memdir(hashing_example, "show", "m-0c4fa8d2"), memdir(hashing_example, "list"),
                   json.loads(memdir(hashing_example, "list", "--json"))]
-        assert client.running(hashing_example) is not None  # the second round went through the server
+        assert client.serving(hashing_example) is not None  # the second round went through the server
     finally:
         stop_all(hashing_example, process)
     assert served == alone

@@ -1,4 +1,4 @@
-"""The vault server as real processes: one server, several stdio sessions, crashes recovered."""
+"""This user's server as real processes: one server, several vaults, several stdio sessions, crashes recovered."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import pytest
 
 from mcp import Client
 from mcp_server import client
-from vault import parse
+from vault import init_vault, parse
 
-from .processes import start_server, stdio, stop_all
+from ..conftest import HASHING_TOML
+
+from .processes import serves, start_server, stdio, stop_all
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 MEMORY = "m-a4c81f63"  # patterns/retry-celery-tasks-idempotently.md in the example vault
@@ -49,19 +51,22 @@ async def test_two_stdio_sessions_scoring_one_memory_at_once_lose_no_increment(s
     assert uses(root) == before + 2 * per_session
 
 
-async def test_a_second_serve_reports_the_running_one(server):
+async def test_a_second_serve_reports_the_running_one_which_then_serves_that_vault_too(server, tmp_path: Path):
     root, process = server
-    second = subprocess.run([sys.executable, "-m", "mcp_server", "serve", "--vault", str(root)],
+    other = tmp_path / "other"
+    init_vault(other, HASHING_TOML)
+    second = subprocess.run([sys.executable, "-m", "mcp_server", "serve", "--vault", str(other)],
                             capture_output=True, text=True, timeout=60)
     assert second.returncode == 0 and f"pid {process.pid}" in second.stderr and "not starting another" in second.stderr
+    assert serves(other) and serves(root)
 
 
 async def test_the_address_file_is_private_and_every_request_needs_the_token(server):
     root, _ = server
-    address = root / client.SERVER_FILE
-    assert address.stat().st_mode & 0o077 == 0
-    info = client.ServerInfo.read(root)
-    forged = client.ServerInfo(info.pid, info.port, "not-the-token", info.vault)
+    folder = client.servers_folder()
+    assert (folder / client.ADDRESS_FILE).stat().st_mode & 0o077 == 0 and folder.stat().st_mode & 0o077 == 0
+    info = client.ServerInfo.read()
+    forged = client.ServerInfo(info.pid, info.port, "not-the-token", info.started)
     with pytest.raises(client.RemoteError) as caught:
         client.request(forged, "GET", "/api/health")
     assert caught.value.status == 401
@@ -72,13 +77,13 @@ async def test_killing_the_server_mid_session_is_recovered_by_the_next_call(serv
     async with stdio(root) as session:
         first = await session.call_tool("get_memory_stats", {})
         assert not first.is_error
-        dead = client.ServerInfo.read(root)
+        dead = client.ServerInfo.read()
         assert dead.pid == process.pid
         process.kill()
         await anyio.to_thread.run_sync(process.wait, 30)
         again = await session.call_tool("search_memory", {"query": "advisory locks", "limit": 2})
         assert not again.is_error and again.structured_content["results"]
-    restarted = client.ServerInfo.read(root)
+    restarted = client.ServerInfo.read()
     assert restarted is not None and restarted.pid != dead.pid
 
 
@@ -87,7 +92,7 @@ async def test_the_cli_goes_through_the_running_server(server):
     result = subprocess.run([sys.executable, "-m", "mcp_server", "search", "celery retries", "--json", "--limit", "1",
                              "--vault", str(root)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and json.loads(result.stdout)[0]["id"]
-    log = (root / ".memdir" / "server.log").read_text()
+    log = client.log_file().read_text()
     assert f"server[{process.pid}]" in log
     sessions_before = len(list((root / ".memdir" / "sessions").glob("*.json")))
     added = subprocess.run([sys.executable, "-m", "mcp_server", "add", "Staging runs one Machine per group.",
@@ -101,7 +106,7 @@ async def test_the_cli_goes_through_the_running_server(server):
 
 async def test_a_browser_page_from_another_origin_is_refused_even_with_the_token(server):
     root, _ = server
-    info = client.ServerInfo.read(root)
+    info = client.ServerInfo.read()
     with socket.create_connection(("127.0.0.1", info.port), timeout=10) as connection:
         connection.sendall((f"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:{info.port}\r\n"
                             f"Authorization: Bearer {info.token}\r\nOrigin: https://evil.example\r\n"
@@ -112,7 +117,7 @@ async def test_a_browser_page_from_another_origin_is_refused_even_with_the_token
 
 async def test_the_server_listens_on_loopback_only(server):
     root, _ = server
-    port = client.ServerInfo.read(root).port
+    port = client.ServerInfo.read().port
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         try:
             probe.connect(("192.0.2.1", 9))  # UDP connect sends nothing: it only picks the outward address
@@ -125,20 +130,29 @@ async def test_the_server_listens_on_loopback_only(server):
         socket.create_connection((outward[0], port), timeout=5).close()
 
 
-def test_a_loaded_server_keeps_its_indices_out_of_the_collectors_full_passes(hashing_example: Path):
+def test_a_loaded_vault_keeps_its_indices_out_of_the_collectors_full_passes(hashing_example: Path):
     import gc
 
-    from mcp_server.server import VaultServer
+    from mcp_server.served import open_vault
 
     frozen_before = gc.get_freeze_count()
-    server = VaultServer(hashing_example)
-    server.claim()
+    served = open_vault(hashing_example, lambda config: None)
     try:
-        server.load()
-        assert server.app is not None and server.app.index.memories
+        assert served.app is not None and served.app.index.memories
         assert gc.get_freeze_count() > frozen_before
         # the index's own objects are among the frozen ones: a full pass no longer finds them
-        assert not any(obj is server.app.index.memories for obj in gc.get_objects(generation=2))
+        assert not any(obj is served.app.index.memories for obj in gc.get_objects(generation=2))
     finally:
-        server.close()
+        served.close()
         gc.unfreeze()
+
+
+async def test_the_cli_gets_the_servers_errors_as_the_same_classes_and_bad_arguments_as_validation_errors(server):
+    from mcp_server.cli import Remote
+    from vault.errors import NotFoundError, ValidationError
+
+    root, _ = server
+    with pytest.raises(NotFoundError, match="m-0000dead"):
+        Remote(root).read(ref="m-0000dead")
+    with pytest.raises(ValidationError, match="bad arguments for search"):
+        Remote(root).search(no_such_argument=1)
