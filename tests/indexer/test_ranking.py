@@ -27,7 +27,8 @@ def scored(*outcomes: str) -> Memory:
 
 
 def factor(memory: Memory) -> float:
-    return quality_factor(*MODEL(memory, NOW))
+    """The factor search multiplies a result's order by."""
+    return quality_factor(*MODEL(memory, NOW), SearchSettings().quality_gain)
 
 
 def misreported(truth: str, wrong: float, rng: random.Random, count: int) -> tuple[str, ...]:
@@ -53,6 +54,18 @@ def test_a_new_memory_that_worked_once_is_promoted_at_once():
     assert factor(scored("worked")) > factor(scored()) > 1.0
 
 
+def test_a_takeaway_recorded_as_worked_survives_one_wrong_failed_on_its_first_showing():
+    recorded = Memory(id="m-2", path="working/m-2.md", collection="working", type="learning", title="t", body="b",
+                      uses=1, success_count=0.0, outcomes=("worked", "failed"))
+    assert factor(recorded) > 0.95 > factor(scored("failed"))
+
+
+def test_a_takeaway_recorded_as_worked_enters_above_an_unscored_memory_but_only_by_a_tie_breaker():
+    recorded = Memory(id="m-2", path="working/m-2.md", collection="working", type="learning", title="t", body="b",
+                      outcomes=("worked",))
+    assert 1.05 > factor(recorded) > factor(scored()) > 1.0
+
+
 def test_the_learners_defaults_are_the_ones_memdir_toml_writes_out():
     assert QualityModel.from_settings(SearchSettings()) == QualityModel()
 
@@ -61,13 +74,13 @@ def test_memdir_toml_sets_how_fast_old_outcomes_fade(tmp_path: Path):
     (tmp_path / "memdir.toml").write_text("[search]\nquality_decay = 1.0\n")
     never_fades = QualityModel.from_settings(load_sections(tmp_path, INDEX_SECTIONS)["search"])
     stale = scored(*["worked"] * 6, "partial", "worked", "failed", "failed")
-    assert quality_factor(*never_fades(stale, NOW)) > 1.0 > factor(stale)
+    assert quality_factor(*never_fades(stale, NOW), 0.25) > 1.0 > factor(stale)
 
 
 def test_memdir_toml_sets_how_far_a_bad_record_demotes_by_tier(tmp_path: Path):
     (tmp_path / "memdir.toml").write_text("[search]\nquality_weight_emerging = 0.0\n")
     flat = QualityModel.from_settings(load_sections(tmp_path, INDEX_SECTIONS)["search"])
-    assert quality_factor(*flat(scored("failed"), NOW)) == 1.0 > factor(scored("failed"))
+    assert quality_factor(*flat(scored("failed"), NOW), 0.25) == 1.0 > factor(scored("failed"))
 
 
 @pytest.mark.parametrize(("line", "message"), [
