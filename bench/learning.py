@@ -20,6 +20,14 @@ they are recorded (seeded, separately from the human editor), in one of three wa
 `--seeds N` runs N seeds and reports each figure's median and worst next to the noise-free
 run; `--models` compares quality models (`none` is no learning at all).
 
+`--cite POLICY` simulates the signal the answer itself gives (issue 17, item 3): each shown
+memory is cited in the answer (its `[id:]` or its text repeated) with a probability set by what
+it really was (`--cite-rates helpful,misleading,other`, default 0.7,0.5,0.05: a model cites what
+it used, and a misleading memory that misled the answer was used too), and the reported outcomes
+are filtered by it before they are recorded: `gate-failed` drops a `failed` on a memory the
+answer did not use (it cannot have misled it), `gate-worked` drops a `worked` on one it did not
+use, `gate` drops both. Measured in bench/README.md; none of them is kept in memdir.
+
     python bench/learning.py --json
     python bench/learning.py --noise 0.2 --noise-kind flip --seeds 5 --json
 """
@@ -190,10 +198,27 @@ def corrupt(outcomes: dict[str, str], roles: dict[str, str], kind: str, p: float
     return noisy
 
 
+CITE_POLICIES = {"gate-failed": ("failed",), "gate-worked": ("worked",), "gate": ("worked", "failed")}
+
+
+def cited_only(reported: dict[str, str], truth: dict[str, str], policy: str, rates: tuple[float, float, float],
+               rng: random.Random) -> dict[str, str]:
+    """The reported outcomes, less those `policy` drops for memories the simulated answer did not cite."""
+    gated = CITE_POLICIES[policy]
+    kept = {}
+    for memory_id, outcome in reported.items():
+        rate = rates[0] if truth[memory_id] == "worked" else rates[1] if truth[memory_id] == "failed" else rates[2]
+        cited = rng.random() < rate
+        kept[memory_id] = "unknown" if outcome in gated and not cited else outcome
+    return kept
+
+
 def simulate(rounds: int, embedder_name: str, seed: int, noise: float = 0.0, noise_kind: str = "flip",
-             quality: QualityFn | None = None) -> dict:
+             quality: QualityFn | None = None, cite: str | None = None,
+             cite_rates: tuple[float, float, float] = (0.7, 0.5, 0.05)) -> dict:
     rng = random.Random(seed)
     noise_rng = random.Random(f"noise-{seed}")
+    cite_rng = random.Random(f"cite-{seed}")
     with tempfile.TemporaryDirectory(prefix="memdir-learning-") as tmp:
         root = Path(tmp) / "vault"
         roles, helpful, new_texts = build(root, embedder_name)
@@ -232,6 +257,8 @@ def simulate(rounds: int, embedder_name: str, seed: int, noise: float = 0.0, noi
                 human = HumanEditor(root, rng, [m for m in shown if roles[m] == "helpful"], index)
                 human.start()
                 reported = corrupt(outcomes, roles, noise_kind, noise, noise_rng)
+                if cite:
+                    reported = cited_only(reported, outcomes, cite, cite_rates, cite_rng)
                 scored = curator.score(reported, now=now)
                 human.join()
                 for result in scored:  # the curator's own account of each write; the files must agree
@@ -306,21 +333,28 @@ def main() -> None:
     parser.add_argument("--noise", type=float, default=0.0, help="probability that one outcome is misreported")
     parser.add_argument("--noise-kind", choices=NOISE_KINDS, default="flip")
     parser.add_argument("--models", default="default", help=f"comma-separated, from: {', '.join(MODELS)}")
+    parser.add_argument("--cite", choices=CITE_POLICIES, help="filter reported outcomes by a simulated citation signal")
+    parser.add_argument("--cite-rates", default="0.7,0.5,0.05",
+                        help="probability that the answer cites a helpful, a misleading and any other shown memory")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     models = args.models.split(",")
     for name in models:
         if name not in MODELS:
             parser.error(f"unknown model {name!r}; expected one of: {', '.join(MODELS)}")
-    if args.seeds == 1 and args.noise == 0 and models == ["default"]:  # the original single run
+    rates = tuple(float(r) for r in args.cite_rates.split(","))
+    if len(rates) != 3:
+        parser.error("--cite-rates takes three probabilities: helpful,misleading,other")
+    cite = {"cite": args.cite, "cite_rates": rates}
+    if args.seeds == 1 and args.noise == 0 and models == ["default"] and not args.cite:  # the original single run
         result: dict = simulate(args.rounds, args.embedder, args.seed)
         print(json.dumps(result, indent=2) if args.json else result)
         return
     seeds = range(args.seed, args.seed + args.seeds)
-    result = {"noise": args.noise, "noise_kind": args.noise_kind}
+    result = {"noise": args.noise, "noise_kind": args.noise_kind, "cite": args.cite, "cite_rates": list(rates)}
     for name in models:
-        clean = simulate(args.rounds, args.embedder, args.seed, quality=MODELS[name])
-        noisy = [simulate(args.rounds, args.embedder, seed, args.noise, args.noise_kind, MODELS[name])
+        clean = simulate(args.rounds, args.embedder, args.seed, quality=MODELS[name], **cite)
+        noisy = [simulate(args.rounds, args.embedder, seed, args.noise, args.noise_kind, MODELS[name], **cite)
                  for seed in seeds] if args.noise > 0 else [clean]
         result[name] = {"no_noise": summarise([clean], args.rounds), "noisy": summarise(noisy, args.rounds)}
     print(json.dumps(result, indent=2) if args.json else result)

@@ -18,7 +18,7 @@ from vault import lifecycle as lifecycle_rules
 from vault import trash
 from vault.errors import ConflictError, NotFoundError
 from vault.model import COLLECTIONS, PRIVACY, STATUSES, TYPES
-from vault.scoring import COUNTER_KEYS, check_outcome, initial_score, outcome_updates
+from vault.scoring import COUNTER_KEYS, check_outcome, initial_counters, outcome_updates
 from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
 from vault.store import new_memory_fields
 
@@ -122,7 +122,7 @@ class Curator:
             check_outcome(initial)
         fields = new_memory_fields(key_takeaway, title=title, type="learning", collection="working", now=now,
                                    extra=extra, max_chars=self.max_content_chars)
-        fields["score"] = initial_score(initial, self.scoring)
+        fields.update(initial_counters(initial, self.scoring))
         return self._create(fields, key_takeaway, allow_secrets)
 
     def _create(self, fields: dict[str, Any], content: str, allow_secrets: bool = False) -> Memory:

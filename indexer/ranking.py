@@ -14,6 +14,8 @@ from typing import Callable, Mapping
 from vault.model import BANK_DEFAULT, Memory
 from vault.scoring import wilson_lower_bound
 
+from .settings import SearchSettings
+
 QualityFn = Callable[[Memory, datetime], tuple[float, float]]  # -> (quality 0..1, weight 0..1)
 
 
@@ -80,6 +82,9 @@ class QualityModel:
       that keeps misleading loses up to -w. Multiplying keeps relevance first.
     memory_bank: quality = sqrt(importance * confidence), blended 80/20 with the outcome quality
     after 3 uses; books are not scored (w = 0).
+
+    Every constant is a `[search] quality_*` key of memdir.toml (`from_settings`); the defaults
+    here are the same values.
     """
 
     decay: float = 0.5
@@ -87,6 +92,17 @@ class QualityModel:
     explore: float = 0.1
     weights: tuple[float, float, float, float] = (0.2, 0.35, 0.5, 0.6)  # new, emerging, established, proven
     memory_bank_weight: float = 0.3
+    bank_outcome_share: float = 0.2
+    bank_outcome_uses: int = 3
+
+    @classmethod
+    def from_settings(cls, settings: SearchSettings) -> QualityModel:
+        return cls(decay=settings.quality_decay, prior=settings.quality_prior, explore=settings.quality_explore,
+                   weights=(settings.quality_weight_new, settings.quality_weight_emerging,
+                            settings.quality_weight_established, settings.quality_weight_proven),
+                   memory_bank_weight=settings.quality_weight_memory_bank,
+                   bank_outcome_share=settings.quality_bank_outcome_share,
+                   bank_outcome_uses=settings.quality_bank_outcome_uses)
 
     def evidence(self, memory: Memory) -> tuple[float, float]:
         """Recency-discounted (successes, failures) from the outcome history, most recent last."""
@@ -118,7 +134,8 @@ class QualityModel:
         if memory.collection == "memory_bank":
             stated = math.sqrt((memory.importance if memory.importance is not None else BANK_DEFAULT)
                                * (memory.confidence if memory.confidence is not None else BANK_DEFAULT))
-            quality = 0.8 * stated + 0.2 * self.outcome_quality(memory) if memory.uses >= 3 else stated
+            share = self.bank_outcome_share if memory.uses >= self.bank_outcome_uses else 0.0
+            quality = (1.0 - share) * stated + share * self.outcome_quality(memory) if share else stated
             return quality, self.memory_bank_weight
         return self.outcome_quality(memory), self.weights[TIERS.index(proven_tier(memory.uses))]
 

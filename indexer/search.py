@@ -160,7 +160,7 @@ class Searcher:
                  lifecycle: LifecycleSettings | None = None) -> None:
         self.index = index
         self.settings = settings
-        self.quality = quality or QualityModel()
+        self.quality = quality or QualityModel.from_settings(settings)
         self.lifecycle = lifecycle  # when set, memories the next lifecycle run removes are left out now
         self._leaving_cache: tuple[tuple[int, int], frozenset[str]] | None = None
         index.keyword.set_weighting(settings.bm25_b, settings.bm25_k1)

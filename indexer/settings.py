@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from vault.config import setting
+from vault.config import InvalidSetting, setting
 
 # After ragdocs' per-type windows and decay rates, with half its boosts: the boost is added to a
 # relevance on the same 0..1 scale, where 0.2 was enough to lift a weak match over an exact one.
@@ -43,6 +43,19 @@ class SearchSettings:
     evidence_weight: float = setting(0.5, "order by (1 - w) * fused rank + w * calibrated relevance")
     quality_gain: float = setting(0.25, "share of a memory's outcome weight that a good record adds to its rank (a bad record "
                                         "takes the full weight off): proven memories break ties, they do not outrank better answers")
+    quality_decay: float = setting(0.5, "outcome evidence fades by count: the latest outcome counts 1, the one before "
+                                        "this much, then its square, ... (1 = never fades)")
+    quality_prior: float = setting(0.5, "pseudo-successes and pseudo-failures every memory starts with (the Beta prior)")
+    quality_explore: float = setting(0.1, "optimism for little evidence: quality += explore / sqrt(1 + s + f), so a "
+                                          "relevant unscored memory can reach the top and earn its first outcomes")
+    quality_weight_new: float = setting(0.2, "how far quality moves the rank of a memory with 0 uses (factor 1 +- 2w(q - 0.5))")
+    quality_weight_emerging: float = setting(0.35, "... with 1-2 uses")
+    quality_weight_established: float = setting(0.5, "... with 3-9 uses")
+    quality_weight_proven: float = setting(0.6, "... with 10 or more uses")
+    quality_weight_memory_bank: float = setting(0.3, "... of a memory_bank fact, whose quality is its stated importance and confidence")
+    quality_bank_outcome_share: float = setting(0.2, "share of a memory_bank fact's quality taken from its outcomes, once it has "
+                                                     "quality_bank_outcome_uses uses")
+    quality_bank_outcome_uses: int = setting(3, "uses before a memory_bank fact's outcomes count at all")
     time_match_boost: float = setting(0.3, "added to a result's rank, times its relevance, when it was written in the "
                                             "window the query's time words name (\"the redis bug from yesterday\")")
     graph_factor: float = setting(0.5, "share of a hit's relevance given to memories it links to")
@@ -54,6 +67,16 @@ class SearchSettings:
     recency: dict[str, dict[str, float]] = setting(
         DEFAULT_RECENCY, "per-type additive boost for young memories: window_days, max_boost, decay per day"
     )
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.quality_decay <= 1.0:
+            raise InvalidSetting("quality_decay", f"{self.quality_decay} is not in (0, 1]: 1 keeps every outcome at full weight")
+        if self.quality_prior <= 0.0:
+            raise InvalidSetting("quality_prior", f"{self.quality_prior} is not positive")
+        for key in ("quality_gain", "quality_weight_new", "quality_weight_emerging", "quality_weight_established",
+                    "quality_weight_proven", "quality_weight_memory_bank", "quality_bank_outcome_share"):
+            if not 0.0 <= getattr(self, key) <= 1.0:
+                raise InvalidSetting(key, f"{getattr(self, key)} is not in [0, 1]")
 
 
 @dataclass(frozen=True)

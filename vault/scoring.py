@@ -66,6 +66,20 @@ def initial_score(outcome: str | None, settings: ScoringSettings) -> float:
     return float(getattr(settings, f"initial_{outcome}"))
 
 
+def initial_counters(outcome: str | None, settings: ScoringSettings) -> dict[str, Any]:
+    """The counters a recorded takeaway starts with: its initial score and, when the exchange it came
+    from had an outcome, that outcome as the first entry of `outcomes` (`uses` stays 0: it has not
+    been shown yet). Ranking reads the list, so a takeaway that worked starts with one success of
+    evidence, which fades like any other outcome, and one wrong `failed` on its first showing
+    leaves it neutral instead of demoted (bench/learning.py: with 20 % flipped scores the new
+    helpful memories enter within 1 round instead of 2, worst of 5 seeds).
+    """
+    counters: dict[str, Any] = {"score": initial_score(outcome, settings)}
+    if outcome in SUCCESS_CREDIT:
+        counters["outcomes"] = [outcome]
+    return counters
+
+
 def wilson_lower_bound(successes: float, trials: int, z: float = 1.96) -> float:
     """95 % lower bound of the success rate; 0.5 for a memory that has never been scored."""
     if trials <= 0:

@@ -67,6 +67,15 @@ def test_record_response_creates_a_working_memory_at_its_initial_score(concept):
     assert plain.collection == "working" and plain.score == 0.5
 
 
+def test_a_takeaway_recorded_with_an_outcome_carries_it_as_evidence_without_a_use(concept):
+    curator = curator_for(concept)
+    worked = curator.record_response("takeaway that worked", "worked", now=NOW)
+    assert (worked.outcomes, worked.uses, worked.success_count) == (("worked",), 0, 0.0)
+    assert curator.record_response("takeaway without an outcome", now=NOW).outcomes == ()
+    curator.score({worked.id: "failed"}, now=NOW)
+    assert (concept.get(worked.id).outcomes, concept.get(worked.id).uses) == (("worked", "failed"), 1)
+
+
 def test_scoring_checks_every_id_before_writing_anything(concept):
     curator = curator_for(concept)
     memory = curator.record_response("postgres lock", now=NOW)

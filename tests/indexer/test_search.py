@@ -294,3 +294,15 @@ def test_the_unfiltered_candidate_set_follows_index_changes(hashing_root: Path):
     index.sync()
     after = s.search(SearchRequest(query="zebra migration", mode="keyword", now=NOW))
     assert "m-2ebra001" not in ids(before) and ids(after)[0] == "m-2ebra001"
+
+
+def test_the_learners_constants_in_search_settings_decide_how_far_a_bad_record_demotes(hashing_root: Path):
+    misled = "uses: 2\nsuccess_count: 0.0\noutcomes: [failed, failed]\n"
+    write(hashing_root, "history/a.md", memory_text("m-0000000a", "Deploy", "Ship the release with fly deploy", extra=misled))
+    write(hashing_root, "history/b.md", memory_text("m-0000000b", "Deploy", "Ship the release with the deploy script"))
+    index = concept_index(hashing_root)
+    request = SearchRequest(query="how do we deploy a release", now=NOW)
+    assert ids(searcher(index).search(request))[0] == "m-0000000b"
+    flat = {h.memory.id: h.final for h in searcher(index, quality_weight_emerging=0.0).search(request)}
+    default = {h.memory.id: h.final for h in searcher(index).search(request)}
+    assert flat["m-0000000a"] > default["m-0000000a"] and flat["m-0000000b"] == default["m-0000000b"]

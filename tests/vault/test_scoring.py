@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import write
 from vault import Change, ValidationError, Vault, parse
-from vault.scoring import initial_score, outcome_updates, recency_weight, wilson_lower_bound
+from vault.scoring import initial_counters, initial_score, outcome_updates, recency_weight, wilson_lower_bound
 from vault.settings import ScoringSettings
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
@@ -59,6 +59,12 @@ def test_record_response_initial_scores():
     assert [initial_score(o, S) for o in ("worked", "partial", "failed", None)] == [0.7, 0.55, 0.2, 0.5]
     with pytest.raises(ValidationError):
         initial_score("great", S)
+
+
+def test_a_takeaway_recorded_with_an_outcome_starts_with_it_as_evidence_but_no_use():
+    assert initial_counters("worked", S) == {"score": 0.7, "outcomes": ["worked"]}
+    assert initial_counters("failed", S) == {"score": 0.2, "outcomes": ["failed"]}
+    assert initial_counters(None, S) == initial_counters("unknown", S) == {"score": 0.5}
 
 
 def test_wilson_lower_bound_is_the_displayed_confidence():
