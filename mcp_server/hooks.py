@@ -21,9 +21,10 @@ from . import client
 from .locate import locate
 
 EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "SessionStart"}
-# How long a hook waits for the server. A prompt must never stall on a hung server: within 1 s (process
-# start included) it goes on without context. The events themselves are already safe in the spool.
-TIMEOUTS = {"prompt": 0.9, "stop": 5.0, "session-start": 0.9}
+# How long a hook waits for the server. No hook may stall a turn on a hung server: within 1 s (process
+# start included) it goes on. The events themselves are already safe in the spool, and a server that is
+# merely slow goes on storing an exchange after the Stop hook has left.
+TIMEOUTS = {"prompt": 0.9, "stop": 0.9, "session-start": 0.9}
 SPOOL = ".memdir/spool"
 MAX_STDIN = 4 * 1024 * 1024
 USAGE = "usage: memdir hook prompt|stop|session-start [--vault PATH]  (reads Claude Code's hook JSON on stdin)"

@@ -193,6 +193,10 @@ def test_a_hung_server_lets_the_prompt_through_without_context_and_keeps_the_eve
         assert b"did not answer" in result.stderr
         [kept] = spool_files(root)
         assert json.loads(kept.read_text())["payload"]["prompt"] == "celery retries"
+        stopped = hook("stop", event(root, "Stop", stop_hook_active=False, last_assistant_message="Use acks_late."),
+                       "--vault", str(root))
+        assert stopped.returncode == 0 and b"did not answer" in stopped.stderr
+        assert len(spool_files(root)) == 2  # the exchange waits in the spool for a server that answers
     address.unlink()
 
 
