@@ -22,7 +22,7 @@ import numpy as np
 
 from vault import lifecycle
 from vault.errors import ValidationError
-from vault.model import Memory
+from vault.model import COLLECTIONS, Memory
 from vault.settings import LifecycleSettings
 
 from . import timewords
@@ -289,6 +289,10 @@ class Searcher:
         elif not has_window:
             # "what am I working on" after a quiet week: the newest memories answer it.
             request = replace(request, after=datetime.min.replace(tzinfo=timezone.utc))
+        if not request.collections:
+            # "What did we work on" asks about activity: reference documents are not part of it (and a
+            # hand-written one without created_at would be dated by the clone or checkout that wrote it).
+            request = replace(request, collections=tuple(c for c in COLLECTIONS if c != "books"))
         types = timewords.vague_types(request.query or "")
         if types and not request.types:
             hits = self._timeline(self._allowed(replace(request, types=types), now), request, now, limit)
@@ -566,6 +570,56 @@ def _keyword_filter(request: SearchRequest, allowed: dict[str, Memory], index: I
         created_before=request.before if dated else None,
         excluded_ids=hidden,
     )
+
+
+@dataclass(frozen=True)
+class WindowUsed:
+    """The time window that shaped an answer, and where it came from, for the caller to show."""
+
+    source: str  # days_back | after/before | query
+    use: str  # filter: only memories inside it; boost: a topic query ranks those inside it higher
+    start: datetime | None
+    end: datetime | None
+    words: str = ""  # the query's time words
+    note: str = ""  # why the query's own time words were not used
+
+    def holds(self, hit: Hit) -> bool:
+        moment = hit.moment()
+        return ((self.start is None or moment >= self.start.timestamp())
+                and (self.end is None or moment < self.end.timestamp()))
+
+    def as_dict(self) -> dict[str, Any]:
+        shape: dict[str, Any] = {"source": self.source, "use": self.use,
+                                 "start": _iso(self.start), "end": _iso(self.end)}
+        shape.update({k: v for k, v in (("words", self.words), ("note", self.note)) if v})
+        return shape
+
+
+def window_used(request: SearchRequest, now: datetime | None = None) -> WindowUsed | None:
+    """Which window `Searcher.search` applies to this request: an explicit one (days_back, after,
+    before) always wins over time words in the query; else the query's own time words filter a
+    vague question ("what did we do yesterday") and boost a topic one ("the deploy fix from last week")."""
+    if request.memory_id:
+        return None
+    now = now or request.now or datetime.now(timezone.utc)
+    named = timewords.window(request.query, now) if request.query else None
+    if request.days_back is not None or request.after is not None or request.before is not None:
+        start = request.after
+        if request.days_back is not None:
+            cutoff = now - timedelta(days=request.days_back)
+            start = max(start, cutoff) if start else cutoff
+        end = request.before if request.before is not None else (now if request.days_back is not None else None)
+        source = "days_back" if request.days_back is not None else "after/before"
+        note = (f"the explicit window wins over {named.words!r} in the query" if named is not None else "")
+        return WindowUsed(source, "filter", start, end, note=note)
+    if named is None:
+        return None
+    use = "filter" if timewords.is_vague(request.query or "") else "boost"
+    return WindowUsed("query", use, named.start, named.end, words=named.words)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
 
 
 def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:

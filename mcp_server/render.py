@@ -57,6 +57,23 @@ def problems(items: Iterable[Mapping[str, Any]], prefix: str = "") -> str:
     )
 
 
+def search_answer(data: Mapping[str, Any]) -> str:
+    """search_memory's text: what shaped the answer (a past commit, a time window), then the hits."""
+    return ((as_of(data["as_of"]) if data.get("as_of") else "") + window(data.get("window"))
+            + tool_results(data["results"]))
+
+
+def window(used: Mapping[str, Any] | None) -> str:
+    """The line above a search that a time window shaped ("" when none did)."""
+    if not used:
+        return ""
+    span = f"{(used.get('start') or '…')[:16].replace('T', ' ')} to {(used.get('end') or 'now')[:16].replace('T', ' ')} UTC"
+    how = "memories written" if used["use"] == "boost" or used.get("note", "").startswith("nothing") else "only memories written"
+    why = {"days_back": "--days-back", "after/before": "--after/--before"}.get(used["source"], repr(used.get("words", "")))
+    line = f"{how} {span} ({why}{', ranked higher' if used['use'] == 'boost' else ''})"
+    return line + (f"; {used['note']}" if used.get("note") else "") + "\n"
+
+
 def search_results(results: list[MemoryView]) -> str:
     """`1. [patterns] (2d, s:0.72, w:0.68, 8 uses, [YY~N]) [id:m-7f3a9c2e] content` plus why it matched."""
     if not results:

@@ -33,6 +33,10 @@ class SearchOut(BaseModel):
     note: str = STRUCTURED_NOTE
     results: list[HitOut]
     as_of: dict[str, str] | None = Field(default=None, description="the commit answered from, with as_of")
+    window: dict[str, str] | None = Field(
+        default=None, description="the time window applied: source (days_back, after/before or query), use (filter "
+                                  "or boost), start, end, the query's time words, and a note when an explicit window "
+                                  "overrode them")
 
 
 class InsightsOut(BaseModel):

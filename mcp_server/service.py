@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from indexer import books as book_files
 from indexer import review
 from indexer.relations import relations_of
-from indexer.search import Hit, SearchRequest
+from indexer.search import Hit, SearchRequest, window_used
 from vault import Memory, NotFoundError, ValidationError
 from vault.history import Commit, Version, VaultHistory
 from vault.parse import parse
@@ -74,7 +74,13 @@ class MemoryService:
             return self._search_as_of(request, as_of, include_private)
         hits = self.hits(request, include_private)
         self._shown(session, (h.memory for h in hits))
-        return {"results": [view_of(h.memory, hit=h).as_json() for h in hits]}
+        answer: dict[str, Any] = {"results": [view_of(h.memory, hit=h).as_json() for h in hits]}
+        window = window_used(request)
+        if window is not None:
+            answer["window"] = window.as_dict()
+            if window.use == "filter" and window.source == "query" and hits and not any(map(window.holds, hits)):
+                answer["window"]["note"] = "nothing was written in that window: these are the newest memories before it"
+        return answer
 
     def _search_as_of(self, request: SearchRequest, as_of: str, include_private: bool) -> dict[str, Any]:
         """The project vault as git had it then: text, status, supersession and counters as committed.

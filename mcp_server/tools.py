@@ -143,7 +143,7 @@ def build(service: MemoryService) -> MCPServer:
         before: Annotated[str | None, Field(max_length=40, description="Only memories created before this date")] = None,
         as_of: Annotated[str | None, Field(max_length=100, description=AS_OF)] = None,
     ) -> Annotated[CallToolResult, SearchOut]:
-        return respond(SearchOut, lambda d: (render.as_of(d["as_of"]) if d.get("as_of") else "") + render.tool_results(d["results"]),
+        return respond(SearchOut, render.search_answer,
                        lambda: service.search(query=query, days_back=days_back, id=id, collections=collections or (),
                                               types=(type,) if type else (), tags=tags or (), sort_by=sort_by, limit=limit,
                                               session=session_of(ctx), after=after, before=before, as_of=as_of),

@@ -35,9 +35,24 @@ def test_search_filters_and_renders_readable_lines(hashing_example: Path):
     assert lines and all("[working]" in line and "[id:m-" in line for line in lines)
 
 
-def test_a_timeline_needs_no_query(hashing_example: Path):
-    result = run("search", "--days-back", "4000", "--limit", "2", "--json", "--vault", str(hashing_example))
-    assert [r["channel"] for r in json.loads(result.output)] == ["timeline", "timeline"]
+def test_a_timeline_needs_no_query_and_its_json_says_which_window_applied(hashing_example: Path):
+    result = json.loads(run("search", "--days-back", "4000", "--limit", "2", "--json", "--vault", str(hashing_example)).output)
+    assert [r["channel"] for r in result["results"]] == ["timeline", "timeline"]
+    assert result["window"]["source"] == "days_back" and result["window"]["use"] == "filter"
+
+
+def test_a_time_word_that_conflicts_with_days_back_is_overridden_and_the_answer_says_so(hashing_example: Path):
+    answer = json.loads(run("search", "what did we do yesterday", "--days-back", "4000", "--json",
+                            "--vault", str(hashing_example)).output)
+    assert answer["window"]["source"] == "days_back"
+    assert "'yesterday'" in answer["window"]["note"]
+    text = run("search", "what did we do yesterday", "--days-back", "4000", "--vault", str(hashing_example)).output
+    assert text.splitlines()[0].startswith("only memories written") and "wins over 'yesterday'" in text
+
+
+def test_a_search_no_window_shaped_prints_the_plain_json_list(hashing_example: Path):
+    listed = json.loads(run("search", "advisory locks", "--json", "--limit", "2", "--vault", str(hashing_example)).output)
+    assert isinstance(listed, list) and len(listed) == 2
 
 
 def test_links_shows_the_supersedes_chain_backlinks_and_ghosts(hashing_example: Path):

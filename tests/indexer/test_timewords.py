@@ -74,10 +74,10 @@ def test_a_query_is_vague_when_it_names_no_subject(query: str, vague: bool):
 
 def test_a_vague_question_inside_a_window_returns_the_window_newest_first(example_root: Path):
     s = searcher(example_root)
-    window = s.search(SearchRequest(days_back=5, now=NOW))
+    window = [h for h in s.search(SearchRequest(days_back=5, now=NOW)) if h.memory.collection != "books"]
     assert len(window) >= 2, "the example vault has memories in the last five days"
     hits = s.search(SearchRequest(query="what did we work on", days_back=5, now=NOW))
-    assert [h.memory.id for h in hits] == [h.memory.id for h in window]
+    assert [h.memory.id for h in hits] == [h.memory.id for h in window]  # activity: reference documents left out
     assert created(hits) == sorted(created(hits), reverse=True) and all(h.channel == "timeline" for h in hits)
     assert all(c >= NOW - timedelta(days=5) for c in created(hits))
     s.index.close()
@@ -98,7 +98,7 @@ def test_right_now_after_a_quiet_spell_still_answers_with_the_newest_memories(ex
 
     def moment(m) -> datetime:  # created_at, else the file's mtime
         return m.created_at or datetime.fromtimestamp(s.index.entries[m.path].mtime_ns / 1e9, tz=timezone.utc)
-    newest = sorted(s.index.memories.values(), key=moment, reverse=True)[:3]
+    newest = sorted((m for m in s.index.memories.values() if m.collection != "books"), key=moment, reverse=True)[:3]
     assert [h.memory.id for h in hits] == [m.id for m in newest]
     s.index.close()
 
