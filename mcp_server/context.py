@@ -44,7 +44,9 @@ def memory_line(view: MemoryView, content_chars: int) -> str:
             parts.append(view.outcome_history)
     elif view.collection == "memory_bank":
         parts.append(f"imp:{view.importance:.1f}")
-    parts += [relevance_label(view.relevance), confidence_label(view), "private" if private(view) else "shared"]
+    # A timeline hit answers "where did we leave off": it is recent, not relevant to a topic.
+    parts += ["recent" if view.channel == "timeline" else relevance_label(view.relevance), confidence_label(view),
+              "private" if private(view) else "shared"]
     if view.stale:
         parts.append(stale_label(view.stale))
     return f"• {quote(view.content, content_chars)} [id:{view.id}] ({', '.join(parts)})"

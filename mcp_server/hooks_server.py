@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
+from indexer import timewords
 from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError
 
@@ -81,7 +82,8 @@ class HookHandler:
         hits: list[Hit] = []
         if prompt.strip():
             hits = self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30))
-        chosen = _slots(hits, self.settings, exclude={m.id for m in always})
+        chosen = _slots(hits, self.settings, exclude={m.id for m in always},
+                        recent=timewords.is_vague(prompt))
         lines = []
         # A hit's view quotes what matched (a long document's section) and carries the hit's stale cites.
         shown = [(m, view_of(m, stale=self.service.stale(m))) for m in always] + \
@@ -209,14 +211,18 @@ class HookHandler:
         return {"additionalContext": "\n".join(lines)}
 
 
-def _slots(hits: list[Hit], settings: Any, exclude: set[str]) -> list[Hit]:
-    """Best working, best history, then the best overall: each collection's reserved seat first."""
-    relevant = [h for h in hits if h.relevance >= settings.min_relevance and h.memory.id not in exclude]
+def _slots(hits: list[Hit], settings: Any, exclude: set[str], recent: bool = False) -> list[Hit]:
+    """Best working, best history, then the best overall: each collection's reserved seat first.
+
+    With `recent` (a prompt that names no subject: "where did we leave off", "what did we do
+    yesterday") the hits are a timeline, newest first, and the seats go to the newest memories."""
+    relevant = [h for h in hits if h.memory.id not in exclude
+                and (h.relevance >= settings.min_relevance or (recent and h.channel == "timeline"))]
     chosen: list[Hit] = []
     for collection, count in (("working", settings.slots_working), ("history", settings.slots_history)):
         chosen += [h for h in relevant if h.memory.collection == collection][:count]
     chosen += [h for h in relevant if h not in chosen][: settings.slots_overall]
-    return sorted(chosen, key=lambda h: -h.final)
+    return sorted(chosen, key=lambda h: (-h.final, -h.moment()))
 
 
 def _spooled_at(path: Path) -> int:

@@ -120,3 +120,16 @@ def test_a_superseded_always_inject_memory_is_no_longer_injected_beside_its_succ
         app.close()
     assert "[id:m-f0bced02]" in context
     assert "[id:m-0c4fa8d2]" not in context
+
+
+def test_where_did_we_leave_off_injects_the_newest_working_and_history_memories_as_recent(hashing_example: Path):
+    app = App(hashing_example)
+    try:
+        service = MemoryService(app)
+        fresh = service.add("Half-way through moving the FX importer to ECB rates; the tests for rounding still fail.",
+                            type="context", collection="working")["memory"]["id"]
+        context = HookHandler(service).prompt({"session_id": "leave-off", "prompt": "where did we leave off?"})
+    finally:
+        app.close()
+    lines = [line for line in context["additionalContext"].splitlines() if f"[id:{fresh}]" in line]
+    assert lines and "recent" in lines[0]
