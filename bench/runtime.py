@@ -45,7 +45,7 @@ PACKAGES = {
 
 def load(name: str):  # type: ignore[no-untyped-def]
     if name == "torch":
-        from indexer.minilm import MiniLM
+        from bench.torch_minilm import MiniLM
 
         return MiniLM()
     if name == "onnxruntime":

@@ -317,9 +317,9 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
         return 0
     try:
         if model is None:
-            from indexer.minilm import MiniLM  # torch alone: no sentence-transformers, ~250 MB less
+            from indexer.embed import make_embedder
 
-            model = MiniLM()
+            model = make_embedder("all-MiniLM-L6-v2")
             model.embed_query("warm up")
         host = _Host(model, secrets.token_urlsafe(32))
         stop = stop or threading.Event()
