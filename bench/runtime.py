@@ -13,6 +13,7 @@ Every candidate is all-MiniLM-L6-v2 from the same model.safetensors and tokenize
     python bench/runtime.py               # table
     python bench/runtime.py --json
     python bench/runtime.py --texts 500   # a quicker run on the first 500 turns and questions
+    python bench/runtime.py --onnx-settings   # why an earlier ONNX Runtime trial was slower
 """
 
 from __future__ import annotations
@@ -142,18 +143,57 @@ def measure(names: list[str], documents: list[str], questions: list[str], rounds
     return out
 
 
+ONNX_SETTINGS = (  # (label, OnnxMiniLM arguments, tokens to pad a query to or None)
+    ("memdir: 1 thread, no spinning, all graph optimizations, no padding", {}, None),
+    ("ONNX Runtime's defaults: a thread per core, spinning", {"threads": 0, "spinning": True}, None),
+    ("2 threads, no spinning", {"threads": 2}, None),
+    ("1 thread, graph optimizations off", {"optimization": "none"}, None),
+    ("1 thread, basic graph optimizations", {"optimization": "basic"}, None),
+    ("1 thread, weights not prepacked", {"prepack": False}, None),
+    ("1 thread, query padded to 128 tokens", {}, 128),
+    ("ONNX Runtime's defaults and padded to 128 tokens", {"threads": 0, "spinning": True}, 128),
+)
+
+
+def onnx_settings(questions: list[str]) -> dict:
+    """Single-query latency of ONNX Runtime under the settings an earlier trial may have had, in turns."""
+    from indexer.onnx_minilm import OnnxMiniLM
+
+    models = [(label, OnnxMiniLM(**kwargs), pad) for label, kwargs, pad in ONNX_SETTINGS]
+    latency: dict[str, list[float]] = {label: [] for label, _, _ in models}
+    for question in questions[:100]:
+        for label, model, pad in models:
+            ids = model.tokenizer.encode(question).ids
+            feed = {"ids": np.zeros((1, pad or len(ids)), np.int64), "mask": np.zeros((1, pad or len(ids)), np.int64)}
+            feed["ids"][0, :len(ids)] = ids
+            feed["mask"][0, :len(ids)] = 1
+            started = time.perf_counter()
+            model._session.run(None, feed)
+            latency[label].append((time.perf_counter() - started) * 1000)
+    return {label: {"p50_ms": round(statistics.median(v), 2), "p95_ms": round(percentile(v, 0.95), 2)}
+            for label, v in latency.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--texts", type=int, default=None, help="only the first N turns and questions")
     parser.add_argument("--runtimes", default=",".join(CANDIDATES))
     parser.add_argument("--rounds", type=int, default=3, help="document-throughput rounds per runtime")
+    parser.add_argument("--onnx-settings", action="store_true",
+                        help="only: ONNX Runtime's query latency under other thread, padding and graph settings")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     documents, questions = texts(args.data, args.texts)
     if args.child:
         print(json.dumps(child(args.child, questions, documents)))
+        return
+    if args.onnx_settings:
+        grid = onnx_settings(questions)
+        print(json.dumps(grid, indent=2) if args.json else "\n".join(
+            ["| ONNX Runtime settings | query p50 / p95 ms |", "|---|---|"]
+            + [f"| {label} | {r['p50_ms']:.2f} / {r['p95_ms']:.2f} |" for label, r in grid.items()]))
         return
     names = [n for n in args.runtimes.split(",") if n]
     if "torch" not in names:
