@@ -25,6 +25,7 @@ import numpy as np
 from .weights import BertShape, bert_shape, file_offset, mapped_weights, tokenizer
 
 BATCH = 32
+TOKEN_BUDGET = 1024  # padded tokens in one batch: 32 texts of 32 tokens, 4 of 256
 OPSET = 17
 
 
@@ -77,29 +78,55 @@ class OnnxMiniLM:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            # Sorted by length, so each batch pads little (sentence-transformers does the same).
-            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-            batches = [order[start:start + BATCH] for start in range(0, len(order), BATCH)]
+            encoded = self.tokenizer.encode_batch(list(texts))
             out = np.zeros((len(texts), self.dim), dtype=np.float32)
-            run = lambda chosen: self._encode([texts[i] for i in chosen])  # noqa: E731
+            batches = token_batches([len(e.ids) for e in encoded])
+            run = lambda chosen: self._run([encoded[i] for i in chosen])  # noqa: E731
             # One thread per batch: ONNX Runtime lets go of the GIL while it runs, so two batches use both cores.
             results = self._pool.map(run, batches) if self._pool and len(batches) > 1 else map(run, batches)
             for chosen, vectors in zip(batches, results):
                 out[chosen] = vectors
-            return out
+        if len(texts) > 1:
+            release_freed_memory()
+        return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._encode([text])[0]
+        return self._run([self.tokenizer.encode(text)])[0]
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        encoded = self.tokenizer.encode_batch(texts)
+    def _run(self, encoded: list) -> np.ndarray:  # tokenizers.Encoding
         length = max(len(e.ids) for e in encoded)
-        ids = np.zeros((len(texts), length), dtype=np.int64)
-        mask = np.zeros((len(texts), length), dtype=np.int64)
+        ids = np.zeros((len(encoded), length), dtype=np.int64)
+        mask = np.zeros((len(encoded), length), dtype=np.int64)
         for row, e in enumerate(encoded):
             ids[row, :len(e.ids)] = e.ids
             mask[row, :len(e.ids)] = 1
         return self._session.run(None, {"ids": ids, "mask": mask})[0]
+
+
+def token_batches(lengths: list[int]) -> list[list[int]]:
+    """Text positions in batches, shortest texts first so each batch pads little, at most BATCH texts
+    and TOKEN_BUDGET padded tokens each. The graph holds a batch's attention scores whole (texts x 12
+    heads x tokens^2): 32 texts of 256 tokens are 100 MB a tensor, and peaked at 1.1 GB resident
+    (1,024 tokens: 390 MB, and no slower)."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    batches: list[list[int]] = []
+    for i in order:
+        if batches and len(batches[-1]) < BATCH and (len(batches[-1]) + 1) * lengths[i] <= TOKEN_BUDGET:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
+
+
+def release_freed_memory() -> None:
+    """Hand a batch's freed activations back to the system: glibc keeps freed heap pages for reuse,
+    and after 128 long documents a process held 543 MB resident instead of 180."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim
+        pass
 
 
 def build_graph(w: dict[str, np.ndarray], shape: BertShape, folder: Path) -> tuple[bytes, dict[str, np.ndarray]]:

@@ -284,22 +284,8 @@ class _Handler(BaseHTTPRequestHandler):
             vectors = (self.server.model.embed_query(texts[0])[None, :] if query and len(texts) == 1
                        else self.server.model.embed(texts))
         self.server.last_request = time.monotonic()
-        if len(texts) > 1:
-            _release_freed_memory()
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self._send(200, vectors.tobytes(), "application/octet-stream", {"X-Shape": f"{vectors.shape[0]},{vectors.shape[1]}"})
-
-
-def _release_freed_memory() -> None:
-    """Hand the activations of a large batch back to the system. glibc keeps freed heap pages for
-    reuse, so one indexing burst left the host holding ~550 MB it no longer used (726 MB resident
-    after indexing the example vault, 187 MB before)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim
-        pass
 
 
 def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | None = None) -> int:

@@ -8,7 +8,7 @@ import pytest
 from sentence_transformers import SentenceTransformer
 
 from indexer.embed import model_dir
-from indexer.onnx_minilm import OnnxMiniLM
+from indexer.onnx_minilm import BATCH, TOKEN_BUDGET, OnnxMiniLM, token_batches
 
 pytestmark = pytest.mark.model
 
@@ -45,3 +45,13 @@ def test_query_vectors_equal_sentence_transformers(models):
     assert mine.embed([]).shape == (0, 384)
     assert np.allclose(np.linalg.norm(mine.embed(TEXTS), axis=1), 1.0, atol=1e-5)
 
+
+
+def test_documents_are_batched_shortest_first_within_the_token_budget():
+    lengths = [256, 3, 40, 256, 12, 100, 7, 256, 256, 256] + [20] * 80
+    batches = token_batches(lengths)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+    for batch in batches:
+        assert len(batch) <= BATCH and (len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= TOKEN_BUDGET)
+    flat = [lengths[i] for batch in batches for i in batch]
+    assert flat == sorted(flat)

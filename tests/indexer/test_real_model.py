@@ -59,7 +59,7 @@ def test_a_query_gets_the_vector_its_text_gets_as_a_document(model):
 
 
 def test_many_documents_embedded_on_two_threads_land_in_their_own_rows(model):
-    texts = [f"memory number {i}: " + "word " * (i % 40) for i in range(100)]  # four batches, run two at a time
+    texts = [f"memory number {i}: " + "word " * (i % 40) for i in range(100)]  # several batches, two at a time
     together = model.embed(texts)
     for i in (0, 37, 64, 99):
         assert np.abs(together[i] - model.embed([texts[i]])[0]).max() < 1e-5
