@@ -22,7 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .weights import BertShape, bert_shape, file_offset, mapped_weights, tokenizer
+from .weights import BertShape, bert_shape, drop_resident_pages, file_offset, mapped_weights, tokenizer
 
 BATCH = 32
 TOKEN_BUDGET = 1024  # padded tokens in one batch: 32 texts of 32 tokens, 4 of 256
@@ -70,6 +70,7 @@ class OnnxMiniLM:
         for name, value in self._weights.items():
             options.add_initializer(name, value)
         self._session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        drop_resident_pages(weights["embeddings.word_embeddings.weight"])
         workers = min(2, os.cpu_count() or 1) if threads == 1 else 1
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed") if workers > 1 else None
         self._lock = threading.Lock()

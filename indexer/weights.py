@@ -61,6 +61,20 @@ def mapped_weights(path: Path) -> dict[str, np.ndarray]:
     return out
 
 
+def drop_resident_pages(array: np.ndarray) -> None:
+    """Let go of the pages of the mapped file this view belongs to that this process has read so far
+    (Linux). They are clean pages of the installed file: they stay in the page cache, and whatever is
+    read again later is mapped back. ONNX Runtime reads every weight once while it builds a session
+    (and keeps its own packed copy of the large ones), which left 42 MB of the file resident."""
+    base = array
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    if isinstance(base, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        base.madvise(mmap.MADV_DONTNEED)
+
+
 def file_offset(array: np.ndarray) -> int:
     """Where a view made by `mapped_weights` starts in its file."""
     base = array
