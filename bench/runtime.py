@@ -66,6 +66,12 @@ def texts(data: Path, limit: int | None) -> tuple[list[str], list[str]]:
     return documents[:limit], questions[:limit]
 
 
+def rotated(items: list, turn: int) -> list:
+    """Each runtime first in turn: the one that runs first after another's run measured up to 60 % slower."""
+    shift = turn % len(items)
+    return items[shift:] + items[:shift]
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
@@ -116,8 +122,8 @@ def measure(names: list[str], documents: list[str], questions: list[str], rounds
     today_queries = np.stack([torch.embed_query(q) for q in questions])
     float_queries = torch.embed(questions)  # torch's float32 path, query by query the same arithmetic
     latency: dict[str, list[float]] = {name: [] for name in names}
-    for question in questions[:400]:
-        for name, model in models.items():  # in turns, so the machine's drift hits every runtime alike
+    for turn, question in enumerate(questions[:400]):
+        for name, model in rotated(list(models.items()), turn):  # in turns: drift hits every runtime alike
             started = time.perf_counter()
             model.embed_query(question)
             latency[name].append((time.perf_counter() - started) * 1000)
@@ -161,8 +167,8 @@ def onnx_settings(questions: list[str]) -> dict:
 
     models = [(label, OnnxMiniLM(**kwargs), pad) for label, kwargs, pad in ONNX_SETTINGS]
     latency: dict[str, list[float]] = {label: [] for label, _, _ in models}
-    for question in questions[:100]:
-        for label, model, pad in models:
+    for turn, question in enumerate(questions[:100]):
+        for label, model, pad in rotated(models, turn):
             ids = model.tokenizer.encode(question).ids
             feed = {"ids": np.zeros((1, pad or len(ids)), np.int64), "mask": np.zeros((1, pad or len(ids)), np.int64)}
             feed["ids"][0, :len(ids)] = ids
