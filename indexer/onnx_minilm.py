@@ -2,9 +2,10 @@
 
 The graph is BERT's six layers in standard ONNX operators (ONNX Runtime's optimizer fuses what it
 can), mean pooling over the real tokens and L2 normalisation; the tokenizer is the model's
-tokenizer.json through `tokenizers`, as transformers reads it. No torch: about 90 MB resident
-after loading instead of torch's 340, 0.4 s to import and load instead of 1.8, 110 MB installed
-instead of 840, the same vectors (cosine to torch's >= 0.99998) and no slower (bench/runtime.py).
+tokenizer.json through `tokenizers`, as transformers reads it. No torch: a process that loads it and
+embeds one query peaks at 171 MiB instead of 341 and is done in 0.6 s instead of 5.6 (busy machine);
+111 MB installed instead of 842; the same vectors (cosine to torch's >= 0.99998) and as fast
+(bench/runtime.py, bench/README.md "Embedding runtime").
 
 What made an earlier ONNX Runtime trial 5-8x slower than torch, and is avoided here (bench/README.md,
 "Embedding runtime"): a thread pool of one thread per core whose workers spin while they wait, on a
