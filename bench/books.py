@@ -22,7 +22,7 @@ sys.path.insert(0, str(REPO))
 from indexer.books import ingest  # noqa: E402
 from indexer.convert import convert  # noqa: E402
 from indexer.curator import Curator  # noqa: E402
-from indexer.minilm import MiniLM  # noqa: E402
+from indexer.embed import make_embedder  # noqa: E402
 from indexer.index import Index  # noqa: E402
 from tests.pdfs import pdf_with_pages  # noqa: E402
 from vault import Vault  # noqa: E402
@@ -47,7 +47,7 @@ def main() -> None:
         start = time.perf_counter()
         convert(Path("guide.pdf"), pdf)
         convert_s.append(time.perf_counter() - start)
-    embedder = MiniLM()
+    embedder = make_embedder("all-MiniLM-L6-v2")
     ingest_s = []
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory() as tmp:

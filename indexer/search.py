@@ -48,7 +48,7 @@ COVERAGE_DEPTH = 30  # keyword hits whose term coverage is measured; deeper ones
 CHUNK_HITS_PER_CANDIDATE = 2  # a long document has several chunks: FAISS is asked for this many per wanted memory
 
 # The query is embedded on this thread while the calling thread filters and runs the keyword
-# search: torch releases the GIL while it computes, so on two cores the two overlap and a
+# search: ONNX Runtime releases the GIL while it computes, so on two cores the two overlap and a
 # search costs about the longer of the two, not their sum. One thread: the model runs one
 # query at a time anyway (the embedder holds a lock).
 _QUERY_EMBEDDING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memdir-query-embedding")

@@ -30,7 +30,7 @@ class ServerSettings:
     idle_exit_seconds: float = setting(1800.0, "close this vault after this long without a request to it (the next hook or tool call opens it "
                                                 "again; the server exits when it serves no vault); 0 = never")
     shared_embedder: bool = setting(True, "the vaults of this user share one embedding model in its own process "
-                                          "(false: each vault loads its own copy into the server, about 300-400 MB)")
+                                          "(false: each vault loads its own copy into the server, about 70-170 MB more each)")
 
 
 SECTIONS: dict[str, type] = {**VAULT_SECTIONS, **INDEX_SECTIONS, "context": ContextSettings, "server": ServerSettings}

@@ -1,6 +1,6 @@
 """One embedding model per user: a small host process that every vault server asks for vectors.
 
-The model and torch are most of a vault server's memory (736 MB for the example vault, of which
+The model and its runtime were most of a vault server's memory (736 MB for the example vault, of which
 about 110 MB is memdir, FAISS, Whoosh and the web stack). Five open projects used to mean five
 copies. Vault servers now send texts to this host and keep everything else - indices, watcher,
 write lock, token - to themselves; the host keeps nothing: texts in, vectors out, no cache, no
@@ -181,7 +181,7 @@ def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> Ho
         if time.monotonic() >= deadline:
             raise EmbedderUnavailable(f"the memdir embedding host did not start within {timeout:.0f} s; "
                                       f"see {folder / LOG_FILE}")
-        time.sleep(delay)  # the host loads torch and the model: nothing to wait on but time
+        time.sleep(delay)  # the host loads the model: nothing to wait on but time
         delay = min(delay * 1.5, 0.5)
 
 
@@ -220,7 +220,7 @@ class _Host(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.model = model
         self.token = token
-        self.model_lock = threading.Lock()  # one forward pass at a time: torch already uses every core
+        self.model_lock = threading.Lock()  # one request at a time: a batch of documents already uses every core
         self.last_request = time.monotonic()
         self.started = time.time()
 
@@ -284,22 +284,8 @@ class _Handler(BaseHTTPRequestHandler):
             vectors = (self.server.model.embed_query(texts[0])[None, :] if query and len(texts) == 1
                        else self.server.model.embed(texts))
         self.server.last_request = time.monotonic()
-        if len(texts) > 1:
-            _release_freed_memory()
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self._send(200, vectors.tobytes(), "application/octet-stream", {"X-Shape": f"{vectors.shape[0]},{vectors.shape[1]}"})
-
-
-def _release_freed_memory() -> None:
-    """Hand the activations of a large batch back to the system. glibc keeps freed heap pages for
-    reuse, so one indexing burst left the host holding ~550 MB it no longer used (726 MB resident
-    after indexing the example vault, 187 MB before)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim
-        pass
 
 
 def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | None = None) -> int:
@@ -317,9 +303,9 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
         return 0
     try:
         if model is None:
-            from indexer.minilm import MiniLM  # torch alone: no sentence-transformers, ~250 MB less
+            from indexer.embed import make_embedder
 
-            model = MiniLM()
+            model = make_embedder("all-MiniLM-L6-v2")
             model.embed_query("warm up")
         host = _Host(model, secrets.token_urlsafe(32))
         stop = stop or threading.Event()

@@ -181,7 +181,7 @@ class UserServer:
             return None
         if self._embedder is None:
             self._embedder = SharedEmbedder(config.server.idle_exit_seconds)
-            self._embedder.warm()  # the host loads torch while the vault's indices open
+            self._embedder.warm()  # the host loads the model while the vault's indices open
         return self._embedder
 
     # -- opening and closing vaults (all on the event loop; the slow parts in worker threads) ---

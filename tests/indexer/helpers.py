@@ -55,11 +55,11 @@ def counting(index: Index) -> CachedEmbedder:
 
 def empty_real_model_index(tmp_path: Path) -> Index:
     """A new, empty vault indexed with the real all-MiniLM-L6-v2 model."""
-    from indexer.minilm import MiniLM
+    from indexer.embed import make_embedder
 
     root = tmp_path / "vault"
     root.mkdir()
-    return Index.open(Vault(root), MiniLM())
+    return Index.open(Vault(root), make_embedder("all-MiniLM-L6-v2"))
 
 
 def default_curator(index: Index):  # -> Curator

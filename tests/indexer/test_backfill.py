@@ -144,7 +144,7 @@ def test_a_unit_still_waiting_for_its_vector_reads_as_zeros():
 
 @pytest.mark.model
 def test_with_the_real_model_deferred_vectors_equal_those_of_a_full_build(example_root: Path, tmp_path: Path):
-    from indexer.minilm import MiniLM
+    from indexer.onnx_minilm import OnnxMiniLM as MiniLM
 
     model = MiniLM()
     index = Index.open(Vault(example_root), model, defer_embedding=True)

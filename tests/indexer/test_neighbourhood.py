@@ -153,7 +153,7 @@ def test_with_the_real_model_a_changed_value_is_an_update_and_a_negation_a_contr
     finally:
         index.close()
     from indexer.index import Index
-    from indexer.minilm import MiniLM
+    from indexer.onnx_minilm import OnnxMiniLM as MiniLM
     from vault import Vault
 
     index = Index.open(Vault(tmp_path / "vault"), MiniLM())  # a new process: the kept lists and verdicts are read back

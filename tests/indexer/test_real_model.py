@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.embed import CachedEmbedder
-from indexer.minilm import MiniLM, native_bf16
+from indexer.embed import CachedEmbedder, make_embedder
 from indexer.index import Index
 from indexer.search import SearchRequest, Searcher
 from indexer.settings import SearchSettings
@@ -20,8 +19,8 @@ pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
-def model() -> MiniLM:
-    return MiniLM()
+def model():  # -> OnnxMiniLM
+    return make_embedder("all-MiniLM-L6-v2")
 
 
 @pytest.fixture(scope="module")
@@ -50,25 +49,30 @@ def test_a_single_text_gets_the_same_vector_as_it_gets_in_a_batch(model):
     assert np.abs(singles - batch).max() < 1e-5
 
 
-def test_a_query_vector_matches_the_float32_vector_of_the_same_text(model):
-    """On a CPU with native bf16 queries run on bfloat16 weights; their vectors must stay the model's."""
+def test_a_query_gets_the_vector_its_text_gets_as_a_document(model):
     texts = ["how do we stop two workers importing the same statement", "When did Caroline go to the support group?",
              "deploy", "x" * 3000]
-    import torch
-
-    assert model.query_precision == ("bfloat16" if native_bf16(torch) else "float32")
-    exact = model.embed(texts)
+    documents = model.embed(texts + ["a longer text in the same batch, so the others are padded " * 5])[:4]
     queries = np.stack([model.embed_query(text) for text in texts])
     assert queries.shape == (4, 384) and queries.dtype == np.float32
-    assert np.allclose(np.linalg.norm(queries, axis=1), 1.0, atol=1e-3)
-    assert (queries * exact).sum(axis=1).min() > 0.999
+    assert np.abs(queries - documents).max() < 1e-5
 
 
-def test_without_native_bf16_queries_take_the_float32_path():
-    plain = MiniLM(bf16_queries=False)
-    assert plain.query_precision == "float32"
-    text = "which Python version can the deploy image run"
-    assert np.abs(plain.embed_query(text) - plain.embed([text, "another text"])[0]).max() < 1e-5
+def test_many_documents_embedded_on_two_threads_land_in_their_own_rows(model):
+    texts = [f"memory number {i}: " + "word " * (i % 40) for i in range(100)]  # several batches, two at a time
+    together = model.embed(texts)
+    for i in (0, 37, 64, 99):
+        assert np.abs(together[i] - model.embed([texts[i]])[0]).max() < 1e-5
+
+
+def test_embedding_with_the_real_model_never_imports_torch():
+    import subprocess
+    import sys
+
+    script = ("import sys; from indexer.embed import make_embedder; m = make_embedder('all-MiniLM-L6-v2'); "
+              "m.embed(['a document']); m.embed_query('a query'); print('torch' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.strip() == "False"
 
 
 def test_the_cache_returns_the_models_vectors_without_calling_it_again(model, tmp_path: Path):

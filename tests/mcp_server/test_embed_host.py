@@ -75,7 +75,7 @@ def test_an_idle_host_exits_and_removes_its_address(tmp_path: Path, monkeypatch:
 @pytest.mark.model
 def test_the_real_model_runs_once_per_user_and_vault_servers_share_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Two SharedEmbedders (two vault servers) start one host process with the real model between them."""
-    from indexer.minilm import MiniLM
+    from indexer.embed import make_embedder
 
     monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
     first, second = SharedEmbedder(idle_exit_seconds=60), SharedEmbedder(idle_exit_seconds=60)
@@ -86,7 +86,7 @@ def test_the_real_model_runs_once_per_user_and_vault_servers_share_it(tmp_path: 
         host = embed_host.running()
         assert host is not None and host.pid != os.getpid()
         texts = ["Local development uses docker compose with the postgres:16 image", "Deploys go blue-green"]
-        local = MiniLM()
+        local = make_embedder("all-MiniLM-L6-v2")
         assert np.allclose(first.embed(texts), local.embed(texts), atol=1e-5)
         assert float(second.embed_query("database on my laptop") @ local.embed_query("database on my laptop")) > 0.9999
         assert embed_host.running() == host, "still the one host"

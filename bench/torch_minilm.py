@@ -1,6 +1,7 @@
 """all-MiniLM-L6-v2 run with torch alone: the model's six BERT layers, mean pooling and L2 norm.
 
-memdir's only embedder. sentence-transformers and transformers cost about 190 MB of resident memory
+memdir's embedder until ONNX Runtime replaced it (indexer/onnx_minilm.py); kept here as the
+baseline bench/runtime.py measures the others against (torch is a test dependency only). sentence-transformers and transformers cost about 190 MB of resident memory
 and 4 s of import before a single text was embedded, for what is here about sixty lines: the same weights
 (model.safetensors from the installed package), the same tokenizer (tokenizer.json through the
 `tokenizers` library transformers itself uses), the same arithmetic: 274 MB resident after loading
@@ -37,7 +38,7 @@ class MiniLM:
         from safetensors.torch import load_file
         from tokenizers import Tokenizer
 
-        from .embed import model_dir
+        from indexer.embed import model_dir
 
         folder = folder or model_dir()
         config = json.loads((folder / "config.json").read_text())

@@ -1,0 +1,218 @@
+"""all-MiniLM-L6-v2 on ONNX Runtime, its graph written here from the safetensors weights: memdir's embedder.
+
+The graph is BERT's six layers in standard ONNX operators (ONNX Runtime's optimizer fuses what it
+can), mean pooling over the real tokens and L2 normalisation; the tokenizer is the model's
+tokenizer.json through `tokenizers`, as transformers reads it. No torch: a process that loads it and
+embeds one query peaks at 171 MiB instead of 341 and is done in 0.6 s instead of 5.6 (busy machine);
+111 MB installed instead of 842; the same vectors (cosine to torch's >= 0.99998) and as fast
+(bench/runtime.py, bench/README.md "Embedding runtime").
+
+What made an earlier ONNX Runtime trial 5-8x slower than torch, and is avoided here (bench/README.md,
+"Embedding runtime"): a thread pool of one thread per core whose workers spin while they wait, on a
+machine whose two cores are shared, and texts padded to a fixed length. One thread per session, no
+spinning, each batch padded only to its longest text; documents use both cores by running two
+batches at once (ONNX Runtime lets go of the GIL while it runs).
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .weights import BertShape, bert_shape, drop_resident_pages, file_offset, mapped_weights, tokenizer
+
+BATCH = 32
+TOKEN_BUDGET = 1024  # padded tokens in one batch: 32 texts of 32 tokens, 4 of 256
+OPSET = 17
+
+
+class OnnxMiniLM:
+    id = "all-MiniLM-L6-v2"
+    dim = 384
+
+    def __init__(self, folder: Path | None = None, threads: int = 1, prepack: bool = True,
+                 optimization: str = "all", spinning: bool = False) -> None:
+        """The defaults are what memdir runs; the others exist so bench/runtime.py can show what they cost
+        (threads: ONNX Runtime's intra-op threads, 0 for its default of one per core)."""
+        import os
+
+        import onnxruntime as ort
+
+        from .embed import model_dir
+
+        folder = folder or model_dir()
+        shape = bert_shape(folder)
+        self.tokenizer = tokenizer(folder)
+        weights = mapped_weights(folder / "model.safetensors")
+        graph, shared = build_graph(weights, shape, folder)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads  # documents run two batches at once instead (see embed)
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = {
+            "none": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+            "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+            "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+            "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+        }[optimization]
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+        options.enable_mem_pattern = False  # shapes change with every text; a fixed arena plan buys nothing
+        options.enable_cpu_mem_arena = False  # give activations back after each call
+        if not prepack:
+            options.add_session_config_entry("session.disable_prepacking", "1")
+        # The weights in the graph point into model.safetensors; the session is handed the mapped views
+        # instead of reading its own copy, so they stay shared, clean pages of the installed file.
+        options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(folder))
+        self._weights = {name: ort.OrtValue.ortvalue_from_numpy(array) for name, array in shared.items()}
+        for name, value in self._weights.items():
+            options.add_initializer(name, value)
+        self._session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        drop_resident_pages(weights["embeddings.word_embeddings.weight"])
+        workers = min(2, os.cpu_count() or 1) if threads == 1 else 1
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed") if workers > 1 else None
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            encoded = self.tokenizer.encode_batch(list(texts))
+            out = np.zeros((len(texts), self.dim), dtype=np.float32)
+            batches = token_batches([len(e.ids) for e in encoded])
+            run = lambda chosen: self._run([encoded[i] for i in chosen])  # noqa: E731
+            # One thread per batch: ONNX Runtime lets go of the GIL while it runs, so two batches use both cores.
+            results = self._pool.map(run, batches) if self._pool and len(batches) > 1 else map(run, batches)
+            for chosen, vectors in zip(batches, results):
+                out[chosen] = vectors
+        if len(texts) > 1:
+            release_freed_memory()
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._run([self.tokenizer.encode(text)])[0]
+
+    def _run(self, encoded: list) -> np.ndarray:  # tokenizers.Encoding
+        length = max(len(e.ids) for e in encoded)
+        ids = np.zeros((len(encoded), length), dtype=np.int64)
+        mask = np.zeros((len(encoded), length), dtype=np.int64)
+        for row, e in enumerate(encoded):
+            ids[row, :len(e.ids)] = e.ids
+            mask[row, :len(e.ids)] = 1
+        return self._session.run(None, {"ids": ids, "mask": mask})[0]
+
+
+def token_batches(lengths: list[int]) -> list[list[int]]:
+    """Text positions in batches, shortest texts first so each batch pads little, at most BATCH texts
+    and TOKEN_BUDGET padded tokens each. The graph holds a batch's attention scores whole (texts x 12
+    heads x tokens^2): 32 texts of 256 tokens are 100 MB a tensor, and peaked at 1.1 GB resident
+    (1,024 tokens: 390 MB, and no slower)."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    batches: list[list[int]] = []
+    for i in order:
+        if batches and len(batches[-1]) < BATCH and (len(batches[-1]) + 1) * lengths[i] <= TOKEN_BUDGET:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
+
+
+def release_freed_memory() -> None:
+    """Hand a batch's freed activations back to the system: glibc keeps freed heap pages for reuse,
+    and after 128 long documents a process held 543 MB resident instead of 180."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim
+        pass
+
+
+def build_graph(w: dict[str, np.ndarray], shape: BertShape, folder: Path) -> tuple[bytes, dict[str, np.ndarray]]:
+    """The model as a serialized ONNX graph (ids and mask [batch, tokens] -> unit vectors [batch, 384]) and
+    the weights it names, each a view of the mapped model file that the session uses in place."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes: list = []
+    inits: list = []
+    shared: dict[str, np.ndarray] = {}
+    count = [0]
+
+    def const(array: np.ndarray) -> str:
+        count[0] += 1
+        name = f"c{count[0]}"
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        return name
+
+    def weight(name: str) -> str:
+        """A tensor of the model file, declared where it lies in it and handed to the session as is."""
+        array = w[name]
+        tensor = TensorProto(name=name, dims=list(array.shape), data_type=TensorProto.FLOAT,
+                             data_location=TensorProto.EXTERNAL)
+        for key, value in (("location", "model.safetensors"), ("offset", str(file_offset(array))),
+                           ("length", str(array.nbytes))):
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, value
+        inits.append(tensor)
+        shared[name] = array
+        return name
+
+    def op(kind: str, inputs: list[str], **attrs) -> str:  # type: ignore[no-untyped-def]
+        count[0] += 1
+        out = f"t{count[0]}"
+        nodes.append(helper.make_node(kind, inputs, [out], **attrs))
+        return out
+
+    def linear(x: str, name: str) -> str:  # x is [tokens, in]; the file keeps torch's [out, in]
+        return op("Gemm", [x, weight(name + ".weight"), weight(name + ".bias")], transB=1)
+
+    def layer_norm(x: str, name: str) -> str:
+        return op("LayerNormalization", [x, weight(name + ".weight"), weight(name + ".bias")], axis=-1,
+                  epsilon=shape.eps)
+
+    h, heads = shape.hidden, shape.heads
+    batch_tokens = op("Shape", ["ids"])
+    length = op("Slice", [batch_tokens, const(np.array([1])), const(np.array([2]))])
+    positions = w["embeddings.position_embeddings.weight"] + w["embeddings.token_type_embeddings.weight"][0]
+    x = op("Add", [op("Gather", [weight("embeddings.word_embeddings.weight"), "ids"]),
+                   op("Slice", [const(positions), const(np.array([0])), length, const(np.array([0]))])])
+    # Every token of the batch one row of a matrix, so each Linear is one Gemm on the file's own weights.
+    x = op("Reshape", [layer_norm(x, "embeddings.LayerNorm"), const(np.array([-1, h]))])
+    real = op("Cast", ["mask"], to=TensorProto.FLOAT)
+    # -10000 on padding, 0 on real tokens (as BERT does), broadcast over heads and query positions
+    padding = op("Mul", [op("Sub", [const(np.array(1.0, np.float32)), real]), const(np.array(-1e4, np.float32))])
+    padding = op("Unsqueeze", [padding, const(np.array([1, 2]))])
+    split = op("Concat", [batch_tokens, const(np.array([heads, h // heads]))], axis=0)
+    scale = const(np.array(1 / np.sqrt(h // heads), np.float32))
+    for n in range(shape.layers):
+        p = f"encoder.layer.{n}."
+        q, k, v = (op("Reshape", [linear(x, p + "attention.self." + name), split]) for name in ("query", "key", "value"))
+        scores = op("MatMul", [op("Transpose", [q], perm=[0, 2, 1, 3]), op("Transpose", [k], perm=[0, 2, 3, 1])])
+        weights = op("Softmax", [op("Add", [op("Mul", [scores, scale]), padding])], axis=-1)
+        context = op("MatMul", [weights, op("Transpose", [v], perm=[0, 2, 1, 3])])
+        context = op("Reshape", [op("Transpose", [context], perm=[0, 2, 1, 3]), const(np.array([-1, h]))])
+        x = layer_norm(op("Add", [linear(context, p + "attention.output.dense"), x]), p + "attention.output.LayerNorm")
+        inner = linear(x, p + "intermediate.dense")
+        inner = op("Mul", [op("Mul", [inner, const(np.array(0.5, np.float32))]),  # exact (erf) GELU, as BERT's
+                           op("Add", [op("Erf", [op("Div", [inner, const(np.array(np.sqrt(2.0), np.float32))])]),
+                                      const(np.array(1.0, np.float32))])])
+        x = layer_norm(op("Add", [linear(inner, p + "output.dense"), x]), p + "output.LayerNorm")
+    x = op("Reshape", [x, op("Concat", [batch_tokens, const(np.array([h]))], axis=0)])
+    share = op("Unsqueeze", [real, const(np.array([2]))])
+    pooled = op("Div", [op("ReduceSum", [op("Mul", [x, share]), const(np.array([1]))], keepdims=0),
+                        op("Max", [op("ReduceSum", [share, const(np.array([1]))], keepdims=0),
+                                   const(np.array(1e-9, np.float32))])])
+    norm = op("Max", [op("ReduceL2", [pooled], axes=[1], keepdims=1), const(np.array(1e-12, np.float32))])
+    nodes.append(helper.make_node("Div", [pooled, norm], ["vectors"]))
+    graph = helper.make_graph(
+        nodes, "all-MiniLM-L6-v2",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "tokens"]),
+         helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", "tokens"])],
+        [helper.make_tensor_value_info("vectors", TensorProto.FLOAT, ["batch", h])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 8
+    return model.SerializeToString(), shared
