@@ -1,6 +1,6 @@
 """`memdir doctor`'s look at the Claude Code wiring: hooks, their command, the MCP server, workspace trust.
 
-Claude Code ignores a project's hooks, permissions and `.mcp.json` server until the user has
+Claude Code ignores a project's hooks, permissions and MCP servers until the user has
 trusted the workspace (`projects[<dir>].hasTrustDialogAccepted` in `~/.claude.json`), and a hook
 whose command it cannot find fails silently (exit 127 in the debug log). memdir then seems to
 do nothing; these checks say which piece is missing and how to add it.
@@ -87,7 +87,7 @@ def _trust_finding(project: Path, user_config: dict[str, Any], path: Path) -> Fi
                     if _project_entry(folder, user_config).get("hasTrustDialogAccepted") is True), None)
     if trusted is None:
         return Finding("workspace trust", False, f"{project} is not trusted yet: Claude Code ignores its hooks and "
-                                                 f".mcp.json server until it is; {advice}")
+                                                 f"MCP servers until it is; {advice}")
     return Finding("workspace trust", True, f"{trusted} is trusted in {path}")
 
 

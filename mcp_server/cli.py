@@ -183,7 +183,7 @@ def init(path: Path | None, claude_code: bool, scope: str, print_config: str | N
         click.echo(f"{root} is already a memdir vault; nothing to do")
     if claude_code:
         registration = integrations.register_claude_code(root, scope, project=Path.cwd())
-        for path_ in (registration.settings, registration.servers):
+        for path_ in registration.files():
             state = "updated" if path_ in registration.changed else "already up to date"
             click.echo(f"Claude Code: {path_} {state}")
         click.echo(integrations.TRUST_NOTE.format(project=Path.cwd()))

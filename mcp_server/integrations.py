@@ -4,6 +4,11 @@
 touches nothing else in them: the user's other hooks, servers and permissions stay as they
 are, a second run changes nothing, and a file that is not valid JSON is reported, never
 overwritten.
+
+What names this machine's memdir (the hook commands and the MCP server, with the full path of the
+`memdir` script) goes where Claude Code keeps one machine's settings: `.claude/settings.local.json`
+(which Claude Code keeps out of git) and the project's entry in `~/.claude.json`. The committed
+`.claude/settings.json` carries only memdir's tool permissions, which hold in every clone.
 """
 
 from __future__ import annotations
@@ -37,19 +42,25 @@ ALLOWED_TOOLS = (
 )
 CLIENTS = ("cursor", "codex", "gemini", "opencode")
 TRUST_NOTE = (  # Claude Code's rule, which otherwise makes a fresh setup look like memdir does nothing
-    "Next, in Claude Code: start `claude` in {project} once and accept the workspace trust prompt (and the\n"
-    "memdir MCP server if it asks). Until a workspace is trusted, Claude Code ignores its hooks, permissions\n"
-    "and .mcp.json. For headless runs (claude -p, CI), set projects[\"{project}\"].hasTrustDialogAccepted\n"
-    "to true in ~/.claude.json. `memdir doctor` checks all of this.")
+    "Next, in Claude Code: start `claude` in {project} once and accept the workspace trust prompt. Until a\n"
+    "workspace is trusted, Claude Code ignores its hooks, permissions and MCP servers. For headless runs\n"
+    "(claude -p, CI), set projects[\"{project}\"].hasTrustDialogAccepted to true in ~/.claude.json.\n"
+    "Each developer runs memdir init --claude-code once in their own clone (the hooks and the server name\n"
+    "this machine's memdir; the committed .claude/settings.json holds only memdir's permissions).\n"
+    "`memdir doctor` checks all of this.")
 
 
 @dataclass(frozen=True)
 class Registration:
     """Where Claude Code will find memdir, and which files this run changed."""
 
-    settings: Path
-    servers: Path
+    settings: Path  # the hooks
+    servers: Path  # the MCP server
     changed: tuple[Path, ...]
+    permissions: Path | None = None  # the tool permissions, when they live apart from the hooks (project scope)
+
+    def files(self) -> list[Path]:
+        return list(dict.fromkeys(p for p in (self.permissions, self.settings, self.servers) if p is not None))
 
 
 def memdir_command() -> str:
@@ -80,22 +91,45 @@ def vault_argument(vault_root: Path, project: Path | None, scope: str = "project
 def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path | None = None) -> Registration:
     """Write memdir's hooks, MCP server and tool permissions into Claude Code's project or user files."""
     home = home or Path.home()
-    if scope == "project":
-        settings_path, servers_path = project / ".claude" / "settings.json", project / ".mcp.json"
-        vault = vault_argument(vault_root, project)
-    elif scope == "user":
-        settings_path, servers_path = home / ".claude" / "settings.json", home / ".claude.json"
-        vault = vault_argument(vault_root, project, scope)  # never one project's absolute vault for all
-    else:
+    if scope == "user":
+        return _register_for_user(vault_root, project, home)
+    if scope != "project":
         raise ConfigError(f"unknown scope {scope!r}: use project or user")
+    shared_path = project / ".claude" / "settings.json"
+    local_path = project / ".claude" / "settings.local.json"
+    team_servers_path, user_config_path = project / ".mcp.json", home / ".claude.json"
+    # Every file is read (and refused if broken) before any is written.
+    shared, local = _read_json(shared_path), _read_json(local_path)
+    team_servers, user_config = _read_json(team_servers_path), _read_json(user_config_path)
+    command = memdir_command()
+    edits = [
+        # Earlier releases wrote this machine's paths into the committed files: moved out here.
+        (shared_path, shared, lambda c: _remove_hooks(c) | _forget_mcpjson_server(c) | _merge_permissions(c)),
+        (team_servers_path, team_servers, _remove_server),
+        (local_path, local, lambda c: _merge_hooks(c, command, vault_argument(vault_root, project))),
+        (user_config_path, user_config,
+         lambda c: _merge_server(_table(_table(_table(c, "projects"), str(project.absolute())), "mcpServers"),
+                                 command, str(vault_root.absolute()))),
+    ]
+    changed = []
+    for path, config, edit in edits:
+        if edit(config):
+            _write_json(path, config)
+            changed.append(path)
+    return Registration(local_path, user_config_path, tuple(changed), permissions=shared_path)
+
+
+def _register_for_user(vault_root: Path, project: Path, home: Path) -> Registration:
+    """User scope: every project of this user, each served its own vault (found from Claude Code's folder)."""
+    settings_path, servers_path = home / ".claude" / "settings.json", home / ".claude.json"
+    vault = vault_argument(vault_root, project, "user")  # never one project's absolute vault for all
+    settings, servers = _read_json(settings_path), _read_json(servers_path)
     command = memdir_command()
     changed = []
-    settings = _read_json(settings_path)
-    if _merge_settings(settings, command, vault, project_servers=scope == "project"):
+    if _merge_hooks(settings, command, vault) | _merge_permissions(settings):
         _write_json(settings_path, settings)
         changed.append(settings_path)
-    servers = _read_json(servers_path)
-    if _merge_server(servers, command, vault):
+    if _merge_server(_table(servers, "mcpServers"), command, vault):
         _write_json(servers_path, servers)
         changed.append(servers_path)
     return Registration(settings_path, servers_path, tuple(changed))
@@ -109,7 +143,7 @@ def _shell_word(word: str) -> str:
     return word if all(c.isalnum() or c in "/._-+" for c in word) else "'" + word.replace("'", "'\\''") + "'"
 
 
-def _merge_settings(settings: dict[str, Any], command: str, vault: str, project_servers: bool) -> bool:
+def _merge_hooks(settings: dict[str, Any], command: str, vault: str) -> bool:
     before = json.dumps(settings, sort_keys=True)
     hooks = _table(settings, "hooks")
     for event, name, timeout, background in HOOKS:
@@ -120,16 +154,60 @@ def _merge_settings(settings: dict[str, Any], command: str, vault: str, project_
         if not isinstance(groups, list):
             raise ConfigError(f"Claude Code settings: hooks.{event} is not a list; fix it by hand and run again")
         _replace_or_add_hook(groups, name, wanted)
+    return json.dumps(settings, sort_keys=True) != before
+
+
+def _merge_permissions(settings: dict[str, Any]) -> bool:
     permissions = _table(settings, "permissions")
     allow = permissions.setdefault("allow", [])
     if not isinstance(allow, list):
         raise ConfigError("Claude Code settings: permissions.allow is not a list; fix it by hand and run again")
-    allow += [rule for rule in (f"mcp__{SERVER_NAME}__{tool}" for tool in ALLOWED_TOOLS) if rule not in allow]
-    if project_servers:  # a project's .mcp.json server needs approval once; this is that approval
-        enabled = settings.setdefault("enabledMcpjsonServers", [])
-        if isinstance(enabled, list) and SERVER_NAME not in enabled:
-            enabled.append(SERVER_NAME)
-    return json.dumps(settings, sort_keys=True) != before
+    missing = [rule for rule in (f"mcp__{SERVER_NAME}__{tool}" for tool in ALLOWED_TOOLS) if rule not in allow]
+    allow += missing
+    return bool(missing)
+
+
+def _remove_hooks(settings: dict[str, Any]) -> bool:
+    """Take memdir's own hook handlers out of a settings file (the user's other hooks stay)."""
+    table = settings.get("hooks")
+    removed = False
+    for event, name, *_ in HOOKS if isinstance(table, dict) else ():
+        for group in table.get(event) if isinstance(table.get(event), list) else []:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if isinstance(handlers, list):
+                kept = [h for h in handlers if not _is_memdir_hook(h, name)]
+                removed |= len(kept) != len(handlers)
+                group["hooks"] = kept
+        if isinstance(table.get(event), list):
+            table[event] = [g for g in table[event] if not (isinstance(g, dict) and g.get("hooks") == [])]
+            if not table[event]:
+                del table[event]
+    if isinstance(table, dict) and not table and removed:
+        del settings["hooks"]
+    return removed
+
+
+def _forget_mcpjson_server(settings: dict[str, Any]) -> bool:
+    enabled = settings.get("enabledMcpjsonServers")
+    if not (isinstance(enabled, list) and SERVER_NAME in enabled):
+        return False
+    enabled.remove(SERVER_NAME)
+    if not enabled:
+        del settings["enabledMcpjsonServers"]
+    return True
+
+
+def _remove_server(config: dict[str, Any]) -> bool:
+    servers = config.get("mcpServers")
+    if not (isinstance(servers, dict) and SERVER_NAME in servers):
+        return False
+    del servers[SERVER_NAME]
+    return True
+
+
+def _is_memdir_hook(handler: Any, name: str) -> bool:
+    command = str(handler.get("command", "")) if isinstance(handler, dict) else ""
+    return f" hook {name}" in command and "memdir" in command
 
 
 def _replace_or_add_hook(groups: list[Any], name: str, wanted: dict[str, Any]) -> None:
@@ -138,15 +216,14 @@ def _replace_or_add_hook(groups: list[Any], name: str, wanted: dict[str, Any]) -
     for group in groups:
         handlers = group.get("hooks") if isinstance(group, dict) else None
         for position, handler in enumerate(handlers if isinstance(handlers, list) else []):
-            if isinstance(handler, dict) and marker in str(handler.get("command", "")) and "memdir" in str(
-                    handler.get("command", "")):
+            if _is_memdir_hook(handler, name):
                 handlers[position] = wanted
                 return
     groups.append({"hooks": [wanted]})
 
 
-def _merge_server(config: dict[str, Any], command: str, vault: str) -> bool:
-    servers = _table(config, "mcpServers")
+def _merge_server(servers: dict[str, Any], command: str, vault: str) -> bool:
+    """memdir's entry in an `mcpServers` table, written or brought up to date."""
     wanted = {"type": "stdio", "command": command, "args": ["mcp", "--vault", vault], "env": {}}
     if servers.get(SERVER_NAME) == wanted:
         return False

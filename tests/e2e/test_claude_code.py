@@ -92,33 +92,51 @@ def checkout() -> dict[str, str]:
 
 
 def trust(home: Path, *projects: Path) -> None:
-    (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": True, "projects": {
-        str(p): {"hasTrustDialogAccepted": True} for p in projects}}))
+    """What Claude Code's onboarding and trust prompt record, merged into what `memdir init` wrote there."""
+    path = home / ".claude.json"
+    config = json.loads(path.read_text()) if path.exists() else {}
+    config["hasCompletedOnboarding"] = True
+    for project in projects:
+        config.setdefault("projects", {}).setdefault(str(project), {})["hasTrustDialogAccepted"] = True
+    path.write_text(json.dumps(config))
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+def initialized(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, str]]:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))  # this test and Claude Code's hooks: one user, one memdir server
     project = example_project(tmp_path / "tidewater")
-    vault = project / ".memories"
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", **checkout()}  # no memdir on PATH: init writes its path
     subprocess.run([str(MEMDIR), "init", "--claude-code"], cwd=project, env=env, check=True, capture_output=True)
     trust(home, project)
-    client.ensure(vault)  # warm, as after the first session (a cold start is the stdio proxy's own concern)
+    return project, env
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    project, env = initialized(tmp_path, monkeypatch)
+    client.ensure(project / ".memories")  # warm, as after the first session (the cold one has its own test)
     yield project, env
-    stop_all(vault)
+    stop_all(project / ".memories")
+
+
+@pytest.fixture
+def cold_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A project whose first session starts with nothing of memdir running and no index."""
+    project, env = initialized(tmp_path, monkeypatch)
+    yield project, env
+    stop_all(project / ".memories")
 
 
 def run(claude: Path, project: Path, env: dict[str, str], fake: FakeMessages, prompt: str, *flags: str,
-        mcp_timeout_ms: int = 30000) -> str:
+        mcp_timeout_ms: int | None = 30000) -> str:
+    """One headless turn; `mcp_timeout_ms=None` leaves Claude Code's own wait for MCP servers."""
+    # On a loaded machine the stdio proxy may list its tools after Claude Code stopped waiting; the
+    # warm tests wait for it, the cold-session test keeps Claude Code's default to prove it is not needed.
+    waits = {"MCP_TIMEOUT": str(mcp_timeout_ms)} if mcp_timeout_ms is not None else {}
     result = subprocess.run([str(claude), "-p", prompt, *flags], cwd=project, capture_output=True, timeout=240,
                             env={**env, "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": "sk-ant-test",
-                                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                                 # On a loaded machine the stdio proxy may list its tools after Claude Code stopped
-                                 # waiting (a cold `tools/list` is the proxy's own item); wait for it here.
-                                 "MCP_TIMEOUT": str(mcp_timeout_ms)})
+                                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", **waits})
     assert result.returncode == 0, result.stderr.decode(errors="replace")[-2000:]
     return result.stdout.decode()
 
@@ -235,3 +253,13 @@ def _poll(condition, seconds: float = 60.0) -> bool:
             return False
         time.sleep(0.1)
     return True
+
+
+def test_a_cold_first_session_is_offered_memdirs_tools_at_claude_codes_default_wait(claude: Path, cold_project: Any):
+    project, env = cold_project
+    with FakeMessages(Model()) as fake:
+        run(claude, project, env, fake, "Thanks, that worked", mcp_timeout_ms=None)
+    first = next(r for r in fake.requests if "Bash" in tool_names(r))
+    offered = json.dumps(first.get("tools", [])) + texts(first)
+    for tool in ("search_memory", "score_memories", "add_to_memory_bank"):
+        assert f"mcp__memdir__{tool}" in offered

@@ -39,25 +39,54 @@ def memdir_handlers(settings: dict, event: str) -> list[dict]:
     return [h for group in settings["hooks"][event] for h in group["hooks"] if " hook " in h["command"]]
 
 
-def test_init_registers_three_hooks_the_server_and_tool_permissions_in_the_project(project: Path):
+def local_server(project: Path) -> dict:
+    """memdir's MCP server in the project's own entry of ~/.claude.json (Claude Code's local scope)."""
+    return read(Path(os.environ["HOME"]) / ".claude.json")["projects"][str(project)]["mcpServers"]["memdir"]
+
+
+def test_init_registers_hooks_and_server_for_this_machine_and_commits_only_the_permissions(project: Path):
     output = init("--claude-code")
-    settings, servers = read(project / ".claude" / "settings.json"), read(project / ".mcp.json")
+    local = read(project / ".claude" / "settings.local.json")
     for event, name in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop")):
-        [handler] = memdir_handlers(settings, event)
+        [handler] = memdir_handlers(local, event)
         assert f" hook {name} --vault \"${{CLAUDE_PROJECT_DIR:-.}}/.memories\"" in handler["command"]
-    assert "async" not in memdir_handlers(settings, "Stop")[0]  # `claude -p` kills background hooks at exit
-    assert "mcp__memdir__search_memory" in settings["permissions"]["allow"]
-    assert settings["enabledMcpjsonServers"] == ["memdir"]
-    assert servers["mcpServers"]["memdir"]["args"] == ["mcp", "--vault", "${CLAUDE_PROJECT_DIR:-.}/.memories"]
-    assert (project / ".memories" / "memdir.toml").is_file() and "settings.json updated" in output
+    assert "async" not in memdir_handlers(local, "Stop")[0]  # `claude -p` kills background hooks at exit
+    assert local_server(project)["args"] == ["mcp", "--vault", str(project / ".memories")]
+    committed = read(project / ".claude" / "settings.json")
+    assert "mcp__memdir__search_memory" in committed["permissions"]["allow"]
+    assert set(committed) == {"permissions"} and not (project / ".mcp.json").exists()
+    assert (project / ".memories" / "memdir.toml").is_file() and "settings.local.json updated" in output
+
+
+def test_the_committed_settings_name_no_path_of_this_machine(project: Path):
+    init("--claude-code")
+    committed = (project / ".claude" / "settings.json").read_text()
+    assert "memdir hook" not in committed and str(Path.home()) not in committed and "/bin/" not in committed
+
+
+def test_init_moves_an_earlier_releases_machine_paths_out_of_the_committed_files(project: Path):
+    (project / ".claude").mkdir()
+    old_hook = {"type": "command", "command": '/old/venv/bin/memdir hook prompt --vault "${CLAUDE_PROJECT_DIR:-.}/.memories"'}
+    own_hook = {"type": "command", "command": "./scripts/lint-prompt.sh"}
+    (project / ".claude" / "settings.json").write_text(json.dumps({
+        "hooks": {"UserPromptSubmit": [{"hooks": [own_hook, old_hook]}]}, "enabledMcpjsonServers": ["memdir"]}))
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"github": {"command": "gh-mcp"},
+                                                                  "memdir": {"command": "/old/venv/bin/memdir"}}}))
+    init("--claude-code")
+    committed = read(project / ".claude" / "settings.json")
+    assert committed["hooks"]["UserPromptSubmit"] == [{"hooks": [own_hook]}] and "enabledMcpjsonServers" not in committed
+    assert read(project / ".mcp.json")["mcpServers"] == {"github": {"command": "gh-mcp"}}
+    assert memdir_handlers(read(project / ".claude" / "settings.local.json"), "UserPromptSubmit")
 
 
 def test_a_second_init_changes_no_byte(project: Path):
     init("--claude-code")
-    before = {p: p.read_bytes() for p in (project / ".claude" / "settings.json", project / ".mcp.json")}
+    files = (project / ".claude" / "settings.json", project / ".claude" / "settings.local.json",
+             Path(os.environ["HOME"]) / ".claude.json")
+    before = {p: p.read_bytes() for p in files}
     output = init("--claude-code")
     assert {p: p.read_bytes() for p in before} == before
-    assert output.count("already up to date") == 2
+    assert output.count("already up to date") == 3
 
 
 def test_the_users_own_hooks_servers_and_permissions_are_kept(project: Path):
@@ -76,19 +105,19 @@ def test_the_users_own_hooks_servers_and_permissions_are_kept(project: Path):
     assert settings["model"] == "opus" and settings["permissions"]["deny"] == ["Read(.env)"]
     assert settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "guard.sh"
     prompt_commands = [h["command"] for g in settings["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
-    assert prompt_commands[0] == "./scripts/lint-prompt.sh" and len(prompt_commands) == 2
+    assert prompt_commands == ["./scripts/lint-prompt.sh"]  # memdir's own hook is in settings.local.json
     assert settings["permissions"]["allow"][0] == "Bash(npm test)"
     assert len(settings["permissions"]["allow"]) == len(set(settings["permissions"]["allow"]))
-    assert set(read(project / ".mcp.json")["mcpServers"]) == {"github", "memdir"}
+    assert set(read(project / ".mcp.json")["mcpServers"]) == {"github"}
 
 
 def test_moving_the_vault_updates_memdirs_entries_in_place(project: Path):
     init("--claude-code")
     init("--claude-code", "--vault", "team-memory")
-    settings = read(project / ".claude" / "settings.json")
+    settings = read(project / ".claude" / "settings.local.json")
     [handler] = memdir_handlers(settings, "UserPromptSubmit")
     assert handler["command"].endswith('--vault "${CLAUDE_PROJECT_DIR:-.}/team-memory"')
-    assert read(project / ".mcp.json")["mcpServers"]["memdir"]["args"][-1] == "${CLAUDE_PROJECT_DIR:-.}/team-memory"
+    assert local_server(project)["args"][-1] == str(project / "team-memory")
 
 
 def test_a_settings_file_that_is_not_json_is_reported_and_left_alone(project: Path):
@@ -115,7 +144,7 @@ def test_user_scope_writes_the_users_files_and_keeps_their_other_keys(project: P
 
 def test_the_written_hook_command_runs_in_a_shell_and_exits_0(project: Path):
     init("--claude-code")
-    [handler] = memdir_handlers(read(project / ".claude" / "settings.json"), "UserPromptSubmit")
+    [handler] = memdir_handlers(read(project / ".claude" / "settings.local.json"), "UserPromptSubmit")
     result = subprocess.run(["sh", "-c", handler["command"]], input=b"{}", capture_output=True, timeout=60,
                             env={**os.environ, "CLAUDE_PROJECT_DIR": str(project)})
     assert result.returncode == 0 and result.stdout == b"" and b"no session_id" in result.stderr
@@ -166,16 +195,15 @@ def test_the_project_mcp_server_finds_its_vault_when_claude_code_starts_in_a_sub
     from mcp_server.cli import vault_root
 
     init("--claude-code")
-    args = read(project / ".mcp.json")["mcpServers"]["memdir"]["args"]
+    args = local_server(project)["args"]
     (project / "src" / "billing").mkdir(parents=True)
     os.chdir(project / "src" / "billing")
-    unset = args[2].replace("${CLAUDE_PROJECT_DIR:-.}", ".")  # what Claude Code passes: the variable is unset
-    assert vault_root(Path(unset)) == project / ".memories"
+    assert vault_root(Path(args[2])) == project / ".memories"  # this machine's entry names the vault in full
 
 
 def test_init_writes_the_full_path_of_the_memdir_script_so_hooks_run_without_path(project: Path):
     init("--claude-code")
-    [handler] = memdir_handlers(read(project / ".claude" / "settings.json"), "UserPromptSubmit")
+    [handler] = memdir_handlers(read(project / ".claude" / "settings.local.json"), "UserPromptSubmit")
     command = shlex.split(handler["command"])[0]
     assert Path(command).is_absolute() and os.access(command, os.X_OK)
     result = subprocess.run(["/bin/sh", "-c", handler["command"]], input=b"{}", capture_output=True, timeout=60,
@@ -197,18 +225,24 @@ def test_init_ends_by_saying_claude_code_must_trust_the_workspace(project: Path)
 
 def test_doctor_says_the_workspace_is_not_trusted_until_claude_json_trusts_it(project: Path):
     init("--claude-code")
-    home = Path(os.environ["HOME"])
-    (home / ".claude.json").write_text(json.dumps({"projects": {str(project): {"hasTrustDialogAccepted": False}}}))
+    user_config = Path(os.environ["HOME"]) / ".claude.json"
+
+    def trusted(answer: bool) -> None:  # what Claude Code's trust prompt records, beside memdir's server entry
+        config = read(user_config)
+        config["projects"][str(project)]["hasTrustDialogAccepted"] = answer
+        user_config.write_text(json.dumps(config))
+
+    trusted(False)
     findings = doctor_findings(project)
     assert findings["hooks"]["ok"] and findings["hook command"]["ok"] and findings["mcp server"]["ok"]
     assert not findings["workspace trust"]["ok"] and "not trusted yet" in findings["workspace trust"]["detail"]
-    (home / ".claude.json").write_text(json.dumps({"projects": {str(project): {"hasTrustDialogAccepted": True}}}))
+    trusted(True)
     assert doctor_findings(project)["workspace trust"]["ok"]
 
 
 def test_doctor_names_a_missing_hook_and_a_hook_command_that_cannot_run(project: Path):
     init("--claude-code")
-    path = project / ".claude" / "settings.json"
+    path = project / ".claude" / "settings.local.json"
     settings = read(path)
     del settings["hooks"]["Stop"]
     for group in settings["hooks"]["UserPromptSubmit"]:
