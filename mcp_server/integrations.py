@@ -104,8 +104,8 @@ def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path
     command = memdir_command()
     edits = [
         # Earlier releases wrote this machine's paths into the committed files: moved out here.
-        (shared_path, shared, lambda c: _remove_hooks(c) | _forget_mcpjson_server(c) | _merge_permissions(c)),
-        (team_servers_path, team_servers, _remove_server),
+        (shared_path, shared, lambda c: _remove_hooks(c) | _drop_memdir(c, "enabledMcpjsonServers") | _merge_permissions(c)),
+        (team_servers_path, team_servers, lambda c: _drop_memdir(c, "mcpServers")),
         (local_path, local, lambda c: _merge_hooks(c, command, vault_argument(vault_root, project))),
         (user_config_path, user_config,
          lambda c: _merge_server(_table(_table(_table(c, "projects"), str(project.absolute())), "mcpServers"),
@@ -187,21 +187,15 @@ def _remove_hooks(settings: dict[str, Any]) -> bool:
     return removed
 
 
-def _forget_mcpjson_server(settings: dict[str, Any]) -> bool:
-    enabled = settings.get("enabledMcpjsonServers")
-    if not (isinstance(enabled, list) and SERVER_NAME in enabled):
+def _drop_memdir(config: dict[str, Any], key: str) -> bool:
+    """Take memdir out of `config[key]`, a list of server names or a table of servers (dropping the key
+    when nothing else is left in it); True when it was there."""
+    value = config.get(key)
+    if not (isinstance(value, (list, dict)) and SERVER_NAME in value):
         return False
-    enabled.remove(SERVER_NAME)
-    if not enabled:
-        del settings["enabledMcpjsonServers"]
-    return True
-
-
-def _remove_server(config: dict[str, Any]) -> bool:
-    servers = config.get("mcpServers")
-    if not (isinstance(servers, dict) and SERVER_NAME in servers):
-        return False
-    del servers[SERVER_NAME]
+    value.remove(SERVER_NAME) if isinstance(value, list) else value.pop(SERVER_NAME)
+    if not value:
+        del config[key]
     return True
 
 
