@@ -33,6 +33,7 @@ class Served:
     memories: int | None
     idle_s: float | None
     kind: str = "vault"  # or "embedding-host": the one model every vault of this user asks
+    unembedded: int = 0  # units of a fresh or much-changed vault still waiting for their vectors
 
 
 def embedding_host() -> Served | None:
@@ -70,7 +71,8 @@ def servers(include_host: bool = True) -> list[Served]:
     if server is not None:
         info, health = server
         rss = rss_mb(info.pid)
-        found = [Served(v["vault"], info.pid, info.port, rss, v["uptime_s"], v["memories"], v["idle_s"])
+        found = [Served(v["vault"], info.pid, info.port, rss, v["uptime_s"], v["memories"], v["idle_s"],
+                        unembedded=v.get("unembedded", 0))
                  for v in health.get("vaults", [])]
     host = embedding_host() if include_host else None
     return found + ([host] if host is not None else [])

@@ -305,6 +305,7 @@ def servers(served: list[Mapping[str, Any]]) -> str:
     return "\n".join(
         f"{s['vault']}  pid {s['pid']}  port {s['port'] or '?'}  {s['rss_mb'] or '?'} MB  up {minutes(s['uptime_s'])}  "
         + (f"{s['memories'] if s['memories'] is not None else '?'} memories  " if s.get("kind", "vault") == "vault" else "")
+        + (f"embedding {s['unembedded']} units  " if s.get("unembedded") else "")
         + f"idle {minutes(s['idle_s'])}"
         for s in served)
 

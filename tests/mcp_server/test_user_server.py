@@ -167,3 +167,12 @@ async def test_a_memdir_mcp_session_goes_on_after_its_vault_was_closed_in_betwee
         restarted = await session.call_tool("search_memory", {"query": "walrus pipeline", "limit": 1})
         assert not restarted.is_error and "walrus" in restarted.content[0].text.lower()
     assert client.running().pid != process.pid
+
+
+def test_status_says_when_a_vault_is_still_embedding_in_the_background():
+    from mcp_server import render
+
+    row = {"vault": "/p/.memories", "pid": 7, "port": 9, "rss_mb": 130.0, "uptime_s": 3.0, "memories": 36,
+           "idle_s": 1.0, "kind": "vault"}
+    assert "embedding 240 units" in render.servers([{**row, "unembedded": 240}])
+    assert "embedding" not in render.servers([{**row, "unembedded": 0}])
