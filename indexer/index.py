@@ -100,6 +100,7 @@ class Index:
         self.defer_embedding = defer_embedding
         self.unembedded: dict[int, None] = {}  # unit ids waiting for a vector, oldest first
         self.embedding_wanted = threading.Event()  # set when units are left for the backfill
+        self._readers_told = time.monotonic()
         self._load(generation)
 
     def _load(self, generation: Path) -> None:
@@ -541,8 +542,16 @@ class Index:
                 self.vectors.add([wanted[r][0] for r in keep], vectors[keep], [wanted[r][2] == WHOLE for r in keep])
                 self.vectors.persist(self.generation)
                 self.version += 1
-            for unit, *_ in wanted:
-                self.unembedded.pop(unit, None)
+            # Only what was kept leaves the queue: a unit a sync queued again meanwhile, with its memory's
+            # new text, waits for the next batch.
+            for row in keep:
+                self.unembedded.pop(wanted[row][0], None)
+            # Readers of this index (other projects reading the user vault) reload when the manifest
+            # changes: tell them when the backfill is done, and every few seconds before (a reload per
+            # batch would reload a large index thousands of times).
+            if keep and (not self.unembedded or time.monotonic() - self._readers_told > READERS_EVERY_SECONDS):
+                self.manifest.mark_changed()
+                self._readers_told = time.monotonic()
         return len(chosen)
 
     def _unit_texts(self, unit_ids: list[int]) -> dict[int, tuple[str, str, str, str]]:
@@ -586,6 +595,7 @@ class Index:
 
 
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
+READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
 
 
 def _names_duplicate(entry: Entry) -> bool:

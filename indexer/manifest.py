@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from dataclasses import dataclass, fields
 from datetime import date, datetime
 from pathlib import Path
@@ -59,6 +60,11 @@ class Manifest:
     def data_version(self) -> int:
         """Changes when another connection (another process's index) commits to this manifest."""
         return int(self._db.execute("PRAGMA data_version").fetchone()[0])
+
+    def mark_changed(self) -> None:
+        """A commit that changes no entry: readers in other processes see a new data_version and reload
+        (the vectors a backfill added live in the vector files, which readers do not watch)."""
+        self.set_meta({"vectors_changed": str(time.time_ns())})
 
     def meta(self) -> dict[str, str]:
         return dict(self._db.execute("SELECT key, value FROM meta").fetchall())

@@ -95,7 +95,11 @@ class Neighbourhood:
     # -- keeping up with the index -------------------------------------------------------
 
     def _current(self) -> dict[str, str]:
-        return {path: entry.embed_hash for path, entry in self.index.entries.items() if entry.units}
+        """Each indexed file's embed hash; a file whose vectors the backfill has not all embedded yet is
+        marked, so its lists (computed without those vectors) count as changed once they arrive."""
+        waiting = self.index.unembedded
+        return {path: entry.embed_hash + ("~" if waiting and any(u in waiting for u in entry.unit_ids) else "")
+                for path, entry in self.index.entries.items() if entry.units}
 
     def _catch_up(self) -> None:
         current = self._current()

@@ -158,3 +158,42 @@ def test_with_the_real_model_deferred_vectors_equal_those_of_a_full_build(exampl
         assert not index.unembedded and len(index.vectors) == len(units)
     finally:
         index.close()
+
+
+def test_a_unit_a_sync_queues_again_while_its_batch_is_embedded_keeps_waiting(example_root: Path, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    import indexer.index as index_module
+
+    index = deferred(example_root)
+    monkeypatch.setattr(index_module, "DEFER_ABOVE", 0)  # every sync defers, as a big pull would
+    first = next(iter(index.unembedded))
+    memory = index.memories[index.unit_owner[first][0]]
+    path = example_root / memory.path
+    inner = index.embedder.embed
+
+    def embed_while_the_file_changes(texts):  # the backfill's model call runs outside the index lock
+        if path.read_text().count("Changed meanwhile.") == 0:
+            path.write_text(path.read_text() + "\nChanged meanwhile.\n")
+            index.sync([memory.path])
+        return inner(texts)
+
+    monkeypatch.setattr(index.embedder, "embed", embed_while_the_file_changes)
+    try:
+        index.backfill(8)
+        monkeypatch.setattr(index.embedder, "embed", inner)
+        drain(index)
+        assert state(index) == full_build_state(example_root, tmp_path)
+    finally:
+        index.close()
+
+
+def test_a_reader_of_the_index_in_another_process_sees_the_backfilled_vectors(example_root: Path):
+    owner = deferred(example_root)
+    reader = Index.open(Vault(example_root), HashingEmbedder(), writable=False)
+    try:
+        drain(owner)
+        reader.refresh()
+        assert reader.vectors.ids() == owner.vectors.ids() and len(reader.vectors) == owner.unit_count()
+    finally:
+        reader.close()
+        owner.close()

@@ -163,3 +163,20 @@ def test_with_the_real_model_a_changed_value_is_an_update_and_a_negation_a_contr
         index.close()
     expected = {("supersede", tuple(sorted((ids[0], ids[2])))), ("contradiction", tuple(sorted((ids[1], ids[3]))))}
     assert first == again == expected
+
+
+def test_lists_kept_while_vectors_were_still_waiting_are_computed_again_once_they_arrive(hashing_root, tmp_path):
+    from indexer.embed import HashingEmbedder
+    from indexer.index import Index
+    from vault import Vault
+
+    fill(hashing_root, 40, random.Random(5))
+    index = Index.open(Vault(hashing_root), HashingEmbedder(), defer_embedding=True)
+    try:
+        kept = Neighbourhood(index, WIDTH)
+        kept.hits(index.memories)  # asked for during the backfill: most memories have no vector yet
+        while index.backfill(8):
+            pass
+        assert kept.hits(index.memories) == from_scratch(index, tmp_path)
+    finally:
+        index.close()
