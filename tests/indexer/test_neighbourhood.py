@@ -170,9 +170,10 @@ def test_lists_kept_while_vectors_were_still_waiting_are_computed_again_once_the
     from indexer.index import Index
     from vault import Vault
 
-    fill(hashing_root, 40, random.Random(5))
+    fill(hashing_root, 80, random.Random(5))  # 80 units: more than a sync embeds at once
     index = Index.open(Vault(hashing_root), HashingEmbedder(), defer_embedding=True)
     try:
+        assert index.unembedded
         kept = Neighbourhood(index, WIDTH)
         kept.hits(index.memories)  # asked for during the backfill: most memories have no vector yet
         while index.backfill(8):
