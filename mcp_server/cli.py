@@ -337,7 +337,7 @@ def reindex(vault_path: Path) -> None:
 @click.option("--before", metavar="DATE", help="Only memories created before (file mtime when they have no created_at).")
 @click.option("--as-of", "as_of", metavar="DATE|COMMIT",
               help="Answer from the vault as git had it then (YYYY-MM-DD: the last commit that day).")
-@click.option("--json", "as_json", is_flag=True, help='Print a JSON list of results ({"results"} with "as_of" or "window" when a commit or time window shaped them).')
+@click.option("--json", "as_json", is_flag=True, help='Print {"results": [...]} as JSON, with "window" or "as_of" when a time window or a past commit shaped them.')
 @vault_option
 def search(query: str | None, limit: int | None, days_back: float | None, collections: tuple[str, ...],
            types: tuple[str, ...], tags: tuple[str, ...], sort_by: str, include_superseded: bool, after: str | None,
@@ -347,8 +347,8 @@ def search(query: str | None, limit: int | None, days_back: float | None, collec
         results = svc.search(query=query, days_back=days_back, collections=list(collections), types=list(types),
                              tags=list(tags), sort_by=sort_by, limit=limit, include_superseded=include_superseded,
                              after=after, before=before, as_of=as_of)
-    if as_json:  # the plain list, or the answer with what shaped it (a past commit, a time window)
-        emit_json(results if as_of or "window" in results else results["results"])
+    if as_json:  # one shape for scripts and the model: {"results": [...]} and what shaped it, when anything did
+        emit_json(results)
     else:
         click.echo((render.as_of(results["as_of"]) if as_of else "") + render.window(results.get("window"))
                    + render.search_results(views(results["results"])))

@@ -79,7 +79,7 @@ class MemoryService:
         if window is not None:
             answer["window"] = window.as_dict()
             if window.use == "filter" and window.source == "query" and hits and not any(map(window.holds, hits)):
-                answer["window"]["note"] = "nothing was written in that window: these are the newest memories before it"
+                answer["window"]["note"] = "nothing was written in that window: these are the newest memories"
         return answer
 
     def _search_as_of(self, request: SearchRequest, as_of: str, include_private: bool) -> dict[str, Any]:

@@ -22,7 +22,7 @@ def test_reindex_reports_counts_and_time(hashing_example: Path):
 
 def test_search_builds_the_index_when_missing_and_prints_json_results(hashing_example: Path):
     result = run("search", "advisory locks for ledger writes", "--json", "--limit", "3", "--vault", str(hashing_example))
-    results = json.loads(result.output)
+    results = json.loads(result.output)["results"]
     assert result.exit_code == 0 and 1 <= len(results) <= 3
     for key in ("id", "title", "collection", "relevance", "score", "path", "channel"):
         assert key in results[0]
@@ -50,9 +50,12 @@ def test_a_time_word_that_conflicts_with_days_back_is_overridden_and_the_answer_
     assert text.splitlines()[0].startswith("only memories written") and "wins over 'yesterday'" in text
 
 
-def test_a_search_no_window_shaped_prints_the_plain_json_list(hashing_example: Path):
-    listed = json.loads(run("search", "advisory locks", "--json", "--limit", "2", "--vault", str(hashing_example)).output)
-    assert isinstance(listed, list) and len(listed) == 2
+def test_search_json_has_one_shape_whatever_the_query_says(hashing_example: Path):
+    plain = json.loads(run("search", "advisory locks", "--json", "--limit", "2", "--vault", str(hashing_example)).output)
+    timed = json.loads(run("search", "advisory locks from last week", "--json", "--limit", "2",
+                           "--vault", str(hashing_example)).output)
+    assert len(plain["results"]) == 2 and "window" not in plain
+    assert timed["results"] and timed["window"]["use"] == "boost"
 
 
 def test_links_shows_the_supersedes_chain_backlinks_and_ghosts(hashing_example: Path):

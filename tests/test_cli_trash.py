@@ -35,7 +35,7 @@ def test_a_deleted_memory_comes_back_byte_for_byte_where_it_was(hashing_example:
     assert (hashing_example / OUTAGE_PATH).read_bytes() == original
     assert OUTAGE in {m.id for m in Vault(hashing_example).scan().memories}
     found = run("search", "redis failover dropped the import duplicate ledger", "--json", "--vault", str(hashing_example))
-    assert OUTAGE in [r["id"] for r in json.loads(found.output)]
+    assert OUTAGE in [r["id"] for r in json.loads(found.output)["results"]]
 
 
 def test_restore_refuses_a_live_id_a_taken_place_and_an_unknown_id_and_changes_nothing(hashing_example: Path):

@@ -91,7 +91,7 @@ async def test_the_cli_goes_through_the_running_server(server):
     root, process = server
     result = subprocess.run([sys.executable, "-m", "mcp_server", "search", "celery retries", "--json", "--limit", "1",
                              "--vault", str(root)], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0 and json.loads(result.stdout)[0]["id"]
+    assert result.returncode == 0 and json.loads(result.stdout)["results"][0]["id"]
     log = client.log_file().read_text()
     assert f"server[{process.pid}]" in log
     sessions_before = len(list((root / ".memdir" / "sessions").glob("*.json")))

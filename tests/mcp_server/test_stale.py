@@ -112,14 +112,14 @@ def test_memdir_verify_and_search_json_on_the_command_line(service, project):
     runner = CliRunner()
     stale = json.loads(runner.invoke(cli, ["search", "token lifetime", "--json", "--vault", vault],
                                      catch_exceptions=False).output)
-    flagged = {r["id"]: r.get("stale") for r in stale}
+    flagged = {r["id"]: r.get("stale") for r in stale["results"]}
     assert flagged[a][0]["reason"] == "changed"
     shown = runner.invoke(cli, ["show", a, "--vault", vault], catch_exceptions=False).output
     assert "cites services/auth.py, changed since" in shown
     result = runner.invoke(cli, ["verify", a, "--vault", vault], catch_exceptions=False)
     assert result.exit_code == 0 and f"verified [id:{a}]" in result.output and "was: cites services/auth.py, changed" in result.output
     fresh = json.loads(runner.invoke(cli, ["search", "token lifetime", "--json", "--vault", vault]).output)
-    assert all("stale" not in r for r in fresh)
+    assert all("stale" not in r for r in fresh["results"])
     missing = runner.invoke(cli, ["verify", "m-00000000", "--vault", vault])
     assert missing.exit_code != 0 and "m-00000000" in missing.output
 
