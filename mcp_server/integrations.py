@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,7 +117,28 @@ def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path
         if edit(config):
             _write_json(path, config)
             changed.append(path)
+    _keep_out_of_git(project, local_path)
     return Registration(local_path, user_config_path, tuple(changed), permissions=shared_path)
+
+
+def _keep_out_of_git(project: Path, path: Path) -> None:
+    """Claude Code keeps settings.local.json out of git when it creates the file; when memdir creates it,
+    memdir does, in the clone's own .git/info/exclude (nothing committed changes)."""
+    def git(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "-C", str(project), *args], capture_output=True, text=True, timeout=10)
+
+    try:
+        if git("rev-parse", "--is-inside-work-tree").stdout.strip() != "true":
+            return
+        if git("check-ignore", "-q", str(path)).returncode == 0:
+            return
+        exclude = Path(project, git("rev-parse", "--git-path", "info/exclude").stdout.strip())
+        relative = path.resolve().relative_to(Path(git("rev-parse", "--show-toplevel").stdout.strip()).resolve())
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return  # no git, or the file is outside the work tree: nothing to keep out
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    with exclude.open("a", encoding="utf-8") as handle:
+        handle.write(f"# memdir init: this machine's Claude Code hooks\n/{relative.as_posix()}\n")
 
 
 def _register_for_user(vault_root: Path, project: Path, home: Path) -> Registration:
@@ -251,6 +273,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
+    path = path.resolve()  # a dotfile manager's symlink (~/.claude.json -> dotfiles/...) stays a symlink
     try:
         mode = path.stat().st_mode & 0o777
     except FileNotFoundError:

@@ -259,3 +259,24 @@ def test_doctor_says_nothing_about_claude_code_for_a_user_without_it(project: Pa
     assert not (home / ".claude.json").exists() and not (home / ".claude").exists()
     init()
     assert doctor_findings(project) == {}
+
+
+def test_in_a_git_project_the_machines_settings_file_is_kept_out_of_git(project: Path):
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    init("--claude-code")
+    init("--claude-code")  # a second run adds nothing
+    ignored = subprocess.run(["git", "-C", str(project), "check-ignore", "-q", ".claude/settings.local.json"])
+    status = subprocess.run(["git", "-C", str(project), "status", "--porcelain", "--untracked-files=all"],
+                            capture_output=True, text=True).stdout
+    assert ignored.returncode == 0 and "settings.local.json" not in status and ".claude/settings.json" in status
+    assert (project / ".git" / "info" / "exclude").read_text().count("settings.local.json") == 1
+
+
+def test_a_symlinked_claude_json_stays_a_symlink(project: Path):
+    home = Path(os.environ["HOME"])
+    target = home / "dotfiles" / "claude.json"
+    target.parent.mkdir()
+    target.write_text("{}")
+    (home / ".claude.json").symlink_to(target)
+    init("--claude-code")
+    assert (home / ".claude.json").is_symlink() and "memdir" in target.read_text()
