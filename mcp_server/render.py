@@ -187,7 +187,7 @@ def changed(verb: str, memory: MemoryView) -> str:
 
 
 def deleted(data: Mapping[str, Any]) -> str:
-    return f"moved [id:{data['id']}] {quote(data['title'], 120)} to {data['moved_to']} (restore it from there if needed)"
+    return f"moved [id:{data['id']}] {quote(data['title'], 120)} to {data['moved_to']} (memdir restore {data['id']} brings it back)"
 
 
 def verified(data: Mapping[str, Any]) -> str:
