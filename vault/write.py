@@ -20,6 +20,7 @@ from . import frontmatter as fm
 from . import secrets
 from .anchors import Anchors
 from .errors import ConflictError, NotFoundError, ParseError, ValidationError
+from .ids import identity_key
 from .lock import WriteLock
 from .model import Memory
 from .parse import DEFAULT_MAX_BYTES, parse
@@ -160,6 +161,11 @@ class Writer:
     def _render(self, base: Memory, current: Memory, current_bytes: bytes, change: Change) -> bytes:
         updates = dict(change.fields)
         if current.content_hash != base.content_hash:
+            if identity_key(current.id) != identity_key(base.id):
+                # Another memory's file was moved or checked out over this path since it was read: a change
+                # meant for one memory must never land in another's file.
+                raise ConflictError(f"{base.path} now holds memory {current.id}, not {base.id}; "
+                                    "re-read the vault (memdir reindex if it persists) and try again")
             _check_reapplicable(base, current, change)
         if change.derive is not None:
             updates.update(change.derive(current))

@@ -82,6 +82,15 @@ def test_an_edit_racing_the_rename_is_detected_and_the_change_reapplied(vault: V
     assert not [p for p in stored.parent.iterdir() if p.name.startswith(atomic.TEMP_PREFIX)]
 
 
+def test_a_change_for_one_memory_never_lands_in_another_memory_moved_over_its_file(vault: Vault, stored: Path):
+    base = vault.load("history/locks.md")
+    other = MEMORY.replace("m-1234abcd", "m-5678ef01").replace("advisory locks", "a retry budget")
+    stored.write_text(other)  # a human renamed another memory's file over this path (or git checked it out)
+    with pytest.raises(ConflictError, match="now holds memory m-5678ef01"):
+        vault.edit(base, Change(derive=bump))
+    assert stored.read_text() == other
+
+
 def test_setting_a_key_the_human_changed_differently_is_a_conflict_and_their_file_is_kept(vault: Vault, stored: Path):
     base = vault.load("history/locks.md")
     human = MEMORY.replace("Use advisory locks", "Use Postgres advisory locks")
