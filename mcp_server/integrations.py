@@ -31,7 +31,7 @@ HOOKS = (  # (Claude Code event, memdir hook, timeout in seconds, runs in the ba
     ("UserPromptSubmit", "prompt", 10, False),
     # Not in the background: `claude -p` kills background hooks when it exits (about 150 ms after the
     # answer), before a hook process has even started Python. In the foreground the hook spools the
-    # event (milliseconds) and waits at most 5 s for the server; the exchange survives either way.
+    # event (milliseconds) and waits at most 0.9 s for the server; the exchange survives either way.
     ("Stop", "stop", 60, False),
 )
 # Tools that only read, score or add: the model may call them without asking. Changing, merging
