@@ -45,15 +45,15 @@ def wait_for(condition, timeout: float = 60.0) -> None:
 
 
 def stop_all(root: Path | None = None, process: subprocess.Popen | None = None) -> None:
-    """Stop this user's server, and any server a client restarted after it (each test has its own user folder)."""
+    """Stop this user's server, any server a client restarted after it (each test has its own user folder),
+    and any server a hook spawned for `root` that was still starting (not yet registered) when asked."""
     for _ in range(3):
         info = client.running()
         if info is None:
             break
-        os.kill(info.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 20
-        while client.process_alive(info.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        _terminate(info.pid)
+    for pid in _starting(root) if root is not None else ():
+        _terminate(pid)
     if process is not None:
         if process.poll() is None:
             process.terminate()
@@ -80,3 +80,28 @@ def hook_context(result: subprocess.CompletedProcess) -> str:
     if not result.stdout.strip():
         return ""
     return json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def _terminate(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 20
+    while client.process_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _starting(root: Path) -> list[int]:
+    """Servers started for `root` (`memdir serve --vault ROOT`), found by their command line."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"mcp_server" in words and b"serve" in words and str(root).encode() in words:
+            found.append(int(entry.name))
+    return found
