@@ -110,7 +110,7 @@ def test_help_imports_no_heavy_library():
         "from mcp_server.cli import main\n"
         "sys.argv = ['memdir', '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('torch', 'faiss', 'sentence_transformers', 'whoosh', 'mcp') if m in sys.modules]\n"
+        "heavy = [m for m in ('torch', 'onnxruntime', 'onnx', 'tokenizers', 'faiss', 'sentence_transformers', 'whoosh', 'mcp') if m in sys.modules]\n"
         "print('HEAVY=' + ','.join(heavy))\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

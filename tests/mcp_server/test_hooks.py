@@ -130,7 +130,7 @@ def test_a_dead_server_lets_the_prompt_through_and_loses_no_exchange(hashing_exa
 
 def test_hooks_import_nothing_heavy():
     probe = ("import sys, mcp_server.entry, mcp_server.hooks; "
-             "heavy = [m for m in ('yaml', 'click', 'torch', 'sentence_transformers', 'faiss', 'whoosh', 'mcp', "
+             "heavy = [m for m in ('yaml', 'click', 'torch', 'onnxruntime', 'onnx', 'tokenizers', 'sentence_transformers', 'faiss', 'whoosh', 'mcp', "
              "'httpx', 'ruamel', 'vault', 'indexer') if m in sys.modules]; print(heavy)")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "[]", result.stderr
