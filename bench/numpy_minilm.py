@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 
 from indexer.embed import model_dir
-from indexer.weights import bert_shape, mapped_weights, tokenizer
+from indexer.weights import bert_shape, mapped_weights, padded, tokenizer
 
 BATCH = 32
 
@@ -49,13 +49,8 @@ class NumpyMiniLM:
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         w, s = self.w, self.shape
-        encoded = self.tokenizer.encode_batch(texts)
-        length = max(len(e.ids) for e in encoded)
-        ids = np.zeros((len(texts), length), dtype=np.int64)
-        mask = np.zeros((len(texts), length), dtype=np.float32)
-        for row, e in enumerate(encoded):
-            ids[row, :len(e.ids)] = e.ids
-            mask[row, :len(e.ids)] = 1
+        ids, mask = padded(self.tokenizer.encode_batch(texts), np.float32)
+        length = ids.shape[1]
         batch, head = len(texts), s.hidden // s.heads
 
         def linear(x: np.ndarray, name: str) -> np.ndarray:

@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .weights import BertShape, bert_shape, drop_resident_pages, file_offset, mapped_weights, tokenizer
+from .weights import BertShape, bert_shape, drop_resident_pages, file_offset, mapped_weights, padded, tokenizer
 
 BATCH = 32
 TOKEN_BUDGET = 1024  # padded tokens in one batch: 32 texts of 32 tokens, 4 of 256
@@ -96,12 +96,7 @@ class OnnxMiniLM:
         return self._run([self.tokenizer.encode(text)])[0]
 
     def _run(self, encoded: list) -> np.ndarray:  # tokenizers.Encoding
-        length = max(len(e.ids) for e in encoded)
-        ids = np.zeros((len(encoded), length), dtype=np.int64)
-        mask = np.zeros((len(encoded), length), dtype=np.int64)
-        for row, e in enumerate(encoded):
-            ids[row, :len(e.ids)] = e.ids
-            mask[row, :len(e.ids)] = 1
+        ids, mask = padded(encoded)
         return self._session.run(None, {"ids": ids, "mask": mask})[0]
 
 

@@ -42,6 +42,17 @@ def tokenizer(folder: Path):  # type: ignore[no-untyped-def]
     return tok
 
 
+def padded(encoded: list, mask_dtype: type = np.int64) -> tuple[np.ndarray, np.ndarray]:  # tokenizers.Encoding
+    """Token ids of a batch, padded with 0 to its longest text, and the mask of the real tokens."""
+    length = max(len(e.ids) for e in encoded)
+    ids = np.zeros((len(encoded), length), dtype=np.int64)
+    mask = np.zeros((len(encoded), length), dtype=mask_dtype)
+    for row, e in enumerate(encoded):
+        ids[row, :len(e.ids)] = e.ids
+        mask[row, :len(e.ids)] = 1
+    return ids, mask
+
+
 def mapped_weights(path: Path) -> dict[str, np.ndarray]:
     """Every tensor of a safetensors file as a read-only numpy view of the file mapped into memory
     (the mapping lives as long as any view of it; `file_offset` tells where each one starts)."""
