@@ -183,7 +183,9 @@ class Searcher:
             if not request.query or not request.query.strip():
                 return self._checked(self._timeline(allowed, request, now, limit))
             candidates = self._retrieve(request, allowed, embedding)
-            named = timewords.window(request.query, now)
+            # The query's time words rank what falls in their window higher, unless an explicit window
+            # (days_back, after, before) decided the time already: it wins over them (see window_used).
+            named = None if _explicit(request) else timewords.window(request.query, now)
             hits = order_hits(self._rank(candidates, allowed, request, now, named), request.sort_by)[:limit]
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
@@ -219,12 +221,9 @@ class Searcher:
         return allowed
 
     def _filter(self, request: SearchRequest, now: datetime) -> dict[str, Memory]:
-        after = request.after
-        if request.days_back is not None:
-            if request.days_back <= 0:
-                raise ValidationError("days_back must be a positive number of days")
-            cutoff = now - timedelta(days=request.days_back)
-            after = max(after, cutoff) if after else cutoff
+        if request.days_back is not None and request.days_back <= 0:
+            raise ValidationError("days_back must be a positive number of days")
+        after = _explicit_start(request, now)
         hidden = set() if request.include_superseded else self.index.graph.superseded_ids()
         leaving = frozenset() if request.include_superseded else self.leaving(now)
         wanted_tags = {t.lower().lstrip("#") for t in request.tags}
@@ -267,7 +266,7 @@ class Searcher:
         return self._leaving_cache[1]
 
     def _timeline(self, allowed: dict[str, Memory], request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
-        if request.days_back is None and request.after is None and request.before is None:
+        if not _explicit(request):
             raise ValidationError("give a query, days_back or an id (a timeline needs a time window)")
         # A memory without created_at is dated by its file's mtime, as the window was.
         hits = [Hit(m, 0.0, 0.0, "timeline", quality=self.quality(m, now)[0], successor=self._successor(m),
@@ -282,7 +281,7 @@ class Searcher:
         of the caller's window, else of the window its time words name, else of the newest memories;
         of the kinds it names ("what did we decide") when there are any. Relevance ranking has
         nothing to match in such a query and returned nothing."""
-        has_window = request.days_back is not None or request.after is not None or request.before is not None
+        has_window = _explicit(request)
         named = None if has_window else timewords.window(request.query or "", now)
         if named is not None:
             request = replace(request, after=named.start, before=named.end)
@@ -603,11 +602,8 @@ def window_used(request: SearchRequest, now: datetime | None = None) -> WindowUs
         return None
     now = now or request.now or datetime.now(timezone.utc)
     named = timewords.window(request.query, now) if request.query else None
-    if request.days_back is not None or request.after is not None or request.before is not None:
-        start = request.after
-        if request.days_back is not None:
-            cutoff = now - timedelta(days=request.days_back)
-            start = max(start, cutoff) if start else cutoff
+    if _explicit(request):
+        start = _explicit_start(request, now)
         end = request.before if request.before is not None else (now if request.days_back is not None else None)
         source = "days_back" if request.days_back is not None else "after/before"
         note = (f"the explicit window wins over {named.words!r} in the query" if named is not None else "")
@@ -616,6 +612,19 @@ def window_used(request: SearchRequest, now: datetime | None = None) -> WindowUs
         return None
     use = "filter" if timewords.is_vague(request.query or "") else "boost"
     return WindowUsed("query", use, named.start, named.end, words=named.words)
+
+
+def _explicit(request: SearchRequest) -> bool:
+    """The caller set the time window: the query's own time words are then not used."""
+    return request.days_back is not None or request.after is not None or request.before is not None
+
+
+def _explicit_start(request: SearchRequest, now: datetime) -> datetime | None:
+    """The earliest creation time the caller's window admits: the later of `after` and now - days_back."""
+    if request.days_back is None:
+        return request.after
+    cutoff = now - timedelta(days=request.days_back)
+    return max(request.after, cutoff) if request.after else cutoff
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -171,3 +171,20 @@ def test_after_and_before_date_a_memory_without_created_at_by_its_file_mtime(tmp
     earlier = [h.memory.id for h in s.search(SearchRequest(query="redis eviction", before=NOW - timedelta(days=7), now=NOW))]
     assert since_week == ["m-00000012"] and earlier == ["m-00000011"]
     s.index.close()
+
+
+def test_an_explicit_window_wins_over_a_topic_querys_time_words_which_then_boost_nothing(example_root: Path):
+    index = open_index(example_root)
+    boosted, flat = Searcher(index, SearchSettings()), Searcher(index, SearchSettings(time_match_boost=0.0))
+    query = "fx postings duplicate investigation from yesterday"
+    try:
+        def finals(s: Searcher, **window) -> dict[str, float]:
+            return {h.memory.id: h.final for h in s.search(SearchRequest(query=query, now=NOW, include_superseded=True,
+                                                                        **window))}
+        yesterday = window(query, NOW)
+        dated = {m.id for m in index.memories.values() if yesterday.holds(m.created_at)}
+        assert dated & set(finals(boosted)), "a hit written yesterday, or this test proves nothing"
+        assert finals(boosted) != finals(flat)  # without a window of its own, the query's words boost
+        assert finals(boosted, days_back=30) == finals(flat, days_back=30)  # with one, they do not
+    finally:
+        index.close()
