@@ -227,12 +227,12 @@ class MemoryService:
         """Active memory_bank facts marked always_inject, from every vault the caller may read; not one that
         a newer memory supersedes (its successor speaks now) or that the next lifecycle run takes away."""
         now = datetime.now(timezone.utc)
-        return sorted((m for side in self.app.sides(include_private)
-                       for gone in [side.index.graph.superseded_ids() | side.searcher.leaving(now)]
-                       for m in side.index.memories.values()
-                       if m.always_inject and m.status == "active" and m.id not in gone
-                       and vaults.visible(m, include_private)),
-                      key=lambda m: m.id)
+        standing = []
+        for side in self.app.sides(include_private):
+            gone = side.index.graph.superseded_ids() | side.searcher.leaving(now)
+            standing += [m for m in side.index.memories.values() if m.always_inject and m.status == "active"
+                         and m.id not in gone and vaults.visible(m, include_private)]
+        return sorted(standing, key=lambda m: m.id)
 
     def find(self, memory_id: str) -> Memory | None:
         """The indexed memory with this id in any vault, or None."""
