@@ -101,6 +101,7 @@ class Index:
         self.unembedded: dict[int, None] = {}  # unit ids waiting for a vector, oldest first
         self.embedding_wanted = threading.Event()  # set when units are left for the backfill
         self._readers_told = time.monotonic()
+        self._backfill_texts: dict[tuple[str, str], dict[int, tuple[str, str]]] = {}  # see _texts_of
         self._load(generation)
 
     def _load(self, generation: Path) -> None:
@@ -563,11 +564,23 @@ class Index:
             entry = self.entries.get(memory.path) if memory else None
             if memory is None or entry is None:
                 continue
-            for chunk in chunks_for(memory, self.neighbours(memory)):
-                for unit in chunk.units:
-                    if unit.unit_id in wanted:
-                        found[unit.unit_id] = (unit.text, unit.role, memory.path, entry.embed_hash)
+            for unit_id, (text, role) in self._texts_of(memory, entry.embed_hash).items():
+                if unit_id in wanted:
+                    found[unit_id] = (text, role, memory.path, entry.embed_hash)
         return found
+
+    def _texts_of(self, memory: Memory, embed_hash: str) -> dict[int, tuple[str, str]]:
+        """A memory's unit texts by unit id. A long document's units span many backfill batches: it is
+        chunked once per embed hash (which changes whenever any of its texts does), not once a batch."""
+        key = (memory.id, embed_hash)
+        texts = self._backfill_texts.get(key)
+        if texts is None:
+            if len(self._backfill_texts) >= 64:
+                self._backfill_texts.clear()
+            texts = self._backfill_texts[key] = {unit.unit_id: (unit.text, unit.role)
+                                                 for chunk in chunks_for(memory, self.neighbours(memory))
+                                                 for unit in chunk.units}
+        return texts
 
     def _apply(self, batch: _Batch, report: SyncReport) -> None:
         embed, vectors, deferred = self._vectors_now(batch.embed)
