@@ -215,7 +215,10 @@ def _drop_memdir(config: dict[str, Any], key: str) -> bool:
     value = config.get(key)
     if not (isinstance(value, (list, dict)) and SERVER_NAME in value):
         return False
-    value.remove(SERVER_NAME) if isinstance(value, list) else value.pop(SERVER_NAME)
+    if isinstance(value, list):
+        value.remove(SERVER_NAME)
+    else:
+        del value[SERVER_NAME]
     if not value:
         del config[key]
     return True

@@ -229,7 +229,7 @@ class MemoryService:
         now = datetime.now(timezone.utc)
         standing = []
         for side in self.app.sides(include_private):
-            gone = side.index.graph.superseded_ids() | side.searcher.leaving(now)
+            gone = side.searcher.out_of_sight(now)
             standing += [m for m in side.index.memories.values() if m.always_inject and m.status == "active"
                          and m.id not in gone and vaults.visible(m, include_private)]
         return sorted(standing, key=lambda m: m.id)
