@@ -47,7 +47,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
+from beta_learner import BetaDecayLearner  # noqa: E402
 from indexer.curator import Curator  # noqa: E402
 from indexer.embed import make_embedder  # noqa: E402
 from indexer.index import Index  # noqa: E402
@@ -161,15 +163,15 @@ NOISE_KINDS = ("flip", "blame", "praise")
 FLIPPED = {"worked": "failed", "failed": "worked"}
 
 
-def no_learning(memory: object, now: datetime) -> tuple[float, float]:
+def no_learning(memory: object, now: datetime) -> float:
     """Outcomes never move the ranking: the baseline learning has to beat."""
-    return 0.5, 0.0
+    return 1.0
 
 
 MODELS: dict[str, QualityFn] = {
     "none": no_learning,
     "default": QualityModel(),
-    "slow-decay": QualityModel(decay=0.7),  # tried against noise: see bench/README.md
+    "previous": BetaDecayLearner(),  # memdir's learner until wave 2 session 5, the measured baseline
 }
 
 

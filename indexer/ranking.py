@@ -11,22 +11,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Mapping
 
-from vault.model import BANK_DEFAULT, Memory
-from vault.scoring import wilson_lower_bound
+from vault.model import Memory, bank_weight
+from vault.scoring import SUCCESS_CREDIT
 
 from .settings import SearchSettings
 
-QualityFn = Callable[[Memory, datetime], tuple[float, float]]  # -> (quality 0..1, weight 0..1)
+QualityFn = Callable[[Memory, datetime], float]  # -> the factor a result's order is multiplied by (1 = neutral)
 
 
 def quality_factor(quality: float, weight: float, gain: float = 1.0) -> float:
-    """How much a memory's outcome record scales its relevance (1.0 = neutral).
-
-    A bad record takes off up to `weight`; a good one adds only `gain` of that. Outcomes are the
-    model's own, noisy judgement of memories it was shown, and a record only exists for memories
-    that were shown: at full strength a long good record lifted a loosely related memory over a
-    new one that answers the question (coding set: MRR@10 0.754 at gain 1, 0.836 at 0.25).
-    """
+    """How a 0..1 quality moves a result (1.0 = neutral): a bad one takes off up to `weight`, a good
+    one adds only `gain` of that (used for memory_bank facts' stated quality)."""
     delta = 2.0 * weight * (quality - 0.5)
     return 1.0 + (delta * gain if delta > 0 else delta)
 
@@ -66,31 +61,48 @@ def proven_tier(uses: int) -> str:
 
 @dataclass(frozen=True)
 class QualityModel:
-    """How outcome evidence turns into a ranking quality, and how strongly it moves a result.
+    """How a memory's outcome record moves its rank: its reputation lifts it, its current state demotes it.
 
-    Evidence is discounted by recency within the outcome history: the latest outcome counts 1,
-    the one before `decay`, then decay², ... (worked = 1 success, partial = ½, failed = 1
-    failure). So a memory that helped for months but misled the last three times reads as
-    misleading now, while its long record still shows in `uses` and Wilson.
+    Outcomes are the model's own, noisy judgement of memories it was shown (it forgets one that
+    helped, blames one that was merely nearby, calls a half-fit "worked"), and a memory that helped
+    for months can go wrong when the code changes. So the record answers two questions, each with
+    its own evidence, and the factor is their product:
 
-    quality = (prior + s) / (2 * prior + s + f) + explore / sqrt(1 + s + f)
-      the posterior mean of Beta(prior + s, prior + f), plus an optimistic bonus that shrinks
-      as evidence accumulates, so an unproven memory that is relevant can reach the top and
-      earn its first outcomes (Wilson's lower bound would rank it at 0 and bury it).
-    factor = 1 + 2 * w * (quality - 0.5), w growing with the tier (new → emerging → established
-      → proven): a neutral memory keeps its relevance, a proven good one gains up to +w, one
-      that keeps misleading loses up to -w. Multiplying keeps relevance first.
-    memory_bank: quality = sqrt(importance * confidence), blended 80/20 with the outcome quality
-    after 3 uses; books are not scored (w = 0).
+    lift (reputation: has it been good?), as before wave 2 session 5. The `outcomes` list is read
+      newest first, the latest counting 1, the one before `decay`, then decay², ... (worked = 1
+      success, partial = ½, failed = 1 failure), giving s and f; uses older than the list count at
+      the weight the list ends with. quality = (prior + s) / (2 prior + s + f) + explore / sqrt(1 +
+      s + f), and lift = gain * 2 * w * (quality - 0.5) when positive, w by tier (new → emerging →
+      established → proven). A proven memory breaks ties; it does not bury a new one that answers
+      better (coding set: full-strength lifts cost MRR).
 
-    Every constant is a `[search] quality_*` key of memdir.toml (`from_settings`); the defaults
-    here are the same values.
+    demotion (current state: is it wrong now?): a two-state filter (helpful / misleading) over the
+      list, oldest first, from P(helpful) = ½:
+        before each outcome   p *= 1 - stale_hazard       (it may have gone wrong since it was last used)
+        worked                odds *= (1 - failed_if_helpful) / worked_if_misleading
+        failed                odds *= failed_if_helpful / (1 - worked_if_misleading)
+        partial               half of each, in log-odds
+      With the defaults a `worked` multiplies the odds by 2.17 and a `failed` by 0.5, and the hazard
+      caps what any good record is worth, so two real failures demote a memory that worked for
+      months too, while a record that went on working after a failure recovers. Below ½, badness b = (½ - p) / ½ and demotion = demotion * b^curve: one failure
+      costs a new memory a tenth and a long good record about 1 %, two failures about a third.
+
+    factor = (1 + lift) * (1 - demotion). memory_bank: quality_factor(sqrt(importance * confidence),
+    memory_bank_weight, gain), its outcome quality blended in 20 % after 3 uses; books: 1. Every
+    constant is a `[search] quality_*` key of memdir.toml (`from_settings`), same defaults.
+    Measured in bench/README.md ("Issue 17, wave 2 session 5").
     """
 
     decay: float = 0.5
     prior: float = 0.5
     explore: float = 0.1
     weights: tuple[float, float, float, float] = (0.2, 0.35, 0.5, 0.6)  # new, emerging, established, proven
+    gain: float = 0.25
+    stale_hazard: float = 0.25
+    worked_if_misleading: float = 0.3
+    failed_if_helpful: float = 0.35
+    demotion: float = 0.6
+    curve: float = 3.0
     memory_bank_weight: float = 0.3
     bank_outcome_share: float = 0.2
     bank_outcome_uses: int = 3
@@ -100,9 +112,25 @@ class QualityModel:
         return cls(decay=settings.quality_decay, prior=settings.quality_prior, explore=settings.quality_explore,
                    weights=(settings.quality_weight_new, settings.quality_weight_emerging,
                             settings.quality_weight_established, settings.quality_weight_proven),
+                   gain=settings.quality_gain, stale_hazard=settings.quality_stale_hazard,
+                   worked_if_misleading=settings.quality_worked_if_misleading,
+                   failed_if_helpful=settings.quality_failed_if_helpful,
+                   demotion=settings.quality_demotion, curve=settings.quality_curve,
                    memory_bank_weight=settings.quality_weight_memory_bank,
                    bank_outcome_share=settings.quality_bank_outcome_share,
                    bank_outcome_uses=settings.quality_bank_outcome_uses)
+
+    def __call__(self, memory: Memory, now: datetime) -> float:
+        if memory.collection == "books":
+            return 1.0
+        if memory.collection == "memory_bank":
+            stated = math.sqrt(bank_weight(memory.importance) * bank_weight(memory.confidence))
+            if memory.uses >= self.bank_outcome_uses:
+                stated = (1.0 - self.bank_outcome_share) * stated + self.bank_outcome_share * self.reputation(memory)
+            return quality_factor(stated, self.memory_bank_weight, self.gain)
+        return (1.0 + self.lift(memory)) * (1.0 - self.demotion_of(memory))
+
+    # -- reputation: the lift -----------------------------------------------------------
 
     def evidence(self, memory: Memory) -> tuple[float, float]:
         """Recency-discounted (successes, failures) from the outcome history, most recent last."""
@@ -110,7 +138,7 @@ class QualityModel:
         weight = 1.0
         listed = listed_successes = 0.0
         for outcome in reversed(memory.outcomes):
-            credit = {"worked": 1.0, "partial": 0.5, "failed": 0.0}.get(outcome)
+            credit = SUCCESS_CREDIT.get(outcome)
             if credit is not None:
                 successes += weight * credit
                 failures += weight * (1.0 - credit)
@@ -123,32 +151,40 @@ class QualityModel:
         rest_successes = min(rest, max(0.0, memory.success_count - listed_successes))
         return successes + weight * rest_successes, failures + weight * (rest - rest_successes)
 
-    def outcome_quality(self, memory: Memory) -> float:
+    def reputation(self, memory: Memory) -> float:
+        """0..1: the Beta posterior mean of the discounted record, plus optimism that shrinks with evidence."""
         s, f = self.evidence(memory)
         mean = (self.prior + s) / (2 * self.prior + s + f)
         return min(1.0, mean + self.explore / math.sqrt(1.0 + s + f))
 
-    def __call__(self, memory: Memory, now: datetime) -> tuple[float, float]:
-        if memory.collection == "books":
-            return 0.5, 0.0
-        if memory.collection == "memory_bank":
-            stated = math.sqrt((memory.importance if memory.importance is not None else BANK_DEFAULT)
-                               * (memory.confidence if memory.confidence is not None else BANK_DEFAULT))
-            share = self.bank_outcome_share if memory.uses >= self.bank_outcome_uses else 0.0
-            quality = (1.0 - share) * stated + share * self.outcome_quality(memory) if share else stated
-            return quality, self.memory_bank_weight
-        return self.outcome_quality(memory), self.weights[TIERS.index(proven_tier(memory.uses))]
+    def lift(self, memory: Memory) -> float:
+        weight = self.weights[TIERS.index(proven_tier(memory.uses))]
+        return max(0.0, self.gain * 2.0 * weight * (self.reputation(memory) - 0.5))
+
+    # -- current state: the demotion ----------------------------------------------------
+
+    def helpful(self, memory: Memory) -> float:
+        """P(the memory helps now), from its outcome record: the filter in the class docstring."""
+        worked = math.log((1.0 - self.failed_if_helpful) / self.worked_if_misleading)
+        failed = math.log(self.failed_if_helpful / (1.0 - self.worked_if_misleading))
+        credits = [SUCCESS_CREDIT[o] for o in memory.outcomes if o in SUCCESS_CREDIT]
+        older = max(0, memory.uses - len(credits))
+        if older:  # counters beyond the list: steps mixing success and failure in their proportion
+            share = min(1.0, max(0.0, (memory.success_count - sum(credits)) / older))
+            credits = [share] * older + credits
+        p = 0.5
+        for credit in credits:
+            p *= 1.0 - self.stale_hazard
+            log_odds = math.log(p / (1.0 - p)) + credit * worked + (1.0 - credit) * failed
+            p = 1.0 / (1.0 + math.exp(-log_odds))
+        return p
+
+    def demotion_of(self, memory: Memory) -> float:
+        badness = max(0.0, (0.5 - self.helpful(memory)) / 0.5)
+        return self.demotion * badness ** self.curve
 
 
 TIERS = ("new", "emerging", "established", "proven")
-
-
-def wilson_quality(memory: Memory, now: datetime) -> tuple[float, float]:
-    """Wilson's lower bound as quality: kept for comparison; it ranks unproven memories at 0."""
-    if memory.collection == "books":
-        return 0.5, 0.0
-    weight = (0.0, 0.15, 0.3, 0.4)[TIERS.index(proven_tier(memory.uses))]
-    return wilson_lower_bound(memory.success_count, memory.uses), weight
 
 
 def recency_bonus(memory: Memory, now: datetime, table: Mapping[str, Mapping[str, float]]) -> float:

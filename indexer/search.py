@@ -34,7 +34,6 @@ from .ranking import (
     QualityModel,
     calibrate,
     combined_evidence,
-    quality_factor,
     recency_bonus,
     vector_evidence,
 )
@@ -83,7 +82,7 @@ class Hit:
     heading: str = ""  # the section of a long document that matched
     vector_score: float | None = None  # best chunk's cosine, blended with its neighbour units
     keyword_score: float | None = None  # best chunk BM25F
-    quality: float | None = None
+    quality: float | None = None  # the factor the outcome record multiplied the order by (1 = neutral)
     successor: str | None = None  # set when the memory is superseded
     via: str | None = None  # graph hits: the memory that led here
     excerpt: str = ""  # the matching section's text, for memories indexed in several chunks
@@ -271,7 +270,7 @@ class Searcher:
         if not _explicit(request):
             raise ValidationError("give a query, days_back or an id (a timeline needs a time window)")
         # A memory without created_at is dated by its file's mtime, as the window was.
-        hits = [Hit(m, 0.0, 0.0, "timeline", quality=self.quality(m, now)[0], successor=self._successor(m),
+        hits = [Hit(m, 0.0, 0.0, "timeline", quality=self.quality(m, now), successor=self._successor(m),
                     written=m.created_at or self._modified(m))
                 for m in allowed.values()]
         if request.sort_by in ("relevance", "recency"):
@@ -476,12 +475,12 @@ class Searcher:
             relevance = calibrate(c.evidence, settings.calibration_midpoint, settings.calibration_steepness)
             if relevance < settings.score_threshold:
                 continue
-            quality, weight = self.quality(memory, now)
+            quality = self.quality(memory, now)
             # Rank fusion knows positions, calibrated evidence knows absolute strength; both count.
             order = (1 - settings.evidence_weight) * c.fused + settings.evidence_weight * relevance
             # Recency lifts young memories in proportion to how relevant they are: a new but
             # unrelated memory must not outrank an old exact answer.
-            final = order * quality_factor(quality, weight, settings.quality_gain) + relevance * recency_bonus(memory, now, settings.recency)
+            final = order * quality + relevance * recency_bonus(memory, now, settings.recency)
             if named is not None and named.holds(memory.created_at):
                 # "the redis problem from yesterday": written in the window the query names.
                 final += relevance * settings.time_match_boost

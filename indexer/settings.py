@@ -41,18 +41,31 @@ class SearchSettings:
     calibration_midpoint: float = setting(0.35, "evidence that calibrates to relevance 0.5")
     calibration_steepness: float = setting(8.0, "steepness of the sigmoid calibration")
     evidence_weight: float = setting(0.5, "order by (1 - w) * fused rank + w * calibrated relevance")
-    quality_gain: float = setting(0.25, "share of a memory's outcome weight that a good record adds to its rank (a bad record "
-                                        "takes the full weight off): proven memories break ties, they do not outrank better answers")
-    quality_decay: float = setting(0.5, "outcome evidence fades by count: the latest outcome counts 1, the one before "
-                                        "this much, then its square, ... (1 = never fades)")
-    quality_prior: float = setting(0.5, "pseudo-successes and pseudo-failures every memory starts with (the Beta prior)")
-    quality_explore: float = setting(0.1, "optimism for little evidence: quality += explore / sqrt(1 + s + f), so a "
-                                          "relevant unscored memory can reach the top and earn its first outcomes")
-    quality_weight_new: float = setting(0.2, "how far quality moves the rank of a memory with 0 uses (factor 1 +- 2w(q - 0.5))")
+    quality_gain: float = setting(0.25, "share of a memory's tier weight that a good record adds to its rank: proven "
+                                        "memories break ties, they do not outrank better answers")
+    quality_decay: float = setting(0.5, "a good record (the lift) fades by count: the latest outcome counts 1, the one "
+                                        "before this much, then its square, ... (1 = never fades)")
+    quality_prior: float = setting(0.5, "pseudo-successes and pseudo-failures every record starts with (the lift's Beta prior)")
+    quality_explore: float = setting(0.1, "optimism for little evidence in the lift: quality += explore / sqrt(1 + s + f)")
+    quality_weight_new: float = setting(0.2, "how far a good record lifts a memory with 0 uses: factor 1 + gain * 2w(q - 0.5)")
     quality_weight_emerging: float = setting(0.35, "... with 1-2 uses")
     quality_weight_established: float = setting(0.5, "... with 3-9 uses")
     quality_weight_proven: float = setting(0.6, "... with 10 or more uses")
-    quality_weight_memory_bank: float = setting(0.3, "... of a memory_bank fact, whose quality is its stated importance and confidence")
+    quality_stale_hazard: float = setting(0.25, "the demotion's chance that a memory went wrong since it was last used: "
+                                                "before each outcome P(helpful) *= 1 - this, so no long record outweighs "
+                                                "two real failures")
+    quality_worked_if_misleading: float = setting(0.3, "how often the scorer is taken to call a misleading memory "
+                                                        "\"worked\" (a worked multiplies the odds of helpful by "
+                                                        "(1 - failed_if_helpful) / this)")
+    quality_failed_if_helpful: float = setting(0.35, "how often the scorer is taken to call a helpful memory \"failed\": "
+                                                    "blamed for a neighbour, or a half-fit (a failed multiplies the odds "
+                                                    "by this / (1 - worked_if_misleading))")
+    quality_demotion: float = setting(0.6, "how far a record that says \"misleading now\" takes a result down: "
+                                           "factor 1 - demotion * badness^curve, badness = (1/2 - P(helpful)) / (1/2)")
+    quality_curve: float = setting(3.0, "above 1, a mixed record costs little and a clear one much (one failed: a "
+                                        "tenth for a new memory, 1 % after a long good record; two: a third)")
+    quality_weight_memory_bank: float = setting(0.3, "how far a memory_bank fact's stated importance and confidence move "
+                                                     "its rank (factor 1 +- 2w(q - 0.5), a good one times quality_gain)")
     quality_bank_outcome_share: float = setting(0.2, "share of a memory_bank fact's quality taken from its outcomes, once it has "
                                                      "quality_bank_outcome_uses uses")
     quality_bank_outcome_uses: int = setting(3, "uses before a memory_bank fact's outcomes count at all")
@@ -74,9 +87,19 @@ class SearchSettings:
         if self.quality_prior <= 0.0:
             raise InvalidSetting("quality_prior", f"{self.quality_prior} is not positive")
         for key in ("quality_gain", "quality_weight_new", "quality_weight_emerging", "quality_weight_established",
-                    "quality_weight_proven", "quality_weight_memory_bank", "quality_bank_outcome_share"):
+                    "quality_weight_proven", "quality_weight_memory_bank", "quality_bank_outcome_share",
+                    "quality_stale_hazard", "quality_demotion"):
             if not 0.0 <= getattr(self, key) <= 1.0:
                 raise InvalidSetting(key, f"{getattr(self, key)} is not in [0, 1]")
+        for key in ("quality_worked_if_misleading", "quality_failed_if_helpful"):
+            if not 0.0 < getattr(self, key) < 1.0:
+                raise InvalidSetting(key, f"{getattr(self, key)} is not in (0, 1): a scorer is never certainly right or wrong")
+        if self.quality_worked_if_misleading + self.quality_failed_if_helpful >= 1.0:
+            raise InvalidSetting("quality_failed_if_helpful",
+                                 f"with quality_worked_if_misleading = {self.quality_worked_if_misleading} a score would "
+                                 "be no evidence or backwards: the two must add up to less than 1")
+        if self.quality_curve <= 0.0:
+            raise InvalidSetting("quality_curve", f"{self.quality_curve} is not positive")
 
 
 @dataclass(frozen=True)

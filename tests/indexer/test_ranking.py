@@ -28,7 +28,7 @@ def scored(*outcomes: str) -> Memory:
 
 def factor(memory: Memory) -> float:
     """The factor search multiplies a result's order by."""
-    return quality_factor(*MODEL(memory, NOW), SearchSettings().quality_gain)
+    return MODEL(memory, NOW)
 
 
 def misreported(truth: str, wrong: float, rng: random.Random, count: int) -> tuple[str, ...]:
@@ -46,18 +46,50 @@ def test_a_good_memory_given_30_percent_wrong_scores_still_ranks_above_a_bad_one
     assert right / total >= 0.8
 
 
+def test_a_memory_never_scored_is_lifted_only_by_its_optimism():
+    assert 1.0 < factor(scored()) < 1.02
+
+
 def test_a_streak_of_failures_after_a_long_good_record_demotes_the_memory():
-    assert factor(scored(*["worked"] * 6, "partial", "worked", "failed", "failed")) < 1.0
+    assert factor(scored(*["worked"] * 6, "partial", "worked", "failed", "failed")) < 0.85
 
 
-def test_a_new_memory_that_worked_once_is_promoted_at_once():
-    assert factor(scored("worked")) > factor(scored()) > 1.0
+def test_two_real_failures_demote_a_memory_that_worked_for_months_by_more_than_a_seventh():
+    months = ["worked"] * 19
+    assert factor(scored(*months, "failed", "failed")) < 0.85 < factor(scored(*months, "failed"))
 
 
-def test_a_takeaway_recorded_as_worked_survives_one_wrong_failed_on_its_first_showing():
+def test_one_wrong_failed_after_a_long_good_record_costs_less_than_half_of_what_two_cost():
+    record = ["worked"] * 10
+    one, two = factor(scored(*record, "failed")), factor(scored(*record, "failed", "failed"))
+    assert 1.0 - one < (1.0 - two) / 2 and one > 0.9
+
+
+def test_a_memory_that_kept_working_after_one_failure_is_not_held_back_by_it():
+    assert factor(scored(*["worked"] * 5, "failed", *["worked"] * 4)) > 1.0
+    assert MODEL.demotion_of(scored("worked", "worked", "partial", "worked", "failed", "worked", "worked", "partial",
+                                    "worked", "worked")) < 0.01
+
+
+def test_a_worked_between_two_failed_leaves_the_memory_between_neutral_and_two_failures():
+    assert factor(scored("failed", "failed")) < factor(scored("failed", "worked", "failed")) < 1.0
+
+
+def test_a_good_record_lifts_a_memory_by_a_tie_breaker_that_grows_with_its_tier():
+    assert 1.0 < factor(scored("worked")) < factor(scored(*["worked"] * 3)) < factor(scored(*["worked"] * 20)) < 1.15
+
+
+def test_counters_a_person_wrote_without_a_list_count_as_evidence():
+    def counted(uses: int, successes: float) -> Memory:
+        return Memory(id="m-3", path="history/m-3.md", collection="history", type="learning", title="t", body="b",
+                      uses=uses, success_count=successes)
+    assert factor(counted(10, 0.0)) < 0.8 < 1.0 < factor(counted(10, 10.0))
+
+
+def test_one_wrong_failed_on_a_takeaways_first_showing_costs_it_less_than_a_tenth():
     recorded = Memory(id="m-2", path="working/m-2.md", collection="working", type="learning", title="t", body="b",
                       uses=1, success_count=0.0, outcomes=("worked", "failed"))
-    assert factor(recorded) > 0.95 > factor(scored("failed"))
+    assert factor(recorded) > 0.9
 
 
 def test_a_takeaway_recorded_as_worked_enters_above_an_unscored_memory_but_only_by_a_tie_breaker():
@@ -70,23 +102,27 @@ def test_the_learners_defaults_are_the_ones_memdir_toml_writes_out():
     assert QualityModel.from_settings(SearchSettings()) == QualityModel()
 
 
-def test_memdir_toml_sets_how_fast_old_outcomes_fade(tmp_path: Path):
-    (tmp_path / "memdir.toml").write_text("[search]\nquality_decay = 1.0\n")
-    never_fades = QualityModel.from_settings(load_sections(tmp_path, INDEX_SECTIONS)["search"])
+def test_memdir_toml_sets_how_likely_a_memory_is_taken_to_have_gone_wrong_since_its_last_use(tmp_path: Path):
+    (tmp_path / "memdir.toml").write_text("[search]\nquality_stale_hazard = 0.0\n")
+    never_stale = QualityModel.from_settings(load_sections(tmp_path, INDEX_SECTIONS)["search"])
     stale = scored(*["worked"] * 6, "partial", "worked", "failed", "failed")
-    assert quality_factor(*never_fades(stale, NOW), 0.25) > 1.0 > factor(stale)
+    assert never_stale(stale, NOW) >= 1.0 > factor(stale)
 
 
-def test_memdir_toml_sets_how_far_a_bad_record_demotes_by_tier(tmp_path: Path):
-    (tmp_path / "memdir.toml").write_text("[search]\nquality_weight_emerging = 0.0\n")
+def test_memdir_toml_sets_how_far_a_bad_record_demotes(tmp_path: Path):
+    (tmp_path / "memdir.toml").write_text("[search]\nquality_demotion = 0.0\n")
     flat = QualityModel.from_settings(load_sections(tmp_path, INDEX_SECTIONS)["search"])
-    assert quality_factor(*flat(scored("failed"), NOW), 0.25) == 1.0 > factor(scored("failed"))
+    assert flat(scored("failed", "failed"), NOW) == 1.0 > factor(scored("failed", "failed"))
 
 
 @pytest.mark.parametrize(("line", "message"), [
-    ("quality_decay = 1.5", r"memdir.toml:3 \[search\] quality_decay: 1.5 is not in \(0, 1\]"),
-    ("quality_weight_proven = -0.1", r"memdir.toml:3 \[search\] quality_weight_proven: -0.1 is not in \[0, 1\]"),
+    ("quality_stale_hazard = 1.5", r"memdir.toml:3 \[search\] quality_stale_hazard: 1.5 is not in \[0, 1\]"),
+    ("quality_demotion = -0.1", r"memdir.toml:3 \[search\] quality_demotion: -0.1 is not in \[0, 1\]"),
     ("quality_prior = 0", r"memdir.toml:3 \[search\] quality_prior: 0.0 is not positive"),
+    ("quality_worked_if_misleading = 1", r"memdir.toml:3 \[search\] quality_worked_if_misleading: 1.0 is not in \(0, 1\)"),
+    ("quality_failed_if_helpful = 0.7", r"memdir.toml:3 \[search\] quality_failed_if_helpful: with "
+                                        r"quality_worked_if_misleading = 0.3 a score would be no evidence or backwards"),
+    ("quality_curve = 0", r"memdir.toml:3 \[search\] quality_curve: 0.0 is not positive"),
     ("quality_decy = 0.7", r"memdir.toml \[search\]: unknown key\(s\) quality_decy"),
 ])
 def test_a_learner_constant_that_cannot_be_used_names_the_file_line_and_key(tmp_path: Path, line: str, message: str):

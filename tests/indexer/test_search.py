@@ -303,6 +303,6 @@ def test_the_learners_constants_in_search_settings_decide_how_far_a_bad_record_d
     index = concept_index(hashing_root)
     request = SearchRequest(query="how do we deploy a release", now=NOW)
     assert ids(searcher(index).search(request))[0] == "m-0000000b"
-    flat = {h.memory.id: h.final for h in searcher(index, quality_weight_emerging=0.0).search(request)}
+    flat = {h.memory.id: h.final for h in searcher(index, quality_demotion=0.0, quality_weight_emerging=0.0).search(request)}
     default = {h.memory.id: h.final for h in searcher(index).search(request)}
     assert flat["m-0000000a"] > default["m-0000000a"] and flat["m-0000000b"] == default["m-0000000b"]
