@@ -48,7 +48,9 @@ class LifecycleSettings:
     patterns_min_uses: int = setting(3, "... at least this many uses")
     patterns_min_successes: float = setting(5.0, "... and at least this success_count")
     demote_below: float = setting(0.4, "patterns below this score go back to history")
-    remove_below: float = setting(0.2, "scored memories below this score are moved to .trash/")
+    remove_below: float = setting(0.2, "scored memories below this score are moved to .trash/ ...")
+    remove_after_failures: int = setting(3, "... once their last this many outcomes all failed: one streak of wrong "
+                                            "scores must not delete a helpful memory")
     type_ttl_days: dict[str, float] = setting(
         {"context": 7.0, "objective": 30.0, "plan": 60.0, "journal": 90.0, "observation": 90.0},
         "per-type expiry in days (types not listed never expire)",

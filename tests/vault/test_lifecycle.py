@@ -38,7 +38,8 @@ DAY, HOUR = timedelta(days=1), timedelta(hours=1)
         (dict(score=0.69, uses=2, age=25 * HOUR), ("remove", None)),
         (dict(score=0.7, uses=1, age=25 * HOUR), ("remove", None)),
         (dict(score=0.7, uses=2, age=23 * HOUR), None),
-        (dict(score=0.19, uses=1, age=HOUR), ("remove", None)),
+        (dict(score=0.19, uses=3, age=HOUR), ("remove", None)),  # counters only, not one success
+        (dict(score=0.19, uses=1, age=HOUR), None),
         (dict(score=0.2, uses=1, age=HOUR), None),
         (dict(score=0.1, uses=0, age=HOUR), None),
     ],
@@ -69,6 +70,23 @@ def test_history_thresholds(kwargs, expected):
 )
 def test_patterns_thresholds(score, uses, expected):
     assert decide(memory("patterns", score=score, uses=uses)) == expected
+
+
+def test_a_helpful_memory_that_drew_two_wrong_failed_in_a_row_is_not_trashed():
+    unlucky = memory("working", score=0.1, uses=3, success=1.0, age=HOUR, extra="outcomes: [worked, failed, failed]\n")
+    assert decide(unlucky) is None
+
+
+def test_a_memory_below_the_threshold_whose_last_three_outcomes_failed_is_trashed_and_says_why():
+    misleading = memory("working", score=0.0, uses=4, success=1.0, age=HOUR,
+                        extra="outcomes: [worked, failed, failed, failed]\n")
+    [decision] = lc.plan([misleading], NOW, S)
+    assert (decision.action, decision.why) == ("remove", "score 0.00 < 0.2 after 4 uses, the last 3 failed")
+
+
+def test_a_streak_broken_by_a_partial_does_not_count():
+    assert decide(memory("working", score=0.1, uses=4, success=0.5, age=HOUR,
+                         extra="outcomes: [failed, failed, partial, failed]\n")) is None
 
 
 def test_type_ttls_remove_scored_memories_and_archive_memory_bank_ones():
