@@ -9,6 +9,7 @@ something different. Nothing the human wrote is overwritten without a ConflictEr
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,6 +28,11 @@ from .parse import DEFAULT_MAX_BYTES, parse
 from .paths import ensure_inside, relative
 
 MAX_ATTEMPTS = 8
+# An editor that saves in place truncates the file and then writes it: for that moment the file is empty
+# or ends inside its frontmatter. The writer looks again, MID_SAVE_PAUSE apart, until such a file parses
+# (about 0.5 s at most) before it refuses to touch it; a file that stays broken is refused as before.
+MID_SAVE_LOOKS = 100
+MID_SAVE_PAUSE = 0.005
 _NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -96,10 +102,7 @@ class Writer:
             self.check_secrets(change.fields, change.body, change.append)
         with self.lock.held():
             for _ in range(MAX_ATTEMPTS):
-                current_bytes = atomic.read_bytes(atomic.real_target(path))
-                if current_bytes is None:
-                    raise ConflictError(f"{base.path} was moved or deleted before memdir could change it")
-                current = self._current(current_bytes, base.path)
+                current_bytes, current = self._current(path, base)
                 new_bytes = self._render(base, current, current_bytes, change)
                 if new_bytes != current_bytes:
                     written = self._validated(new_bytes, base.path)
@@ -150,13 +153,24 @@ class Writer:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _current(self, data: bytes, relative_path: str) -> Memory:
-        try:
-            return parse(data, relative_path, max_bytes=self.max_bytes, source=self.source)
-        except ParseError as exc:
-            raise ConflictError(
-                f"{exc}; memdir never rewrites a file it cannot parse; fix the file and try again"
-            ) from None
+    def _current(self, path: Path, base: Memory) -> tuple[bytes, Memory]:
+        """The file as it is now, once a save in progress has finished (see MID_SAVE_LOOKS)."""
+        looks = 1
+        while True:
+            data = atomic.read_bytes(atomic.real_target(path))
+            if data is None:
+                raise ConflictError(f"{base.path} was moved or deleted before memdir could change it")
+            try:
+                current = parse(data, base.path, max_bytes=self.max_bytes, source=self.source)
+                if data.strip() or current.content_hash == base.content_hash or looks == MID_SAVE_LOOKS:
+                    return data, current  # a file left empty reads as another (path-derived) id: _render refuses it
+            except ParseError as exc:
+                if looks == MID_SAVE_LOOKS:
+                    raise ConflictError(
+                        f"{exc}; memdir never rewrites a file it cannot parse; fix the file and try again"
+                    ) from None
+            pause(MID_SAVE_PAUSE)
+            looks += 1
 
     def _render(self, base: Memory, current: Memory, current_bytes: bytes, change: Change) -> bytes:
         updates = dict(change.fields)
@@ -226,6 +240,9 @@ def _appended(body: str, addition: str, newline: str) -> str:
     base = body.rstrip("\r\n")
     separator = newline * 2 if base else ""
     return base + separator + _newlines(_with_final_newline(addition.strip("\n")), newline)
+
+
+pause = time.sleep  # the wait between two looks at a file being saved (tests finish the save here instead)
 
 
 def utc_now() -> datetime:

@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import write
 from vault import Change, ConflictError, Vault, ValidationError, atomic
+from vault import write as vault_write
 from vault.write import Writer
 
 MEMORY = """---
@@ -114,13 +115,37 @@ def test_appending_is_reapplied_on_top_of_a_human_body_edit(vault: Vault, stored
     assert "(edited)" in result.body and result.body.endswith("Also holds for the weekly export.\n")
 
 
-def test_a_file_that_no_longer_parses_is_never_rewritten(vault: Vault, stored: Path):
+def test_a_file_that_no_longer_parses_is_never_rewritten(vault: Vault, stored: Path, monkeypatch):
     base = vault.load("history/locks.md")
     broken = MEMORY.replace("score: 0.6", "score: [")
     stored.write_text(broken)
+    pauses: list[float] = []
+    monkeypatch.setattr(vault_write, "pause", pauses.append)
     with pytest.raises(ConflictError, match="never rewrites a file it cannot parse"):
         vault.edit(base, Change(derive=bump))
-    assert stored.read_text() == broken
+    assert stored.read_text() == broken and len(pauses) == vault_write.MID_SAVE_LOOKS - 1
+
+
+HUMAN_SAVE = MEMORY.replace("Take pg_", "Human: take pg_")
+
+
+@pytest.mark.parametrize("mid_save", [b"", MEMORY.encode()[:40]], ids=["truncated", "half-written frontmatter"])
+def test_a_counter_change_waits_for_an_editor_saving_in_place_and_keeps_the_save(
+        vault: Vault, stored: Path, monkeypatch, mid_save: bytes):
+    base = vault.load("history/locks.md")
+    stored.write_bytes(mid_save)  # the editor has truncated the file (and written part of it)
+    monkeypatch.setattr(vault_write, "pause", lambda seconds: stored.write_text(HUMAN_SAVE))  # ... and finishes
+    result = vault.edit(base, Change(derive=bump))
+    assert result.uses == 3 and stored.read_text() == HUMAN_SAVE.replace("uses: 2", "uses: 3")
+
+
+def test_a_file_emptied_for_good_is_never_written_into(vault: Vault, stored: Path, monkeypatch):
+    base = vault.load("history/locks.md")
+    stored.write_text("")
+    monkeypatch.setattr(vault_write, "pause", lambda seconds: None)
+    with pytest.raises(ConflictError, match="now holds memory p-"):
+        vault.edit(base, Change(derive=bump))
+    assert stored.read_text() == ""
 
 
 def test_a_change_that_would_make_the_file_invalid_is_refused(vault: Vault, stored: Path):
