@@ -21,6 +21,7 @@ from vault.model import COLLECTIONS, PRIVACY, STATUSES, TYPES
 from vault.scoring import COUNTER_KEYS, check_outcome, initial_counters, outcome_updates
 from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
 from vault.store import new_memory_fields
+from vault.write import after_saves
 
 from . import reversal
 from .index import Index
@@ -135,8 +136,16 @@ class Curator:
         sharing the user vault), only the file is written: the owner's watcher indexes it."""
         if not self.index.writable:
             return memory
-        self.index.sync(paths)
-        return self.index.get(memory.id)
+        paths = list(paths)
+
+        def synced() -> Memory | None:
+            self.index.sync(paths)
+            try:
+                return self.index.get(memory.id)
+            except NotFoundError:  # rewritten since we wrote it, by an editor caught in the middle of its save
+                return None
+
+        return after_saves(synced) or memory  # a file gone for good: what was written is still the answer
 
     # -- scoring ---------------------------------------------------------------------
 

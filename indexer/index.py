@@ -112,6 +112,7 @@ class Index:
         self.vectors = VectorIndex.load(generation, self.embedder.dim)
         self.keyword = KeywordIndex.open(generation / "keyword")
         self.entries: dict[str, Entry] = {e.path: e for e in self.manifest.entries()}
+        self._recheck: set[str] = set()  # paths whose recorded size and mtime cannot tell a newer save apart
         self.memories: dict[str, Memory] = {}
         self.path_of: dict[str, str] = {}  # identity_key(id) -> path
         self.chunk_owner: dict[int, tuple[str, str]] = {}  # chunk id -> (memory id, heading)
@@ -302,6 +303,7 @@ class Index:
     def _observe(self, rel: str, item: Path | Skipped | None, deep: bool, batch: _Batch, report: SyncReport) -> None:
         previous = self.entries.get(rel)
         if item is None:
+            self._recheck.discard(rel)
             if previous is not None:
                 batch.deleted_paths.append(rel)
                 # A duplicate reclaimed earlier in this sync may have queued a row for this path: the manifest
@@ -314,15 +316,25 @@ class Index:
         if isinstance(item, Skipped):
             self._set_error(rel, previous, 0, 0, "", None, item.reason, batch, report)
             return
+        checked_at = time.time_ns()
         try:
             info = item.stat()
         except FileNotFoundError:
             return self._observe(rel, None, deep, batch, report)
-        if previous and not deep and (previous.size, previous.mtime_ns) == (info.st_size, info.st_mtime_ns):
+        if (previous and not deep and rel not in self._recheck
+                and (previous.size, previous.mtime_ns) == (info.st_size, info.st_mtime_ns)):
             return
         data = atomic.read_bytes(item)
         if data is None:
             return self._observe(rel, None, deep, batch, report)
+        # File systems stamp mtimes by a coarse clock (a kernel tick; 1-2 s on FAT, HFS+, some network
+        # mounts), so a save within the same tick may keep the size and mtime recorded here, for instance
+        # an editor that truncated and rewrote the file while we read it. Until its mtime is safely older
+        # than the moment we read it, the file is read again (and hashed; parsed only if it changed).
+        if info.st_mtime_ns >= checked_at - RACY_NS:
+            self._recheck.add(rel)
+        else:
+            self._recheck.discard(rel)
         digest = sha256(data)
         if previous and previous.content_hash == digest:
             if (previous.size, previous.mtime_ns) != (info.st_size, info.st_mtime_ns):
@@ -607,6 +619,7 @@ class Index:
             self.version += 1
 
 
+RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), see Index._observe
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 from . import atomic
 from . import frontmatter as fm
@@ -28,10 +28,7 @@ from .parse import DEFAULT_MAX_BYTES, parse
 from .paths import ensure_inside, relative
 
 MAX_ATTEMPTS = 8
-# An editor that saves in place truncates the file and then writes it: for that moment the file is empty
-# or ends inside its frontmatter. The writer looks again, MID_SAVE_PAUSE apart, until such a file parses
-# (about 0.5 s at most) before it refuses to touch it; a file that stays broken is refused as before.
-MID_SAVE_LOOKS = 100
+MID_SAVE_LOOKS = 100  # see after_saves: about 0.5 s in all
 MID_SAVE_PAUSE = 0.005
 _NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
 
@@ -154,23 +151,32 @@ class Writer:
     # -- internals ----------------------------------------------------------------------
 
     def _current(self, path: Path, base: Memory) -> tuple[bytes, Memory]:
-        """The file as it is now, once a save in progress has finished (see MID_SAVE_LOOKS)."""
-        looks = 1
-        while True:
-            data = atomic.read_bytes(atomic.real_target(path))
-            if data is None:
-                raise ConflictError(f"{base.path} was moved or deleted before memdir could change it")
+        """The file as it is now, once a save in progress has finished (see `after_saves`)."""
+        def settled() -> tuple[bytes, Memory] | None:
+            data = self._read_current(path, base)
             try:
                 current = parse(data, base.path, max_bytes=self.max_bytes, source=self.source)
-                if data.strip() or current.content_hash == base.content_hash or looks == MID_SAVE_LOOKS:
-                    return data, current  # a file left empty reads as another (path-derived) id: _render refuses it
-            except ParseError as exc:
-                if looks == MID_SAVE_LOOKS:
-                    raise ConflictError(
-                        f"{exc}; memdir never rewrites a file it cannot parse; fix the file and try again"
-                    ) from None
-            pause(MID_SAVE_PAUSE)
-            looks += 1
+            except ParseError:
+                return None
+            return (data, current) if data.strip() or current.content_hash == base.content_hash else None
+
+        found = after_saves(settled)
+        if found is not None:
+            return found
+        data = self._read_current(path, base)  # still empty or broken: refuse below, or in _render (another id)
+        try:
+            return data, parse(data, base.path, max_bytes=self.max_bytes, source=self.source)
+        except ParseError as exc:
+            raise ConflictError(
+                f"{exc}; memdir never rewrites a file it cannot parse; fix the file and try again"
+            ) from None
+
+    @staticmethod
+    def _read_current(path: Path, base: Memory) -> bytes:
+        data = atomic.read_bytes(atomic.real_target(path))
+        if data is None:
+            raise ConflictError(f"{base.path} was moved or deleted before memdir could change it")
+        return data
 
     def _render(self, base: Memory, current: Memory, current_bytes: bytes, change: Change) -> bytes:
         updates = dict(change.fields)
@@ -242,7 +248,24 @@ def _appended(body: str, addition: str, newline: str) -> str:
     return base + separator + _newlines(_with_final_newline(addition.strip("\n")), newline)
 
 
+T = TypeVar("T")
 pause = time.sleep  # the wait between two looks at a file being saved (tests finish the save here instead)
+
+
+def after_saves(look: Callable[[], T | None]) -> T | None:
+    """What `look()` finds once a save in progress has finished; None if every look (MID_SAVE_LOOKS) found nothing.
+
+    An editor that saves in place truncates the file and then writes it: for that moment the file is
+    empty or ends inside its frontmatter, and reads as another (path-derived) memory or as a broken one.
+    A save takes far less than MID_SAVE_LOOKS pauses; a file still unreadable after them really is.
+    """
+    for attempt in range(MID_SAVE_LOOKS):
+        if attempt:
+            pause(MID_SAVE_PAUSE)
+        found = look()
+        if found is not None:
+            return found
+    return None
 
 
 def utc_now() -> datetime:

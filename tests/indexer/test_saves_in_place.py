@@ -1,0 +1,132 @@
+"""Editors that save in place (truncate, then write) racing memdir's reads: the index ends on the finished file.
+
+The interleavings are driven by hooks (the index's read, the writer's pause between two looks),
+never by sleeping; coarse file-system timestamps are simulated by setting an mtime back with utime.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from indexer.curator import Curator
+from indexer.index import Index
+from tests.conftest import memory_text, write
+from tests.indexer.helpers import open_index, top_ids
+from vault import atomic
+from vault.errors import ParseError
+from vault.parse import parse
+from vault import write as vault_write
+from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+PATH = "history/locks.md"
+MARK = "Edited by a human while memdir was scoring."
+
+
+def locks(body: str = "Imports take pg_advisory_xact_lock keyed by account.", uses: int = 2) -> str:
+    return memory_text("m-00000001", "Import lock", body, extra=f"uses: {uses}\n")
+
+
+def same_tick(path: Path, as_of: os.stat_result) -> None:
+    """Give `path` the mtime `as_of` had: what a file system with a coarse clock does within one tick."""
+    os.utime(path, ns=(as_of.st_atime_ns, as_of.st_mtime_ns))
+
+
+@pytest.fixture
+def index(hashing_root: Path):
+    write(hashing_root, PATH, locks())
+    index = open_index(hashing_root)
+    yield index
+    index.close()
+
+
+def test_a_save_of_the_same_size_within_one_mtime_tick_is_indexed(index: Index):
+    path = index.root / PATH
+    before = path.stat()
+    path.write_text(locks(uses=7))  # same size, same mtime: only the content tells
+    same_tick(path, before)
+    index.sync()
+    assert index.get("m-00000001").uses == 7
+
+
+def test_a_file_untouched_for_longer_than_the_coarsest_tick_is_not_read_again(index: Index, monkeypatch):
+    path = index.root / PATH
+    old = path.stat().st_mtime_ns - 3_000_000_000
+    os.utime(path, ns=(old, old))
+    index.sync()  # records the old mtime
+    reads: list[Path] = []
+    real_read = atomic.read_bytes
+    monkeypatch.setattr(atomic, "read_bytes", lambda p: reads.append(p) or real_read(p))
+    index.sync()
+    assert reads == [] and index.get("m-00000001").uses == 2
+
+
+def test_a_sync_that_reads_a_file_mid_save_indexes_the_finished_file_of_the_same_size_and_mtime(
+        index: Index, monkeypatch):
+    path = index.root / PATH
+    before = path.stat()
+    finished = locks(body="Imports take pg_advisory_xact_lock keyed by the file")
+    assert len(finished) == before.st_size
+    real_read = atomic.read_bytes
+
+    def editor_truncates_after_the_stat(p: Path) -> bytes | None:
+        if p == path and path.stat().st_size:
+            path.write_bytes(b"")  # the editor opened the file for writing: the index reads it empty
+        return real_read(p)
+
+    monkeypatch.setattr(atomic, "read_bytes", editor_truncates_after_the_stat)
+    index.sync([PATH])
+    monkeypatch.setattr(atomic, "read_bytes", real_read)
+    assert [m.id for m in index.memories.values()] != ["m-00000001"]  # what the index saw: an empty file
+    path.write_text(finished)  # the editor's save lands: same size, and within the same tick
+    same_tick(path, before)
+    index.sync()
+    assert index.get("m-00000001").body.startswith("Imports take pg_advisory_xact_lock keyed by the file")
+    assert top_ids(index, "advisory lock keyed by file") == ["m-00000001"]
+
+
+def curator_for(index: Index) -> Curator:
+    return Curator(index, ScoringSettings(), LifecycleSettings(), DedupSettings())
+
+
+def test_scoring_while_an_editor_saves_in_place_keeps_the_memory_its_counters_and_the_edit(
+        index: Index, monkeypatch):
+    path = index.root / PATH
+    real_sync = index.sync
+    saves: list[str] = []
+
+    def editor_truncates_before_our_sync(*args, **kwargs):
+        if not saves:  # memdir's write landed; the editor (which reloaded it) opens the file to save
+            saves.append(path.read_text().rstrip("\n") + f"\n\n{MARK}\n")
+            path.write_bytes(b"")
+        return real_sync(*args, **kwargs)
+
+    monkeypatch.setattr(index, "sync", editor_truncates_before_our_sync)
+    monkeypatch.setattr(vault_write, "pause", lambda seconds: path.write_text(saves[0]))  # ... and writes it
+    [scored] = curator_for(index).score({"m-00000001": "worked"}, now=NOW)
+    memory = index.get("m-00000001")
+    assert scored.changes["uses"] == 3 and memory.uses == 3 and MARK in memory.body
+
+
+def test_a_memory_broken_for_good_right_after_a_score_is_reported_with_file_line_and_reason(
+        index: Index, monkeypatch):
+    path = index.root / PATH
+    real_sync = index.sync
+    broken = locks().replace("title: Import lock", "title: [unclosed")
+
+    def editor_breaks_it(*args, **kwargs):
+        path.write_text(broken)
+        return real_sync(*args, **kwargs)
+
+    monkeypatch.setattr(index, "sync", editor_breaks_it)
+    monkeypatch.setattr(vault_write, "pause", lambda seconds: None)
+    [scored] = curator_for(index).score({"m-00000001": "worked"}, now=NOW)
+    assert scored.changes["uses"] == 3  # written, then broken by someone else
+    with pytest.raises(ParseError) as broken_file:
+        parse(broken.encode(), PATH)
+    assert [(p.path, p.line, p.reason) for p in index.problems()] == [(PATH, 6, broken_file.value.reason)]
+    assert path.read_text() == broken and "m-00000001" not in [m.id for m in index.memories.values()]
