@@ -130,3 +130,20 @@ def test_a_memory_broken_for_good_right_after_a_score_is_reported_with_file_line
         parse(broken.encode(), PATH)
     assert [(p.path, p.line, p.reason) for p in index.problems()] == [(PATH, 6, broken_file.value.reason)]
     assert path.read_text() == broken and "m-00000001" not in [m.id for m in index.memories.values()]
+
+
+def test_a_save_from_a_copy_older_than_a_score_is_kept_as_saved_and_the_next_score_builds_on_it(index: Index):
+    """The stale editor buffer: memdir does not re-apply the counters the save dropped (see bench/README.md,
+    "Saves in place"): by their content such a save and a deliberate revert (git stash, git restore, undo and
+    save) are the same file, and writing into the second breaks the user's next step (`git stash pop`)."""
+    path = index.root / PATH
+    buffer = path.read_text()  # the editor read the file ...
+    curator = curator_for(index)
+    curator.score({"m-00000001": "worked"}, now=NOW)  # ... memdir's score landed (uses 2 -> 3) ...
+    saved = buffer.rstrip("\n") + f"\n\n{MARK}\n"
+    path.write_text(saved)  # ... and the editor saved its buffer in place, without reloading
+    index.sync()
+    assert path.read_text() == saved and index.get("m-00000001").uses == 2
+    curator.score({"m-00000001": "worked"}, now=NOW)
+    memory = index.get("m-00000001")
+    assert memory.uses == 3 and MARK in memory.body
