@@ -286,7 +286,7 @@ def simulate(rounds: int, embedder_name: str, seed: int, noise: float = 0.0, noi
         "rounds_to_surface_helpful": max((r if r is not None else never) for r in new_in.values()) if new_in else 0,
         "precision_at_4": precision,
         "lost_updates": lost,
-        "lost_to_stale_saves": lost_to_stale_saves,  # explained, one for one, by saves from a copy older than memdir's write
+        "lost_to_stale_saves": lost_to_stale_saves,  # lost updates a save from an older copy explains, one for one
         "human_edits_kept": human_edits_kept,
         "misleading_memories_shown": len(misleading_seen),
         "new_helpful_memories": len(new_in),
