@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -233,6 +234,7 @@ def simulate(rounds: int, embedder_name: str, seed: int, noise: float = 0.0, noi
         misleading_seen: set[str] = set()
         new_in: dict[str, int | None] = {}
         precision: list[float] = []
+        stale_saves: list[str] = []
         for round_number in range(1, rounds + 1):
             now = START + timedelta(hours=round_number)
             if round_number == 2:  # new helpful memories arrive after the first round
@@ -263,6 +265,7 @@ def simulate(rounds: int, embedder_name: str, seed: int, noise: float = 0.0, noi
                     reported = cited_only(reported, outcomes, cite, cite_rates, cite_rng)
                 scored = curator.score(reported, now=now)
                 human.join()
+                stale_saves += human.stale_saves
                 for result in scored:  # the curator's own account of each write; the files must agree
                     if "uses" in result.changes:
                         expected[result.id].uses += 1
@@ -273,7 +276,9 @@ def simulate(rounds: int, embedder_name: str, seed: int, noise: float = 0.0, noi
                     misleading_out[memory_id] = round_number
             precision.append(round(helpful_total / shown_total, 3) if shown_total else 0.0)
         index.sync()
-        lost = sum(1 for memory_id, e in expected.items() if index.get(memory_id).uses != e.uses)
+        deficit = {memory_id: e.uses - index.get(memory_id).uses for memory_id, e in expected.items()}
+        lost = sum(1 for d in deficit.values() if d)
+        lost_to_stale_saves = sum(1 for m, d in deficit.items() if d and d == stale_saves.count(m))
         human_edits_kept = HumanEditor.kept(root)
         index.close()
     never = rounds + 1
@@ -283,6 +288,7 @@ def simulate(rounds: int, embedder_name: str, seed: int, noise: float = 0.0, noi
         "rounds_to_surface_helpful": max((r if r is not None else never) for r in new_in.values()) if new_in else 0,
         "precision_at_4": precision,
         "lost_updates": lost,
+        "lost_to_stale_saves": lost_to_stale_saves,  # lost updates a save from an older copy explains, one for one
         "human_edits_kept": human_edits_kept,
         "misleading_memories_shown": len(misleading_seen),
         "new_helpful_memories": len(new_in),
@@ -291,19 +297,31 @@ def simulate(rounds: int, embedder_name: str, seed: int, noise: float = 0.0, noi
 
 
 class HumanEditor(threading.Thread):
-    """Appends a line to the bodies of some shown memories while they are being scored."""
+    """Appends a line to the bodies of some shown memories while they are being scored.
+
+    It saves as many editors do: truncate and write in place, without a lock and without looking
+    whether the file changed since it was read. `stale_saves` names the memories whose save was made
+    from a copy memdir had replaced in between (memdir writes by renaming a new file into place, so
+    the file saved into is then not the one read); each such save drops the counters of that write.
+    """
 
     MARK = "Edited by a human while memdir was scoring."
 
     def __init__(self, root: Path, rng: random.Random, candidates: list[str], index: Index) -> None:
         super().__init__(daemon=True)
-        self.paths = [root / index.get(m).path for m in candidates if rng.random() < 0.5]
+        self.paths = {m: root / index.get(m).path for m in candidates if rng.random() < 0.5}
+        self.stale_saves: list[str] = []
 
     def run(self) -> None:
-        for path in self.paths:
-            text = path.read_text()
+        for memory_id, path in self.paths.items():
+            with path.open() as buffer:
+                read_from = os.fstat(buffer.fileno()).st_ino
+                text = buffer.read()
             if self.MARK not in text:
-                path.write_text(text.rstrip("\n") + f"\n\n{self.MARK}\n")
+                with path.open("w") as saving:  # what path.write_text does
+                    if os.fstat(saving.fileno()).st_ino != read_from:
+                        self.stale_saves.append(memory_id)
+                    saving.write(text.rstrip("\n") + f"\n\n{self.MARK}\n")
 
     @classmethod
     def kept(cls, root: Path) -> int:
@@ -322,6 +340,8 @@ def summarise(runs: list[dict], rounds: int) -> dict:
         f"precision_at_4_round_{at5 + 1}": figure([r["precision_at_4"][at5] for r in runs], "min"),
         f"precision_at_4_round_{rounds}": figure([r["precision_at_4"][-1] for r in runs], "min"),
         "lost_updates": max(r["lost_updates"] for r in runs),
+        "lost_updates_not_stale_saves": max(r["lost_updates"] - r["lost_to_stale_saves"] for r in runs),
+        "lost_to_stale_saves_all_seeds": sum(r["lost_to_stale_saves"] for r in runs),
         "seeds": len(runs),
     }
 

@@ -4,7 +4,9 @@ A caller reads a Memory, describes what it wants as a `Change`, and hands both t
 If a human, git or another process changed the file in the meantime, the change is applied
 again to the new content: counters are re-derived from the current values, and a key or
 body the caller sets only conflicts when someone else changed that same key or body to
-something different. Nothing the human wrote is overwritten without a ConflictError.
+something different. Nothing the human wrote is overwritten without a ConflictError. A file
+caught in the middle of an editor's in-place save (empty, or cut off inside its frontmatter)
+is waited out briefly (`after_saves`) and the change applied to the finished save.
 """
 
 from __future__ import annotations

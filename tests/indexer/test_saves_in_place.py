@@ -130,3 +130,49 @@ def test_a_memory_broken_for_good_right_after_a_score_is_reported_with_file_line
         parse(broken.encode(), PATH)
     assert [(p.path, p.line, p.reason) for p in index.problems()] == [(PATH, 6, broken_file.value.reason)]
     assert path.read_text() == broken and "m-00000001" not in [m.id for m in index.memories.values()]
+
+
+def test_a_save_from_a_copy_older_than_a_score_is_kept_as_saved_and_the_next_score_builds_on_it(index: Index):
+    """The stale editor buffer: memdir does not re-apply the counters the save dropped (bench/README.md, "Issue
+    17: saves in place racing memdir"): by their content such a save and a deliberate revert (git stash, git
+    restore, undo and save) are the same file, and writing into the second breaks the user's next step."""
+    path = index.root / PATH
+    buffer = path.read_text()  # the editor read the file ...
+    curator = curator_for(index)
+    curator.score({"m-00000001": "worked"}, now=NOW)  # ... memdir's score landed (uses 2 -> 3) ...
+    saved = buffer.rstrip("\n") + f"\n\n{MARK}\n"
+    path.write_text(saved)  # ... and the editor saved its buffer in place, without reloading
+    index.sync()
+    assert path.read_text() == saved and index.get("m-00000001").uses == 2
+    curator.score({"m-00000001": "worked"}, now=NOW)
+    memory = index.get("m-00000001")
+    assert memory.uses == 3 and MARK in memory.body
+
+
+def test_the_live_index_takes_the_finished_save_after_reading_it_mid_save(hashing_root: Path, monkeypatch):
+    from indexer.live import LiveIndex
+    from indexer.settings import WatchSettings
+
+    write(hashing_root, PATH, locks())
+    index = open_index(hashing_root)
+    path = index.root / PATH
+    before = path.stat()
+    finished = locks(body="Imports take pg_advisory_xact_lock keyed by the file")
+    real_read = atomic.read_bytes
+
+    def editor_truncates_after_the_stat(p: Path) -> bytes | None:
+        monkeypatch.setattr(atomic, "read_bytes", real_read)
+        path.write_bytes(b"")
+        return real_read(p)
+
+    with LiveIndex(index, WatchSettings(debounce_seconds=0.1, max_wait_seconds=1.0, rescan_seconds=0.0)) as live:
+        seen = live.syncs
+        monkeypatch.setattr(atomic, "read_bytes", editor_truncates_after_the_stat)
+        index.sync([PATH])  # a sync (the curator's, or a batch flushed by max_wait) catches the save half done
+        path.write_text(finished)  # the save lands: same size, same mtime tick
+        same_tick(path, before)
+        while "m-00000001" not in index.memories or "by the file" not in index.get("m-00000001").body:
+            assert live.wait_for_sync(seen, 20.0), "the finished save never reached the index"
+            seen = live.syncs
+    assert top_ids(index, "advisory lock keyed by file") == ["m-00000001"]
+    index.close()
