@@ -81,11 +81,13 @@ class QualityModel:
         before each outcome   p *= 1 - stale_hazard       (it may have gone wrong since it was last used)
         worked                odds *= (1 - failed_if_helpful) / worked_if_misleading
         failed                odds *= failed_if_helpful / (1 - worked_if_misleading)
-        partial               half of each, in log-odds
-      With the defaults a `worked` multiplies the odds by 2.17 and a `failed` by 0.5, and the hazard
-      caps what any good record is worth, so two real failures demote a memory that worked for
-      months too, while a record that went on working after a failure recovers. Below ½, badness b = (½ - p) / ½ and demotion = demotion * b^curve: one failure
-      costs a new memory a tenth and a long good record about 1 %, two failures about a third.
+        partial               half a worked in log-odds: it helped somewhat, never evidence of misleading
+      With the defaults a `worked` multiplies the odds by 3.5 and a `failed` by 0.375, and the hazard
+      caps what any good record is worth (P ≤ 0.9), so failures in a row demote a memory that worked
+      for months too, while a record that went on working after a failure recovers, and one scored
+      wrong a fifth of the time stays helpful however long it grows. Below ½, badness
+      b = (½ - p) / ½ and demotion = demotion * b^curve: one failure costs a new memory 13 %, two 39 %,
+      three 53 %; after a long good record one costs nothing, two about 15 %.
 
     factor = (1 + lift) * (1 - demotion). memory_bank: quality_factor(sqrt(importance * confidence),
     memory_bank_weight, gain), its outcome quality blended in 20 % after 3 uses; books: 1. Every
@@ -98,9 +100,9 @@ class QualityModel:
     explore: float = 0.1
     weights: tuple[float, float, float, float] = (0.2, 0.35, 0.5, 0.6)  # new, emerging, established, proven
     gain: float = 0.25
-    stale_hazard: float = 0.25
-    worked_if_misleading: float = 0.3
-    failed_if_helpful: float = 0.35
+    stale_hazard: float = 0.2
+    worked_if_misleading: float = 0.2
+    failed_if_helpful: float = 0.3
     demotion: float = 0.6
     curve: float = 3.0
     memory_bank_weight: float = 0.3
@@ -167,17 +169,19 @@ class QualityModel:
         """P(the memory helps now), from its outcome record: the filter in the class docstring."""
         worked = math.log((1.0 - self.failed_if_helpful) / self.worked_if_misleading)
         failed = math.log(self.failed_if_helpful / (1.0 - self.worked_if_misleading))
-        credits = [SUCCESS_CREDIT[o] for o in memory.outcomes if o in SUCCESS_CREDIT]
-        older = max(0, memory.uses - len(credits))
-        if older:  # counters beyond the list: steps mixing success and failure in their proportion
-            share = min(1.0, max(0.0, (memory.success_count - sum(credits)) / older))
-            credits = [share] * older + credits
-        p = 0.5
-        for credit in credits:
-            p *= 1.0 - self.stale_hazard
-            log_odds = math.log(p / (1.0 - p)) + credit * worked + (1.0 - credit) * failed
-            p = 1.0 / (1.0 + math.exp(-log_odds))
-        return p
+        # A partial helped somewhat: half a worked's evidence, never evidence of misleading.
+        steps = [{"worked": worked, "partial": 0.5 * worked, "failed": failed}[o]
+                 for o in memory.outcomes if o in SUCCESS_CREDIT]
+        credits = sum(SUCCESS_CREDIT[o] for o in memory.outcomes if o in SUCCESS_CREDIT)
+        older = max(0, memory.uses - len(steps))
+        if older:  # counters beyond the list: each step mixes a success and a failure in their proportion
+            share = min(1.0, max(0.0, (memory.success_count - credits) / older))
+            steps = [share * worked + (1.0 - share) * failed] * older + steps
+        log_odds = 0.0
+        for step in steps[-MAX_STEPS:]:
+            p = (1.0 - self.stale_hazard) / (1.0 + math.exp(-log_odds))
+            log_odds = math.log(max(p, 1e-12) / (1.0 - p)) + step
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, log_odds))))
 
     def demotion_of(self, memory: Memory) -> float:
         badness = max(0.0, (0.5 - self.helpful(memory)) / 0.5)
@@ -185,6 +189,9 @@ class QualityModel:
 
 
 TIERS = ("new", "emerging", "established", "proven")
+# The filter reads at most this many outcomes, newest last: behind the hazard, older ones weigh less than
+# a thousandth (0.85^40), and counters a merge summed to thousands of uses stay cheap and finite.
+MAX_STEPS = 40
 
 
 def recency_bonus(memory: Memory, now: datetime, table: Mapping[str, Mapping[str, float]]) -> float:

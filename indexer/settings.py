@@ -51,19 +51,19 @@ class SearchSettings:
     quality_weight_emerging: float = setting(0.35, "... with 1-2 uses")
     quality_weight_established: float = setting(0.5, "... with 3-9 uses")
     quality_weight_proven: float = setting(0.6, "... with 10 or more uses")
-    quality_stale_hazard: float = setting(0.25, "the demotion's chance that a memory went wrong since it was last used: "
+    quality_stale_hazard: float = setting(0.2, "the demotion's chance that a memory went wrong since it was last used: "
                                                 "before each outcome P(helpful) *= 1 - this, so no long record outweighs "
-                                                "two real failures")
-    quality_worked_if_misleading: float = setting(0.3, "how often the scorer is taken to call a misleading memory "
+                                                "failures in a row")
+    quality_worked_if_misleading: float = setting(0.2, "how often the scorer is taken to call a misleading memory "
                                                         "\"worked\" (a worked multiplies the odds of helpful by "
                                                         "(1 - failed_if_helpful) / this)")
-    quality_failed_if_helpful: float = setting(0.35, "how often the scorer is taken to call a helpful memory \"failed\": "
+    quality_failed_if_helpful: float = setting(0.3, "how often the scorer is taken to call a helpful memory \"failed\": "
                                                     "blamed for a neighbour, or a half-fit (a failed multiplies the odds "
                                                     "by this / (1 - worked_if_misleading))")
     quality_demotion: float = setting(0.6, "how far a record that says \"misleading now\" takes a result down: "
                                            "factor 1 - demotion * badness^curve, badness = (1/2 - P(helpful)) / (1/2)")
-    quality_curve: float = setting(3.0, "above 1, a mixed record costs little and a clear one much (one failed: a "
-                                        "tenth for a new memory, 1 % after a long good record; two: a third)")
+    quality_curve: float = setting(3.0, "above 1, a mixed record costs little and a clear one much (a new memory: "
+                                        "one failed 13 %, two 39 %; after a long good record one costs nothing)")
     quality_weight_memory_bank: float = setting(0.3, "how far a memory_bank fact's stated importance and confidence move "
                                                      "its rank (factor 1 +- 2w(q - 0.5), a good one times quality_gain)")
     quality_bank_outcome_share: float = setting(0.2, "share of a memory_bank fact's quality taken from its outcomes, once it has "
@@ -88,9 +88,12 @@ class SearchSettings:
             raise InvalidSetting("quality_prior", f"{self.quality_prior} is not positive")
         for key in ("quality_gain", "quality_weight_new", "quality_weight_emerging", "quality_weight_established",
                     "quality_weight_proven", "quality_weight_memory_bank", "quality_bank_outcome_share",
-                    "quality_stale_hazard", "quality_demotion"):
+                    "quality_demotion"):
             if not 0.0 <= getattr(self, key) <= 1.0:
                 raise InvalidSetting(key, f"{getattr(self, key)} is not in [0, 1]")
+        if not 0.0 <= self.quality_stale_hazard < 1.0:
+            raise InvalidSetting("quality_stale_hazard", f"{self.quality_stale_hazard} is not in [0, 1): at 1 no record "
+                                                         "could ever say helpful")
         for key in ("quality_worked_if_misleading", "quality_failed_if_helpful"):
             if not 0.0 < getattr(self, key) < 1.0:
                 raise InvalidSetting(key, f"{getattr(self, key)} is not in (0, 1): a scorer is never certainly right or wrong")

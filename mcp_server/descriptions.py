@@ -20,8 +20,8 @@ HOW MEMORIES LIVE
 history if it scored ≥ 0.7 over ≥ 2 uses; otherwise it is removed.
 • history: what proved useful. Moves to patterns at score ≥ 0.9 with ≥ 5 successes; removed \
 after 30 idle days.
-• patterns: proven solutions. Fall back to history below 0.4; removed below 0.2 once 3 scores in a \
-row failed.
+• patterns: proven solutions. Fall back to history below 0.4.
+Any scored memory is removed below 0.2 once its last 3 scores and most of its uses failed.
 • memory_bank: lasting facts (identity, preferences, decisions, constraints, goals), ranked by \
 importance × confidence; outcomes count for ranking only.
 • books: reference documents, never scored.

@@ -90,14 +90,19 @@ def _decide(m: Memory, now: datetime, s: LifecycleSettings) -> Decision | None:
 
 
 def _failed_in_a_row(m: Memory) -> int:
-    """How many of the memory's latest outcomes failed in a row. The score alone would delete a helpful
-    memory after two wrong `failed` (with a fifth of scores wrong, about one in seven new ones within
-    eight uses; bench/README.md); a streak of three is rarer by a factor of four. Counters without a
-    list (written by a person) count as a streak when not one use succeeded."""
-    if not m.outcomes:
+    """How many of the memory's latest scored outcomes failed in a row, or 0 when most of its uses did not
+    fail. The score alone deleted a helpful memory after two wrong `failed` (with a fifth of scores
+    wrong, one new memory in seven within eight uses; bench/README.md), and a streak alone, sooner or
+    later, one with a long good record. Counters without a list (written by a person, or summed by a
+    merge) count as a streak when not one use succeeded. A takeaway's first entry, the outcome of the
+    exchange it was recorded from, is not a use and does not count."""
+    if m.success_count >= m.uses / 2:
+        return 0
+    scored = [o for o in m.outcomes if o != "unknown"][-m.uses:] if m.uses else []
+    if not scored:
         return m.uses if m.success_count == 0 else 0
     streak = 0
-    for outcome in reversed(m.outcomes):
+    for outcome in reversed(scored):
         if outcome != "failed":
             break
         streak += 1

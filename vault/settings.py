@@ -49,8 +49,8 @@ class LifecycleSettings:
     patterns_min_successes: float = setting(5.0, "... and at least this success_count")
     demote_below: float = setting(0.4, "patterns below this score go back to history")
     remove_below: float = setting(0.2, "scored memories below this score are moved to .trash/ ...")
-    remove_after_failures: int = setting(3, "... once their last this many outcomes all failed: one streak of wrong "
-                                            "scores must not delete a helpful memory")
+    remove_after_failures: int = setting(3, "... once their last this many outcomes all failed and most of their uses "
+                                            "failed: one streak of wrong scores must not delete a helpful memory")
     type_ttl_days: dict[str, float] = setting(
         {"context": 7.0, "objective": 30.0, "plan": 60.0, "journal": 90.0, "observation": 90.0},
         "per-type expiry in days (types not listed never expire)",
@@ -58,6 +58,9 @@ class LifecycleSettings:
 
     def __post_init__(self) -> None:
         interval_seconds(self.every)  # refuse a schedule that does not parse when the file is read
+        if self.remove_after_failures < 1:
+            raise InvalidSetting("remove_after_failures", f"{self.remove_after_failures} is below 1: a memory is "
+                                 "removed after at least one failed outcome (keep it at most [vault] outcome_history)")
 
     @property
     def every_seconds(self) -> float | None:

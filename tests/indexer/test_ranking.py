@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.ranking import QualityModel, quality_factor
+from indexer.ranking import QualityModel
 from indexer.settings import INDEX_SECTIONS, SearchSettings
 from vault.config import load_sections
 from vault.errors import ConfigError
@@ -54,9 +54,33 @@ def test_a_streak_of_failures_after_a_long_good_record_demotes_the_memory():
     assert factor(scored(*["worked"] * 6, "partial", "worked", "failed", "failed")) < 0.85
 
 
-def test_two_real_failures_demote_a_memory_that_worked_for_months_by_more_than_a_seventh():
+def test_two_real_failures_demote_a_memory_that_worked_for_months_by_more_than_a_tenth():
     months = ["worked"] * 19
-    assert factor(scored(*months, "failed", "failed")) < 0.85 < factor(scored(*months, "failed"))
+    assert factor(scored(*months, "failed", "failed")) < 0.9 < factor(scored(*months, "failed"))
+
+
+def test_a_memory_only_ever_scored_partial_is_not_demoted():
+    assert factor(scored(*["partial"] * 10)) >= 1.0 and factor(scored("worked", *["partial"] * 4)) >= 1.0
+
+
+def test_a_helpful_memory_scored_wrong_a_fifth_of_the_time_is_rarely_demoted_however_long_its_record():
+    rng = random.Random(7)
+    for uses in (20, 40):
+        demoted = sum(factor(scored(*misreported("worked", 0.2, rng, uses))) < 0.9 for _ in range(500))
+        assert demoted / 500 < 0.12
+
+
+def test_a_misleading_memory_scored_wrong_a_fifth_of_the_time_is_demoted_within_five_uses_mostly():
+    rng = random.Random(8)
+    kept = sum(factor(scored(*misreported("failed", 0.2, rng, 5))) > 0.9 for _ in range(500))
+    assert kept / 500 < 0.1
+
+
+@pytest.mark.parametrize(("uses", "successes"), [(3000, 1500.0), (1000, 0.0), (5000, 5000.0)])
+def test_counters_of_thousands_of_uses_without_a_list_rank_without_error(uses: int, successes: float):
+    merged = Memory(id="m-4", path="history/m-4.md", collection="history", type="learning", title="t", body="b",
+                    uses=uses, success_count=successes)
+    assert 0.0 < factor(merged) < 2.0
 
 
 def test_one_wrong_failed_after_a_long_good_record_costs_less_than_half_of_what_two_cost():
@@ -116,12 +140,12 @@ def test_memdir_toml_sets_how_far_a_bad_record_demotes(tmp_path: Path):
 
 
 @pytest.mark.parametrize(("line", "message"), [
-    ("quality_stale_hazard = 1.5", r"memdir.toml:3 \[search\] quality_stale_hazard: 1.5 is not in \[0, 1\]"),
+    ("quality_stale_hazard = 1.0", r"memdir.toml:3 \[search\] quality_stale_hazard: 1.0 is not in \[0, 1\)"),
     ("quality_demotion = -0.1", r"memdir.toml:3 \[search\] quality_demotion: -0.1 is not in \[0, 1\]"),
     ("quality_prior = 0", r"memdir.toml:3 \[search\] quality_prior: 0.0 is not positive"),
     ("quality_worked_if_misleading = 1", r"memdir.toml:3 \[search\] quality_worked_if_misleading: 1.0 is not in \(0, 1\)"),
-    ("quality_failed_if_helpful = 0.7", r"memdir.toml:3 \[search\] quality_failed_if_helpful: with "
-                                        r"quality_worked_if_misleading = 0.3 a score would be no evidence or backwards"),
+    ("quality_failed_if_helpful = 0.8", r"memdir.toml:3 \[search\] quality_failed_if_helpful: with "
+                                        r"quality_worked_if_misleading = 0.2 a score would be no evidence or backwards"),
     ("quality_curve = 0", r"memdir.toml:3 \[search\] quality_curve: 0.0 is not positive"),
     ("quality_decy = 0.7", r"memdir.toml \[search\]: unknown key\(s\) quality_decy"),
 ])

@@ -84,6 +84,25 @@ def test_a_memory_below_the_threshold_whose_last_three_outcomes_failed_is_trashe
     assert (decision.action, decision.why) == ("remove", "score 0.00 < 0.2 after 4 uses, the last 3 failed")
 
 
+def test_a_memory_most_of_whose_uses_worked_is_not_trashed_by_a_streak_of_failures():
+    record = "outcomes: [worked, worked, worked, worked, worked, worked, worked, failed, failed, failed]\n"
+    assert decide(memory("history", score=0.1, uses=10, success=7.0, age=DAY, extra=record)) is None
+
+
+def test_a_takeaways_first_entry_is_not_a_use_and_does_not_lengthen_the_streak():
+    recorded_as_failed = memory("working", score=0.0, uses=2, success=0.0, age=HOUR,
+                                extra="outcomes: [failed, failed, failed]\n")
+    assert decide(recorded_as_failed) is None
+
+
+def test_remove_after_failures_below_one_is_refused_with_the_file_line_and_key(tmp_path):
+    (tmp_path / "memdir.toml").write_text("[lifecycle]\nremove_after_failures = 0\n")
+    from vault.config import load_sections
+    from vault.errors import ConfigError
+    with pytest.raises(ConfigError, match=r"memdir.toml:2 \[lifecycle\] remove_after_failures: 0 is below 1"):
+        load_sections(tmp_path, {"lifecycle": LifecycleSettings})
+
+
 def test_a_streak_broken_by_a_partial_does_not_count():
     assert decide(memory("working", score=0.1, uses=4, success=0.5, age=HOUR,
                          extra="outcomes: [failed, failed, partial, failed]\n")) is None
