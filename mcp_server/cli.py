@@ -186,6 +186,9 @@ def init(path: Path | None, claude_code: bool, scope: str, print_config: str | N
         for path_ in registration.files():
             state = "updated" if path_ in registration.changed else "already up to date"
             click.echo(f"Claude Code: {path_} {state}")
+        for path_ in registration.removed:
+            git_note = "; git tracks it: commit the deletion" if path_ in registration.removed_from_git else ""
+            click.echo(f"Claude Code: {path_} removed (it held only what an earlier memdir release put there{git_note})")
         click.echo(integrations.TRUST_NOTE.format(project=Path.cwd()))
 
 
