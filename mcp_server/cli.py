@@ -164,7 +164,8 @@ def cli() -> None:
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--claude-code", is_flag=True, help="Also register hooks, MCP server and tool permissions with Claude Code.")
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True,
-              help="project: .claude/settings.json and .mcp.json here; user: ~/.claude/settings.json and ~/.claude.json.")
+              help="project: .claude/settings.local.json, permissions in .claude/settings.json, the server in ~/.claude.json; "
+                   "user: ~/.claude/settings.json and ~/.claude.json.")
 @click.option("--print-config", "print_config", type=click.Choice(integrations.CLIENTS),
               help="Print the MCP snippet for another assistant and change nothing.")
 @vault_option
