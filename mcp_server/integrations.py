@@ -109,14 +109,14 @@ def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path
     raw = {path: _read_bytes(path) for path in (shared_path, local_path, team_servers_path, user_config_path)}
     shared, local, team_servers, user_config = (_parse_json(path, data) for path, data in raw.items())
     command = memdir_command()
-    edits = [
-        # Earlier releases wrote this machine's paths into the committed files: moved out here.
-        (shared_path, shared, lambda c: _remove_hooks(c) | _drop_memdir(c, "enabledMcpjsonServers") | _merge_permissions(c)),
-        (team_servers_path, team_servers, lambda c: _drop_memdir(c, "mcpServers")),
+    edits = [  # memdir's new entries first: a run stopped by a conflict never leaves memdir unregistered
         (local_path, local, lambda c: _merge_hooks(c, command, vault_argument(vault_root, project))),
         (user_config_path, user_config,
          lambda c: _merge_server(_table(_table(_table(c, "projects"), str(project.absolute())), "mcpServers"),
                                  command, str(vault_root.absolute()))),
+        # Earlier releases wrote this machine's paths into the committed files: moved out here.
+        (shared_path, shared, lambda c: _remove_hooks(c) | _drop_memdir(c, "enabledMcpjsonServers") | _merge_permissions(c)),
+        (team_servers_path, team_servers, lambda c: _drop_memdir(c, "mcpServers")),
     ]
     changed, removed, removed_from_git = [], [], []
     for path, config, edit in edits:

@@ -342,3 +342,4 @@ def test_an_mcp_json_edited_while_init_runs_is_kept_with_the_edit(project: Path,
     result = CliRunner().invoke(cli, ["init", "--claude-code"])
     assert result.exit_code != 0 and ".mcp.json changed" in result.output
     assert (project / ".mcp.json").read_text() == edited
+    assert local_server(project) and memdir_handlers(read(project / ".claude" / "settings.local.json"), "Stop")
