@@ -164,7 +164,8 @@ def cli() -> None:
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--claude-code", is_flag=True, help="Also register hooks, MCP server and tool permissions with Claude Code.")
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True,
-              help="project: .claude/settings.json and .mcp.json here; user: ~/.claude/settings.json and ~/.claude.json.")
+              help="project: .claude/settings.local.json, permissions in .claude/settings.json, the server in ~/.claude.json; "
+                   "user: ~/.claude/settings.json and ~/.claude.json.")
 @click.option("--print-config", "print_config", type=click.Choice(integrations.CLIENTS),
               help="Print the MCP snippet for another assistant and change nothing.")
 @vault_option
@@ -186,6 +187,9 @@ def init(path: Path | None, claude_code: bool, scope: str, print_config: str | N
         for path_ in registration.files():
             state = "updated" if path_ in registration.changed else "already up to date"
             click.echo(f"Claude Code: {path_} {state}")
+        for path_ in registration.removed:
+            git_note = "; git tracks it: commit the deletion" if path_ in registration.removed_from_git else ""
+            click.echo(f"Claude Code: {path_} removed (it held only what an earlier memdir release put there{git_note})")
         click.echo(integrations.TRUST_NOTE.format(project=Path.cwd()))
 
 

@@ -8,7 +8,9 @@ overwritten.
 What names this machine's memdir (the hook commands and the MCP server, with the full path of the
 `memdir` script) goes where Claude Code keeps one machine's settings: `.claude/settings.local.json`
 (which Claude Code keeps out of git) and the project's entry in `~/.claude.json`. The committed
-`.claude/settings.json` carries only memdir's tool permissions, which hold in every clone.
+`.claude/settings.json` carries only memdir's tool permissions, which hold in every clone. A committed
+file that held nothing but what an earlier release put there (`.mcp.json` with only memdir's
+server) is removed rather than left behind as `{}`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vault import ConfigError
-from vault.atomic import write_state
+from vault.atomic import remove_file, write_state
 
 SERVER_NAME = "memdir"
 HOOKS = (  # (Claude Code event, memdir hook, timeout in seconds, runs in the background)
@@ -59,9 +61,13 @@ class Registration:
     servers: Path  # the MCP server
     changed: tuple[Path, ...]
     permissions: Path | None = None  # the tool permissions, when they live apart from the hooks (project scope)
+    removed: tuple[Path, ...] = ()  # files emptied by moving memdir's entries out, so deleted
+    removed_from_git: tuple[Path, ...] = ()  # those of them git tracks: the user commits the deletion
 
     def files(self) -> list[Path]:
-        return list(dict.fromkeys(p for p in (self.permissions, self.settings, self.servers) if p is not None))
+        """The files that hold memdir's entries, then any other this run changed."""
+        return list(dict.fromkeys(p for p in (self.permissions, self.settings, self.servers, *self.changed)
+                                  if p is not None))
 
 
 def memdir_command() -> str:
@@ -100,40 +106,58 @@ def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path
     local_path = project / ".claude" / "settings.local.json"
     team_servers_path, user_config_path = project / ".mcp.json", home / ".claude.json"
     # Every file is read (and refused if broken) before any is written.
-    shared, local = _read_json(shared_path), _read_json(local_path)
-    team_servers, user_config = _read_json(team_servers_path), _read_json(user_config_path)
+    raw = {path: _read_bytes(path) for path in (shared_path, local_path, team_servers_path, user_config_path)}
+    shared, local, team_servers, user_config = (_parse_json(path, data) for path, data in raw.items())
     command = memdir_command()
-    edits = [
-        # Earlier releases wrote this machine's paths into the committed files: moved out here.
-        (shared_path, shared, lambda c: _remove_hooks(c) | _drop_memdir(c, "enabledMcpjsonServers") | _merge_permissions(c)),
-        (team_servers_path, team_servers, lambda c: _drop_memdir(c, "mcpServers")),
+    edits = [  # memdir's new entries first: a run stopped by a conflict never leaves memdir unregistered
         (local_path, local, lambda c: _merge_hooks(c, command, vault_argument(vault_root, project))),
         (user_config_path, user_config,
          lambda c: _merge_server(_table(_table(_table(c, "projects"), str(project.absolute())), "mcpServers"),
                                  command, str(vault_root.absolute()))),
+        # Earlier releases wrote this machine's paths into the committed files: moved out here.
+        (shared_path, shared, lambda c: _remove_hooks(c) | _drop_memdir(c, "enabledMcpjsonServers") | _merge_permissions(c)),
+        (team_servers_path, team_servers, lambda c: _drop_memdir(c, "mcpServers")),
     ]
-    changed = []
+    changed, removed, removed_from_git = [], [], []
     for path, config, edit in edits:
-        if edit(config):
+        if not edit(config):
+            continue
+        if config or path.is_symlink():
             _write_json(path, config)
             changed.append(path)
+            continue
+        # Moving memdir's entries out left nothing: an empty `{}` would be litter in a committed file.
+        if _tracked_by_git(project, path):
+            removed_from_git.append(path)
+        remove_file(path, raw[path] or b"")
+        removed.append(path)
     _keep_out_of_git(project, local_path)
-    return Registration(local_path, user_config_path, tuple(changed), permissions=shared_path)
+    return Registration(local_path, user_config_path, tuple(changed), permissions=shared_path,
+                        removed=tuple(removed), removed_from_git=tuple(removed_from_git))
+
+
+def _git(project: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(project), *args], capture_output=True, text=True, timeout=10)
+
+
+def _tracked_by_git(project: Path, path: Path) -> bool:
+    try:
+        return _git(project, "ls-files", "--error-unmatch", "--", str(path)).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False  # no git here
 
 
 def _keep_out_of_git(project: Path, path: Path) -> None:
     """Claude Code keeps settings.local.json out of git when it creates the file; when memdir creates it,
     memdir does, in the clone's own .git/info/exclude (nothing committed changes)."""
-    def git(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", "-C", str(project), *args], capture_output=True, text=True, timeout=10)
-
     try:
-        if git("rev-parse", "--is-inside-work-tree").stdout.strip() != "true":
+        if _git(project, "rev-parse", "--is-inside-work-tree").stdout.strip() != "true":
             return
-        if git("check-ignore", "-q", str(path)).returncode == 0:
+        if _git(project, "check-ignore", "-q", str(path)).returncode == 0:
             return
-        exclude = Path(project, git("rev-parse", "--git-path", "info/exclude").stdout.strip())
-        relative = path.resolve().relative_to(Path(git("rev-parse", "--show-toplevel").stdout.strip()).resolve())
+        exclude = Path(project, _git(project, "rev-parse", "--git-path", "info/exclude").stdout.strip())
+        toplevel = _git(project, "rev-parse", "--show-toplevel").stdout.strip()
+        relative = path.resolve().relative_to(Path(toplevel).resolve())
     except (OSError, ValueError, subprocess.SubprocessError):
         return  # no git, or the file is outside the work tree: nothing to keep out
     exclude.parent.mkdir(parents=True, exist_ok=True)
@@ -258,11 +282,22 @@ def _table(parent: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
+    return _parse_json(path, _read_bytes(path))
+
+
+def _read_bytes(path: Path) -> bytes | None:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_bytes()
     except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc}); nothing was changed") from None
+
+
+def _parse_json(path: Path, data: bytes | None) -> dict[str, Any]:
+    try:
+        text = (data or b"").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: cannot read it ({exc}); nothing was changed") from None
     if not text.strip():
         return {}

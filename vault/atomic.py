@@ -176,6 +176,31 @@ def move(source: Path, destination: Path, expected: bytes | None = None) -> None
         fsync_dir(source.parent)
 
 
+def remove_file(path: Path, expected: bytes) -> None:
+    """Delete `path` if it still holds `expected`; ConflictError, and the file as someone saved it, if not.
+
+    The file is first renamed aside (one atomic step) and compared there: a save that landed before
+    the rename is put back, one that lands after it finds the name free and is never touched.
+    """
+    aside = path.parent / f"{TEMP_PREFIX}{secrets.token_hex(6)}"
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        raise ConflictError(f"{path.name} was deleted while memdir was removing it") from None
+    except OSError as exc:
+        raise _os_error(exc, path) from None
+    if read_bytes(aside) != expected:
+        try:
+            move(aside, path)
+        except ConflictError:
+            pass  # a newer save already took the name: that one stays
+        finally:
+            _unlink_quietly(aside)
+        raise ConflictError(f"{path.name} changed while memdir was removing it; it was left as it is")
+    os.unlink(aside)
+    fsync_dir(path.parent)
+
+
 def trash_name(relative_path: str, now: datetime | None = None) -> str:
     """`notes/x.md` → `notes/x.20261121T091200Z.md`: the trash keeps folders and never collides."""
     moment = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S%fZ")

@@ -280,3 +280,66 @@ def test_a_symlinked_claude_json_stays_a_symlink(project: Path):
     (home / ".claude.json").symlink_to(target)
     init("--claude-code")
     assert (home / ".claude.json").is_symlink() and "memdir" in target.read_text()
+
+
+def earlier_release_files(project: Path) -> None:
+    """What an earlier memdir release committed: its server alone in .mcp.json, its hooks in settings.json."""
+    (project / ".claude").mkdir()
+    old_command = '/old/venv/bin/memdir hook prompt --vault "${CLAUDE_PROJECT_DIR:-.}/.memories"'
+    (project / ".claude" / "settings.json").write_text(json.dumps({
+        "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": old_command}]}]},
+        "enabledMcpjsonServers": ["memdir"]}, indent=2) + "\n")
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"memdir": {
+        "type": "stdio", "command": "/old/venv/bin/memdir", "args": ["mcp", "--vault", ".memories"], "env": {}}}},
+        indent=2) + "\n")
+
+
+def git(project: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(project), *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_a_committed_mcp_json_that_held_only_memdirs_server_is_removed_and_init_says_to_commit_it(project: Path):
+    git(project, "init", "-q")
+    earlier_release_files(project)
+    git(project, "add", ".mcp.json", ".claude/settings.json")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "memdir, earlier release")
+    output = init("--claude-code")
+    assert not (project / ".mcp.json").exists()
+    assert " D .mcp.json" in git(project, "status", "--porcelain").splitlines()
+    assert f"Claude Code: {project / '.mcp.json'} removed" in output and "commit the deletion" in output
+    assert local_server(project)["args"] == ["mcp", "--vault", str(project / ".memories")]
+    assert set(read(project / ".claude" / "settings.json")) == {"permissions"}  # never empty: kept
+
+
+def test_an_untracked_mcp_json_that_held_only_memdirs_server_is_removed_without_a_word_about_git(project: Path):
+    earlier_release_files(project)
+    output = init("--claude-code")
+    assert not (project / ".mcp.json").exists()
+    [line] = [line for line in output.splitlines() if ".mcp.json" in line]
+    assert line.startswith(f"Claude Code: {project / '.mcp.json'} removed") and "git" not in line
+
+
+@pytest.mark.parametrize("left", [{"$schema": "https://example.org/mcp.schema.json"},
+                                  {"mcpServers": {"github": {"command": "gh-mcp"}}}])
+def test_an_mcp_json_that_holds_anything_besides_memdir_is_kept(project: Path, left: dict):
+    (project / ".mcp.json").write_text(json.dumps({**left, "mcpServers": {**left.get("mcpServers", {}),
+                                                                         "memdir": {"command": "/old/memdir"}}}))
+    output = init("--claude-code")
+    assert read(project / ".mcp.json") == left and "removed" not in output
+
+
+def test_an_mcp_json_edited_while_init_runs_is_kept_with_the_edit(project: Path, monkeypatch: pytest.MonkeyPatch):
+    earlier_release_files(project)
+    edited = '{"mcpServers": {"github": {"command": "gh-mcp"}}}\n'
+    original_parse = integrations._parse_json
+
+    def someone_edits_after_init_read_it(path: Path, data: bytes | None) -> dict:
+        if path.name == ".mcp.json":
+            path.write_text(edited)
+        return original_parse(path, data)
+
+    monkeypatch.setattr(integrations, "_parse_json", someone_edits_after_init_read_it)
+    result = CliRunner().invoke(cli, ["init", "--claude-code"])
+    assert result.exit_code != 0 and ".mcp.json changed" in result.output
+    assert (project / ".mcp.json").read_text() == edited
+    assert local_server(project) and memdir_handlers(read(project / ".claude" / "settings.local.json"), "Stop")
