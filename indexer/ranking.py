@@ -176,7 +176,7 @@ class QualityModel:
         older = max(0, memory.uses - len(steps))
         if older:  # counters beyond the list: each step mixes a success and a failure in their proportion
             share = min(1.0, max(0.0, (memory.success_count - credits) / older))
-            steps = [share * worked + (1.0 - share) * failed] * older + steps
+            steps = [share * worked + (1.0 - share) * failed] * min(older, MAX_STEPS) + steps
         log_odds = 0.0
         for step in steps[-MAX_STEPS:]:
             p = (1.0 - self.stale_hazard) / (1.0 + math.exp(-log_odds))
@@ -189,8 +189,8 @@ class QualityModel:
 
 
 TIERS = ("new", "emerging", "established", "proven")
-# The filter reads at most this many outcomes, newest last: behind the hazard, older ones weigh less than
-# a thousandth (0.85^40), and counters a merge summed to thousands of uses stay cheap and finite.
+# The filter reads at most this many outcomes, newest last: behind the hazard an older one hardly moves the
+# result (each step keeps 0.8 of the belief), and counters a merge summed to thousands of uses stay cheap.
 MAX_STEPS = 40
 
 

@@ -4,7 +4,7 @@
       │ else removed                                      │        success ≥ 5)──▶ patterns
       ▼                                                   ▼ idle 30 d: removed     │ score < 0.4
     .trash/                                             .trash/                    ▼ back to history
-    any scored memory below 0.2 after 3 failed in a row → .trash/      type TTLs: removed (memory_bank: archived)
+    any scored memory below 0.2 whose last 3 and most uses failed → .trash/   type TTLs: removed (memory_bank: archived)
 
 `plan` decides; `apply` carries the decisions out through the vault's writer (atomic,
 conflict-checked) and appends every decision to `.memdir/lifecycle.jsonl`. Nothing here runs
