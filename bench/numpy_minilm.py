@@ -12,9 +12,8 @@ from typing import Sequence
 import numpy as np
 
 from indexer.embed import model_dir
+from indexer.onnx_minilm import token_batches
 from indexer.weights import bert_shape, mapped_weights, padded, tokenizer
-
-BATCH = 32
 
 
 def erf(x: np.ndarray) -> np.ndarray:
@@ -37,21 +36,20 @@ class NumpyMiniLM:
         self.w = mapped_weights(folder / "model.safetensors")
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        encoded = self.tokenizer.encode_batch(list(texts))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), BATCH):
-            chosen = order[start:start + BATCH]
-            out[chosen] = self._encode([texts[i] for i in chosen])
+        for chosen in token_batches([len(e.ids) for e in encoded]):  # memdir's own batching
+            out[chosen] = self._encode([encoded[i] for i in chosen])
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._encode([text])[0]
+        return self._encode([self.tokenizer.encode(text)])[0]
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    def _encode(self, encoded: list) -> np.ndarray:  # tokenizers.Encoding
         w, s = self.w, self.shape
-        ids, mask = padded(self.tokenizer.encode_batch(texts), np.float32)
+        ids, mask = padded(encoded, np.float32)
         length = ids.shape[1]
-        batch, head = len(texts), s.hidden // s.heads
+        batch, head = len(encoded), s.hidden // s.heads
 
         def linear(x: np.ndarray, name: str) -> np.ndarray:
             return x @ w[name + ".weight"].T + w[name + ".bias"]
