@@ -94,16 +94,21 @@ def decision(memory_id: str, created: str, body: str) -> str:
     return f"---\nid: {memory_id}\ncollection: memory_bank\ntype: decision\ntitle: {body[:40]}\ncreated_at: {created}\n---\n{body}\n"
 
 
+def write_reversed_pair(root) -> None:
+    """Two decisions where the later one reverses the earlier: a contradiction, not a duplicate."""
+    write(root, "memory_bank/pg-no.md", decision("m-0a0a0a0a", "2026-10-02T09:00:00Z",
+                                                 "We do not use Postgres for the billing service."))
+    write(root, "memory_bank/pg-yes.md", decision("m-0b0b0b0b", "2026-11-02T09:00:00Z",
+                                                  "We use Postgres for the billing service."))
+
+
 def test_a_changed_value_is_a_supersession_candidate_and_the_command_it_names_resolves_it(service, project):
     root = project / ".memories"
     write(root, "memory_bank/ttl-old.md", decision("m-01d01d01", "2026-10-01T09:00:00Z",
                                                    "The session token lifetime in the auth service is 15 minutes."))
     write(root, "memory_bank/ttl-new.md", decision("m-0e00e00e", "2026-11-20T09:00:00Z",
                                                    "The session token lifetime in the auth service is 30 minutes."))
-    write(root, "memory_bank/pg-no.md", decision("m-0a0a0a0a", "2026-10-02T09:00:00Z",
-                                                 "We do not use Postgres for the billing service."))
-    write(root, "memory_bank/pg-yes.md", decision("m-0b0b0b0b", "2026-11-02T09:00:00Z",
-                                                  "We use Postgres for the billing service."))
+    write_reversed_pair(root)
     service.index.sync()
     found = kinds(service.review())
     [update] = found["supersede"]
@@ -145,10 +150,7 @@ def test_what_the_next_gc_will_do_is_listed_with_the_command_that_does_it(servic
 
 def test_a_dismissed_pair_comes_back_when_either_memory_changes(service, project):
     root = project / ".memories"
-    write(root, "memory_bank/pg-no.md", decision("m-0a0a0a0a", "2026-10-02T09:00:00Z",
-                                                 "We do not use Postgres for the billing service."))
-    write(root, "memory_bank/pg-yes.md", decision("m-0b0b0b0b", "2026-11-02T09:00:00Z",
-                                                  "We use Postgres for the billing service."))
+    write_reversed_pair(root)
     service.index.sync()
     key = kinds(service.review())["contradiction"][0]["key"]
     assert "contradiction" not in kinds(service.review(dismiss=[key]))
