@@ -167,21 +167,23 @@ class QualityModel:
 
     def helpful(self, memory: Memory) -> float:
         """P(the memory helps now), from its outcome record: the filter in the class docstring."""
-        worked = math.log((1.0 - self.failed_if_helpful) / self.worked_if_misleading)
-        failed = math.log(self.failed_if_helpful / (1.0 - self.worked_if_misleading))
+        worked = (1.0 - self.failed_if_helpful) / self.worked_if_misleading  # odds ratios of one outcome
+        failed = self.failed_if_helpful / (1.0 - self.worked_if_misleading)
         # A partial helped somewhat: half a worked's evidence, never evidence of misleading.
-        steps = [{"worked": worked, "partial": 0.5 * worked, "failed": failed}[o]
-                 for o in memory.outcomes if o in SUCCESS_CREDIT]
-        credits = sum(SUCCESS_CREDIT[o] for o in memory.outcomes if o in SUCCESS_CREDIT)
+        ratio = {"worked": worked, "partial": math.sqrt(worked), "failed": failed}
+        steps = [ratio[o] for o in memory.outcomes if o in ratio]
         older = max(0, memory.uses - len(steps))
         if older:  # counters beyond the list: each step mixes a success and a failure in their proportion
-            share = min(1.0, max(0.0, (memory.success_count - credits) / older))
-            steps = [share * worked + (1.0 - share) * failed] * min(older, MAX_STEPS) + steps
-        log_odds = 0.0
+            listed = sum(SUCCESS_CREDIT[o] for o in memory.outcomes if o in ratio)
+            share = min(1.0, max(0.0, (memory.success_count - listed) / older))
+            steps = [worked ** share * failed ** (1.0 - share)] * min(older, MAX_STEPS) + steps
+        keep = 1.0 - self.stale_hazard
+        p = 0.5
         for step in steps[-MAX_STEPS:]:
-            p = (1.0 - self.stale_hazard) / (1.0 + math.exp(-log_odds))
-            log_odds = math.log(max(p, 1e-12) / (1.0 - p)) + step
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, log_odds))))
+            p *= keep
+            odds = p / (1.0 - p) * step
+            p = odds / (1.0 + odds)
+        return p
 
     def demotion_of(self, memory: Memory) -> float:
         badness = max(0.0, (0.5 - self.helpful(memory)) / 0.5)

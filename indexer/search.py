@@ -270,12 +270,14 @@ class Searcher:
         if not _explicit(request):
             raise ValidationError("give a query, days_back or an id (a timeline needs a time window)")
         # A memory without created_at is dated by its file's mtime, as the window was.
-        hits = [Hit(m, 0.0, 0.0, "timeline", quality=self.quality(m, now), successor=self._successor(m),
-                    written=m.created_at or self._modified(m))
-                for m in allowed.values()]
+        hits = [Hit(m, 0.0, 0.0, "timeline", written=m.created_at or self._modified(m)) for m in allowed.values()]
         if request.sort_by in ("relevance", "recency"):
-            return sorted(hits, key=lambda h: (h.moment(), h.memory.id), reverse=True)[:limit]
-        return order_hits(hits, request.sort_by)[:limit]
+            hits = sorted(hits, key=lambda h: (h.moment(), h.memory.id), reverse=True)[:limit]
+        else:
+            hits = order_hits(hits, request.sort_by)[:limit]
+        # A timeline is ordered by time or score, never by outcome quality; only the returned hits need
+        # their quality and successor (a filter over the outcome list, and a graph walk, each).
+        return [replace(h, quality=self.quality(h.memory, now), successor=self._successor(h.memory)) for h in hits]
 
     def _vague(self, request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
         """A query that names no subject ("what did we work on yesterday") is answered by a timeline:
