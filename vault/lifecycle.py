@@ -65,7 +65,8 @@ def _decide(m: Memory, now: datetime, s: LifecycleSettings) -> Decision | None:
     expired = _type_expired(m, now, s)
     if m.collection == "memory_bank":
         return make("archive", None, expired) if expired else None
-    if m.uses > 0 and m.score < s.remove_below and _failed_in_a_row(m) >= s.remove_after_failures:
+    if (m.uses > 0 and m.score < s.remove_below and m.success_count < m.uses / 2
+            and _failed_in_a_row(m) >= s.remove_after_failures):
         return make("remove", None, f"score {m.score:.2f} < {s.remove_below} after {_uses(m.uses)}, "
                                     f"the last {s.remove_after_failures} failed")
     if expired:
@@ -90,14 +91,12 @@ def _decide(m: Memory, now: datetime, s: LifecycleSettings) -> Decision | None:
 
 
 def _failed_in_a_row(m: Memory) -> int:
-    """How many of the memory's latest scored outcomes failed in a row, or 0 when most of its uses did not
-    fail. The score alone deleted a helpful memory after two wrong `failed` (with a fifth of scores
-    wrong, one new memory in seven within eight uses; bench/README.md), and a streak alone, sooner or
-    later, one with a long good record. Counters without a list (written by a person, or summed by a
-    merge) count as a streak when not one use succeeded. A takeaway's first entry, the outcome of the
-    exchange it was recorded from, is not a use and does not count."""
-    if m.success_count >= m.uses / 2:
-        return 0
+    """How many of the memory's latest scored outcomes failed in a row. A low score alone deleted a
+    helpful memory after two wrong `failed` (with a fifth of scores wrong, one new memory in seven
+    within eight uses; bench/README.md), and a streak alone, sooner or later, one with a long good
+    record: removal needs the streak and most uses failed. Counters without a list (written by a
+    person, or summed by a merge) count as a streak when not one use succeeded. A takeaway's first
+    entry, the outcome of the exchange it was recorded from, is not a use and does not count."""
     scored = [o for o in m.outcomes if o != "unknown"][-m.uses:] if m.uses else []
     if not scored:
         return m.uses if m.success_count == 0 else 0
