@@ -117,11 +117,6 @@ def model_factor(model: QualityFn) -> Factor:
     return lambda record: model(record, learning.START)  # type: ignore[arg-type]
 
 
-def combine(order: float, bonus: float, factor: float) -> float:
-    """How memdir's searcher turns a candidate's order, recency bonus and quality factor into its rank."""
-    return order * factor + bonus
-
-
 def replay(data: dict, factor: Factor, seed: int, noise: float, kind: str) -> dict:
     """One seed of bench/learning.py's loop over the recorded candidates."""
     noise_rng = random.Random(f"noise-{seed}")
@@ -135,7 +130,8 @@ def replay(data: dict, factor: Factor, seed: int, noise: float, kind: str) -> di
     precision = []
 
     def top(candidates: dict[str, list[float]]) -> list[str]:
-        final = {m: combine(order, bonus, factor(records[m])) for m, (order, bonus) in candidates.items() if m in records}
+        # As memdir's searcher ranks: order times the quality factor, plus the recency bonus.
+        final = {m: order * factor(records[m]) + bonus for m, (order, bonus) in candidates.items() if m in records}
         return [m for m, _ in sorted(final.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:learning.TOP]]
 
     for round_number, table in enumerate(data["rounds"], start=1):
