@@ -6,6 +6,7 @@ layer supplies a better quality estimate through `QualityFn`).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -130,7 +131,15 @@ class QualityModel:
             if memory.uses >= self.bank_outcome_uses:
                 stated = (1.0 - self.bank_outcome_share) * stated + self.bank_outcome_share * self.reputation(memory)
             return quality_factor(stated, self.memory_bank_weight, self.gain)
-        return (1.0 + self.lift(memory)) * (1.0 - self.demotion_of(memory))
+        return self._record_factor(memory.outcomes, memory.uses, memory.success_count)
+
+    @functools.lru_cache(maxsize=4096)
+    def _record_factor(self, outcomes: tuple[str, ...], uses: int, success_count: float) -> float:
+        # The factor depends only on the record, and most memories share one with many others (never
+        # scored, a few uses): a search reads it from here for its hundreds of candidates.
+        record = Memory(id="m-00000000", path="", collection="history", type="learning", title="", body="",
+                        outcomes=outcomes, uses=uses, success_count=success_count)
+        return (1.0 + self.lift(record)) * (1.0 - self.demotion_of(record))
 
     # -- reputation: the lift -----------------------------------------------------------
 
