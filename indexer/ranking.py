@@ -131,7 +131,8 @@ class QualityModel:
             if memory.uses >= self.bank_outcome_uses:
                 stated = (1.0 - self.bank_outcome_share) * stated + self.bank_outcome_share * self.reputation(memory)
             return quality_factor(stated, self.memory_bank_weight, self.gain)
-        return self._record_factor(memory.outcomes, memory.uses, memory.success_count)
+        # tuple(): the cache needs a hashable record, and a Memory built by hand may carry a list.
+        return self._record_factor(tuple(memory.outcomes), memory.uses, memory.success_count)
 
     @functools.lru_cache(maxsize=4096)
     def _record_factor(self, outcomes: tuple[str, ...], uses: int, success_count: float) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from datetime import datetime, timezone
 from pathlib import Path
@@ -48,6 +49,13 @@ def test_a_good_memory_given_30_percent_wrong_scores_still_ranks_above_a_bad_one
 
 def test_a_memory_never_scored_is_lifted_only_by_its_optimism():
     assert 1.0 < factor(scored()) < 1.02
+
+
+def test_a_memory_whose_outcomes_are_a_list_is_ranked_like_one_whose_outcomes_are_a_tuple():
+    # Memories parsed from files carry tuples; one built by hand (a bench, a plugin) may carry a list.
+    as_tuple = scored("worked", "failed", "worked")
+    as_list = dataclasses.replace(as_tuple, outcomes=list(as_tuple.outcomes))
+    assert factor(as_list) == factor(as_tuple)
 
 
 def test_a_streak_of_failures_after_a_long_good_record_demotes_the_memory():
