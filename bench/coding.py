@@ -15,6 +15,7 @@ days_back window filters them too.
     python bench/coding.py            # table
     python bench/coding.py --json     # everything, per kind
     python bench/coding.py --misses   # the questions memdir hybrid gets wrong, with both baselines' ranks
+    python bench/coding.py --holdout  # the hold-out set (bench/coding_holdout.py), another project, never tuned on
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+import coding_holdout  # noqa: E402
 from coding_set import MEMORIES, QUESTIONS  # noqa: E402
 from locomo import search_settings  # noqa: E402
 from indexer.embed import CachedEmbedder, make_embedder  # noqa: E402
@@ -68,9 +70,9 @@ def scored_fields(collection: str, created: datetime, outcomes: str, now: dateti
     return changed
 
 
-def build_vault(root: Path, now: datetime) -> None:
+def build_vault(root: Path, now: datetime, memories: list[tuple] = MEMORIES) -> None:
     vault = Vault(root)
-    for mid, collection, kind, title, body, age, outcomes, extra in MEMORIES:
+    for mid, collection, kind, title, body, age, outcomes, extra in memories:
         created = now - timedelta(days=age)
         front = {"id": mid, "collection": collection, "type": kind, "title": title, "created_at": created}
         front.update(scored_fields(collection, created, outcomes, now))
@@ -108,10 +110,11 @@ def plain_cosine(vectors: dict[str, np.ndarray], query: np.ndarray, allowed: set
     return sorted(scores, key=lambda i: (-scores[i], i))
 
 
-def evaluate(embedder: CachedEmbedder, settings: SearchSettings, kinds: set[str] | None) -> tuple[dict, list]:
+def evaluate(embedder: CachedEmbedder, settings: SearchSettings, kinds: set[str] | None,
+             memories: list[tuple], questions: list[tuple]) -> tuple[dict, list]:
     now = NOW
-    ages = {m[0]: m[5] for m in MEMORIES}
-    texts = {m[0]: f"{m[3]}\n{m[4]}" for m in MEMORIES}
+    ages = {m[0]: m[5] for m in memories}
+    texts = {m[0]: f"{m[3]}\n{m[4]}" for m in memories}
     ids = list(texts)
     matrix = embedder.embed([texts[i] for i in ids])
     vectors = dict(zip(ids, matrix))
@@ -120,11 +123,11 @@ def evaluate(embedder: CachedEmbedder, settings: SearchSettings, kinds: set[str]
     latency: list[float] = []
     with tempfile.TemporaryDirectory(prefix="memdir-coding-") as tmp:
         root = Path(tmp)
-        build_vault(root, now)
+        build_vault(root, now, memories)
         index = Index.open(Vault(root), embedder)
         searcher = Searcher(index, settings, lifecycle=LifecycleSettings())
         try:
-            for text, wanted, kind, extra in QUESTIONS:
+            for text, wanted, kind, extra in questions:
                 if kinds and kind not in kinds:
                     continue
                 allowed = {i for i in ids if in_window(ages[i], extra)}
@@ -141,14 +144,14 @@ def evaluate(embedder: CachedEmbedder, settings: SearchSettings, kinds: set[str]
                 rows.append({"question": text, "kind": kind, "wanted": list(wanted), "ranked": ranked})
         finally:
             index.close()
-    return summarize(rows, latency), rows
+    return summarize(rows, latency, len(memories)), rows
 
 
 def first_hit(wanted: list[str], ranked: list[str]) -> int | None:
     return next((n for n, i in enumerate(ranked[:10], 1) if i in wanted), None)
 
 
-def summarize(rows: list[dict], latency: list[float]) -> dict:
+def summarize(rows: list[dict], latency: list[float], memories: int) -> dict:
     def figures(subset: list[dict]) -> dict:
         out = {}
         for system in SYSTEMS:
@@ -160,7 +163,7 @@ def summarize(rows: list[dict], latency: list[float]) -> dict:
             }
         return out
 
-    result = {"questions": len(rows), "memories": len(MEMORIES), **figures(rows)}
+    result = {"questions": len(rows), "memories": memories, **figures(rows)}
     result["by_kind"] = {kind: {"questions": n, **figures([r for r in rows if r["kind"] == kind])}
                          for kind, n in sorted(Counter(r["kind"] for r in rows).items())}
     best = max(result["cosine"]["mrr@10"], result["bm25"]["mrr@10"])
@@ -207,10 +210,13 @@ def main() -> None:
                         help="override a [search] setting, e.g. --set evidence_weight=0.7")
     parser.add_argument("--misses", action="store_true", help="list the questions hybrid misses in its top 3")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--holdout", action="store_true",
+                        help="run the hold-out set (bench/coding_holdout.py) instead of the development set")
     args = parser.parse_args()
     settings = search_settings(args.set)
     embedder = CachedEmbedder(make_embedder(args.embedder), args.cache)
-    result, rows = evaluate(embedder, settings, set(args.kind) if args.kind else None)
+    memories, questions = (coding_holdout.MEMORIES, coding_holdout.QUESTIONS) if args.holdout else (MEMORIES, QUESTIONS)
+    result, rows = evaluate(embedder, settings, set(args.kind) if args.kind else None, memories, questions)
     print(json.dumps(result, indent=2) if args.json else table(result))
     if args.misses:
         print(misses(rows))
