@@ -16,16 +16,15 @@ server) is removed rather than left behind as `{}`.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from vault import ConfigError
-from vault.atomic import remove_file, write_state
+from vault import ConfigError, ConflictError
+from vault.atomic import create_file, remove_file, replace_file
 
 SERVER_NAME = "memdir"
 HOOKS = (  # (Claude Code event, memdir hook, timeout in seconds, runs in the background)
@@ -119,18 +118,14 @@ def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path
         (team_servers_path, team_servers, lambda c: _drop_memdir(c, "mcpServers")),
     ]
     changed, removed, removed_from_git = [], [], []
-    for path, config, edit in edits:
-        if not edit(config):
-            continue
-        if config or path.is_symlink():
-            _write_json(path, config)
+    for path, _, edit in edits:
+        done = _save_edit(path, raw[path], edit, empty_removes=True)
+        if done == "written":
             changed.append(path)
-            continue
-        # Moving memdir's entries out left nothing: an empty `{}` would be litter in a committed file.
-        if _tracked_by_git(project, path):
-            removed_from_git.append(path)
-        remove_file(path, raw[path] or b"")
-        removed.append(path)
+        elif done == "removed":
+            if _tracked_by_git(project, path):
+                removed_from_git.append(path)
+            removed.append(path)
     _keep_out_of_git(project, local_path)
     return Registration(local_path, user_config_path, tuple(changed), permissions=shared_path,
                         removed=tuple(removed), removed_from_git=tuple(removed_from_git))
@@ -169,15 +164,13 @@ def _register_for_user(vault_root: Path, project: Path, home: Path) -> Registrat
     """User scope: every project of this user, each served its own vault (found from Claude Code's folder)."""
     settings_path, servers_path = home / ".claude" / "settings.json", home / ".claude.json"
     vault = vault_argument(vault_root, project, "user")  # never one project's absolute vault for all
-    settings, servers = _read_json(settings_path), _read_json(servers_path)
+    raw = {path: _read_bytes(path) for path in (settings_path, servers_path)}
+    for path, data in raw.items():
+        _parse_json(path, data)  # both are refused if broken before either is written
     command = memdir_command()
-    changed = []
-    if _merge_hooks(settings, command, vault) | _merge_permissions(settings):
-        _write_json(settings_path, settings)
-        changed.append(settings_path)
-    if _merge_server(_table(servers, "mcpServers"), command, vault):
-        _write_json(servers_path, servers)
-        changed.append(servers_path)
+    edits = [(settings_path, lambda c: _merge_hooks(c, command, vault) | _merge_permissions(c)),
+             (servers_path, lambda c: _merge_server(_table(c, "mcpServers"), command, vault))]
+    changed = [path for path, edit in edits if _save_edit(path, raw[path], edit) == "written"]
     return Registration(settings_path, servers_path, tuple(changed))
 
 
@@ -281,10 +274,6 @@ def _table(parent: dict[str, Any], key: str) -> dict[str, Any]:
     return value
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    return _parse_json(path, _read_bytes(path))
-
-
 def _read_bytes(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
@@ -310,14 +299,39 @@ def _parse_json(path: Path, data: bytes | None) -> dict[str, Any]:
     return data
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path = path.resolve()  # a dotfile manager's symlink (~/.claude.json -> dotfiles/...) stays a symlink
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o600 if path.name == ".claude.json" else 0o644
-    write_state(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode(), mode=mode)
-    os.chmod(path, mode)
+SAVE_ATTEMPTS = 5  # a running Claude Code rewrites ~/.claude.json often; each retry re-reads it
+
+
+def _save_edit(path: Path, raw: bytes | None, edit: Callable[[dict[str, Any]], bool],
+               empty_removes: bool = False) -> str | None:
+    """Apply `edit` to the JSON object `path` held when it was read as `raw`, and save the result only
+    if the file still holds `raw`; if someone saved it meanwhile (Claude Code, an editor), read it again
+    and apply the edit to their version, so neither change is lost. With `empty_removes`, a file the
+    edit left empty is removed rather than saved as `{}`. Returns "written", "removed" or None (nothing
+    to change)."""
+    for _ in range(SAVE_ATTEMPTS):
+        config = _parse_json(path, raw)
+        if not edit(config):
+            return None
+        try:
+            if config or not empty_removes or path.is_symlink():
+                _write_json(path, config, raw)
+                return "written"
+            remove_file(path, raw or b"")  # an empty `{}` would be litter in a committed file
+            return "removed"
+        except ConflictError:
+            raw = _read_bytes(path)
+    raise ConfigError(f"{path}: it changed every time memdir was about to save it ({SAVE_ATTEMPTS} tries); "
+                      "memdir left it as it is; run the command again")
+
+
+def _write_json(path: Path, data: dict[str, Any], expected: bytes | None) -> None:
+    """Save `data` to `path` if it still holds `expected` (None: if it still does not exist); ConflictError if not."""
+    text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+    if expected is not None:
+        replace_file(path, text, expected)  # keeps its mode; a dotfile manager's symlink stays a symlink
+        return
+    create_file(path, text, mode=0o600 if path.name == ".claude.json" else 0o644)
 
 
 def client_config(client: str, vault_root: Path) -> str:

@@ -136,11 +136,12 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), str(b))
 
 
-def create_file(path: Path, data: bytes) -> None:
-    """Atomically create `path`; raises ConflictError if it already exists (never overwrites)."""
+def create_file(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Atomically create `path` (with `mode`, else 0o644 minus the umask); raises ConflictError if it
+    already exists (never overwrites)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        temp = _write_temp(path.parent, data, None)
+        temp = _write_temp(path.parent, data, mode)
     except OSError as exc:
         raise _os_error(exc, path) from None
     try:

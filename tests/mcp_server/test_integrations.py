@@ -8,6 +8,7 @@ import shlex
 import subprocess
 import tomllib
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from click.testing import CliRunner
@@ -328,18 +329,70 @@ def test_an_mcp_json_that_holds_anything_besides_memdir_is_kept(project: Path, l
     assert read(project / ".mcp.json") == left and "removed" not in output
 
 
+def saved_by_someone_else_once(monkeypatch: pytest.MonkeyPatch, name: str, change: Callable[[dict], None]) -> None:
+    """Between init's read of `name` and its save, another program (Claude Code, an editor) saves it once."""
+    original_parse = integrations._parse_json
+    saved: list[Path] = []
+
+    def parse_then_someone_saves(path: Path, data: bytes | None) -> dict:
+        parsed = original_parse(path, data)
+        if path.name == name and not saved:
+            current = json.loads(path.read_text()) if path.exists() else {}
+            change(current)
+            path.write_text(json.dumps(current, indent=2) + "\n")
+            saved.append(path)
+        return parsed
+
+    monkeypatch.setattr(integrations, "_parse_json", parse_then_someone_saves)
+
+
 def test_an_mcp_json_edited_while_init_runs_is_kept_with_the_edit(project: Path, monkeypatch: pytest.MonkeyPatch):
     earlier_release_files(project)
-    edited = '{"mcpServers": {"github": {"command": "gh-mcp"}}}\n'
-    original_parse = integrations._parse_json
-
-    def someone_edits_after_init_read_it(path: Path, data: bytes | None) -> dict:
-        if path.name == ".mcp.json":
-            path.write_text(edited)
-        return original_parse(path, data)
-
-    monkeypatch.setattr(integrations, "_parse_json", someone_edits_after_init_read_it)
-    result = CliRunner().invoke(cli, ["init", "--claude-code"])
-    assert result.exit_code != 0 and ".mcp.json changed" in result.output
-    assert (project / ".mcp.json").read_text() == edited
+    saved_by_someone_else_once(monkeypatch, ".mcp.json",
+                               lambda config: config["mcpServers"].update({"github": {"command": "gh-mcp"}}))
+    init("--claude-code")
+    assert read(project / ".mcp.json") == {"mcpServers": {"github": {"command": "gh-mcp"}}}  # theirs, less memdir
     assert local_server(project) and memdir_handlers(read(project / ".claude" / "settings.local.json"), "Stop")
+
+
+def test_claude_json_saved_by_claude_code_while_init_runs_keeps_both_changes(project: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    home = Path(os.environ["HOME"])
+    (home / ".claude.json").write_text(json.dumps({"numStartups": 4}))
+    saved_by_someone_else_once(monkeypatch, ".claude.json", lambda config: config.update(numStartups=5))
+    init("--claude-code")
+    assert read(home / ".claude.json")["numStartups"] == 5
+    assert local_server(project)["args"] == ["mcp", "--vault", str(project / ".memories")]
+
+
+def test_user_scope_keeps_a_save_claude_code_made_while_init_ran(project: Path, monkeypatch: pytest.MonkeyPatch):
+    home = Path(os.environ["HOME"])
+    saved_by_someone_else_once(monkeypatch, ".claude.json",
+                               lambda config: config.setdefault("projects", {}).update({"/elsewhere": {}}))
+    init("--claude-code", "--scope", "user")
+    saved = read(home / ".claude.json")
+    assert "/elsewhere" in saved["projects"] and "memdir" in saved["mcpServers"]
+
+
+def test_a_claude_json_that_changes_at_every_save_is_left_as_saved_and_named(project: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch):
+    home = Path(os.environ["HOME"])
+    (home / ".claude.json").write_text("{}")
+    original_parse = integrations._parse_json
+    startups = iter(range(100))
+
+    def claude_code_saves_every_time(path: Path, data: bytes | None) -> dict:
+        parsed = original_parse(path, data)
+        if path.name == ".claude.json":
+            path.write_text(json.dumps({"numStartups": next(startups)}))
+        return parsed
+
+    monkeypatch.setattr(integrations, "_parse_json", claude_code_saves_every_time)
+    result = CliRunner().invoke(cli, ["init", "--claude-code"])
+    assert result.exit_code != 0 and f"{home / '.claude.json'}: it changed every time" in result.output
+    assert set(read(home / ".claude.json")) == {"numStartups"}  # their last save, untouched
+
+
+def test_a_new_claude_json_is_readable_by_its_owner_only(project: Path):
+    init("--claude-code")
+    assert (Path(os.environ["HOME"]) / ".claude.json").stat().st_mode & 0o777 == 0o600
