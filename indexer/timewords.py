@@ -68,7 +68,7 @@ def _windows(text: str, now: datetime, tz: tzinfo | None) -> list[tuple[datetime
         if match:
             found.append((start, stop, match.group(0)))
 
-    for pattern, days in ((r"\b(right now|at the moment|currently|these days|left off|leave off|so far)\b", 3),
+    for pattern, days in ((r"\b(right now|at the moment|currently|these days|left off|leave off|so far|in the middle of)\b", 3),
                           (r"\b(recently|lately|recent|latest|last few days)\b", 14)):
         add(re.search(pattern, text), local - timedelta(days=days), end)
     add(re.search(r"\b(today|this morning|this afternoon|tonight|earlier today)\b", text), today, end)
@@ -126,7 +126,7 @@ _GENERIC = frozenset("""
 a about after ago all am an and any anything are at back be been before being between can could couple day
 days did do does doing done during else everything far few for from get give going got had happen happened
 happening has have how i i'm in is it last latest lately leave left list me memories memory month months
-moment my new now of off on or other our over past pick picked previous recap recent recently remind
+middle moment my new now of off on or other our over past pick picked previous recap recent recently remind
 resume right show since so some stuff summarise summarize summary tell that the these things this those
 to today tonight up us was we we've week weeks were what what's when where which while who with work
 worked working yesterday you your yet morning afternoon currently changed change changes progress update

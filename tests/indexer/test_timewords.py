@@ -30,6 +30,7 @@ MIDNIGHT = datetime(2026, 11, 22, tzinfo=timezone.utc)  # NOW is Sunday noon
 
 @pytest.mark.parametrize("query, start, end", [
     ("what am I working on right now", NOW - 3 * D, NOW), ("where did we leave off?", NOW - 3 * D, NOW),
+    ("what am I in the middle of?", NOW - 3 * D, NOW),
     ("what did we do yesterday", MIDNIGHT - D, MIDNIGHT), ("anything new today?", MIDNIGHT, NOW),
     ("the flaky test from two days ago", MIDNIGHT - 2 * D, MIDNIGHT - D),
     ("what did we decide the day before yesterday", MIDNIGHT - 2 * D, MIDNIGHT - D),
@@ -66,7 +67,8 @@ def test_the_window_follows_the_local_calendar_day_not_utc():
     ("What did Caroline do yesterday?", False), ("", False), ("where did we leave off", True),
     ("what did we decide this week", True), ("recap of yesterday", True),
     ("what did we do 2 days ago", True), ("what did we do two days ago", True),
-    ("what happened in the last two weeks", True),
+    ("what happened in the last two weeks", True), ("what are we in the middle of", True),
+    ("the middle of the ledger migration", False),
 ])
 def test_a_query_is_vague_when_it_names_no_subject(query: str, vague: bool):
     assert is_vague(query) is vague
@@ -91,10 +93,11 @@ def test_time_words_alone_set_the_window_of_a_vague_question(example_root: Path)
     s.index.close()
 
 
-def test_right_now_after_a_quiet_spell_still_answers_with_the_newest_memories(example_root: Path):
+@pytest.mark.parametrize("query", ["what am I working on right now", "what was I in the middle of?"])
+def test_right_now_after_a_quiet_spell_still_answers_with_the_newest_memories(example_root: Path, query: str):
     s = searcher(example_root)
     later = NOW + timedelta(days=60)
-    hits = s.search(SearchRequest(query="what am I working on right now", now=later, limit=3))
+    hits = s.search(SearchRequest(query=query, now=later, limit=3))
 
     def moment(m) -> datetime:  # created_at, else the file's mtime
         return m.created_at or datetime.fromtimestamp(s.index.entries[m.path].mtime_ns / 1e9, tz=timezone.utc)
