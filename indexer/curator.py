@@ -139,7 +139,8 @@ class Curator:
         paths = list(paths)
 
         def synced() -> Memory | None:
-            self.index.sync(paths)
+            if self.index.sync(paths).held:  # an editor caught in the middle of its save: look again
+                return None
             try:
                 return self.index.get(memory.id)
             except NotFoundError:  # rewritten since we wrote it, by an editor caught in the middle of its save

@@ -61,6 +61,7 @@ class SyncReport:
     embedded: int = 0  # units whose text had to be embedded (cache misses included)
     deferred: int = 0  # units left for the background backfill (see Index.backfill)
     seconds: float = 0.0
+    held: list[str] = field(default_factory=list)  # memories kept as they were: their file was mid-save (look again)
 
     @property
     def changed(self) -> bool:
@@ -327,6 +328,16 @@ class Index:
         data = atomic.read_bytes(item)
         if data is None:
             return self._observe(rel, None, deep, batch, report)
+        if not data and previous is not None and previous.reason is None and previous.memory_id \
+                and info.st_mtime_ns >= checked_at - SAVE_IN_PROGRESS_NS:
+            # An editor that saves in place truncates the file, then writes it: a memory's file found
+            # empty this soon after a change is most likely that save, half done. Keep the memory as it
+            # was (dropping it would hide it from searches and re-embed it) and look again: the save's
+            # own events bring a sync, and the live index asks for one (LiveIndex). A file still empty
+            # once SAVE_IN_PROGRESS_NS have passed was emptied on purpose, and is indexed as such.
+            self._recheck.add(rel)
+            report.held.append(rel)
+            return
         # File systems stamp mtimes by a coarse clock (a kernel tick; 1-2 s on FAT, HFS+, some network
         # mounts), so a save within the same tick may keep the size and mtime recorded here, for instance
         # an editor that truncated and rewrote the file while we read it. Until its mtime is safely older
@@ -620,6 +631,7 @@ class Index:
 
 
 RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), see Index._observe
+SAVE_IN_PROGRESS_NS = 1_000_000_000  # an empty memory file this fresh is taken as a save in progress
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
 

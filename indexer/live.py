@@ -35,7 +35,8 @@ class LiveIndex:
 
     def start(self) -> "LiveIndex":
         self.watcher.start()
-        self.index.sync()  # edits made between the index's own reconcile and the watcher's start
+        report = self.index.sync()  # edits made between the index's own reconcile and the watcher's start
+        self.watcher.recheck(report.held)
         if self.backfill is not None:
             self.backfill.start()
         return self
@@ -54,6 +55,7 @@ class LiveIndex:
 
     def _on_batch(self, batch: Batch) -> None:
         report = self.index.sync(None if batch.full else batch.paths)
+        self.watcher.recheck(report.held)  # files caught mid-save: look again once the save is done
         # Deleted keyword documents skew BM25 until purged: purge on the periodic rescan, or
         # sooner when they pile up, so results converge on what a fresh rebuild would give.
         share = self.index.keyword.deleted_share()

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Callable, Literal
+from typing import Callable, Iterable, Literal
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -232,6 +232,10 @@ class VaultWatcher:
                 self._first_event = now
                 # later events only push the deadline back, which the worker finds when it wakes
                 self._cond.notify_all()
+
+    def recheck(self, relative_paths: Iterable[str]) -> None:
+        """Look at these vault paths again after the usual quiet time, as if they had changed."""
+        self._add({self.root / p for p in relative_paths}, full=False)
 
     # -- delivery ----------------------------------------------------------------------------
 

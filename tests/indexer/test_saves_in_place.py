@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from indexer.curator import Curator
+from indexer.embed import HashingEmbedder
 from indexer.index import Index
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import open_index, top_ids
@@ -65,7 +66,7 @@ def test_a_file_untouched_for_longer_than_the_coarsest_tick_is_not_read_again(in
     assert reads == [] and index.get("m-00000001").uses == 2
 
 
-def test_a_sync_that_reads_a_file_mid_save_indexes_the_finished_file_of_the_same_size_and_mtime(
+def test_a_sync_that_reads_a_file_mid_save_keeps_the_memory_then_indexes_the_finished_file_of_the_same_size_and_mtime(
         index: Index, monkeypatch):
     path = index.root / PATH
     before = path.stat()
@@ -79,9 +80,10 @@ def test_a_sync_that_reads_a_file_mid_save_indexes_the_finished_file_of_the_same
         return real_read(p)
 
     monkeypatch.setattr(atomic, "read_bytes", editor_truncates_after_the_stat)
-    index.sync([PATH])
+    report = index.sync([PATH])
     monkeypatch.setattr(atomic, "read_bytes", real_read)
-    assert [m.id for m in index.memories.values()] != ["m-00000001"]  # what the index saw: an empty file
+    assert report.held == [PATH]  # it read an empty file: the memory is kept as it was, to be looked at again
+    assert index.get("m-00000001").body.startswith("Imports take pg_advisory_xact_lock keyed by account")
     path.write_text(finished)  # the editor's save lands: same size, and within the same tick
     same_tick(path, before)
     index.sync()
@@ -175,4 +177,50 @@ def test_the_live_index_takes_the_finished_save_after_reading_it_mid_save(hashin
             assert live.wait_for_sync(seen, 20.0), "the finished save never reached the index"
             seen = live.syncs
     assert top_ids(index, "advisory lock keyed by file") == ["m-00000001"]
+    index.close()
+
+
+def test_a_memory_whose_file_is_found_empty_mid_save_stays_searchable_and_is_not_embedded_again(hashing_root: Path):
+    write(hashing_root, PATH, locks())
+    embedder = HashingEmbedder()
+    index = open_index(hashing_root, embedder)
+    embedded = embedder.texts_embedded
+    path = index.root / PATH
+    path.write_bytes(b"")  # the editor truncated the file to save it in place; its write has not landed yet
+    report = index.sync([PATH])
+    assert report.held == [PATH] and report.removed == 0 and report.added == 0
+    assert embedder.texts_embedded == embedded
+    assert top_ids(index, "advisory lock keyed by account") == ["m-00000001"]  # still found meanwhile
+    embedded = embedder.texts_embedded  # (the query)
+    path.write_text(locks(uses=3))  # the save lands
+    assert index.sync([PATH]).held == [] and index.get("m-00000001").uses == 3
+    assert embedder.texts_embedded == embedded  # a counter change, and nothing in between: nothing to embed
+    index.close()
+
+
+def test_a_memory_file_emptied_on_purpose_is_indexed_as_empty_once_it_is_no_longer_fresh(index: Index):
+    path = index.root / PATH
+    path.write_bytes(b"")
+    long_ago = path.stat().st_mtime_ns - 5_000_000_000  # emptied seconds ago and left so: no save in progress
+    os.utime(path, ns=(long_ago, long_ago))
+    report = index.sync([PATH])
+    assert report.held == [] and "m-00000001" not in index.memories
+
+
+def test_the_live_index_looks_again_at_a_file_left_empty_and_then_indexes_it_as_empty(hashing_root: Path):
+    from indexer.live import LiveIndex
+    from indexer.settings import WatchSettings
+
+    write(hashing_root, PATH, locks())
+    index = open_index(hashing_root)
+    path = index.root / PATH
+    with LiveIndex(index, WatchSettings(debounce_seconds=0.05, max_wait_seconds=0.5, rescan_seconds=0.0)) as live:
+        seen = live.syncs
+        path.write_bytes(b"")  # emptied and left so: first taken for a save in progress, then for what it is
+        held_once = False
+        while "m-00000001" in index.memories:
+            assert live.wait_for_sync(seen, 20.0), "the emptied file never reached the index"
+            seen = live.syncs
+            held_once = held_once or bool(live.last_report and live.last_report.held)
+    assert held_once and "m-00000001" not in index.memories
     index.close()
