@@ -6,7 +6,9 @@ which survives rebuilds. Whole-vault rebuilds are in `rebuild.py`.
 
 Every change, whether from the watcher, a startup reconcile or a full rebuild, goes through
 `sync()`, which looks at the disk (not at what an event said happened), so incremental
-updates and rebuilds run the same code and end in the same state.
+updates and rebuilds run the same code and end in the same state. One exception, bounded: a
+memory's file found empty while an editor saves it in place is held as it was for up to
+SAVE_IN_PROGRESS_SECONDS (`SyncReport.held`); the index equals a rebuild once nothing is held.
 
 A memory's indexed texts depend on its neighbours (the memory it names as `previous:` and the
 one that names it), so `sync()` works in two steps: it first reads every changed file and
@@ -114,6 +116,7 @@ class Index:
         self.keyword = KeywordIndex.open(generation / "keyword")
         self.entries: dict[str, Entry] = {e.path: e for e in self.manifest.entries()}
         self._recheck: set[str] = set()  # paths whose recorded size and mtime cannot tell a newer save apart
+        self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
         self.memories: dict[str, Memory] = {}
         self.path_of: dict[str, str] = {}  # identity_key(id) -> path
         self.chunk_owner: dict[int, tuple[str, str]] = {}  # chunk id -> (memory id, heading)
@@ -305,6 +308,7 @@ class Index:
         previous = self.entries.get(rel)
         if item is None:
             self._recheck.discard(rel)
+            self._held_since.pop(rel, None)
             if previous is not None:
                 batch.deleted_paths.append(rel)
                 # A duplicate reclaimed earlier in this sync may have queued a row for this path: the manifest
@@ -328,13 +332,7 @@ class Index:
         data = atomic.read_bytes(item)
         if data is None:
             return self._observe(rel, None, deep, batch, report)
-        if not data and previous is not None and previous.reason is None and previous.memory_id \
-                and info.st_mtime_ns >= checked_at - SAVE_IN_PROGRESS_NS:
-            # An editor that saves in place truncates the file, then writes it: a memory's file found
-            # empty this soon after a change is most likely that save, half done. Keep the memory as it
-            # was (dropping it would hide it from searches and re-embed it) and look again: the save's
-            # own events bring a sync, and the live index asks for one (LiveIndex). A file still empty
-            # once SAVE_IN_PROGRESS_NS have passed was emptied on purpose, and is indexed as such.
+        if self._save_in_progress(rel, data, previous, info.st_mtime_ns, checked_at):
             self._recheck.add(rel)
             report.held.append(rel)
             return
@@ -357,6 +355,26 @@ class Index:
             self._set_error(rel, previous, info.st_size, info.st_mtime_ns, digest, exc.line, exc.reason, batch, report)
             return
         self._index_memory(rel, memory, previous, info.st_size, info.st_mtime_ns, batch, report)
+
+    def _save_in_progress(self, rel: str, data: bytes, previous: Entry | None, mtime_ns: int, checked_at: int) -> bool:
+        """Whether an empty read of a memory's file is an editor's save caught half done.
+
+        An editor that saves in place truncates the file, then writes it. A memory's file found empty
+        soon after a change (its mtime within the coarsest clock's tick of now) is taken for that save:
+        the memory is kept as it was (dropping it would hide it from searches and embed it again) and
+        looked at again; the save's own events bring a sync, and the live index asks for one. How long
+        is measured by memdir's own clock from the first empty read, so a skewed or future mtime
+        cannot hold a file for longer than SAVE_IN_PROGRESS_SECONDS; after that it was emptied on
+        purpose, and is indexed as such."""
+        if data or previous is None or previous.reason is not None or not previous.memory_id \
+                or mtime_ns < checked_at - RACY_NS:
+            self._held_since.pop(rel, None)
+            return False
+        first = self._held_since.setdefault(rel, held_clock())
+        if held_clock() - first < SAVE_IN_PROGRESS_SECONDS:
+            return True
+        del self._held_since[rel]
+        return False
 
     def _set_error(self, rel: str, previous: Entry | None, size: int, mtime_ns: int, digest: str,
                    line: int | None, reason: str, batch: _Batch, report: SyncReport) -> None:
@@ -631,7 +649,8 @@ class Index:
 
 
 RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), see Index._observe
-SAVE_IN_PROGRESS_NS = 1_000_000_000  # an empty memory file this fresh is taken as a save in progress
+SAVE_IN_PROGRESS_SECONDS = 1.0  # how long an empty memory file is taken for a save in progress (Index._save_in_progress)
+held_clock = time.monotonic  # memdir's own clock for that (tests move it forward instead of waiting)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
 

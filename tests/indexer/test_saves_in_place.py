@@ -7,6 +7,7 @@ never by sleeping; coarse file-system timestamps are simulated by setting an mti
 from __future__ import annotations
 
 import os
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -205,6 +206,40 @@ def test_a_memory_file_emptied_on_purpose_is_indexed_as_empty_once_it_is_no_long
     os.utime(path, ns=(long_ago, long_ago))
     report = index.sync([PATH])
     assert report.held == [] and "m-00000001" not in index.memories
+
+
+def test_an_empty_file_stamped_within_a_coarse_clock_tick_is_still_taken_for_a_save_in_progress(index: Index):
+    path = index.root / PATH
+    path.write_bytes(b"")
+    a_tick_ago = time.time_ns() - 1_500_000_000  # FAT stamps in 2 s steps
+    os.utime(path, ns=(a_tick_ago, a_tick_ago))
+    assert index.sync([PATH]).held == [PATH] and "m-00000001" in index.memories
+
+
+def test_an_empty_file_with_a_future_mtime_is_held_no_longer_than_memdirs_own_save_window(index: Index, monkeypatch):
+    import indexer.index as index_module
+
+    path = index.root / PATH
+    path.write_bytes(b"")
+    ahead = time.time_ns() + 30_000_000_000  # a skewed clock, an archive restore, touch -d
+    os.utime(path, ns=(ahead, ahead))
+    clock = [1000.0]
+    monkeypatch.setattr(index_module, "held_clock", lambda: clock[0])
+    assert index.sync([PATH]).held == [PATH]
+    clock[0] += index_module.SAVE_IN_PROGRESS_SECONDS + 0.1
+    assert index.sync([PATH]).held == [] and "m-00000001" not in index.memories
+
+
+def test_once_nothing_is_held_the_index_equals_a_rebuild_of_the_emptied_file(index: Index, monkeypatch):
+    import indexer.index as index_module
+    from tests.reliability.harness import drift
+
+    (index.root / PATH).write_bytes(b"")
+    clock = [1000.0]
+    monkeypatch.setattr(index_module, "held_clock", lambda: clock[0])
+    assert index.sync().held == [PATH]
+    clock[0] += index_module.SAVE_IN_PROGRESS_SECONDS
+    assert index.sync().held == [] and drift(index) == []
 
 
 def test_the_live_index_looks_again_at_a_file_left_empty_and_then_indexes_it_as_empty(hashing_root: Path):
