@@ -19,12 +19,13 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from vault import ConfigError, ConflictError
-from vault.atomic import create_file, remove_file, replace_file
+from vault.atomic import create_file, real_target, remove_file, replace_file
 
 SERVER_NAME = "memdir"
 HOOKS = (  # (Claude Code event, memdir hook, timeout in seconds, runs in the background)
@@ -119,7 +120,10 @@ def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path
     ]
     changed, removed, removed_from_git = [], [], []
     for path, _, edit in edits:
-        done = _save_edit(path, raw[path], edit, empty_removes=True)
+        try:
+            done = _save_edit(path, raw[path], edit, empty_removes=True)
+        except ConfigError as exc:
+            raise _partly_done(exc, changed + removed) from None
         if done == "written":
             changed.append(path)
         elif done == "removed":
@@ -170,7 +174,13 @@ def _register_for_user(vault_root: Path, project: Path, home: Path) -> Registrat
     command = memdir_command()
     edits = [(settings_path, lambda c: _merge_hooks(c, command, vault) | _merge_permissions(c)),
              (servers_path, lambda c: _merge_server(_table(c, "mcpServers"), command, vault))]
-    changed = [path for path, edit in edits if _save_edit(path, raw[path], edit) == "written"]
+    changed: list[Path] = []
+    for path, edit in edits:
+        try:
+            if _save_edit(path, raw[path], edit) == "written":
+                changed.append(path)
+        except ConfigError as exc:
+            raise _partly_done(exc, changed) from None
     return Registration(settings_path, servers_path, tuple(changed))
 
 
@@ -300,6 +310,7 @@ def _parse_json(path: Path, data: bytes | None) -> dict[str, Any]:
 
 
 SAVE_ATTEMPTS = 5  # a running Claude Code rewrites ~/.claude.json often; each retry re-reads it
+RETRY_PAUSE = 0.05  # seconds, times the attempt: time for the other program to finish its save
 
 
 def _save_edit(path: Path, raw: bytes | None, edit: Callable[[dict[str, Any]], bool],
@@ -308,9 +319,20 @@ def _save_edit(path: Path, raw: bytes | None, edit: Callable[[dict[str, Any]], b
     if the file still holds `raw`; if someone saved it meanwhile (Claude Code, an editor), read it again
     and apply the edit to their version, so neither change is lost. With `empty_removes`, a file the
     edit left empty is removed rather than saved as `{}`. Returns "written", "removed" or None (nothing
-    to change)."""
-    for _ in range(SAVE_ATTEMPTS):
-        config = _parse_json(path, raw)
+    to change). The first read must parse (callers check every file before writing any); a later
+    read that does not may be the other program's save half written, and is read again."""
+    why = ""
+    for attempt in range(SAVE_ATTEMPTS):
+        if attempt:
+            time.sleep(RETRY_PAUSE * attempt)
+            raw = _read_bytes(path)
+        try:
+            config = _parse_json(path, raw)
+        except ConfigError as exc:
+            if not attempt:
+                raise
+            why = f" (last read: {exc})"
+            continue
         if not edit(config):
             return None
         try:
@@ -320,9 +342,14 @@ def _save_edit(path: Path, raw: bytes | None, edit: Callable[[dict[str, Any]], b
             remove_file(path, raw or b"")  # an empty `{}` would be litter in a committed file
             return "removed"
         except ConflictError:
-            raw = _read_bytes(path)
-    raise ConfigError(f"{path}: it changed every time memdir was about to save it ({SAVE_ATTEMPTS} tries); "
+            why = ""
+    raise ConfigError(f"{path}: it changed every time memdir was about to save it ({SAVE_ATTEMPTS} tries){why}; "
                       "memdir left it as it is; run the command again")
+
+
+def _partly_done(exc: ConfigError, saved: list[Path]) -> ConfigError:
+    """`exc`, saying which files were already saved when it stopped the run."""
+    return ConfigError(f"{exc} (already saved: {', '.join(map(str, saved))})") if saved else exc
 
 
 def _write_json(path: Path, data: dict[str, Any], expected: bytes | None) -> None:
@@ -331,7 +358,9 @@ def _write_json(path: Path, data: dict[str, Any], expected: bytes | None) -> Non
     if expected is not None:
         replace_file(path, text, expected)  # keeps its mode; a dotfile manager's symlink stays a symlink
         return
-    create_file(path, text, mode=0o600 if path.name == ".claude.json" else 0o644)
+    # Through a dangling symlink too (a dotfile manager's link made before the file); the mode goes by
+    # the name the user sees: ~/.claude.json holds credentials.
+    create_file(real_target(path), text, mode=0o600 if path.name == ".claude.json" else 0o644)
 
 
 def client_config(client: str, vault_root: Path) -> str:

@@ -388,9 +388,65 @@ def test_a_claude_json_that_changes_at_every_save_is_left_as_saved_and_named(pro
         return parsed
 
     monkeypatch.setattr(integrations, "_parse_json", claude_code_saves_every_time)
+    monkeypatch.setattr(integrations, "RETRY_PAUSE", 0.0)
     result = CliRunner().invoke(cli, ["init", "--claude-code"])
     assert result.exit_code != 0 and f"{home / '.claude.json'}: it changed every time" in result.output
     assert set(read(home / ".claude.json")) == {"numStartups"}  # their last save, untouched
+
+
+def test_a_claude_json_half_saved_by_claude_code_is_read_again_once_the_save_is_done(project: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    home = Path(os.environ["HOME"])
+    (home / ".claude.json").write_text(json.dumps({"numStartups": 4}))
+    original_parse = integrations._parse_json
+    torn, whole = b'{"numStartups": 5, "tip', json.dumps({"numStartups": 5, "tipsHistory": {}}).encode()
+    saves = []
+
+    def claude_code_saves_slowly(path: Path, data: bytes | None) -> dict:
+        if path.name == ".claude.json":
+            if not saves:
+                saves.append("torn")
+                parsed = original_parse(path, data)
+                path.write_bytes(torn)  # it started saving after init read the file ...
+                return parsed
+            if data == torn:
+                path.write_bytes(whole)  # ... and finished while init was reading its half-written save
+        return original_parse(path, data)
+
+    monkeypatch.setattr(integrations, "_parse_json", claude_code_saves_slowly)
+    init("--claude-code")
+    saved = read(home / ".claude.json")
+    assert saved["numStartups"] == 5 and "tipsHistory" in saved
+    assert local_server(project)["args"] == ["mcp", "--vault", str(project / ".memories")]
+
+
+def test_a_dangling_claude_json_symlink_is_written_through_and_stays_a_symlink(project: Path):
+    home = Path(os.environ["HOME"])
+    target = home / "dotfiles" / "claude.json"  # the dotfile manager linked it before Claude Code made it
+    target.parent.mkdir()
+    (home / ".claude.json").symlink_to(target)
+    init("--claude-code")
+    assert (home / ".claude.json").is_symlink() and "memdir" in target.read_text()
+    assert target.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_run_stopped_by_a_file_that_keeps_changing_names_the_files_it_already_saved(project: Path,
+                                                                                       monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(integrations, "RETRY_PAUSE", 0.0)
+    home = Path(os.environ["HOME"])
+    original_parse = integrations._parse_json
+    startups = iter(range(100))
+
+    def claude_code_saves_every_time(path: Path, data: bytes | None) -> dict:
+        parsed = original_parse(path, data)
+        if path.name == ".claude.json":
+            path.write_text(json.dumps({"numStartups": next(startups)}))
+        return parsed
+
+    monkeypatch.setattr(integrations, "_parse_json", claude_code_saves_every_time)
+    result = CliRunner().invoke(cli, ["init", "--claude-code"])
+    assert result.exit_code != 0 and f"already saved: {project / '.claude' / 'settings.local.json'}" in result.output
+    assert str(home / ".claude.json") in result.output
 
 
 def test_a_new_claude_json_is_readable_by_its_owner_only(project: Path):
