@@ -374,21 +374,26 @@ def test_user_scope_keeps_a_save_claude_code_made_while_init_ran(project: Path, 
     assert "/elsewhere" in saved["projects"] and "memdir" in saved["mcpServers"]
 
 
-def test_a_claude_json_that_changes_at_every_save_is_left_as_saved_and_named(project: Path,
-                                                                               monkeypatch: pytest.MonkeyPatch):
-    home = Path(os.environ["HOME"])
-    (home / ".claude.json").write_text("{}")
+def claude_code_saves_at_every_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code saves ~/.claude.json again each time init has read it: init can never save it."""
+    monkeypatch.setattr(integrations, "RETRY_PAUSE", 0.0)
     original_parse = integrations._parse_json
     startups = iter(range(100))
 
-    def claude_code_saves_every_time(path: Path, data: bytes | None) -> dict:
+    def saves_after_each_read(path: Path, data: bytes | None) -> dict:
         parsed = original_parse(path, data)
         if path.name == ".claude.json":
             path.write_text(json.dumps({"numStartups": next(startups)}))
         return parsed
 
-    monkeypatch.setattr(integrations, "_parse_json", claude_code_saves_every_time)
-    monkeypatch.setattr(integrations, "RETRY_PAUSE", 0.0)
+    monkeypatch.setattr(integrations, "_parse_json", saves_after_each_read)
+
+
+def test_a_claude_json_that_changes_at_every_save_is_left_as_saved_and_named(project: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch):
+    home = Path(os.environ["HOME"])
+    (home / ".claude.json").write_text("{}")
+    claude_code_saves_at_every_read(monkeypatch)
     result = CliRunner().invoke(cli, ["init", "--claude-code"])
     assert result.exit_code != 0 and f"{home / '.claude.json'}: it changed every time" in result.output
     assert set(read(home / ".claude.json")) == {"numStartups"}  # their last save, untouched
@@ -432,21 +437,10 @@ def test_a_dangling_claude_json_symlink_is_written_through_and_stays_a_symlink(p
 
 def test_a_run_stopped_by_a_file_that_keeps_changing_names_the_files_it_already_saved(project: Path,
                                                                                        monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(integrations, "RETRY_PAUSE", 0.0)
-    home = Path(os.environ["HOME"])
-    original_parse = integrations._parse_json
-    startups = iter(range(100))
-
-    def claude_code_saves_every_time(path: Path, data: bytes | None) -> dict:
-        parsed = original_parse(path, data)
-        if path.name == ".claude.json":
-            path.write_text(json.dumps({"numStartups": next(startups)}))
-        return parsed
-
-    monkeypatch.setattr(integrations, "_parse_json", claude_code_saves_every_time)
+    claude_code_saves_at_every_read(monkeypatch)
     result = CliRunner().invoke(cli, ["init", "--claude-code"])
     assert result.exit_code != 0 and f"already saved: {project / '.claude' / 'settings.local.json'}" in result.output
-    assert str(home / ".claude.json") in result.output
+    assert str(Path(os.environ["HOME"]) / ".claude.json") in result.output
 
 
 def test_a_new_claude_json_is_readable_by_its_owner_only(project: Path):
