@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from vault import ConfigError, ConflictError
+from vault import ConfigError, ConflictError, VaultError
 from vault.atomic import create_file, real_target, remove_file, replace_file
 
 SERVER_NAME = "memdir"
@@ -107,22 +107,23 @@ def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path
     team_servers_path, user_config_path = project / ".mcp.json", home / ".claude.json"
     # Every file is read (and refused if broken) before any is written.
     raw = {path: _read_bytes(path) for path in (shared_path, local_path, team_servers_path, user_config_path)}
-    shared, local, team_servers, user_config = (_parse_json(path, data) for path, data in raw.items())
+    for path, data in raw.items():
+        _parse_json(path, data)
     command = memdir_command()
     edits = [  # memdir's new entries first: a run stopped by a conflict never leaves memdir unregistered
-        (local_path, local, lambda c: _merge_hooks(c, command, vault_argument(vault_root, project))),
-        (user_config_path, user_config,
+        (local_path, lambda c: _merge_hooks(c, command, vault_argument(vault_root, project))),
+        (user_config_path,
          lambda c: _merge_server(_table(_table(_table(c, "projects"), str(project.absolute())), "mcpServers"),
                                  command, str(vault_root.absolute()))),
         # Earlier releases wrote this machine's paths into the committed files: moved out here.
-        (shared_path, shared, lambda c: _remove_hooks(c) | _drop_memdir(c, "enabledMcpjsonServers") | _merge_permissions(c)),
-        (team_servers_path, team_servers, lambda c: _drop_memdir(c, "mcpServers")),
+        (shared_path, lambda c: _remove_hooks(c) | _drop_memdir(c, "enabledMcpjsonServers") | _merge_permissions(c)),
+        (team_servers_path, lambda c: _drop_memdir(c, "mcpServers")),
     ]
     changed, removed, removed_from_git = [], [], []
-    for path, _, edit in edits:
+    for path, edit in edits:
         try:
             done = _save_edit(path, raw[path], edit, empty_removes=True)
-        except ConfigError as exc:
+        except VaultError as exc:
             raise _partly_done(exc, changed + removed) from None
         if done == "written":
             changed.append(path)
@@ -179,7 +180,7 @@ def _register_for_user(vault_root: Path, project: Path, home: Path) -> Registrat
         try:
             if _save_edit(path, raw[path], edit) == "written":
                 changed.append(path)
-        except ConfigError as exc:
+        except VaultError as exc:
             raise _partly_done(exc, changed) from None
     return Registration(settings_path, servers_path, tuple(changed))
 
@@ -347,8 +348,9 @@ def _save_edit(path: Path, raw: bytes | None, edit: Callable[[dict[str, Any]], b
                       "memdir left it as it is; run the command again")
 
 
-def _partly_done(exc: ConfigError, saved: list[Path]) -> ConfigError:
-    """`exc`, saying which files were already saved when it stopped the run."""
+def _partly_done(exc: VaultError, saved: list[Path]) -> VaultError:
+    """`exc` (a conflict, a file that cannot be read or written), saying which files were already saved
+    when it stopped the run."""
     return ConfigError(f"{exc} (already saved: {', '.join(map(str, saved))})") if saved else exc
 
 

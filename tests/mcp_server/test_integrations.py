@@ -443,6 +443,16 @@ def test_a_run_stopped_by_a_file_that_keeps_changing_names_the_files_it_already_
     assert str(Path(os.environ["HOME"]) / ".claude.json") in result.output
 
 
+def test_a_read_only_claude_json_is_left_alone_and_named_with_what_was_already_saved(project: Path):
+    home = Path(os.environ["HOME"])
+    (home / ".claude.json").write_text("{}")
+    (home / ".claude.json").chmod(0o400)
+    result = CliRunner().invoke(cli, ["init", "--claude-code"])
+    assert result.exit_code != 0 and "read-only" in result.output
+    assert f"already saved: {project / '.claude' / 'settings.local.json'}" in result.output
+    assert (home / ".claude.json").read_text() == "{}"
+
+
 def test_a_new_claude_json_is_readable_by_its_owner_only(project: Path):
     init("--claude-code")
     assert (Path(os.environ["HOME"]) / ".claude.json").stat().st_mode & 0o777 == 0o600
