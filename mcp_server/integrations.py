@@ -19,13 +19,13 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from vault import ConfigError, ConflictError, VaultError
 from vault.atomic import create_file, real_target, remove_file, replace_file
+from vault.write import after_saves
 
 SERVER_NAME = "memdir"
 HOOKS = (  # (Claude Code event, memdir hook, timeout in seconds, runs in the background)
@@ -310,10 +310,6 @@ def _parse_json(path: Path, data: bytes | None) -> dict[str, Any]:
     return data
 
 
-SAVE_ATTEMPTS = 5  # a running Claude Code rewrites ~/.claude.json often; each retry re-reads it
-RETRY_PAUSE = 0.05  # seconds, times the attempt: time for the other program to finish its save
-
-
 def _save_edit(path: Path, raw: bytes | None, edit: Callable[[dict[str, Any]], bool],
                empty_removes: bool = False) -> str | None:
     """Apply `edit` to the JSON object `path` held when it was read as `raw`, and save the result only
@@ -321,31 +317,41 @@ def _save_edit(path: Path, raw: bytes | None, edit: Callable[[dict[str, Any]], b
     and apply the edit to their version, so neither change is lost. With `empty_removes`, a file the
     edit left empty is removed rather than saved as `{}`. Returns "written", "removed" or None (nothing
     to change). The first read must parse (callers check every file before writing any); a later
-    read that does not may be the other program's save half written, and is read again."""
-    why = ""
-    for attempt in range(SAVE_ATTEMPTS):
-        if attempt:
-            time.sleep(RETRY_PAUSE * attempt)
-            raw = _read_bytes(path)
+    read that does not may be the other program's save half written, and is read again, as the
+    vault's writer waits out an editor's save (`after_saves`)."""
+    data, first = raw, True
+
+    def attempt() -> str | None:
+        nonlocal data, first
+        if not first:
+            data = _read_bytes(path)
         try:
-            config = _parse_json(path, raw)
-        except ConfigError as exc:
-            if not attempt:
+            config = _parse_json(path, data)
+        except ConfigError:
+            if first:
                 raise
-            why = f" (last read: {exc})"
-            continue
-        if not edit(config):
             return None
+        finally:
+            first = False
+        if not edit(config):
+            return NOTHING
         try:
             if config or not empty_removes or path.is_symlink():
-                _write_json(path, config, raw)
+                _write_json(path, config, data)
                 return "written"
-            remove_file(path, raw or b"")  # an empty `{}` would be litter in a committed file
+            remove_file(path, data or b"")  # an empty `{}` would be litter in a committed file
             return "removed"
         except ConflictError:
-            why = ""
-    raise ConfigError(f"{path}: it changed every time memdir was about to save it ({SAVE_ATTEMPTS} tries){why}; "
-                      "memdir left it as it is; run the command again")
+            return None
+
+    done = after_saves(attempt)
+    if done is None:
+        raise ConfigError(f"{path}: it changed every time memdir was about to save it, for half a second; "
+                          "memdir left it as it is; run the command again")
+    return None if done == NOTHING else done
+
+
+NOTHING = "nothing to change"
 
 
 def _partly_done(exc: VaultError, saved: list[Path]) -> VaultError:

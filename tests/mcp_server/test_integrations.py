@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
@@ -15,6 +16,7 @@ from click.testing import CliRunner
 
 from mcp import Client
 from mcp_server import integrations, tools
+from vault import write as vault_write
 from mcp_server.cli import cli
 
 
@@ -376,9 +378,9 @@ def test_user_scope_keeps_a_save_claude_code_made_while_init_ran(project: Path, 
 
 def claude_code_saves_at_every_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """Claude Code saves ~/.claude.json again each time init has read it: init can never save it."""
-    monkeypatch.setattr(integrations, "RETRY_PAUSE", 0.0)
+    monkeypatch.setattr(vault_write, "pause", lambda seconds: None)
     original_parse = integrations._parse_json
-    startups = iter(range(100))
+    startups = itertools.count()
 
     def saves_after_each_read(path: Path, data: bytes | None) -> dict:
         parsed = original_parse(path, data)
