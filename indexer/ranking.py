@@ -10,7 +10,7 @@ import functools
 import math
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable, Mapping
+from typing import Callable, Mapping, NamedTuple, Protocol, Sequence
 
 from vault.model import Memory, bank_weight
 from vault.scoring import SUCCESS_CREDIT
@@ -18,6 +18,25 @@ from vault.scoring import SUCCESS_CREDIT
 from .settings import SearchSettings
 
 QualityFn = Callable[[Memory, datetime], float]  # -> the factor a result's order is multiplied by (1 = neutral)
+
+
+class Scored(Protocol):
+    """What the learner reads of a memory: its outcome record (a Memory is one)."""
+
+    @property
+    def outcomes(self) -> Sequence[str]: ...
+    @property
+    def uses(self) -> int: ...
+    @property
+    def success_count(self) -> float: ...
+
+
+class Record(NamedTuple):
+    """An outcome record on its own: the key the learner's factor is cached by."""
+
+    outcomes: tuple[str, ...]
+    uses: int
+    success_count: float
 
 
 def quality_factor(quality: float, weight: float, gain: float = 1.0) -> float:
@@ -138,13 +157,12 @@ class QualityModel:
     def _record_factor(self, outcomes: tuple[str, ...], uses: int, success_count: float) -> float:
         # The factor depends only on the record, and most memories share one with many others (never
         # scored, a few uses): a search reads it from here for its hundreds of candidates.
-        record = Memory(id="m-00000000", path="", collection="history", type="learning", title="", body="",
-                        outcomes=outcomes, uses=uses, success_count=success_count)
+        record = Record(outcomes, uses, success_count)
         return (1.0 + self.lift(record)) * (1.0 - self.demotion_of(record))
 
     # -- reputation: the lift -----------------------------------------------------------
 
-    def evidence(self, memory: Memory) -> tuple[float, float]:
+    def evidence(self, memory: Scored) -> tuple[float, float]:
         """Recency-discounted (successes, failures) from the outcome history, most recent last."""
         successes = failures = 0.0
         weight = 1.0
@@ -163,19 +181,19 @@ class QualityModel:
         rest_successes = min(rest, max(0.0, memory.success_count - listed_successes))
         return successes + weight * rest_successes, failures + weight * (rest - rest_successes)
 
-    def reputation(self, memory: Memory) -> float:
+    def reputation(self, memory: Scored) -> float:
         """0..1: the Beta posterior mean of the discounted record, plus optimism that shrinks with evidence."""
         s, f = self.evidence(memory)
         mean = (self.prior + s) / (2 * self.prior + s + f)
         return min(1.0, mean + self.explore / math.sqrt(1.0 + s + f))
 
-    def lift(self, memory: Memory) -> float:
+    def lift(self, memory: Scored) -> float:
         weight = self.weights[TIERS.index(proven_tier(memory.uses))]
         return max(0.0, self.gain * 2.0 * weight * (self.reputation(memory) - 0.5))
 
     # -- current state: the demotion ----------------------------------------------------
 
-    def helpful(self, memory: Memory) -> float:
+    def helpful(self, memory: Scored) -> float:
         """P(the memory helps now), from its outcome record: the filter in the class docstring."""
         worked = (1.0 - self.failed_if_helpful) / self.worked_if_misleading  # odds ratios of one outcome
         failed = self.failed_if_helpful / (1.0 - self.worked_if_misleading)
@@ -195,7 +213,7 @@ class QualityModel:
             p = odds / (1.0 + odds)
         return p
 
-    def demotion_of(self, memory: Memory) -> float:
+    def demotion_of(self, memory: Scored) -> float:
         badness = max(0.0, (0.5 - self.helpful(memory)) / 0.5)
         return self.demotion * badness ** self.curve
 
