@@ -143,7 +143,7 @@ class Curator:
                 return None
             try:
                 return self.index.get(memory.id)
-            except NotFoundError:  # rewritten since we wrote it, by an editor caught in the middle of its save
+            except NotFoundError:  # an editor's save caught with its frontmatter half written, or another id
                 return None
 
         return after_saves(synced) or memory  # a file gone for good: what was written is still the answer
