@@ -28,7 +28,7 @@ from . import privacy as vaults
 from .app import App
 from .lookup import looks_like_path
 from .sessions import SessionStore
-from .view import view_of
+from ..views.view import view_of
 
 LIMIT_MAX = 50
 LINKABLE = ("supersedes", "depends_on", "contradicts", "derives_from")
