@@ -205,6 +205,14 @@ class UserServer:
             slot.failure = error("ServerError", f"cannot serve {slot.root}: {type(exc).__name__}: {exc}", 500)
         finally:
             slot.ready.set()
+        if slot.vault is not None:
+            # Hooks told "opening" left their events in the spool and will not ask again: apply them now.
+            try:
+                applied = await anyio.to_thread.run_sync(slot.vault.drain_spool, time.time_ns())
+                if applied:
+                    log.info("%s: applied %d hook events spooled while it opened", slot.root, applied)
+            except Exception:  # noqa: BLE001 - the spool timer tries again; the vault is served meanwhile
+                log.exception("%s: could not apply the spool", slot.root)
         if slot.failure is not None and not any(s.vault is not None for s in self.slots.values()):
             self._forget(slot)  # nothing else to serve: exit (the reason is in the log) rather than idle on nothing
         # else the failure waits in its slot for the next request, which reports it and forgets it
