@@ -7,7 +7,7 @@ watcher. The CLI and the MCP tools are thin layers over these methods.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -151,12 +151,14 @@ class Curator:
     # -- scoring ---------------------------------------------------------------------
 
     def score(self, outcomes: Mapping[str, str], *, now: datetime | None = None) -> list[Scored]:
-        """Apply one outcome per memory id; each is its own atomic, conflict-checked rewrite of the counters."""
+        """Apply one outcome per memory id, all or none: a retried call must never count an id twice because
+        another id of the same call failed (Writer.update_all re-applies the counters to the files as they are)."""
         now = now or _now()
         for memory_id, outcome in outcomes.items():
             check_outcome(outcome)
             self.index.get(memory_id)  # every id must exist before anything is written
-        results = []
+        results: list[Scored] = []
+        edits: list[tuple[Memory, Change]] = []
         for memory_id, outcome in outcomes.items():
             memory = self.index.get(memory_id)
             derive = lambda m, o=outcome: outcome_updates(m, o, now, self.scoring, self.outcome_history)  # noqa: E731
@@ -166,9 +168,13 @@ class Curator:
                     "not used, nothing changes")
                 results.append(Scored(memory.id, outcome, {}, note))
                 continue
-            written = self._write(memory, Change(derive=derive))
-            results.append(Scored(memory.id, outcome, {k: getattr(written, k) for k in changes}))
-        return results
+            edits.append((memory, Change(derive=derive)))
+            results.append(Scored(memory.id, outcome, dict(changes)))
+        written = {m.id: m for m in self.vault.edit_all(edits)} if edits else {}
+        for memory, _ in edits:
+            self._indexed(written[memory.id], [memory.path])
+        return [replace(r, changes={k: getattr(written[r.id], k) for k in r.changes}) if r.id in written else r
+                for r in results]
 
     # -- editing -----------------------------------------------------------------------
 
