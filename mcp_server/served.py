@@ -30,7 +30,7 @@ from vault.errors import ConflictError, NotFoundError, PathError, ValidationErro
 
 from . import tools
 from .app import App
-from .client import VAULT_LOCK, process_alive
+from .client import IDEMPOTENCY_HEADER, VAULT_LOCK, process_alive
 from .config import load_config
 from .idle import IdleWatch
 from .schedule import Every
@@ -173,7 +173,8 @@ class ServedVault:
             inspect.signature(method).bind(**args)
         except TypeError as exc:
             return error("ValidationError", f"bad arguments for {op}: {exc}", 400)
-        return await _run(lambda: {"result": method(**args)})
+        key = request.headers.get(IDEMPOTENCY_HEADER)  # a retried write is applied once
+        return await _run(lambda: {"result": self.service.once(key, op, lambda: method(**args))})
 
     async def _hook(self, request: Request) -> JSONResponse:
         body = await _json_body(request)
