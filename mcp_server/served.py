@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import anyio
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
@@ -200,7 +200,10 @@ def open_vault(root: Path, embedder: Callable[[Any], Any]) -> ServedVault:
 
 
 async def _json_body(request: Request) -> dict[str, Any] | JSONResponse:
-    raw = await request.body()
+    try:
+        raw = await request.body()
+    except ClientDisconnect:  # it went away, or was cut off for sending its body too slowly (http_limits)
+        return error("ValidationError", "the request body did not arrive", 400)
     if len(raw) > MAX_BODY:
         return error("ValidationError", f"request body over {MAX_BODY:,} bytes", 413)
     try:

@@ -41,6 +41,7 @@ from vault import VaultError, atomic
 from .client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
 from .config import Config
 from .embed_host import SharedEmbedder
+from .http_limits import BoundedH11
 from .registry import rss_mb
 from .served import ServedVault, error, open_vault, status_of
 
@@ -136,7 +137,7 @@ class UserServer:
         sock.bind(("127.0.0.1", 0))
         sock.listen(128)
         self.port = sock.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(self._asgi(first), log_level="warning", lifespan="on",
+        server = uvicorn.Server(uvicorn.Config(self._asgi(first), log_level="warning", lifespan="on", http=BoundedH11,
                                                timeout_graceful_shutdown=DRAIN_SECONDS, access_log=False))
         self._uvicorn = server
 
