@@ -190,6 +190,9 @@ class Proxy:
         except ValueError:
             self.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "not JSON"}})
             return
+        except RecursionError:  # one line nested a thousand deep must not end the session
+            self.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "JSON nested too deep"}})
+            return
         if not isinstance(message, dict) or "method" not in message:
             if isinstance(message, dict) and "id" in message:
                 return  # a response to a request we never send: nothing to do
