@@ -403,7 +403,7 @@ class MemoryService:
         """Score memories (and, with `outcome`, the session's previous exchange); name what is still unscored."""
         state = self.sessions.load(session) if session else None
         awaiting = list(state.awaiting) if state else []
-        unknown = [i for i in memory_scores if not self._exists(i)]
+        unknown = [i for i in memory_scores if not self._exists(check_id(i))]  # check_id: a 100 kB "id" is refused, not echoed
         if unknown:
             hint = ", ".join(awaiting) if awaiting else "none"
             raise NotFoundError(f"no memory with id {', '.join(unknown)}; memories awaiting a score: {hint}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence, TypeVar
@@ -278,11 +278,17 @@ def _check_reapplicable(base: Memory, current: Memory, change: Change) -> None:
         theirs = current.frontmatter.get(key)
         if theirs != base.frontmatter.get(key) and theirs != value:
             raise ConflictError(
-                f"{current.path}: '{key}' was changed to {theirs!r} since it was read; "
+                f"{current.path}: '{key}' was changed to {_shown(theirs)} since it was read; "
                 "re-read the memory and decide again"
             )
     if change.body is not None and current.body != base.body and current.body.rstrip() != change.body.rstrip():
         raise ConflictError(f"{current.path}: the body was edited since it was read; re-read it and apply your edit again")
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """A frontmatter value as a person wrote it (a date in ISO 8601, not Python's repr), cut to `limit`."""
+    text = value.isoformat().replace("+00:00", "Z") if isinstance(value, (datetime, date)) else repr(value)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"
 
 
 def _with_final_newline(text: str) -> str:
