@@ -228,6 +228,7 @@ class _Host(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Host
     protocol_version = "HTTP/1.1"
+    timeout = 10.0  # a connection that sends nothing (or half a request) gives its thread and descriptor back
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - texts are never logged
         pass
@@ -236,6 +237,10 @@ class _Handler(BaseHTTPRequestHandler):
         scheme, _, credential = self.headers.get("Authorization", "").partition(" ")
         if self.headers.get("Origin") is not None:  # a browser page: never
             self._send(403, b"forbidden", "text/plain")
+            return True
+        port = self.server.server_address[1]
+        if self.headers.get("Host", "") not in (f"127.0.0.1:{port}", f"localhost:{port}"):  # DNS rebinding, as the API
+            self._send(403, b"forbidden host", "text/plain")
             return True
         if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), self.server.token.encode()):
             self._send(401, b"unauthorized", "text/plain")
