@@ -89,6 +89,7 @@ class Index:
                  defer_embedding: bool = False) -> None:
         self.vault = vault
         self.root = vault.root
+        self._own_cache = not isinstance(embedder, CachedEmbedder)  # a cache opened here is closed here
         self.embedder = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
             embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite"
         )
@@ -157,6 +158,8 @@ class Index:
         with self.lock:
             self.keyword.close()
             self.manifest.close()
+            if self._own_cache:
+                self.embedder.close()
             if self._owner is not None:
                 self._owner.release()
                 self._owner = None
