@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
 from vault import VaultError
-from vault.errors import ConflictError, NotFoundError, PathError, ValidationError
+from vault.errors import ConflictError, DiskFullError, NotFoundError, PathError, ValidationError
 
 from . import tools
 from .app import App
@@ -46,7 +46,7 @@ OPERATIONS = frozenset({
     "append", "delete", "restore", "ingest", "books", "record_response", "score", "gc", "suggest_merges", "merge", "reindex",
     "verify", "review",
 })
-STATUS = {NotFoundError: 404, PathError: 400, ValidationError: 400, ConflictError: 409}
+STATUS = {NotFoundError: 404, PathError: 400, ValidationError: 400, ConflictError: 409, DiskFullError: 507}
 
 
 class AlreadyServed(ConflictError):
