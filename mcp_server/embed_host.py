@@ -109,6 +109,13 @@ class SharedEmbedder:
         self.start_timeout = start_timeout
         self._lock = threading.Lock()
         self._info: HostInfo | None = None
+        self._closed = False
+
+    def close(self) -> None:
+        """The server is exiting: from now on no call starts a host (a backfill still running at `memdir stop
+        --all` would otherwise start a fresh one after the old host was stopped, and leave it behind)."""
+        with self._lock:
+            self._closed = True
 
     def warm(self) -> threading.Thread:
         """Start the host in the background (a server does this while it loads its indices)."""
@@ -155,6 +162,8 @@ class SharedEmbedder:
         with self._lock:
             if self._info is not None and _alive(self._info.pid):
                 return self._info
+            if self._closed:
+                raise EmbedderUnavailable("the memdir server is exiting; it starts no embedding host")
             self._info = ensure_host(self.idle_exit_seconds, self.start_timeout)
             return self._info
 

@@ -166,6 +166,8 @@ class UserServer:
         if not self.exiting:
             log.info("memdir server (pid %d) exits: %s", os.getpid(), reason)
         self.exiting = True
+        if self._embedder is not None:
+            self._embedder.close()  # a backfill finishing its batch must not start a new host on the way out
         self._forget_address()
         if self._uvicorn is not None:
             self._uvicorn.should_exit = True
