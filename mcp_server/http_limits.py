@@ -6,9 +6,9 @@ connections and sent nothing (or half a header) held one file descriptor each un
 and every memdir request timed out. Here a connection must deliver its request headers within
 HEADER_SECONDS (from connecting, or from the end of its previous answer) and its body within BODY_SECONDS
 of the headers, or it is closed; and at most MAX_WAITING connections may be waiting for their headers at
-once, MAX_CONNECTIONS open in all: beyond that a new connection is closed at once. Every client is on
-127.0.0.1, so the caps cannot be per address; a connection that has sent its headers passes the token
-check or is refused within milliseconds, so a real client is rarely counted as waiting for long.
+once, MAX_CONNECTIONS open in all: beyond that the connection waiting longest for its headers is closed
+(the new one when none waits). Every client is on 127.0.0.1, so the caps cannot be per address; but a real
+client sends its headers the moment it connects, so a flood of silent connections only evicts itself.
 """
 
 from __future__ import annotations
@@ -34,21 +34,28 @@ class BoundedH11(H11Protocol):
     body_seconds = BODY_SECONDS
     max_waiting = MAX_WAITING
     max_connections = MAX_CONNECTIONS
+    warned = float("-inf")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._deadline: asyncio.TimerHandle | None = None
         self.waiting = True  # for headers (counted against max_waiting)
+        self.waiting_since = 0.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        waiting = sum(1 for c in self.connections if getattr(c, "waiting", False))
-        if len(self.connections) > self.max_connections or waiting > self.max_waiting:
-            log.warning("refused a connection: %d open, %d waiting for their headers", len(self.connections), waiting)
-            self.waiting = False
-            transport.close()
-            return
         self._arm(self.header_seconds, "its request headers")
+        waiting = [c for c in self.connections if getattr(c, "waiting", False)]
+        if len(waiting) > self.max_waiting or len(self.connections) > self.max_connections:
+            # The longest-waiting connection goes, not the newest: a real client sends its headers the moment it
+            # connects, so under a flood of silent connections it is the flood that is let go.
+            oldest = min(waiting, key=lambda c: c.waiting_since, default=self)
+            if self.loop.time() - BoundedH11.warned > 10:  # a flood is worth one line now and then, not one each
+                BoundedH11.warned = self.loop.time()
+                log.warning("a flood of connections: %d open, %d waiting for their headers; closing the oldest",
+                            len(self.connections), len(waiting))
+            oldest.waiting = False
+            oldest.transport.close()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -80,6 +87,7 @@ class BoundedH11(H11Protocol):
 
     def _arm(self, seconds: float, what: str) -> None:
         self._disarm()
+        self.waiting_since = self.loop.time()
         self._deadline = self.loop.call_later(seconds, self._expire, what)
 
     def _disarm(self) -> None:
