@@ -130,7 +130,7 @@ def retried_add(work: Path) -> dict[str, int]:
 
 
 def partial_score(work: Path, calls: int = 150) -> dict[str, int]:
-    """score {A, B} `calls` times while B is renamed back and forth: uses of A beyond the calls reported done."""
+    """score {A, B} `calls` times while B is renamed back and forth: uses of A and B off the calls reported done."""
     from indexer.curator import Curator
     from indexer.embed import HashingEmbedder
     from indexer.index import Index
@@ -162,8 +162,8 @@ def partial_score(work: Path, calls: int = 150) -> dict[str, int]:
         stop.set()
         renamer.join(10)
         index.close()
-    uses = Vault(root).writer.read("history/a.md").uses
-    return {"score_counted_beyond_reported": abs(uses - done)}
+    counted = [Vault(root).writer.read(f"history/{name}.md").uses for name in ("a", "b")]
+    return {"score_counted_beyond_reported": sum(abs(uses - done) for uses in counted)}
 
 
 # -- item 7: events spooled while the vault opens -----------------------------------------------------
