@@ -44,7 +44,7 @@ def crash_and_race(work: Path, points: int, rounds: int) -> dict:
 def hostile(work: Path) -> dict:
     from click.testing import CliRunner
 
-    from mcp_server.cli import cli
+    from mcp_server.cli.commands import cli
     from tests.conftest import memory_text, write
     from tests.reliability.harness import drift_in_place, hostile_corpus, new_vault, open_index, snapshot, unclear_problems
     from tests.reliability.test_hostile import TRAVERSALS

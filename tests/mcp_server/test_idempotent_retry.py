@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server import client, stdio
+from mcp_server import client
+from mcp_server.tools import stdio
 from vault import Vault
 
 from .processes import start_server, stop_all

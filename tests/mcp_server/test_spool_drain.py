@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from mcp_server.hooks import spool
-from mcp_server.served import open_vault
+from mcp_server.clients.hooks import spool
+from mcp_server.server.served import open_vault
 from vault import Vault
 
 SESSION = "0d9c1e2f-spool-drain"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.stdio import PARSE_ERROR, Proxy
+from mcp_server.tools.stdio import PARSE_ERROR, Proxy
 
 
 @pytest.mark.parametrize("nested", [b"[" * 1000 + b"]" * 1000, b'{"a":' * 1000 + b"1" + b"}" * 1000,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_server import embed_host, registry
-from mcp_server.registry import Served
+from mcp_server.embedding import host as embed_host
+from mcp_server.server import registry
+from mcp_server.server.registry import Served
 
 
 def test_a_server_on_its_way_out_starts_no_embedding_host(monkeypatch):

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from indexer.search import SearchRequest, window_used
-from mcp_server.app import App
-from mcp_server.service import MemoryService
+from mcp_server.service.app import App
+from mcp_server.service.memory_service import MemoryService
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
 

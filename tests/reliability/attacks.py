@@ -96,7 +96,7 @@ def half_open(work: Path, count: int = HALF_OPEN, wait: float = 7.0) -> dict[str
 
 def retried_add(work: Path) -> dict[str, int]:
     """An add whose answer the proxy lost (a timeout) and retried: 1 when the retry applied it again."""
-    from mcp_server import stdio
+    from mcp_server.tools import stdio
     from tests.mcp_server.processes import start_server, stop_all
     from vault import Vault
 
@@ -172,8 +172,8 @@ def partial_score(work: Path, calls: int = 150) -> dict[str, int]:
 def stuck_spool(work: Path, wait: float = 8.0) -> dict[str, int]:
     """An exchange spooled right after the vault opened (its hooks were told "opening"): spool files still
     there after `wait` s with no further event."""
-    from mcp_server.hooks import spool
-    from mcp_server.served import open_vault
+    from mcp_server.clients.hooks import spool
+    from mcp_server.server.served import open_vault
 
     root = small_vault(work / "spool")
     served = open_vault(root, lambda config: None)
@@ -236,7 +236,7 @@ def disk_full(work: Path) -> dict[str, int]:
 
 
 def nested_json() -> dict[str, int]:
-    from mcp_server.stdio import Proxy
+    from mcp_server.tools.stdio import Proxy
 
     crashed = 0
     for line in (b"[" * 1000 + b"]" * 1000, b'{"a":' * 1000 + b"1" + b"}" * 1000,
@@ -251,7 +251,7 @@ def nested_json() -> dict[str, int]:
 
 
 def lingering_handles(work: Path) -> dict[str, int]:
-    from mcp_server.served import open_vault
+    from mcp_server.server.served import open_vault
 
     root = small_vault(work / "handles")
 
@@ -276,8 +276,8 @@ def messages(work: Path) -> dict[str, int]:
     """A 100,000-character id (characters of it echoed beyond 200) and a date in a conflict (1: a Python repr)."""
     from datetime import datetime, timezone
 
-    from mcp_server.app import App
-    from mcp_server.service import MemoryService
+    from mcp_server.service.app import App
+    from mcp_server.service.memory_service import MemoryService
     from vault import Vault
     from vault.errors import VaultError
     from vault.write import Change
@@ -308,7 +308,7 @@ def embedding_host_host_header() -> dict[str, int]:
     import http.client
 
     from indexer.embed import HashingEmbedder
-    from mcp_server import embed_host
+    from mcp_server.embedding import host as embed_host
 
     stop = threading.Event()
     thread = threading.Thread(target=embed_host.serve, args=(0.0, HashingEmbedder(384), stop), daemon=True)

@@ -18,10 +18,10 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from vault import VaultError
 from vault.model import BANK_DEFAULT, COLLECTIONS, TYPES
 
-from . import outward, render
-from .view import MemoryView, views
+from ..client import IDEMPOTENCY_HEADER
+from ..views import outward, render
+from ..views.view import MemoryView, views
 from .arguments import refuse_unknown_and_explain
-from .client import IDEMPOTENCY_HEADER
 from .descriptions import (
     ADD_BANK,
     AS_OF,
@@ -59,7 +59,7 @@ from .schemas import (
     StatsOut,
     VerifyOut,
 )
-from .service import MemoryService
+from ..service.memory_service import MemoryService
 
 Collection = Literal["working", "history", "patterns", "memory_bank", "books"]
 MemoryType = Literal[

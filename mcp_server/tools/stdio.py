@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from . import client, tool_list
+from .. import client
+from . import tool_list
 from .descriptions import INSTRUCTIONS
-from .logs import configure
+from ..logs import configure
 
 log = logging.getLogger("memdir.stdio")
 

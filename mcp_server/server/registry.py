@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import client
+from .. import client
+from ..rss import rss_mb
 
 
 def folder() -> Path:
@@ -37,8 +38,8 @@ class Served:
 
 
 def embedding_host() -> Served | None:
-    """The per-user embedding host, when one runs (see embed_host.py)."""
-    from . import embed_host
+    """The per-user embedding host, when one runs (see embedding/host.py)."""
+    from ..embedding import host as embed_host
 
     info = embed_host.running()
     if info is None:
@@ -112,13 +113,3 @@ def stop(timeout: float = 30.0) -> list[Served]:
             while client.process_alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.05)  # another process's exit: nothing to wait on but time
     return chosen
-
-
-def rss_mb(pid: int) -> float | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except (OSError, ValueError, IndexError):
-        return None
-    return None

@@ -17,12 +17,12 @@ from indexer import timewords
 from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError
 
-from .capture import MAX_EXCHANGE_CHARS
+from ..service.capture import MAX_EXCHANGE_CHARS
 from .context import Line, known_context, memory_line, pointer_line, scoring_request
-from .service import MemoryService
-from .sessions import Session
+from ..service.memory_service import MemoryService
+from ..service.sessions import Session
 from .trivial import is_trivial_exchange
-from .view import view_of
+from ..views.view import view_of
 
 log = logging.getLogger("memdir.hooks")
 MAX_PROMPT_CHARS = 4000  # the query is the prompt's beginning; a pasted log is not a better query

@@ -28,13 +28,13 @@ from starlette.routing import Mount, Route
 from vault import VaultError
 from vault.errors import ConflictError, DiskFullError, NotFoundError, PathError, ValidationError
 
-from . import tools
-from .app import App
-from .client import IDEMPOTENCY_HEADER, VAULT_LOCK, process_alive
-from .config import load_config
+from ..tools import mcp_tools as tools
+from ..service.app import App
+from ..client import IDEMPOTENCY_HEADER, VAULT_LOCK, process_alive
+from ..config import load_config
 from .idle import IdleWatch
 from .schedule import Every
-from .service import MemoryService
+from ..service.memory_service import MemoryService
 
 log = logging.getLogger("memdir.server")
 MAX_BODY = 1_000_000
@@ -90,7 +90,7 @@ class ServedVault:
     def load(self, embedder: Callable[[Any], Any]) -> None:
         """Open the index (reconciling edits made while nothing served it), start the watcher, apply what the
         hooks spooled meanwhile, start the lifecycle schedule and build the vault's MCP endpoint."""
-        from .hooks_server import HookHandler
+        from ..clients.hooks_server import HookHandler
 
         config = load_config(self.root)
         self.app = App(self.root, config=config, embedder=embedder(config), defer_embedding=True)

@@ -38,11 +38,11 @@ from starlette.routing import Mount, Route
 
 from vault import VaultError, atomic
 
-from .client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
-from .config import Config
-from .embed_host import SharedEmbedder
+from ..client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
+from ..config import Config
+from ..embedding.host import SharedEmbedder
+from ..rss import rss_mb
 from .http_limits import BoundedH11
-from .registry import rss_mb
 from .served import ServedVault, error, open_vault, status_of
 
 log = logging.getLogger("memdir.server")

@@ -29,7 +29,7 @@ from .app import App
 from .idempotency import Recent
 from .lookup import looks_like_path
 from .sessions import SessionStore
-from .view import view_of
+from ..views.view import view_of
 
 T = TypeVar("T")
 
