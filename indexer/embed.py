@@ -143,7 +143,7 @@ class CachedEmbedder:
         wanted = [key for key in set(keys) if key not in found]
         if wanted and self._db is not None:
             with self._lock:
-                for start in range(0, len(wanted), 500):
+                for start in range(0, len(wanted) if self._db is not None else 0, 500):  # closed meanwhile: uncached
                     chunk = wanted[start : start + 500]
                     rows = self._db.execute(
                         f"SELECT key, vector FROM vectors WHERE model = ? AND key IN ({','.join('?' * len(chunk))})",
@@ -165,9 +165,9 @@ class CachedEmbedder:
     def _store(self, fresh: dict[bytes, np.ndarray]) -> None:
         for key, vector in fresh.items():
             self._remember(key, vector)
-        if self._db is None:
-            return
         with self._lock:
+            if self._db is None:
+                return
             self._db.execute("BEGIN")
             self._db.executemany(
                 "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
@@ -176,6 +176,8 @@ class CachedEmbedder:
             self._db.execute("COMMIT")
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        """Release the cache file; the embedder still embeds afterwards, uncached."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

@@ -110,6 +110,13 @@ class SharedEmbedder:
         self.start_timeout = start_timeout
         self._lock = threading.Lock()
         self._info: HostInfo | None = None
+        self._closed = False
+
+    def close(self) -> None:
+        """The server is exiting: from now on no call starts a host (a backfill still running at `memdir stop
+        --all` would otherwise start a fresh one after the old host was stopped, and leave it behind)."""
+        with self._lock:
+            self._closed = True
 
     def warm(self) -> threading.Thread:
         """Start the host in the background (a server does this while it loads its indices)."""
@@ -156,6 +163,8 @@ class SharedEmbedder:
         with self._lock:
             if self._info is not None and _alive(self._info.pid):
                 return self._info
+            if self._closed:
+                raise EmbedderUnavailable("the memdir server is exiting; it starts no embedding host")
             self._info = ensure_host(self.idle_exit_seconds, self.start_timeout)
             return self._info
 
@@ -229,6 +238,7 @@ class _Host(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Host
     protocol_version = "HTTP/1.1"
+    timeout = 10.0  # a connection that sends nothing (or half a request) gives its thread and descriptor back
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - texts are never logged
         pass
@@ -237,6 +247,10 @@ class _Handler(BaseHTTPRequestHandler):
         scheme, _, credential = self.headers.get("Authorization", "").partition(" ")
         if self.headers.get("Origin") is not None:  # a browser page: never
             self._send(403, b"forbidden", "text/plain")
+            return True
+        port = self.server.server_address[1]
+        if self.headers.get("Host", "") not in (f"127.0.0.1:{port}", f"localhost:{port}"):  # DNS rebinding, as the API
+            self._send(403, b"forbidden host", "text/plain")
             return True
         if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), self.server.token.encode()):
             self._send(401, b"unauthorized", "text/plain")

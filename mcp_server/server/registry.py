@@ -99,14 +99,17 @@ def stop(timeout: float = 30.0) -> list[Served]:
         info = server[0]
         chosen.insert(0, Served("(no vault open yet)", info.pid, info.port, rss_mb(info.pid),
                                 round(time.time() - info.started, 1), None, None, "server"))
-    pids = list(dict.fromkeys(s.pid for s in chosen))
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+    # The server first, the embedding host once the server is gone: a server closing its vaults may still be
+    # embedding (a backfill), and a host stopped under it was started again and left behind.
     deadline = time.monotonic() + timeout
-    for pid in pids:
-        while client.process_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)  # another process's exit: nothing to wait on but time
+    for kinds in (("vault", "server"), ("embedding-host",)):
+        pids = list(dict.fromkeys(s.pid for s in chosen if s.kind in kinds))
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for pid in pids:
+            while client.process_alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)  # another process's exit: nothing to wait on but time
     return chosen

@@ -56,6 +56,16 @@ def test_the_host_answers_only_its_token_and_never_a_browser(host: HostInfo):
     assert request(host, "POST", "/embed", json.dumps({"texts": "not a list"}).encode())[0] == 400
 
 
+def test_the_host_refuses_a_foreign_host_header_as_the_api_does(host: HostInfo):
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", host.port, timeout=5)
+    connection.request("POST", "/embed", body=json.dumps({"texts": ["x"]}).encode(),
+                       headers={"Authorization": f"Bearer {host.token}", "Host": f"rebound.example:{host.port}"})
+    assert connection.getresponse().status == 403
+    connection.close()
+
+
 def test_the_address_file_is_private_and_a_second_host_does_not_start(host: HostInfo, tmp_path: Path):
     address = tmp_path / "servers" / embed_host.ADDRESS_FILE
     assert address.stat().st_mode & 0o077 == 0
