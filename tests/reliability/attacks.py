@@ -1,4 +1,4 @@
-"""The outside attack of 2026-11-26 (issue 28, items 5-8), replayed: each returns how much got through (0: held).
+"""The outside attack of 2026-11-26 (issue 28), replayed: each returns how much got through (0: held).
 
 Used by tests/reliability/test_attacks.py (bounded) and bench/reliability.py (the table of rows). Every attack
 uses only what an attacker or a client has (sockets, the stdio proxy, the service, the files), so the same
@@ -350,8 +350,30 @@ def log_mode(work: Path) -> dict[str, int]:
         root.setLevel(kept[1])
 
 
+def symlinked_ingest(work: Path) -> dict[str, int]:
+    """Item 1: a folder walk of ingest_document follows a file symlink out of the project (and `.` takes in
+    the vault's own memories when its folder has no dot). Counts the books that hold outside or vault text."""
+    from indexer.books import ingest
+    from tests.indexer.helpers import default_curator, open_index
+
+    project = work / "symlink-project"
+    root = small_vault(project / "memories")
+    (work / "outside.txt").write_text("aws_secret_in_outside_file\n")
+    (project / "docs").mkdir()
+    (project / "docs" / "guide.md").write_text("# Guide\n\nthe guide\n")
+    (project / "docs" / "link.txt").symlink_to(work / "outside.txt")
+    index = open_index(root)
+    try:
+        ingest(default_curator(index), [project], project=project)
+    finally:
+        index.close()
+    books = [path.read_text() for path in (root / "books").glob("*.md")]
+    return {"ingest_outside_files_copied": sum("aws_secret_in_outside_file" in b for b in books),
+            "ingest_vault_files_copied": sum("celery retries need idempotent" in b for b in books)}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
-    """Every attack of items 5-8; an attack that breaks in an unexpected way counts 1 under its own name."""
+    """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
         ("half_open", lambda: half_open(work, half_open_count)),
         ("retried_add", lambda: retried_add(work)),
@@ -363,6 +385,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("messages", lambda: messages(work)),
         ("embedding_host", embedding_host_host_header),
         ("log_mode", lambda: log_mode(work)),
+        ("symlinked_ingest", lambda: symlinked_ingest(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
