@@ -372,6 +372,46 @@ def symlinked_ingest(work: Path) -> dict[str, int]:
             "ingest_vault_files_copied": sum("celery retries need idempotent" in b for b in books)}
 
 
+def link_bomb(work: Path) -> dict[str, int]:
+    """Item 2: one file of 160,000 [[links]] on one line (2 MB, under the size limit) held every search on its
+    vault while it was indexed (26-43 s for 20,000 links before). Counts the searches that waited over 2 s and
+    the whole seconds the file took to index past 2 s."""
+    from indexer.embed import make_embedder
+    from indexer.index import Index
+    from indexer.search import SearchRequest, Searcher
+    from indexer.settings import SearchSettings
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    root = work / "link-bomb"
+    init_vault(root, HASHING_TOML)
+    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+    index = Index.open(Vault(root), make_embedder("hashing-256"), defer_embedding=True)
+    searcher = Searcher(index, SearchSettings(embedder="hashing-256"))
+    write(root, "history/bomb.md", memory_text(B, "Bomb", " ".join(f"[[t-{i}]]" for i in range(160_000))))
+    waits: list[float] = []
+    done = threading.Event()
+
+    def search() -> None:
+        while not done.is_set():
+            started = time.monotonic()
+            searcher.search(SearchRequest(query="celery", limit=3))
+            waits.append(time.monotonic() - started)
+
+    reader = threading.Thread(target=search)
+    reader.start()
+    started = time.monotonic()
+    try:
+        index.sync(["history/bomb.md"])
+    finally:
+        took = time.monotonic() - started
+        done.set()
+        reader.join(60)
+        index.close()
+    return {"link_bomb_searches_waiting_over_2s": sum(wait > 2 for wait in waits),
+            "link_bomb_index_seconds_over_2": max(0, int(took - 2))}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -386,6 +426,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("embedding_host", embedding_host_host_header),
         ("log_mode", lambda: log_mode(work)),
         ("symlinked_ingest", lambda: symlinked_ingest(work)),
+        ("link_bomb", lambda: link_bomb(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
