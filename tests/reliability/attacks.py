@@ -412,6 +412,46 @@ def link_bomb(work: Path) -> dict[str, int]:
             "link_bomb_index_seconds_over_2": max(0, int(took - 2))}
 
 
+def truncated_index(work: Path) -> dict[str, int]:
+    """Item 3: a truncated vectors.faiss or Whoosh segment made the vault unservable (every request failed,
+    nothing rebuilt it) and the failed open kept .memdir/index.lock, so `memdir reindex` refused. Counts the
+    damaged vaults that did not answer a search after opening, and the locks a failed open left held."""
+    from indexer.embed import make_embedder
+    from indexer.generations import Layout
+    from indexer.index import Index
+    from indexer.search import SearchRequest, Searcher
+    from indexer.settings import SearchSettings
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    unservable = locks_held = 0
+    for damage in ("vectors.faiss", "keyword"):
+        root = work / f"truncated-{damage.split('.')[0]}"
+        init_vault(root, HASHING_TOML)
+        write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+        Index.open(Vault(root), make_embedder("hashing-256")).close()
+        generation = Layout(root).current()
+        files = [generation / damage] if damage.endswith(".faiss") else \
+            [p for p in (generation / "keyword").iterdir() if p.suffix in (".seg", ".toc")]
+        for path in files:
+            path.write_bytes(path.read_bytes()[: max(1, path.stat().st_size // 3)])
+        try:
+            index = Index.open(Vault(root), make_embedder("hashing-256"))
+            try:
+                hits = Searcher(index, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="celery"))
+                unservable += not hits
+            finally:
+                index.close()
+        except Exception:  # noqa: BLE001 - the vault did not open: unservable
+            unservable += 1
+        owner = Layout(root).try_own()
+        locks_held += owner is None
+        if owner is not None:
+            owner.release()
+    gc.collect()  # Whoosh leaves the damaged segment's file to the collector
+    return {"damaged_index_unservable": unservable, "damaged_index_lock_left_held": locks_held}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -427,6 +467,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("log_mode", lambda: log_mode(work)),
         ("symlinked_ingest", lambda: symlinked_ingest(work)),
         ("link_bomb", lambda: link_bomb(work)),
+        ("truncated_index", lambda: truncated_index(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
