@@ -452,6 +452,20 @@ def truncated_index(work: Path) -> dict[str, int]:
     return {"damaged_index_unservable": unservable, "damaged_index_lock_left_held": locks_held}
 
 
+def secret_halves() -> dict[str, int]:
+    """Item 4: Stop-capture redaction (vault.secrets.redact, what every capture path calls) kept the AWS secret
+    access key beside a redacted key id, and let five vendors' token formats through. Counts what survives."""
+    from vault.secrets import redact
+
+    key, secret = "AKIA" + "QWERTYUI0PASDF12", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "3x4mPl3K9z"
+    pairs = [f"aws {key} / {secret}", f"key ID {key}, secret {secret}"]
+    tokens = ["glpat-" + "xY9zA8bC7dE6fG5hI4jK", "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz12345678",
+              "SG." + "ngeVfQFYQlKU0ufo8x5d1A." + "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr", "dop_v1_" + "3f9a" * 16,
+              "AccountKey=" + "Zm9vYmFyYmF6cXV4" * 5 + "ab=="]
+    return {"secret_halves_kept": sum(secret in redact(text)[0] for text in pairs),
+            "token_formats_not_redacted": sum(token.split("=")[-1] in redact(f"use {token} here")[0] for token in tokens)}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -468,6 +482,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("symlinked_ingest", lambda: symlinked_ingest(work)),
         ("link_bomb", lambda: link_bomb(work)),
         ("truncated_index", lambda: truncated_index(work)),
+        ("secret_halves", secret_halves),
     ]
     rows: dict[str, int] = {}
     with private_user():
