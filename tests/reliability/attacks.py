@@ -374,10 +374,12 @@ def symlinked_ingest(work: Path) -> dict[str, int]:
 
 def link_bomb(work: Path) -> dict[str, int]:
     """Item 2: one file of 160,000 [[links]] on one line (2 MB, under the size limit) held every search on its
-    vault while it was indexed (26-43 s for 20,000 links before). Counts the searches that waited over 2 s and
-    the whole seconds the file took to index past 2 s."""
+    vault while it was indexed (26-43 s for 20,000 links before; parsing grew 4x when the links doubled).
+    Counts the graph edges read past the per-file link budget; the `_seconds` rows are measurements (the
+    bench prints them; the test does not judge timings)."""
     from indexer.embed import make_embedder
     from indexer.index import Index
+    from indexer.links import MAX_LINKS
     from indexer.search import SearchRequest, Searcher
     from indexer.settings import SearchSettings
     from tests.conftest import HASHING_TOML
@@ -403,13 +405,14 @@ def link_bomb(work: Path) -> dict[str, int]:
     started = time.monotonic()
     try:
         index.sync(["history/bomb.md"])
+        edges = len(index.graph.outgoing(B))
     finally:
         took = time.monotonic() - started
         done.set()
         reader.join(60)
         index.close()
-    return {"link_bomb_searches_waiting_over_2s": sum(wait > 2 for wait in waits),
-            "link_bomb_index_seconds_over_2": max(0, int(took - 2))}
+    return {"link_bomb_links_past_budget": max(0, edges - MAX_LINKS),
+            "link_bomb_index_seconds": round(took, 1), "link_bomb_longest_search_wait_seconds": round(max(waits), 1)}
 
 
 def truncated_index(work: Path) -> dict[str, int]:

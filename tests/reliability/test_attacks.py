@@ -14,4 +14,5 @@ from tests.reliability.attacks import run_all
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_every_replayed_attack_is_held(tmp_path: Path):
     rows = run_all(tmp_path, half_open_count=400)  # over the 256 waiting connections, so the flood evicts itself
-    assert rows and {name: got_through for name, got_through in rows.items() if got_through} == {}
+    # Rows ending in _seconds are timings the bench prints; a test judges behaviour, not the machine's speed.
+    assert rows and {name: got for name, got in rows.items() if got and not name.endswith("_seconds")} == {}
