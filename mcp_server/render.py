@@ -111,7 +111,7 @@ def relations(report: Mapping[str, Any]) -> str:
 
 def added_notes(memory: MemoryView, added: Mapping[str, Any]) -> list[str]:
     """What `memdir add` says besides the id: re-statements, near-duplicates, possible conflicts."""
-    notes = []
+    notes = [memory.kept_private] if memory.kept_private else []
     if added["status"] == "restated":
         notes.append(f"already stored as [id:{memory.id}] ({memory.path}); marked as re-stated")
     for similar in added["near_duplicates"]:
@@ -173,6 +173,8 @@ def added(memory: MemoryView, data: Mapping[str, Any]) -> str:
         lines = [f"Already stored as [id:{memory.id}] ({memory.path}); nothing new was written, it is marked re-stated."]
     else:
         lines = [f"Stored [id:{memory.id}] in {memory.collection} ({memory.path})."]
+    if memory.kept_private:
+        lines.append(memory.kept_private[0].upper() + memory.kept_private[1:] + ".")
     for similar in data["near_duplicates"]:
         lines.append(f"Near-duplicate of [id:{similar['id']}] {quote(similar['title'], 120)} (similarity "
                      f"{similar['similarity']:.2f}): consider merge_memories.")
@@ -183,7 +185,8 @@ def added(memory: MemoryView, data: Mapping[str, Any]) -> str:
 
 
 def changed(verb: str, memory: MemoryView) -> str:
-    return f"{verb} [id:{memory.id}] {quote(memory.title, 120)} ({memory.path})"
+    why = f"; {memory.kept_private}" if memory.kept_private else ""
+    return f"{verb} [id:{memory.id}] {quote(memory.title, 120)} ({memory.path}){why}"
 
 
 def deleted(data: Mapping[str, Any]) -> str:

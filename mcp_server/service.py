@@ -144,7 +144,7 @@ class MemoryService:
         return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in problems],
                 "warnings": checks.warnings(self.index.memories.values(), self.app.root)}
 
-    def link(self, source: str, target: str, relation: str = "depends_on") -> dict[str, Any]:
+    def link(self, source: str, target: str, relation: str = "depends_on", session: str | None = None) -> dict[str, Any]:
         """Record that `source` supersedes / depends on / contradicts / derives from `target`, in the
         source's frontmatter (a list of ids under the relation's key), so it travels with the file."""
         if relation not in LINKABLE:
@@ -157,6 +157,7 @@ class MemoryService:
             self.app.side_of(target)
         except NotFoundError:
             raise NotFoundError(f"no memory with id {target!r} to link {source} to") from None
+        self._refuse_leak({relation: [target]}, memory, session)
         key_values = memory.supersedes if relation == "supersedes" else memory.frontmatter.get(relation, [])
         current = [str(v) for v in (key_values if isinstance(key_values, (list, tuple)) else [key_values])]
         if target in current or f"[[{target}]]" in current:
@@ -268,7 +269,8 @@ class MemoryService:
             collection: str = "memory_bank", importance: float | None = None, confidence: float | None = None,
             always_inject: bool = False, privacy: str = "shared", allow_secret: bool = False,
             session: str | None = None) -> dict[str, Any]:
-        privacy, kept_private = self._privacy_for(content, privacy, session)
+        privacy, kept_private = self._privacy_for({"content": content, "title": title, "tags": list(tags)},
+                                                  privacy, session)
         extra: dict[str, Any] = {}
         if collection == "memory_bank":
             extra.update(importance=bank_weight(importance), confidence=bank_weight(confidence))
@@ -292,13 +294,13 @@ class MemoryService:
     def update(self, memory_id: str, content: str | None = None, fields: Mapping[str, Any] | None = None,
                allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
         target = self.app.side_of(check_id(memory_id)).index.get(memory_id)
-        if content and (fields or {}).get("privacy") != vaults.PRIVATE:
-            self._refuse_private_text(content, target, session)
+        if (fields or {}).get("privacy") != vaults.PRIVATE:
+            self._refuse_leak({"content": content, **(fields or {})}, target, session)
         return view_of(vaults.update(self.app, memory_id, content, fields, allow_secrets=allow_secret)).as_json()
 
     def append(self, memory_id: str, content: str, allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
         side = self.app.side_of(check_id(memory_id))
-        self._refuse_private_text(content, side.index.get(memory_id), session)
+        self._refuse_leak({"appended text": content}, side.index.get(memory_id), session)
         return view_of(side.curator.append(memory_id, content, allow_secrets=allow_secret)).as_json()
 
     def delete(self, memory_id: str) -> dict[str, Any]:
@@ -347,23 +349,27 @@ class MemoryService:
         raise NotFoundError(errors[0] if errors else f"no trashed copy of {memory_id}")
 
     def ingest(self, paths: Sequence[str], title: str | None = None, tags: Sequence[str] = (),
-               dry_run: bool = False) -> list[dict[str, Any]]:
-        """Reference documents into the project vault's books; one result per file, errors included."""
+               dry_run: bool = False, session: str | None = None) -> list[dict[str, Any]]:
+        """Reference documents into the project vault's books; one result per file, errors included.
+        The title and tags given go into shared books, so they pass the privacy rule."""
+        self._refuse_leak({"title": title, "tags": list(tags)}, None, session)
         side = self.app.project
         results = book_files.ingest(side.curator, [Path(p) for p in paths], project=self.app.root.parent, title=title,
                                     tags=tags, dry_run=dry_run,
                                     max_bytes=int(self.app.config.vault.max_document_mb * 1024 * 1024))
         return [vars(r) for r in results]
 
-    def ingest_document(self, path: str, title: str | None = None, tags: Sequence[str] = ()) -> list[dict[str, Any]]:
-        """The MCP tool's ingest: only paths inside the project (the model must not read the user's files)."""
+    def ingest_document(self, path: str, title: str | None = None, tags: Sequence[str] = (),
+                        session: str | None = None) -> list[dict[str, Any]]:
+        """The MCP tool's ingest: only paths inside the project (the model must not read the user's files);
+        the title and tags the model gives go into shared books, so they pass the privacy rule."""
         project = self.app.root.parent.resolve()
         target = (project / path).resolve()
         if not target.is_relative_to(project):
             raise PathError(f"{path}: outside the project ({project}); only the project's documents can be ingested")
         if not target.exists():
             raise NotFoundError(f"{path}: no such file or folder in the project")
-        return self.ingest([str(target)], title=title, tags=tags)
+        return self.ingest([str(target)], title=title, tags=tags, session=session)
 
     def books(self) -> list[dict[str, Any]]:
         """The project vault's books: title, source, size and when, ingested or hand-written."""
@@ -375,20 +381,19 @@ class MemoryService:
 
     def record_response(self, key_takeaway: str, initial_score: str | None = None,
                         session: str | None = None, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
-        privacy, kept_private = self._privacy_for(key_takeaway, privacy, session)
+        privacy, kept_private = self._privacy_for({"key_takeaway": key_takeaway}, privacy, session)
         extra = {"privacy": privacy} if privacy != "shared" else None
         memory = vaults.add_side(self.app, privacy).curator.record_response(key_takeaway, initial_score, extra=extra,
                                                                              allow_secrets=allow_secret)
         return view_of(memory, **_kept_private(kept_private)).as_json()
 
-    def _privacy_for(self, text: str, privacy: str, session: str | None) -> tuple[str, str | None]:
-        """A new memory that repeats a private memory shown in this conversation is stored privately
-        (private memories are for the user only); returns the privacy to use and why it changed."""
-        found = leaks.repeated(text, self._private_shown(session)) if privacy == "shared" else None
+    def _privacy_for(self, fields: Mapping[str, Any], privacy: str, session: str | None) -> tuple[str, str | None]:
+        """A new memory that would carry a private memory (leaks.first_leak) is stored privately (private
+        memories are for the user only); returns the privacy to use and why it changed."""
+        found = self._leak(fields, session) if privacy == "shared" else None
         if found is None:
             return privacy, None
-        return vaults.PRIVATE, (f"stored as a private memory: it repeats private memory {found[0].id} "
-                                f"({found[1]!r}), and private memories are for the user only")
+        return vaults.PRIVATE, f"stored as a private memory: {found.reason()}, and private memories are for the user only"
 
     def score(self, memory_scores: Mapping[str, str], outcome: str | None = None,
               session: str | None = None) -> dict[str, Any]:
@@ -438,8 +443,8 @@ class MemoryService:
     def merge(self, ids: Sequence[str], title: str, content: str | None = None,
               allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
         sources = [self.app.side_of(check_id(i)).index.get(i) for i in ids]
-        if content and all(vaults.visible(m, include_private=False) for m in sources):
-            self._refuse_private_text(f"{title}\n{content}", sources[0], session)  # a shared merge result
+        if all(vaults.visible(m, include_private=False) for m in sources):  # else the result is private
+            self._refuse_leak({"title": title, "merged text": content}, sources[0], session)
         return view_of(vaults.merge(self.app, list(ids), title, content, allow_secrets=allow_secret)).as_json()
 
     def reindex(self) -> dict[str, Any]:
@@ -458,16 +463,22 @@ class MemoryService:
         shown = [self.find(i) for i in self.sessions.load(session).shown]
         return [m for m in shown if m is not None and not vaults.visible(m, include_private=False)]
 
-    def _refuse_private_text(self, text: str, target: Memory, session: str | None) -> None:
-        """A shared memory must not take in text that repeats a private memory shown in this conversation."""
-        if not vaults.visible(target, include_private=False):
+    def _leak(self, fields: Mapping[str, Any], session: str | None) -> leaks.Leak | None:
+        """What of a write into a shared file would carry a private memory (the one rule: leaks.first_leak)."""
+        return leaks.first_leak(fields, self._private_shown(session), vaults.private_memories(self.app))
+
+    def _refuse_leak(self, fields: Mapping[str, Any], target: Memory | None, session: str | None) -> None:
+        """A shared file must not take in a private memory's text or id; refused before anything is written,
+        naming the field. `target` None: a new shared file (ingest)."""
+        if target is not None and not vaults.visible(target, include_private=False):
             return  # the target is private itself
-        found = leaks.repeated(text, self._private_shown(session))
+        found = self._leak(fields, session)
         if found is not None:
+            where = f"{target.id} is shared" if target is not None else "the new memory is shared"
             raise ValidationError(
-                f"not written: the text repeats private memory {found[0].id} ({found[1]!r}), and {target.id} is "
-                "shared with everyone who reads this project's vault. Leave the private detail out, or keep the "
-                "note private (record_response or add_to_memory_bank with privacy=\"private\")")
+                f"not written: {found.reason()}, and {where} with everyone who reads this project's vault. Leave "
+                "the private detail out, or store it with privacy=private (record_response or add_to_memory_bank "
+                "with privacy=\"private\", or update_memory with fields={\"privacy\": \"private\"})")
 
     def _lookup(self, ref: str) -> Memory:
         if looks_like_path(ref):
