@@ -105,11 +105,14 @@ class Curator:
         reversed_ids = {s.id for s in similar if s.similarity >= self.dedup.possible_conflict
                         and reversal.reverses(self.index.memories[s.id].body, content)}
         near = tuple(s for s in similar if s.similarity >= self.dedup.near_duplicate and s.id not in reversed_ids)
+        # Unreversed, a close pair is a possible conflict only below the merge threshold: at or above
+        # it, suggest-merges offers the two as one, and one pair is never both a merge and a conflict.
+        unreversed_ceiling = min(self.dedup.near_duplicate, self.dedup.merge_suggestion)
         conflicts = tuple(
             s for s in similar
             if s.id in reversed_ids
             or (fields["type"] in CONFLICT_TYPES and self.index.memories[s.id].type == fields["type"]
-                and self.dedup.possible_conflict <= s.similarity < self.dedup.near_duplicate)
+                and self.dedup.possible_conflict <= s.similarity < unreversed_ceiling)
         )
         memory = self._create(fields, content, allow_secrets)
         return Added(memory, "created", near, conflicts)
@@ -336,29 +339,25 @@ class Curator:
             raise ValidationError("threshold must be between 0 and 1")
         candidates = sorted(m.id for m in self.index.memories.values()
                             if (type is None or m.type == type) and m.collection != "books" and m.status == "active")
-        parent = {i: i for i in candidates}
-        joined: dict[str, float] = {}
-
-        def root(i: str) -> str:
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
-
-        for memory_id, close in self.close_pairs(candidates, at_least=threshold).items():
-            for other, similarity in close:
-                if other not in parent or similarity < threshold:
-                    continue
-                a, b = root(memory_id), root(other)
-                # Already one group: the (costly) reversal test could not change anything.
-                if a != b and not self.reverses(self.index.memories[memory_id], self.index.memories[other]):
-                    parent[max(a, b)] = min(a, b)
-                    joined[min(a, b)] = min(joined.get(min(a, b), 1.0), joined.get(max(a, b), 1.0), similarity)
-        groups: dict[str, list[str]] = {}
-        for memory_id in candidates:
-            groups.setdefault(root(memory_id), []).append(memory_id)
-        clusters = [Cluster(tuple(ids), tuple(self.index.memories[i].title for i in ids), round(joined.get(r, 1.0), 4))
-                    for r, ids in groups.items() if len(ids) > 1]
+        group = {i: [i] for i in candidates}  # each memory's group (one list object per group)
+        joined: dict[int, float] = {}
+        edges = sorted(((similarity, memory_id, other)
+                        for memory_id, close in self.close_pairs(candidates, at_least=threshold).items()
+                        for other, similarity in close if other in group and similarity >= threshold),
+                       key=lambda e: (-e[0], e[1], e[2]))
+        for similarity, memory_id, other in edges:  # closest pairs first, so a bridge joins last
+            a, b = group[memory_id], group[other]
+            # Two groups join only if no member of one reverses a member of the other: a chain
+            # "uv over pip" ~ "always uv rather than pip" ~ "pip over uv" splits at the reversal.
+            if a is b or any(self.reverses(self.index.memories[x], self.index.memories[y]) for x in a for y in b):
+                continue
+            a.extend(b)
+            for member in b:
+                group[member] = a
+            joined[id(a)] = min(joined.get(id(a), 1.0), joined.pop(id(b), 1.0), similarity)
+        groups = {id(g): g for g in group.values() if len(g) > 1}
+        clusters = [Cluster(tuple(sorted(ids)), tuple(self.index.memories[i].title for i in sorted(ids)),
+                            round(joined.get(key, 1.0), 4)) for key, ids in groups.items()]
         return sorted(clusters, key=lambda c: (-c.similarity, c.ids))[:limit]
 
     def merge(self, ids: Sequence[str], title: str, content: str | None = None, *,
