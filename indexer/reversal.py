@@ -40,7 +40,10 @@ _ANTONYMS = (
 # Words that name a value as much as a number does: "one approval" / "two approvals", "nightly" / "weekly".
 _VALUE_WORDS = frozenset("""one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty
 sixty hundred thousand once twice hourly nightly daily weekly biweekly monthly quarterly yearly annually""".split())
-_OPPOSITE = {a: b for a, b in _ANTONYMS} | {b: a for a, b in _ANTONYMS}
+_OPPOSITE: dict[str, set[str]] = {}
+for _a, _b in _ANTONYMS:  # a word may have several opposites ("synchronous": "async", "asynchronous")
+    _OPPOSITE.setdefault(_a, set()).add(_b)
+    _OPPOSITE.setdefault(_b, set()).add(_a)
 VALUE_CHANGED = "a value changed"
 _STOP = frozenset("a an the of to in on for and or is are was were be it this that with we our by as at".split())
 
@@ -77,8 +80,9 @@ def _reverses(a: str, b: str) -> str:
     if negated and not (_NEGATIONS & only_a and _NEGATIONS & only_b):
         return f"one says {sorted(negated)[0]!r}, the other does not"
     for word in only_a:
-        if _OPPOSITE.get(word) in only_b:
-            return f"{word!r} against {_OPPOSITE[word]!r}"
+        opposite = sorted(_OPPOSITE.get(word, set()) & only_b)
+        if opposite:
+            return f"{word!r} against {opposite[0]!r}"
     values_a = {t for t in only_a if _VALUE.search(t) or t in _VALUE_WORDS}
     values_b = {t for t in only_b if _VALUE.search(t) or t in _VALUE_WORDS}
     if values_a and values_b and shared >= 0.6:

@@ -100,3 +100,10 @@ def test_the_review_queue_never_shows_a_pair_both_as_duplicates_and_as_a_contrad
     assert contradictions and duplicates
     assert not any(pair <= group for pair in contradictions for group in duplicates)
     index.close()
+
+
+@pytest.mark.parametrize("a, b", [("The client is synchronous.", "The client is asynchronous."),
+                                  ("The client is synchronous.", "The client is async."),
+                                  ("The client is sync.", "The client is asynchronous.")])
+def test_a_word_with_several_opposites_is_reversed_by_each_of_them(a: str, b: str):
+    assert reverses(a, b)
