@@ -15,6 +15,7 @@ import numpy as np
 
 from vault import Change, Memory, ValidationError
 from vault import lifecycle as lifecycle_rules
+from vault import fields as type_fields
 from vault import trash
 from vault.errors import ConflictError, NotFoundError
 from vault.model import COLLECTIONS, PRIVACY, STATUSES, TYPES
@@ -180,6 +181,7 @@ class Curator:
         """Replace the body and/or set frontmatter keys; counters and ids are not editable here."""
         memory = self.index.get(memory_id)
         checked = _checked_fields(fields or {})
+        _check_type_fields(checked.get("type", memory.type), checked)
         if content is not None:
             _check_content(content, self.max_content_chars)
         if content is None and not checked:
@@ -197,8 +199,10 @@ class Curator:
                 allow_secrets: bool = False) -> Memory:
         """Write a memory that comes from another vault into this one, keeping its id, counters and dates
         (the first half of a move; the caller deletes the original once this succeeded)."""
+        changes = _checked_fields(fields or {})
+        _check_type_fields(changes.get("type", memory.type), changes)
         values: dict[str, Any] = {"id": memory.id, "collection": memory.collection, "type": memory.type,
-                                  "title": memory.title, **dict(memory.frontmatter), **_checked_fields(fields or {})}
+                                  "title": memory.title, **dict(memory.frontmatter), **changes}
         values["id"] = memory.id  # a path-derived id becomes explicit: the id must survive the move
         if content is not None:
             _check_content(content, self.max_content_chars)
@@ -404,6 +408,13 @@ def _check_content(content: str, limit: int) -> None:
         raise ValidationError("content is empty")
     if len(content) > limit:
         raise ValidationError(f"content is {len(content):,} characters; the limit is {limit:,}")
+
+
+def _check_type_fields(memory_type: str, values: Mapping[str, Any]) -> None:
+    """A per-type field set by a write must fit its type (vault/fields.py): refused before anything is written."""
+    misfits = type_fields.misfits(memory_type, values)
+    if misfits:
+        raise ValidationError("; ".join(reason for _, reason in misfits))
 
 
 def _checked_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
