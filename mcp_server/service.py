@@ -66,10 +66,14 @@ class MemoryService:
                after: str | None = None, before: str | None = None) -> dict[str, Any]:
         if not query and days_back is None and not id and not after and not before:
             raise ValidationError("give at least one of: query, days_back, after, before, id")
+        start, end = moment(after, "after"), moment(before, "before")
+        if start is not None and end is not None and start >= end:
+            raise ValidationError(f"after ({after}) is not earlier than before ({before}): no moment is in that "
+                                  "window; swap them, or drop one")
         request = SearchRequest(query=query, memory_id=id, limit=limit, collections=tuple(collections),
                                 types=tuple(types), tags=tuple(tags), days_back=days_back, sort_by=sort_by,  # type: ignore[arg-type]
                                 include_superseded=include_superseded or bool(id),
-                                after=moment(after, "after"), before=moment(before, "before"))
+                                after=start, before=end)
         if as_of:
             return self._search_as_of(request, as_of, include_private)
         hits = self.hits(request, include_private)
