@@ -190,7 +190,13 @@ def changed(verb: str, memory: MemoryView) -> str:
 
 
 def deleted(data: Mapping[str, Any]) -> str:
-    return f"moved [id:{data['id']}] {quote(data['title'], 120)} to {data['moved_to']} (memdir restore {data['id']} brings it back)"
+    line = f"moved [id:{data['id']}] {quote(data['title'], 120)} to {data['moved_to']} (memdir restore {data['id']} brings it back)"
+    dependants = data.get("dependants") or []
+    if dependants:
+        named = "; ".join(f"[id:{d['id']}] {quote(d['title'], 120)}" for d in dependants)
+        line += (f"\n{len(dependants)} {'memory depends' if len(dependants) == 1 else 'memories depend'} on it, "
+                 f"and their depends_on now names a deleted memory: {named}")
+    return line
 
 
 def verified(data: Mapping[str, Any]) -> str:

@@ -103,10 +103,16 @@ class ReviewOut(BaseModel):
     items: list[ReviewItemOut]
 
 
+class Dependant(BaseModel):
+    id: str
+    title: Quoted
+
+
 class DeleteOut(BaseModel):
     id: str
     title: Quoted
     moved_to: str
+    dependants: list[Dependant] = Field(default_factory=list, description="memories that depend on the deleted one")
 
 
 class IngestedOut(BaseModel):

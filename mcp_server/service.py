@@ -310,7 +310,11 @@ class MemoryService:
     def delete(self, memory_id: str) -> dict[str, Any]:
         side = self.app.side_of(check_id(memory_id))
         memory = side.index.get(memory_id)
-        return {"id": memory.id, "title": memory.title, "moved_to": side.curator.delete(memory.id)}
+        # Memories that depend on it keep their depends_on (a restore mends it): the answer names them.
+        dependants = sorted({edge.source for edge in side.index.graph.backlinks(memory.id, "depends_on")} - {memory.id})
+        found = [m for m in map(self.find, dependants) if m is not None]
+        return {"id": memory.id, "title": memory.title, "moved_to": side.curator.delete(memory.id),
+                "dependants": [{"id": m.id, "title": m.title} for m in found]}
 
     def verify(self, ids: Sequence[str]) -> dict[str, Any]:
         """Someone confirmed these memories still hold: anchor each to its cited files as they are now."""
