@@ -122,8 +122,9 @@ class MemoryService:
         if version:
             return self._read_version(memory, version)
         self._shown(session, [memory])
-        return view_of(memory, successor=self.app.side_of(memory.id).index.graph.successor(memory.id),
-                       stale=self.stale(memory)).as_json()
+        side = self.app.side_of(memory.id)
+        return view_of(memory, successor=side.index.graph.successor(memory.id), stale=self.stale(memory),
+                       written=side.searcher.written(memory)).as_json()
 
     def _read_version(self, memory: Memory, version: str) -> dict[str, Any]:
         """The memory as committed at `version` (a commit, or a date: the last commit on or before it)."""
