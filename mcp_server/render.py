@@ -206,6 +206,11 @@ def verified(data: Mapping[str, Any]) -> str:
         anchored = ", ".join(item["anchors"]) or "no project files cited"
         was_stale = [StaleCite.model_validate(cite) for cite in item["was_stale"]]
         was = f" (was: {stale_label(was_stale, advice='')})" if was_stale else ""
+        still = [StaleCite.model_validate(cite) for cite in item.get("still_stale") or []]
+        if still:
+            lines.append(f"NOT verified [id:{item['id']}] {quote(item['title'], 120)}: "
+                         f"{stale_label(still, advice='')}; update the memory to what the code says now")
+            continue
         lines.append(f"verified [id:{item['id']}] {quote(item['title'], 120)}: {anchored}{was}")
     return "\n".join(lines)
 

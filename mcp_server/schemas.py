@@ -82,6 +82,8 @@ class VerifiedOut(BaseModel):
     title: Quoted
     anchors: list[str] = Field(description="path[::symbol]@blob: the cited files as they are now")
     was_stale: list[StaleCite] = Field(description="what had changed under the memory before")
+    still_stale: list[StaleCite] = Field(default_factory=list, description="what re-anchoring cannot mend (a cited "
+                                         "symbol the code no longer defines): the memory is NOT verified; update it")
 
 
 class VerifyOut(BaseModel):

@@ -323,8 +323,10 @@ class MemoryService:
         sides = [self.app.side_of(check_id(memory_id)) for memory_id in ids]  # every id known before any write
         for memory_id, side in zip(ids, sides):
             memory, was_stale = side.curator.verify(memory_id)
+            # Re-anchoring cannot bring back a symbol the code no longer defines (or a deleted file):
+            # such a memory is not verified, and the answer says so rather than "verified".
             verified.append({"id": memory.id, "title": memory.title, "anchors": list(memory.frontmatter.get("anchors") or []),
-                             "was_stale": was_stale})
+                             "was_stale": was_stale, "still_stale": side.index.vault.stale(memory)})
         return {"verified": verified}
 
     def review(self, dismiss: Sequence[str] = ()) -> dict[str, Any]:
