@@ -486,10 +486,12 @@ class MemoryService:
         found = self._leak(fields, session)
         if found is not None:
             where = f"{target.id} is shared" if target is not None else "the new memory is shared"
+            advice = ("Leave the reference out: a private memory may link to a shared one, not the other way"
+                      if found.what == "id" else "Leave the private detail out")
             raise ValidationError(
-                f"not written: {found.reason()}, and {where} with everyone who reads this project's vault. Leave "
-                "the private detail out, or store it with privacy=private (record_response or add_to_memory_bank "
-                "with privacy=\"private\", or update_memory with fields={\"privacy\": \"private\"})")
+                f"not written: {found.reason()}, and {where} with everyone who reads this project's vault. {advice}, "
+                "or store it with privacy=private (record_response or add_to_memory_bank with privacy=\"private\", "
+                "or update_memory with fields={\"privacy\": \"private\"})")
 
     def _lookup(self, ref: str) -> Memory:
         if looks_like_path(ref):
