@@ -165,6 +165,10 @@ def insights(data: Mapping[str, Any]) -> str:
         parts.append(f"Nothing relevant among {data['memory_count']} memories.")
     if data["recommended_collections"]:
         parts.append("Look further in: " + ", ".join(data["recommended_collections"]) + " (search_memory with collections=...)")
+    if data.get("review"):
+        kinds = ", ".join(f"{count} {kind}" for kind, count in data["review"].items())
+        parts.append(f"The review queue waits for the user: {kinds}. Mention it once when it fits the work; "
+                     "get_review_queue lists the items.")
     return "\n".join(parts)
 
 

@@ -47,6 +47,8 @@ class InsightsOut(BaseModel):
     memories: list[HitOut] = Field(description="the best working, history and patterns memories")
     recommended_collections: list[str]
     memory_count: int
+    review: dict[str, int] | None = Field(None, description="now and then: how many items of each kind wait in the "
+                                                              "review queue (get_review_queue lists them)")
 
 
 class SimilarOut(BaseModel):

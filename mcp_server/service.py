@@ -31,6 +31,7 @@ from .sessions import SessionStore
 from .view import view_of
 
 LIMIT_MAX = 50
+REVIEW_REMINDER_EVERY = 10  # get_context_insights calls between two review-queue reminders in a session
 LINKABLE = ("supersedes", "depends_on", "contradicts", "derives_from")
 
 
@@ -259,7 +260,8 @@ class MemoryService:
         by_collection = Counter(h.memory.collection for h in hits[:20])
         shown = [h.memory for h in facts + best] + always
         self._shown(session, shown)
-        return {
+        waiting = self._review_reminder(session)
+        return {**({"review": waiting} if waiting else {}),
             "query": query,
             "always": [view_of(m).as_json() for m in sorted(always, key=lambda m: m.id)],
             "facts": [view_of(h.memory, hit=h).as_json() for h in facts],
@@ -466,6 +468,17 @@ class MemoryService:
                 "chunks": self.index.chunk_count()}
 
     # -- helpers -------------------------------------------------------------------------
+
+    def _review_reminder(self, session: str | None) -> dict[str, int] | None:
+        """What waits in the review queue, by kind, on a session's first get_context_insights call and every
+        REVIEW_REMINDER_EVERY-th after it (None otherwise, or when nothing waits): a reminder, not a nag."""
+        if not session:
+            return None
+        calls = self.sessions.update(session, lambda s: setattr(s, "insights_calls", s.insights_calls + 1)).insights_calls
+        if (calls - 1) % REVIEW_REMINDER_EVERY:
+            return None
+        waiting = Counter(item["kind"] for item in self.review()["items"])
+        return dict(sorted(waiting.items())) or None
 
     def _private_shown(self, session: str | None) -> list[Memory]:
         """The private memories this conversation has been shown (by hooks or tools), as they are now."""
