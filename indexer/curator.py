@@ -106,14 +106,14 @@ class Curator:
         reversed_ids = {s.id for s in similar if s.similarity >= self.dedup.possible_conflict
                         and reversal.reverses(self.index.memories[s.id].body, content)}
         near = tuple(s for s in similar if s.similarity >= self.dedup.near_duplicate and s.id not in reversed_ids)
-        # Unreversed, a close pair is a possible conflict only below the merge threshold: at or above
-        # it, suggest-merges offers the two as one, and one pair is never both a merge and a conflict.
-        unreversed_ceiling = min(self.dedup.near_duplicate, self.dedup.merge_suggestion)
+        # Unreversed, a close pair of one decision-like type is still a possible conflict below the
+        # near-duplicate line: the reversal rules miss some ("tabs" / "four spaces"), and a warning
+        # costs a look where a silent merge would cost a decision.
         conflicts = tuple(
             s for s in similar
             if s.id in reversed_ids
             or (fields["type"] in CONFLICT_TYPES and self.index.memories[s.id].type == fields["type"]
-                and self.dedup.possible_conflict <= s.similarity < unreversed_ceiling)
+                and self.dedup.possible_conflict <= s.similarity < self.dedup.near_duplicate)
         )
         memory = self._create(fields, content, allow_secrets)
         return Added(memory, "created", near, conflicts)

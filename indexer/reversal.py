@@ -124,7 +124,9 @@ def _canonical(text: str) -> str:
     text = text.lower().replace("’", "'")
     text = re.sub(r"\b(?:instead of|rather than|in place of)\b", " over ", text)
     text = re.sub(r",\s*(?:and\s+)?not\s+", " over ", text)  # "spaces, not tabs"
-    return re.sub(r"\b(prefers?|preferred|preferring|favou?rs?|favou?red)\b(.{1,60}?)\bto\b", r"\1\2 over", text)
+    # "prefer X to Y", not "prefers to deploy on Mondays to avoid ..." (a "to" right after the verb)
+    return re.sub(r"\b(prefers?|preferred|preferring|favou?rs?|favou?red)(\s+(?!to\b)\S.{0,60}?)\s+to\b",
+                  r"\1\2 over", text)
 
 
 def _chooses_rejected(a: str, b: str) -> str:

@@ -51,7 +51,7 @@ def test_near_duplicates_are_suggested_never_merged(concept):
 
 
 def test_a_close_fact_of_the_same_type_is_a_possible_conflict(concept):
-    curator = curator_for(concept, near_duplicate=0.99, merge_suggestion=0.99, possible_conflict=0.5)
+    curator = curator_for(concept, near_duplicate=0.99, possible_conflict=0.5)
     old = curator.add("Postgres database runs version 15.", type="fact", now=NOW)
     new = curator.add("The SQL database is Postgres 16, upgraded in the last release.", type="fact", now=NOW)
     unrelated_type = curator.add("Postgres database tuning was fun.", type="journal", now=NOW)

@@ -107,3 +107,10 @@ def test_the_review_queue_never_shows_a_pair_both_as_duplicates_and_as_a_contrad
                                   ("The client is sync.", "The client is asynchronous.")])
 def test_a_word_with_several_opposites_is_reversed_by_each_of_them(a: str, b: str):
     assert reverses(a, b)
+
+
+def test_prefer_to_do_something_is_not_read_as_an_order():
+    # "prefer X to Y" is an order; "prefers to deploy ... to avoid" is not, and no reason may call it one.
+    assert not reverses("Dana prefers to deploy on Mondays.", "Dana deploys on Mondays.")
+    assert "over" not in reverses("Dana prefers to deploy on Mondays to avoid pages.", "Dana prefers Mondays.")
+    assert "over" in reverses("Dana prefers Mondays to Fridays for deploys.", "Dana prefers Fridays to Mondays for deploys.")
