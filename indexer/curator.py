@@ -7,7 +7,8 @@ watcher. The CLI and the MCP tools are thin layers over these methods.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import logging
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -17,7 +18,7 @@ from vault import Change, Memory, ValidationError
 from vault import lifecycle as lifecycle_rules
 from vault import fields as type_fields
 from vault import trash
-from vault.errors import ConflictError, NotFoundError
+from vault.errors import ConflictError, DiskFullError, NotFoundError
 from vault.model import COLLECTIONS, PRIVACY, STATUSES, TYPES
 from vault.scoring import COUNTER_KEYS, check_outcome, initial_counters, outcome_updates
 from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
@@ -35,6 +36,8 @@ EDITABLE_FIELDS = {
     "supersedes": list, "privacy": str, "importance": float, "confidence": float, "always_inject": bool,
 }
 PROTECTED_FIELDS = frozenset({"id", "created_at", *COUNTER_KEYS})
+
+log = logging.getLogger("memdir.curator")
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,11 @@ class Curator:
     def _create(self, fields: dict[str, Any], content: str, allow_secrets: bool = False) -> Memory:
         memory = self.vault.writer.create(self.vault.free_path(fields["collection"], fields["title"], fields["id"]),
                                           fields, content.strip() + "\n", allow_secrets=allow_secrets)
-        return self._indexed(memory, [memory.path])
+        try:
+            return self._indexed(memory, [memory.path])
+        except DiskFullError as exc:  # the file is the memory: it is kept, and the index takes it in later
+            raise DiskFullError(f"{exc} ({memory.id} was saved to {memory.path}; the index takes it in once "
+                                "there is room)") from None
 
     def _indexed(self, memory: Memory, paths: Iterable[str]) -> Memory:
         """The written memory as the index holds it. When another process owns the index (a second server
@@ -155,12 +162,14 @@ class Curator:
     # -- scoring ---------------------------------------------------------------------
 
     def score(self, outcomes: Mapping[str, str], *, now: datetime | None = None) -> list[Scored]:
-        """Apply one outcome per memory id; each is its own atomic, conflict-checked rewrite of the counters."""
+        """Apply one outcome per memory id, all or none: a retried call must never count an id twice because
+        another id of the same call failed (Writer.update_all re-applies the counters to the files as they are)."""
         now = now or _now()
         for memory_id, outcome in outcomes.items():
             check_outcome(outcome)
             self.index.get(memory_id)  # every id must exist before anything is written
-        results = []
+        results: list[Scored] = []
+        edits: list[tuple[Memory, Change]] = []
         for memory_id, outcome in outcomes.items():
             memory = self.index.get(memory_id)
             derive = lambda m, o=outcome: outcome_updates(m, o, now, self.scoring, self.outcome_history)  # noqa: E731
@@ -170,9 +179,13 @@ class Curator:
                     "not used, nothing changes")
                 results.append(Scored(memory.id, outcome, {}, note))
                 continue
-            written = self._write(memory, Change(derive=derive))
-            results.append(Scored(memory.id, outcome, {k: getattr(written, k) for k in changes}))
-        return results
+            edits.append((memory, Change(derive=derive)))
+            results.append(Scored(memory.id, outcome, dict(changes)))
+        written = {m.id: m for m in self.vault.edit_all(edits)} if edits else {}
+        for memory, _ in edits:
+            self._indexed(written[memory.id], [memory.path])
+        return [replace(r, changes={k: getattr(written[r.id], k) for k in r.changes}) if r.id in written else r
+                for r in results]
 
     # -- editing -----------------------------------------------------------------------
 
@@ -218,7 +231,10 @@ class Curator:
         memory = self.index.get(memory_id)
         destination = self.vault.trash(memory)
         if self.index.writable:
-            self.index.sync([memory.path])
+            try:
+                self.index.sync([memory.path])
+            except DiskFullError as exc:  # the file is in .trash/: the delete happened, whatever the index could record
+                log.warning("%s moved to %s; the index records it once there is room: %s", memory_id, destination, exc)
         return destination
 
     def verify(self, memory_id: str) -> tuple[Memory, list[dict[str, Any]]]:

@@ -12,15 +12,20 @@ foreign: it is rebuilt, never read.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import json
+import sqlite3
 import os
 import secrets
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 from vault import atomic
+from vault.errors import DiskFullError
 
 from .embed import Embedder
 from .keyword import KeywordIndex
@@ -46,10 +51,23 @@ class Layout:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
         generation = self.base / f"gen-{stamp}-{secrets.token_hex(3)}"
         generation.mkdir(parents=True)
-        Manifest(generation / "manifest.sqlite").close()
-        VectorIndex(embedder.dim).save(generation)
-        KeywordIndex.create(generation / "keyword").close()
+        with self.building(generation):
+            Manifest(generation / "manifest.sqlite").close()
+            VectorIndex(embedder.dim).save(generation)
+            KeywordIndex.create(generation / "keyword").close()
         return generation
+
+    @contextlib.contextmanager
+    def building(self, generation: Path) -> Iterator[None]:
+        """A generation that fails before it is live is removed at once: a full disk must not stay full of
+        half a generation (it would otherwise wait for the next open's sweep). A full disk is named as such."""
+        try:
+            with disk_full(generation):
+                yield
+        except BaseException:
+            if self.current() != generation:
+                shutil.rmtree(generation, ignore_errors=True)
+            raise
 
     @staticmethod
     def seal(generation: Path, embedder: Embedder) -> None:
@@ -67,8 +85,12 @@ class Layout:
     def swap(self, generation: Path) -> None:
         """Point CURRENT at the new generation in one rename, then drop the old ones."""
         temp = self.base / f"CURRENT.{secrets.token_hex(4)}"
-        temp.write_text(generation.name + "\n")
-        os.replace(temp, self.base / "CURRENT")
+        try:
+            temp.write_text(generation.name + "\n")
+            os.replace(temp, self.base / "CURRENT")
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
         atomic.fsync_dir(self.base)
         for old in self.base.glob("gen-*"):
             if old != generation:
@@ -102,6 +124,20 @@ class Ownership:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
+
+
+@contextlib.contextmanager
+def disk_full(where: Path) -> Iterator[None]:
+    """A full disk, however the library that met it put it (SQLite, FAISS, Whoosh, the OS), as DiskFullError
+    naming what could not be written; every other error passes unchanged."""
+    try:
+        yield
+    except (OSError, sqlite3.OperationalError, RuntimeError) as exc:
+        full = (getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
+                or any(sign in str(exc).lower() for sign in ("disk is full", "no space left", "quota exceeded")))
+        if not full:
+            raise
+        raise DiskFullError(f"disk full: could not write {where} ({exc}); free some space and try again") from None
 
 
 def _meta(embedder: Embedder) -> dict[str, object]:

@@ -40,7 +40,7 @@ from vault.paths import Skipped, inspect, is_memory_path, relative, walk
 from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
-from .generations import Layout, Ownership
+from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordIndex
 from .keyword import signature as keyword_signature
 from .manifest import Entry, Manifest
@@ -89,6 +89,7 @@ class Index:
                  defer_embedding: bool = False) -> None:
         self.vault = vault
         self.root = vault.root
+        self._own_cache = not isinstance(embedder, CachedEmbedder)  # a cache opened here is closed here
         self.embedder = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
             embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite"
         )
@@ -157,6 +158,8 @@ class Index:
         with self.lock:
             self.keyword.close()
             self.manifest.close()
+            if self._own_cache:
+                self.embedder.close()
             if self._owner is not None:
                 self._owner.release()
                 self._owner = None
@@ -287,7 +290,8 @@ class Index:
                     progress(done, len(candidates))
             self._name_duplicate_holders(batch)
             self._chunk(batch)
-            self._apply(batch, report)
+            with disk_full(self.generation):
+                self._apply(batch, report)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -684,11 +688,12 @@ def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress:
     With `defer_embedding`, vectors not in the embedding cache are left out: the index that opens the
     generation finds them missing and embeds them in the background (see `Index.backfill`)."""
     generation = layout.new_generation(embedder)
-    index = Index(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
-    try:
-        index.sync(None, deep=True, progress=progress)
-    finally:
-        index.close()
-    layout.seal(generation, embedder)
-    layout.swap(generation)
+    with layout.building(generation):  # removed again if anything below fails before it is live
+        index = Index(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
+        try:
+            index.sync(None, deep=True, progress=progress)
+        finally:
+            index.close()
+        layout.seal(generation, embedder)
+        layout.swap(generation)
     return generation

@@ -37,7 +37,7 @@ def _walk(group: click.Group, parent: click.Context) -> Iterator[tuple[str, clic
 
 
 def cli_page() -> str:
-    from .cli import cli
+    from .cli.commands import cli
 
     out = [GENERATED, "", "# Command-line reference", "",
            "Every `memdir` command and its options, as `--help` prints them. For what each command does, "
@@ -51,13 +51,13 @@ def cli_page() -> str:
 
 def before_click() -> list[tuple[str, str]]:
     """Commands the console script answers before loading click (they must start in milliseconds)."""
-    from .hooks import USAGE
+    from .clients.hooks import USAGE
 
     return [("memdir hook", USAGE)]
 
 
 def tools_page() -> str:
-    from .tool_list import load
+    from .tools.tool_list import load
 
     tools = load()
     out = [GENERATED, "", "# MCP tool reference", "",
@@ -95,9 +95,9 @@ PAGES = {"cli.md": cli_page, "tools.md": tools_page, "config.md": config_page}
 
 def documented_names() -> dict[str, list[str]]:
     """What the pages must cover: command paths, tool names and `section.key` settings."""
-    from .cli import cli
+    from .cli.commands import cli
     from .config import SECTIONS
-    from .tool_list import load
+    from .tools.tool_list import load
 
     return {
         "cli.md": [path for path, _, _ in commands(cli)] + [path for path, _ in before_click()],

@@ -6,8 +6,8 @@ import os
 import time
 from pathlib import Path
 
-from mcp_server.app import App
-from mcp_server.service import MemoryService
+from mcp_server.service.app import App
+from mcp_server.service.memory_service import MemoryService
 
 from ..conftest import write
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.app import App
-from mcp_server.hooks_server import HookHandler
-from mcp_server.leaks import shared_fragment
-from mcp_server.service import MemoryService
+from mcp_server.service.app import App
+from mcp_server.clients.hooks_server import HookHandler
+from mcp_server.service.leaks import shared_fragment
+from mcp_server.service.memory_service import MemoryService
 from vault import ValidationError
 
 from ..conftest import memory_text, write

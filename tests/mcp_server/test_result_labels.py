@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from mcp import Client
-from mcp_server import tools
-from mcp_server.app import App
-from mcp_server.descriptions import OVERVIEW, SEARCH
-from mcp_server.service import MemoryService
+from mcp_server.tools import mcp_tools as tools
+from mcp_server.service.app import App
+from mcp_server.tools.descriptions import OVERVIEW, SEARCH
+from mcp_server.service.memory_service import MemoryService
 
 from ..conftest import write
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from mcp import Client
-from mcp_server import tools
-from mcp_server.app import App
-from mcp_server.service import REVIEW_REMINDER_EVERY, MemoryService
+from mcp_server.tools import mcp_tools as tools
+from mcp_server.service.app import App
+from mcp_server.service.memory_service import REVIEW_REMINDER_EVERY, MemoryService
 
 from ..conftest import memory_text, write
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mcp import Client
-from mcp_server import tools
-from mcp_server.hooks_server import HookHandler
+from mcp_server.tools import mcp_tools as tools
+from mcp_server.clients.hooks_server import HookHandler
 
 TOKEN = "sk-" + "proj-Abc123Def456Ghi789Jkl012Mno345Pqr"
 

@@ -7,10 +7,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from mcp_server.app import App
-from mcp_server.hooks_server import HookHandler
-from mcp_server.service import MemoryService
-from mcp_server.sessions import MAX_AGE_SECONDS, SessionStore
+from mcp_server.service.app import App
+from mcp_server.clients.hooks_server import HookHandler
+from mcp_server.service.memory_service import MemoryService
+from mcp_server.service.sessions import MAX_AGE_SECONDS, SessionStore
 
 from ..conftest import write
 

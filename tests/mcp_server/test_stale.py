@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from mcp import Client
-from mcp_server import tools
-from mcp_server.app import App
-from mcp_server.cli import cli
-from mcp_server.hooks_server import HookHandler
-from mcp_server.service import MemoryService
+from mcp_server.tools import mcp_tools as tools
+from mcp_server.service.app import App
+from mcp_server.cli.commands import cli
+from mcp_server.clients.hooks_server import HookHandler
+from mcp_server.service.memory_service import MemoryService
 from tests.conftest import HASHING_TOML, memory_text, write
 from tests.vault.test_anchors import git
 from vault import init_vault
@@ -150,7 +150,7 @@ def test_scoring_a_stale_memory_worked_suggests_verifying_it(service, project):
     write(project, "services/auth.py", AUTH.replace("15", "30"))
     answer = service.score({stale: "worked", fresh: "worked"})
     assert answer["verify"] == [stale]
-    from mcp_server import render
+    from mcp_server.views import render
     assert f'verify_memory(ids=["{stale}"])' in render.score_answer(answer)
     assert service.score({stale: "failed"})["verify"] == []
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from indexer.search import SearchRequest, window_used
-from mcp_server.app import App
-from mcp_server.service import MemoryService
+from mcp_server.service.app import App
+from mcp_server.service.memory_service import MemoryService
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
 
@@ -72,7 +72,7 @@ def test_an_after_not_earlier_than_before_is_an_error_naming_both(service: Memor
 def test_the_cli_says_so_too(hashing_example: Path):
     from click.testing import CliRunner
 
-    from mcp_server.cli import cli
+    from mcp_server.cli.commands import cli
 
     result = CliRunner().invoke(cli, ["search", "deploy", "--after", "2026-11-20", "--before", "2026-11-01",
                                       "--vault", str(hashing_example)])

@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from indexer import books as book_files
 from indexer import review
@@ -26,9 +26,12 @@ from vault.model import bank_weight
 from . import capture, checks, leaks
 from . import privacy as vaults
 from .app import App
+from .idempotency import Recent
 from .lookup import looks_like_path
 from .sessions import SessionStore
-from .view import view_of
+from ..views.view import view_of
+
+T = TypeVar("T")
 
 LIMIT_MAX = 50
 REVIEW_REMINDER_EVERY = 10  # get_context_insights calls between two review-queue reminders in a session
@@ -42,6 +45,11 @@ class MemoryService:
         self.curator = app.curator
         self.searcher = app.searcher
         self.sessions = SessionStore(app.root)
+        self.recent = Recent()  # keyed writes already applied: a client's retry gets the first result
+
+    def once(self, key: str | None, name: str, call: Callable[[], T]) -> T:
+        """Run a write once per idempotency key (idempotency.py); without a key, every time."""
+        return self.recent.once(key, name, call)
 
     # -- sessions ----------------------------------------------------------------------
 
@@ -413,7 +421,7 @@ class MemoryService:
         """Score memories (and, with `outcome`, the session's previous exchange); name what is still unscored."""
         state = self.sessions.load(session) if session else None
         awaiting = list(state.awaiting) if state else []
-        unknown = [i for i in memory_scores if not self._exists(i)]
+        unknown = [i for i in memory_scores if not self._exists(check_id(i))]  # check_id: a 100 kB "id" is refused, not echoed
         if unknown:
             hint = ", ".join(awaiting) if awaiting else "none"
             raise NotFoundError(f"no memory with id {', '.join(unknown)}; memories awaiting a score: {hint}")

@@ -8,7 +8,7 @@ log of what it saw, so no project's text reaches another.
 
 Both ends are here. The host is `python -m mcp_server embed-host`, standard library HTTP on
 127.0.0.1 with a per-start bearer token; its address and token are in `embedder.json` (0600) in
-the per-user registry folder (see registry.py), next to the `embedder.lock` it holds while it
+the per-user registry folder (see server/registry.py), next to the `embedder.lock` it holds while it
 lives. `SharedEmbedder` is the vault server's side: it starts the host when none runs (one start
 for many concurrent callers), and starts it again when it went away (idle exit, killed).
 """
@@ -35,7 +35,8 @@ import numpy as np
 
 from vault import atomic
 
-from . import client, registry
+from .. import client
+from ..rss import rss_mb
 
 log = logging.getLogger("memdir.embed_host")
 
@@ -63,7 +64,7 @@ class HostInfo:
     @staticmethod
     def read(folder: Path | None = None) -> HostInfo | None:
         try:
-            data = json.loads(((folder or registry.folder()) / ADDRESS_FILE).read_text())
+            data = json.loads(((folder or client.servers_folder()) / ADDRESS_FILE).read_text())
             return HostInfo(int(data["pid"]), int(data["port"]), str(data["token"]), float(data["started"]))
         except (OSError, ValueError, KeyError, TypeError):
             return None
@@ -72,7 +73,7 @@ class HostInfo:
 def running(folder: Path | None = None) -> HostInfo | None:
     """The live host's address, or None (a stale file of a killed host is ignored)."""
     info = HostInfo.read(folder)
-    return info if info is not None and _alive(info.pid) and _lock_held(folder or registry.folder()) else None
+    return info if info is not None and _alive(info.pid) and _lock_held(folder or client.servers_folder()) else None
 
 
 def _alive(pid: int) -> bool:
@@ -109,6 +110,13 @@ class SharedEmbedder:
         self.start_timeout = start_timeout
         self._lock = threading.Lock()
         self._info: HostInfo | None = None
+        self._closed = False
+
+    def close(self) -> None:
+        """The server is exiting: from now on no call starts a host (a backfill still running at `memdir stop
+        --all` would otherwise start a fresh one after the old host was stopped, and leave it behind)."""
+        with self._lock:
+            self._closed = True
 
     def warm(self) -> threading.Thread:
         """Start the host in the background (a server does this while it loads its indices)."""
@@ -155,13 +163,15 @@ class SharedEmbedder:
         with self._lock:
             if self._info is not None and _alive(self._info.pid):
                 return self._info
+            if self._closed:
+                raise EmbedderUnavailable("the memdir server is exiting; it starts no embedding host")
             self._info = ensure_host(self.idle_exit_seconds, self.start_timeout)
             return self._info
 
 
 def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> HostInfo:
     """The running host, answering its health check; started and waited for when needed (bounded)."""
-    folder = registry.folder()
+    folder = client.servers_folder()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     deadline = time.monotonic() + timeout
     child: int | None = None
@@ -228,6 +238,7 @@ class _Host(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Host
     protocol_version = "HTTP/1.1"
+    timeout = 10.0  # a connection that sends nothing (or half a request) gives its thread and descriptor back
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - texts are never logged
         pass
@@ -236,6 +247,10 @@ class _Handler(BaseHTTPRequestHandler):
         scheme, _, credential = self.headers.get("Authorization", "").partition(" ")
         if self.headers.get("Origin") is not None:  # a browser page: never
             self._send(403, b"forbidden", "text/plain")
+            return True
+        port = self.server.server_address[1]
+        if self.headers.get("Host", "") not in (f"127.0.0.1:{port}", f"localhost:{port}"):  # DNS rebinding, as the API
+            self._send(403, b"forbidden host", "text/plain")
             return True
         if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), self.server.token.encode()):
             self._send(401, b"unauthorized", "text/plain")
@@ -257,7 +272,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path != "/health":
             self._send(404, b"not found", "text/plain")
             return
-        body = {"model": MODEL_ID, "pid": os.getpid(), "rss_mb": registry.rss_mb(os.getpid()),
+        body = {"model": MODEL_ID, "pid": os.getpid(), "rss_mb": rss_mb(os.getpid()),
                 "uptime_seconds": round(time.time() - self.server.started, 1),
                 "idle_seconds": round(time.monotonic() - self.server.last_request, 1)}
         self._send(200, json.dumps(body).encode(), "application/json")
@@ -292,7 +307,7 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
     """Run the host until it has been idle `idle_exit_seconds` (0 = never), is signalled, or `stop` is set."""
     import signal
 
-    folder = registry.folder()
+    folder = client.servers_folder()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     lock_fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
     try:

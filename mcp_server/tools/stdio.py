@@ -16,6 +16,7 @@ the server to server.log in the per-user folder.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import logging
@@ -28,9 +29,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from . import client, tool_list
+from .. import client
+from . import tool_list
 from .descriptions import INSTRUCTIONS
-from .logs import configure
+from ..logs import configure
 
 log = logging.getLogger("memdir.stdio")
 
@@ -64,12 +66,14 @@ class Upstream:
             log.warning("could not reach the vault server yet: %r", exc)
 
     def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """The vault server's JSON-RPC response (with `result` or `error`) to one request."""
+        """The vault server's JSON-RPC response (with `result` or `error`) to one request. Its retry carries the
+        same idempotency key: a write the server finished after the connection was lost is not applied twice."""
+        key = client.new_key()
         for attempt in (1, 2):
             try:
                 info, session = self._open()
                 answer = self._post(info, session, {"jsonrpc": "2.0", "id": next(self._ids), "method": method,
-                                                    "params": params})
+                                                    "params": params}, key)
                 if answer is None:
                     raise Gone("no answer to a request")
                 return answer
@@ -86,7 +90,9 @@ class Upstream:
             info, session = self._info, self._mcp_session
         if info is not None and session is not None:
             try:
-                self._request(info, "DELETE", None, {"Mcp-Session-Id": session}, timeout=1.0)[0].read()
+                response, connection = self._request(info, "DELETE", None, {"Mcp-Session-Id": session}, timeout=1.0)
+                with contextlib.closing(connection):
+                    response.read()
             except (OSError, http.client.HTTPException):
                 pass
 
@@ -100,25 +106,30 @@ class Upstream:
             hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                 "protocolVersion": self._version, "capabilities": {},
                 "clientInfo": {"name": "memdir-stdio", "version": SERVER_INFO["version"]}}}
-            response, _ = self._request(info, "POST", hello, {})
-            session = response.getheader("Mcp-Session-Id")
-            answer = _read_answer(response, 0)
+            response, connection = self._request(info, "POST", hello, {})
+            with contextlib.closing(connection):
+                session = response.getheader("Mcp-Session-Id")
+                answer = _read_answer(response, 0)
             if session is None or answer is None or "result" not in answer:
                 raise Gone(f"the vault server did not open an MCP session: {answer}")
             self._version = answer["result"].get("protocolVersion", self._version)
-            self._request(info, "POST", {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                          {"Mcp-Session-Id": session})[0].read()
+            response, connection = self._request(info, "POST", {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                                                 {"Mcp-Session-Id": session})
+            with contextlib.closing(connection):
+                response.read()
             self._info, self._mcp_session = info, session
             return info, session
 
-    def _post(self, info: client.ServerInfo, session: str, message: dict[str, Any]) -> dict[str, Any] | None:
-        response, _ = self._request(info, "POST", message, {"Mcp-Session-Id": session})
-        if response.status == 404:  # the server restarted, or closed the vault and opened it again: its sessions are gone
-            response.read()
-            raise Gone("the MCP session expired")
-        if response.status >= 500:  # the server is exiting (its last vault closed) or failed: start again, retry once
-            raise Gone(f"the server answered {response.status}: {response.read()[:200]!r}")
-        return _read_answer(response, message["id"])
+    def _post(self, info: client.ServerInfo, session: str, message: dict[str, Any], key: str) -> dict[str, Any] | None:
+        response, connection = self._request(info, "POST", message, {"Mcp-Session-Id": session,
+                                                                     client.IDEMPOTENCY_HEADER: key})
+        with contextlib.closing(connection):  # also when the answer is lost midway: no socket left to the collector
+            if response.status == 404:  # the server restarted, or closed the vault and opened it again: its sessions are gone
+                response.read()
+                raise Gone("the MCP session expired")
+            if response.status >= 500:  # the server is exiting (its last vault closed) or failed: start again, retry once
+                raise Gone(f"the server answered {response.status}: {response.read()[:200]!r}")
+            return _read_answer(response, message["id"])
 
     def _request(self, info: client.ServerInfo, method: str, body: dict[str, Any] | None, headers: dict[str, str],
                  timeout: float = UPSTREAM_TIMEOUT) -> tuple[http.client.HTTPResponse, http.client.HTTPConnection]:
@@ -130,6 +141,7 @@ class Upstream:
             client.VAULT_HEADER: quote(str(self.vault_root)), **headers})
         response = connection.getresponse()
         if response.status in (401, 403):
+            connection.close()
             raise Gone(f"the vault server refused the proxy ({response.status}): it restarted with a new token")
         return response, connection
 
@@ -178,6 +190,9 @@ class Proxy:
             message = json.loads(line)
         except ValueError:
             self.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "not JSON"}})
+            return
+        except RecursionError:  # one line nested a thousand deep must not end the session
+            self.send({"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": "JSON nested too deep"}})
             return
         if not isinstance(message, dict) or "method" not in message:
             if isinstance(message, dict) and "id" in message:

@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, SerializerFunctionWrapHandler, model_serializer
 
-from .outward import STRUCTURED_NOTE, HitOut, quote_block
-from .view import MemoryView, StaleCite
+from ..views.outward import STRUCTURED_NOTE, HitOut, quote_block
+from ..views.view import MemoryView, StaleCite
 
 # Memory text as the model gets it: Claude Code shows it this JSON, so the text is quoted «» here too.
 Quoted = Annotated[str, PlainSerializer(quote_block, return_type=str)]

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import client
+from .. import client
+from ..rss import rss_mb
 
 
 def folder() -> Path:
@@ -37,8 +38,8 @@ class Served:
 
 
 def embedding_host() -> Served | None:
-    """The per-user embedding host, when one runs (see embed_host.py)."""
-    from . import embed_host
+    """The per-user embedding host, when one runs (see embedding/host.py)."""
+    from ..embedding import host as embed_host
 
     info = embed_host.running()
     if info is None:
@@ -98,24 +99,17 @@ def stop(timeout: float = 30.0) -> list[Served]:
         info = server[0]
         chosen.insert(0, Served("(no vault open yet)", info.pid, info.port, rss_mb(info.pid),
                                 round(time.time() - info.started, 1), None, None, "server"))
-    pids = list(dict.fromkeys(s.pid for s in chosen))
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+    # The server first, the embedding host once the server is gone: a server closing its vaults may still be
+    # embedding (a backfill), and a host stopped under it was started again and left behind.
     deadline = time.monotonic() + timeout
-    for pid in pids:
-        while client.process_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)  # another process's exit: nothing to wait on but time
+    for kinds in (("vault", "server"), ("embedding-host",)):
+        pids = list(dict.fromkeys(s.pid for s in chosen if s.kind in kinds))
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for pid in pids:
+            while client.process_alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)  # another process's exit: nothing to wait on but time
     return chosen
-
-
-def rss_mb(pid: int) -> float | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except (OSError, ValueError, IndexError):
-        return None
-    return None

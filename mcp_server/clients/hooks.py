@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import client
-from .locate import locate
+from .. import client
+from ..locate import locate
 
 EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "SessionStart"}
 # How long a hook waits for the server. No hook may stall a turn on a hung server: within 1 s (process

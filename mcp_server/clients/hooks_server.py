@@ -17,16 +17,19 @@ from indexer import timewords
 from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError
 
-from .capture import MAX_EXCHANGE_CHARS
+from ..service.capture import MAX_EXCHANGE_CHARS
 from .context import Line, known_context, memory_line, pointer_line, scoring_request
-from .service import MemoryService
-from .sessions import Session
+from ..service.memory_service import MemoryService
+from ..service.sessions import Session
 from .trivial import is_trivial_exchange
-from .view import view_of
+from ..views.view import view_of
 
 log = logging.getLogger("memdir.hooks")
 MAX_PROMPT_CHARS = 4000  # the query is the prompt's beginning; a pasted log is not a better query
 STALE_SECONDS = 45.0  # longer than any hook waits for its request: an older spool file lost its request
+# A hook waits under a second for its answer (hooks.TIMEOUTS): a spool file older than this has nobody waiting
+# on it, so the server's own timer may apply it (a request that still arrives finds it taken: applied once).
+ORPHANED_SECONDS = 2.0
 
 
 class HookHandler:
@@ -103,14 +106,17 @@ class HookHandler:
 
     # -- the spool: every prompt and Stop event is written there first by the hook process -----
 
-    def replay(self, spool: Path, older_than: float = 0.0) -> int:
+    def replay(self, spool: Path, older_than: float = 0.0, *, spooled_before: int | None = None) -> int:
         """Apply spooled hook events no request delivered (the server was down, or the hook process was
-        killed mid-request, as `claude -p` does at exit), oldest first; returns how many."""
+        killed mid-request, as `claude -p` does at exit), oldest first; returns how many.
+
+        With neither `older_than` nor `spooled_before` (a server starting or closing the vault) every file is
+        due, also one a dead server had taken; otherwise only files spooled before the cutoff (time_ns)."""
         replayed = 0
-        if not older_than:  # a server starting: a file taken by a server that died while applying it is due again
+        if not older_than and spooled_before is None:  # a file taken by a server that died applying it is due again
             for orphan in spool.glob(".*.json.*.taken"):
                 os.replace(orphan, spool / orphan.name[1:].split(".json.", 1)[0] + ".json")
-        cutoff = time.time_ns() - int(older_than * 1e9)
+        cutoff = spooled_before if spooled_before is not None else time.time_ns() - int(older_than * 1e9)
         paths = [p for p in spool.glob("*.json") if _spooled_at(p) <= cutoff]
         for path in sorted(paths, key=_spooled_at):
             claimed = _take(path)
@@ -129,6 +135,13 @@ class HookHandler:
                 log.warning("spooled hook event %s dropped: %s", path.name, exc)
             claimed.unlink(missing_ok=True)
         return replayed
+
+    def drain(self, spooled_before: int | None = None) -> int:
+        """The server's own pass over the spool (its timer, and the moment its vault is open): events whose
+        hook no longer waits, or spooled before `spooled_before` (answered "opening", so nobody will claim them)."""
+        if spooled_before is None:
+            return self.replay(self.spool, older_than=ORPHANED_SECONDS)
+        return self.replay(self.spool, spooled_before=spooled_before)
 
     def replay_stale(self) -> int:
         """Events left in the spool by hook processes that died mid-request, found on the next hook call."""

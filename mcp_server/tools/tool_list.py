@@ -4,7 +4,7 @@ Claude Code asks for tools right after it starts a session and waits about 1.7 s
 server needs several seconds (model, indices), so a first session used to get no memdir tools at
 all. The list is static (descriptions never carry vault content), so the proxy answers from this
 snapshot at once and only tool calls wait for the server. `tests/mcp_server/test_stdio_static.py`
-fails when the snapshot and the tools differ; regenerate it with `python -m mcp_server.tool_list`.
+fails when the snapshot and the tools differ; regenerate it with `python -m mcp_server.tools.tool_list`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ async def current() -> list[dict[str, Any]]:
     """The tools as the vault server lists them (built without a vault: listing calls nothing)."""
     from mcp import Client
 
-    from . import tools
+    from . import mcp_tools as tools
 
     async with Client(tools.build(None)) as client:  # type: ignore[arg-type]
         listed = (await client.list_tools()).tools

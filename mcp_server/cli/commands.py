@@ -17,12 +17,15 @@ import click
 
 from vault import Memory, NotFoundError, Vault, VaultError, gitmerge, init_vault
 
-from . import checks, client, integrations, render
-from .config import Config, default_config_text, load_config, user_vault_root
-from .claude_wiring import check_claude_code
-from .locate import locate
-from .lookup import lookup
-from .view import MemoryView, view_of, views
+from ..service import checks
+from .. import client
+from ..clients import integrations
+from ..views import render
+from ..config import Config, default_config_text, load_config, user_vault_root
+from ..clients.claude_wiring import check_claude_code
+from ..locate import locate
+from ..service.lookup import lookup
+from ..views.view import MemoryView, view_of, views
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -117,8 +120,8 @@ def service(vault_path: Path) -> Iterator[Any]:
     if client.serving(root) is not None:
         yield Remote(root)
         return
-    from .app import App
-    from .service import MemoryService
+    from ..service.app import App
+    from ..service.memory_service import MemoryService
 
     config = load_config(root)
     with progress_bar("indexing") as progress:
@@ -528,8 +531,8 @@ def merge(ids: tuple[str, ...], title: str, content: str | None, allow_secret: b
 @vault_option
 def serve(vault_path: Path) -> None:
     """Run this user's memdir server in the foreground, serving this vault at once and any other vault asked for."""
-    from .logs import configure_file
-    from .server import AlreadyRunning, run_server
+    from ..logs import configure_file
+    from ..server.process import AlreadyRunning, run_server
 
     root = vault_root(vault_path)
     client.own_folder()
@@ -551,7 +554,7 @@ def serve(vault_path: Path) -> None:
 def status(as_json: bool) -> None:
     """What memdir runs for this user: each served vault's path, the server's pid, port and memory, the vault's
     uptime, memories and idle time, and the embedding host."""
-    from . import registry
+    from ..server import registry
 
     served = [vars(s) for s in registry.servers()]
     if as_json:
@@ -568,7 +571,7 @@ def status(as_json: bool) -> None:
 def stop(every: bool, vault_path: Path) -> None:
     """Close one vault in the server (the server stays for the others), or --all: end the server and the
     embedding host. Both cleanly; the next hook or tool call starts what it needs again."""
-    from . import registry
+    from ..server import registry
 
     if every:
         stopped = registry.stop()
@@ -583,7 +586,7 @@ def stop(every: bool, vault_path: Path) -> None:
 @vault_option
 def mcp(vault_path: Path) -> None:
     """The MCP server an assistant launches over stdio (starts this user's server, and opens the vault there, if needed)."""
-    from .stdio import run_stdio
+    from ..tools.stdio import run_stdio
 
     run_stdio(vault_root(vault_path))
 

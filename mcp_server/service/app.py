@@ -25,7 +25,7 @@ from vault import Vault, init_vault
 from vault.errors import ConfigError, NotFoundError, ValidationError
 from vault.ids import check_id
 
-from .config import Config, default_config_text, load_config, user_vault_root
+from ..config import Config, default_config_text, load_config, user_vault_root
 
 log = logging.getLogger("memdir.app")
 PROJECT, USER = "project", "user"

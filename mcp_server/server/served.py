@@ -21,23 +21,24 @@ from typing import Any, Callable
 
 import anyio
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
 from vault import VaultError
-from vault.errors import ConflictError, NotFoundError, PathError, ValidationError
+from vault.errors import ConflictError, DiskFullError, NotFoundError, PathError, ValidationError
 
-from . import tools
-from .app import App
-from .client import VAULT_LOCK, process_alive
-from .config import load_config
+from ..tools import mcp_tools as tools
+from ..service.app import App
+from ..client import IDEMPOTENCY_HEADER, VAULT_LOCK, process_alive
+from ..config import load_config
 from .idle import IdleWatch
 from .schedule import Every
-from .service import MemoryService
+from ..service.memory_service import MemoryService
 
 log = logging.getLogger("memdir.server")
 MAX_BODY = 1_000_000
+SPOOL_DRAIN_SECONDS = 2.0  # how often the server looks for hook events no request delivered
 
 # Operations the CLI may run remotely: the names of MemoryService methods, nothing else.
 OPERATIONS = frozenset({
@@ -45,7 +46,7 @@ OPERATIONS = frozenset({
     "append", "delete", "restore", "ingest", "books", "record_response", "score", "gc", "suggest_merges", "merge", "reindex",
     "verify", "review",
 })
-STATUS = {NotFoundError: 404, PathError: 400, ValidationError: 400, ConflictError: 409}
+STATUS = {NotFoundError: 404, PathError: 400, ValidationError: 400, ConflictError: 409, DiskFullError: 507}
 
 
 class AlreadyServed(ConflictError):
@@ -62,6 +63,7 @@ class ServedVault:
         self.service: MemoryService | None = None
         self.hooks: Any = None
         self.lifecycle: Every | None = None
+        self.drainer: Every | None = None
         self.idle: IdleWatch | None = None
         self.mcp: Any = None
         self.asgi: Any = None
@@ -88,7 +90,7 @@ class ServedVault:
     def load(self, embedder: Callable[[Any], Any]) -> None:
         """Open the index (reconciling edits made while nothing served it), start the watcher, apply what the
         hooks spooled meanwhile, start the lifecycle schedule and build the vault's MCP endpoint."""
-        from .hooks_server import HookHandler
+        from ..clients.hooks_server import HookHandler
 
         config = load_config(self.root)
         self.app = App(self.root, config=config, embedder=embedder(config), defer_embedding=True)
@@ -102,6 +104,10 @@ class ServedVault:
         self.idle = IdleWatch(self.root, config.server.idle_exit_seconds)
         self.lifecycle = Every(config.lifecycle.every_seconds, self._lifecycle, f"lifecycle {self.root.name}")
         self.lifecycle.start()
+        # An event spooled while the vault was opening (its hook was told "opening") or whose hook was killed
+        # has no request to deliver it: without this it would wait for the next prompt or a restart.
+        self.drainer = Every(SPOOL_DRAIN_SECONDS, self.hooks.drain, f"spool {self.root.name}")
+        self.drainer.start()
         self.mcp = tools.build(self.service)
         self.asgi = Starlette(routes=[
             Route("/api/op", self._operation, methods=["POST"]),
@@ -113,6 +119,10 @@ class ServedVault:
         # Frozen, the collector skips them; what is created later is collected as usual.
         gc.collect()
         gc.freeze()
+
+    def drain_spool(self, spooled_before: int) -> int:
+        """Apply what hooks spooled before `spooled_before` (time_ns): called the moment the vault is open."""
+        return self.hooks.drain(spooled_before) if self.hooks is not None else 0
 
     def _lifecycle(self) -> str:
         applied = self.service.gc() if self.service else []
@@ -126,8 +136,9 @@ class ServedVault:
 
     def close(self) -> None:
         """Stop the schedule, apply what is still spooled, flush and close the indices, release the lock."""
-        if self.lifecycle is not None:
-            self.lifecycle.stop()
+        for schedule in (self.lifecycle, self.drainer):
+            if schedule is not None:
+                schedule.stop()
         if self.hooks is not None and self.root.is_dir():
             try:
                 self.hooks.replay(self.root / ".memdir" / "spool")
@@ -162,7 +173,8 @@ class ServedVault:
             inspect.signature(method).bind(**args)
         except TypeError as exc:
             return error("ValidationError", f"bad arguments for {op}: {exc}", 400)
-        return await _run(lambda: {"result": method(**args)})
+        key = request.headers.get(IDEMPOTENCY_HEADER)  # a retried write is applied once
+        return await _run(lambda: {"result": self.service.once(key, op, lambda: method(**args))})
 
     async def _hook(self, request: Request) -> JSONResponse:
         body = await _json_body(request)
@@ -188,7 +200,10 @@ def open_vault(root: Path, embedder: Callable[[Any], Any]) -> ServedVault:
 
 
 async def _json_body(request: Request) -> dict[str, Any] | JSONResponse:
-    raw = await request.body()
+    try:
+        raw = await request.body()
+    except ClientDisconnect:  # it went away, or was cut off for sending its body too slowly (http_limits)
+        return error("ValidationError", "the request body did not arrive", 400)
     if len(raw) > MAX_BODY:
         return error("ValidationError", f"request body over {MAX_BODY:,} bytes", 413)
     try:

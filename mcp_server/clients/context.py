@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from .outward import SCORED_COLLECTIONS, confidence_label, private, quote, relevance_label, stale_label, uses_label
-from .view import MemoryView
+from ..views.outward import SCORED_COLLECTIONS, confidence_label, private, quote, relevance_label, stale_label, uses_label
+from ..views.view import MemoryView
 
 PREAMBLE = (
     "KNOWN CONTEXT from memdir (this project's memory vault, and your private user vault where marked "

@@ -38,10 +38,11 @@ from starlette.routing import Mount, Route
 
 from vault import VaultError, atomic
 
-from .client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
-from .config import Config
-from .embed_host import SharedEmbedder
-from .registry import rss_mb
+from ..client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
+from ..config import Config
+from ..embedding.host import SharedEmbedder
+from ..rss import rss_mb
+from .http_limits import BoundedH11
 from .served import ServedVault, error, open_vault, status_of
 
 log = logging.getLogger("memdir.server")
@@ -136,7 +137,7 @@ class UserServer:
         sock.bind(("127.0.0.1", 0))
         sock.listen(128)
         self.port = sock.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(self._asgi(first), log_level="warning", lifespan="on",
+        server = uvicorn.Server(uvicorn.Config(self._asgi(first), log_level="warning", lifespan="on", http=BoundedH11,
                                                timeout_graceful_shutdown=DRAIN_SECONDS, access_log=False))
         self._uvicorn = server
 
@@ -165,6 +166,8 @@ class UserServer:
         if not self.exiting:
             log.info("memdir server (pid %d) exits: %s", os.getpid(), reason)
         self.exiting = True
+        if self._embedder is not None:
+            self._embedder.close()  # a backfill finishing its batch must not start a new host on the way out
         self._forget_address()
         if self._uvicorn is not None:
             self._uvicorn.should_exit = True
@@ -205,6 +208,14 @@ class UserServer:
             slot.failure = error("ServerError", f"cannot serve {slot.root}: {type(exc).__name__}: {exc}", 500)
         finally:
             slot.ready.set()
+        if slot.vault is not None:
+            # Hooks told "opening" left their events in the spool and will not ask again: apply them now.
+            try:
+                applied = await anyio.to_thread.run_sync(slot.vault.drain_spool, time.time_ns())
+                if applied:
+                    log.info("%s: applied %d hook events spooled while it opened", slot.root, applied)
+            except Exception:  # noqa: BLE001 - the spool timer tries again; the vault is served meanwhile
+                log.exception("%s: could not apply the spool", slot.root)
         if slot.failure is not None and not any(s.vault is not None for s in self.slots.values()):
             self._forget(slot)  # nothing else to serve: exit (the reason is in the log) rather than idle on nothing
         # else the failure waits in its slot for the next request, which reports it and forgets it

@@ -18,8 +18,9 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from vault import VaultError
 from vault.model import BANK_DEFAULT, COLLECTIONS, TYPES
 
-from . import outward, render
-from .view import MemoryView, views
+from ..client import IDEMPOTENCY_HEADER
+from ..views import outward, render
+from ..views.view import MemoryView, views
 from .arguments import refuse_unknown_and_explain
 from .descriptions import (
     ADD_BANK,
@@ -58,7 +59,7 @@ from .schemas import (
     StatsOut,
     VerifyOut,
 )
-from .service import MemoryService
+from ..service.memory_service import MemoryService
 
 Collection = Literal["working", "history", "patterns", "memory_bank", "books"]
 MemoryType = Literal[
@@ -105,6 +106,12 @@ def build(service: MemoryService) -> MCPServer:
         # Without the proxy's header there is no stable identity (the protocol opens a new connection
         # object per request), so direct clients share one session rather than a new one per call.
         return "anonymous"
+
+    def once(ctx: Context, name: str, call: Callable[[], T]) -> Callable[[], T]:
+        """The call, run once per idempotency key: the `memdir mcp` proxy sends the same key when it retries."""
+        headers = ctx.headers
+        key = headers.get(IDEMPOTENCY_HEADER.lower()) if headers is not None else None
+        return lambda: service.once(key, name, call)
 
     def respond(model: type[T], text_of: Callable[[Any], str], call: Callable[[], Any],
                 lists: tuple[str, ...] = ()) -> CallToolResult:
@@ -162,9 +169,9 @@ def build(service: MemoryService) -> MCPServer:
         title: Annotated[str | None, Field(max_length=200)] = None,
         allow_secret: AllowSecret = False,
     ) -> Annotated[CallToolResult, AddOut]:
-        return respond(AddOut, lambda d: render.added(MemoryView.model_validate(d["memory"]), d), lambda: service.add(
+        return respond(AddOut, lambda d: render.added(MemoryView.model_validate(d["memory"]), d), once(ctx, "add", lambda: service.add(
             content, type=type, tags=tags, title=title, importance=importance, confidence=confidence,
-            always_inject=always_inject, privacy=privacy, allow_secret=allow_secret, session=session_of(ctx)))
+            always_inject=always_inject, privacy=privacy, allow_secret=allow_secret, session=session_of(ctx))))
 
     @mcp.tool(description=UPDATE, annotations=CHANGE)
     def update_memory(
@@ -180,8 +187,8 @@ def build(service: MemoryService) -> MCPServer:
     @mcp.tool(description=APPEND_TEXT, annotations=APPEND)
     def append_memory(id: MemoryId, content: Content, ctx: Context,
                       allow_secret: AllowSecret = False) -> Annotated[CallToolResult, MemoryOut]:
-        return respond(MemoryOut, changed("appended to"),
-                       lambda: service.append(id, content, allow_secret=allow_secret, session=session_of(ctx)))
+        return respond(MemoryOut, changed("appended to"), once(ctx, "append",
+                       lambda: service.append(id, content, allow_secret=allow_secret, session=session_of(ctx))))
 
     @mcp.tool(description=READ_TEXT, annotations=READ)
     def read_memory(
@@ -192,8 +199,8 @@ def build(service: MemoryService) -> MCPServer:
         return respond(MemoryOut, shown(render.full_memory), lambda: service.read(id, session_of(ctx), version=version))
 
     @mcp.tool(description=DELETE, annotations=REMOVE)
-    def delete_memory(id: MemoryId) -> Annotated[CallToolResult, DeleteOut]:
-        return respond(DeleteOut, render.deleted, lambda: service.delete(id))
+    def delete_memory(id: MemoryId, ctx: Context) -> Annotated[CallToolResult, DeleteOut]:
+        return respond(DeleteOut, render.deleted, once(ctx, "delete", lambda: service.delete(id)))
 
     @mcp.tool(description=VERIFY, annotations=APPEND)
     def verify_memory(
@@ -221,7 +228,8 @@ def build(service: MemoryService) -> MCPServer:
         outcome: Annotated[Outcome, Field(description="How the previous exchange went")],
         memory_scores: Annotated[dict[MemoryId, Outcome], Field(max_length=50)] = {},  # noqa: B006
     ) -> Annotated[CallToolResult, ScoreOut]:
-        return respond(ScoreOut, render.score_answer, lambda: service.score(memory_scores, outcome, session_of(ctx)))
+        return respond(ScoreOut, render.score_answer,
+                       once(ctx, "score", lambda: service.score(memory_scores, outcome, session_of(ctx))))
 
     @mcp.tool(description=RECORD, annotations=ADD)
     def record_response(
@@ -231,8 +239,8 @@ def build(service: MemoryService) -> MCPServer:
         allow_secret: AllowSecret = False,
         privacy: Literal["shared", "private"] = "shared",
     ) -> Annotated[CallToolResult, MemoryOut]:
-        return respond(MemoryOut, changed("recorded"), lambda: service.record_response(
-            key_takeaway, initial_score, session=session_of(ctx), allow_secret=allow_secret, privacy=privacy))
+        return respond(MemoryOut, changed("recorded"), once(ctx, "record_response", lambda: service.record_response(
+            key_takeaway, initial_score, session=session_of(ctx), allow_secret=allow_secret, privacy=privacy)))
 
     @mcp.tool(description=RELATIONSHIPS, annotations=READ)
     def get_memory_relationships(
@@ -277,8 +285,8 @@ def build(service: MemoryService) -> MCPServer:
         ctx: Context,
         allow_secret: AllowSecret = False,
     ) -> Annotated[CallToolResult, MemoryOut]:
-        return respond(MemoryOut, changed("merged into"),
-                       lambda: service.merge(ids, title, content, allow_secret=allow_secret, session=session_of(ctx)))
+        return respond(MemoryOut, changed("merged into"), once(ctx, "merge",
+                       lambda: service.merge(ids, title, content, allow_secret=allow_secret, session=session_of(ctx))))
 
     @mcp.tool(description=STATS, annotations=READ)
     def get_memory_stats() -> Annotated[CallToolResult, StatsOut]:
