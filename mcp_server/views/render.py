@@ -299,6 +299,9 @@ def ingested(results: list[Mapping[str, Any]]) -> str:
         if r["status"] == "error":
             lines.append(f"error      {r['reason']}")
             continue
+        if r["status"] == "skipped":
+            lines.append(f"skipped    {r['source']}: {r['reason']}")
+            continue
         unit = "page" if r.get("kind") == "pdf" else "section"
         parts = f", {r['parts']} {unit}{'s' if r['parts'] != 1 else ''}" if r.get("kind") else ""
         where = f" [id:{r['id']}] {r['path']}" if r.get("id") else ""
