@@ -14,7 +14,6 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from indexer import books as book_files
 from indexer import review
-from indexer.generations import Layout
 from indexer.relations import relations_of
 from indexer.search import Hit, SearchRequest, window_used
 from vault import Memory, NotFoundError, ValidationError
@@ -22,7 +21,7 @@ from vault.history import Commit, Version, VaultHistory
 from vault.parse import parse
 from vault.errors import PathError
 from vault.ids import check_id
-from vault.paths import relative, resolved_within
+from vault.paths import resolved_within
 from vault.model import bank_weight
 
 from . import capture, checks, leaks
@@ -157,12 +156,8 @@ class MemoryService:
 
     def doctor(self) -> dict[str, Any]:
         problems = self.index.problems() + self.index.vault.anchor_problems(self.index.memories.values())
-        moved_aside = [{"path": relative(self.app.root, p), "line": None,
-                        "reason": "index files that did not load (truncated or damaged), moved aside; the index was "
-                                  "rebuilt from the memory files. Kept for a look; safe to delete"}
-                       for p in Layout(self.app.root).quarantined()]
         return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in problems],
-                "warnings": checks.warnings(self.index.memories.values(), self.app.root) + moved_aside}
+                "warnings": checks.warnings(self.index.memories.values(), self.app.root)}
 
     def link(self, source: str, target: str, relation: str = "depends_on", session: str | None = None) -> dict[str, Any]:
         """Record that `source` supersedes / depends on / contradicts / derives from `target`, in the

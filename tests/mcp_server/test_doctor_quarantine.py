@@ -27,3 +27,17 @@ def test_doctor_names_the_index_files_that_did_not_load_and_were_moved_aside(has
     moved = [w for w in report["warnings"] if w["path"].startswith(".memdir/quarantine/")]
     assert len(moved) == 1 and "did not load" in moved[0]["reason"]
     assert (hashing_example / moved[0]["path"] / "vectors.faiss").is_file()
+
+
+def test_the_cli_doctor_without_a_server_names_them_too(hashing_example: Path):
+    from click.testing import CliRunner
+
+    from mcp_server.cli.commands import cli
+
+    app = App(hashing_example)
+    app.close()
+    vectors = Layout(hashing_example).current() / "vectors.faiss"
+    vectors.write_bytes(vectors.read_bytes()[: vectors.stat().st_size // 3])
+    App(hashing_example).close()  # the owner's open moves the damaged generation aside and rebuilds
+    result = CliRunner().invoke(cli, ["doctor", "--vault", str(hashing_example)])
+    assert "warning: .memdir/quarantine/gen-" in result.output and "did not load" in result.output
