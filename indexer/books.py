@@ -16,6 +16,7 @@ from typing import Iterable, Sequence
 
 from vault import Change, Memory
 from vault.errors import VaultError
+from vault.paths import resolved_within
 from vault.store import new_memory_fields
 
 from .convert import SUFFIXES, convert
@@ -82,11 +83,10 @@ def _passed_over(folder: Path, project: Path, vault_root: Path, skipped: list[In
 
 def _unreadable(file: Path, bounds: tuple[Path, ...], vault_root: Path) -> str:
     """Why a file found by a walk is not read, or "" to read it."""
-    try:
-        resolved = file.resolve(strict=True)
-    except (OSError, RuntimeError):
+    if not os.path.exists(file):  # follows the link: False for a dangling or looping one
         return "a dangling or looping symlink; not read"
-    if not any(resolved.is_relative_to(bound) for bound in bounds):
+    resolved = resolved_within(file, *bounds)
+    if resolved is None:
         return "a symlink to a file outside the folder and the project; not read"
     if resolved.is_relative_to(vault_root):
         return "a file of this memdir vault; not ingested again"

@@ -106,16 +106,25 @@ class Layout:
             if debris != live:
                 shutil.rmtree(debris, ignore_errors=True) if debris.is_dir() else debris.unlink(missing_ok=True)
 
+    @property
+    def quarantine_folder(self) -> Path:
+        return self.base.parent / "quarantine"
+
+    def quarantined(self) -> list[Path]:
+        """The generations moved aside because their files did not load, oldest first (doctor names them)."""
+        folder = self.quarantine_folder
+        return sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime) if folder.is_dir() else []
+
     def quarantine(self, generation: Path) -> Path:
         """Move a generation whose files do not load out of the way (owner only), keeping the newest
         QUARANTINE_KEPT for a look; CURRENT then names nothing, so the next build replaces it."""
-        folder = self.base.parent / "quarantine"
+        folder = self.quarantine_folder
         folder.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
         target = folder / f"{generation.name}-{stamp}-{secrets.token_hex(2)}"
         os.replace(generation, target)
         (self.base / "CURRENT").unlink(missing_ok=True)
-        for old in sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime)[:-QUARANTINE_KEPT]:
+        for old in self.quarantined()[:-QUARANTINE_KEPT]:
             shutil.rmtree(old, ignore_errors=True)
         return target
 

@@ -72,11 +72,21 @@ def resolve_inside(root: Path, user_path: str) -> Path:
     return candidate
 
 
+def resolved_within(path: Path, *bounds: Path) -> Path | None:
+    """Where `path` leads once every symlink is followed (a dangling one too), when that is inside one of
+    `bounds` (each resolved as well); None when it leads outside all of them. The one check behind every
+    path memdir walks or is given: a vault's memories, a path argument, an ingest's folder walk."""
+    real = os.path.realpath(path)
+    for bound in bounds:
+        real_bound = os.path.realpath(bound)
+        if os.path.commonpath([real_bound, real]) == real_bound:
+            return Path(real)
+    return None
+
+
 def ensure_inside(root: Path, candidate: Path) -> None:
     """Follow symlinks (even dangling ones) and refuse a target outside the vault."""
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(candidate)
-    if os.path.commonpath([real_root, real]) != real_root:
+    if resolved_within(candidate, root) is None:
         raise PathError(f"{candidate.relative_to(root) if candidate.is_relative_to(root) else candidate} "
                         "leads outside the vault (through a symlink)")
 
@@ -118,9 +128,8 @@ def inspect(root: Path, path: Path) -> Path | Skipped | None:
     except FileNotFoundError:
         return None
     if stat.S_ISLNK(info.st_mode):
-        real_root = os.path.realpath(root)
-        real = os.path.realpath(path)
-        if os.path.commonpath([real_root, real]) != real_root:
+        real = resolved_within(path, root)
+        if real is None:
             return Skipped(relative(root, path), "symlink leads outside the vault; not read")
         if not os.path.exists(real):
             return Skipped(relative(root, path), "dangling symlink")

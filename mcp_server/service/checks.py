@@ -21,7 +21,21 @@ def warnings(memories: Iterable[Memory], root: Path | None = None) -> list[dict[
                                     f"`update_memory {m.id} fields={{privacy: private}}` moves it to your user vault"})
         for key, reason in problems(m):
             found.append({"path": m.path, "line": _key_line(root, m.path, key), "reason": reason})
-    return found
+    return found + (moved_aside(root) if root is not None else [])
+
+
+# Where the index owner moves a generation whose files did not load (indexer/generations.Layout.quarantine);
+# read here by name so the CLI's doctor does not import the indexer (FAISS) to list a folder.
+QUARANTINE = (".memdir", "quarantine")
+
+
+def moved_aside(root: Path) -> list[dict[str, Any]]:
+    """The index generations moved aside because their files did not load (rebuilt from the memory files)."""
+    folder = root.joinpath(*QUARANTINE)
+    names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    return [{"path": "/".join((*QUARANTINE, name)), "line": None,
+             "reason": "index files that did not load (truncated or damaged), moved aside; the index was rebuilt "
+                       "from the memory files. Kept for a look; safe to delete"} for name in names]
 
 
 def _key_line(root: Path | None, path: str, key: str) -> int | None:

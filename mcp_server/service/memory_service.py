@@ -21,6 +21,7 @@ from vault.history import Commit, Version, VaultHistory
 from vault.parse import parse
 from vault.errors import PathError
 from vault.ids import check_id
+from vault.paths import resolved_within
 from vault.model import bank_weight
 
 from . import capture, checks, leaks
@@ -385,8 +386,8 @@ class MemoryService:
         """The MCP tool's ingest: only paths inside the project (the model must not read the user's files);
         the title and tags the model gives go into shared books, so they pass the privacy rule."""
         project = self.app.root.parent.resolve()
-        target = (project / path).resolve()
-        if not target.is_relative_to(project):
+        target = resolved_within(project / path, project)
+        if target is None:
             raise PathError(f"{path}: outside the project ({project}); only the project's documents can be ingested")
         if not target.exists():
             raise NotFoundError(f"{path}: no such file or folder in the project")

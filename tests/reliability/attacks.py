@@ -415,6 +415,23 @@ def link_bomb(work: Path) -> dict[str, int]:
             "link_bomb_index_seconds": round(took, 1), "link_bomb_longest_search_wait_seconds": round(max(waits), 1)}
 
 
+def link_parse_growth() -> dict[str, float]:
+    """Item 2, the cause: typing each link rescanned its line from the start, so parsing one line of n links cost
+    n^2 (8,000 links: 3.1 s, 4x per doubling). Times parse_links on one line of 8k, 20k and 100k links with no
+    budget (the per-file budget would hide the growth); linear growth makes 100k cost ~5x 20k, quadratic 25x.
+    Counts 1 when the growth is past 15x."""
+    from indexer.links import parse_links
+
+    took: dict[int, float] = {}
+    for count in (8_000, 20_000, 100_000):
+        line = " ".join(f"[[t-{i}]]" for i in range(count))
+        started = time.perf_counter()
+        parse_links(line, limit=count)
+        took[count] = time.perf_counter() - started
+    return {**{f"link_parse_{count // 1000}k_seconds": round(seconds, 2) for count, seconds in took.items()},
+            "link_parse_quadratic": int(took[100_000] > 15 * took[20_000])}
+
+
 def truncated_index(work: Path) -> dict[str, int]:
     """Item 3: a truncated vectors.faiss or Whoosh segment made the vault unservable (every request failed,
     nothing rebuilt it) and the failed open kept .memdir/index.lock, so `memdir reindex` refused. Counts the
@@ -484,6 +501,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("log_mode", lambda: log_mode(work)),
         ("symlinked_ingest", lambda: symlinked_ingest(work)),
         ("link_bomb", lambda: link_bomb(work)),
+        ("link_parse_growth", link_parse_growth),
         ("truncated_index", lambda: truncated_index(work)),
         ("secret_halves", secret_halves),
     ]

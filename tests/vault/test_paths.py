@@ -85,3 +85,24 @@ def test_walk_skips_dot_folders_and_reports_links_that_leave_the_vault(tmp_path:
     skipped = {s.path: s.reason for s in items if isinstance(s, Skipped)}
     assert paths == ["a.md", "notes/b.md", "notes/inner-link.md"]
     assert "outside the vault" in skipped["notes/link.md"] and "hard-linked" in skipped["hard.md"]
+
+
+def test_resolved_within_follows_every_symlink_and_answers_only_inside_the_bounds(tmp_path):
+    """The one check behind the vault's walk, path arguments and ingest's folder walk."""
+    from vault.paths import resolved_within
+
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / "docs").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.txt").write_text("x")
+    (project / "docs" / "guide.md").write_text("x")
+    (project / "docs" / "out.txt").symlink_to(outside / "secret.txt")
+    (project / "docs" / "gone.txt").symlink_to(outside / "missing.txt")  # dangling, and outside
+    (project / "docs" / "in.txt").symlink_to(project / "docs" / "guide.md")
+    docs = project / "docs"
+    assert resolved_within(docs / "guide.md", docs) == (docs / "guide.md").resolve()
+    assert resolved_within(docs / "in.txt", docs) == (docs / "guide.md").resolve()
+    assert resolved_within(docs / "out.txt", docs, project) is None
+    assert resolved_within(docs / "gone.txt", project) is None
+    assert resolved_within(docs / ".." / ".." / "outside" / "secret.txt", project) is None
+    assert resolved_within(docs / "out.txt", docs, outside) == (outside / "secret.txt").resolve()

@@ -185,3 +185,11 @@ def test_both_halves_of_an_aws_key_pair_are_redacted(text: str):
 
 def test_a_lone_forty_character_value_is_not_taken_for_an_aws_secret():
     assert scan(f"the build artefact hash is {AWS_SECRET}") == []
+
+
+def test_a_git_sha_or_memory_id_beside_an_aws_key_id_is_not_taken_for_its_secret():
+    """Only the key id is a credential here: a 40-hex SHA has the AWS secret's length, and must survive."""
+    sha = "3f786850e387550fdab836ed7e6dc881de23001b"
+    redacted, found = redact(f"key {AWS} leaked in commit {sha}, see [id:m-1234abcd] and {sha.upper()}")
+    assert AWS not in redacted and sha in redacted and sha.upper() in redacted and "m-1234abcd" in redacted
+    assert [f.kind for f in found] == ["aws-access-key"]
