@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -166,13 +167,16 @@ def cli() -> None:
 @cli.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--claude-code", is_flag=True, help="Also register hooks, MCP server and tool permissions with Claude Code.")
+@click.option("--client", "clients", multiple=True, type=click.Choice(integrations.WIRED),
+              help="Register memdir's MCP server and per-turn hooks with this assistant (repeatable).")
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True,
               help="project: .claude/settings.local.json, permissions in .claude/settings.json, the server in ~/.claude.json; "
                    "user: ~/.claude/settings.json and ~/.claude.json.")
 @click.option("--print-config", "print_config", type=click.Choice(integrations.CLIENTS),
               help="Print the MCP snippet for another assistant and change nothing.")
 @vault_option
-def init(path: Path | None, claude_code: bool, scope: str, print_config: str | None, vault_path: Path) -> None:
+def init(path: Path | None, claude_code: bool, clients: tuple[str, ...], scope: str, print_config: str | None,
+         vault_path: Path) -> None:
     """Create a vault (folders, .gitignore, memdir.toml); safe to run again."""
     root = (path or vault_path).expanduser().absolute()
     if print_config:
@@ -185,7 +189,9 @@ def init(path: Path | None, claude_code: bool, scope: str, print_config: str | N
         click.echo(f"initialized {root}: created " + ", ".join(created))
     else:
         click.echo(f"{root} is already a memdir vault; nothing to do")
-    if claude_code:
+    if "gemini" in clients:
+        _register_gemini(root)
+    if claude_code or "claude-code" in clients:
         registration = integrations.register_claude_code(root, scope, project=Path.cwd())
         for path_ in registration.files():
             state = "updated" if path_ in registration.changed else "already up to date"
@@ -194,6 +200,16 @@ def init(path: Path | None, claude_code: bool, scope: str, print_config: str | N
             git_note = "; git tracks it: commit the deletion" if path_ in registration.removed_from_git else ""
             click.echo(f"Claude Code: {path_} removed (it held only what an earlier memdir release put there{git_note})")
         click.echo(integrations.TRUST_NOTE.format(project=Path.cwd()))
+
+
+def _register_gemini(root: Path) -> None:
+    registration = integrations.register_gemini(root, project=Path.cwd())
+    state = "updated" if registration.changed else "already up to date"
+    click.echo(f"Gemini CLI: {registration.settings} {state}")
+    if shutil.which("gemini") is None:
+        click.echo("Gemini CLI: `gemini` was not found on PATH; the settings are written for when it is installed "
+                   "(npm install -g @google/gemini-cli)")
+    click.echo(integrations.GEMINI_TRUST_NOTE.format(project=Path.cwd()))
 
 
 @cli.command()

@@ -44,6 +44,13 @@ ALLOWED_TOOLS = (
     "append_memory", "ingest_document", "verify_memory", "get_review_queue",
 )
 CLIENTS = ("cursor", "codex", "gemini", "opencode")
+WIRED = ("claude-code", "gemini")  # clients `memdir init --client` registers fully (tools, hooks, trust advice)
+GEMINI_TRUST_NOTE = (  # Gemini CLI's folder trust, on by default: an untrusted folder loads no project settings
+    "Next, in Gemini CLI: start `gemini` in {project} once and choose \"Trust folder\" (or run /permissions).\n"
+    "Until the folder is trusted, Gemini CLI ignores .gemini/settings.json: no MCP servers, no hooks.\n"
+    "For headless runs (gemini -p, CI), pass --skip-trust or set GEMINI_CLI_TRUST_WORKSPACE=true.\n"
+    "Gemini CLI has no machine-local project settings file: .gemini/settings.json names this machine's\n"
+    "memdir, so memdir keeps it out of git when git does not track it already.")
 TRUST_NOTE = (  # Claude Code's rule, which otherwise makes a fresh setup look like memdir does nothing
     "Next, in Claude Code: start `claude` in {project} once and accept the workspace trust prompt. Until a\n"
     "workspace is trusted, Claude Code ignores its hooks, permissions and MCP servers. For headless runs\n"
@@ -136,6 +143,52 @@ def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path
                         removed=tuple(removed), removed_from_git=tuple(removed_from_git))
 
 
+def register_gemini(vault_root: Path, project: Path) -> Registration:
+    """Write memdir's MCP server, hooks and tool approvals into the project's .gemini/settings.json.
+
+    The vault is named relative to the project and found upward from the folder Gemini CLI runs in
+    (locate.py), so a session started in a subfolder is served too."""
+    path = project / ".gemini" / "settings.json"
+    raw = _read_bytes(path)
+    _parse_json(path, raw)  # refused, naming the line, before anything is written
+    command = memdir_command()
+    vault = vault_argument(vault_root, project, "user")
+
+    def edit(settings: dict[str, Any]) -> bool:
+        return (_merge_server(_table(settings, "mcpServers"), command, vault, gemini=True)
+                | _merge_gemini_hooks(settings, command, vault) | _merge_gemini_allowed(settings))
+
+    changed = (path,) if _save_edit(path, raw, edit) == "written" else ()
+    _keep_out_of_git(project, path, "Gemini CLI settings")
+    return Registration(path, path, changed)
+
+
+def _merge_gemini_hooks(settings: dict[str, Any], command: str, vault: str) -> bool:
+    from .gemini import EVENTS
+
+    before = json.dumps(settings, sort_keys=True)
+    hooks = _table(settings, "hooks")
+    for name, event in EVENTS.items():
+        _, _, timeout, _ = next(h for h in HOOKS if h[1] == name)
+        wanted = {"type": "command", "name": f"memdir-{name}", "timeout": timeout * 1000,
+                  "command": hook_command(command, name, vault) + " --client gemini"}
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ConfigError(f"Gemini CLI settings: hooks.{event} is not a list; fix it by hand and run again")
+        _replace_or_add_hook(groups, name, wanted)
+    return json.dumps(settings, sort_keys=True) != before
+
+
+def _merge_gemini_allowed(settings: dict[str, Any]) -> bool:
+    """The read, score and add tools run without a confirmation (Gemini names MCP tools mcp_<server>_<tool>)."""
+    allowed = _table(settings, "tools").setdefault("allowed", [])
+    if not isinstance(allowed, list):
+        raise ConfigError("Gemini CLI settings: tools.allowed is not a list; fix it by hand and run again")
+    missing = [rule for rule in (f"mcp_{SERVER_NAME}_{tool}" for tool in ALLOWED_TOOLS) if rule not in allowed]
+    allowed += missing
+    return bool(missing)
+
+
 def _git(project: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "-C", str(project), *args], capture_output=True, text=True, timeout=10)
 
@@ -147,7 +200,7 @@ def _tracked_by_git(project: Path, path: Path) -> bool:
         return False  # no git here
 
 
-def _keep_out_of_git(project: Path, path: Path) -> None:
+def _keep_out_of_git(project: Path, path: Path, what: str = "Claude Code hooks") -> None:
     """Claude Code keeps settings.local.json out of git when it creates the file; when memdir creates it,
     memdir does, in the clone's own .git/info/exclude (nothing committed changes)."""
     try:
@@ -162,7 +215,7 @@ def _keep_out_of_git(project: Path, path: Path) -> None:
         return  # no git, or the file is outside the work tree: nothing to keep out
     exclude.parent.mkdir(parents=True, exist_ok=True)
     with exclude.open("a", encoding="utf-8") as handle:
-        handle.write(f"# memdir init: this machine's Claude Code hooks\n/{relative.as_posix()}\n")
+        handle.write(f"# memdir init: this machine's {what}\n/{relative.as_posix()}\n")
 
 
 def _register_for_user(vault_root: Path, project: Path, home: Path) -> Registration:
@@ -269,9 +322,11 @@ def _replace_or_add_hook(groups: list[Any], name: str, wanted: dict[str, Any]) -
     groups.append({"hooks": [wanted]})
 
 
-def _merge_server(servers: dict[str, Any], command: str, vault: str) -> bool:
+def _merge_server(servers: dict[str, Any], command: str, vault: str, gemini: bool = False) -> bool:
     """memdir's entry in an `mcpServers` table, written or brought up to date."""
-    wanted = {"type": "stdio", "command": command, "args": ["mcp", "--vault", vault], "env": {}}
+    wanted: dict[str, Any] = {"type": "stdio", "command": command, "args": ["mcp", "--vault", vault], "env": {}}
+    if gemini:  # Gemini CLI infers stdio from `command`, and waits `timeout` ms for a tool call
+        wanted = {"command": command, "args": ["mcp", "--vault", vault], "timeout": 30000}
     if servers.get(SERVER_NAME) == wanted:
         return False
     servers[SERVER_NAME] = wanted
