@@ -24,6 +24,7 @@ from ..clients import integrations
 from ..views import render
 from ..config import Config, default_config_text, load_config, user_vault_root
 from ..clients.claude_wiring import check_claude_code
+from ..clients.gemini_wiring import check_gemini
 from ..locate import locate
 from ..service.lookup import lookup
 from ..views.view import MemoryView, view_of, views
@@ -280,7 +281,9 @@ def doctor(as_json: bool, vault_path: Path) -> None:
         report = {"memories": len(scan.memories), "errors": [p.as_dict() for p in problems],
                   "warnings": checks.warnings(scan.memories, root)}
     wiring = check_claude_code(project=root.parent, home=Path.home())  # the CLI's own HOME: the server's may differ
-    report = {**report, "claude_code": [finding.as_dict() for finding in wiring]}
+    gemini = check_gemini(project=root.parent, home=Path.home())
+    report = {**report, "claude_code": [finding.as_dict() for finding in wiring],
+              "gemini": [finding.as_dict() for finding in gemini]}
     if as_json:
         emit_json(report)
     else:
@@ -290,6 +293,8 @@ def doctor(as_json: bool, vault_path: Path) -> None:
             click.echo(render.problems(report["warnings"], "warning: "))
         for finding in wiring:
             click.echo(f"Claude Code {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
+        for finding in gemini:
+            click.echo(f"Gemini CLI {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
         count = len(report["errors"])
         click.echo(f"{report['memories']} memories, {count} problem{'s' if count != 1 else ''}")
     if report["errors"]:

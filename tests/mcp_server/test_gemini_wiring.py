@@ -4,6 +4,7 @@ the user's own kept, and Gemini CLI's hook input and output spoken by the same h
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -109,3 +110,26 @@ def test_gemini_hooks_inject_context_in_its_words_and_capture_the_answer_without
     [exchange] = [m for m in Vault(server).scan().memories if m.collection == "working" and m.type == "history"]
     assert exchange.title == "Exchange: how do we make celery retries safe"
     assert "Make the task idempotent first." in exchange.body and "hook_context" not in exchange.body
+
+
+def doctor() -> str:
+    return CliRunner().invoke(cli, ["doctor"]).output
+
+
+def test_doctor_says_gemini_ignores_the_project_until_its_folder_is_trusted(project: Path):
+    init()
+    untrusted = next(line for line in doctor().splitlines() if "folder trust" in line or "not trusted" in line)
+    assert untrusted.startswith("Gemini CLI MISSING:") and "Trust folder" in untrusted and "--skip-trust" in untrusted
+    home = Path(os.environ["HOME"])
+    (home / ".gemini").mkdir(exist_ok=True)
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project / "sub"): "TRUST_PARENT"}))
+    lines = [line for line in doctor().splitlines() if line.startswith("Gemini CLI")]
+    assert lines and all(line.startswith("Gemini CLI ok:") for line in lines), lines
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project.parent): "TRUST_FOLDER",
+                                                                      str(project): "DO_NOT_TRUST"}))
+    assert "marked \"Don't trust\"" in doctor()
+
+
+def test_doctor_says_nothing_about_gemini_for_a_project_without_it(project: Path):
+    CliRunner().invoke(cli, ["init"])
+    assert "Gemini CLI" not in doctor()
