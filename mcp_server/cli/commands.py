@@ -192,6 +192,8 @@ def init(path: Path | None, claude_code: bool, clients: tuple[str, ...], scope: 
         click.echo(f"{root} is already a memdir vault; nothing to do")
     if "gemini" in clients:
         _register_gemini(root)
+    if "codex" in clients:
+        _register_codex(root)
     if claude_code or "claude-code" in clients:
         registration = integrations.register_claude_code(root, scope, project=Path.cwd())
         for path_ in registration.files():
@@ -211,6 +213,16 @@ def _register_gemini(root: Path) -> None:
         click.echo("Gemini CLI: `gemini` was not found on PATH; the settings are written for when it is installed "
                    "(npm install -g @google/gemini-cli)")
     click.echo(integrations.GEMINI_TRUST_NOTE.format(project=Path.cwd()))
+
+
+def _register_codex(root: Path) -> None:
+    registration = integrations.register_codex(root, project=Path.cwd())
+    for path_ in (registration.servers, registration.settings):
+        click.echo(f"Codex: {path_} {'updated' if path_ in registration.changed else 'already up to date'}")
+    if shutil.which("codex") is None:
+        click.echo("Codex: `codex` was not found on PATH; the config is written for when it is installed "
+                   "(npm install -g @openai/codex)")
+    click.echo(integrations.CODEX_TRUST_NOTE.format(project=Path.cwd()))
 
 
 @cli.command()
