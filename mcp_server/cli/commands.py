@@ -24,6 +24,7 @@ from ..clients import integrations
 from ..views import render
 from ..config import Config, default_config_text, load_config, user_vault_root
 from ..clients.claude_wiring import check_claude_code
+from ..clients.codex_wiring import check_codex
 from ..clients.gemini_wiring import check_gemini
 from ..locate import locate
 from ..service.lookup import lookup
@@ -294,8 +295,9 @@ def doctor(as_json: bool, vault_path: Path) -> None:
                   "warnings": checks.warnings(scan.memories, root)}
     wiring = check_claude_code(project=root.parent, home=Path.home())  # the CLI's own HOME: the server's may differ
     gemini = check_gemini(project=root.parent, home=Path.home())
+    codex = check_codex(project=root.parent, home=Path.home())
     report = {**report, "claude_code": [finding.as_dict() for finding in wiring],
-              "gemini": [finding.as_dict() for finding in gemini]}
+              "gemini": [finding.as_dict() for finding in gemini], "codex": [finding.as_dict() for finding in codex]}
     if as_json:
         emit_json(report)
     else:
@@ -305,8 +307,9 @@ def doctor(as_json: bool, vault_path: Path) -> None:
             click.echo(render.problems(report["warnings"], "warning: "))
         for finding in wiring:
             click.echo(f"Claude Code {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
-        for finding in gemini:
-            click.echo(f"Gemini CLI {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
+        for name, findings in (("Gemini CLI", gemini), ("Codex", codex)):
+            for finding in findings:
+                click.echo(f"{name} {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
         count = len(report["errors"])
         click.echo(f"{report['memories']} memories, {count} problem{'s' if count != 1 else ''}")
     if report["errors"]:
