@@ -74,12 +74,17 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     init = subprocess.run([str(MEMDIR), "init", "--client", "gemini"], cwd=project, env=env, check=True,
                           capture_output=True, text=True)
     assert "Trust folder" in init.stdout and "gemini` was not found" in init.stdout
-    # What the user's own login and Gemini CLI's trust dialog record:
-    (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
-    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
+    user_settings(home, project)
     client.ensure(project / ".memories")  # warm, as after the first session
     yield project, env
     stop_all(project / ".memories")
+
+
+def user_settings(home: Path, project: Path) -> None:
+    """What the user's own login and Gemini CLI's trust dialog record."""
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(project): "TRUST_FOLDER"}))
 
 
 def run(gemini: Path, project: Path, env: dict[str, str], fake: FakeGemini, prompt: str, *flags: str) -> str:
