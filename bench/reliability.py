@@ -112,7 +112,7 @@ def main() -> None:
     parser.add_argument("--long", action="store_true", help="more crash points, rounds and model examples")
     parser.add_argument("--points", type=int, help="crash points (default 200, --long 1000)")
     parser.add_argument("--examples", type=int, help="state-machine examples (default 40, --long 300)")
-    parser.add_argument("--attacks", action="store_true", help="only the replayed outside attack (issue 28 items 5-8)")
+    parser.add_argument("--attacks", action="store_true", help="only the replayed outside attack (issue 28)")
     args = parser.parse_args()
     if args.attacks:
         started = time.perf_counter()

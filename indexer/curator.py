@@ -16,6 +16,7 @@ import numpy as np
 
 from vault import Change, Memory, ValidationError
 from vault import lifecycle as lifecycle_rules
+from vault import fields as type_fields
 from vault import trash
 from vault.errors import ConflictError, DiskFullError, NotFoundError
 from vault.model import COLLECTIONS, PRIVACY, STATUSES, TYPES
@@ -108,6 +109,9 @@ class Curator:
         reversed_ids = {s.id for s in similar if s.similarity >= self.dedup.possible_conflict
                         and reversal.reverses(self.index.memories[s.id].body, content)}
         near = tuple(s for s in similar if s.similarity >= self.dedup.near_duplicate and s.id not in reversed_ids)
+        # Unreversed, a close pair of one decision-like type is still a possible conflict below the
+        # near-duplicate line: the reversal rules miss some ("tabs" / "four spaces"), and a warning
+        # costs a look where a silent merge would cost a decision.
         conflicts = tuple(
             s for s in similar
             if s.id in reversed_ids
@@ -190,6 +194,7 @@ class Curator:
         """Replace the body and/or set frontmatter keys; counters and ids are not editable here."""
         memory = self.index.get(memory_id)
         checked = _checked_fields(fields or {})
+        _check_type_fields(checked.get("type", memory.type), checked)
         if content is not None:
             _check_content(content, self.max_content_chars)
         if content is None and not checked:
@@ -207,8 +212,10 @@ class Curator:
                 allow_secrets: bool = False) -> Memory:
         """Write a memory that comes from another vault into this one, keeping its id, counters and dates
         (the first half of a move; the caller deletes the original once this succeeded)."""
+        changes = _checked_fields(fields or {})
+        _check_type_fields(changes.get("type", memory.type), changes)
         values: dict[str, Any] = {"id": memory.id, "collection": memory.collection, "type": memory.type,
-                                  "title": memory.title, **dict(memory.frontmatter), **_checked_fields(fields or {})}
+                                  "title": memory.title, **dict(memory.frontmatter), **changes}
         values["id"] = memory.id  # a path-derived id becomes explicit: the id must survive the move
         if content is not None:
             _check_content(content, self.max_content_chars)
@@ -352,29 +359,25 @@ class Curator:
             raise ValidationError("threshold must be between 0 and 1")
         candidates = sorted(m.id for m in self.index.memories.values()
                             if (type is None or m.type == type) and m.collection != "books" and m.status == "active")
-        parent = {i: i for i in candidates}
-        joined: dict[str, float] = {}
-
-        def root(i: str) -> str:
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
-
-        for memory_id, close in self.close_pairs(candidates, at_least=threshold).items():
-            for other, similarity in close:
-                if other not in parent or similarity < threshold:
-                    continue
-                a, b = root(memory_id), root(other)
-                # Already one group: the (costly) reversal test could not change anything.
-                if a != b and not self.reverses(self.index.memories[memory_id], self.index.memories[other]):
-                    parent[max(a, b)] = min(a, b)
-                    joined[min(a, b)] = min(joined.get(min(a, b), 1.0), joined.get(max(a, b), 1.0), similarity)
-        groups: dict[str, list[str]] = {}
-        for memory_id in candidates:
-            groups.setdefault(root(memory_id), []).append(memory_id)
-        clusters = [Cluster(tuple(ids), tuple(self.index.memories[i].title for i in ids), round(joined.get(r, 1.0), 4))
-                    for r, ids in groups.items() if len(ids) > 1]
+        group = {i: [i] for i in candidates}  # each memory's group (one list object per group)
+        joined: dict[int, float] = {}
+        edges = sorted(((similarity, memory_id, other)
+                        for memory_id, close in self.close_pairs(candidates, at_least=threshold).items()
+                        for other, similarity in close if other in group and similarity >= threshold),
+                       key=lambda e: (-e[0], e[1], e[2]))
+        for similarity, memory_id, other in edges:  # closest pairs first, so a bridge joins last
+            a, b = group[memory_id], group[other]
+            # Two groups join only if no member of one reverses a member of the other: a chain
+            # "uv over pip" ~ "always uv rather than pip" ~ "pip over uv" splits at the reversal.
+            if a is b or any(self.reverses(self.index.memories[x], self.index.memories[y]) for x in a for y in b):
+                continue
+            a.extend(b)
+            for member in b:
+                group[member] = a
+            joined[id(a)] = min(joined.get(id(a), 1.0), joined.pop(id(b), 1.0), similarity)
+        groups = {id(g): g for g in group.values() if len(g) > 1}
+        clusters = [Cluster(tuple(sorted(ids)), tuple(self.index.memories[i].title for i in sorted(ids)),
+                            round(joined.get(key, 1.0), 4)) for key, ids in groups.items()]
         return sorted(clusters, key=lambda c: (-c.similarity, c.ids))[:limit]
 
     def merge(self, ids: Sequence[str], title: str, content: str | None = None, *,
@@ -421,6 +424,13 @@ def _check_content(content: str, limit: int) -> None:
         raise ValidationError("content is empty")
     if len(content) > limit:
         raise ValidationError(f"content is {len(content):,} characters; the limit is {limit:,}")
+
+
+def _check_type_fields(memory_type: str, values: Mapping[str, Any]) -> None:
+    """A per-type field set by a write must fit its type (vault/fields.py): refused before anything is written."""
+    misfits = type_fields.misfits(memory_type, values)
+    if misfits:
+        raise ValidationError("; ".join(reason for _, reason in misfits))
 
 
 def _checked_fields(fields: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@
     <vault>/.memdir/index/gen-*/       one generation: manifest.sqlite, FAISS files + vectors.log,
                                        keyword/ (Whoosh), meta.json (the embedder it was built with)
     <vault>/.memdir/index.lock         held by the one process allowed to change the index
+    <vault>/.memdir/quarantine/        generations whose files did not load, kept for a look (the newest few)
 
 A generation is built beside the live one and swapped in by one rename of CURRENT, so a reader
 never sees a half-built index. A generation built with another embedder (or an older schema) is
@@ -31,6 +32,9 @@ from .embed import Embedder
 from .keyword import KeywordIndex
 from .manifest import SCHEMA_VERSION, Manifest
 from .vectors import VectorIndex
+
+
+QUARANTINE_KEPT = 3
 
 
 class Layout:
@@ -101,6 +105,19 @@ class Layout:
         for debris in [*self.base.glob("CURRENT.*"), *self.base.glob("gen-*")]:
             if debris != live:
                 shutil.rmtree(debris, ignore_errors=True) if debris.is_dir() else debris.unlink(missing_ok=True)
+
+    def quarantine(self, generation: Path) -> Path:
+        """Move a generation whose files do not load out of the way (owner only), keeping the newest
+        QUARANTINE_KEPT for a look; CURRENT then names nothing, so the next build replaces it."""
+        folder = self.base.parent / "quarantine"
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        target = folder / f"{generation.name}-{stamp}-{secrets.token_hex(2)}"
+        os.replace(generation, target)
+        (self.base / "CURRENT").unlink(missing_ok=True)
+        for old in sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime)[:-QUARANTINE_KEPT]:
+            shutil.rmtree(old, ignore_errors=True)
+        return target
 
     def try_own(self) -> "Ownership | None":
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from vault import Memory, Problem, Vault, atomic
-from vault.errors import NotFoundError, ParseError, VaultError
+from vault.errors import DiskFullError, NotFoundError, ParseError, VaultError
 from vault.dedup import dedup_key
 from vault.ids import identity_key
 from vault.parse import sha256
@@ -112,9 +112,13 @@ class Index:
         """Read one generation's files into memory (constructor, and the swap after a rebuild)."""
         self.generation = generation
         self.manifest = Manifest(generation / "manifest.sqlite")
-        self._data_version = self.manifest.data_version()  # a reader reloads when the owner commits past it
-        self.vectors = VectorIndex.load(generation, self.embedder.dim)
-        self.keyword = KeywordIndex.open(generation / "keyword")
+        try:
+            self._data_version = self.manifest.data_version()  # a reader reloads when the owner commits past it
+            self.vectors = VectorIndex.load(generation, self.embedder.dim)
+            self.keyword = KeywordIndex.open(generation / "keyword")
+        except BaseException:  # damaged files (see open): hold no handle on a generation about to be moved aside
+            self.manifest.close()
+            raise
         self.entries: dict[str, Entry] = {e.path: e for e in self.manifest.entries()}
         self._recheck: set[str] = set()  # paths whose recorded size and mtime cannot tell a newer save apart
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
@@ -140,18 +144,35 @@ class Index:
         """Open the live generation (building one if there is none or it is foreign) and reconcile the files."""
         layout = Layout(vault.root)
         owner = layout.try_own() if writable else None
-        generation = layout.current()
-        if generation is None or not layout.compatible(generation, embedder):
-            if owner is None:
-                raise IndexUnusable(f"no usable index in {layout.base}; run memdir reindex (or start memdir serve)")
-            generation = build_generation(vault, embedder, layout, progress, defer_embedding=defer_embedding)
-        index = cls(vault, embedder, generation, writable=owner is not None, defer_embedding=defer_embedding)
-        index._owner = owner
-        if owner is not None:
-            layout.sweep(generation)
-            index.heal()
-            atomic.sweep_temp_files(vault.root)
-            index.sync(deep=True)
+        try:
+            generation = layout.current()
+            if generation is None or not layout.compatible(generation, embedder):
+                if owner is None:
+                    raise IndexUnusable(f"no usable index in {layout.base}; run memdir reindex (or start memdir serve)")
+                generation = build_generation(vault, embedder, layout, progress, defer_embedding=defer_embedding)
+            try:
+                index = cls(vault, embedder, generation, writable=owner is not None, defer_embedding=defer_embedding)
+            except DiskFullError:
+                raise
+            except Exception as exc:  # a truncated FAISS file or Whoosh segment: FAISS and Whoosh raise many kinds
+                if owner is None:
+                    raise IndexUnusable(f"the index in {generation} does not load ({_short(exc)}); the process that "
+                                        "owns it rebuilds it when it opens the vault, or run memdir reindex") from exc
+                moved = layout.quarantine(generation)
+                log.warning("index files in %s did not load (%s): moved to %s; rebuilding from the files "
+                            "(keywords first, vectors in the background)", generation.name, _short(exc), moved)
+                generation = build_generation(vault, embedder, layout, progress, defer_embedding=defer_embedding)
+                index = cls(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
+            index._owner = owner
+            if owner is not None:
+                layout.sweep(generation)
+                index.heal()
+                atomic.sweep_temp_files(vault.root)
+                index.sync(deep=True)
+        except BaseException:
+            if owner is not None:  # a failed open must never keep the index locked (reindex would refuse)
+                owner.release()
+            raise
         return index
 
     def close(self) -> None:
@@ -674,6 +695,12 @@ def _lent(neighbour: Memory | None, memory: Memory) -> str:
     if neighbour is None or (neighbour.privacy == "private" and memory.privacy != "private"):
         return ""
     return neighbour_text(neighbour)
+
+
+def _short(exc: BaseException) -> str:
+    """An exception in one line of at most 200 characters, for a log line or an error."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= 200 else text[:199] + "…"
 
 
 def _capture_order(memory: Memory) -> tuple[bool, float, str]:

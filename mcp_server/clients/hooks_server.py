@@ -72,6 +72,10 @@ class HookHandler:
             state.awaiting = pending
             if pending:
                 scoring = scoring_request(pending)
+        elif state.turn_shown:
+            # The previous prompt was interrupted before its answer (no Stop): what it was shown is
+            # kept for the scoring request after the next completed answer, not forgotten.
+            state.awaiting = [i for i in dict.fromkeys(state.awaiting + state.turn_shown) if self.service.find(i)]
         state.scoring_required = bool(scoring)
         state.turn += 1
         state.turn_shown = []

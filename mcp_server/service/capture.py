@@ -43,10 +43,10 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
     extra: dict[str, Any] = {"session": exchange.session_id}
     title = "Exchange: " + (prompt.splitlines()[0][:80] if prompt else "(no prompt)")
     curator = app.curator
-    # An exchange that repeats a private memory shown in it is private too, and is kept in the user
+    # An exchange that repeats a private memory shown in it (or names any private memory) is private too, and is kept in the user
     # vault when there is one (else it stays, marked private, in working/). See leaks.py for "repeats".
     private = [m for m in exchange.shown if m is not None and not vaults.visible(m, include_private=False)]
-    if private and leaks.repeated(text, private) is not None:
+    if leaks.first_leak({"content": text}, private, vaults.private_memories(app)) is not None:
         extra["privacy"] = vaults.PRIVATE
         if app.user_root is not None:
             curator = vaults.add_side(app, vaults.PRIVATE).curator

@@ -34,6 +34,7 @@ from ..views.view import view_of
 T = TypeVar("T")
 
 LIMIT_MAX = 50
+REVIEW_REMINDER_EVERY = 10  # get_context_insights calls between two review-queue reminders in a session
 LINKABLE = ("supersedes", "depends_on", "contradicts", "derives_from")
 
 
@@ -74,10 +75,14 @@ class MemoryService:
                after: str | None = None, before: str | None = None) -> dict[str, Any]:
         if not query and days_back is None and not id and not after and not before:
             raise ValidationError("give at least one of: query, days_back, after, before, id")
+        start, end = moment(after, "after"), moment(before, "before")
+        if start is not None and end is not None and start >= end:
+            raise ValidationError(f"after ({after}) is not earlier than before ({before}): no moment is in that "
+                                  "window; swap them, or drop one")
         request = SearchRequest(query=query, memory_id=id, limit=limit, collections=tuple(collections),
                                 types=tuple(types), tags=tuple(tags), days_back=days_back, sort_by=sort_by,  # type: ignore[arg-type]
                                 include_superseded=include_superseded or bool(id),
-                                after=moment(after, "after"), before=moment(before, "before"))
+                                after=start, before=end)
         if as_of:
             return self._search_as_of(request, as_of, include_private)
         hits = self.hits(request, include_private)
@@ -126,8 +131,9 @@ class MemoryService:
         if version:
             return self._read_version(memory, version)
         self._shown(session, [memory])
-        return view_of(memory, successor=self.app.side_of(memory.id).index.graph.successor(memory.id),
-                       stale=self.stale(memory)).as_json()
+        side = self.app.side_of(memory.id)
+        return view_of(memory, successor=side.index.graph.successor(memory.id), stale=self.stale(memory),
+                       written=side.searcher.written(memory)).as_json()
 
     def _read_version(self, memory: Memory, version: str) -> dict[str, Any]:
         """The memory as committed at `version` (a commit, or a date: the last commit on or before it)."""
@@ -152,7 +158,7 @@ class MemoryService:
         return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in problems],
                 "warnings": checks.warnings(self.index.memories.values(), self.app.root)}
 
-    def link(self, source: str, target: str, relation: str = "depends_on") -> dict[str, Any]:
+    def link(self, source: str, target: str, relation: str = "depends_on", session: str | None = None) -> dict[str, Any]:
         """Record that `source` supersedes / depends on / contradicts / derives from `target`, in the
         source's frontmatter (a list of ids under the relation's key), so it travels with the file."""
         if relation not in LINKABLE:
@@ -165,6 +171,7 @@ class MemoryService:
             self.app.side_of(target)
         except NotFoundError:
             raise NotFoundError(f"no memory with id {target!r} to link {source} to") from None
+        self._refuse_leak({relation: [target]}, memory, session)
         key_values = memory.supersedes if relation == "supersedes" else memory.frontmatter.get(relation, [])
         current = [str(v) for v in (key_values if isinstance(key_values, (list, tuple)) else [key_values])]
         if target in current or f"[[{target}]]" in current:
@@ -261,7 +268,8 @@ class MemoryService:
         by_collection = Counter(h.memory.collection for h in hits[:20])
         shown = [h.memory for h in facts + best] + always
         self._shown(session, shown)
-        return {
+        waiting = self._review_reminder(session)
+        return {**({"review": waiting} if waiting else {}),
             "query": query,
             "always": [view_of(m).as_json() for m in sorted(always, key=lambda m: m.id)],
             "facts": [view_of(h.memory, hit=h).as_json() for h in facts],
@@ -276,7 +284,8 @@ class MemoryService:
             collection: str = "memory_bank", importance: float | None = None, confidence: float | None = None,
             always_inject: bool = False, privacy: str = "shared", allow_secret: bool = False,
             session: str | None = None) -> dict[str, Any]:
-        privacy, kept_private = self._privacy_for(content, privacy, session)
+        privacy, kept_private = self._privacy_for({"content": content, "title": title, "tags": list(tags)},
+                                                  privacy, session)
         extra: dict[str, Any] = {}
         if collection == "memory_bank":
             extra.update(importance=bank_weight(importance), confidence=bank_weight(confidence))
@@ -300,19 +309,23 @@ class MemoryService:
     def update(self, memory_id: str, content: str | None = None, fields: Mapping[str, Any] | None = None,
                allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
         target = self.app.side_of(check_id(memory_id)).index.get(memory_id)
-        if content and (fields or {}).get("privacy") != vaults.PRIVATE:
-            self._refuse_private_text(content, target, session)
+        if (fields or {}).get("privacy") != vaults.PRIVATE:
+            self._refuse_leak({"content": content, **(fields or {})}, target, session)
         return view_of(vaults.update(self.app, memory_id, content, fields, allow_secrets=allow_secret)).as_json()
 
     def append(self, memory_id: str, content: str, allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
         side = self.app.side_of(check_id(memory_id))
-        self._refuse_private_text(content, side.index.get(memory_id), session)
+        self._refuse_leak({"appended text": content}, side.index.get(memory_id), session)
         return view_of(side.curator.append(memory_id, content, allow_secrets=allow_secret)).as_json()
 
     def delete(self, memory_id: str) -> dict[str, Any]:
         side = self.app.side_of(check_id(memory_id))
         memory = side.index.get(memory_id)
-        return {"id": memory.id, "title": memory.title, "moved_to": side.curator.delete(memory.id)}
+        # Memories that depend on it keep their depends_on (a restore mends it): the answer names them.
+        dependants = sorted({edge.source for edge in side.index.graph.backlinks(memory.id, "depends_on")} - {memory.id})
+        found = [m for m in map(self.find, dependants) if m is not None]
+        return {"id": memory.id, "title": memory.title, "moved_to": side.curator.delete(memory.id),
+                "dependants": [{"id": m.id, "title": m.title} for m in found]}
 
     def verify(self, ids: Sequence[str]) -> dict[str, Any]:
         """Someone confirmed these memories still hold: anchor each to its cited files as they are now."""
@@ -320,8 +333,10 @@ class MemoryService:
         sides = [self.app.side_of(check_id(memory_id)) for memory_id in ids]  # every id known before any write
         for memory_id, side in zip(ids, sides):
             memory, was_stale = side.curator.verify(memory_id)
+            # Re-anchoring cannot bring back a symbol the code no longer defines (or a deleted file):
+            # such a memory is not verified, and the answer says so rather than "verified".
             verified.append({"id": memory.id, "title": memory.title, "anchors": list(memory.frontmatter.get("anchors") or []),
-                             "was_stale": was_stale})
+                             "was_stale": was_stale, "still_stale": side.index.vault.stale(memory)})
         return {"verified": verified}
 
     def review(self, dismiss: Sequence[str] = ()) -> dict[str, Any]:
@@ -355,23 +370,27 @@ class MemoryService:
         raise NotFoundError(errors[0] if errors else f"no trashed copy of {memory_id}")
 
     def ingest(self, paths: Sequence[str], title: str | None = None, tags: Sequence[str] = (),
-               dry_run: bool = False) -> list[dict[str, Any]]:
-        """Reference documents into the project vault's books; one result per file, errors included."""
+               dry_run: bool = False, session: str | None = None) -> list[dict[str, Any]]:
+        """Reference documents into the project vault's books; one result per file, errors included.
+        The title and tags given go into shared books, so they pass the privacy rule."""
+        self._refuse_leak({"title": title, "tags": list(tags)}, None, session)
         side = self.app.project
         results = book_files.ingest(side.curator, [Path(p) for p in paths], project=self.app.root.parent, title=title,
                                     tags=tags, dry_run=dry_run,
                                     max_bytes=int(self.app.config.vault.max_document_mb * 1024 * 1024))
         return [vars(r) for r in results]
 
-    def ingest_document(self, path: str, title: str | None = None, tags: Sequence[str] = ()) -> list[dict[str, Any]]:
-        """The MCP tool's ingest: only paths inside the project (the model must not read the user's files)."""
+    def ingest_document(self, path: str, title: str | None = None, tags: Sequence[str] = (),
+                        session: str | None = None) -> list[dict[str, Any]]:
+        """The MCP tool's ingest: only paths inside the project (the model must not read the user's files);
+        the title and tags the model gives go into shared books, so they pass the privacy rule."""
         project = self.app.root.parent.resolve()
         target = (project / path).resolve()
         if not target.is_relative_to(project):
             raise PathError(f"{path}: outside the project ({project}); only the project's documents can be ingested")
         if not target.exists():
             raise NotFoundError(f"{path}: no such file or folder in the project")
-        return self.ingest([str(target)], title=title, tags=tags)
+        return self.ingest([str(target)], title=title, tags=tags, session=session)
 
     def books(self) -> list[dict[str, Any]]:
         """The project vault's books: title, source, size and when, ingested or hand-written."""
@@ -383,20 +402,19 @@ class MemoryService:
 
     def record_response(self, key_takeaway: str, initial_score: str | None = None,
                         session: str | None = None, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
-        privacy, kept_private = self._privacy_for(key_takeaway, privacy, session)
+        privacy, kept_private = self._privacy_for({"key_takeaway": key_takeaway}, privacy, session)
         extra = {"privacy": privacy} if privacy != "shared" else None
         memory = vaults.add_side(self.app, privacy).curator.record_response(key_takeaway, initial_score, extra=extra,
                                                                              allow_secrets=allow_secret)
         return view_of(memory, **_kept_private(kept_private)).as_json()
 
-    def _privacy_for(self, text: str, privacy: str, session: str | None) -> tuple[str, str | None]:
-        """A new memory that repeats a private memory shown in this conversation is stored privately
-        (private memories are for the user only); returns the privacy to use and why it changed."""
-        found = leaks.repeated(text, self._private_shown(session)) if privacy == "shared" else None
+    def _privacy_for(self, fields: Mapping[str, Any], privacy: str, session: str | None) -> tuple[str, str | None]:
+        """A new memory that would carry a private memory (leaks.first_leak) is stored privately (private
+        memories are for the user only); returns the privacy to use and why it changed."""
+        found = self._leak(fields, session) if privacy == "shared" else None
         if found is None:
             return privacy, None
-        return vaults.PRIVATE, (f"stored as a private memory: it repeats private memory {found[0].id} "
-                                f"({found[1]!r}), and private memories are for the user only")
+        return vaults.PRIVATE, f"stored as a private memory: {found.reason()}, and private memories are for the user only"
 
     def score(self, memory_scores: Mapping[str, str], outcome: str | None = None,
               session: str | None = None) -> dict[str, Any]:
@@ -446,8 +464,8 @@ class MemoryService:
     def merge(self, ids: Sequence[str], title: str, content: str | None = None,
               allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
         sources = [self.app.side_of(check_id(i)).index.get(i) for i in ids]
-        if content and all(vaults.visible(m, include_private=False) for m in sources):
-            self._refuse_private_text(f"{title}\n{content}", sources[0], session)  # a shared merge result
+        if all(vaults.visible(m, include_private=False) for m in sources):  # else the result is private
+            self._refuse_leak({"title": title, "merged text": content}, sources[0], session)
         return view_of(vaults.merge(self.app, list(ids), title, content, allow_secrets=allow_secret)).as_json()
 
     def reindex(self) -> dict[str, Any]:
@@ -459,6 +477,17 @@ class MemoryService:
 
     # -- helpers -------------------------------------------------------------------------
 
+    def _review_reminder(self, session: str | None) -> dict[str, int] | None:
+        """What waits in the review queue, by kind, on a session's first get_context_insights call and every
+        REVIEW_REMINDER_EVERY-th after it (None otherwise, or when nothing waits): a reminder, not a nag."""
+        if not session:
+            return None
+        calls = self.sessions.update(session, lambda s: setattr(s, "insights_calls", s.insights_calls + 1)).insights_calls
+        if (calls - 1) % REVIEW_REMINDER_EVERY:
+            return None
+        waiting = Counter(item["kind"] for item in self.review()["items"])
+        return dict(sorted(waiting.items())) or None
+
     def _private_shown(self, session: str | None) -> list[Memory]:
         """The private memories this conversation has been shown (by hooks or tools), as they are now."""
         if not session:
@@ -466,16 +495,24 @@ class MemoryService:
         shown = [self.find(i) for i in self.sessions.load(session).shown]
         return [m for m in shown if m is not None and not vaults.visible(m, include_private=False)]
 
-    def _refuse_private_text(self, text: str, target: Memory, session: str | None) -> None:
-        """A shared memory must not take in text that repeats a private memory shown in this conversation."""
-        if not vaults.visible(target, include_private=False):
+    def _leak(self, fields: Mapping[str, Any], session: str | None) -> leaks.Leak | None:
+        """What of a write into a shared file would carry a private memory (the one rule: leaks.first_leak)."""
+        return leaks.first_leak(fields, self._private_shown(session), vaults.private_memories(self.app))
+
+    def _refuse_leak(self, fields: Mapping[str, Any], target: Memory | None, session: str | None) -> None:
+        """A shared file must not take in a private memory's text or id; refused before anything is written,
+        naming the field. `target` None: a new shared file (ingest)."""
+        if target is not None and not vaults.visible(target, include_private=False):
             return  # the target is private itself
-        found = leaks.repeated(text, self._private_shown(session))
+        found = self._leak(fields, session)
         if found is not None:
+            where = f"{target.id} is shared" if target is not None else "the new memory is shared"
+            advice = ("Leave the reference out: a private memory may link to a shared one, not the other way"
+                      if found.what == "id" else "Leave the private detail out")
             raise ValidationError(
-                f"not written: the text repeats private memory {found[0].id} ({found[1]!r}), and {target.id} is "
-                "shared with everyone who reads this project's vault. Leave the private detail out, or keep the "
-                "note private (record_response or add_to_memory_bank with privacy=\"private\")")
+                f"not written: {found.reason()}, and {where} with everyone who reads this project's vault. {advice}, "
+                "or store it with privacy=private (record_response or add_to_memory_bank with privacy=\"private\", "
+                "or update_memory with fields={\"privacy\": \"private\"})")
 
     def _lookup(self, ref: str) -> Memory:
         if looks_like_path(ref):

@@ -90,3 +90,9 @@ def merge(app: App, ids: Sequence[str], title: str, content: str | None, *, allo
         user.curator.receive(memory, {"privacy": PRIVATE})
         app.project.curator.delete(memory.id)
     return user.curator.merge(ids, title, content, extra={"privacy": PRIVATE}, allow_secrets=allow_secrets)
+
+
+def private_memories(app: App) -> dict[str, Memory]:
+    """Every private memory this process can see, by id: what a shared file must never point at."""
+    return {m.id: m for side in app.sides(include_user=True) for m in side.index.memories.values()
+            if not visible(m, include_private=False)}

@@ -39,6 +39,7 @@ class Session:
     last_exchange: str | None = None  # the working memory that holds the previous exchange
     links: list[str] = field(default_factory=list)  # other session ids that belong to the same conversation
     client_pids: list[int] = field(default_factory=list)  # processes of the client (used to link MCP and hooks)
+    insights_calls: int = 0  # get_context_insights calls, for the now-and-then review reminder
 
     def show(self, ids: Iterable[tuple[str, str]], scorable: bool = True) -> None:
         for memory_id, content_hash in ids:

@@ -215,11 +215,12 @@ def build(service: MemoryService) -> MCPServer:
     @mcp.tool(description=INGEST, annotations=ADD)
     def ingest_document(
         path: Annotated[str, Field(min_length=1, max_length=1000, description="File or folder inside the project")],
+        ctx: Context,
         title: Annotated[str | None, Field(max_length=200)] = None,
         tags: Annotated[list[str], Field(max_length=20)] = [],  # noqa: B006
     ) -> Annotated[CallToolResult, IngestOut]:
         return respond(IngestOut, lambda d: render.ingested(d["results"]),
-                       lambda: {"results": service.ingest_document(path, title, tags)})
+                       lambda: {"results": service.ingest_document(path, title, tags, session_of(ctx))})
 
     @mcp.tool(description=SCORE, annotations=APPEND)
     def score_memories(
@@ -253,9 +254,11 @@ def build(service: MemoryService) -> MCPServer:
     def link_memories(
         source: MemoryId,
         target: MemoryId,
+        ctx: Context,
         relation: Literal["supersedes", "depends_on", "contradicts", "derives_from"] = "depends_on",
     ) -> Annotated[CallToolResult, RelationshipsOut]:
-        return respond(RelationshipsOut, render.relations, lambda: service.link(source, target, relation))
+        return respond(RelationshipsOut, render.relations,
+                       lambda: service.link(source, target, relation, session=session_of(ctx)))
 
     @mcp.tool(description=LINKED, annotations=READ)
     def search_linked_memories(

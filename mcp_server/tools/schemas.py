@@ -47,6 +47,8 @@ class InsightsOut(BaseModel):
     memories: list[HitOut] = Field(description="the best working, history and patterns memories")
     recommended_collections: list[str]
     memory_count: int
+    review: dict[str, int] | None = Field(None, description="now and then: how many items of each kind wait in the "
+                                                              "review queue (get_review_queue lists them)")
 
 
 class SimilarOut(BaseModel):
@@ -82,6 +84,8 @@ class VerifiedOut(BaseModel):
     title: Quoted
     anchors: list[str] = Field(description="path[::symbol]@blob: the cited files as they are now")
     was_stale: list[StaleCite] = Field(description="what had changed under the memory before")
+    still_stale: list[StaleCite] = Field(default_factory=list, description="what re-anchoring cannot mend (a cited "
+                                         "symbol the code no longer defines): the memory is NOT verified; update it")
 
 
 class VerifyOut(BaseModel):
@@ -103,10 +107,16 @@ class ReviewOut(BaseModel):
     items: list[ReviewItemOut]
 
 
+class Dependant(BaseModel):
+    id: str
+    title: Quoted
+
+
 class DeleteOut(BaseModel):
     id: str
     title: Quoted
     moved_to: str
+    dependants: list[Dependant] = Field(default_factory=list, description="memories that depend on the deleted one")
 
 
 class IngestedOut(BaseModel):

@@ -111,7 +111,7 @@ def relations(report: Mapping[str, Any]) -> str:
 
 def added_notes(memory: MemoryView, added: Mapping[str, Any]) -> list[str]:
     """What `memdir add` says besides the id: re-statements, near-duplicates, possible conflicts."""
-    notes = []
+    notes = [memory.kept_private] if memory.kept_private else []
     if added["status"] == "restated":
         notes.append(f"already stored as [id:{memory.id}] ({memory.path}); marked as re-stated")
     for similar in added["near_duplicates"]:
@@ -165,6 +165,10 @@ def insights(data: Mapping[str, Any]) -> str:
         parts.append(f"Nothing relevant among {data['memory_count']} memories.")
     if data["recommended_collections"]:
         parts.append("Look further in: " + ", ".join(data["recommended_collections"]) + " (search_memory with collections=...)")
+    if data.get("review"):
+        kinds = ", ".join(f"{count} {kind}" for kind, count in data["review"].items())
+        parts.append(f"The review queue waits for the user: {kinds}. Mention it once when it fits the work; "
+                     "get_review_queue lists the items.")
     return "\n".join(parts)
 
 
@@ -173,6 +177,8 @@ def added(memory: MemoryView, data: Mapping[str, Any]) -> str:
         lines = [f"Already stored as [id:{memory.id}] ({memory.path}); nothing new was written, it is marked re-stated."]
     else:
         lines = [f"Stored [id:{memory.id}] in {memory.collection} ({memory.path})."]
+    if memory.kept_private:
+        lines.append(memory.kept_private[0].upper() + memory.kept_private[1:] + ".")
     for similar in data["near_duplicates"]:
         lines.append(f"Near-duplicate of [id:{similar['id']}] {quote(similar['title'], 120)} (similarity "
                      f"{similar['similarity']:.2f}): consider merge_memories.")
@@ -183,11 +189,18 @@ def added(memory: MemoryView, data: Mapping[str, Any]) -> str:
 
 
 def changed(verb: str, memory: MemoryView) -> str:
-    return f"{verb} [id:{memory.id}] {quote(memory.title, 120)} ({memory.path})"
+    why = f"; {memory.kept_private}" if memory.kept_private else ""
+    return f"{verb} [id:{memory.id}] {quote(memory.title, 120)} ({memory.path}){why}"
 
 
 def deleted(data: Mapping[str, Any]) -> str:
-    return f"moved [id:{data['id']}] {quote(data['title'], 120)} to {data['moved_to']} (memdir restore {data['id']} brings it back)"
+    line = f"moved [id:{data['id']}] {quote(data['title'], 120)} to {data['moved_to']} (memdir restore {data['id']} brings it back)"
+    dependants = data.get("dependants") or []
+    if dependants:
+        named = "; ".join(f"[id:{d['id']}] {quote(d['title'], 120)}" for d in dependants)
+        line += (f"\n{len(dependants)} {'memory depends' if len(dependants) == 1 else 'memories depend'} on it, "
+                 f"and their depends_on now names a deleted memory: {named}")
+    return line
 
 
 def verified(data: Mapping[str, Any]) -> str:
@@ -197,6 +210,11 @@ def verified(data: Mapping[str, Any]) -> str:
         anchored = ", ".join(item["anchors"]) or "no project files cited"
         was_stale = [StaleCite.model_validate(cite) for cite in item["was_stale"]]
         was = f" (was: {stale_label(was_stale, advice='')})" if was_stale else ""
+        still = [StaleCite.model_validate(cite) for cite in item.get("still_stale") or []]
+        if still:
+            lines.append(f"NOT verified [id:{item['id']}] {quote(item['title'], 120)}: "
+                         f"{stale_label(still, advice='')}; update the memory to what the code says now")
+            continue
         lines.append(f"verified [id:{item['id']}] {quote(item['title'], 120)}: {anchored}{was}")
     return "\n".join(lines)
 
@@ -280,6 +298,9 @@ def ingested(results: list[Mapping[str, Any]]) -> str:
     for r in results:
         if r["status"] == "error":
             lines.append(f"error      {r['reason']}")
+            continue
+        if r["status"] == "skipped":
+            lines.append(f"skipped    {r['source']}: {r['reason']}")
             continue
         unit = "page" if r.get("kind") == "pdf" else "section"
         parts = f", {r['parts']} {unit}{'s' if r['parts'] != 1 else ''}" if r.get("kind") else ""

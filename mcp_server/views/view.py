@@ -79,7 +79,7 @@ class MemoryView(BaseModel):
 
 
 def view_of(memory: Memory, now: datetime | None = None, *, hit: Hit | None = None,
-            stale: Iterable[Mapping[str, Any]] = (), **more: Any) -> MemoryView:
+            stale: Iterable[Mapping[str, Any]] = (), written: datetime | None = None, **more: Any) -> MemoryView:
     """The outward model of a memory; with `hit`, also why it matched. `stale` (else the hit's) is sent
     only when some cited file changed; `more` sets the optional keys a caller knows (successor,
     anchor_context, version, kept_private)."""
@@ -91,7 +91,8 @@ def view_of(memory: Memory, now: datetime | None = None, *, hit: Hit | None = No
         "content": memory.body.strip(),
         "path": memory.path,
         "created_at": iso(memory.created_at),
-        "age": age_label(memory.created_at, now),
+        # A note without created_at is as old as its file, as the time filters assume (seed 004).
+        "age": age_label(memory.created_at or written or (hit.written if hit is not None else None), now),
         "score": round(memory.score, 4),
         "wilson_score": round(wilson_lower_bound(memory.success_count, memory.uses), 4),
         "uses": memory.uses,

@@ -1,4 +1,4 @@
-"""The outside attack of 2026-11-26 (issue 28, items 5-8), replayed: each returns how much got through (0: held).
+"""The outside attack of 2026-11-26 (issue 28), replayed: each returns how much got through (0: held).
 
 Used by tests/reliability/test_attacks.py (bounded) and bench/reliability.py (the table of rows). Every attack
 uses only what an attacker or a client has (sockets, the stdio proxy, the service, the files), so the same
@@ -350,8 +350,127 @@ def log_mode(work: Path) -> dict[str, int]:
         root.setLevel(kept[1])
 
 
+def symlinked_ingest(work: Path) -> dict[str, int]:
+    """Item 1: a folder walk of ingest_document follows a file symlink out of the project (and `.` takes in
+    the vault's own memories when its folder has no dot). Counts the books that hold outside or vault text."""
+    from indexer.books import ingest
+    from tests.indexer.helpers import default_curator, open_index
+
+    project = work / "symlink-project"
+    root = small_vault(project / "memories")
+    (work / "outside.txt").write_text("aws_secret_in_outside_file\n")
+    (project / "docs").mkdir()
+    (project / "docs" / "guide.md").write_text("# Guide\n\nthe guide\n")
+    (project / "docs" / "link.txt").symlink_to(work / "outside.txt")
+    index = open_index(root)
+    try:
+        ingest(default_curator(index), [project], project=project)
+    finally:
+        index.close()
+    books = [path.read_text() for path in (root / "books").glob("*.md")]
+    return {"ingest_outside_files_copied": sum("aws_secret_in_outside_file" in b for b in books),
+            "ingest_vault_files_copied": sum("celery retries need idempotent" in b for b in books)}
+
+
+def link_bomb(work: Path) -> dict[str, int]:
+    """Item 2: one file of 160,000 [[links]] on one line (2 MB, under the size limit) held every search on its
+    vault while it was indexed (26-43 s for 20,000 links before; parsing grew 4x when the links doubled).
+    Counts the graph edges read past the per-file link budget; the `_seconds` rows are measurements (the
+    bench prints them; the test does not judge timings)."""
+    from indexer.embed import make_embedder
+    from indexer.index import Index
+    from indexer.links import MAX_LINKS
+    from indexer.search import SearchRequest, Searcher
+    from indexer.settings import SearchSettings
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    root = work / "link-bomb"
+    init_vault(root, HASHING_TOML)
+    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+    index = Index.open(Vault(root), make_embedder("hashing-256"), defer_embedding=True)
+    searcher = Searcher(index, SearchSettings(embedder="hashing-256"))
+    write(root, "history/bomb.md", memory_text(B, "Bomb", " ".join(f"[[t-{i}]]" for i in range(160_000))))
+    waits: list[float] = []
+    done = threading.Event()
+
+    def search() -> None:
+        while not done.is_set():
+            started = time.monotonic()
+            searcher.search(SearchRequest(query="celery", limit=3))
+            waits.append(time.monotonic() - started)
+
+    reader = threading.Thread(target=search)
+    reader.start()
+    started = time.monotonic()
+    try:
+        index.sync(["history/bomb.md"])
+        edges = len(index.graph.outgoing(B))
+    finally:
+        took = time.monotonic() - started
+        done.set()
+        reader.join(60)
+        index.close()
+    return {"link_bomb_links_past_budget": max(0, edges - MAX_LINKS),
+            "link_bomb_index_seconds": round(took, 1), "link_bomb_longest_search_wait_seconds": round(max(waits), 1)}
+
+
+def truncated_index(work: Path) -> dict[str, int]:
+    """Item 3: a truncated vectors.faiss or Whoosh segment made the vault unservable (every request failed,
+    nothing rebuilt it) and the failed open kept .memdir/index.lock, so `memdir reindex` refused. Counts the
+    damaged vaults that did not answer a search after opening, and the locks a failed open left held."""
+    from indexer.embed import make_embedder
+    from indexer.generations import Layout
+    from indexer.index import Index
+    from indexer.search import SearchRequest, Searcher
+    from indexer.settings import SearchSettings
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    unservable = locks_held = 0
+    for damage in ("vectors.faiss", "keyword"):
+        root = work / f"truncated-{damage.split('.')[0]}"
+        init_vault(root, HASHING_TOML)
+        write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+        Index.open(Vault(root), make_embedder("hashing-256")).close()
+        generation = Layout(root).current()
+        files = [generation / damage] if damage.endswith(".faiss") else \
+            [p for p in (generation / "keyword").iterdir() if p.suffix in (".seg", ".toc")]
+        for path in files:
+            path.write_bytes(path.read_bytes()[: max(1, path.stat().st_size // 3)])
+        try:
+            index = Index.open(Vault(root), make_embedder("hashing-256"))
+            try:
+                hits = Searcher(index, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="celery"))
+                unservable += not hits
+            finally:
+                index.close()
+        except Exception:  # noqa: BLE001 - the vault did not open: unservable
+            unservable += 1
+        owner = Layout(root).try_own()
+        locks_held += owner is None
+        if owner is not None:
+            owner.release()
+    gc.collect()  # Whoosh leaves the damaged segment's file to the collector
+    return {"damaged_index_unservable": unservable, "damaged_index_lock_left_held": locks_held}
+
+
+def secret_halves() -> dict[str, int]:
+    """Item 4: Stop-capture redaction (vault.secrets.redact, what every capture path calls) kept the AWS secret
+    access key beside a redacted key id, and let five vendors' token formats through. Counts what survives."""
+    from vault.secrets import redact
+
+    key, secret = "AKIA" + "QWERTYUI0PASDF12", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "3x4mPl3K9z"
+    pairs = [f"aws {key} / {secret}", f"key ID {key}, secret {secret}"]
+    tokens = ["glpat-" + "xY9zA8bC7dE6fG5hI4jK", "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz12345678",
+              "SG." + "ngeVfQFYQlKU0ufo8x5d1A." + "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr", "dop_v1_" + "3f9a" * 16,
+              "AccountKey=" + "Zm9vYmFyYmF6cXV4" * 5 + "ab=="]
+    return {"secret_halves_kept": sum(secret in redact(text)[0] for text in pairs),
+            "token_formats_not_redacted": sum(token.removeprefix("AccountKey=") in redact(f"use {token} here")[0] for token in tokens)}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
-    """Every attack of items 5-8; an attack that breaks in an unexpected way counts 1 under its own name."""
+    """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
         ("half_open", lambda: half_open(work, half_open_count)),
         ("retried_add", lambda: retried_add(work)),
@@ -363,6 +482,10 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("messages", lambda: messages(work)),
         ("embedding_host", embedding_host_host_header),
         ("log_mode", lambda: log_mode(work)),
+        ("symlinked_ingest", lambda: symlinked_ingest(work)),
+        ("link_bomb", lambda: link_bomb(work)),
+        ("truncated_index", lambda: truncated_index(work)),
+        ("secret_halves", secret_halves),
     ]
     rows: dict[str, int] = {}
     with private_user():
