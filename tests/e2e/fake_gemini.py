@@ -8,65 +8,29 @@ whether the model calls a function or answers in text; a streamed answer is one 
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from .loopback import Answer, LoopbackAPI
 
 Reply = dict[str, Any]  # {"text": str} or {"tool": name, "input": {...}}
 Script = Callable[[dict[str, Any]], Reply]
 
 
-class FakeGemini:
+class FakeGemini(LoopbackAPI):
     def __init__(self, script: Script) -> None:
+        super().__init__()
         self.script = script
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # quiet: the test reads self.requests
-                pass
-
-            def do_GET(self) -> None:
-                self._send(200, b"{}", "application/json")
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                if ":countTokens" in self.path:
-                    self._send(200, b'{"totalTokens": 10}', "application/json")
-                    return
-                if ":generateContent" not in self.path and ":streamGenerateContent" not in self.path:
-                    self._send(404, b'{"error": {"code": 404, "message": "not faked"}}', "application/json")
-                    return
-                with fake._lock:
-                    fake.requests.append(body)
-                answer = _response(fake.script(body))
-                if ":streamGenerateContent" in self.path:
-                    self._send(200, f"data: {json.dumps(answer)}\r\n\r\n".encode(), "text/event-stream")
-                else:
-                    self._send(200, json.dumps(answer).encode(), "application/json")
-
-            def _send(self, status: int, data: bytes, kind: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> "FakeGemini":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self._thread.join(timeout=10)
+    def answer(self, method: str, path: str, body: dict[str, Any]) -> Answer:
+        if ":countTokens" in path:
+            return 200, b'{"totalTokens": 10}', "application/json"
+        if method != "POST" or (":generateContent" not in path and ":streamGenerateContent" not in path):
+            return 404, b'{"error": {"code": 404, "message": "not faked"}}', "application/json"
+        self.record(body)
+        answer = _response(self.script(body))
+        if ":streamGenerateContent" in path:
+            return 200, f"data: {json.dumps(answer)}\r\n\r\n".encode(), "text/event-stream"
+        return 200, json.dumps(answer).encode(), "application/json"
 
 
 def _response(reply: Reply) -> dict[str, Any]:

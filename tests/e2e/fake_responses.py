@@ -4,64 +4,27 @@ request, answers from a script. The real Codex CLI talks to it through a model p
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from .loopback import Answer, LoopbackAPI
 
 Reply = dict[str, Any]  # {"text": str} or {"tool": name, "input": {...}, "namespace": ns (optional)}
 Script = Callable[[dict[str, Any]], Reply]
 
 
-class FakeResponses:
+class FakeResponses(LoopbackAPI):
     def __init__(self, script: Script) -> None:
+        super().__init__()
         self.script = script
-        self.requests: list[dict[str, Any]] = []
-        self.paths: list[str] = []
-        self._lock = threading.Lock()
-        self._ids = 0
-        fake = self
+        self.url += "/v1"  # a model provider's base_url
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                fake.paths.append("GET " + self.path)
-                self._send(200, b'{"object": "list", "data": []}', "application/json")
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                fake.paths.append("POST " + self.path)
-                if not self.path.rstrip("/").endswith("/responses"):
-                    self._send(404, b'{"error": {"message": "not faked"}}', "application/json")
-                    return
-                with fake._lock:
-                    fake.requests.append(body)
-                    fake._ids += 1
-                    number = fake._ids
-                self._send(200, b"".join(_events(fake.script(body), number)), "text/event-stream")
-
-            def _send(self, status: int, data: bytes, kind: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> "FakeResponses":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self._thread.join(timeout=10)
+    def answer(self, method: str, path: str, body: dict[str, Any]) -> Answer:
+        if method == "GET":
+            return 200, b'{"object": "list", "data": []}', "application/json"
+        if not path.rstrip("/").endswith("/responses"):
+            return 404, b'{"error": {"message": "not faked"}}', "application/json"
+        number = self.record(body)
+        return 200, b"".join(_events(self.script(body), number)), "text/event-stream"
 
 
 def _events(reply: Reply, number: int) -> list[bytes]:

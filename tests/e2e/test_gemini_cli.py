@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from mcp_server import client
 from ..mcp_server.processes import stop_all
 from .claude_code import Unavailable, npm_binary
 from .fake_gemini import FakeGemini, texts, tool_names
-from .test_claude_code import MEMDIR, PROVEN, checkout, example_project, exchanges
+from .test_claude_code import MEMDIR, PROVEN, _poll, checkout, example_project, exchanges
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 PINNED = "0.61.0"
@@ -126,12 +125,3 @@ def test_memdir_works_inside_the_real_gemini_cli_headless(gemini: Path, project:
                                                       "last_outcome") for line in changed), changed
         assert _poll(lambda: len(exchanges(vault)) == 2), exchanges(vault)
 
-
-def _poll(condition, seconds: float = 60.0) -> bool:
-    """Bounded wait for what another process (the vault server) makes true."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from mcp_server.cli.commands import cli
 from vault import Vault
 
-from .processes import hook, start_server, stop_all
+from .processes import hook
+from .test_hooks import server  # noqa: F401 (fixture)
 from .test_integrations import project, read, saved_by_someone_else_once  # noqa: F401 (fixture)
 
 SESSION = "42bace9c-3457-4a1e-874c-2d3d75e84cbe"
@@ -82,13 +83,6 @@ def test_in_a_git_project_the_machines_gemini_settings_are_kept_out_of_git(proje
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project,
                             capture_output=True, text=True, check=True).stdout
     assert ".gemini" not in status
-
-
-@pytest.fixture
-def server(hashing_example: Path):
-    process = start_server(hashing_example)
-    yield hashing_example
-    stop_all(hashing_example, process)
 
 
 def gemini_event(root: Path, name: str, **fields) -> dict:
