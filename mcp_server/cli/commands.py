@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +24,8 @@ from ..clients import integrations
 from ..views import render
 from ..config import Config, default_config_text, load_config, user_vault_root
 from ..clients.claude_wiring import check_claude_code
+from ..clients.codex_wiring import check_codex
+from ..clients.gemini_wiring import check_gemini
 from ..locate import locate
 from ..service.lookup import lookup
 from ..views.view import MemoryView, view_of, views
@@ -166,13 +169,16 @@ def cli() -> None:
 @cli.command()
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--claude-code", is_flag=True, help="Also register hooks, MCP server and tool permissions with Claude Code.")
+@click.option("--client", "clients", multiple=True, type=click.Choice(integrations.WIRED),
+              help="Register memdir's MCP server and per-turn hooks with this assistant (repeatable).")
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True,
               help="project: .claude/settings.local.json, permissions in .claude/settings.json, the server in ~/.claude.json; "
                    "user: ~/.claude/settings.json and ~/.claude.json.")
 @click.option("--print-config", "print_config", type=click.Choice(integrations.CLIENTS),
               help="Print the MCP snippet for another assistant and change nothing.")
 @vault_option
-def init(path: Path | None, claude_code: bool, scope: str, print_config: str | None, vault_path: Path) -> None:
+def init(path: Path | None, claude_code: bool, clients: tuple[str, ...], scope: str, print_config: str | None,
+         vault_path: Path) -> None:
     """Create a vault (folders, .gitignore, memdir.toml); safe to run again."""
     root = (path or vault_path).expanduser().absolute()
     if print_config:
@@ -185,7 +191,11 @@ def init(path: Path | None, claude_code: bool, scope: str, print_config: str | N
         click.echo(f"initialized {root}: created " + ", ".join(created))
     else:
         click.echo(f"{root} is already a memdir vault; nothing to do")
-    if claude_code:
+    if "gemini" in clients:
+        _register_gemini(root)
+    if "codex" in clients:
+        _register_codex(root)
+    if claude_code or "claude-code" in clients:
         registration = integrations.register_claude_code(root, scope, project=Path.cwd())
         for path_ in registration.files():
             state = "updated" if path_ in registration.changed else "already up to date"
@@ -194,6 +204,26 @@ def init(path: Path | None, claude_code: bool, scope: str, print_config: str | N
             git_note = "; git tracks it: commit the deletion" if path_ in registration.removed_from_git else ""
             click.echo(f"Claude Code: {path_} removed (it held only what an earlier memdir release put there{git_note})")
         click.echo(integrations.TRUST_NOTE.format(project=Path.cwd()))
+
+
+def _register_gemini(root: Path) -> None:
+    registration = integrations.register_gemini(root, project=Path.cwd())
+    state = "updated" if registration.changed else "already up to date"
+    click.echo(f"Gemini CLI: {registration.settings} {state}")
+    if shutil.which("gemini") is None:
+        click.echo("Gemini CLI: `gemini` was not found on PATH; the settings are written for when it is installed "
+                   "(npm install -g @google/gemini-cli)")
+    click.echo(integrations.GEMINI_TRUST_NOTE.format(project=Path.cwd()))
+
+
+def _register_codex(root: Path) -> None:
+    registration = integrations.register_codex(root, project=Path.cwd())
+    for path_ in (registration.servers, registration.settings):
+        click.echo(f"Codex: {path_} {'updated' if path_ in registration.changed else 'already up to date'}")
+    if shutil.which("codex") is None:
+        click.echo("Codex: `codex` was not found on PATH; the config is written for when it is installed "
+                   "(npm install -g @openai/codex)")
+    click.echo(integrations.CODEX_TRUST_NOTE.format(project=Path.cwd()))
 
 
 @cli.command()
@@ -264,7 +294,10 @@ def doctor(as_json: bool, vault_path: Path) -> None:
         report = {"memories": len(scan.memories), "errors": [p.as_dict() for p in problems],
                   "warnings": checks.warnings(scan.memories, root)}
     wiring = check_claude_code(project=root.parent, home=Path.home())  # the CLI's own HOME: the server's may differ
-    report = {**report, "claude_code": [finding.as_dict() for finding in wiring]}
+    gemini = check_gemini(project=root.parent, home=Path.home())
+    codex = check_codex(project=root.parent, home=Path.home())
+    report = {**report, "claude_code": [finding.as_dict() for finding in wiring],
+              "gemini": [finding.as_dict() for finding in gemini], "codex": [finding.as_dict() for finding in codex]}
     if as_json:
         emit_json(report)
     else:
@@ -274,6 +307,9 @@ def doctor(as_json: bool, vault_path: Path) -> None:
             click.echo(render.problems(report["warnings"], "warning: "))
         for finding in wiring:
             click.echo(f"Claude Code {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
+        for name, findings in (("Gemini CLI", gemini), ("Codex", codex)):
+            for finding in findings:
+                click.echo(f"{name} {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
         count = len(report["errors"])
         click.echo(f"{report['memories']} memories, {count} problem{'s' if count != 1 else ''}")
     if report["errors"]:

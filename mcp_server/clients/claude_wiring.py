@@ -93,9 +93,15 @@ def _trust_finding(project: Path, user_config: dict[str, Any], path: Path) -> Fi
 
 def _memdir_hooks(settings: dict[str, Any]) -> dict[str, str]:
     """Claude Code event -> the executable of memdir's hook handler for it."""
+    return _memdir_hooks_in(settings, (event for event, *_ in HOOKS))
+
+
+def _memdir_hooks_in(settings: dict[str, Any], events: Any) -> dict[str, str]:
+    """Event -> the executable of memdir's hook handler for it, in a settings file of Claude Code's shape
+    (Gemini CLI's too)."""
     found = {}
     table = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
-    for event, *_ in HOOKS:
+    for event in events:
         groups = table.get(event) if isinstance(table.get(event), list) else []
         for group in groups:
             handlers = group.get("hooks") if isinstance(group, dict) and isinstance(group.get("hooks"), list) else []

@@ -27,7 +27,8 @@ EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "Sessio
 TIMEOUTS = {"prompt": 0.9, "stop": 0.9, "session-start": 0.9}
 SPOOL = ".memdir/spool"
 MAX_STDIN = 4 * 1024 * 1024
-USAGE = "usage: memdir hook prompt|stop|session-start [--vault PATH]  (reads Claude Code's hook JSON on stdin)"
+USAGE = ("usage: memdir hook prompt|stop|session-start [--vault PATH] [--client gemini]  "
+         "(reads the client's hook JSON on stdin; Claude Code's by default)")
 
 
 def main(argv: list[str]) -> int:
@@ -39,14 +40,18 @@ def main(argv: list[str]) -> int:
 
 
 def _run(argv: list[str]) -> int:
-    event, vault_arg = _arguments(argv)
-    if event is None:
+    event, vault_arg, client_name = _arguments(argv)
+    if event is None or client_name not in (None, "claude-code", "gemini"):
         print(USAGE, file=sys.stderr)
         return 0
     data = json.loads(sys.stdin.buffer.read(MAX_STDIN) or b"{}")
     if not isinstance(data, dict) or not data.get("session_id"):
         print("memdir hook: no session_id in the hook input; nothing to do", file=sys.stderr)
         return 0
+    adapter = None
+    if client_name == "gemini":  # another client's words for the same events
+        from . import gemini as adapter
+        data = adapter.hook_input(event, data)
     root = find_vault(vault_arg, data.get("cwd"))
     if root is None:
         return 0
@@ -66,18 +71,22 @@ def _run(argv: list[str]) -> int:
         return 0
     context = result.get("additionalContext") if isinstance(result, dict) else None
     if context and event in ("prompt", "session-start"):
-        output = {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": context}}
+        output = adapter.hook_output(event, context) if adapter else \
+            {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": context}}
         sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
     return 0
 
 
-def _arguments(argv: list[str]) -> tuple[str | None, str | None]:
+def _arguments(argv: list[str]) -> tuple[str | None, str | None, str | None]:
     event = argv[0] if argv and argv[0] in EVENTS else None
-    vault = None
-    if "--vault" in argv[1:]:
-        position = argv.index("--vault")
-        vault = argv[position + 1] if position + 1 < len(argv) else None
-    return event, vault
+    return event, _option(argv, "--vault"), _option(argv, "--client")
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    if name not in argv[1:]:
+        return None
+    position = argv.index(name, 1)
+    return argv[position + 1] if position + 1 < len(argv) else None
 
 
 def find_vault(explicit: str | None, cwd: Any) -> Path | None:

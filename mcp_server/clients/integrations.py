@@ -44,6 +44,13 @@ ALLOWED_TOOLS = (
     "append_memory", "ingest_document", "verify_memory", "get_review_queue",
 )
 CLIENTS = ("cursor", "codex", "gemini", "opencode")
+WIRED = ("claude-code", "gemini", "codex")  # clients `memdir init --client` registers fully (tools, hooks, trust advice)
+GEMINI_TRUST_NOTE = (  # Gemini CLI's folder trust, on by default: an untrusted folder loads no project settings
+    "Next, in Gemini CLI: start `gemini` in {project} once and choose \"Trust folder\" (or run /permissions).\n"
+    "Until the folder is trusted, Gemini CLI ignores .gemini/settings.json: no MCP servers, no hooks.\n"
+    "For headless runs (gemini -p, CI), pass --skip-trust or set GEMINI_CLI_TRUST_WORKSPACE=true.\n"
+    "Gemini CLI has no machine-local project settings file: .gemini/settings.json names this machine's\n"
+    "memdir, so memdir keeps it out of git when git does not track it already.")
 TRUST_NOTE = (  # Claude Code's rule, which otherwise makes a fresh setup look like memdir does nothing
     "Next, in Claude Code: start `claude` in {project} once and accept the workspace trust prompt. Until a\n"
     "workspace is trusted, Claude Code ignores its hooks, permissions and MCP servers. For headless runs\n"
@@ -136,6 +143,134 @@ def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path
                         removed=tuple(removed), removed_from_git=tuple(removed_from_git))
 
 
+def register_gemini(vault_root: Path, project: Path) -> Registration:
+    """Write memdir's MCP server, hooks and tool approvals into the project's .gemini/settings.json.
+
+    The vault is named relative to the project and found upward from the folder Gemini CLI runs in
+    (locate.py), so a session started in a subfolder is served too."""
+    path = project / ".gemini" / "settings.json"
+    raw = _read_bytes(path)
+    _parse_json(path, raw)  # refused, naming the line, before anything is written
+    command = memdir_command()
+    vault = vault_argument(vault_root, project, "user")
+
+    def edit(settings: dict[str, Any]) -> bool:
+        return (_merge_server(_table(settings, "mcpServers"), command, vault, gemini=True)
+                | _merge_gemini_hooks(settings, command, vault) | _merge_gemini_allowed(settings))
+
+    changed = (path,) if _save_edit(path, raw, edit) == "written" else ()
+    _keep_out_of_git(project, path, "Gemini CLI settings")
+    return Registration(path, path, changed)
+
+
+CODEX_TRUST_NOTE = (  # Codex's two gates: project trust, then a review of new or changed hooks
+    "Next, in Codex: start `codex` in {project} once, trust the folder, and when it says \"Hooks need review\"\n"
+    "choose \"Trust all and continue\". Codex ignores .codex/ of an untrusted folder (projects.\"{project}\".\n"
+    "trust_level = \"trusted\" in ~/.codex/config.toml) and runs no hook it has not trusted; headless runs\n"
+    "(codex exec) that already vet the hooks pass --dangerously-bypass-hook-trust.\n"
+    "Codex has no machine-local project config: .codex/config.toml and .codex/hooks.json name this machine's\n"
+    "memdir, so memdir keeps them out of git when git does not track them already.")
+
+
+def register_codex(vault_root: Path, project: Path) -> Registration:
+    """Write memdir's MCP server into .codex/config.toml and its hooks into .codex/hooks.json. Codex's hooks
+    take Claude Code's events, input and output, so they are Claude Code's handlers; the vault is named
+    relative to the project and found upward from the folder Codex runs in."""
+    config_path, hooks_path = project / ".codex" / "config.toml", project / ".codex" / "hooks.json"
+    raw = {config_path: _read_bytes(config_path), hooks_path: _read_bytes(hooks_path)}
+    _parse_toml(config_path, raw[config_path])  # both refused, naming the line, before either is written
+    _parse_json(hooks_path, raw[hooks_path])
+    command, vault = memdir_command(), vault_argument(vault_root, project, "user")
+    changed: list[Path] = []
+    for path, edit, codec in (
+            (hooks_path, lambda c: _merge_hooks(c, command, vault), {}),
+            (config_path, lambda c: _merge_toml_server(c, command, vault),
+             {"parse": _parse_toml, "render": lambda c: c["text"].encode()})):
+        try:
+            if _save_edit(path, raw[path], edit, **codec) == "written":
+                changed.append(path)
+        except VaultError as exc:
+            raise _partly_done(exc, changed) from None
+        _keep_out_of_git(project, path, "Codex settings")
+    return Registration(hooks_path, config_path, tuple(changed))
+
+
+def _parse_toml(path: Path, data: bytes | None) -> dict[str, Any]:
+    """The file's text, for a textual edit, once it is known to be valid TOML (tomllib only reads)."""
+    import tomllib
+
+    try:
+        text = (data or b"").decode("utf-8")
+        tomllib.loads(text)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc}); nothing was changed") from None
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None) or _toml_error_line(str(exc))
+        raise ConfigError(f"{path}:{line}: not valid TOML ({str(exc).split(' (at line')[0]}); nothing was changed") \
+            from None
+    return {"text": text}
+
+
+def _toml_error_line(message: str) -> str:
+    import re
+
+    found = re.search(r"at line (\d+)", message)
+    return found.group(1) if found else "1"
+
+
+def _merge_toml_server(config: dict[str, Any], command: str, vault: str) -> bool:
+    """memdir's [mcp_servers.memdir] table, appended or brought up to date in place; the rest of the text
+    (the user's comments and order) is kept as written."""
+    import re
+    import tomllib
+
+    wanted = {"command": command, "args": ["mcp", "--vault", vault], "startup_timeout_sec": 30, "tool_timeout_sec": 60}
+    text = config["text"]
+    if tomllib.loads(text).get("mcp_servers", {}).get(SERVER_NAME) == wanted:
+        return False
+    block = (f"[mcp_servers.{SERVER_NAME}]\ncommand = {json.dumps(command)}\n"
+             f"args = [{', '.join(json.dumps(a) for a in wanted['args'])}]\n"
+             "startup_timeout_sec = 30\ntool_timeout_sec = 60\n")
+    header = re.compile(rf"^\[mcp_servers\.{SERVER_NAME}\]\s*$", re.MULTILINE)
+    found = header.search(text)
+    if found is None:
+        config["text"] = text + ("\n" if text and not text.endswith("\n") else "") + ("\n" if text.strip() else "") + block
+    else:
+        following = re.compile(r"^\[", re.MULTILINE).search(text, found.end())
+        end = following.start() if following else len(text)
+        config["text"] = text[:found.start()] + block + ("\n" if following else "") + text[end:]
+    if tomllib.loads(config["text"]).get("mcp_servers", {}).get(SERVER_NAME) != wanted:
+        raise ConfigError(f"Codex config: memdir's [mcp_servers.{SERVER_NAME}] is written in a form memdir cannot "
+                          "update (an inline table?); remove it and run again")
+    return True
+
+
+def _merge_gemini_hooks(settings: dict[str, Any], command: str, vault: str) -> bool:
+    from .gemini import EVENTS
+
+    before = json.dumps(settings, sort_keys=True)
+    hooks = _table(settings, "hooks")
+    for name, event in EVENTS.items():
+        _, _, timeout, _ = next(h for h in HOOKS if h[1] == name)
+        wanted = {"type": "command", "name": f"memdir-{name}", "timeout": timeout * 1000,
+                  "command": hook_command(command, name, vault) + " --client gemini"}
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ConfigError(f"Gemini CLI settings: hooks.{event} is not a list; fix it by hand and run again")
+        _replace_or_add_hook(groups, name, wanted)
+    return json.dumps(settings, sort_keys=True) != before
+
+
+def _merge_gemini_allowed(settings: dict[str, Any]) -> bool:
+    """The read, score and add tools run without a confirmation (Gemini names MCP tools mcp_<server>_<tool>)."""
+    allowed = _table(settings, "tools").setdefault("allowed", [])
+    if not isinstance(allowed, list):
+        raise ConfigError("Gemini CLI settings: tools.allowed is not a list; fix it by hand and run again")
+    missing = [rule for rule in (f"mcp_{SERVER_NAME}_{tool}" for tool in ALLOWED_TOOLS) if rule not in allowed]
+    allowed += missing
+    return bool(missing)
+
+
 def _git(project: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "-C", str(project), *args], capture_output=True, text=True, timeout=10)
 
@@ -147,7 +282,7 @@ def _tracked_by_git(project: Path, path: Path) -> bool:
         return False  # no git here
 
 
-def _keep_out_of_git(project: Path, path: Path) -> None:
+def _keep_out_of_git(project: Path, path: Path, what: str = "Claude Code hooks") -> None:
     """Claude Code keeps settings.local.json out of git when it creates the file; when memdir creates it,
     memdir does, in the clone's own .git/info/exclude (nothing committed changes)."""
     try:
@@ -162,7 +297,7 @@ def _keep_out_of_git(project: Path, path: Path) -> None:
         return  # no git, or the file is outside the work tree: nothing to keep out
     exclude.parent.mkdir(parents=True, exist_ok=True)
     with exclude.open("a", encoding="utf-8") as handle:
-        handle.write(f"# memdir init: this machine's Claude Code hooks\n/{relative.as_posix()}\n")
+        handle.write(f"# memdir init: this machine's {what}\n/{relative.as_posix()}\n")
 
 
 def _register_for_user(vault_root: Path, project: Path, home: Path) -> Registration:
@@ -269,9 +404,11 @@ def _replace_or_add_hook(groups: list[Any], name: str, wanted: dict[str, Any]) -
     groups.append({"hooks": [wanted]})
 
 
-def _merge_server(servers: dict[str, Any], command: str, vault: str) -> bool:
+def _merge_server(servers: dict[str, Any], command: str, vault: str, gemini: bool = False) -> bool:
     """memdir's entry in an `mcpServers` table, written or brought up to date."""
-    wanted = {"type": "stdio", "command": command, "args": ["mcp", "--vault", vault], "env": {}}
+    wanted: dict[str, Any] = {"type": "stdio", "command": command, "args": ["mcp", "--vault", vault], "env": {}}
+    if gemini:  # Gemini CLI infers stdio from `command`, and waits `timeout` ms for a tool call
+        wanted = {"command": command, "args": ["mcp", "--vault", vault], "timeout": 30000}
     if servers.get(SERVER_NAME) == wanted:
         return False
     servers[SERVER_NAME] = wanted
@@ -311,7 +448,8 @@ def _parse_json(path: Path, data: bytes | None) -> dict[str, Any]:
 
 
 def _save_edit(path: Path, raw: bytes | None, edit: Callable[[dict[str, Any]], bool],
-               empty_removes: bool = False) -> str | None:
+               empty_removes: bool = False, parse: Callable[[Path, bytes | None], dict[str, Any]] | None = None,
+               render: Callable[[dict[str, Any]], bytes] | None = None) -> str | None:
     """Apply `edit` to the JSON object `path` held when it was read as `raw`, and save the result only
     if the file still holds `raw`; if someone saved it meanwhile (Claude Code, an editor), read it again
     and apply the edit to their version, so neither change is lost. With `empty_removes`, a file the
@@ -326,7 +464,7 @@ def _save_edit(path: Path, raw: bytes | None, edit: Callable[[dict[str, Any]], b
         if not first:
             data = _read_bytes(path)
         try:
-            config = _parse_json(path, data)
+            config = (parse or _parse_json)(path, data)
         except ConfigError:
             if first:
                 raise
@@ -337,7 +475,7 @@ def _save_edit(path: Path, raw: bytes | None, edit: Callable[[dict[str, Any]], b
             return NOTHING
         try:
             if config or not empty_removes or path.is_symlink():
-                _write_json(path, config, data)
+                _write_json(path, config, data, render)
                 return "written"
             remove_file(path, data or b"")  # an empty `{}` would be litter in a committed file
             return "removed"
@@ -360,9 +498,10 @@ def _partly_done(exc: VaultError, saved: list[Path]) -> VaultError:
     return ConfigError(f"{exc} (already saved: {', '.join(map(str, saved))})") if saved else exc
 
 
-def _write_json(path: Path, data: dict[str, Any], expected: bytes | None) -> None:
+def _write_json(path: Path, data: dict[str, Any], expected: bytes | None,
+                render: Callable[[dict[str, Any]], bytes] | None = None) -> None:
     """Save `data` to `path` if it still holds `expected` (None: if it still does not exist); ConflictError if not."""
-    text = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+    text = render(data) if render else (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
     if expected is not None:
         replace_file(path, text, expected)  # keeps its mode; a dotfile manager's symlink stays a symlink
         return

@@ -24,17 +24,23 @@ class Unavailable(Exception):
 
 def claude_binary(version: str) -> Path:
     """The `claude` executable of `version`, installed into the cache on first use."""
+    return npm_binary("@anthropic-ai/claude-code", version, "claude", f"claude-code-{version}")
+
+
+def npm_binary(package: str, version: str, name: str, folder_name: str) -> Path:
+    """The executable `name` of npm `package` at `version`, installed into the cache folder `folder_name`
+    on first use (reused while it answers `--version`)."""
     if shutil.which("node") is None or shutil.which("npm") is None:
-        raise Unavailable("node and npm are needed to install @anthropic-ai/claude-code; neither is on PATH")
-    folder = CACHE / f"claude-code-{version}"
-    binary = folder / "node_modules" / ".bin" / "claude"
+        raise Unavailable(f"node and npm are needed to install {package}; neither is on PATH")
+    folder = CACHE / folder_name
+    binary = folder / "node_modules" / ".bin" / name
     if version == "latest" or not _answers(binary):
         folder.mkdir(parents=True, exist_ok=True)
         result = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder),
-                                 f"@anthropic-ai/claude-code@{version}"], capture_output=True, timeout=INSTALL_SECONDS)
+                                 f"{package}@{version}"], capture_output=True, timeout=INSTALL_SECONDS)
         if result.returncode != 0 and not _answers(binary):
             tail = result.stderr.decode(errors="replace").strip().splitlines()[-3:]
-            raise Unavailable(f"npm install @anthropic-ai/claude-code@{version} failed: {' / '.join(tail)}")
+            raise Unavailable(f"npm install {package}@{version} failed: {' / '.join(tail)}")
     if not _answers(binary):
         raise Unavailable(f"{binary} does not run (its native binary is an optional npm dependency)")
     return binary

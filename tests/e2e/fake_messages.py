@@ -8,68 +8,29 @@ the model calls a tool or answers in text.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from .loopback import Answer, LoopbackAPI
 
 Reply = dict[str, Any]  # {"text": str} or {"tool": name, "input": {...}}
 Script = Callable[[dict[str, Any]], Reply]
 
 
-class FakeMessages:
+class FakeMessages(LoopbackAPI):
     def __init__(self, script: Script) -> None:
+        super().__init__()
         self.script = script
-        self.requests: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._ids = 0
-        fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # quiet: the test reads self.requests
-                pass
-
-            def do_HEAD(self) -> None:
-                self._send(200, b"", "text/plain")
-
-            def do_GET(self) -> None:
-                self._send(200, b"{}", "application/json")
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                if not self.path.startswith("/v1/messages") or self.path.startswith("/v1/messages/count_tokens"):
-                    self._send(200, json.dumps({"input_tokens": 10}).encode(), "application/json")
-                    return
-                with fake._lock:
-                    fake.requests.append(body)
-                    fake._ids += 1
-                    number = fake._ids
-                reply = fake.script(body)
-                if body.get("stream"):
-                    self._send(200, b"".join(_events(reply, body, number)), "text/event-stream")
-                else:
-                    self._send(200, json.dumps(_message(reply, body, number)).encode(), "application/json")
-
-            def _send(self, status: int, data: bytes, kind: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> "FakeMessages":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self._thread.join(timeout=10)
+    def answer(self, method: str, path: str, body: dict[str, Any]) -> Answer:
+        if method != "POST":
+            return super().answer(method, path, body)
+        if not path.startswith("/v1/messages") or path.startswith("/v1/messages/count_tokens"):
+            return 200, json.dumps({"input_tokens": 10}).encode(), "application/json"
+        number = self.record(body)
+        reply = self.script(body)
+        if body.get("stream"):
+            return 200, b"".join(_events(reply, body, number)), "text/event-stream"
+        return 200, json.dumps(_message(reply, body, number)).encode(), "application/json"
 
 
 def _block(reply: Reply, number: int) -> dict[str, Any]:
