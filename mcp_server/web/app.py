@@ -28,10 +28,11 @@ from .sessions import COOKIE, Session, UiSessions
 log = logging.getLogger("memdir.server")
 MAX_FORM = 16_384
 HEADERS = {
-    # No script may run even if some value escaped escaping; no framing; nothing leaks in a Referer.
+    # No script may run even if some value escaped escaping; no framing; no Referer leaves the site
+    # (same-origin, not no-referrer: under no-referrer the browser sends "Origin: null" and the Guard refuses).
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
                                "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin", "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
 }
 ServiceFor = Callable[[Any], Awaitable[Any]]  # the session's vault root -> its MemoryService (raises VaultError)

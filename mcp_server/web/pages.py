@@ -116,7 +116,8 @@ def memory_page(memory: Mapping[str, Any], relations: Mapping[str, Any], resolve
         return f"<ul>{items}</ul>" if items else '<p class="muted">none</p>'
 
     body = (f'{stale_block}<pre class="body">{linked_body(str(memory.get("content") or ""), resolve)}</pre>'
-            f'<h2>Score over time</h2>{score_svg(list(memory.get("outcomes") or []))}'
+            f'<h2>Success rate after each outcome</h2><p class=muted>95 % lower bound, as ranking reads the record; '
+            f'dots: worked, partial, failed.</p>{score_svg(list(memory.get("outcomes") or []))}'
             f'<h2>Frontmatter</h2><div class=card><table>{rows}</table></div>'
             f'<h2>Links</h2>{edges(relations.get("outgoing") or [])}'
             f'<h2>Backlinks</h2>{edges(relations.get("backlinks") or [])}'
