@@ -93,6 +93,16 @@ def ui_app(sessions: UiSessions, service_for: ServiceFor) -> Starlette:
             return html(pages.search_page(query, None, str(exc)), 400)
         return html(pages.search_page(query, results))
 
+    def turns(request: Request, sid: str, session: Session, service: Any) -> Response:
+        wanted = request.query_params.get("memory", "").strip()
+        memory_filter = check_id(wanted) if wanted else None
+        records = sorted(service.sessions.all(), key=lambda s: s.updated, reverse=True)
+        if memory_filter:
+            records = [s for s in records if memory_filter in s.shown]
+        ids = {i for s in records for i in (*s.shown, *s.awaiting, *s.turn_shown, *([s.last_exchange] if s.last_exchange else []))}
+        titles = {i: m.title for i in ids | ({memory_filter} if memory_filter else set()) if (m := service.find(i)) is not None}
+        return html(pages.turns_page(records[:100], titles, memory_filter))
+
     async def action(request: Request) -> Response:
         found = signed_in(request)
         if found is None:
@@ -119,6 +129,7 @@ def ui_app(sessions: UiSessions, service_for: ServiceFor) -> Starlette:
         Route("/", guarded(inbox), methods=["GET"]),
         Route("/memory/{memory_id}", guarded(memory), methods=["GET"]),
         Route("/search", guarded(search), methods=["GET"]),
+        Route("/turns", guarded(turns), methods=["GET"]),
         Route("/action", action, methods=["POST"]),
     ])
 

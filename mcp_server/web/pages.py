@@ -20,7 +20,7 @@ main{max-width:980px;margin:0 auto;padding:1em}
 .kind{display:inline-block;font-size:12px;padding:1px 6px;border-radius:4px;background:#eceff1;margin-right:.5em}
 .muted{color:#666}.notice{background:#e8f5e9;border-color:#a5d6a7}.error{background:#ffebee;border-color:#ef9a9a}
 form.inline{display:inline}button{font:inherit;padding:.25em .8em;margin:.2em .3em .2em 0;cursor:pointer}
-table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:.25em .5em;text-align:left;vertical-align:top}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:.25em .5em;text-align:left;vertical-align:top}th{width:14em}
 pre.body{white-space:pre-wrap;font:14px/1.5 ui-monospace,monospace;background:#fff;padding:1em;border:1px solid #ddd}
 input[type=search]{font:inherit;padding:.3em;width:min(30em,70vw)}
 .bar{display:inline-block;height:10px;background:#1565c0;vertical-align:middle}
@@ -150,3 +150,36 @@ def search_page(query: str, results: list[Mapping[str, Any]] | None, error: str 
             f'<div class=muted>{e(str(r.get("content") or "")[:300])}</div></div>')
     found = f"<p>{len(results)} result{'s' if len(results) != 1 else ''}.</p>"
     return page("Search", form + found + "".join(rows))
+
+
+def turns_page(sessions: list[Any], titles: Mapping[str, str], memory_filter: str | None) -> str:
+    """Per session, newest first: the current turn's prompt (first line), what it was shown, what still
+    awaits a score, and everything the session was shown. The records keep each session's latest turn,
+    not every past one, so this is what the next score will be about."""
+    def linked(ids: list[str]) -> str:
+        return ", ".join(f'<a href="{e(memory_url(i))}">{e(titles.get(i, i))}</a>' for i in ids) or '<span class=muted>none</span>'
+
+    cards = []
+    for session in sessions:
+        first_line = (session.prompt or "").strip().splitlines()[0][:200] if (session.prompt or "").strip() else ""
+        exchange = linked([session.last_exchange]) if session.last_exchange else '<span class=muted>none</span>'
+        cards.append(
+            f'<div class="card session"><strong>session {e(session.id[:40])}</strong> '
+            f'<span class=muted>turn {e(session.turn)} · updated {e(_when(session.updated))}</span>'
+            f'<table><tr><th>prompt</th><td>{e(first_line) or "<span class=muted>none</span>"}</td></tr>'
+            f'<tr><th>shown this turn</th><td>{linked(list(session.turn_shown))}</td></tr>'
+            f'<tr><th>awaiting a score</th><td>{linked(list(session.awaiting))}</td></tr>'
+            f'<tr><th>scored this turn</th><td>{"yes" if session.scored_this_turn else "no"}</td></tr>'
+            f'<tr><th>shown in the session</th><td>{linked(sorted(session.shown))}</td></tr>'
+            f'<tr><th>last exchange captured</th><td>{exchange}</td></tr></table></div>')
+    heading = f'<p>Sessions that were shown <a href="{e(memory_url(memory_filter))}">{e(titles.get(memory_filter, memory_filter))}</a>. ' \
+              '<a href="/ui/turns">All sessions</a></p>' if memory_filter else ""
+    form = ('<form method=get action="/ui/turns"><input type=search name=memory placeholder="memory id" '
+            f'value="{e(memory_filter or "")}"> <button type=submit>Filter</button></form>')
+    return page("Turns", form + heading + ("".join(cards) or '<div class="card">No session records.</div>'))
+
+
+def _when(epoch: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

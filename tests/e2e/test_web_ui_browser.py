@@ -118,5 +118,9 @@ def test_browser_opens_a_memory_page_with_its_plot_and_links(browser, served):
     page.goto(page.url.split("/ui/")[0] + "/ui/search?q=token+lifetime")
     assert page.locator(".result").count() >= 1
     page.screenshot(path=str(SHOTS / "search.png"), full_page=True)
+    client.call(root, "read", {"ref": scored["id"], "session": "session-from-an-assistant"})
+    page.goto(page.url.split("/ui/")[0] + f"/ui/turns?memory={scored['id']}")
+    assert "session-from-an-assistant" in page.locator(".session").first.inner_text()
+    page.screenshot(path=str(SHOTS / "turns.png"), full_page=True)
     page.goto(page.url.split("/ui/")[0] + "/ui/search?q=markup")
     assert page.locator("script").count() == 0 and "<b>markup</b> title" in page.locator(".result").first.inner_text()

@@ -225,3 +225,20 @@ def test_a_memory_page_links_its_wikilinks_and_plots_its_outcomes(service):
     assert ">the database</a>" in body and "[[no such note]]" in body
     assert body.count("<circle") == 2 and "<svg" in body
     assert f'href="/ui/memory/{source}"' in browser.request("GET", f"/ui/memory/{target}")[2]  # backlink
+
+
+def test_the_turns_page_shows_what_each_session_was_shown_and_filters_by_memory(service):
+    shown = service.add("The release train leaves on Thursdays.", title="Release day", type="fact")["memory"]["id"]
+    other = service.add("Staging is rebuilt nightly <b>at 3</b>.", title="Staging <b>rebuild</b>", type="fact")["memory"]["id"]
+    service.read(shown, session="sess-one")
+    service.read(other, session="sess-two")
+    service.sessions.update("sess-one", lambda s: setattr(s, "prompt", "When is the release?\nsecond line"))
+    browser = Browser(service)
+    assert browser.request("GET", "/ui/turns")[0] == 401
+    browser.sign_in()
+    status, _, body = browser.request("GET", "/ui/turns")
+    assert status == 200 and "sess-one" in body and "sess-two" in body and "When is the release?" in body
+    assert "second line" not in body and "Staging &lt;b&gt;rebuild&lt;/b&gt;" in body
+    body = browser.request("GET", f"/ui/turns?memory={shown}")[2]
+    assert "sess-one" in body and "sess-two" not in body
+    assert browser.request("GET", "/ui/turns?memory=../../x")[0] == 404
