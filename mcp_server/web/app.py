@@ -73,9 +73,18 @@ def ui_app(sessions: UiSessions, service_for: ServiceFor) -> Starlette:
 
     def inbox(request: Request, sid: str, session: Session, service: Any) -> Response:
         items = service.review()["items"]
-        titles = {m_id: m.title for item in items for m_id in item.get("ids") or []
+        counts: dict[str, int] = {}
+        for item in items:
+            counts[item["kind"]] = counts.get(item["kind"], 0) + 1
+        kind = request.query_params.get("kind")
+        shown = [i for i in items if i["kind"] == kind] if kind in counts else items
+        shown.sort(key=lambda i: pages.KIND_ORDER.index(i["kind"]) if i["kind"] in pages.KIND_ORDER else len(pages.KIND_ORDER))
+        start = _page_number(request.query_params.get("page")) * pages.PAGE_SIZE
+        window = shown[start:start + pages.PAGE_SIZE]  # a synthetic 10k vault lists 5,000 items: 4.5 MB in one page
+        titles = {m_id: m.title for item in window for m_id in item.get("ids") or []
                   if (m := service.find(m_id)) is not None}
-        return html(pages.inbox_page(items, titles, session.csrf, notices.pop(sid, None)))
+        return html(pages.inbox_page(window, titles, session.csrf, notices.pop(sid, None), counts=counts,
+                                     kind=kind if kind in counts else None, start=start, total=len(shown)))
 
     def memory(request: Request, sid: str, session: Session, service: Any) -> Response:
         memory_id = check_id(request.path_params["memory_id"])
@@ -132,6 +141,10 @@ def ui_app(sessions: UiSessions, service_for: ServiceFor) -> Starlette:
         Route("/turns", guarded(turns), methods=["GET"]),
         Route("/action", action, methods=["POST"]),
     ])
+
+
+def _page_number(text: str | None) -> int:
+    return int(text) if text and text.isdigit() and len(text) < 7 else 0
 
 
 def perform(service: Any, form: dict[str, str]) -> tuple[str, str]:

@@ -63,9 +63,27 @@ def button(action: str, csrf: str, label: str, **fields: str) -> str:
             f'data-action="{e(action)}">{e(label)}</button></form>')
 
 
-def inbox_page(items: list[Mapping[str, Any]], titles: Mapping[str, str], csrf: str, notice: str | None) -> str:
-    if not items:
+KIND_ORDER = ("stale", "contradiction", "supersede", "duplicates", "secret", "imitation", "invalid",
+              "promote", "demote", "archive", "remove")  # what needs a person first
+PAGE_SIZE = 50
+
+
+def inbox_page(items: list[Mapping[str, Any]], titles: Mapping[str, str], csrf: str, notice: str | None,
+               counts: Mapping[str, int] | None = None, kind: str | None = None, start: int = 0, total: int = 0) -> str:
+    if not items and not total:
         return page("Review inbox", '<div class="card">Nothing to review.</div>', notice)
+    counts = counts or {}
+    total = total or len(items)
+    by_kind = " · ".join(f'<a href="/ui/?kind={e(k)}">{e(k)} {n}</a>' for k, n in
+                         sorted(counts.items(), key=lambda kv: KIND_ORDER.index(kv[0]) if kv[0] in KIND_ORDER else 99))
+    query = f"kind={e(kind)}&amp;" if kind else ""
+    pager = "".join([
+        f'<a href="/ui/?{query}page={start // PAGE_SIZE - 1}">previous</a> ' if start else "",
+        f'<a href="/ui/?{query}page={start // PAGE_SIZE + 1}">next</a>' if start + PAGE_SIZE < total else ""])
+    summary = (f"<p>{sum(counts.values()) or total} item{'s' if (sum(counts.values()) or total) != 1 else ''} to review"
+               + (f": {by_kind}" if by_kind else "") + (' · <a href="/ui/">all</a>' if kind else "") + "</p>"
+               + (f"<p class=muted>{start + 1}–{start + len(items)} of {total}{' (' + e(kind) + ')' if kind else ''} {pager}</p>"
+                  if total > len(items) or start else ""))
     cards = []
     for item in items:
         ids = list(item.get("ids") or [])
@@ -77,7 +95,7 @@ def inbox_page(items: list[Mapping[str, Any]], titles: Mapping[str, str], csrf: 
         cards.append(f'<div class="card item" data-kind="{e(item.get("kind"))}"><span class=kind>{e(item.get("kind"))}'
                      f'</span>{e(item.get("reason"))}{where}<ul>{named}</ul><div>{actions}</div>'
                      f'<div class=muted>CLI: <code>{e(item.get("action"))}</code></div></div>')
-    return page("Review inbox", f"<p>{len(items)} item{'s' if len(items) != 1 else ''} to review.</p>" + "".join(cards), notice)
+    return page("Review inbox", summary + "".join(cards), notice)
 
 
 def linked_body(text: str, resolve: Callable[[str], str | None]) -> str:

@@ -242,3 +242,21 @@ def test_the_turns_page_shows_what_each_session_was_shown_and_filters_by_memory(
     body = browser.request("GET", f"/ui/turns?memory={shown}")[2]
     assert "sess-one" in body and "sess-two" not in body
     assert browser.request("GET", "/ui/turns?memory=../../x")[0] == 404
+
+
+def test_a_long_inbox_is_paged_and_filtered_by_kind_most_urgent_first(service, project):
+    stale_vault(service, project)
+    broken = [f"history/broken-{n}.md" for n in range(60)]
+    for relative in broken:
+        write(project / ".memories", relative, "---\nid: m-0bad0bad\nscore: 7\n---\nBody.\n")
+    service.index.sync(broken)
+    browser = Browser(service)
+    browser.sign_in()
+    kinds = [i["kind"] for i in service.review()["items"]]
+    first = browser.request("GET", "/ui/")[2]
+    assert first.count('class="card item"') == 50 and 'href="/ui/?page=1"' in first
+    assert first.index('data-kind="stale"') < first.index('data-kind="invalid"')
+    assert f"invalid {kinds.count('invalid')}" in first and kinds.count("invalid") >= 60
+    only = browser.request("GET", "/ui/?kind=stale")[2]
+    assert only.count('class="card item"') == 1
+    assert browser.request("GET", "/ui/?page=99999999999&kind=<x>")[0] == 200
