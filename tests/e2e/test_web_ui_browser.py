@@ -1,6 +1,7 @@
 """The web view in a real browser (headless Chromium from Debian, driven by Playwright) against a real
 `memdir serve`: sign in with the link `memdir ui --no-browser` prints, verify a stale memory with a click
-and see the file re-anchored, open a memory page and see its plot. Screenshots go to docs/ui/.
+and see the file re-anchored, open a memory page and see its plot. With
+MEMDIR_UI_SCREENSHOTS=1 the screenshots in docs/ui/ are refreshed.
 
 Run with MEMDIR_E2E=1 (or -m e2e); `pytest -k browser` selects these. Skipped, saying why, without
 chromium (`apt-get install chromium`) or the playwright package (`pip install -e '.[test]'`); the
@@ -14,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,8 @@ from vault import init_vault
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
-SHOTS = REPO / "docs" / "ui"
+# The committed screenshots are refreshed on request only, so a test run leaves the tree clean.
+SHOTS = REPO / "docs" / "ui" if os.environ.get("MEMDIR_UI_SCREENSHOTS") == "1" else Path(tempfile.mkdtemp(prefix="memdir-ui-shots-"))
 CHROMIUM = os.environ.get("MEMDIR_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
