@@ -1,5 +1,6 @@
 """The /ui/ routes: sign-in by one-time code, then pages read through the vault's MemoryService and actions
-that call the very service operations the CLI calls (`memdir verify`, `delete`, `review --dismiss`).
+that call the very service operations the CLI calls (`memdir verify`, `delete`, `link --as supersedes`,
+`review --dismiss`).
 
 Every page needs the session cookie (else a sign-in page with no data); every action is a POST carrying
 the session's CSRF token (the server's Guard has already refused a foreign Origin or Host). The vault is
@@ -159,6 +160,10 @@ def perform(service: Any, form: dict[str, str]) -> tuple[str, str]:
     if kind == "delete":
         done = service.delete(memory_id=check_id(form.get("id", "")))
         return f"Deleted {done['title']} (moved to {done['moved_to']}; `memdir restore {done['id']}` brings it back)", "/ui/"
+    if kind == "supersede":  # `memdir link NEWER OLDER --as supersedes`
+        source, target = check_id(form.get("source", "")), check_id(form.get("target", ""))
+        service.link(source=source, target=target, relation="supersedes")
+        return f"Recorded that {source} supersedes {target}", "/ui/"
     if kind == "dismiss":
         service.review(dismiss=[form.get("key", "")])
         return "Dismissed until what it is about changes", "/ui/"

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from .plot import score_svg
 
+SUPERSEDE = re.compile(r"memdir link (m-[0-9a-f]+) (m-[0-9a-f]+) --as supersedes")  # the item's own command
 WIKILINK = re.compile(r"\[\[([^\[\]|#]+)(?:#[^\[\]|]*)?(?:\|([^\[\]]+))?\]\]")
 STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#222;background:#fafafa}
@@ -90,6 +91,11 @@ def inbox_page(items: list[Mapping[str, Any]], titles: Mapping[str, str], csrf: 
         named = "".join(f'<li><a href="{e(memory_url(i))}">{e(titles.get(i, i))}</a> <span class=muted>{e(i)}</span> '
                         f'{button("delete", csrf, "Delete", id=i)}</li>' for i in ids)
         actions = button("verify", csrf, "Verify", id=ids[0]) if item.get("kind") == "stale" and ids else ""
+        newer_older = SUPERSEDE.search(str(item.get("action") or ""))
+        if newer_older and item.get("kind") in ("supersede", "contradiction"):
+            newer, older = newer_older.groups()
+            actions += button("supersede", csrf, f"{titles.get(newer, newer)} supersedes {titles.get(older, older)}",
+                              source=newer, target=older)
         actions += button("dismiss", csrf, "Dismiss", key=str(item.get("key", "")))
         where = f' <span class=muted>{e(item.get("path"))}:{e(item.get("line") or "")}</span>' if item.get("path") else ""
         cards.append(f'<div class="card item" data-kind="{e(item.get("kind"))}"><span class=kind>{e(item.get("kind"))}'

@@ -89,7 +89,8 @@ def test_browser_verifies_a_stale_memory_from_the_inbox_with_a_click(browser, se
     path = root / stale["path"]
     before = path.read_text()
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.goto(sign_in_url(root))
+    url = sign_in_url(root)
+    page.goto(url)
     assert page.url.endswith("/ui/")  # the code is gone from the address (and from the history)
     cookie = next(c for c in page.context.cookies() if c["name"] == "memdir_ui")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
@@ -106,6 +107,9 @@ def test_browser_verifies_a_stale_memory_from_the_inbox_with_a_click(browser, se
     after = path.read_text()
     assert after != before and "anchors:" in after and before.split("---")[-1] == after.split("---")[-1]
     assert not [i for i in client.call(root, "review")["items"] if i["kind"] == "stale"]
+    log = client.log_file().read_text() if client.log_file().is_file() else ""
+    secrets = [url.split("code=")[1], client.running().token, cookie["value"]]
+    assert log and not [s for s in secrets if s in log]  # neither the code, the server's token nor the session
 
 
 def test_browser_opens_a_memory_page_with_its_plot_and_links(browser, served):

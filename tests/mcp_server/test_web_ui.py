@@ -260,3 +260,31 @@ def test_a_long_inbox_is_paged_and_filtered_by_kind_most_urgent_first(service, p
     only = browser.request("GET", "/ui/?kind=stale")[2]
     assert only.count('class="card item"') == 1
     assert browser.request("GET", "/ui/?page=99999999999&kind=<x>")[0] == 200
+
+
+def test_supersede_on_a_contradiction_writes_the_file_as_memdir_link_does(service, project, tmp_path):
+    yes = service.add("We use Postgres for the billing service.", type="decision")["memory"]["id"]
+    no = service.add("We do not use Postgres for the billing service.", type="decision")["memory"]["id"]
+    item = next(i for i in service.review()["items"] if i["kind"] in ("contradiction", "supersede"))
+    newer, older = re.search(r"memdir link (\S+) (\S+) --as supersedes", item["action"]).groups()
+    assert {newer, older} == {yes, no}
+    service.app.close()
+    copy = tmp_path / "copy"
+    shutil.copytree(project, copy)
+    web_app, cli_app = App(project / ".memories"), App(copy / ".memories")
+    web, cli = MemoryService(web_app), MemoryService(cli_app)
+    try:
+        browser = Browser(web)
+        browser.sign_in()
+        inbox = browser.request("GET", "/ui/")[2]
+        assert 'data-action="supersede"' in inbox
+        fields = dict(re.findall(r'name="(source|target)" value="([^"]+)"', inbox))
+        assert (fields["source"], fields["target"]) == (newer, older)
+        assert browser.post({"action": "supersede", **fields, "csrf": browser.csrf()})[0] == 303
+        cli.link(source=newer, target=older, relation="supersedes")
+        path = web.find(newer).path
+        assert (project / ".memories" / path).read_bytes() == (copy / ".memories" / path).read_bytes()
+        assert "supersedes" in (project / ".memories" / path).read_text()
+    finally:
+        web_app.close()
+        cli_app.close()
