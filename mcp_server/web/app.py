@@ -91,7 +91,12 @@ def ui_app(sessions: UiSessions, service_for: ServiceFor) -> Starlette:
         memory_id = check_id(request.path_params["memory_id"])
         shown = service.read(memory_id)
         relations = service.relationships(memory_id=memory_id)
-        return html(pages.memory_page(shown, relations, resolver(service), session.csrf, notices.pop(sid, None)))
+        try:
+            history = service.log(memory_id)
+        except VaultError as exc:  # no git repository, say: the page shows why instead of the versions
+            history = {"versions": [], "error": str(exc)}
+        return html(pages.memory_page(shown, relations, resolver(service), session.csrf, notices.pop(sid, None),
+                                      history))
 
     def search(request: Request, sid: str, session: Session, service: Any) -> Response:
         query = request.query_params.get("q", "").strip()

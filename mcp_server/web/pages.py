@@ -124,8 +124,30 @@ FRONTMATTER_SHOWN = ("id", "collection", "type", "status", "privacy", "created_a
                      "supersedes", "importance", "confidence", "always_inject", "source", "path")
 
 
+def versions_table(history: Mapping[str, Any] | None) -> str:
+    """The memory's committed versions, newest first: what each commit changed (as `memdir log`)."""
+    if not history:
+        return ""
+    if history.get("error"):
+        return f'<p class="muted">{e(history["error"])}</p>'
+    rows = "".join(
+        f'<tr><td>{e(v.get("commit"))}</td><td>{e(str(v.get("date") or "")[:16])}</td><td>{e(v.get("author"))}</td>'
+        f'<td>{e(v.get("subject"))}</td><td>{e(_changes(v))}</td></tr>' for v in history.get("versions") or [])
+    pending = '<p class="muted">The file has changes not committed yet.</p>' if history.get("uncommitted_changes") else ""
+    return pending + (f"<div class=card><table><tr><th>commit</th><th>date</th><th>author</th><th>subject</th>"
+                      f"<th>changed</th></tr>{rows}</table></div>" if rows else '<p class="muted">not committed yet</p>')
+
+
+def _changes(version: Mapping[str, Any]) -> str:
+    if version.get("created"):
+        return "created"
+    parts = (["body"] if version.get("body_changed") else []) + list(version.get("keys_changed") or []) \
+        + list(version.get("counters_changed") or [])
+    return ", ".join(map(str, parts)) or "moved"
+
+
 def memory_page(memory: Mapping[str, Any], relations: Mapping[str, Any], resolve: Callable[[str], str | None],
-                csrf: str, notice: str | None) -> str:
+                csrf: str, notice: str | None, history: Mapping[str, Any] | None = None) -> str:
     rows = "".join(f"<tr><th>{e(k)}</th><td>{e(_plain(memory[k]))}</td></tr>"
                    for k in FRONTMATTER_SHOWN if memory.get(k) not in (None, "", [], {}))
     rows += "".join(f"<tr><th>{e(k)}</th><td>{e(_plain(v))}</td></tr>" for k, v in (memory.get("fields") or {}).items())
@@ -145,6 +167,7 @@ def memory_page(memory: Mapping[str, Any], relations: Mapping[str, Any], resolve
             f'<h2>Frontmatter</h2><div class=card><table>{rows}</table></div>'
             f'<h2>Links</h2>{edges(relations.get("outgoing") or [])}'
             f'<h2>Backlinks</h2>{edges(relations.get("backlinks") or [])}'
+            f'<h2>Versions</h2>{versions_table(history)}'
             f'<div>{button("delete", csrf, "Delete this memory", id=str(memory["id"]))}</div>')
     return page(str(memory.get("title") or memory.get("id")), body, notice)
 

@@ -288,3 +288,19 @@ def test_supersede_on_a_contradiction_writes_the_file_as_memdir_link_does(servic
     finally:
         web_app.close()
         cli_app.close()
+
+
+def test_a_memory_page_lists_its_committed_versions_with_what_changed(service, project):
+    from tests.vault.test_anchors import git
+
+    memory_id = service.add("The cache <expires> hourly.", title="Cache expiry", type="fact")["memory"]["id"]
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "remember the <cache>")
+    service.update(memory_id, content="The cache expires every 30 minutes.")
+    git(project, "commit", "-qam", "cache: 30 minutes")
+    browser = Browser(service)
+    browser.sign_in()
+    body = browser.request("GET", f"/ui/memory/{memory_id}")[2]
+    versions = body.split("<h2>Versions</h2>")[1]
+    assert versions.count("<tr><td>") == 2 and "cache: 30 minutes" in versions and "created" in versions
+    assert "remember the &lt;cache&gt;" in versions and "body" in versions
