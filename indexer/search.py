@@ -171,7 +171,8 @@ class Searcher:
         if request.memory_id:
             return self._checked([self._lookup(request.memory_id)])
         if request.query is not None and len(request.query) > self.settings.max_query_chars:
-            raise ValidationError(f"query is {len(request.query)} characters; the limit is {self.settings.max_query_chars}")
+            # A pasted log or traceback is asked by its beginning, as the prompt hook does: an answer, not an error.
+            request = replace(request, query=request.query[:self.settings.max_query_chars])
         embedding = None
         if request.query and request.query.strip() and request.mode in ("hybrid", "vector"):
             embedding = _QUERY_EMBEDDING.submit(self.index.embedder.embed_query, request.query)
@@ -272,7 +273,7 @@ class Searcher:
 
     def _timeline(self, allowed: dict[str, Memory], request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
         if not _explicit(request):
-            raise ValidationError("give a query, days_back or an id (a timeline needs a time window)")
+            return []  # nothing asked and no window: a clearly empty answer, not an error (issue 26)
         # A memory without created_at is dated by its file's mtime, as the window was.
         hits = [Hit(m, 0.0, 0.0, "timeline", written=m.created_at or self._modified(m)) for m in allowed.values()]
         if request.sort_by in ("relevance", "recency"):

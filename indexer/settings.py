@@ -74,7 +74,7 @@ class SearchSettings:
     graph_factor: float = setting(0.5, "share of a hit's relevance given to memories it links to")
     default_limit: int = setting(10, "results returned when no limit is given")
     max_limit: int = setting(100, "largest limit a caller may ask for")
-    max_query_chars: int = setting(2000, "longer queries are refused")
+    max_query_chars: int = setting(2000, "a longer query is asked by its first this many characters")
     score_threshold: float = setting(0.05, "results whose relevance is below this are dropped")
     stale_factor: float = setting(0.85, "a memory whose cited code changed since it was anchored ranks at this share (1 = no penalty)")
     recency: dict[str, dict[str, float]] = setting(

@@ -122,19 +122,16 @@ def test_without_a_query_days_back_gives_a_timeline_newest_first(example_root: P
     created = [h.memory.created_at for h in hits if h.memory.created_at is not None]
     assert hits and all(h.channel == "timeline" for h in hits) and created == sorted(created, reverse=True)
     assert all(c >= datetime(2026, 11, 19, tzinfo=timezone.utc) for c in created)
-    with pytest.raises(ValidationError, match="time window"):
-        s.search(SearchRequest())
+    assert s.search(SearchRequest()) == []  # nothing asked, no window: clearly empty, not an error (issue 26)
     index.close()
 
 
-def test_bad_limits_and_oversized_queries_are_refused(example_root: Path):
+def test_bad_limits_are_refused(example_root: Path):
     index = open_index(example_root)
     s = searcher(index)
     for bad in (0, 101):
         with pytest.raises(ValidationError, match="limit"):
             s.search(SearchRequest(query="x", limit=bad))
-    with pytest.raises(ValidationError, match="characters"):
-        s.search(SearchRequest(query="x" * 2001))
     index.close()
 
 
