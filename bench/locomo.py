@@ -8,6 +8,11 @@ is read from there, never copied into this project).
     python bench/locomo.py --json                       # hybrid, turn level
     python bench/locomo.py --mode all --json            # hybrid, bm25 and vector in one run
     python bench/locomo.py --granularity session --json
+    python bench/locomo.py --granularity window --mode all   # 6-turn windows, 1-turn overlap (Engram's unit)
+
+`--mode all` also runs two plain baselines over the same memories in the same run: `cosine`
+(all-MiniLM-L6-v2 over each memory's text, nothing else) and `plain-bm25` (Okapi BM25, k1 1.2,
+b 0.75, over its words).
 """
 
 from __future__ import annotations
@@ -32,9 +37,13 @@ from indexer.search import SearchRequest, Searcher  # noqa: E402
 from indexer.settings import SearchSettings  # noqa: E402
 from vault import Vault  # noqa: E402
 
-DEFAULT_DATA = REPO.parent / "shared" / "bench" / "locomo-dev.json"
+DEFAULT_DATA = next((p for p in (REPO.parent / "shared" / "bench" / "locomo-dev.json",
+                     Path("/work/shared/bench/locomo-dev.json")) if p.exists()), REPO.parent / "shared" / "bench" / "locomo-dev.json")
+WINDOW_TURNS = 6  # turns per window ...
+WINDOW_OVERLAP = 1  # ... sharing this many with the window before (snap-research/locomo#38's unit)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 MODES = {"hybrid": "hybrid", "bm25": "keyword", "vector": "vector"}
+PLAIN = ("cosine", "plain-bm25")  # baselines outside memdir, run with --mode all
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 
 
@@ -62,15 +71,28 @@ def memory_id(dia_id: str) -> str:
     return f"d{int(session)}-{int(number)}"
 
 
-def build_vault(root: Path, sample: dict, granularity: str) -> dict[str, set[str]]:
-    """Write the conversation as memories; returns memory id → the dia_ids it contains."""
+def build_vault(root: Path, sample: dict, granularity: str, texts: dict[str, str] | None = None) -> dict[str, set[str]]:
+    """Write the conversation as memories; returns memory id → the dia_ids it contains (and fills
+    `texts` with each memory's body, for the plain baselines)."""
     vault = Vault(root)
     contains: dict[str, set[str]] = {}
+    texts = {} if texts is None else texts
     for number, when, turns in turns_of(sample["conversation"]):
         day = when.strftime("%-d %B %Y")
+        if granularity == "window":
+            step = WINDOW_TURNS - WINDOW_OVERLAP
+            for start in range(0, max(1, len(turns) - WINDOW_OVERLAP), step):
+                window = turns[start:start + WINDOW_TURNS]
+                mid = f"s{number}-w{start // step}"
+                texts[mid] = "\n".join(turn_text(t) for t in window)
+                fields_ = {"id": mid, "collection": "history", "type": "history", "created_at": when,
+                           "title": f"Session {number}, {day}, turns {start + 1}-{start + len(window)}"}
+                vault.writer.create(f"history/{mid}.md", fields_, texts[mid])
+                contains[mid] = {memory_id(t["dia_id"]) for t in window}
+            continue
         if granularity == "session":
             mid = f"s{number}"
-            body = "\n".join(turn_text(t) for t in turns)
+            body = texts[mid] = "\n".join(turn_text(t) for t in turns)
             fields_ = {"id": mid, "collection": "history", "type": "history", "created_at": when,
                        "title": f"Session {number}, {day}"}
             vault.writer.create(f"history/{mid}.md", fields_, body)
@@ -83,7 +105,8 @@ def build_vault(root: Path, sample: dict, granularity: str) -> dict[str, set[str
                        "title": f"{turn['speaker']}, {day}", "speaker": turn["speaker"], "session": number}
             if previous:
                 fields_["previous"] = previous  # as memdir's Stop hook links consecutive exchanges of a session
-            vault.writer.create(f"history/{mid}.md", fields_, turn_text(turn))
+            texts[mid] = turn_text(turn)
+            vault.writer.create(f"history/{mid}.md", fields_, texts[mid])
             contains[mid] = {mid}
             previous = mid
     return contains
@@ -96,13 +119,20 @@ def relevant_ids(item: dict, known: set[str]) -> set[str]:
 
 def evaluate(data: list[dict], granularity: str, modes: list[str], settings: SearchSettings,
              embedder: CachedEmbedder, conversations: int | None) -> dict:
+    from coding import PlainBM25, plain_cosine  # the coding bench's baselines (it imports this module)
+
+    plain = [m for m in modes if m in PLAIN]
     per_mode: dict[str, dict] = {m: {"rows": [], "latency": []} for m in modes}
     memories = 0
     index_seconds = 0.0
     for sample in data[:conversations]:
         with tempfile.TemporaryDirectory(prefix="memdir-locomo-") as tmp:
             root = Path(tmp)
-            contains = build_vault(root, sample, granularity)
+            texts: dict[str, str] = {}
+            contains = build_vault(root, sample, granularity, texts)
+            ids = list(texts)
+            vectors = dict(zip(ids, embedder.embed([texts[i] for i in ids]))) if "cosine" in plain else {}
+            bm25 = PlainBM25(texts) if "plain-bm25" in plain else None
             memories += len(contains)
             turns = {t for ids in contains.values() for t in ids}
             started = time.perf_counter()
@@ -115,7 +145,13 @@ def evaluate(data: list[dict], granularity: str, modes: list[str], settings: Sea
                 wanted = relevant_ids(item, turns)
                 if not wanted:
                     continue
+                for mode in plain:
+                    ranked_ids = (plain_cosine(vectors, embedder.embed_query(item["question"]), set(ids)) if mode == "cosine"
+                                  else bm25.rank(item["question"], set(ids)))  # type: ignore[union-attr]
+                    per_mode[mode]["rows"].append((item["category"], wanted, [contains[i] for i in ranked_ids[:10]]))
                 for mode in modes:
+                    if mode in PLAIN:
+                        continue
                     request = SearchRequest(query=item["question"], limit=10, mode=MODES[mode], graph=False,  # type: ignore[arg-type]
                                             include_superseded=True)
                     embedder.forget_queries()  # every mode pays for its own query embedding
@@ -150,6 +186,8 @@ def summarize(rows: list, latency: list[float], memories: int, index_seconds: fl
         "recall@10": mean([recall(w, r, 10) for _, w, r in rows]),
         "mrr@10": mean([reciprocal_rank(w, r) for _, w, r in rows]),
         "hit@5": mean([float(bool(set().union(*r[:5]) & w)) if r else 0.0 for _, w, r in rows]),
+        "mrr@10_by_category": {name: mean([reciprocal_rank(w, r) for c, w, r in rows if c == number])
+                               for number, name in CATEGORIES.items()},
         "p50_ms": round(statistics.median(ordered), 2) if ordered else 0.0,
         "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 2) if ordered else 0.0,
         "memories": memories,
@@ -172,7 +210,7 @@ def search_settings(overrides: list[str]) -> SearchSettings:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--granularity", choices=["turn", "session"], default="turn")
+    parser.add_argument("--granularity", choices=["turn", "session", "window"], default="turn")
     parser.add_argument("--mode", choices=["hybrid", "bm25", "vector", "all"], default="hybrid")
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "embeddings.sqlite",
@@ -185,10 +223,10 @@ def main() -> None:
 
     settings = search_settings(args.set)
     embedder = CachedEmbedder(make_embedder(args.embedder), args.cache)
-    modes = ["hybrid", "bm25", "vector"] if args.mode == "all" else [args.mode]
+    modes = ["hybrid", "bm25", "vector", *PLAIN] if args.mode == "all" else [args.mode]
     data = json.loads(args.data.read_text())
     results = evaluate(data, args.granularity, modes, settings, embedder, args.conversations)
-    if len(modes) == 3:
+    if "vector" in modes and "bm25" in modes:
         best = {k: max(results["bm25"][k], results["vector"][k]) for k in ("recall@10", "mrr@10")}
         results["hybrid_gain_over_best_single"] = {
             k: round(results["hybrid"][k] / best[k] - 1, 4) if best[k] else None for k in best
@@ -198,10 +236,15 @@ def main() -> None:
 
 
 def _table(results: dict) -> str:
-    lines = [f"{'mode':8} {'R@5':>6} {'R@10':>6} {'MRR@10':>7} {'p50 ms':>7} {'p95 ms':>7}"]
+    names = list(CATEGORIES.values())
+    lines = [f"{'mode':10} {'R@5':>6} {'R@10':>6} {'MRR@10':>7} {'p50 ms':>7} {'p95 ms':>7}   R@5 / R@10 / MRR@10: "
+             + "  ".join(f"{n:>19}" for n in names)]
     for mode, r in results.items():
-        if mode in MODES:
-            lines.append(f"{mode:8} {r['recall@5']:6.3f} {r['recall@10']:6.3f} {r['mrr@10']:7.3f} {r['p50_ms']:7.1f} {r['p95_ms']:7.1f}")
+        if mode in MODES or mode in PLAIN:
+            lines.append(f"{mode:10} {r['recall@5']:6.3f} {r['recall@10']:6.3f} {r['mrr@10']:7.3f} {r['p50_ms']:7.1f} "
+                         f"{r['p95_ms']:7.1f}   " + "  ".join(
+                             f"{r['by_category'][n]['recall@5']:.3f}/{r['by_category'][n]['recall@10']:.3f}/"
+                             f"{r['mrr@10_by_category'][n]:.3f}" for n in names))
     return "\n".join(lines)
 
 
