@@ -85,6 +85,8 @@ class Vault:
                 continue
             try:
                 memories.append(self.load_file(item))
+            except NotFoundError:
+                continue  # removed since the walk listed it (the lifecycle, git, a person): not a memory now
             except ParseError as exc:
                 problems.append(Problem(exc.path, exc.line, exc.reason))
             except OSError as exc:

@@ -61,3 +61,15 @@ def test_when_two_saves_race_the_removal_the_newer_one_stays(tmp_path: Path, mon
     with pytest.raises(ConflictError):
         atomic.remove_file(path, b"{}\n")
     assert path.read_bytes() == b'{"second": true}\n' and not leftovers(tmp_path)
+
+
+def test_a_scan_skips_a_file_removed_after_the_walk_listed_it(vault_root):
+    """The server's lifecycle, git or a person may remove a file while a scan runs; the scan goes on."""
+    from vault import Vault
+
+    vault = Vault(vault_root)
+    kept = vault_root / "history" / "kept.md"
+    kept.write_text("---\nid: m-0000aaaa\ntitle: Kept\n---\nstill here\n")
+    gone = vault_root / "history" / "gone.md"
+    scan = vault.scan([gone, kept])
+    assert [m.id for m in scan.memories] == ["m-0000aaaa"] and scan.problems == ()
