@@ -5,8 +5,8 @@ unit (see chunking) a stable int64 id that can be removed, re-added and read bac
 concurrent searches but not mutation during a search, so one lock guards both.
 
 The units live in two FAISS indices. A search scans only the *searched* one: one vector per
-chunk (the whole chunk), in float32. Sentence and neighbour units are *stored* apart, in float16,
-and only read back by id to score the candidates. A flat scan costs its size in memory traffic: at 10k memories
+chunk (the whole chunk). Sentence and neighbour units are *stored* apart and only read back by
+id to score the candidates exactly. A flat scan costs its size in memory traffic: at 10k memories
 the sentence units made the scan 63k vectors (6 ms); chunks alone are 10k (0.75 ms), and taking
 candidates from them left LoCoMo retrieval where it was (hybrid Recall@10 0.770 both ways).
 
@@ -50,7 +50,7 @@ class VectorIndex:
     def __init__(self, dim: int, searched: faiss.Index | None = None, stored: faiss.Index | None = None) -> None:
         self.dim = dim
         self._searched = searched if searched is not None else _flat(dim)
-        self._stored = _half(stored) if stored is not None else _half_precision(dim)
+        self._stored = stored if stored is not None else _flat(dim)
         # Which part holds a unit, sorted: reads look a unit up here, and a removal asks FAISS only for
         # ids it holds (its remove_ids scans the whole part: 170 ms at 100k memories, even for an id it lacks).
         self._searched_ids = np.unique(faiss.vector_to_array(self._searched.id_map))
@@ -258,26 +258,6 @@ class VectorIndex:
 
 def _flat(dim: int) -> faiss.Index:
     return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
-
-
-def _half_precision(dim: int) -> faiss.Index:
-    """The stored part in float16: it is never scanned, only read back to score candidates, and it is most
-    of the vectors (sentence and neighbour units: about 5 per memory). Half the bytes (at 100k memories,
-    about 460 MB less); a component read back differs by < 1e-4, far inside the cosine's meaningful digits."""
-    return faiss.IndexIDMap2(faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT))
-
-
-def _half(stored: faiss.Index) -> faiss.Index:
-    """A stored part as loaded: one written before it was kept in float16 is converted once, in memory
-    (the next snapshot writes it back in float16)."""
-    inner = faiss.downcast_index(stored.index) if isinstance(stored, faiss.IndexIDMap2) else None
-    if isinstance(inner, faiss.IndexScalarQuantizer):
-        return stored
-    half = _half_precision(stored.d)
-    ids = faiss.vector_to_array(stored.id_map)
-    if len(ids):
-        half.add_with_ids(stored.reconstruct_batch(ids), ids)
-    return half
 
 
 def _size(path: Path) -> int:

@@ -34,15 +34,14 @@ def test_a_search_finds_chunk_vectors_and_never_a_stored_unit():
 def test_every_units_vector_reads_back_in_the_order_asked():
     index = _filled()
     rows = index.vectors(np.array([12, 1, 11, 3], dtype=np.int64))
-    # Stored (not searched) units are kept in float16: they read back within its precision.
-    assert np.allclose(rows, np.stack([_unit(8, 0, 0.1), _unit(8, 0), _unit(8, 6), _unit(8, 4)]), atol=1e-3)
-    assert np.allclose(index.vector(11), _unit(8, 6), atol=1e-3) and index.ids() == {1, 2, 3, 11, 12} and len(index) == 5
+    assert np.allclose(rows, np.stack([_unit(8, 0, 0.1), _unit(8, 0), _unit(8, 6), _unit(8, 4)]))
+    assert np.allclose(index.vector(11), _unit(8, 6)) and index.ids() == {1, 2, 3, 11, 12} and len(index) == 5
 
 
 def test_re_adding_a_unit_replaces_it_and_removing_takes_it_from_its_part():
     index = _filled()
     index.add([11, 2], np.stack([_unit(8, 3), _unit(8, 5)]), [False, True])
-    assert len(index) == 5 and np.allclose(index.vector(11), _unit(8, 3), atol=1e-3)
+    assert len(index) == 5 and np.allclose(index.vector(11), _unit(8, 3))
     assert index.search(_unit(8, 5), 1)[0][0] == 2
     assert index.remove([2, 11, 99]) == 2
     assert index.ids() == {1, 3, 12} and {u for u, _ in index.search(_unit(8, 2), 10)} == {1, 3}
@@ -57,7 +56,7 @@ def test_both_parts_survive_a_save_and_load(tmp_path: Path):
     loaded = VectorIndex.load(tmp_path, 8)
     assert loaded.ids() == {1, 2, 3, 11, 12}
     assert {u for u, _ in loaded.search(_unit(8, 6), 10)} == {1, 2, 3}
-    assert np.allclose(loaded.vector(12), _unit(8, 0, 0.1), atol=1e-3)  # a stored unit: float16
+    assert np.allclose(loaded.vector(12), _unit(8, 0, 0.1))
     assert not list(tmp_path.glob("*.tmp"))
 
 
@@ -140,20 +139,3 @@ def test_a_unit_re_added_to_the_other_part_moves_there_and_is_held_once(tmp_path
     assert index.remove([11, 11, 1]) == 2 and index.ids() == {2, 3, 12} and len(index) == 3
     index.save(tmp_path)
     assert _state(VectorIndex.load(tmp_path, 8)) == _state(index)
-
-
-def test_stored_units_are_kept_in_half_precision_and_an_older_full_precision_part_is_converted_on_load(tmp_path):
-    import faiss
-
-    from indexer.vectors import STORED_FILE, VectorIndex
-
-    index = _filled()
-    stored = faiss.downcast_index(index._stored.index)
-    assert isinstance(stored, faiss.IndexScalarQuantizer)
-    older = faiss.IndexIDMap2(faiss.IndexFlatIP(8))
-    older.add_with_ids(np.stack([_unit(8, 1), _unit(8, 2)]), np.array([7, 9], dtype=np.int64))
-    index.save(tmp_path)
-    faiss.write_index(older, str(tmp_path / STORED_FILE))
-    loaded = VectorIndex.load(tmp_path, 8)
-    assert isinstance(faiss.downcast_index(loaded._stored.index), faiss.IndexScalarQuantizer)
-    assert np.allclose(loaded.vectors(np.array([9, 7], dtype=np.int64)), np.stack([_unit(8, 2), _unit(8, 1)]), atol=1e-3)
