@@ -174,14 +174,15 @@ def summarize(rows: list[dict], latency: list[float], memories: int) -> dict:
     return result
 
 
-def table(result: dict) -> str:
-    lines = [f"{result['memories']} memories, {result['questions']} questions",
+def table(result: dict, *, what: str = "", group: str = "kind", width: int = 11) -> str:
+    """The figures as text: one row per metric and system, then hit@3 / MRR@10 by kind (or another grouping)."""
+    lines = [f"{result['memories']} memories{what}, {result['questions']} questions",
              f"{'':16}" + "".join(f"{s:>16}" for s in SYSTEMS)]
     for metric in ("hit@1", "hit@3", "mrr@10"):
         lines.append(f"{metric:16}" + "".join(f"{result[s][metric]:16.3f}" for s in SYSTEMS))
-    lines.append("hit@3 / mrr@10 by kind:")
+    lines.append(f"hit@3 / mrr@10 by {group}:")
     for kind, r in result["by_kind"].items():
-        lines.append(f"  {kind:11} {r['questions']:3}  " + "".join(
+        lines.append(f"  {kind:{width}} {r['questions']:3}  " + "".join(
             f"{r[s]['hit@3']:7.3f} /{r[s]['mrr@10']:6.3f}" for s in SYSTEMS))
     lines.append(f"hybrid MRR@10 over the better plain baseline: {result['hybrid_mrr_over_best_plain']:+.1%}; "
                  f"hybrid p50 {result['hybrid_p50_ms']} ms, p95 {result['hybrid_p95_ms']} ms")

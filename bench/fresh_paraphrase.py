@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from coding import NOW, SYSTEMS, PlainBM25, build_vault, misses, plain_cosine, summarize  # noqa: E402
+from coding import NOW, PlainBM25, build_vault, misses, plain_cosine, summarize, table  # noqa: E402
 from coding_set import MEMORIES as CODING_MEMORIES  # noqa: E402
 from fresh_paraphrase_set import FRESH, QUESTIONS  # noqa: E402
 from indexer.stopwords import STOP_WORDS  # noqa: E402
@@ -128,19 +128,6 @@ def evaluate(embedder_name: str, cache: Path, settings_overrides: list[str]) -> 
     return summarize(rows, latency, len(texts)), rows
 
 
-def table(result: dict) -> str:
-    lines = [f"{result['memories']} memories ({len(FRESH)} fresh), {result['questions']} questions",
-             f"{'':16}" + "".join(f"{s:>16}" for s in SYSTEMS)]
-    for metric in ("hit@1", "hit@3", "mrr@10"):
-        lines.append(f"{metric:16}" + "".join(f"{result[s][metric]:16.3f}" for s in SYSTEMS))
-    lines.append("hit@3 / mrr@10 by split:")
-    for kind, r in result["by_kind"].items():
-        lines.append(f"  {kind:22} {r['questions']:3}  " + "".join(
-            f"{r[s]['hit@3']:7.3f} /{r[s]['mrr@10']:6.3f}" for s in SYSTEMS))
-    lines.append(f"hybrid p50 {result['hybrid_p50_ms']} ms, p95 {result['hybrid_p95_ms']} ms")
-    return "\n".join(lines)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
@@ -159,7 +146,7 @@ def main() -> None:
         print(f"ok: {len(FRESH)} fresh memories, {len(QUESTIONS)} questions, no shared content word")
         return
     result, rows = evaluate(args.embedder, args.cache, args.set)
-    print(json.dumps(result, indent=2) if args.json else table(result))
+    print(json.dumps(result, indent=2) if args.json else table(result, what=f" ({len(FRESH)} fresh)", group="split", width=22))
     if args.misses:
         print(misses(rows))
 
