@@ -619,28 +619,6 @@ def stop(every: bool, vault_path: Path) -> None:
 
 
 @cli.command()
-@click.option("--no-browser", is_flag=True, help="Print the sign-in URL instead of opening a browser.")
-@vault_option
-def ui(no_browser: bool, vault_path: Path) -> None:
-    """Open this vault's web view (review inbox, memories, search) from this user's server, on 127.0.0.1 only.
-    The URL holds a one-time code: the first browser to open it is signed in, the link is then spent."""
-    root = vault_root(vault_path)
-    try:
-        info = client.ensure(root)
-        code = client.request(info, "POST", "/api/ui/code", vault=root)["code"]
-    except (client.Unavailable, client.RemoteError) as exc:
-        raise click.ClickException(str(exc)) from None
-    url = f"http://127.0.0.1:{info.port}/ui/login?code={code}"
-    if not no_browser:
-        import webbrowser
-
-        if webbrowser.open(url):
-            click.echo(f"opened the memdir web view of {root} in your browser (the link works once)")
-            return
-    click.echo(f"memdir web view of {root} (open it once; the link is then spent):\n{url}")
-
-
-@cli.command()
 @vault_option
 def mcp(vault_path: Path) -> None:
     """The MCP server an assistant launches over stdio (starts this user's server, and opens the vault there, if needed)."""

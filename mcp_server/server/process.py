@@ -37,7 +37,6 @@ from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Mount, Route
 
 from vault import VaultError, atomic
-from vault.errors import NotFoundError
 
 from ..client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
 from ..config import Config
@@ -45,8 +44,6 @@ from ..embedding.host import SharedEmbedder
 from ..rss import rss_mb
 from .http_limits import BoundedH11
 from .served import ServedVault, error, open_vault, status_of
-from ..web.app import ui_app
-from ..web.sessions import UiSessions
 
 log = logging.getLogger("memdir.server")
 DRAIN_SECONDS = 5.0  # how long a closing vault waits for its requests in flight (an MCP event stream never ends)
@@ -61,10 +58,7 @@ class AlreadyRunning(Exception):
 
 @dataclass
 class Guard:
-    """ASGI middleware: a bearer token on every request, and no foreign Origin (DNS rebinding).
-
-    The web view under /ui/ is the one exception to the token: a browser cannot send it, so those pages
-    check their own session cookie and CSRF token (web/app.py), behind the same Origin and Host checks."""
+    """ASGI middleware: a bearer token on every request, and no foreign Origin (DNS rebinding)."""
 
     app: Any
     token: str
@@ -81,8 +75,6 @@ class Guard:
         host = headers.get("host", "")
         if host not in (f"127.0.0.1:{port}", f"localhost:{port}"):
             return await PlainTextResponse("forbidden host", status_code=403)(scope, receive, send)
-        if scope.get("path", "") == "/ui" or scope.get("path", "").startswith("/ui/"):
-            return await self.app(scope, receive, send)
         scheme, _, credential = headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), self.token.encode()):
             return await PlainTextResponse("unauthorized", status_code=401,
@@ -118,7 +110,6 @@ class UserServer:
         self._tasks: Any = None
         self._uvicorn: uvicorn.Server | None = None
         self._embedder: SharedEmbedder | None = None
-        self.ui_sessions = UiSessions()
 
     # -- the process ---------------------------------------------------------------------
 
@@ -303,8 +294,6 @@ class UserServer:
         routes = [
             Route("/api/health", self._health, methods=["GET"]),
             Route("/api/close", self._close_request, methods=["POST"]),
-            Route("/api/ui/code", self._ui_code, methods=["POST"]),
-            Mount("/ui", app=ui_app(self.ui_sessions, self._ui_service)),
             Mount("/", app=self._to_vault),
         ]
         return Guard(Starlette(routes=routes, lifespan=lifespan), self.token, lambda: self.port)
@@ -325,25 +314,6 @@ class UserServer:
         if root is None:
             return error("ValidationError", f"name the vault to close in {VAULT_HEADER}", 400)
         return JSONResponse({"closed": await self.close(root, "memdir stop --vault")})
-
-    async def _ui_code(self, request: Request) -> JSONResponse:
-        """A one-time sign-in code for the web view of the named vault (`memdir ui` asks, with the token)."""
-        root = _named_vault(request.headers)
-        if root is None:
-            return error("ValidationError", f"name the vault in {VAULT_HEADER}", 400)
-        slot = await self._slot(root, wait=True)
-        if isinstance(slot, JSONResponse):
-            return slot
-        return JSONResponse({"code": self.ui_sessions.new_code(root)})
-
-    async def _ui_service(self, root: Path) -> Any:
-        """The MemoryService of a web session's vault, opening it again if it was closed while idle."""
-        slot = await self._slot(root, wait=True)
-        if isinstance(slot, JSONResponse):
-            raise NotFoundError(f"the memdir server cannot serve {root} now")
-        assert slot.vault is not None and slot.vault.idle is not None
-        slot.vault.idle.touch()
-        return slot.vault.service
 
     async def _slot(self, root: Path, wait: bool) -> Slot | JSONResponse:
         """The open vault, opening it when needed; without `wait` a vault still opening is a 503 (ask again)."""
