@@ -1,0 +1,282 @@
+"""The pages, one function each: read through the same MemoryService the CLI and the MCP tools use,
+return HTML. Actions (`act`) call the very service methods the CLI commands call, so a click changes
+the files exactly as the command would.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from vault.anchors import parse_anchors
+from vault.errors import NotFoundError, PathError, ValidationError, VaultError
+from vault.ids import check_id
+from vault.paths import check_relative
+
+from .markup import diff, esc, form, frame, markdown, memory_href, plot, table
+
+GIT_SECONDS = 10
+
+
+def _link(memory_id: str, title: str | None = None) -> str:
+    return f'<a href="{memory_href(memory_id)}">{esc(title or memory_id)}</a>'
+
+
+# -- the review inbox ---------------------------------------------------------------------
+
+def inbox(service: Any, csrf: str, *, message: str = "", failed: bool = False) -> str:
+    items = service.review()["items"]
+    vault = str(service.app.root)
+    if not items:
+        return frame("Review inbox", "<p>Nothing waits for a decision.</p>", vault=vault, message=message, failed=failed)
+    blocks = [_item(service, item, csrf) for item in items]
+    body = f'<p class=muted>{len(items)} item{"s" * (len(items) != 1)} wait for a decision.</p>' + "".join(blocks)
+    return frame("Review inbox", body, vault=vault, message=message, failed=failed)
+
+
+def _item(service: Any, item: Mapping[str, Any], csrf: str) -> str:
+    kind, ids, key = item["kind"], list(item["ids"]), item["key"]
+    titles = {i: _title(service, i) for i in ids}
+    who = ", ".join(_link(i, titles[i]) for i in ids) or esc(item.get("path") or "")
+    parts = [f'<div class=item id="item-{esc(key)}"><span class="kind {esc(kind)}">{esc(kind)}</span>{who}',
+             f'<p>{esc(item["reason"])}</p>']
+    if kind == "stale":
+        parts.append(stale_diffs(service, ids[0]))
+        parts.append(form("/ui/act/verify", csrf, {"ids": ids[0]}, "verify: it still holds"))
+    if kind in ("supersede", "contradiction"):
+        older, newer = _older_newer(service, ids)
+        parts.append(form("/ui/act/supersede", csrf, {"source": newer, "target": older},
+                          f"«{titles[newer]}» supersedes «{titles[older]}»"))
+    if kind == "duplicates":
+        title_field = f'<input type=text name=title value="{esc(titles[ids[0]])}" aria-label="merged title">'
+        parts.append(form("/ui/act/merge", csrf, {"ids": " ".join(ids)}, "merge", extra=title_field))
+    if kind in ("stale", "contradiction", "imitation", "secret", "supersede") and ids:
+        target = _older_newer(service, ids)[1] if len(ids) > 1 else ids[0]
+        parts.append(form("/ui/act/delete", csrf, {"id": target}, f"delete «{titles[target]}»", danger=True))
+    parts.append(form("/ui/act/dismiss", csrf, {"key": key}, "dismiss"))
+    parts.append(f'<p class=muted>CLI: <code>{esc(item["action"])}</code></p></div>')
+    return "".join(parts)
+
+
+def _title(service: Any, memory_id: str) -> str:
+    memory = service.find(memory_id)
+    return memory.title if memory is not None else memory_id
+
+
+def _older_newer(service: Any, ids: list[str]) -> tuple[str, str]:
+    """As the inbox tells it: the older memory first (by creation time, then id)."""
+    def age(memory_id: str) -> tuple[str, str]:
+        memory = service.find(memory_id)
+        created = memory.created_at.isoformat() if memory is not None and memory.created_at else ""
+        return created, memory_id
+    older, newer = sorted(ids[:2], key=age)
+    return older, newer
+
+
+def stale_diffs(service: Any, memory_id: str) -> str:
+    """For each cited file that changed: the diff from the content anchored (when git still has that
+    blob) to the file now."""
+    memory = service.find(memory_id)
+    if memory is None:
+        return ""
+    side = service.app.side_of(memory.id)
+    anchors_state = side.vault.anchors
+    if anchors_state is None:
+        return ""
+    project = Path(anchors_state.project)
+    changed = {s["path"]: s for s in side.vault.stale(memory)}
+    shown = []
+    for anchor in parse_anchors(memory.frontmatter.get("anchors"))[0]:
+        if anchor.path not in changed:
+            continue
+        now = _project_file(project, anchor.path)
+        then = _git_blob(project, anchor.blob)
+        if then is None or now is None:
+            why = "deleted" if now is None else f"git has no blob {anchor.blob} (the file was not committed as anchored)"
+            shown.append(f"<p class=muted>{esc(anchor.path)}: {esc(why)}</p>")
+        else:
+            shown.append(diff(then, now, f"{anchor.path}@{anchor.blob}", f"{anchor.path} (now)"))
+    return "".join(shown)
+
+
+def _project_file(project: Path, relative: str) -> str | None:
+    """A cited file's text, only when it lies inside the project (lexically and after symlinks)."""
+    try:
+        check_relative(relative, "the project")
+    except PathError:
+        return None
+    real = os.path.realpath(project / relative)
+    if not real.startswith(os.path.realpath(project) + os.sep) or not os.path.isfile(real):
+        return None
+    with open(real, encoding="utf-8", errors="replace") as handle:
+        return handle.read(1_000_000)
+
+
+def _git_blob(project: Path, blob: str) -> str | None:
+    if not all(c in "0123456789abcdef" for c in blob) or not (project / ".git").exists():
+        return None
+    try:
+        done = subprocess.run(["git", "-C", str(project), "cat-file", "blob", blob], capture_output=True,
+                              timeout=GIT_SECONDS, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
+
+
+# -- actions: the CLI's own service calls ---------------------------------------------------
+
+def _ids(value: str) -> list[str]:
+    ids = value.split()
+    for memory_id in ids:
+        check_id(memory_id)
+    if not ids:
+        raise ValidationError("no memory named")
+    return ids
+
+
+def _verify(service: Any, fields: Mapping[str, str]) -> str:  # memdir verify ID
+    done = service.verify(ids=_ids(fields.get("ids", "")))["verified"]
+    return "verified: " + ", ".join(v["title"] for v in done)
+
+
+def _supersede(service: Any, fields: Mapping[str, str]) -> str:  # memdir link NEWER OLDER --as supersedes
+    source, target = _ids(fields.get("source", ""))[0], _ids(fields.get("target", ""))[0]
+    report = service.link(source=source, target=target, relation="supersedes")
+    return f"recorded: {source} supersedes {target}" + ("" if report["changed"] else " (already so)")
+
+
+def _merge(service: Any, fields: Mapping[str, str]) -> str:  # memdir merge IDS --into TITLE
+    merged = service.merge(ids=_ids(fields.get("ids", "")), title=_title_of(fields))
+    return f"merged into {merged['id']} ({merged['path']}); the sources moved to .trash/"
+
+
+def _delete(service: Any, fields: Mapping[str, str]) -> str:  # memdir delete ID
+    deleted = service.delete(memory_id=_ids(fields.get("id", ""))[0])
+    return f"moved «{deleted['title']}» to {deleted['moved_to']} (memdir restore {deleted['id']} brings it back)"
+
+
+def _dismiss(service: Any, fields: Mapping[str, str]) -> str:  # memdir review --dismiss KEY
+    service.review(dismiss=[_key(fields.get("key", ""))])
+    return "dismissed until what it is about changes"
+
+
+ACTIONS: dict[str, Callable[[Any, Mapping[str, str]], str]] = {
+    "verify": _verify, "supersede": _supersede, "merge": _merge, "delete": _delete, "dismiss": _dismiss}
+
+
+def _title_of(fields: Mapping[str, str]) -> str:
+    title = fields.get("title", "").strip()
+    if not title:
+        raise ValidationError("give the merged memory a title")
+    return title
+
+
+def _key(value: str) -> str:
+    if not value or len(value) > 64 or not value.isalnum():
+        raise ValidationError("not a review item key")
+    return value
+
+
+def act(service: Any, action: str, fields: Mapping[str, str]) -> str:
+    """Run one inbox action; memdir's errors (a conflict, an unknown id) come back as VaultError."""
+    run = ACTIONS.get(action)
+    if run is None:
+        raise NotFoundError(f"no action {action!r}")
+    return run(service, fields)
+
+
+# -- a memory ---------------------------------------------------------------------------------
+
+def memory_page(service: Any, memory_id: str, csrf: str) -> str:
+    check_id(memory_id)
+    memory = service.find(memory_id)
+    if memory is None:
+        raise NotFoundError(f"no memory {memory_id!r}")
+    vault = str(service.app.root)
+    relations = service.relationships(memory_id)
+    known: dict[str, str] = {}  # a link names its target by path, stem or id (indexer/graph.py): as resolved there
+    for edge in relations["outgoing"]:
+        path = edge.get("path") or ""
+        for name in (edge["id"], path, path.removesuffix(".md"), Path(path).stem, edge.get("title") or ""):
+            known.setdefault(name.lower(), edge["id"])
+
+    def resolve(target: str) -> str | None:
+        return known.get(target.strip().lower()) or known.get(Path(target.strip()).stem.lower())
+
+    front = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in memory.frontmatter.items())
+    sections = [
+        f'<section><p class=muted>{esc(memory.id)} · {esc(memory.path)} · {esc(memory.type)} · {esc(memory.status)}</p>'
+        f'{markdown(memory.body, resolve)}</section>',
+        f"<section><h2>Score and outcomes</h2>{score_plot(service, memory)}</section>",
+        f"<section><h2>Links</h2>{_relations(relations)}</section>",
+        f"<section><h2>Staleness anchors</h2>{_anchors(service, memory)}</section>",
+        f"<section><h2>Versions</h2>{_versions(service, memory)}</section>",
+        f"<section><h2>Frontmatter</h2><dl>{front}</dl></section>",
+    ]
+    return frame(memory.title, "".join(sections), vault=vault)
+
+
+def score_plot(service: Any, memory: Any) -> str:
+    """The score at each committed version, then now; the points now carry the last outcomes' colours."""
+    points: list[tuple[str, float]] = []
+    try:
+        versions = list(reversed(service.log(memory.id)["versions"]))
+    except VaultError:
+        versions = []
+    for version in versions:
+        if isinstance(version.get("score"), (int, float)):
+            points.append((version["date"][:10], float(version["score"])))
+    points.append(("now", float(memory.score)))
+    outcomes = list(memory.outcomes)
+    summary = (f"<p class=muted>score {memory.score:.2f} · used {memory.uses} times · "
+               f"outcomes (oldest first): {esc(', '.join(outcomes) or 'none')}</p>")
+    marks = [""] * (len(points) - 1) + ([outcomes[-1]] if outcomes else [""])
+    return plot(points, label=f"score of {memory.title} over time", marks=marks) + summary
+
+
+def _relations(report: Mapping[str, Any]) -> str:
+    rows = [(esc(e["relation"]), "→ " + _link(e["id"], e.get("title"))) for e in report["outgoing"]]
+    rows += [(esc(e["relation"]), "← " + (_link(e["id"], e.get("title")) if "id" in e else esc(e.get("ghost"))))
+             for e in report["backlinks"]]
+    rows += [(esc(e["relation"]), "→ " + esc(e["ghost"])) for e in report["ghosts"]]
+    return table(("relation", "memory"), rows) if rows else "<p class=muted>no links</p>"
+
+
+def _anchors(service: Any, memory: Any) -> str:
+    anchors = parse_anchors(memory.frontmatter.get("anchors"))[0]
+    if not anchors:
+        return "<p class=muted>cites no project file</p>"
+    stale = {s["path"]: s for s in service.stale(memory)}
+    rows = [(esc(a.path + (f"::{a.symbol}" if a.symbol else "")), esc(a.blob),
+             esc(f'{stale[a.path]["reason"]}' if a.path in stale else "fresh")) for a in anchors]
+    return table(("file", "anchored blob", "now"), rows) + (stale_diffs(service, memory.id) if stale else "")
+
+
+def _versions(service: Any, memory: Any) -> str:
+    try:
+        versions = service.log(memory.id)["versions"]
+    except VaultError as exc:
+        return f"<p class=muted>{esc(exc)}</p>"
+    if not versions:
+        return "<p class=muted>not committed to git yet</p>"
+    rows = [(esc(v["commit"][:10]), esc(v["date"][:16]), esc(v.get("subject")),
+             esc(", ".join(["body"] * bool(v.get("body_changed")) + list(v.get("keys_changed") or [])
+                           + list(v.get("counters_changed") or [])) or ("created" if v.get("created") else "")))
+            for v in versions]
+    diffs = _version_diffs(service, memory, versions)
+    return table(("commit", "date", "subject", "changed"), rows) + diffs
+
+
+def _version_diffs(service: Any, memory: Any, versions: list[dict[str, Any]], most: int = 5) -> str:
+    """The body's diff between consecutive committed versions, newest first (at most `most`)."""
+    bodies = []
+    for version in versions[: most + 1]:
+        try:
+            bodies.append((version["commit"][:10], service.read(memory.id, version=version["commit"])["content"]))
+        except (VaultError, KeyError):
+            break
+    shown = [f"<details><summary>{esc(old[0])} → {esc(new[0])}</summary>{diff(old[1], new[1], old[0], new[0])}</details>"
+             for new, old in zip(bodies, bodies[1:])]
+    return "".join(shown)
