@@ -27,11 +27,11 @@ from .markup import esc, frame
 log = logging.getLogger("memdir.web")
 MAX_FORM = 100_000
 HEADERS = {
-    # No script at all, styles inline only, forms post only here, never framed; nothing cached or referred.
+    # No script at all, styles inline only, forms post only here, never framed; nothing cached, nothing referred to another site.
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
                                "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     "Cache-Control": "no-store",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # no-referrer would make Chromium send `Origin: null` on our own forms
     "X-Content-Type-Options": "nosniff",
 }
 
