@@ -39,7 +39,7 @@ svg{max-width:100%;height:auto}
 @media (max-width:600px){body{font-size:14px}main{padding:.5em}dl{grid-template-columns:1fr}}
 """
 
-NAV = (("inbox", "/ui/"),)
+NAV = (("inbox", "/ui/"), ("turns", "/ui/turns"), ("search", "/ui/search"), ("vault", "/ui/vault"))
 
 
 def esc(value: Any) -> str:

@@ -6,6 +6,7 @@ the files exactly as the command would.
 from __future__ import annotations
 
 import os
+import time
 import subprocess
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -207,7 +208,8 @@ def memory_page(service: Any, memory_id: str, csrf: str) -> str:
 
     front = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in memory.frontmatter.items())
     sections = [
-        f'<section><p class=muted>{esc(memory.id)} · {esc(memory.path)} · {esc(memory.type)} · {esc(memory.status)}</p>'
+        f'<section><p class=muted>{esc(memory.id)} · {esc(memory.path)} · {esc(memory.type)} · {esc(memory.status)} · '
+        f'<a href="/ui/turns?memory={esc(memory.id)}">where it was shown</a></p>'
         f'{markdown(memory.body, resolve)}</section>',
         f"<section><h2>Score and outcomes</h2>{score_plot(service, memory)}</section>",
         f"<section><h2>Links</h2>{_relations(relations)}</section>",
@@ -280,3 +282,186 @@ def _version_diffs(service: Any, memory: Any, versions: list[dict[str, Any]], mo
     shown = [f"<details><summary>{esc(old[0])} → {esc(new[0])}</summary>{diff(old[1], new[1], old[0], new[0])}</details>"
              for new, old in zip(bodies, bodies[1:])]
     return "".join(shown)
+
+
+# -- turns --------------------------------------------------------------------------------------
+
+def turns_page(service: Any, memory_filter: str | None = None, most: int = 200) -> str:
+    """Each session's turns, newest first: the prompt's first line, the memories injected (relevance,
+    channel, labels), the outcome each got in a later score, and the exchange captured. With
+    `memory_filter`: only the turns that showed that memory, and how it fared."""
+    from .. import turns
+
+    if memory_filter:
+        check_id(memory_filter)
+    prompts: list[dict[str, Any]] = []
+    scores: dict[str, list[dict[str, Any]]] = {}
+    exchanges: dict[tuple[str, int], str] = {}
+    for entry in turns.read(service.app.root):
+        if entry["kind"] == "prompt" and isinstance(entry.get("shown"), list):
+            prompts.append(entry)
+        elif entry["kind"] == "score" and isinstance(entry.get("scores"), dict):
+            scores.setdefault(entry["session"], []).append(entry)
+        elif entry["kind"] == "exchange":
+            exchanges[(entry["session"], entry["turn"])] = str(entry.get("stored"))
+
+    def outcome(prompt: dict[str, Any], memory_id: str) -> str:
+        later = (s for s in scores.get(prompt["session"], ()) if s["at"] >= prompt["at"] and memory_id in s["scores"])
+        return str(next(later, {"scores": {memory_id: ""}})["scores"][memory_id])
+
+    if memory_filter:
+        prompts = [p for p in prompts if any(s.get("id") == memory_filter for s in p["shown"])]
+    prompts.sort(key=lambda p: -p["at"])
+    blocks, fared = [], []
+    for prompt in prompts[:most]:
+        rows = []
+        for shown in prompt["shown"]:
+            memory_id = str(shown.get("id"))
+            result = outcome(prompt, memory_id)
+            if memory_id == memory_filter:
+                fared.append(result or "not scored")
+            relevance = shown.get("relevance")
+            rows.append((_link(memory_id, shown.get("title")),
+                         esc(f"{relevance:.2f}" if isinstance(relevance, (int, float)) else "—"),
+                         esc(shown.get("channel") or "—"), esc(", ".join(shown.get("labels") or [])), esc(result or "—")))
+        stored = exchanges.get((prompt["session"], prompt["turn"]))
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(prompt["at"]))
+        blocks.append(
+            f'<section class=turn><h2>{esc(prompt.get("prompt") or "(empty prompt)")}</h2>'
+            f'<p class=muted>session {esc(prompt["session"][:12])} · turn {esc(prompt["turn"])} · {esc(when)}'
+            + (f" · exchange captured as {_link(stored)}" if stored else "") + "</p>"
+            + (table(("memory injected", "relevance", "channel", "labels", "scored afterwards"), rows)
+               if rows else "<p class=muted>nothing injected</p>") + "</section>")
+    head = ""
+    if memory_filter:
+        counts = {k: fared.count(k) for k in dict.fromkeys(fared)}
+        head = (f"<p>{_link(memory_filter, _title(service, memory_filter))}: shown in {len(fared)} turn"
+                f"{'s' * (len(fared) != 1)}" + (": " + ", ".join(f"{v} {esc(k)}" for k, v in counts.items()) if fared else "")
+                + ' · <a href="/ui/turns">all turns</a></p>')
+    body = head + ("".join(blocks) or "<p class=muted>no turn recorded yet (the prompt hook records them)</p>")
+    return frame("Turns", body, vault=str(service.app.root))
+
+
+# -- search -------------------------------------------------------------------------------------
+
+SHARE_COLOURS = {"vector": "#3b6fd6", "keyword": "#bf8700", "graph": "#8250df", "quality": "#1a7f37", "recency": "#0a7ea4"}
+
+
+def channel_shares(hit: Any) -> dict[str, float]:
+    """How much of a hit's final score each part brought, as signed shares of the sum of their sizes:
+    the text match (vector and keyword by their terms in the fusion; all of it `graph` for a memory
+    reached through a link), quality (what the outcome record added or took away) and recency."""
+    parts = hit.explain
+    if not parts:
+        return {}
+    text = parts["order"]
+    if hit.channel == "graph":
+        split = {"graph": text}
+    else:
+        vector, keyword = max(0.0, parts["vector_mix"]), max(0.0, parts["keyword_mix"])
+        if vector + keyword == 0:
+            vector, keyword = (1.0, 0.0) if hit.channel == "vector" else (0.0, 1.0) if hit.channel == "keyword" else (0.5, 0.5)
+        split = {"vector": text * vector / (vector + keyword), "keyword": text * keyword / (vector + keyword)}
+    terms = {**split, "quality": text * (parts["quality"] - 1.0), "recency": parts["recency"]}
+    total = sum(abs(v) for v in terms.values()) or 1.0
+    return {name: value / total for name, value in terms.items() if value}
+
+
+def _share_bar(shares: Mapping[str, float], width: int = 220, height: int = 14) -> str:
+    x, rects = 0.0, []
+    for name, share in shares.items():
+        w = abs(share) * width
+        fill = SHARE_COLOURS[name] if share > 0 else "#cf222e"
+        rects.append(f'<rect x="{x:.1f}" y="0" width="{w:.1f}" height="{height}" fill="{fill}">'
+                     f"<title>{esc(name)} {share:+.0%}</title></rect>")
+        x += w
+    return f'<svg class=shares viewBox="0 0 {width} {height}" width="{width}" height="{height}">{"".join(rects)}</svg>'
+
+
+def search_page(service: Any, query: str, limit: int = 20) -> str:
+    from indexer.search import SearchRequest
+
+    query = query.strip()[:1000]
+    box = (f'<form method=get action="/ui/search"><input type=text name=q value="{esc(query)}" size=50 '
+           'aria-label=query autofocus> <button>search</button></form>')
+    if not query:
+        return frame("Search", box, vault=str(service.app.root))
+    hits = service.hits(SearchRequest(query=query, limit=limit))
+    rows = []
+    for rank, hit in enumerate(hits, 1):
+        shares = channel_shares(hit)
+        told = ", ".join(f"{name} {share:+.0%}" for name, share in shares.items())
+        via = f" via {_link(hit.via)}" if hit.via else ""
+        rows.append((esc(rank), _link(hit.memory.id, hit.memory.title) + via, esc(hit.channel),
+                     esc(f"{hit.relevance:.2f}"), esc(f"{hit.final:.3f}"), _share_bar(shares) + f"<br><span class=muted>{esc(told)}</span>"))
+    legend = " ".join(f'<span class=kind style="background:{c};color:#fff">{n}</span>' for n, c in SHARE_COLOURS.items())
+    body = box + f"<p class=muted>{len(hits)} results · each bar: what made its final score {legend}</p>" + (
+        table(("#", "memory", "channel", "relevance", "final", "share of the final score"), rows) if rows else "<p>no match</p>")
+    return frame("Search", body, vault=str(service.app.root))
+
+
+# -- the vault ----------------------------------------------------------------------------------
+
+LIFECYCLE_SHOWN = 30
+
+
+def vault_page(service: Any) -> str:
+    """Counts by collection and type (as `memdir stats`), growth by month, the lifecycle's last decisions
+    (.memdir/lifecycle.jsonl) and the memories that help most and least (Wilson lower bound of their
+    outcomes, among those scored at least twice)."""
+    from vault.lifecycle import LOG_NAME
+    from vault.scoring import wilson_lower_bound
+
+    stats = service.stats()
+    counts = "".join(
+        f"<section><h2>By {esc(key)}</h2>" + table((key, "memories"), ((esc(k), esc(v)) for k, v in
+                                                   sorted(stats[key].items(), key=lambda kv: -kv[1]))) + "</section>"
+        for key in ("collections", "types"))
+    memories = [m for m in service.app.project.index.memories.values() if m.privacy != "private"]
+    months: dict[str, int] = {}
+    for memory in memories:
+        if memory.created_at is not None:
+            month = memory.created_at.strftime("%Y-%m")
+            months[month] = months.get(month, 0) + 1
+    total, growth = 0, []
+    for month in sorted(months):
+        total += months[month]
+        growth.append((month, float(total)))
+    growth_plot = plot(growth, label="memories over time", high=max(1.0, float(total)))
+    scored = [(wilson_lower_bound(m.success_count, m.uses), m) for m in memories if m.uses >= 2]
+    scored.sort(key=lambda pair: (-pair[0], pair[1].id))
+
+    def rows(pairs: list[tuple[float, Any]]) -> str:
+        return table(("memory", "helped (Wilson)", "uses", "outcomes"),
+                     ((_link(m.id, m.title), esc(f"{w:.2f}"), esc(m.uses), esc(" ".join(m.outcomes[-6:]))) for w, m in pairs))
+
+    events = list(_lifecycle_events(service.app.root / LOG_NAME))[-LIFECYCLE_SHOWN:]
+    lifecycle = table(("when", "action", "memory", "why"), (
+        (esc(e.get("when")), esc(f'{e.get("action")} {e.get("from_collection", "")} → {e.get("to_collection") or "—"}'),
+         _link(str(e.get("id"))), esc(e.get("why"))) for e in reversed(events))) if events else \
+        "<p class=muted>no lifecycle decision applied yet</p>"
+    body = (f'<p>{esc(stats["memories"])} memories · {esc(stats["scored_memories"])} scored · '
+            f'{esc(stats["superseded"])} superseded · {esc(stats["problems"])} problem files</p>'
+            f"<section><h2>Growth (memories by month written)</h2>{growth_plot}</section>{counts}"
+            f"<section><h2>Lifecycle (latest first)</h2>{lifecycle}</section>"
+            f"<section><h2>Help most</h2>{rows(scored[:10]) if scored else '<p class=muted>none scored twice yet</p>'}</section>"
+            f"<section><h2>Help least</h2>{rows(scored[::-1][:10]) if scored else '<p class=muted>none scored twice yet</p>'}</section>")
+    return frame("Vault", body, vault=str(service.app.root))
+
+
+def _lifecycle_events(path: Path) -> Any:
+    import json
+
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - (1 << 20)))
+            data = handle.read()
+    except FileNotFoundError:
+        return
+    for raw in data.split(b"\n"):
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            yield entry

@@ -98,6 +98,15 @@ def web_app(auth: WebAuth, service_for: ServiceFor) -> Starlette:
     def memory(service: Any, session: Session, request: Request) -> str:
         return pages.memory_page(service, request.path_params["memory_id"], session.csrf)
 
+    def turns(service: Any, session: Session, request: Request) -> str:
+        return pages.turns_page(service, request.query_params.get("memory") or None)
+
+    def search(service: Any, session: Session, request: Request) -> str:
+        return pages.search_page(service, request.query_params.get("q", ""))
+
+    def vault(service: Any, session: Session, request: Request) -> str:
+        return pages.vault_page(service)
+
     def _error(session: Session, message: str, status: int) -> HTMLResponse:
         return HTMLResponse(frame("Not here", f"<p>{esc(message)}</p>", vault=str(session.root)),
                             status_code=status, headers=HEADERS)
@@ -106,5 +115,8 @@ def web_app(auth: WebAuth, service_for: ServiceFor) -> Starlette:
         Route("/login", login, methods=["GET"]),
         Route("/", page(inbox), methods=["GET"]),
         Route("/m/{memory_id}", page(memory), methods=["GET"]),
+        Route("/turns", page(turns), methods=["GET"]),
+        Route("/search", page(search), methods=["GET"]),
+        Route("/vault", page(vault), methods=["GET"]),
         Route("/act/{action}", action, methods=["POST"]),
     ])

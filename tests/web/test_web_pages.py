@@ -169,3 +169,47 @@ def test_no_code_cookie_or_csrf_token_reaches_the_server_log(logged_in):
     log = client.log_file().read_text() if client.log_file().exists() else ""
     for secret in [*browser.cookies.values(), browser.csrf(page)]:
         assert secret not in log
+
+
+def test_the_turns_page_shows_each_prompt_what_was_injected_why_the_scores_and_the_exchange(logged_in):
+    browser, root, ids = logged_in
+    vault = root / ".memories"
+    info = client.ensure(vault)
+    first = client.request(info, "POST", "/api/hook/prompt", {"session_id": "s-web-1",
+                           "prompt": "How long is the token lifetime in services/auth.py?\nmore detail"}, vault=vault)
+    assert ids["stale"] in first["shown"]
+    client.request(info, "POST", "/api/hook/stop", {"session_id": "s-web-1",
+                   "last_assistant_message": "The token lifetime is fifteen minutes, set in services/auth.py."}, vault=vault)
+    client.call(vault, "score", {"memory_scores": {ids["stale"]: "worked"}, "session": "s-web-1"})
+    client.request(info, "POST", "/api/hook/prompt", {"session_id": "s-web-1", "prompt": "Which database does billing use?"},
+                   vault=vault)
+
+    response, page = browser.get("/ui/turns")
+    assert response.status == 200
+    assert "How long is the token lifetime in services/auth.py?" in page and "more detail" not in page  # the first line
+    assert "Which database does billing use?" in page
+    token_turn = page[page.index("How long is the token"):]
+    row = re.search(rf'<a href="/ui/m/{ids["stale"]}">Token lifetime</a></td><td>([0-9.]+)</td><td>(\w+)</td><td>([^<]*)</td><td>(\w+)</td>',
+                    token_turn)
+    assert row and 0 < float(row.group(1)) <= 1 and row.group(4) == "worked", token_turn[:2000]
+    assert "exchange captured as" in token_turn
+
+    filtered = browser.get(f"/ui/turns?memory={ids['stale']}")[1]
+    assert "shown in 1 turn: 1 worked" in filtered and "Which database does billing use?" not in filtered
+    assert browser.get("/ui/turns?memory=../../etc")[0].status == 400
+
+
+def test_the_search_and_vault_pages_explain_ranking_and_count_the_vault(logged_in):
+    browser, root, ids = logged_in
+    response, page = browser.get("/ui/search?q=" + quote("token lifetime auth"))
+    assert response.status == 200
+    first = re.search(r'<td>1</td><td><a href="/ui/m/([^"]+)">', page)
+    assert first and first.group(1) == ids["stale"]
+    assert "<svg class=shares" in page and re.search(r"(vector|keyword) \+\d+%", page)
+
+    client.call(root / ".memories", "score", {"memory_scores": {ids["stale"]: "worked"}})
+    response, page = browser.get("/ui/vault")
+    assert response.status == 200
+    assert re.search(r"<td>decision</td><td>2</td>", page) and '<svg class=plot role=img aria-label="memories over time"' in page
+    helped = page[page.index("Help most"):page.index("Help least")]
+    assert f'<a href="/ui/m/{ids["stale"]}">Token lifetime</a>' in helped and "worked worked" in helped

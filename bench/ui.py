@@ -1,0 +1,92 @@
+"""Server time of each `memdir ui` page at N memories: the page functions as the server calls them, in-process.
+
+    python bench/ui.py --json                        # 10k memories (LoCoMo turns), the real model (cached vectors)
+    python bench/ui.py --vault /tmp/ui10k --json     # keep (and reuse) the indexed vault there
+
+The vault is generated and indexed as bench/review.py does, committed to git (so a memory page shows its
+versions), and opened as the server opens it (App + MemoryService). Timed: the inbox's first render in
+the process and its warm renders (the review passes are cached by index version), then a memory page for
+memories picked at random (git log and the body diffs included). Wall time; medians and p90.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from review import build
+from servers import DEFAULT_DATA
+
+from mcp_server.web import pages
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+def prepare(root: Path, size: int, data: Path, embedder: str) -> None:
+    if not (root / ".memdir" / "index").is_dir():
+        build(root, size, data, embedder)
+    if not (root / ".git").exists():
+        git(root, "init", "-q", "-b", "main")
+        git(root, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "add", "-A", ".")
+        git(root, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m", "memories")
+
+
+def timed(call) -> float:  # type: ignore[no-untyped-def]
+    begun = time.perf_counter()
+    call()
+    return (time.perf_counter() - begun) * 1000
+
+
+def summary(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    return {"p50_ms": round(statistics.median(ordered), 1), "p90_ms": round(ordered[int(0.9 * (len(ordered) - 1))], 1),
+            "runs": len(ordered)}
+
+
+def measure(root: Path, size: int, data: Path, embedder: str, runs: int) -> dict:
+    from mcp_server.app import App
+    from mcp_server.service import MemoryService
+
+    prepare(root, size, data, embedder)
+    app = App(root)
+    try:
+        service = MemoryService(app)
+        first_inbox = timed(lambda: pages.inbox(service, "csrf"))
+        inbox = [timed(lambda: pages.inbox(service, "csrf")) for _ in range(runs)]
+        ids = random.Random(5).sample(sorted(app.index.memories), runs)
+        memory = [timed(lambda i=i: pages.memory_page(service, i, "csrf")) for i in ids]
+        items = len(service.review()["items"])
+    finally:
+        app.close()
+    return {"memories": size, "inbox_items": items, "inbox_first_ms": round(first_inbox, 1),
+            "inbox": summary(inbox), "memory": summary(memory)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", type=int, default=10000)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--vault", type=Path, help="where to keep the indexed vault; reused if there")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if args.vault:
+        result = measure(args.vault, args.size, args.data, args.embedder, args.runs)
+    else:
+        with tempfile.TemporaryDirectory(prefix="memdir-ui-") as tmp:
+            result = measure(Path(tmp) / "vault", args.size, args.data, args.embedder, args.runs)
+    print(json.dumps(result, indent=2) if args.json else result)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
