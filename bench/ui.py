@@ -23,8 +23,12 @@ from pathlib import Path
 
 from review import build
 from servers import DEFAULT_DATA
+from speed import queries
 
+from mcp_server import turns
 from mcp_server.web import pages
+
+TURNS = 2000  # prompt records in the turn log (5 memories shown each), with a score after each
 
 
 def git(root: Path, *args: str) -> None:
@@ -38,6 +42,18 @@ def prepare(root: Path, size: int, data: Path, embedder: str) -> None:
         git(root, "init", "-q", "-b", "main")
         git(root, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "add", "-A", ".")
         git(root, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m", "memories")
+
+
+def fill_turns(root: Path, ids: list[str]) -> None:
+    """A turn log of TURNS prompts over 50 sessions (it is local state: written afresh each run)."""
+    (root / turns.LOG_NAME).unlink(missing_ok=True)
+    rng = random.Random(3)
+    for n in range(TURNS):
+        shown = rng.sample(ids, 5)
+        session = f"s-{n % 50}"
+        turns.record(root, "prompt", session, n, prompt=f"prompt number {n}",
+                     shown=[{"id": i, "title": i, "relevance": rng.random(), "channel": "both", "labels": []} for i in shown])
+        turns.record(root, "score", session, n, scores={i: rng.choice(["worked", "failed"]) for i in shown})
 
 
 def timed(call) -> float:  # type: ignore[no-untyped-def]
@@ -62,13 +78,24 @@ def measure(root: Path, size: int, data: Path, embedder: str, runs: int) -> dict
         service = MemoryService(app)
         first_inbox = timed(lambda: pages.inbox(service, "csrf"))
         inbox = [timed(lambda: pages.inbox(service, "csrf")) for _ in range(runs)]
+        uncached = []
+        for _ in range(min(runs, 5)):
+            pages._REVIEWS.clear()  # what the first page after a change pays: the review itself
+            uncached.append(timed(lambda: pages.inbox(service, "csrf")))
         ids = random.Random(5).sample(sorted(app.index.memories), runs)
         memory = [timed(lambda i=i: pages.memory_page(service, i, "csrf")) for i in ids]
+        search = [timed(lambda q=q: pages.search_page(service, q)) for q in queries(runs, data)]
+        fill_turns(root, sorted(app.index.memories))
+        turn_pages = [timed(lambda: pages.turns_page(service)) for _ in range(runs)]
+        filtered = [timed(lambda i=i: pages.turns_page(service, i)) for i in ids]
+        vault = [timed(lambda: pages.vault_page(service)) for _ in range(runs)]
         items = len(service.review()["items"])
     finally:
         app.close()
-    return {"memories": size, "inbox_items": items, "inbox_first_ms": round(first_inbox, 1),
-            "inbox": summary(inbox), "memory": summary(memory)}
+    return {"memories": size, "inbox_items": items, "inbox_first_in_process_ms": round(first_inbox, 1),
+            "inbox": summary(inbox), "inbox_uncached": summary(uncached), "memory": summary(memory),
+            "search": summary(search), "turns": summary(turn_pages), "turns_by_memory": summary(filtered),
+            "vault": summary(vault), "turn_log_prompts": TURNS}
 
 
 def main() -> None:

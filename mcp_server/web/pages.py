@@ -27,13 +27,55 @@ def _link(memory_id: str, title: str | None = None) -> str:
 
 # -- the review inbox ---------------------------------------------------------------------
 
-def inbox(service: Any, csrf: str, *, message: str = "", failed: bool = False) -> str:
+PAGE_ITEMS = 40
+REVIEW_SECONDS = 30.0  # how long an inbox is reused while nothing in the vaults changed (see review_items)
+_REVIEWS: dict[int, tuple[tuple[Any, ...], float, list[dict[str, Any]]]] = {}
+
+
+def review_items(service: Any) -> list[dict[str, Any]]:
+    """`memdir review`'s items (service.review), reused while every vault's index and the dismissals are
+    as they were, for REVIEW_SECONDS at most: at 10k memories a review costs about a second (mostly the
+    lifecycle's dry run), and paging through the inbox must not pay it on every page. A write, an edit the
+    watcher indexed or a dismissal changes the key; a changed project file shows within REVIEW_SECONDS."""
+    from indexer.review import DISMISSED_FILE
+
+    sides = service.app.sides(include_user=True)
+    key = tuple((str(side.root), side.index.version, _mtime(side.root / DISMISSED_FILE)) for side in sides)
+    cached = _REVIEWS.get(id(service))
+    if cached is not None and cached[0] == key and time.monotonic() - cached[1] < REVIEW_SECONDS:
+        return cached[2]
     items = service.review()["items"]
+    _REVIEWS[id(service)] = (key, time.monotonic(), items)
+    return items
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def inbox(service: Any, csrf: str, *, message: str = "", failed: bool = False, kind: str | None = None,
+          start: int = 0) -> str:
+    items = review_items(service)
     vault = str(service.app.root)
     if not items:
         return frame("Review inbox", "<p>Nothing waits for a decision.</p>", vault=vault, message=message, failed=failed)
-    blocks = [_item(service, item, csrf) for item in items]
-    body = f'<p class=muted>{len(items)} item{"s" * (len(items) != 1)} wait for a decision.</p>' + "".join(blocks)
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item["kind"]] = counts.get(item["kind"], 0) + 1
+    chosen = [item for item in items if kind in (None, item["kind"])]
+    start = max(0, min(start, len(chosen) - 1))
+    shown = chosen[start:start + PAGE_ITEMS]
+    filters = " ".join(f'<a class="kind {esc(k)}" href="/ui/?kind={esc(k)}">{esc(k)} {n}</a>' for k, n in counts.items())
+    where = f"?kind={esc(kind)}&amp;" if kind else "?"
+    more = (f'<p><a href="/ui/{where}start={start + PAGE_ITEMS}">next {min(PAGE_ITEMS, len(chosen) - start - PAGE_ITEMS)} '
+            f'of {len(chosen)}</a></p>') if start + PAGE_ITEMS < len(chosen) else ""
+    body = (f'<p class=muted>{len(items)} item{"s" * (len(items) != 1)} wait for a decision'
+            f'{"" if len(shown) == len(items) else f"; {start + 1}-{start + len(shown)} of {len(chosen)} shown"}. '
+            f'{filters}{" · <a href=/ui/>all</a>" if kind else ""}</p>'
+            + "".join(_item(service, item, csrf) for item in shown) + more)
     return frame("Review inbox", body, vault=vault, message=message, failed=failed)
 
 
@@ -197,6 +239,7 @@ def memory_page(service: Any, memory_id: str, csrf: str) -> str:
         raise NotFoundError(f"no memory {memory_id!r}")
     vault = str(service.app.root)
     relations = service.relationships(memory_id)
+    versions, why_none = _history(service, memory)
     known: dict[str, str] = {}  # a link names its target by path, stem or id (indexer/graph.py): as resolved there
     for edge in relations["outgoing"]:
         path = edge.get("path") or ""
@@ -211,25 +254,28 @@ def memory_page(service: Any, memory_id: str, csrf: str) -> str:
         f'<section><p class=muted>{esc(memory.id)} · {esc(memory.path)} · {esc(memory.type)} · {esc(memory.status)} · '
         f'<a href="/ui/turns?memory={esc(memory.id)}">where it was shown</a></p>'
         f'{markdown(memory.body, resolve)}</section>',
-        f"<section><h2>Score and outcomes</h2>{score_plot(service, memory)}</section>",
+        f"<section><h2>Score and outcomes</h2>{score_plot(memory, versions)}</section>",
         f"<section><h2>Links</h2>{_relations(relations)}</section>",
         f"<section><h2>Staleness anchors</h2>{_anchors(service, memory)}</section>",
-        f"<section><h2>Versions</h2>{_versions(service, memory)}</section>",
+        f"<section><h2>Versions</h2>{_versions(versions, why_none)}</section>",
         f"<section><h2>Frontmatter</h2><dl>{front}</dl></section>",
     ]
     return frame(memory.title, "".join(sections), vault=vault)
 
 
-def score_plot(service: Any, memory: Any) -> str:
-    """The score at each committed version, then now; the points now carry the last outcomes' colours."""
-    points: list[tuple[str, float]] = []
+def _history(service: Any, memory: Any) -> tuple[list[Any], str]:
+    """The memory file's committed versions, newest first (one `git log` and one `git show` each), or why none."""
+    from vault.history import VaultHistory
+
     try:
-        versions = list(reversed(service.log(memory.id)["versions"]))
-    except VaultError:
-        versions = []
-    for version in versions:
-        if isinstance(version.get("score"), (int, float)):
-            points.append((version["date"][:10], float(version["score"])))
+        return VaultHistory(service.app.side_of(memory.id).root).versions(memory.path), ""
+    except VaultError as exc:
+        return [], str(exc)
+
+
+def score_plot(memory: Any, versions: list[Any]) -> str:
+    """The score at each committed version, then now; the last point carries the last outcome's colour."""
+    points = [(v.commit.date.date().isoformat(), float(v.memory.score)) for v in reversed(versions) if v.memory is not None]
     points.append(("now", float(memory.score)))
     outcomes = list(memory.outcomes)
     summary = (f"<p class=muted>score {memory.score:.2f} · used {memory.uses} times · "
@@ -256,32 +302,20 @@ def _anchors(service: Any, memory: Any) -> str:
     return table(("file", "anchored blob", "now"), rows) + (stale_diffs(service, memory.id) if stale else "")
 
 
-def _versions(service: Any, memory: Any) -> str:
-    try:
-        versions = service.log(memory.id)["versions"]
-    except VaultError as exc:
-        return f"<p class=muted>{esc(exc)}</p>"
+def _versions(versions: list[Any], why_none: str, most_diffs: int = 5) -> str:
+    from ..service import version_shape
+
     if not versions:
-        return "<p class=muted>not committed to git yet</p>"
+        return f"<p class=muted>{esc(why_none or 'not committed to git yet')}</p>"
+    shapes = [version_shape(v) for v in versions]
     rows = [(esc(v["commit"][:10]), esc(v["date"][:16]), esc(v.get("subject")),
-             esc(", ".join(["body"] * bool(v.get("body_changed")) + list(v.get("keys_changed") or [])
-                           + list(v.get("counters_changed") or [])) or ("created" if v.get("created") else "")))
-            for v in versions]
-    diffs = _version_diffs(service, memory, versions)
+             esc(", ".join(["body"] * bool(v.get("body_changed")) + list(v.get("keys_changed") or []))
+                 or ("created" if v.get("created") else "")))
+            for v in shapes]
+    bodies = [(v.commit.sha[:10], v.memory.body) for v in versions[: most_diffs + 1] if v.memory is not None]
+    diffs = "".join(f"<details><summary>{esc(old[0])} → {esc(new[0])}</summary>{diff(old[1], new[1], old[0], new[0])}</details>"
+                    for new, old in zip(bodies, bodies[1:]) if new[1] != old[1])
     return table(("commit", "date", "subject", "changed"), rows) + diffs
-
-
-def _version_diffs(service: Any, memory: Any, versions: list[dict[str, Any]], most: int = 5) -> str:
-    """The body's diff between consecutive committed versions, newest first (at most `most`)."""
-    bodies = []
-    for version in versions[: most + 1]:
-        try:
-            bodies.append((version["commit"][:10], service.read(memory.id, version=version["commit"])["content"]))
-        except (VaultError, KeyError):
-            break
-    shown = [f"<details><summary>{esc(old[0])} → {esc(new[0])}</summary>{diff(old[1], new[1], old[0], new[0])}</details>"
-             for new, old in zip(bodies, bodies[1:])]
-    return "".join(shown)
 
 
 # -- turns --------------------------------------------------------------------------------------

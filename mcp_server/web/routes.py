@@ -93,7 +93,9 @@ def web_app(auth: WebAuth, service_for: ServiceFor) -> Starlette:
 
     def inbox(service: Any, session: Session, request: Request) -> str:
         done, failed = request.query_params.get("done"), request.query_params.get("failed")
-        return pages.inbox(service, session.csrf, message=(failed or done or "")[:500], failed=failed is not None)
+        start = request.query_params.get("start", "0")
+        return pages.inbox(service, session.csrf, message=(failed or done or "")[:500], failed=failed is not None,
+                           kind=request.query_params.get("kind") or None, start=int(start) if start.isdigit() else 0)
 
     def memory(service: Any, session: Session, request: Request) -> str:
         return pages.memory_page(service, request.path_params["memory_id"], session.csrf)
