@@ -17,7 +17,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 LOG_NAME = ".memdir/turns.jsonl"
 PROMPT_CHARS = 200
@@ -41,22 +41,41 @@ def record(vault_root: Path, kind: str, session: str, turn: int, **fields: Any) 
         os.close(fd)
 
 
-def read(vault_root: Path) -> Iterator[dict[str, Any]]:
+_PARSED: dict[str, tuple[int, int, list[dict[str, Any]]]] = {}  # path -> (inode, bytes parsed, entries)
+
+
+def read(vault_root: Path) -> list[dict[str, Any]]:
+    """The log's entries, oldest first (the newest READ_BYTES of it). What was parsed before is kept and only
+    lines appended since are parsed: at thousands of turns the JSON decoding was most of a page's time."""
     path = vault_root / LOG_NAME
     try:
-        with open(path, "rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - READ_BYTES))
-            data = handle.read()
+        handle = open(path, "rb")
     except FileNotFoundError:
-        return
-    lines = data.split(b"\n")
-    if size > READ_BYTES:
-        lines = lines[1:]  # the first may be cut
-    for raw in lines:
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and isinstance(entry.get("session"), str) and isinstance(entry.get("turn"), int):
-            yield entry
+        return []
+    with handle:
+        info = os.fstat(handle.fileno())
+        inode, done, entries = _PARSED.get(str(path), (info.st_ino, 0, []))
+        if inode != info.st_ino or done > info.st_size:
+            done, entries = 0, []  # replaced or truncated: read afresh
+        start = max(done, info.st_size - READ_BYTES)
+        handle.seek(start)
+        data = handle.read(info.st_size - start)
+    complete = data.rfind(b"\n") + 1  # a line still being written waits for the next read
+    lines = data[:complete].split(b"\n")
+    if start > done:
+        entries = []
+        if start > 0:
+            lines = lines[1:]  # the first may be cut
+    entries = entries + [entry for entry in map(_entry, lines) if entry is not None]
+    _PARSED[str(path)] = (info.st_ino, start + complete, entries)
+    return entries
+
+
+def _entry(raw: bytes) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(raw)
+    except ValueError:
+        return None
+    if isinstance(entry, dict) and isinstance(entry.get("session"), str) and isinstance(entry.get("turn"), int):
+        return entry
+    return None

@@ -36,7 +36,8 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #e3e6ea;
 .muted{color:#667085;font-size:.9em}.note{background:#e9f7ec;border-color:#9fd3aa}.error{background:#fdecec;border-color:#e8a3a3}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em;margin:0}dt{color:#667085}dd{margin:0}
 svg{max-width:100%;height:auto}
-@media (max-width:600px){body{font-size:14px}main{padding:.5em}dl{grid-template-columns:1fr}}
+@media (max-width:600px){body{font-size:14px}main{padding:.5em}dl{grid-template-columns:1fr}
+table,tbody,tr,td{display:block}th{display:none}tr{border-bottom:1px solid #e3e6ea;padding:.3em 0}td{border:0;padding:.05em 0}}
 """
 
 NAV = (("inbox", "/ui/"), ("turns", "/ui/turns"), ("search", "/ui/search"), ("vault", "/ui/vault"))

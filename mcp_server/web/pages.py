@@ -439,7 +439,21 @@ def search_page(service: Any, query: str, limit: int = 20) -> str:
 LIFECYCLE_SHOWN = 30
 
 
+_VAULT_PAGES: dict[int, tuple[tuple[Any, ...], str]] = {}
+
+
 def vault_page(service: Any) -> str:
+    """The Vault page, made again only when the project index or the lifecycle log changed."""
+    from vault.lifecycle import LOG_NAME
+
+    key = (service.app.project.index.version, _mtime(service.app.root / LOG_NAME))
+    cached = _VAULT_PAGES.get(id(service))
+    if cached is None or cached[0] != key:
+        cached = _VAULT_PAGES[id(service)] = (key, _vault_page(service))
+    return cached[1]
+
+
+def _vault_page(service: Any) -> str:
     """Counts by collection and type (as `memdir stats`), growth by month, the lifecycle's last decisions
     (.memdir/lifecycle.jsonl) and the memories that help most and least (Wilson lower bound of their
     outcomes, among those scored at least twice)."""
@@ -452,15 +466,16 @@ def vault_page(service: Any) -> str:
                                                    sorted(stats[key].items(), key=lambda kv: -kv[1]))) + "</section>"
         for key in ("collections", "types"))
     memories = [m for m in service.app.project.index.memories.values() if m.privacy != "private"]
-    months: dict[str, int] = {}
-    for memory in memories:
-        if memory.created_at is not None:
-            month = memory.created_at.strftime("%Y-%m")
-            months[month] = months.get(month, 0) + 1
+    written = [m.created_at for m in memories if m.created_at is not None]
+    by_day = bool(written) and (max(written) - min(written)).days < 90  # a young vault grows by the day
+    buckets: dict[str, int] = {}
+    for when in written:
+        bucket = when.strftime("%Y-%m-%d" if by_day else "%Y-%m")
+        buckets[bucket] = buckets.get(bucket, 0) + 1
     total, growth = 0, []
-    for month in sorted(months):
-        total += months[month]
-        growth.append((month, float(total)))
+    for bucket in sorted(buckets):
+        total += buckets[bucket]
+        growth.append((bucket, float(total)))
     growth_plot = plot(growth, label="memories over time", high=max(1.0, float(total)))
     scored = [(wilson_lower_bound(m.success_count, m.uses), m) for m in memories if m.uses >= 2]
     scored.sort(key=lambda pair: (-pair[0], pair[1].id))
@@ -476,10 +491,10 @@ def vault_page(service: Any) -> str:
         "<p class=muted>no lifecycle decision applied yet</p>"
     body = (f'<p>{esc(stats["memories"])} memories · {esc(stats["scored_memories"])} scored · '
             f'{esc(stats["superseded"])} superseded · {esc(stats["problems"])} problem files</p>'
-            f"<section><h2>Growth (memories by month written)</h2>{growth_plot}</section>{counts}"
+            f"<section><h2>Growth (memories written, by {'day' if by_day else 'month'})</h2>{growth_plot}</section>{counts}"
             f"<section><h2>Lifecycle (latest first)</h2>{lifecycle}</section>"
             f"<section><h2>Help most</h2>{rows(scored[:10]) if scored else '<p class=muted>none scored twice yet</p>'}</section>"
-            f"<section><h2>Help least</h2>{rows(scored[::-1][:10]) if scored else '<p class=muted>none scored twice yet</p>'}</section>")
+            f"<section><h2>Help least</h2>{rows(scored[10:][::-1][:10]) if scored[10:] else '<p class=muted>no other scored twice</p>'}</section>")
     return frame("Vault", body, vault=str(service.app.root))
 
 

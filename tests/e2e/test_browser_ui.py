@@ -83,3 +83,30 @@ def test_browser_opens_a_memory_page_from_the_inbox_and_sees_its_score_plot(brow
     assert page.locator("h1").inner_text() == "Billing database"
     page.go_back()
     page.screenshot(path=str(shots(tmp_path) / "memory.png"), full_page=True)
+
+
+def test_browser_shows_turns_search_and_vault_pages_readable_on_a_phone(browser, served, tmp_path):
+    from mcp_server import client
+
+    root, ids, _ = served
+    vault = root / ".memories"
+    info = client.ensure(vault)
+    client.request(info, "POST", "/api/hook/prompt", {"session_id": "s-shot", "prompt": "How long is the token lifetime?"},
+                   vault=vault)
+    client.request(info, "POST", "/api/hook/stop", {"session_id": "s-shot",
+                   "last_assistant_message": "Fifteen minutes, set in services/auth.py."}, vault=vault)
+    client.call(vault, "score", {"memory_scores": {ids["stale"]: "worked"}, "session": "s-shot"})
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(login_url(vault))
+    for name, path, needle in (("turns", "/ui/turns", "How long is the token lifetime?"),
+                               ("search", "/ui/search?q=token+lifetime", "share of the final score"),
+                               ("vault", "/ui/vault", "Growth")):
+        page.get_by_role("link", name=name, exact=True).click() if name != "search" else page.goto(page.url.split("/ui/")[0] + path)
+        page.wait_for_load_state()
+        assert needle in page.content(), name
+        page.screenshot(path=str(shots(tmp_path) / f"{name}.png"), full_page=True)
+        phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+        phone.context.add_cookies(page.context.cookies())
+        phone.goto(page.url)
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390, name  # nothing wider than the phone
+        phone.close()
