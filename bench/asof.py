@@ -28,9 +28,9 @@ REPO = BENCH.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(BENCH))
 
-from mcp_server.app import App  # noqa: E402
+from mcp_server.service.app import App  # noqa: E402
 from mcp_server.config import default_config_text  # noqa: E402
-from mcp_server.service import MemoryService  # noqa: E402
+from mcp_server.service.memory_service import MemoryService  # noqa: E402
 from speed import DEFAULT_DATA, generate, queries  # noqa: E402
 from vault import init_vault  # noqa: E402
 

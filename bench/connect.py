@@ -22,7 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from mcp_server import client, registry  # noqa: E402
+from mcp_server import client  # noqa: E402
+from mcp_server.server import registry  # noqa: E402
 
 MESSAGES = [
     {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

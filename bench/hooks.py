@@ -89,7 +89,8 @@ def cold_start(prompt: str = "how do we stop two workers importing the same stat
     import shutil
     import tempfile
 
-    from mcp_server import embed_host, registry
+    from mcp_server.embedding import host as embed_host
+    from mcp_server.server import registry
 
     results = []
     for host_up in (False, True):

@@ -25,7 +25,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from mcp_server import client, embed_host, registry  # noqa: E402
+from mcp_server import client  # noqa: E402
+from mcp_server.embedding import host as embed_host  # noqa: E402
+from mcp_server.server import registry  # noqa: E402
 
 QUESTIONS = ("how do we lock imports", "what did we decide about squash merges", "money rounding",
              "celery redelivery", "what am I working on right now")

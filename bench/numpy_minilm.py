@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from indexer.embed import model_dir
+from indexer.model_files import model_dir
 from indexer.onnx_minilm import token_batches
 from indexer.weights import bert_shape, mapped_weights, padded, tokenizer
 

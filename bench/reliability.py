@@ -2,9 +2,11 @@
 
     python bench/reliability.py --json            # >= 200 crash points, 4 scorers x 50, the corpus, a model run
     python bench/reliability.py --long --json     # more of everything (also: MEMDIR_LONG=1 pytest tests/reliability)
+    python bench/reliability.py --attacks --json  # only the replayed outside attack (issue 28 items 5-8)
 
 Prints {"crash_points", "torn_files", "lost_increments", "lost_edits", "hostile_inputs",
-"unclear_errors", "index_drift", "seconds"}. The bounded versions run in CI under tests/reliability/.
+"unclear_errors", "index_drift", "seconds"}, then one row per replayed attack (tests/reliability/attacks.py):
+how much of it got through, 0 when it was held. The bounded versions run in CI under tests/reliability/.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+# bench/mcp.py would shadow the MCP SDK that the replayed attacks' server processes import
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != REPO / "bench"]
 sys.path.insert(0, str(REPO))
 
 
@@ -40,7 +44,7 @@ def crash_and_race(work: Path, points: int, rounds: int) -> dict:
 def hostile(work: Path) -> dict:
     from click.testing import CliRunner
 
-    from mcp_server.cli import cli
+    from mcp_server.cli.commands import cli
     from tests.conftest import memory_text, write
     from tests.reliability.harness import drift_in_place, hostile_corpus, new_vault, open_index, snapshot, unclear_problems
     from tests.reliability.test_hostile import TRAVERSALS
@@ -108,7 +112,14 @@ def main() -> None:
     parser.add_argument("--long", action="store_true", help="more crash points, rounds and model examples")
     parser.add_argument("--points", type=int, help="crash points (default 200, --long 1000)")
     parser.add_argument("--examples", type=int, help="state-machine examples (default 40, --long 300)")
+    parser.add_argument("--attacks", action="store_true", help="only the replayed outside attack (issue 28)")
     args = parser.parse_args()
+    if args.attacks:
+        started = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="memdir-attacks-") as scratch:
+            rows = attacks(Path(scratch))
+        report({**rows, "seconds": round(time.perf_counter() - started, 1)}, args.json)
+        return
     points = args.points or (1000 if args.long else 200)
     examples = args.examples or (300 if args.long else 40)
     started = time.perf_counter()
@@ -117,6 +128,7 @@ def main() -> None:
         summary = crash_and_race(work, points, rounds=200 if args.long else 50)
         found = hostile(work)
         model_failed = model(examples)
+        attacked = attacks(work)
     result = {
         "crash_points": summary["crash_points"],
         "torn_files": summary["torn_files"],
@@ -125,13 +137,25 @@ def main() -> None:
         "hostile_inputs": found["hostile_inputs"],
         "unclear_errors": found["unclear_errors"],
         "index_drift": summary["index_drift"] + found["index_drift"] + model_failed,
+        **attacked,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    if args.json:
+    report(result, args.json)
+
+
+def attacks(work: Path) -> dict[str, int]:
+    """One row per replayed attack of 2026-11-26 (issue 28 items 5-8): how much got through (0: held)."""
+    from tests.reliability.attacks import run_all
+
+    return run_all(work)
+
+
+def report(result: dict, as_json: bool) -> None:
+    if as_json:
         print(json.dumps(result))
     else:
         for key, value in result.items():
-            print(f"{key:>16}: {value}")
+            print(f"{key:>38}: {value}")
 
 
 if __name__ == "__main__":

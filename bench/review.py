@@ -41,7 +41,7 @@ REVIEW_STATE = (".memdir/review",)  # what a cold run removes (derived data, saf
 def child(root: Path, runs: int, edit: bool) -> dict:
     """One process's view: open the vault, review it, then (optionally) review again and after one edit."""
     from indexer.review import Inbox
-    from mcp_server.app import App
+    from mcp_server.service.app import App
 
     started = time.perf_counter()
     app = App(root)

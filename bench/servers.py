@@ -26,7 +26,8 @@ sys.path.insert(0, str(BENCH))
 
 from indexer.embed import CachedEmbedder, make_embedder  # noqa: E402
 from indexer.index import Index  # noqa: E402
-from mcp_server import client, embed_host  # noqa: E402
+from mcp_server import client  # noqa: E402
+from mcp_server.embedding import host as embed_host  # noqa: E402
 from mcp_server.config import default_config_text  # noqa: E402
 from speed import generate, percentile  # noqa: E402
 from vault import Vault, init_vault  # noqa: E402

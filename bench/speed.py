@@ -93,7 +93,7 @@ def measure(size: int, embedder_name: str, cache: Path, searches: int, data: Pat
         index = Index.open(Vault(root), embedder)
         build_seconds = time.perf_counter() - started
         gc.collect()
-        gc.freeze()  # as the vault server does once its indices are loaded (mcp_server/server.py)
+        gc.freeze()  # as the vault server does once its indices are loaded (mcp_server/server/process.py)
         searcher = Searcher(index, SearchSettings(embedder=embedder_name))
         latencies = []
         for query in queries(searches, data):

@@ -21,9 +21,9 @@ BENCH = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
 from mcp import Client  # noqa: E402
 
-from mcp_server import tools  # noqa: E402
-from mcp_server.app import App  # noqa: E402
-from mcp_server.service import MemoryService  # noqa: E402
+from mcp_server.tools import mcp_tools as tools  # noqa: E402
+from mcp_server.service.app import App  # noqa: E402
+from mcp_server.service.memory_service import MemoryService  # noqa: E402
 
 EXAMPLE = BENCH.parent / ".memories-example"
 QUERIES = ["how do we lock statement imports", "deploy to fly", "database migrations",

@@ -38,7 +38,7 @@ class MiniLM:
         from safetensors.torch import load_file
         from tokenizers import Tokenizer
 
-        from indexer.embed import model_dir
+        from indexer.model_files import model_dir
 
         folder = folder or model_dir()
         config = json.loads((folder / "config.json").read_text())

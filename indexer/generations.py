@@ -4,6 +4,7 @@
     <vault>/.memdir/index/gen-*/       one generation: manifest.sqlite, FAISS files + vectors.log,
                                        keyword/ (Whoosh), meta.json (the embedder it was built with)
     <vault>/.memdir/index.lock         held by the one process allowed to change the index
+    <vault>/.memdir/quarantine/        generations whose files did not load, kept for a look (the newest few)
 
 A generation is built beside the live one and swapped in by one rename of CURRENT, so a reader
 never sees a half-built index. A generation built with another embedder (or an older schema) is
@@ -12,20 +13,28 @@ foreign: it is rebuilt, never read.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import json
+import sqlite3
 import os
 import secrets
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 from vault import atomic
+from vault.errors import DiskFullError
 
 from .embed import Embedder
 from .keyword import KeywordIndex
 from .manifest import SCHEMA_VERSION, Manifest
 from .vectors import VectorIndex
+
+
+QUARANTINE_KEPT = 3
 
 
 class Layout:
@@ -46,10 +55,23 @@ class Layout:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
         generation = self.base / f"gen-{stamp}-{secrets.token_hex(3)}"
         generation.mkdir(parents=True)
-        Manifest(generation / "manifest.sqlite").close()
-        VectorIndex(embedder.dim).save(generation)
-        KeywordIndex.create(generation / "keyword").close()
+        with self.building(generation):
+            Manifest(generation / "manifest.sqlite").close()
+            VectorIndex(embedder.dim).save(generation)
+            KeywordIndex.create(generation / "keyword").close()
         return generation
+
+    @contextlib.contextmanager
+    def building(self, generation: Path) -> Iterator[None]:
+        """A generation that fails before it is live is removed at once: a full disk must not stay full of
+        half a generation (it would otherwise wait for the next open's sweep). A full disk is named as such."""
+        try:
+            with disk_full(generation):
+                yield
+        except BaseException:
+            if self.current() != generation:
+                shutil.rmtree(generation, ignore_errors=True)
+            raise
 
     @staticmethod
     def seal(generation: Path, embedder: Embedder) -> None:
@@ -67,8 +89,12 @@ class Layout:
     def swap(self, generation: Path) -> None:
         """Point CURRENT at the new generation in one rename, then drop the old ones."""
         temp = self.base / f"CURRENT.{secrets.token_hex(4)}"
-        temp.write_text(generation.name + "\n")
-        os.replace(temp, self.base / "CURRENT")
+        try:
+            temp.write_text(generation.name + "\n")
+            os.replace(temp, self.base / "CURRENT")
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
         atomic.fsync_dir(self.base)
         for old in self.base.glob("gen-*"):
             if old != generation:
@@ -79,6 +105,19 @@ class Layout:
         for debris in [*self.base.glob("CURRENT.*"), *self.base.glob("gen-*")]:
             if debris != live:
                 shutil.rmtree(debris, ignore_errors=True) if debris.is_dir() else debris.unlink(missing_ok=True)
+
+    def quarantine(self, generation: Path) -> Path:
+        """Move a generation whose files do not load out of the way (owner only), keeping the newest
+        QUARANTINE_KEPT for a look; CURRENT then names nothing, so the next build replaces it."""
+        folder = self.base.parent / "quarantine"
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+        target = folder / f"{generation.name}-{stamp}-{secrets.token_hex(2)}"
+        os.replace(generation, target)
+        (self.base / "CURRENT").unlink(missing_ok=True)
+        for old in sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime)[:-QUARANTINE_KEPT]:
+            shutil.rmtree(old, ignore_errors=True)
+        return target
 
     def try_own(self) -> "Ownership | None":
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
@@ -102,6 +141,20 @@ class Ownership:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
+
+
+@contextlib.contextmanager
+def disk_full(where: Path) -> Iterator[None]:
+    """A full disk, however the library that met it put it (SQLite, FAISS, Whoosh, the OS), as DiskFullError
+    naming what could not be written; every other error passes unchanged."""
+    try:
+        yield
+    except (OSError, sqlite3.OperationalError, RuntimeError) as exc:
+        full = (getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
+                or any(sign in str(exc).lower() for sign in ("disk is full", "no space left", "quota exceeded")))
+        if not full:
+            raise
+        raise DiskFullError(f"disk full: could not write {where} ({exc}); free some space and try again") from None
 
 
 def _meta(embedder: Embedder) -> dict[str, object]:

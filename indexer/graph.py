@@ -14,6 +14,7 @@ again; nothing else can have changed.
 
 from __future__ import annotations
 
+import logging
 import posixpath
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Iterator
@@ -25,6 +26,7 @@ from vault.model import Memory
 
 from .links import (
     LINKS_TO,
+    MAX_LINKS,
     SUPERSEDES,
     TYPED_KEYS,
     Link,
@@ -35,6 +37,7 @@ from .links import (
     parse_links,
 )
 
+log = logging.getLogger("memdir.graph")
 GHOST = "ghost:"
 BODY = "body"
 FRONTMATTER = "frontmatter:"
@@ -440,6 +443,9 @@ def _pending_links(memory: Memory) -> Iterator[_Pending]:
             for parts in links_in_string(string):
                 if parts.target:
                     yield _from_frontmatter(parts, LINKS_TO, FRONTMATTER + str(key), f"{key}: {string}")
+    if memory.body.count("[[") > MAX_LINKS:
+        log.warning("%s: more than %d [[links]]; only the text up to the %d-th is indexed", memory.path,
+                    MAX_LINKS, MAX_LINKS)
     for link in parse_links(memory.body):
         if link.target:  # [[#Heading]] points inside the memory itself: no edge
             yield _from_body(link)

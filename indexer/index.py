@@ -30,7 +30,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from vault import Memory, Problem, Vault, atomic
-from vault.errors import NotFoundError, ParseError, VaultError
+from vault.errors import DiskFullError, NotFoundError, ParseError, VaultError
 from vault.dedup import dedup_key
 from vault.ids import identity_key
 from vault.parse import sha256
@@ -40,7 +40,7 @@ from vault.paths import Skipped, inspect, is_memory_path, relative, walk
 from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
-from .generations import Layout, Ownership
+from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordIndex
 from .keyword import signature as keyword_signature
 from .manifest import Entry, Manifest
@@ -89,6 +89,7 @@ class Index:
                  defer_embedding: bool = False) -> None:
         self.vault = vault
         self.root = vault.root
+        self._own_cache = not isinstance(embedder, CachedEmbedder)  # a cache opened here is closed here
         self.embedder = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
             embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite"
         )
@@ -111,9 +112,13 @@ class Index:
         """Read one generation's files into memory (constructor, and the swap after a rebuild)."""
         self.generation = generation
         self.manifest = Manifest(generation / "manifest.sqlite")
-        self._data_version = self.manifest.data_version()  # a reader reloads when the owner commits past it
-        self.vectors = VectorIndex.load(generation, self.embedder.dim)
-        self.keyword = KeywordIndex.open(generation / "keyword")
+        try:
+            self._data_version = self.manifest.data_version()  # a reader reloads when the owner commits past it
+            self.vectors = VectorIndex.load(generation, self.embedder.dim)
+            self.keyword = KeywordIndex.open(generation / "keyword")
+        except BaseException:  # damaged files (see open): hold no handle on a generation about to be moved aside
+            self.manifest.close()
+            raise
         self.entries: dict[str, Entry] = {e.path: e for e in self.manifest.entries()}
         self._recheck: set[str] = set()  # paths whose recorded size and mtime cannot tell a newer save apart
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
@@ -139,24 +144,43 @@ class Index:
         """Open the live generation (building one if there is none or it is foreign) and reconcile the files."""
         layout = Layout(vault.root)
         owner = layout.try_own() if writable else None
-        generation = layout.current()
-        if generation is None or not layout.compatible(generation, embedder):
-            if owner is None:
-                raise IndexUnusable(f"no usable index in {layout.base}; run memdir reindex (or start memdir serve)")
-            generation = build_generation(vault, embedder, layout, progress, defer_embedding=defer_embedding)
-        index = cls(vault, embedder, generation, writable=owner is not None, defer_embedding=defer_embedding)
-        index._owner = owner
-        if owner is not None:
-            layout.sweep(generation)
-            index.heal()
-            atomic.sweep_temp_files(vault.root)
-            index.sync(deep=True)
+        try:
+            generation = layout.current()
+            if generation is None or not layout.compatible(generation, embedder):
+                if owner is None:
+                    raise IndexUnusable(f"no usable index in {layout.base}; run memdir reindex (or start memdir serve)")
+                generation = build_generation(vault, embedder, layout, progress, defer_embedding=defer_embedding)
+            try:
+                index = cls(vault, embedder, generation, writable=owner is not None, defer_embedding=defer_embedding)
+            except DiskFullError:
+                raise
+            except Exception as exc:  # a truncated FAISS file or Whoosh segment: FAISS and Whoosh raise many kinds
+                if owner is None:
+                    raise IndexUnusable(f"the index in {generation} does not load ({_short(exc)}); the process that "
+                                        "owns it rebuilds it when it opens the vault, or run memdir reindex") from exc
+                moved = layout.quarantine(generation)
+                log.warning("index files in %s did not load (%s): moved to %s; rebuilding from the files "
+                            "(keywords first, vectors in the background)", generation.name, _short(exc), moved)
+                generation = build_generation(vault, embedder, layout, progress, defer_embedding=defer_embedding)
+                index = cls(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
+            index._owner = owner
+            if owner is not None:
+                layout.sweep(generation)
+                index.heal()
+                atomic.sweep_temp_files(vault.root)
+                index.sync(deep=True)
+        except BaseException:
+            if owner is not None:  # a failed open must never keep the index locked (reindex would refuse)
+                owner.release()
+            raise
         return index
 
     def close(self) -> None:
         with self.lock:
             self.keyword.close()
             self.manifest.close()
+            if self._own_cache:
+                self.embedder.close()
             if self._owner is not None:
                 self._owner.release()
                 self._owner = None
@@ -287,7 +311,8 @@ class Index:
                     progress(done, len(candidates))
             self._name_duplicate_holders(batch)
             self._chunk(batch)
-            self._apply(batch, report)
+            with disk_full(self.generation):
+                self._apply(batch, report)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -672,6 +697,12 @@ def _lent(neighbour: Memory | None, memory: Memory) -> str:
     return neighbour_text(neighbour)
 
 
+def _short(exc: BaseException) -> str:
+    """An exception in one line of at most 200 characters, for a log line or an error."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
 def _capture_order(memory: Memory) -> tuple[bool, float, str]:
     """Earliest created first; the id breaks ties, so every sync picks the same next memory."""
     created = memory.created_at.timestamp() if memory.created_at else 0.0
@@ -684,11 +715,12 @@ def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress:
     With `defer_embedding`, vectors not in the embedding cache are left out: the index that opens the
     generation finds them missing and embeds them in the background (see `Index.backfill`)."""
     generation = layout.new_generation(embedder)
-    index = Index(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
-    try:
-        index.sync(None, deep=True, progress=progress)
-    finally:
-        index.close()
-    layout.seal(generation, embedder)
-    layout.swap(generation)
+    with layout.building(generation):  # removed again if anything below fails before it is live
+        index = Index(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
+        try:
+            index.sync(None, deep=True, progress=progress)
+        finally:
+            index.close()
+        layout.seal(generation, embedder)
+        layout.swap(generation)
     return generation

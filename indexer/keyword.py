@@ -162,8 +162,14 @@ class KeywordIndex:
         old.close()
 
     def close(self) -> None:
+        """Close the searcher and let go of everything that points into its segments. Whoosh maps each segment
+        file and cannot unmap it while a view into it lives; the views live as long as the reader objects, so
+        holding those past close kept the segment's descriptor open until a later garbage collection."""
         with self._lock:
             self._searcher.close()
+            self._searcher = _Closed()
+            self._postings = PostingsCache(read_blocks=self._postings.read_blocks)
+            self._chunk_of = {}
 
     def replace(self, memories_and_chunks: Sequence[tuple[Memory, Sequence[Chunk]]], removed_ids: Iterable[str] = ()) -> None:
         """Delete every chunk of the given memories (and of removed ones), then add their chunks; one commit."""
@@ -327,6 +333,16 @@ def bm25f_scores(searcher: Searcher, terms: Sequence[str], fields: dict[str, flo
                 deleted = [doc for doc in range(reader.doc_count_all()) if reader.is_deleted(doc)]
             scores[np.fromiter(deleted, dtype=np.int64, count=len(deleted)) + offset] = 0.0
     return scores
+
+
+class _Closed:
+    """The searcher of a closed keyword index: any use says so (the real one is let go, see KeywordIndex.close)."""
+
+    def __getattr__(self, name: str) -> object:
+        raise RuntimeError("this keyword index was closed")
+
+    def close(self) -> None:
+        pass
 
 
 class PostingsCache:

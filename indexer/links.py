@@ -9,12 +9,18 @@ code blocks and inline code spans are examples, not links, and are skipped.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, Iterator, NamedTuple
 
 from vault import markdown
 
 CONTEXT_CHARS = 60
+# The links of one text that are read. A hand-made index note holds hundreds; a file of 100,000 links
+# (1.7 MB, under the size limit) is an attack or an accident: each link becomes a graph edge, perhaps a
+# ghost node, and keyword terms. Past this many, the rest of the text is not read (graph.py warns).
+MAX_LINKS = 5000
 
 LINKS_TO = "links_to"
 EMBEDS = "embeds"
@@ -55,8 +61,9 @@ _PHRASE = re.compile(
     re.IGNORECASE,
 )
 # A sentence ends at ";" or a line break, or at ".", "!" or "?" followed by a space or tab: a
-# dot inside a name such as "v1.2" or "parser.py" does not end one. Matched up to the last end.
-_UP_TO_SENTENCE_END = re.compile(r".*(?:;|[.!?][ \t])", re.DOTALL)
+# dot inside a name such as "v1.2" or "parser.py" does not end one. The next sentence starts where
+# such an end's match ends.
+_SENTENCE_BREAK = re.compile(r"[\n\r;]|[.!?][ \t]")
 
 
 class LinkParts(NamedTuple):
@@ -82,10 +89,12 @@ class Link:
     start: int  # offset of "[[" (or of "!" for an embed) in the parsed text
 
 
-def parse_links(text: str) -> list[Link]:
-    """Every wikilink in a Markdown text, in order, skipping code blocks and code spans."""
+def parse_links(text: str, limit: int = MAX_LINKS) -> list[Link]:
+    """Every wikilink in a Markdown text, in order, skipping code blocks and code spans; at most the
+    first `limit` of them (the text after the last one read is left out)."""
     if "[[" not in text:
         return []
+    text = within_link_budget(text, limit)
     visible = _mask_code(text)
     found = [(m, parts) for m in _LINK.finditer(visible) if (parts := _split(m.group(1))) is not None]
     spans = [(_start(visible, m), m.end()) for m, _ in found]
@@ -93,6 +102,17 @@ def parse_links(text: str) -> list[Link]:
     typing = _Typing(_mask_spans(visible, spans))
     ends = [start for start, _ in spans[1:]] + [len(visible)]
     return [_link(text, typing, span, parts, following) for span, (_, parts), following in zip(spans, found, ends)]
+
+
+def within_link_budget(text: str, limit: int = MAX_LINKS) -> str:
+    """The text up to its `limit`-th link: what memdir reads of a file that holds more (both indices and
+    the graph), so a file of 100,000 links costs what one of 5,000 does."""
+    if text.count("[[") <= limit:
+        return text
+    last = None
+    for last in islice(_LINK.finditer(text), limit):
+        pass
+    return text[: last.end()] if last is not None else text
 
 
 def frontmatter_links(values: Any) -> list[str]:
@@ -171,13 +191,16 @@ class _Typing:
 
     def __init__(self, prose: str) -> None:
         self.prose = prose
+        # Where every sentence starts, found in one pass: looking back from each link instead made a
+        # line of n links cost n^2 (20,000 links on one line held their vault for half a minute).
+        self.sentence_starts = [0] + [match.end() for match in _SENTENCE_BREAK.finditer(prose)]
         self.sentence_start = -1
         self.read_to = 0
         self.last: str | None = None  # the last relation phrase read in the current sentence
 
     def relation(self, start: int, embed: bool) -> str:
         """The relation named by the last phrase between the start of the sentence and the link."""
-        sentence_start = _sentence_start(self.prose, start)
+        sentence_start = self.sentence_starts[bisect_right(self.sentence_starts, start) - 1]
         if sentence_start != self.sentence_start:
             self.sentence_start, self.read_to, self.last = sentence_start, sentence_start, None
         # Earlier links in the sentence are blanked, so no phrase straddles where reading stopped.
@@ -209,13 +232,6 @@ def _sentence_end(prose: str, position: int, limit: int) -> int:
     """Where the sentence holding `position` ends (a line break, ";", or ".", "!", "?" and a space), at most `limit`."""
     match = re.compile(r"[\n;]|[.!?](?=[ \t]|$)").search(prose, position, limit)
     return match.start() if match else limit
-
-
-def _sentence_start(prose: str, position: int) -> int:
-    """Where the sentence holding `position` starts: after a line break, ";", or ".", "!", "?" and a space."""
-    line_start = max(prose.rfind("\n", 0, position), prose.rfind("\r", 0, position)) + 1
-    sentence = _UP_TO_SENTENCE_END.match(prose, line_start, position)
-    return sentence.end() if sentence else line_start
 
 
 def _context(text: str, start: int, end: int) -> str:

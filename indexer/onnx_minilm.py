@@ -42,7 +42,7 @@ class OnnxMiniLM:
 
         import onnxruntime as ort
 
-        from .embed import model_dir
+        from .model_files import model_dir
 
         folder = folder or model_dir()
         shape = bert_shape(folder)

@@ -22,7 +22,7 @@ _TOKEN = re.compile(r"[a-z0-9][a-z0-9_.:/+-]*[a-z0-9]|[a-z0-9]")
 _VALUE = re.compile(r"\d")
 _NEGATIONS = frozenset("""
 not no never don't doesn't didn't isn't aren't wasn't won't can't cannot shouldn't mustn't without avoid
-stop stopped dropped drop disable disabled disallow forbid forbidden deprecated removed remove nor neither
+stop stopped dropped drop disable disabled disallow forbid forbidden deprecated removed remove nor neither off
 """.split())
 _ANTONYMS = (
     ("enable", "disable"), ("enabled", "disabled"), ("allow", "deny"), ("allowed", "denied"), ("sync", "async"),
@@ -32,8 +32,18 @@ _ANTONYMS = (
     ("succeeds", "fails"), ("faster", "slower"), ("more", "less"), ("higher", "lower"), ("start", "stop"),
     ("accept", "reject"), ("accepted", "rejected"), ("approve", "reject"), ("approved", "rejected"),
     ("safe", "unsafe"), ("supported", "unsupported"), ("first", "last"), ("min", "max"), ("up", "down"),
+    ("synchronously", "asynchronously"), ("allow", "forbid"), ("allowed", "forbidden"), ("allow", "disallow"),
+    ("serially", "parallel"), ("sequential", "parallel"), ("stateless", "stateful"), ("mutable", "immutable"),
+    ("include", "omit"), ("included", "excluded"), ("inside", "outside"), ("internal", "external"),
+    ("blocking", "non-blocking"), ("strict", "lenient"), ("optional", "mandatory"), ("eager", "lazy"),
 )
-_OPPOSITE = {a: b for a, b in _ANTONYMS} | {b: a for a, b in _ANTONYMS}
+# Words that name a value as much as a number does: "one approval" / "two approvals", "nightly" / "weekly".
+_VALUE_WORDS = frozenset("""one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty
+sixty hundred thousand once twice hourly nightly daily weekly biweekly monthly quarterly yearly annually""".split())
+_OPPOSITE: dict[str, set[str]] = {}
+for _a, _b in _ANTONYMS:  # a word may have several opposites ("synchronous": "async", "asynchronous")
+    _OPPOSITE.setdefault(_a, set()).add(_b)
+    _OPPOSITE.setdefault(_b, set()).add(_a)
 VALUE_CHANGED = "a value changed"
 _STOP = frozenset("a an the of to in on for and or is are was were be it this that with we our by as at".split())
 
@@ -45,26 +55,36 @@ def tokens(text: str) -> tuple[str, ...]:
 
 
 def reverses(a: str, b: str) -> str:
-    """Why statement `b` reverses statement `a` ("" when it does not)."""
-    ta, tb = tokens(a), tokens(b)
+    """Why statement `b` reverses statement `a` ("" when it does not). Symmetric: whether two statements
+    are opposed does not depend on which came first (only the reason is worded from `a` to `b`), so a
+    merge group and the review queue, which look at a pair from either side, agree."""
+    return _reverses(a, b) or _reverses(b, a)
+
+
+def _reverses(a: str, b: str) -> str:
+    ta, tb = tokens(_canonical(a)), tokens(_canonical(b))  # "spaces, not tabs" is an order, not a negation
     if not ta or not tb:
         return ""
-    why = _flipped_order(a.lower(), b.lower())
+    why = _flipped_order(_canonical(a), _canonical(b))
     if why:
         return why
     sa, sb = set(ta) - _STOP, set(tb) - _STOP
     shared = len(sa & sb) / max(1, min(len(sa), len(sb)))
     if shared < 0.5:
         return ""  # different statements: whatever differs is not a reversal of one claim
+    why = _chooses_rejected(_canonical(a), b)
+    if why:
+        return why
     only_a, only_b = sa - sb, sb - sa
     negated = (only_a & _NEGATIONS) ^ (only_b & _NEGATIONS)
     if negated and not (_NEGATIONS & only_a and _NEGATIONS & only_b):
         return f"one says {sorted(negated)[0]!r}, the other does not"
     for word in only_a:
-        if _OPPOSITE.get(word) in only_b:
-            return f"{word!r} against {_OPPOSITE[word]!r}"
-    values_a = {t for t in only_a if _VALUE.search(t)}
-    values_b = {t for t in only_b if _VALUE.search(t)}
+        opposite = sorted(_OPPOSITE.get(word, set()) & only_b)
+        if opposite:
+            return f"{word!r} against {opposite[0]!r}"
+    values_a = {t for t in only_a if _VALUE.search(t) or t in _VALUE_WORDS}
+    values_b = {t for t in only_b if _VALUE.search(t) or t in _VALUE_WORDS}
     if values_a and values_b and shared >= 0.6:
         return f"{VALUE_CHANGED}: {sorted(values_a)[0]!r} to {sorted(values_b)[0]!r}"
     return ""
@@ -98,6 +118,37 @@ def _sides(text: str, connector: str, width: int = 3) -> list[tuple[set[str], se
     return found
 
 
+def _canonical(text: str) -> str:
+    """Lower case, with every way of saying "A is preferred to B" written as "A over B": so "pytest rather
+    than unittest" and "unittest over pytest" are compared as one order flipped."""
+    text = text.lower().replace("’", "'")
+    text = re.sub(r"\b(?:instead of|rather than|in place of)\b", " over ", text)
+    text = re.sub(r",\s*(?:and\s+)?not\s+", " over ", text)  # "spaces, not tabs"
+    # "prefer X to Y", not "prefers to deploy on Mondays to avoid ..." (a "to" right after the verb)
+    return re.sub(r"\b(prefers?|preferred|preferring|favou?rs?|favou?red)(\s+(?!to\b)\S.{0,60}?)\s+to\b",
+                  r"\1\2 over", text)
+
+
+def _chooses_rejected(a: str, b: str) -> str:
+    """`a` says "X over Y" and `b` takes Y without X: "rolling releases instead of blue-green releases"
+    against "deploy with blue-green releases". `a` is canonical (see _canonical)."""
+    if " over " in f" {_canonical(b)} ":
+        return ""  # b states an order of its own: _flipped_order compares the two
+    words_b = {_stem(w) for w in tokens(b)}
+    words = [_stem(w) for w in tokens(a)]
+    for i, word in enumerate(words):
+        if word != "over":
+            continue
+        after = [w for w in words[i + 1:i + 4] if w not in _STOP]
+        # The nearest word before "over" that the other side does not repeat ("rolling" in "rolling
+        # releases over blue-green releases"), and the first word after it.
+        chosen = next((w for w in reversed(words[max(0, i - 3):i]) if w not in _STOP and w not in after), None)
+        rejected = after[0] if after else None
+        if chosen and rejected and rejected in words_b and chosen not in words_b:
+            return f"{chosen!r} over {rejected!r}, then {rejected!r} alone"
+    return ""
+
+
 def _flipped_order(a: str, b: str) -> str:
     """"A over B" against "B over A" (also instead of, rather than, before, after, prefer A to B)."""
     for connector in _CONNECTORS:
@@ -108,4 +159,4 @@ def _flipped_order(a: str, b: str) -> str:
     return ""
 
 
-_CONNECTORS = ("over", "instead of", "rather than", "before", "after", "in place of")
+_CONNECTORS = ("over", "before", "after")  # "instead of", "rather than", "in place of": "over" (_canonical)

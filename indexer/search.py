@@ -87,7 +87,7 @@ class Hit:
     via: str | None = None  # graph hits: the memory that led here
     excerpt: str = ""  # the matching section's text, for memories indexed in several chunks
     stale: tuple[dict[str, Any], ...] = ()  # cited files changed since the memory was anchored
-    written: datetime | None = None  # timelines: created_at, else the file's mtime (seed 004)
+    written: datetime | None = None  # created_at, else the file's mtime (seed 004)
     explain: dict[str, float] | None = None  # ranked hits: the terms `final` was made of (see Searcher._rank)
 
     def moment(self) -> float:
@@ -205,7 +205,7 @@ class Searcher:
 
     def _lookup(self, memory_id: str) -> Hit:
         memory = self.index.get(memory_id)
-        return Hit(memory, 1.0, 1.0, "lookup", successor=self._successor(memory))
+        return Hit(memory, 1.0, 1.0, "lookup", successor=self._successor(memory), written=self.written(memory))
 
     def _allowed(self, request: SearchRequest, now: datetime) -> dict[str, Memory]:
         """The memories that compete. Without filters this depends only on the index state, so it
@@ -247,6 +247,10 @@ class Searcher:
                 continue
             allowed[memory_id] = memory
         return allowed
+
+    def written(self, memory: Memory) -> datetime | None:
+        """When a memory was written: created_at, else its file's mtime (seed 004), as time filters read it."""
+        return memory.created_at or self._modified(memory)
 
     def _modified(self, memory: Memory) -> datetime | None:
         entry = self.index.entries.get(memory.path)
@@ -496,7 +500,7 @@ class Searcher:
             explain = {"order": order, "quality": quality, "recency": recency, "stale_factor": factor,
                        "vector_mix": c.mix[0], "keyword_mix": c.mix[1]}
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
-                            quality, None, c.via, stale=stale, explain=explain))
+                            quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
         return hits
 
     def _expand_graph(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest) -> None:

@@ -24,6 +24,7 @@ START_LOCK = "server.start.lock"
 LOG_NAME = "server.log"
 VAULT_LOCK = ".memdir/server.lock"  # in each vault: held by whichever process serves it (one writer)
 VAULT_HEADER = "X-Memdir-Vault"  # every request names its vault; the server opens it on the first one
+IDEMPOTENCY_HEADER = "X-Memdir-Idempotency-Key"  # one per logical call, sent again on a retry (idempotency.py)
 
 
 class RemoteError(Exception):
@@ -114,10 +115,12 @@ def serving(vault_root: Path) -> ServerInfo | None:
 
 
 def request(info: ServerInfo, method: str, path: str, body: Any = None, timeout: float = 30.0,
-            vault: Path | None = None) -> Any:
-    """One JSON request with the server's token, about `vault` when given; raises RemoteError or Unavailable."""
+            vault: Path | None = None, key: str | None = None) -> Any:
+    """One JSON request with the server's token, about `vault` when given; raises RemoteError or Unavailable.
+    `key`: the call's idempotency key (the same on a retry, so the server applies a write once)."""
     payload = json.dumps(body).encode() if body is not None else b""
     named = f"{VAULT_HEADER}: {quote(str(vault))}\r\n" if vault is not None else ""
+    named += f"{IDEMPOTENCY_HEADER}: {key}\r\n" if key else ""
     head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{info.port}\r\nAuthorization: Bearer {info.token}\r\n{named}"
             f"Content-Type: application/json\r\nAccept: application/json\r\nContent-Length: {len(payload)}\r\n"
             "Connection: close\r\n\r\n")
@@ -178,12 +181,19 @@ def _unchunk(data: bytes) -> bytes:
         position = end + 2 + size + 2
 
 
-def call(vault_root: Path, op: str, args: dict[str, Any] | None = None, timeout: float = 120.0) -> Any:
-    """Run one service operation on the vault, in this user's running server."""
+def call(vault_root: Path, op: str, args: dict[str, Any] | None = None, timeout: float = 120.0,
+         key: str | None = None) -> Any:
+    """Run one service operation on the vault, in this user's running server (`key`: see request)."""
     info = running()
     if info is None:
         raise Unavailable(f"no memdir server is running for {vault_root}")
-    return request(info, "POST", "/api/op", {"op": op, "args": args or {}}, timeout, vault=vault_root)["result"]
+    return request(info, "POST", "/api/op", {"op": op, "args": args or {}}, timeout, vault=vault_root,
+                   key=key or new_key())["result"]
+
+
+def new_key() -> str:
+    """A fresh idempotency key for one logical call."""
+    return os.urandom(16).hex()
 
 
 def start_detached(vault_root: Path) -> int | None:

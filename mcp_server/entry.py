@@ -8,16 +8,16 @@ import sys
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
-        from .hooks import main as hook_main
+        from .clients.hooks import main as hook_main
 
         sys.exit(hook_main(sys.argv[2:]))
     if len(sys.argv) > 1 and sys.argv[1] == "embed-host":  # started by vault servers, not by people
-        from .embed_host import main as host_main
+        from .embedding.host import main as host_main
 
         sys.exit(host_main(sys.argv[2:]))
     if len(sys.argv) > 1 and sys.argv[1] == "mcp" and not {"-h", "--help"} & set(sys.argv[2:]):
         sys.exit(_mcp(sys.argv[2:]))
-    from .cli import main as cli_main
+    from .cli.commands import main as cli_main
 
     cli_main()
 
@@ -44,7 +44,7 @@ def _mcp(args: list[str]) -> int:
     if not root.is_dir():
         print(f"Error: no vault at {root}; create one with: memdir init {given}", file=sys.stderr)
         return 1
-    from .stdio import run_stdio
+    from .tools.stdio import run_stdio
 
     run_stdio(root)
     return 0

@@ -10,7 +10,7 @@ from typing import Iterator
 
 import pytest
 
-from mcp_server import embed_host
+from mcp_server.embedding import host as embed_host
 from mcp_server.config import default_config_text
 from vault import Vault, init_vault
 

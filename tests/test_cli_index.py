@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from mcp_server.cli import cli
+from mcp_server.cli.commands import cli
 
 
 def run(*args: str):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mcp_server.cli import cli
+from mcp_server.cli.commands import cli
 from tests.conftest import memory_text, write
 
 
@@ -107,7 +107,7 @@ def test_doctor_exits_zero_on_a_clean_vault(example_root: Path):
 def test_help_imports_no_heavy_library():
     probe = (
         "import sys\n"
-        "from mcp_server.cli import main\n"
+        "from mcp_server.cli.commands import main\n"
         "sys.argv = ['memdir', '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('torch', 'onnxruntime', 'onnx', 'tokenizers', 'faiss', 'sentence_transformers', 'whoosh', 'mcp') if m in sys.modules]\n"

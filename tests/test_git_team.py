@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.curator import Curator
-from mcp_server.cli import cli
+from mcp_server.cli.commands import cli
 from tests.indexer.helpers import open_index
 from vault import Vault
 from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings

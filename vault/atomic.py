@@ -16,7 +16,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import ConflictError, VaultError
+from .errors import ConflictError, DiskFullError, VaultError
 
 TEMP_PREFIX = ".memdir-tmp-"
 
@@ -239,7 +239,8 @@ def _os_error(exc: OSError, path: Path) -> VaultError:
         errno.EIO: "an I/O error occurred",
     }
     reason = reasons.get(exc.errno or 0, exc.strerror or str(exc))
-    return VaultError(f"could not write {path}: {reason}; the existing file was left unchanged")
+    kind = DiskFullError if exc.errno in (errno.ENOSPC, errno.EDQUOT) else VaultError
+    return kind(f"could not write {path}: {reason}; the existing file was left unchanged")
 
 
 def write_state(path: Path, data: bytes, mode: int = 0o600, durable: bool = True) -> None:

@@ -8,7 +8,8 @@
     ├── ConflictError           someone else changed the file and the change cannot be re-applied
     ├── LockTimeout             another memdir writer held the lock too long
     ├── SecretError             content looks like a credential
-    └── ConfigError             memdir.toml is invalid
+    ├── ConfigError             memdir.toml is invalid
+    └── DiskFullError           the disk or quota is full: a file could not be written (names which)
 
 Higher layers add their own subclasses of VaultError (the indexer's IndexUnusable, for example),
 so `except VaultError` catches everything memdir raises on purpose.
@@ -67,3 +68,7 @@ class SecretError(VaultError):
 
 class ConfigError(VaultError):
     """memdir.toml could not be read or holds an invalid value."""
+
+
+class DiskFullError(VaultError):
+    """The disk (or the user's quota) is full: the named file could not be written; nothing was half written."""

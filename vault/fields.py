@@ -3,7 +3,8 @@
 They are ordinary frontmatter keys, kept as written and passed through to every outward shape
 with the other keys memdir does not own; `doctor` checks the ones named here, so a deadline that
 is not a date is found (with file, line and reason) before a lifecycle rule or a person relies
-on it. Nothing is refused at write time: a hand-edited file with a bad field is still served.
+on it. A hand-edited file with a bad field is still served; a tool write that sets one (update,
+a move to the user vault) is refused, naming the field (curator.py calls `misfits`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ def _texts(value: Any) -> str | None:
     return None if ok else f"{value!r} is not a list of texts"
 
 
+def _unit(value: Any) -> str | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
+    return None if ok else f"{value!r} is not a number from 0 to 1"
+
+
 def _flag(value: Any) -> str | None:
     return None if isinstance(value, bool) else f"{value!r} is not true or false"
 
@@ -50,7 +56,7 @@ def _flag(value: Any) -> str | None:
 TYPE_FIELDS: Mapping[str, Mapping[str, Callable[[Any], str | None]]] = {
     "objective": {"deadline": _date, "progress": _one_of(*PROGRESS), "blockers": _texts},
     "plan": {"deadline": _date, "progress": _one_of(*PROGRESS)},
-    "preference": {"domain": _text, "alternatives": _texts},
+    "preference": {"domain": _text, "alternatives": _texts, "weight": _unit},
     "learning": {"language": _text, "tool": _text, "applied": _flag},
     "decision": {"decided_on": _date, "alternatives": _texts},
 }
@@ -60,12 +66,18 @@ INTERNAL = frozenset({"session", "previous"})
 
 def problems(memory: Memory) -> list[tuple[str, str]]:
     """(key, reason) for each per-type field of the memory whose value does not fit its type."""
+    return misfits(memory.type, memory.frontmatter)
+
+
+def misfits(memory_type: str, values: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(key, reason) for each of `values` that is a per-type field of `memory_type` and does not fit it:
+    what `doctor` reports for a file, and what a tool write is refused for before anything is written."""
     found = []
-    for key, check in TYPE_FIELDS.get(memory.type, {}).items():
-        if key in memory.frontmatter:
-            reason = check(memory.frontmatter[key])
+    for key, check in TYPE_FIELDS.get(memory_type, {}).items():
+        if key in values:
+            reason = check(values[key])
             if reason:
-                found.append((key, f"{memory.type} field {key}: {reason}"))
+                found.append((key, f"{memory_type} field {key}: {reason}"))
     return found
 
 

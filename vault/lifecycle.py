@@ -108,6 +108,11 @@ def _failed_in_a_row(m: Memory) -> int:
     return streak
 
 
+# What happened (a captured exchange, a fix) stays while it keeps being used: a history-type memory
+# that became a proven pattern must not expire by age alone, an unused one goes after its TTL.
+IDLE_TTL_TYPES = frozenset({"history"})
+
+
 def _type_expired(m: Memory, now: datetime, s: LifecycleSettings) -> str:
     ttl = s.type_ttl_days.get(m.type)
     if not ttl:
@@ -117,6 +122,11 @@ def _type_expired(m: Memory, now: datetime, s: LifecycleSettings) -> str:
         # An objective due in February is not stale in December: its time-to-live starts at the deadline.
         if now - deadline > timedelta(days=ttl):
             return f"{m.type} memories expire {ttl:g} d after their deadline ({deadline.date().isoformat()})"
+        return ""
+    if m.type in IDLE_TTL_TYPES:
+        idle = _age(_latest(m.created_at, m.last_used_at), now)
+        if idle is not None and idle > timedelta(days=ttl):
+            return f"{m.type} memories expire {ttl:g} d after their last use (this one: {idle.days} d)"
         return ""
     age = _age(m.created_at, now)
     if age is not None and age > timedelta(days=ttl):

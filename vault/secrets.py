@@ -120,7 +120,42 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("secret-assignment", "secret assigned to a key-like name", re.compile(
         r"(?i)\b[\w.-]*(?:api[_-]?key|apikey|secret|token|passwd|password|pwd|access[_-]?key|auth[_-]?key|credential)s?"
         r"[\w.-]*[\"']?[ \t]*[:=][ \t]*(?P<q>[\"']?)(?P<s>[^\s\"'`,;]{16,})(?P=q)"), _random),
+    # Vendor formats with a prefix or a fixed structure (after gitleaks' rules of the same names).
+    _Rule("gitlab-token", "GitLab token", re.compile(
+        r"(?<![A-Za-z0-9_-])(?P<s>gl(?:pat|dt|rt|ptt|cbt|ft|imt|soat|oas)-[A-Za-z0-9_-]{20,})"), _real),
+    _Rule("huggingface-token", "Hugging Face token", re.compile(
+        r"(?<![A-Za-z0-9_])(?P<s>(?:hf_|api_org_)[A-Za-z0-9]{30,40})(?![A-Za-z0-9])"), _random),
+    _Rule("sendgrid-key", "SendGrid API key", re.compile(
+        r"(?<![A-Za-z0-9])(?P<s>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})"), _real),
+    _Rule("digitalocean-token", "DigitalOcean token", re.compile(
+        r"(?<![A-Za-z0-9_])(?P<s>do[opr]_v1_[a-f0-9]{64})(?![A-Za-z0-9])"), _real),
+    _Rule("azure-account-key", "Azure storage or service key", re.compile(
+        r"(?i)\b(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*(?P<s>[A-Za-z0-9+/]{30,}={0,2})"), _real),
+    _Rule("npm-token", "npm access token", re.compile(r"(?<![A-Za-z0-9_])(?P<s>npm_[A-Za-z0-9]{36})(?![A-Za-z0-9])"),
+          _random),
+    _Rule("pypi-token", "PyPI upload token", re.compile(r"(?<![A-Za-z0-9_-])(?P<s>pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})"),
+          _real),
+    _Rule("shopify-token", "Shopify token", re.compile(r"(?<![A-Za-z0-9_])(?P<s>shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})"),
+          _real),
+    _Rule("square-token", "Square token", re.compile(r"(?<![A-Za-z0-9_-])(?P<s>sq0(?:atp|csp)-[A-Za-z0-9_-]{22,43})"),
+          _real),
+    _Rule("databricks-token", "Databricks token", re.compile(r"(?<![A-Za-z0-9_])(?P<s>dapi[a-f0-9]{32}(?:-\d)?)(?![A-Za-z0-9])"),
+          _random),
+    _Rule("linear-key", "Linear API key", re.compile(r"(?<![A-Za-z0-9_])(?P<s>lin_api_[A-Za-z0-9]{40})"), _real),
+    _Rule("grafana-token", "Grafana token", re.compile(
+        r"(?<![A-Za-z0-9_])(?P<s>(?:glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}))"), _real),
+    _Rule("postman-key", "Postman API key", re.compile(r"(?<![A-Za-z0-9])(?P<s>PMAK-[a-f0-9]{24}-[a-f0-9]{34})"), _real),
+    _Rule("telegram-bot-token", "Telegram bot token", re.compile(
+        r"(?<![A-Za-z0-9])(?P<s>\d{8,10}:AA[0-9A-Za-z_-]{33})(?![A-Za-z0-9_-])"), _real),
 )
+
+_AWS_SECRET_RULE = _Rule("aws-secret-key", "AWS secret access key", re.compile(""))
+
+# The other half of a credential pair: an AWS secret access key is 40 characters of base64 with no prefix of
+# its own, so it is only recognisable beside its key id ("aws AKIA… / <secret>", "key ID …, secret …").
+# Redacting the id and keeping the secret would leave the half that matters.
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
+PAIR_DISTANCE = 300  # characters around a key id searched for its secret
 
 
 # Something every rule above needs in what it matches (its vendor prefix, structure or key word),
@@ -129,7 +164,9 @@ _RULES: tuple[_Rule, ...] = (
 # is added: tests/vault/test_secrets.py checks every rule's examples against it.
 _NEEDED = ("private key", "sk-", "akia", "asia", "abia", "acca", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
            "xox", "k_live_", "k_test_", "aiza", "eyj", "earer", "authorization:", "://", "key", "secret", "token", "passw",
-           "pwd", "credential")
+           "pwd", "credential", "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "glsoat-", "gloas-",
+           "hf_", "api_org_", "sg.", "_v1_", "accountkey", "sharedaccesskey", "npm_", "pypi-", "shpat_", "shpca_",
+           "shppa_", "shpss_", "sq0", "dapi", "lin_api_", "glc_", "glsa_", "pmak-", ":aa")
 
 
 def _worth_scanning(text: str) -> bool:
@@ -183,6 +220,19 @@ def mask(secret: str) -> str:
     return f"{secret[:2]}…" if len(secret) >= 8 else "…"
 
 
+def _paired_secrets(text: str, found: list[tuple[int, int, _Rule, str]]) -> list[tuple[int, int, _Rule, str]]:
+    """The AWS secret access keys that stand near an AWS key id found in the same text."""
+    paired = []
+    for start, end, rule, _ in found:
+        if rule.kind != "aws-access-key":
+            continue
+        for match in _AWS_SECRET.finditer(text, max(0, start - PAIR_DISTANCE), min(len(text), end + PAIR_DISTANCE)):
+            secret = match.group("s")
+            if _random(secret) and re.search(r"[a-z]", secret) and re.search(r"[A-Z]", secret):
+                paired.append((match.start("s"), match.end("s"), _AWS_SECRET_RULE, secret))
+    return paired
+
+
 def _matches(text: str, where: str) -> list[tuple[Finding, int, int]]:
     spans: list[tuple[int, int, _Rule, str]] = []
     if not _worth_scanning(text):
@@ -192,6 +242,7 @@ def _matches(text: str, where: str) -> list[tuple[Finding, int, int]]:
             secret = match.group("s")
             if rule.check is None or rule.check(secret):
                 spans.append((match.start("s"), match.end("s"), rule, secret))
+    spans += _paired_secrets(text, spans)
     spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
     kept: list[tuple[Finding, int, int]] = []
     end_of_last = -1

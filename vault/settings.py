@@ -52,8 +52,8 @@ class LifecycleSettings:
     remove_after_failures: int = setting(3, "... once their last this many outcomes all failed and most of their uses "
                                             "failed: one streak of wrong scores must not delete a helpful memory")
     type_ttl_days: dict[str, float] = setting(
-        {"context": 7.0, "objective": 30.0, "plan": 60.0, "journal": 90.0, "observation": 90.0},
-        "per-type expiry in days (types not listed never expire)",
+        {"context": 7.0, "objective": 30.0, "plan": 60.0, "journal": 90.0, "observation": 90.0, "history": 60.0},
+        "per-type expiry in days (types not listed never expire; history counts from its last use)",
     )
 
     def __post_init__(self) -> None:

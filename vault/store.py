@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from . import atomic, markdown
 from . import frontmatter as fm
@@ -136,6 +136,10 @@ class Vault:
 
     def edit(self, memory: Memory, change: Change, *, allow_secrets: bool = False) -> Memory:
         return self.writer.update(memory, change, allow_secrets=allow_secrets)
+
+    def edit_all(self, edits: Sequence[tuple[Memory, Change]]) -> list[Memory]:
+        """Several counter or field changes as one: all applied or none (Writer.update_all)."""
+        return self.writer.update_all(edits)
 
     def verify(self, memory: Memory) -> Memory:
         """Re-anchor a memory to its cited files as they are now (someone confirmed it still holds)."""

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from . import atomic
 from . import frontmatter as fm
 from . import secrets
 from .anchors import Anchors
-from .errors import ConflictError, NotFoundError, ParseError, ValidationError
+from .errors import ConflictError, NotFoundError, ParseError, ValidationError, VaultError
 from .ids import identity_key
 from .lock import WriteLock
 from .model import Memory
@@ -115,6 +115,43 @@ class Writer:
                     written = self._move(written, new_bytes, change.move_to)
                 return written
         raise ConflictError(f"{base.path} kept changing while memdir tried to write it; try again")
+
+    def update_all(self, edits: Sequence[tuple[Memory, Change]]) -> list[Memory]:
+        """Apply several changes as one: all of them or none.
+
+        Every file is read and its change rendered before any is written, so a memory moved, deleted or
+        unparseable meanwhile refuses the whole call (ConflictError) with nothing written. A file that changes
+        between two of the writes puts back the ones already written (compare-and-swap again) and the whole
+        set is re-applied. Should a put-back itself find its file changed, the error names what stayed applied.
+        For counters and fields (no moves, no new text: the caller checked it).
+        """
+        paths = [self.root / base.path for base, _ in edits]
+        for path, (_, change) in zip(paths, edits):
+            ensure_inside(self.root, path)
+            if change.move_to:
+                raise ValueError("update_all does not move files")
+        with self.lock.held():
+            for _ in range(MAX_ATTEMPTS):
+                planned = []
+                for path, (base, change) in zip(paths, edits):
+                    current_bytes, current = self._current(path, base)
+                    new_bytes = self._render(base, current, current_bytes, change)
+                    written = self._validated(new_bytes, base.path) if new_bytes != current_bytes else current
+                    planned.append((path, current_bytes, new_bytes, written))
+                done: list[tuple[Path, bytes, bytes]] = []
+                try:
+                    for path, old, new, _ in planned:
+                        if new != old:
+                            atomic.replace_file(path, new, expected=old)
+                            done.append((path, old, new))
+                except ConflictError:
+                    _put_back(self.root, done)
+                    continue  # one of them changed under us: read them all again, re-apply
+                except BaseException:  # a full disk, a read-only file: nothing of the call stays
+                    _put_back(self.root, done)
+                    raise
+                return [written for *_, written in planned]
+        raise ConflictError(f"{', '.join(b.path for b, _ in edits)} kept changing while memdir tried to write them; try again")
 
     def trash(self, base: Memory, now: datetime | None = None) -> str:
         """Move the file into `.trash/` (keeping its folders, adding a timestamp); returns the trash path."""
@@ -223,17 +260,35 @@ class Writer:
         return parse(data, relative(self.root, target), max_bytes=self.max_bytes, source=self.source)
 
 
+def _put_back(root: Path, done: list[tuple[Path, bytes, bytes]]) -> None:
+    """Undo the writes of an update_all that could not finish, newest first, each only if the file still
+    holds what was written (someone who changed it since keeps their change, and the error says so)."""
+    for position, (path, old, new) in enumerate(reversed(done)):
+        try:
+            atomic.replace_file(path, old, expected=new)
+        except VaultError as exc:
+            applied = [relative(root, p) for p, _, _ in done[: len(done) - position]]
+            raise ConflictError(f"only part of the change stayed applied, to {', '.join(applied)}: "
+                                f"putting back {relative(root, path)} failed ({exc})") from None
+
+
 def _check_reapplicable(base: Memory, current: Memory, change: Change) -> None:
     """Someone changed the file since `base` was read: refuse only where they changed what we change."""
     for key, value in change.fields.items():
         theirs = current.frontmatter.get(key)
         if theirs != base.frontmatter.get(key) and theirs != value:
             raise ConflictError(
-                f"{current.path}: '{key}' was changed to {theirs!r} since it was read; "
+                f"{current.path}: '{key}' was changed to {_shown(theirs)} since it was read; "
                 "re-read the memory and decide again"
             )
     if change.body is not None and current.body != base.body and current.body.rstrip() != change.body.rstrip():
         raise ConflictError(f"{current.path}: the body was edited since it was read; re-read it and apply your edit again")
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """A frontmatter value as a person wrote it (a date in ISO 8601, not Python's repr), cut to `limit`."""
+    text = value.isoformat().replace("+00:00", "Z") if isinstance(value, (datetime, date)) else repr(value)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text):,} characters)"
 
 
 def _with_final_newline(text: str) -> str:

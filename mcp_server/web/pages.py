@@ -303,7 +303,7 @@ def _anchors(service: Any, memory: Any) -> str:
 
 
 def _versions(versions: list[Any], why_none: str, most_diffs: int = 5) -> str:
-    from ..service import version_shape
+    from ..service.memory_service import version_shape
 
     if not versions:
         return f"<p class=muted>{esc(why_none or 'not committed to git yet')}</p>"
@@ -324,7 +324,7 @@ def turns_page(service: Any, memory_filter: str | None = None, most: int = 200) 
     """Each session's turns, newest first: the prompt's first line, the memories injected (relevance,
     channel, labels), the outcome each got in a later score, and the exchange captured. With
     `memory_filter`: only the turns that showed that memory, and how it fared."""
-    from .. import turns
+    from ..service import turns
 
     if memory_filter:
         check_id(memory_filter)

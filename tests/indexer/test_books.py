@@ -100,6 +100,48 @@ def test_one_bad_file_in_a_folder_is_reported_and_the_others_go_in(hashing_root:
     index.close()
 
 
+def test_a_folder_walk_reads_no_symlink_that_leads_outside_the_folder_and_the_project_and_says_so(
+        hashing_root: Path, tmp_path: Path):
+    """A cloned repository can carry docs/x.txt -> ~/.ssh/config: the walk must not copy it into books/."""
+    index = open_index(hashing_root)
+    project = tmp_path / "project"
+    docs = project / "docs"
+    docs.mkdir(parents=True)
+    elsewhere = tmp_path / "home"
+    (elsewhere / "private").mkdir(parents=True)
+    (elsewhere / "secret.txt").write_text("hunter2 is the root password of the build box\n")
+    (elsewhere / "private" / "notes.md").write_text("# Notes\n\nprivate notes\n")
+    (docs / "guide.md").write_text("# Guide\n\nThe zephyr queue drains every 5 minutes.\n")
+    (project / "README.md").write_text("# Readme\n\nInside the project, reached through a link.\n")
+    (docs / "link.txt").symlink_to(elsewhere / "secret.txt")
+    (docs / "inside.md").symlink_to(project / "README.md")
+    (docs / "dangling.md").symlink_to(tmp_path / "gone.md")
+    (docs / "folder").symlink_to(elsewhere / "private", target_is_directory=True)
+    results = {r.source: r for r in ingest(default_curator(index), [docs], project=project)}
+    assert results["docs/guide.md"].status == "created" and results["README.md"].status == "created"  # the link, read as what it names
+    assert results["docs/link.txt"].status == "skipped" and "outside the folder and the project" in results["docs/link.txt"].reason
+    assert results["docs/dangling.md"].status == "skipped" and "dangling" in results["docs/dangling.md"].reason
+    assert results["docs/folder"].status == "skipped" and "not followed" in results["docs/folder"].reason
+    books = "".join(path.read_text() for path in (hashing_root / "books").glob("*.md"))
+    assert "hunter2" not in books and "private notes" not in books
+    index.close()
+
+
+def test_ingesting_the_project_folder_never_takes_in_the_vaults_own_memories(tmp_path: Path):
+    from tests.conftest import HASHING_TOML
+    from vault import init_vault
+
+    project = tmp_path / "project"
+    root = project / "memories"  # a vault folder without a leading dot
+    init_vault(root, HASHING_TOML)
+    (root / "memory_bank" / "fact.md").write_text("---\nid: m-11112222\ntitle: A fact\n---\nThe fact.\n")
+    (project / "design.md").write_text("# Design\n\nThe design document.\n")
+    index = open_index(root)
+    results = ingest(default_curator(index), [project], project=project)
+    assert [(r.source, r.status) for r in results] == [("design.md", "created")]
+    index.close()
+
+
 @pytest.mark.model
 
 

@@ -322,3 +322,23 @@ def test_a_memory_prefixed_link_names_the_memory_after_the_prefix():
 ])
 def test_a_relation_phrase_after_a_link_types_it_except_supersession(text: str, relation: str):
     assert only(text).relation == relation
+
+
+def test_a_text_with_more_links_than_the_budget_is_read_up_to_the_last_link_the_budget_allows():
+    from indexer.links import MAX_LINKS, within_link_budget
+
+    text = " ".join(f"[[t-{i}]]" for i in range(MAX_LINKS + 50)) + " tail"
+    cut = within_link_budget(text)
+    assert cut.endswith(f"[[t-{MAX_LINKS - 1}]]") and "tail" not in cut
+    links = parse_links(text)
+    assert len(links) == MAX_LINKS and links[-1].target == f"t-{MAX_LINKS - 1}"
+    small = "see [[a]] and [[b]] then more"
+    assert within_link_budget(small) == small
+
+
+def test_many_links_on_one_line_are_typed_like_the_same_links_one_per_sentence():
+    """The typing looks each link's sentence up in one pass over the text (it used to rescan the line
+    from its start for every link); the result must be what a link-by-link reading gives."""
+    line = " ".join(f"Then [[t-{i}]] depends on [[u-{i}]]." if i % 3 == 0 else f"See [[t-{i}]]." for i in range(300))
+    typed = {(link.target, link.relation) for link in parse_links(line) if link.relation != "links_to"}
+    assert typed == {(f"{side}-{i}", "depends_on") for i in range(0, 300, 3) for side in "tu"}

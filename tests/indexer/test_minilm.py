@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sentence_transformers import SentenceTransformer
 
-from indexer.embed import model_dir
+from indexer.model_files import model_dir
 from indexer.onnx_minilm import BATCH, TOKEN_BUDGET, OnnxMiniLM, token_batches
 
 pytestmark = pytest.mark.model

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.app import App
-from mcp_server.service import MemoryService
+from mcp_server.service.app import App
+from mcp_server.service.memory_service import MemoryService
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mcp_server.app import App
-from mcp_server.cli import cli
-from mcp_server.service import MemoryService
+from mcp_server.service.app import App
+from mcp_server.cli.commands import cli
+from mcp_server.service.memory_service import MemoryService
 from tests.conftest import HASHING_TOML, write
 from vault import ValidationError, init_vault
 

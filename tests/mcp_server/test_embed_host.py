@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from indexer.embed import HashingEmbedder
-from mcp_server import embed_host
-from mcp_server.embed_host import HostInfo, SharedEmbedder, request
+from mcp_server.embedding import host as embed_host
+from mcp_server.embedding.host import HostInfo, SharedEmbedder, request
 
 
 @pytest.fixture
@@ -54,6 +54,16 @@ def test_the_host_answers_only_its_token_and_never_a_browser(host: HostInfo):
     assert connection.getresponse().status == 403
     connection.close()
     assert request(host, "POST", "/embed", json.dumps({"texts": "not a list"}).encode())[0] == 400
+
+
+def test_the_host_refuses_a_foreign_host_header_as_the_api_does(host: HostInfo):
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", host.port, timeout=5)
+    connection.request("POST", "/embed", body=json.dumps({"texts": ["x"]}).encode(),
+                       headers={"Authorization": f"Bearer {host.token}", "Host": f"rebound.example:{host.port}"})
+    assert connection.getresponse().status == 403
+    connection.close()
 
 
 def test_the_address_file_is_private_and_a_second_host_does_not_start(host: HostInfo, tmp_path: Path):

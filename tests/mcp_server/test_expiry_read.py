@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_server.hooks_server import HookHandler
+from mcp_server.clients.hooks_server import HookHandler
 
 STALE_WORKING = "m-3c8e1b75"  # working/next-session-todo.md: days old, never promoted
 
@@ -17,8 +17,8 @@ def test_a_working_memory_waiting_for_removal_is_not_searched_or_injected_but_sh
 
 
 def test_with_the_schedule_off_reads_show_everything_until_a_manual_gc(hashing_example):
-    from mcp_server.app import App
-    from mcp_server.service import MemoryService
+    from mcp_server.service.app import App
+    from mcp_server.service.memory_service import MemoryService
 
     toml = hashing_example / "memdir.toml"
     toml.write_text(toml.read_text() + '\n[lifecycle]\nevery = "off"\n')

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcp_server.server import Guard
+from mcp_server.server.process import Guard
 
 TOKEN = "s3cret-token"
 PORT = 43210

@@ -129,7 +129,7 @@ def test_a_dead_server_lets_the_prompt_through_and_loses_no_exchange(hashing_exa
 
 
 def test_hooks_import_nothing_heavy():
-    probe = ("import sys, mcp_server.entry, mcp_server.hooks; "
+    probe = ("import sys, mcp_server.entry, mcp_server.clients.hooks; "
              "heavy = [m for m in ('yaml', 'click', 'torch', 'onnxruntime', 'onnx', 'tokenizers', 'sentence_transformers', 'faiss', 'whoosh', 'mcp', "
              "'httpx', 'ruamel', 'vault', 'indexer') if m in sys.modules]; print(heavy)")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
@@ -166,7 +166,7 @@ def test_an_exchange_whose_hooks_were_killed_mid_request_is_stored_by_the_next_h
 
 
 def test_a_spooled_event_is_applied_once_whether_its_request_or_a_replay_takes_it(service):
-    from mcp_server.hooks_server import HookHandler
+    from mcp_server.clients.hooks_server import HookHandler
 
     handler = HookHandler(service)
     root = service.app.root

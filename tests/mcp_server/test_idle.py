@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mcp_server import client
-from mcp_server.idle import IdleWatch
+from mcp_server.server.idle import IdleWatch
 
 from .processes import start_server, stop_all, wait_for
 

@@ -15,9 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from mcp import Client
-from mcp_server import integrations, tools
+from mcp_server.clients import integrations
+from mcp_server.tools import mcp_tools as tools
 from vault import write as vault_write
-from mcp_server.cli import cli
+from mcp_server.cli.commands import cli
 
 
 @pytest.fixture
@@ -176,8 +177,8 @@ async def test_the_allow_list_names_real_tools_and_leaves_out_the_destructive_on
 
 
 def test_user_scope_serves_each_project_its_own_vault_from_any_subfolder(project: Path, tmp_path: Path):
-    from mcp_server.cli import vault_root
-    from mcp_server.hooks import find_vault
+    from mcp_server.cli.commands import vault_root
+    from mcp_server.clients.hooks import find_vault
 
     init("--claude-code", "--scope", "user")
     other = tmp_path / "other-project"
@@ -195,7 +196,7 @@ def test_user_scope_serves_each_project_its_own_vault_from_any_subfolder(project
 
 
 def test_the_project_mcp_server_finds_its_vault_when_claude_code_starts_in_a_subfolder(project: Path):
-    from mcp_server.cli import vault_root
+    from mcp_server.cli.commands import vault_root
 
     init("--claude-code")
     args = local_server(project)["args"]

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.app import App
-from mcp_server.hooks_server import HookHandler
-from mcp_server.leaks import shared_fragment
-from mcp_server.service import MemoryService
+from mcp_server.service.app import App
+from mcp_server.clients.hooks_server import HookHandler
+from mcp_server.service.leaks import shared_fragment
+from mcp_server.service.memory_service import MemoryService
 from vault import ValidationError
 
 from ..conftest import memory_text, write
@@ -94,7 +94,7 @@ def test_a_takeaway_of_another_conversation_is_not_judged_by_this_ones_private_m
 def test_an_edit_that_would_copy_private_text_into_a_shared_file_is_refused(service: MemoryService, hashing_root: Path,
                                                                            write_it):
     before = project_files(hashing_root)
-    with pytest.raises(ValidationError, match="repeats private memory"):
+    with pytest.raises(ValidationError, match="repeats text of private memory"):
         write_it(service)
     assert project_files(hashing_root) == before
 

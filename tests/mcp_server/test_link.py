@@ -8,10 +8,10 @@ import pytest
 from click.testing import CliRunner
 
 from mcp import Client
-from mcp_server import tools
-from mcp_server.app import App
-from mcp_server.cli import cli
-from mcp_server.service import MemoryService
+from mcp_server.tools import mcp_tools as tools
+from mcp_server.service.app import App
+from mcp_server.cli.commands import cli
+from mcp_server.service.memory_service import MemoryService
 from vault import NotFoundError, ValidationError
 
 from ..conftest import memory_text, write

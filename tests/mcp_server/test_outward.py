@@ -13,12 +13,15 @@ from click.testing import CliRunner
 from mcp import Client
 
 from indexer.search import SearchRequest
-from mcp_server import client, context, outward, render, tools
-from mcp_server.app import App
-from mcp_server.cli import cli
-from mcp_server.hooks_server import HookHandler
-from mcp_server.service import MemoryService
-from mcp_server.view import MemoryView, view_of, views
+from mcp_server import client
+from mcp_server.clients import context
+from mcp_server.views import outward, render
+from mcp_server.tools import mcp_tools as tools
+from mcp_server.service.app import App
+from mcp_server.cli.commands import cli
+from mcp_server.clients.hooks_server import HookHandler
+from mcp_server.service.memory_service import MemoryService
+from mcp_server.views.view import MemoryView, view_of, views
 from vault.model import BANK_DEFAULT, Memory
 
 from ..conftest import memory_text, write

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from mcp import Client
-from mcp_server import tools
-from mcp_server.app import App
-from mcp_server.hooks_server import HookHandler
-from mcp_server.service import MemoryService
+from mcp_server.tools import mcp_tools as tools
+from mcp_server.service.app import App
+from mcp_server.clients.hooks_server import HookHandler
+from mcp_server.service.memory_service import MemoryService
 from vault import Vault, init_vault
 from vault.errors import NotFoundError
 
@@ -246,7 +246,7 @@ def test_an_exchange_built_on_a_private_memory_is_captured_into_the_user_vault(s
 def test_show_and_list_without_a_server_read_the_user_vault_too(service, project):
     from click.testing import CliRunner
 
-    from mcp_server.cli import cli
+    from mcp_server.cli.commands import cli
 
     memory = add_private(service)
     shown = CliRunner().invoke(cli, ["show", memory["id"], "--json", "--vault", str(project)])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.schedule import Every
+from mcp_server.server.schedule import Every
 from vault import Vault
 from vault.config import load_sections
 from vault.errors import ConfigError

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mcp import Client
-from mcp_server import tools
-from mcp_server.hooks_server import HookHandler
+from mcp_server.tools import mcp_tools as tools
+from mcp_server.clients.hooks_server import HookHandler
 
 TOKEN = "sk-" + "proj-Abc123Def456Ghi789Jkl012Mno345Pqr"
 
@@ -38,3 +38,17 @@ def test_the_stop_hook_stores_the_exchange_with_the_secret_redacted(service):
     assert TOKEN not in stored["content"] and "hunter22" not in stored["content"]
     assert TOKEN not in (service.app.root / stored["path"]).read_text()
     assert all(TOKEN not in p.read_text() for p in (service.app.root / ".memdir").rglob("*.json"))
+
+
+@pytest.mark.parametrize("prompt", ["aws {key} / {secret}", "key ID {key}, secret {secret}"])
+def test_a_captured_aws_key_pair_loses_both_halves_in_the_file_the_session_and_the_index(service, prompt: str):
+    """Both halves of the pair, in every place a capture reaches: working/*.md, .memdir/sessions/*.json and
+    the manifest (its SQLite WAL included), which holds what the file said."""
+    key, secret = "AKIA" + "QWERTYUI0PASDF12", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "3x4mPl3K9z"
+    hooks = HookHandler(service)
+    hooks.prompt({"session_id": "s-aws", "prompt": "deploy fails with " + prompt.format(key=key, secret=secret)})
+    answer = hooks.stop({"session_id": "s-aws", "last_assistant_message": "Rotate that key pair first."})
+    stored = service.read(answer["stored"])
+    assert "[REDACTED:aws-secret-key]" in stored["content"]
+    written = [p for p in service.app.root.rglob("*") if p.is_file() and ".trash" not in p.parts]
+    assert [str(p) for p in written if secret.encode() in p.read_bytes() or key.encode() in p.read_bytes()] == []

@@ -133,7 +133,7 @@ async def test_the_server_listens_on_loopback_only(server):
 def test_a_loaded_vault_keeps_its_indices_out_of_the_collectors_full_passes(hashing_example: Path):
     import gc
 
-    from mcp_server.served import open_vault
+    from mcp_server.server.served import open_vault
 
     frozen_before = gc.get_freeze_count()
     served = open_vault(hashing_example, lambda config: None)
@@ -148,7 +148,7 @@ def test_a_loaded_vault_keeps_its_indices_out_of_the_collectors_full_passes(hash
 
 
 async def test_the_cli_gets_the_servers_errors_as_the_same_classes_and_bad_arguments_as_validation_errors(server):
-    from mcp_server.cli import Remote
+    from mcp_server.cli.commands import Remote
     from vault.errors import NotFoundError, ValidationError
 
     root, _ = server

@@ -7,10 +7,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from mcp_server.app import App
-from mcp_server.hooks_server import HookHandler
-from mcp_server.service import MemoryService
-from mcp_server.sessions import MAX_AGE_SECONDS, SessionStore
+from mcp_server.service.app import App
+from mcp_server.clients.hooks_server import HookHandler
+from mcp_server.service.memory_service import MemoryService
+from mcp_server.service.sessions import MAX_AGE_SECONDS, SessionStore
 
 from ..conftest import write
 
@@ -133,3 +133,21 @@ def test_where_did_we_leave_off_injects_the_newest_working_and_history_memories_
         app.close()
     lines = [line for line in context["additionalContext"].splitlines() if f"[id:{fresh}]" in line]
     assert lines and "recent" in lines[0]
+
+
+def test_memories_shown_for_an_interrupted_prompt_are_asked_for_after_the_next_answer(hashing_example):
+    app = App(hashing_example)
+    try:
+        handler = HookHandler(MemoryService(app))
+        first = handler.prompt({"session_id": "cut", "prompt": "why do the ledger imports take an advisory lock?"})
+        assert first["shown"]
+        # The user interrupts: no Stop hook. The next prompt shows other memories and is answered.
+        second = handler.prompt({"session_id": "cut", "prompt": "how do we deploy the release command on fly?"})
+        assert not second["scoring_required"], "nothing was answered yet: nothing to score"
+        handler.stop({"session_id": "cut", "last_assistant_message": "Fly runs the release command first."})
+        third = handler.prompt({"session_id": "cut", "prompt": "thanks"})
+    finally:
+        app.close()
+    asked = third["additionalContext"]
+    assert third["scoring_required"]
+    assert all(memory_id in asked for memory_id in first["shown"] + second["shown"])

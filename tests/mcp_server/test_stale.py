@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 from mcp import Client
-from mcp_server import tools
-from mcp_server.app import App
-from mcp_server.cli import cli
-from mcp_server.hooks_server import HookHandler
-from mcp_server.service import MemoryService
+from mcp_server.tools import mcp_tools as tools
+from mcp_server.service.app import App
+from mcp_server.cli.commands import cli
+from mcp_server.clients.hooks_server import HookHandler
+from mcp_server.service.memory_service import MemoryService
 from tests.conftest import HASHING_TOML, memory_text, write
 from tests.vault.test_anchors import git
 from vault import init_vault
@@ -150,7 +150,7 @@ def test_scoring_a_stale_memory_worked_suggests_verifying_it(service, project):
     write(project, "services/auth.py", AUTH.replace("15", "30"))
     answer = service.score({stale: "worked", fresh: "worked"})
     assert answer["verify"] == [stale]
-    from mcp_server import render
+    from mcp_server.views import render
     assert f'verify_memory(ids=["{stale}"])' in render.score_answer(answer)
     assert service.score({stale: "failed"})["verify"] == []
 
@@ -159,8 +159,25 @@ def test_verify_does_not_make_a_memory_citing_a_vanished_symbol_look_fresh(servi
     cited = service.add("Tokens are signed in `services/auth.py::issue_token`.", type="fact")["memory"]["id"]
     write(project, "services/auth.py", "TTL_MINUTES = 15\n\ndef mint_token(user):\n    return sign(user, TTL_MINUTES)\n")
     assert [s["reason"] for s in service.read(cited)["stale"]] == ["symbol-missing"]
-    service.verify([cited])  # the cited symbol is gone: verify must not make the memory look fresh
+    answer = service.verify([cited])  # the cited symbol is gone: verify must not make the memory look fresh
     assert [s["reason"] for s in service.read(cited).get("stale") or []] == ["symbol-missing"]
+    assert [s["reason"] for s in answer["verified"][0]["still_stale"]] == ["symbol-missing"]
+
+
+@pytest.mark.anyio
+async def test_the_verify_tool_and_command_do_not_say_verified_while_the_cited_symbol_is_gone(service, project):
+    cited = service.add("Tokens are signed in `services/auth.py::issue_token`.", type="fact")["memory"]["id"]
+    fresh = service.add("Sessions open in `services/session.py::open_session`.", type="fact")["memory"]["id"]
+    write(project, "services/auth.py", "TTL_MINUTES = 15\n\ndef mint_token(user):\n    return sign(user, TTL_MINUTES)\n")
+    async with Client(tools.build(service)) as client:
+        result = await client.call_tool("verify_memory", {"ids": [cited, fresh]})
+    gone, kept = result.content[0].text.splitlines()
+    assert gone.startswith(f"NOT verified [id:{cited}]") and "symbol missing" in gone
+    assert kept.startswith(f"verified [id:{fresh}]")
+    assert result.structured_content["verified"][0]["still_stale"][0]["reason"] == "symbol-missing"
+    service.app.close()
+    command = CliRunner().invoke(cli, ["verify", cited, "--vault", str(project / ".memories")])
+    assert "NOT verified" in command.output and not command.output.startswith("verified")
 
 
 def test_verify_with_one_unknown_id_refuses_before_changing_any_file(service, project):

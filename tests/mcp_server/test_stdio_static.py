@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server import client, tool_list
+from mcp_server import client
+from mcp_server.tools import tool_list
 
 from .processes import stdio, stop_all
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_the_static_tool_list_is_exactly_what_the_vault_server_lists():
-    assert tool_list.load() == await tool_list.current(), "tools changed: run python -m mcp_server.tool_list"
+    assert tool_list.load() == await tool_list.current(), "tools changed: run python -m mcp_server.tools.tool_list"
 
 
 async def test_tools_are_listed_even_when_the_vault_server_cannot_start_and_a_call_says_why(hashing_example: Path):
@@ -54,7 +55,7 @@ def test_sigint_ends_memdir_mcp_at_once_with_status_0(hashing_example: Path):
 
 def test_memdir_mcp_starts_on_the_standard_library_alone():
     """Claude Code waits for the tool list before a session's first request: no SDK, web stack or numpy on that path."""
-    probe = ("import sys; import mcp_server.entry, mcp_server.stdio; "
+    probe = ("import sys; import mcp_server.entry, mcp_server.tools.stdio; "
              "print(sorted(m for m in ('mcp', 'click', 'httpx2', 'anyio', 'numpy', 'starlette') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from mcp import Client
-from mcp_server import outward, tools
-from mcp_server.view import MemoryView
+from mcp_server.views import outward
+from mcp_server.tools import mcp_tools as tools
+from mcp_server.views.view import MemoryView
 
 pytestmark = pytest.mark.anyio
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_server.hooks_server import HookHandler
-from mcp_server.trivial import is_trivial_exchange
+from mcp_server.clients.hooks_server import HookHandler
+from mcp_server.clients.trivial import is_trivial_exchange
 
 
 @pytest.mark.parametrize("prompt, answer", [

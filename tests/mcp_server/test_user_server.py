@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcp_server import client
-from mcp_server.cli import cli
+from mcp_server.cli.commands import cli
 from vault import init_vault
 
 from ..conftest import HASHING_TOML, memory_text, write
@@ -148,7 +148,7 @@ def test_a_vault_that_cannot_be_opened_is_reported_and_the_others_go_on(three, t
 
 @pytest.mark.anyio
 async def test_a_memdir_mcp_session_goes_on_after_its_vault_was_closed_in_between(three):
-    from mcp_server import registry
+    from mcp_server.server import registry
 
     from .processes import stdio
 
@@ -170,7 +170,7 @@ async def test_a_memdir_mcp_session_goes_on_after_its_vault_was_closed_in_betwee
 
 
 def test_status_says_when_a_vault_is_still_embedding_in_the_background():
-    from mcp_server import render
+    from mcp_server.views import render
 
     row = {"vault": "/p/.memories", "pid": 7, "port": 9, "rss_mb": 130.0, "uptime_s": 3.0, "memories": 36,
            "idle_s": 1.0, "kind": "vault"}

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from indexer.search import SearchRequest, window_used
-from mcp_server.app import App
-from mcp_server.service import MemoryService
+from mcp_server.service.app import App
+from mcp_server.service.memory_service import MemoryService
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
 
@@ -58,3 +58,22 @@ def test_a_vague_question_lists_memories_not_reference_documents(service: Memory
     assert listed and all(hit["collection"] != "books" for hit in listed)
     books = service.search(query="what did we work on", collections=["books"], limit=50)["results"]
     assert books and all(hit["collection"] == "books" for hit in books)
+
+
+@pytest.mark.parametrize("after, before", [("2026-11-20", "2026-11-01"), ("2026-11-01", "2026-11-01")])
+def test_an_after_not_earlier_than_before_is_an_error_naming_both(service: MemoryService, after: str, before: str):
+    from vault import ValidationError
+
+    with pytest.raises(ValidationError, match=f"after \\({after}\\) is not earlier than before \\({before}\\)"):
+        service.search(query="deploy", after=after, before=before)
+    assert service.search(query="deploy", after=before if after > before else "2026-10-01", before="2026-11-21")
+
+
+def test_the_cli_says_so_too(hashing_example: Path):
+    from click.testing import CliRunner
+
+    from mcp_server.cli.commands import cli
+
+    result = CliRunner().invoke(cli, ["search", "deploy", "--after", "2026-11-20", "--before", "2026-11-01",
+                                      "--vault", str(hashing_example)])
+    assert result.exit_code != 0 and "is not earlier than before" in result.output

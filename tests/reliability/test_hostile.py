@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from indexer.curator import Curator
 from indexer.live import LiveIndex
 from indexer.settings import WatchSettings
-from mcp_server.app import App
-from mcp_server.cli import cli
+from mcp_server.service.app import App
+from mcp_server.cli.commands import cli
 from tests.conftest import HASHING_TOML, memory_text, write
 from tests.reliability.harness import (
     drift_in_place,
@@ -149,7 +149,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def service(cli_vault: Path):
-    from mcp_server.service import MemoryService
+    from mcp_server.service.memory_service import MemoryService
 
     (cli_vault / "memdir.toml").write_text(HASHING_TOML)
     app = App(cli_vault)
@@ -160,7 +160,7 @@ def service(cli_vault: Path):
 @pytest.mark.anyio
 async def test_every_mcp_tool_taking_an_id_or_path_refuses_traversals_as_tool_errors(service, cli_vault: Path):
     from mcp import Client
-    from mcp_server import tools
+    from mcp_server.tools import mcp_tools as tools
 
     before = snapshot(cli_vault.parent)
     calls = {

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from indexer.rebuild import reindex
-from mcp_server.app import App
+from mcp_server.service.app import App
 from tests.reliability.harness import drift, git, markdown_files, new_vault, run_worker, temp_files
 from vault import frontmatter as fm
 from vault import parse, store

@@ -146,3 +146,21 @@ def test_applying_moves_promoted_files_trashes_removed_ones_and_logs_every_decis
     log = [json.loads(line) for line in (vault.root / lc.LOG_NAME).read_text().splitlines()]
     assert {entry["id"] for entry in log} == {"m-00000001", "m-00000002", "m-00000003"}
     assert all({"when", "id", "from_collection", "to_collection", "why"} <= set(entry) for entry in log)
+
+
+def test_a_history_type_memory_expires_60_days_after_its_last_use():
+    assert S.type_ttl_days["history"] == 60.0
+    assert decide(memory("patterns", type="history", score=0.95, uses=6, success=6.0, age=61 * DAY)) == ("remove", None)
+    proven_and_used = memory("patterns", type="history", score=0.95, uses=6, success=6.0, age=200 * DAY,
+                             last_used=10 * DAY)
+    assert decide(proven_and_used) is None
+    assert decide(memory("memory_bank", type="history", age=61 * DAY)) == ("archive", None)
+    assert decide(memory("memory_bank", type="history", age=59 * DAY)) is None
+
+
+def test_the_history_ttl_is_set_in_memdir_toml(tmp_path):
+    from vault.config import load_sections
+
+    (tmp_path / "memdir.toml").write_text('[lifecycle]\ntype_ttl_days = { history = 14.0 }\n')
+    settings = load_sections(tmp_path, {"lifecycle": LifecycleSettings})["lifecycle"]
+    assert settings.type_ttl_days["history"] == 14.0 and settings.type_ttl_days["context"] == 7.0

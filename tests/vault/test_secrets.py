@@ -41,9 +41,24 @@ SECRETS = [
     ("secret-assignment", 'api_key = "' + 'Zx8kQ2mN7vL4pR9sT1wY6bC3"'),
     ("secret-assignment", "client_secret: " + "d41d8cd98f00b204e9800998ecf8427e"),
     ("secret-assignment", '"password": "' + 'Tr0ub4dor&3xyzQ9Wv"'),
+    ("gitlab-token", "the GitLab one: glpat-" + "xY9zA8bC7dE6fG5hI4jK"),
+    ("huggingface-token", "HF_TOKEN is hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz12345678"),
+    ("sendgrid-key", "SG." + "ngeVfQFYQlKU0ufo8x5d1A." + "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr"),
+    ("digitalocean-token", "doctl auth init -t dop_v1_" + "3f9a" * 16),
+    ("azure-account-key", "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=" + "Zm9vYmFyYmF6cXV4" * 5 + "ab==;"),
+    ("npm-token", "publish with npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"),
+    ("pypi-token", "twine upload -p pypi-AgEIcHlwaS5vcmc" + "CJDk3ZjQ4YzJkLTk2YmUtNDk3NS1iMjRmLTk4ZWI3MGM5ZDE0YQ"),
+    ("shopify-token", "shpat_" + "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d"),
+    ("linear-key", "lin_api_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz3A"),
+    ("postman-key", "PMAK-" + "5f3a9b2c8d1e4f7a6b0c9d2e" + "-" + "3f9a" * 8 + "b2"),
+    ("telegram-bot-token", "bot 123456789:AA" + "Hk3jLm9Qw2Er5Ty8Ui1Op4As7Df0Gh3Jk"),
 ]
 
 HARMLESS = [
+    "AKIAIOSFODNN7EXAMPLE with wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY, the pair in the AWS docs",
+    "rotated in commit 3f786850e387550fdab836ed7e6dc881de23001b",
+    "model id hf_internal_testing and the hf_hub_offline flag",
+    "SG.1 is the first security group",
     "commit 3f786850e387550fdab836ed7e6dc881de23001b fixed the flaky ledger test",
     "request id 123e4567-e89b-12d3-a456-426614174000",
     "see [id:m-1234abcd] and [[m-4f8ddbe5]]",
@@ -154,3 +169,19 @@ def test_scan_secrets_false_in_memdir_toml_turns_the_check_off(tmp_path: Path):
     assert settings.scan_secrets is False
     memory = Vault(root, settings).add(f"use {GITHUB}")
     assert GITHUB in (root / memory.path).read_text()
+
+
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "3x4mPl3K9z"
+
+
+@pytest.mark.parametrize("text", [f"aws {AWS} / {AWS_SECRET}", f"key ID {AWS}, secret {AWS_SECRET}",
+                                  f"{AWS_SECRET} is the secret for {AWS}",
+                                  f"aws_access_key_id={AWS}\naws_secret_access_key={AWS_SECRET}"])
+def test_both_halves_of_an_aws_key_pair_are_redacted(text: str):
+    redacted, found = redact(text)
+    assert AWS not in redacted and AWS_SECRET not in redacted
+    assert {f.kind for f in found} >= {"aws-access-key"} and len(found) == 2
+
+
+def test_a_lone_forty_character_value_is_not_taken_for_an_aws_secret():
+    assert scan(f"the build artefact hash is {AWS_SECRET}") == []

@@ -14,9 +14,9 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 from click.testing import CliRunner
 
-from mcp_server.app import App
-from mcp_server.cli import cli
-from mcp_server.service import MemoryService
+from mcp_server.service.app import App
+from mcp_server.cli.commands import cli
+from mcp_server.service.memory_service import MemoryService
 from tests.conftest import HASHING_TOML, write
 from tests.mcp_server.processes import start_server, stop_all
 from tests.vault.test_anchors import git

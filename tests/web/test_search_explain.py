@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from indexer.search import SearchRequest
-from mcp_server.app import App
-from mcp_server.service import MemoryService
+from mcp_server.service.app import App
+from mcp_server.service.memory_service import MemoryService
 from mcp_server.web.pages import channel_shares, search_page
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_server import turns
+from mcp_server.service import turns
 
 
 def test_the_turn_log_reads_what_was_appended_since_and_skips_torn_or_foreign_lines(tmp_path: Path):

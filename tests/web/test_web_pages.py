@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcp_server import client
-from mcp_server.cli import cli
+from mcp_server.cli.commands import cli
 
 from .conftest import HOSTILE_TITLE, Browserless, login_url
 

@@ -1,0 +1,1 @@
+"""The `memdir` command line: click commands that parse, call one service operation and format the result."""

@@ -1,0 +1,120 @@
+"""`memdir hook prompt|stop|session-start`: Claude Code's hooks, as tiny clients of this user's memdir server.
+
+Standard library only (plus the stdlib client): a hook runs on every prompt. A hook always
+exits 0 within its budget: it never blocks the user. When the server is down it starts it
+in the background, and when the server has not opened this vault yet it opens it; either way this prompt
+goes through without context. Prompt and Stop events are
+written to .memdir/spool/ before anything else, so an exchange survives a hook process killed
+mid-request (`claude -p` exits right after its answer) and a server that is down or hung.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import client
+from ..locate import locate
+
+EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "SessionStart"}
+# How long a hook waits for the server. No hook may stall a turn on a hung server: within 1 s (process
+# start included) it goes on. The events themselves are already safe in the spool, and a server that is
+# merely slow goes on storing an exchange after the Stop hook has left.
+TIMEOUTS = {"prompt": 0.9, "stop": 0.9, "session-start": 0.9}
+SPOOL = ".memdir/spool"
+MAX_STDIN = 4 * 1024 * 1024
+USAGE = "usage: memdir hook prompt|stop|session-start [--vault PATH]  (reads Claude Code's hook JSON on stdin)"
+
+
+def main(argv: list[str]) -> int:
+    try:
+        return _run(argv)
+    except Exception as exc:  # a failing hook must never block the user: report and let the prompt through
+        print(f"memdir hook: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 0
+
+
+def _run(argv: list[str]) -> int:
+    event, vault_arg = _arguments(argv)
+    if event is None:
+        print(USAGE, file=sys.stderr)
+        return 0
+    data = json.loads(sys.stdin.buffer.read(MAX_STDIN) or b"{}")
+    if not isinstance(data, dict) or not data.get("session_id"):
+        print("memdir hook: no session_id in the hook input; nothing to do", file=sys.stderr)
+        return 0
+    root = find_vault(vault_arg, data.get("cwd"))
+    if root is None:
+        return 0
+    payload = {**data, "client_pids": ancestors()}
+    # First make the event durable (a millisecond), then hand it over: `claude -p` may kill this
+    # process at any moment after it starts, and whatever the server did not take stays spooled.
+    name = spool(root, event, payload)
+    info = client.running()
+    if info is None:
+        client.start_detached(root)
+        return 0
+    try:
+        request = {**payload, "spool": name} if name else payload
+        result = client.request(info, "POST", f"/api/hook/{event}", request, timeout=TIMEOUTS[event], vault=root)
+    except (client.Unavailable, client.RemoteError) as exc:
+        print(f"memdir hook: {exc}", file=sys.stderr)
+        return 0
+    context = result.get("additionalContext") if isinstance(result, dict) else None
+    if context and event in ("prompt", "session-start"):
+        output = {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": context}}
+        sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _arguments(argv: list[str]) -> tuple[str | None, str | None]:
+    event = argv[0] if argv and argv[0] in EVENTS else None
+    vault = None
+    if "--vault" in argv[1:]:
+        position = argv.index("--vault")
+        vault = argv[position + 1] if position + 1 < len(argv) else None
+    return event, vault
+
+
+def find_vault(explicit: str | None, cwd: Any) -> Path | None:
+    """--vault, else $MEMDIR_VAULT, else .memories, a relative one looked up from the hook's cwd upward
+    (locate.py); only an initialized vault counts."""
+    base = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
+    given = next((c for c in (explicit, os.environ.get("MEMDIR_VAULT")) if c), ".memories")
+    # The first one given decides: a wrong vault is not silently replaced by another.
+    root = locate(given, base)
+    return root.absolute() if (root / "memdir.toml").is_file() else None
+
+
+def ancestors(depth: int = 5) -> list[int]:
+    """This process's parent chain: lets the server tie this Claude Code session to its MCP connection."""
+    chain = [os.getppid()]
+    pid = chain[0]
+    for _ in range(depth - 1):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            pid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+        if pid <= 1:
+            break
+        chain.append(pid)
+    return chain
+
+
+def spool(root: Path, event: str, payload: dict[str, Any]) -> str | None:
+    """Keep the event where the server finds it: it takes the file when the request arrives, and
+    replays files no request claimed. Returns the file's name (None for an orientation)."""
+    if event == "session-start":
+        return None  # an orientation is only useful now
+    folder = root / SPOOL
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"{time.time_ns()}-{os.getpid()}-{event}.json"
+    temp = folder / f".{name}.tmp"
+    temp.write_text(json.dumps({"event": event, "payload": payload}))
+    os.replace(temp, folder / name)  # not fsynced: it guards against a killed process, not a power cut
+    return name

@@ -1,0 +1,278 @@
+"""The server side of the Claude Code hooks: choose and format context, capture exchanges, track turns.
+
+The hook processes are tiny clients; everything that needs the index happens here, in the
+process that already has it loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+from indexer import timewords
+from indexer.search import Hit, SearchRequest
+from vault import ValidationError, VaultError
+
+from ..service import turns
+from ..service.capture import MAX_EXCHANGE_CHARS
+from .context import Line, known_context, memory_line, pointer_line, scoring_request
+from ..service.memory_service import MemoryService
+from ..service.sessions import Session
+from .trivial import is_trivial_exchange
+from ..views.view import view_of
+
+log = logging.getLogger("memdir.hooks")
+MAX_PROMPT_CHARS = 4000  # the query is the prompt's beginning; a pasted log is not a better query
+STALE_SECONDS = 45.0  # longer than any hook waits for its request: an older spool file lost its request
+# A hook waits under a second for its answer (hooks.TIMEOUTS): a spool file older than this has nobody waiting
+# on it, so the server's own timer may apply it (a request that still arrives finds it taken: applied once).
+ORPHANED_SECONDS = 2.0
+
+
+class HookHandler:
+    def __init__(self, service: MemoryService) -> None:
+        self.service = service
+        self.settings = service.hook_settings()
+        self.spool = service.spool_folder()
+        self._claimed: dict[str, Path] = {}  # spool name -> the file this server took for its request
+
+    # -- UserPromptSubmit --------------------------------------------------------------
+
+    def prompt(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        session_id = _session_id(event)
+        if not self._claim(event):
+            return {"additionalContext": "", "shown": [], "scoring_required": False, "replayed": True}
+        self.replay_stale()
+        prompt = str(event.get("prompt") or "")
+        result: dict[str, Any] = {}
+
+        def turn(state: Session) -> None:
+            scoring = self._start_turn(state, prompt, event)
+            lines, explained = self._context_lines(state, prompt)
+            block, kept = known_context(lines, self.settings.max_chars - len(scoring))
+            for scorable in (True, False):
+                state.show(((line.memory_id, line.content_hash) for line in kept if line.scorable == scorable),
+                           scorable=scorable)
+            result.update(additionalContext="\n\n".join(part for part in (scoring, block) if part),
+                          shown=[line.memory_id for line in kept], scoring_required=bool(scoring))
+            turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=turns.first_line(state.prompt),
+                         shown=[explained[line.memory_id] for line in kept if line.memory_id in explained])
+
+        self._settle(event, lambda: self.service.sessions.update(session_id, turn))
+        return result
+
+    def _start_turn(self, state: Session, prompt: str, event: Mapping[str, Any]) -> str:
+        """Open a new turn; ask for scores when the previous answer completed with memories unscored."""
+        pids = [int(p) for p in event.get("client_pids", []) if isinstance(p, int) or str(p).isdigit()]
+        state.client_pids = sorted(set(state.client_pids) | set(pids))[-8:]
+        scoring = ""
+        if state.completed:
+            pending = [i for i in dict.fromkeys(state.awaiting + state.turn_shown) if self.service.find(i)]
+            state.awaiting = pending
+            if pending:
+                scoring = scoring_request(pending)
+        elif state.turn_shown:
+            # The previous prompt was interrupted before its answer (no Stop): what it was shown is
+            # kept for the scoring request after the next completed answer, not forgotten.
+            state.awaiting = [i for i in dict.fromkeys(state.awaiting + state.turn_shown) if self.service.find(i)]
+        state.scoring_required = bool(scoring)
+        state.turn += 1
+        state.turn_shown = []
+        state.completed = False
+        state.scored_this_turn = False
+        state.prompt = self.service.redacted(prompt)[:MAX_EXCHANGE_CHARS]  # the session file keeps no secret either
+        return scoring
+
+    def _context_lines(self, state: Session, prompt: str) -> tuple[list[Line], dict[str, dict[str, Any]]]:
+        """The lines to inject, and for the turn log why each was chosen (relevance, channel, labels)."""
+        always = self.service.always_inject()  # both vaults: the session is the local user's own
+        hits: list[Hit] = []
+        if prompt.strip():
+            hits = self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30))
+        chosen = _slots(hits, self.settings, exclude={m.id for m in always},
+                        recent=timewords.is_vague(prompt))
+        lines = []
+        # A hit's view quotes what matched (a long document's section) and carries the hit's stale cites.
+        shown = [(m, view_of(m, stale=self.service.stale(m))) for m in always] + \
+                [(h.memory, view_of(h.memory, hit=h)) for h in chosen]
+        explained: dict[str, dict[str, Any]] = {}
+        for memory, view in shown:
+            chosen_now = view.relevance is not None
+            labels = ["standing"] * (not chosen_now) + ["repeat"] * (state.shown.get(memory.id) == memory.content_hash) + \
+                ["stale"] * bool(view.stale) + ["superseded"] * bool(view.successor)
+            explained[memory.id] = {"id": memory.id, "title": memory.title, "relevance": view.relevance,
+                                    "channel": view.channel, "labels": labels}
+            if state.shown.get(memory.id) == memory.content_hash:
+                lines.append(Line(memory.id, memory.content_hash, pointer_line(view), True, chosen_now))
+            else:
+                lines.append(Line(memory.id, memory.content_hash, memory_line(view, self.settings.content_chars),
+                                  False, chosen_now))
+        return lines, explained
+
+    # -- the spool: every prompt and Stop event is written there first by the hook process -----
+
+    def replay(self, spool: Path, older_than: float = 0.0, *, spooled_before: int | None = None) -> int:
+        """Apply spooled hook events no request delivered (the server was down, or the hook process was
+        killed mid-request, as `claude -p` does at exit), oldest first; returns how many.
+
+        With neither `older_than` nor `spooled_before` (a server starting or closing the vault) every file is
+        due, also one a dead server had taken; otherwise only files spooled before the cutoff (time_ns)."""
+        replayed = 0
+        if not older_than and spooled_before is None:  # a file taken by a server that died applying it is due again
+            for orphan in spool.glob(".*.json.*.taken"):
+                os.replace(orphan, spool / orphan.name[1:].split(".json.", 1)[0] + ".json")
+        cutoff = spooled_before if spooled_before is not None else time.time_ns() - int(older_than * 1e9)
+        paths = [p for p in spool.glob("*.json") if _spooled_at(p) <= cutoff]
+        for path in sorted(paths, key=_spooled_at):
+            claimed = _take(path)
+            if claimed is None:
+                continue  # its own request (or another replay) took it meanwhile
+            try:
+                record = json.loads(claimed.read_text())
+                payload = record["payload"]
+                if record["event"] == "prompt":
+                    self.service.sessions.update(_session_id(payload),
+                                                 lambda s: self._start_turn(s, str(payload.get("prompt") or ""), payload))
+                elif record["event"] == "stop":
+                    self.stop(payload, claimed=True)
+                replayed += 1
+            except (ValueError, KeyError, TypeError, VaultError) as exc:
+                log.warning("spooled hook event %s dropped: %s", path.name, exc)
+            claimed.unlink(missing_ok=True)
+        return replayed
+
+    def drain(self, spooled_before: int | None = None) -> int:
+        """The server's own pass over the spool (its timer, and the moment its vault is open): events whose
+        hook no longer waits, or spooled before `spooled_before` (answered "opening", so nobody will claim them)."""
+        if spooled_before is None:
+            return self.replay(self.spool, older_than=ORPHANED_SECONDS)
+        return self.replay(self.spool, spooled_before=spooled_before)
+
+    def replay_stale(self) -> int:
+        """Events left in the spool by hook processes that died mid-request, found on the next hook call."""
+        return self.replay(self.spool, older_than=STALE_SECONDS)
+
+    def _claim(self, event: Mapping[str, Any]) -> bool:
+        """True when this request should apply its event: it names no spool file, or it took its file
+        before a replay did (a rename is atomic: exactly one of them wins)."""
+        name = event.get("spool")
+        if not isinstance(name, str):
+            return True
+        if "/" in name or name.startswith("."):
+            raise ValidationError(f"spool name {name!r} is not a file name")
+        claimed = _take(self.spool / name)
+        if claimed is None:
+            return False
+        self._claimed[name] = claimed
+        return True
+
+    def _settle(self, event: Mapping[str, Any], apply: Any) -> None:
+        """Apply the event; then drop its spool file, or put it back for a replay when applying failed."""
+        claimed = self._claimed.pop(str(event.get("spool")), None)
+        try:
+            apply()
+        except BaseException:
+            if claimed is not None:
+                os.replace(claimed, self.spool / str(event["spool"]))
+            raise
+        if claimed is not None:
+            claimed.unlink(missing_ok=True)
+
+    # -- Stop ----------------------------------------------------------------------------
+
+    def stop(self, event: Mapping[str, Any], claimed: bool = False) -> dict[str, Any]:
+        session_id = _session_id(event)
+        if not claimed and not self._claim(event):
+            return {"stored": None, "reason": "replayed"}
+        if event.get("stop_hook_active"):
+            self._settle(event, lambda: None)
+            return {"stored": None, "reason": "stop_hook_active"}
+        answer = str(event.get("last_assistant_message") or "")
+        result: dict[str, Any] = {}
+
+        def finish(state: Session) -> None:
+            stored = None
+            if self.settings.capture_exchanges and (state.prompt or answer):
+                if is_trivial_exchange(state.prompt, answer):
+                    log.info("session %s: turn %d is an acknowledgement or a scoring turn; not stored", session_id, state.turn)
+                else:
+                    stored = self.service.capture_exchange(state.id, state.prompt, answer, state.turn_shown,
+                                                           state.last_exchange)
+                    state.last_exchange = stored or state.last_exchange
+                    if stored:
+                        turns.record(self.service.app.root, "exchange", state.id, state.turn, stored=stored)
+            if state.scoring_required and not state.scored_this_turn:
+                log.warning("session %s: turn %d asked for score_memories and it was not called", session_id, state.turn)
+            state.completed = True
+            result.update(stored=stored, scored=state.scored_this_turn, scoring_required=state.scoring_required)
+
+        self._settle(event, lambda: self.service.sessions.update(session_id, finish))
+        return result
+
+    # -- SessionStart --------------------------------------------------------------------
+
+    def session_start(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        session_id = _session_id(event)
+        stats = self.service.stats()
+        standing = self.service.always_inject()  # sorted by id
+        counts = ", ".join(f"{count} {name}" for name, count in sorted(stats["collections"].items()))
+        lines = [f"memdir memory vault: {stats['memories']} memories ({counts or 'empty'}). "
+                 "Relevant memories arrive with each prompt as KNOWN CONTEXT; search_memory finds more."]
+        if standing:
+            lines.append("Standing facts:")
+            lines += [memory_line(view_of(m), self.settings.content_chars) for m in standing]
+        if stats["problems"]:
+            lines.append(f"({stats['problems']} files in the vault could not be read; `memdir doctor` lists them.)")
+        forget = event.get("source") in ("clear", "compact")  # the earlier injections are gone from the model's context
+
+        def orient(state: Session) -> None:
+            if forget:
+                state.shown = {}
+            state.show(((m.id, m.content_hash) for m in standing), scorable=False)
+
+        self.replay_stale()
+        self.service.sessions.update(session_id, orient)
+        return {"additionalContext": "\n".join(lines)}
+
+
+def _slots(hits: list[Hit], settings: Any, exclude: set[str], recent: bool = False) -> list[Hit]:
+    """Best working, best history, then the best overall: each collection's reserved seat first.
+
+    With `recent` (a prompt that names no subject: "where did we leave off", "what did we do
+    yesterday") the hits are a timeline, newest first, and the seats go to the newest memories."""
+    relevant = [h for h in hits if h.memory.id not in exclude
+                and (h.relevance >= settings.min_relevance or (recent and h.channel == "timeline"))]
+    chosen: list[Hit] = []
+    for collection, count in (("working", settings.slots_working), ("history", settings.slots_history)):
+        chosen += [h for h in relevant if h.memory.collection == collection][:count]
+    chosen += [h for h in relevant if h not in chosen][: settings.slots_overall]
+    return sorted(chosen, key=lambda h: (-h.final, -h.moment()))
+
+
+def _spooled_at(path: Path) -> int:
+    try:
+        return int(path.name.split("-", 1)[0])
+    except ValueError:
+        return 0
+
+
+def _take(path: Path) -> Path | None:
+    """Claim a spool file by renaming it to a hidden name; None when another claim won."""
+    claimed = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.taken")
+    try:
+        os.rename(path, claimed)
+    except FileNotFoundError:
+        return None
+    return claimed
+
+
+def _session_id(event: Mapping[str, Any]) -> str:
+    session_id = event.get("session_id")
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise ValidationError("hook event has no session_id")
+    return session_id[:200]
+

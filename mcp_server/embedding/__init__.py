@@ -1,0 +1,1 @@
+"""The per-user embedding host: one model process that every vault server asks for vectors."""

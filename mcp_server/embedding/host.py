@@ -1,0 +1,354 @@
+"""One embedding model per user: a small host process that every vault server asks for vectors.
+
+The model and its runtime were most of a vault server's memory (736 MB for the example vault, of which
+about 110 MB is memdir, FAISS, Whoosh and the web stack). Five open projects used to mean five
+copies. Vault servers now send texts to this host and keep everything else - indices, watcher,
+write lock, token - to themselves; the host keeps nothing: texts in, vectors out, no cache, no
+log of what it saw, so no project's text reaches another.
+
+Both ends are here. The host is `python -m mcp_server embed-host`, standard library HTTP on
+127.0.0.1 with a per-start bearer token; its address and token are in `embedder.json` (0600) in
+the per-user registry folder (see server/registry.py), next to the `embedder.lock` it holds while it
+lives. `SharedEmbedder` is the vault server's side: it starts the host when none runs (one start
+for many concurrent callers), and starts it again when it went away (idle exit, killed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import fcntl
+import hmac
+import http.client
+import json
+import logging
+import os
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from vault import atomic
+
+from .. import client
+from ..rss import rss_mb
+
+log = logging.getLogger("memdir.embed_host")
+
+MODEL_ID = "all-MiniLM-L6-v2"
+DIM = 384
+ADDRESS_FILE = "embedder.json"
+LOCK_FILE = "embedder.lock"
+START_LOCK = "embedder.start.lock"
+LOG_FILE = "embedder.log"
+BATCH = 256  # texts per request: bounds a request's body and the host's working memory
+MAX_BODY = 64 * 1024 * 1024
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The shared embedding host could not be started or reached."""
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    pid: int
+    port: int
+    token: str
+    started: float
+
+    @staticmethod
+    def read(folder: Path | None = None) -> HostInfo | None:
+        try:
+            data = json.loads(((folder or client.servers_folder()) / ADDRESS_FILE).read_text())
+            return HostInfo(int(data["pid"]), int(data["port"]), str(data["token"]), float(data["started"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+
+def running(folder: Path | None = None) -> HostInfo | None:
+    """The live host's address, or None (a stale file of a killed host is ignored)."""
+    info = HostInfo.read(folder)
+    return info if info is not None and _alive(info.pid) and _lock_held(folder or client.servers_folder()) else None
+
+
+def _alive(pid: int) -> bool:
+    return client.process_alive(pid)
+
+
+def _lock_held(folder: Path) -> bool:
+    return client.lock_held(folder / LOCK_FILE)
+
+
+def request(info: HostInfo, method: str, path: str, body: bytes | None = None,
+            timeout: float = 60.0) -> tuple[int, dict[str, str], bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", info.port, timeout=timeout)
+    try:
+        connection.request(method, path, body=body, headers={"Authorization": f"Bearer {info.token}",
+                                                             "Content-Type": "application/json"})
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+# -- the vault server's side --------------------------------------------------------------------
+
+
+class SharedEmbedder:
+    """An Embedder whose model lives in the per-user host; it starts the host when none runs."""
+
+    id = MODEL_ID
+    dim = DIM
+
+    def __init__(self, idle_exit_seconds: float = 1800.0, start_timeout: float = 120.0) -> None:
+        self.idle_exit_seconds = idle_exit_seconds
+        self.start_timeout = start_timeout
+        self._lock = threading.Lock()
+        self._info: HostInfo | None = None
+        self._closed = False
+
+    def close(self) -> None:
+        """The server is exiting: from now on no call starts a host (a backfill still running at `memdir stop
+        --all` would otherwise start a fresh one after the old host was stopped, and leave it behind)."""
+        with self._lock:
+            self._closed = True
+
+    def warm(self) -> threading.Thread:
+        """Start the host in the background (a server does this while it loads its indices)."""
+        thread = threading.Thread(target=self._safe_host, name="embed-host-warm", daemon=True)
+        thread.start()
+        return thread
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        parts = [self._call(list(texts[i:i + BATCH]), query=False) for i in range(0, len(texts), BATCH)]
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._call([text], query=True)[0]
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _safe_host(self) -> None:
+        try:
+            self._host()
+        except EmbedderUnavailable as exc:
+            log.warning("%s", exc)
+
+    def _call(self, texts: list[str], query: bool) -> np.ndarray:
+        body = json.dumps({"texts": texts, "query": query}).encode()
+        for attempt in (1, 2):
+            info = self._host()
+            try:
+                status, headers, data = request(info, "POST", "/embed", body)
+            except OSError:
+                if attempt == 2:
+                    raise EmbedderUnavailable("the memdir embedding host stopped answering") from None
+                with self._lock:
+                    self._info = None  # it exited (idle, killed): start it again once
+                continue
+            if status != 200:
+                raise EmbedderUnavailable(f"the memdir embedding host answered {status}: {data[:200].decode(errors='replace')}")
+            rows, dim = (int(n) for n in headers["x-shape"].split(","))
+            return np.frombuffer(data, dtype=np.float32).reshape(rows, dim).copy()
+        raise AssertionError("unreachable")
+
+    def _host(self) -> HostInfo:
+        with self._lock:
+            if self._info is not None and _alive(self._info.pid):
+                return self._info
+            if self._closed:
+                raise EmbedderUnavailable("the memdir server is exiting; it starts no embedding host")
+            self._info = ensure_host(self.idle_exit_seconds, self.start_timeout)
+            return self._info
+
+
+def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> HostInfo:
+    """The running host, answering its health check; started and waited for when needed (bounded)."""
+    folder = client.servers_folder()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    deadline = time.monotonic() + timeout
+    child: int | None = None
+    delay = 0.05
+    while True:
+        info = running(folder)
+        if info is not None:
+            try:
+                if request(info, "GET", "/health", timeout=5.0)[0] == 200:
+                    return info
+            except OSError:
+                pass  # bound but not answering yet
+        elif child is None and not _lock_held(folder):
+            child = _start(folder, idle_exit_seconds)
+        elif child is not None and child > 0 and not _alive_child(child) and not _lock_held(folder):
+            raise EmbedderUnavailable(f"the memdir embedding host exited while starting; see {folder / LOG_FILE}")
+        if time.monotonic() >= deadline:
+            raise EmbedderUnavailable(f"the memdir embedding host did not start within {timeout:.0f} s; "
+                                      f"see {folder / LOG_FILE}")
+        time.sleep(delay)  # the host loads the model: nothing to wait on but time
+        delay = min(delay * 1.5, 0.5)
+
+
+def _alive_child(pid: int) -> bool:
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return _alive(pid)
+    return done == 0
+
+
+def _start(folder: Path, idle_exit_seconds: float) -> int:
+    """Spawn the host detached, unless another caller is starting one right now (then 0)."""
+    fd = os.open(folder / START_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                return 0
+            raise
+        if _lock_held(folder):
+            return 0
+        return client.spawn_memdir(["embed-host", "--idle-exit-seconds", str(idle_exit_seconds)], folder / LOG_FILE)
+    finally:
+        os.close(fd)
+
+
+# -- the host -----------------------------------------------------------------------------------
+
+
+class _Host(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, model: Any, token: str) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.model = model
+        self.token = token
+        self.model_lock = threading.Lock()  # one request at a time: a batch of documents already uses every core
+        self.last_request = time.monotonic()
+        self.started = time.time()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Host
+    protocol_version = "HTTP/1.1"
+    timeout = 10.0  # a connection that sends nothing (or half a request) gives its thread and descriptor back
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - texts are never logged
+        pass
+
+    def _refuse(self) -> bool:
+        scheme, _, credential = self.headers.get("Authorization", "").partition(" ")
+        if self.headers.get("Origin") is not None:  # a browser page: never
+            self._send(403, b"forbidden", "text/plain")
+            return True
+        port = self.server.server_address[1]
+        if self.headers.get("Host", "") not in (f"127.0.0.1:{port}", f"localhost:{port}"):  # DNS rebinding, as the API
+            self._send(403, b"forbidden host", "text/plain")
+            return True
+        if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), self.server.token.encode()):
+            self._send(401, b"unauthorized", "text/plain")
+            return True
+        return False
+
+    def _send(self, status: int, body: bytes, kind: str, extra: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self._refuse():
+            return
+        if self.path != "/health":
+            self._send(404, b"not found", "text/plain")
+            return
+        body = {"model": MODEL_ID, "pid": os.getpid(), "rss_mb": rss_mb(os.getpid()),
+                "uptime_seconds": round(time.time() - self.server.started, 1),
+                "idle_seconds": round(time.monotonic() - self.server.last_request, 1)}
+        self._send(200, json.dumps(body).encode(), "application/json")
+
+    def do_POST(self) -> None:  # noqa: N802
+        if self._refuse():
+            return
+        if self.path != "/embed":
+            self._send(404, b"not found", "text/plain")
+            return
+        try:
+            length = int(self.headers.get("Content-Length", "0"))
+            if not 0 < length <= MAX_BODY:
+                raise ValueError(f"a request body of {length} bytes")
+            data = json.loads(self.rfile.read(length))
+            texts, query = data["texts"], bool(data.get("query"))
+            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts) or not 0 < len(texts) <= BATCH:
+                raise ValueError(f"texts must be a list of 1 to {BATCH} strings")
+        except (ValueError, KeyError, TypeError) as exc:
+            self._send(400, f"bad request: {exc}".encode(), "text/plain")
+            return
+        self.server.last_request = time.monotonic()
+        with self.server.model_lock:
+            vectors = (self.server.model.embed_query(texts[0])[None, :] if query and len(texts) == 1
+                       else self.server.model.embed(texts))
+        self.server.last_request = time.monotonic()
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self._send(200, vectors.tobytes(), "application/octet-stream", {"X-Shape": f"{vectors.shape[0]},{vectors.shape[1]}"})
+
+
+def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | None = None) -> int:
+    """Run the host until it has been idle `idle_exit_seconds` (0 = never), is signalled, or `stop` is set."""
+    import signal
+
+    folder = client.servers_folder()
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock_fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(lock_fd)
+        log.info("another memdir embedding host runs for this user; not starting a second")
+        return 0
+    try:
+        if model is None:
+            from indexer.embed import make_embedder
+
+            model = make_embedder("all-MiniLM-L6-v2")
+            model.embed_query("warm up")
+        host = _Host(model, secrets.token_urlsafe(32))
+        stop = stop or threading.Event()
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, lambda *_: stop.set())
+        address = {"pid": os.getpid(), "port": host.server_address[1], "token": host.token, "started": host.started}
+        atomic.write_state(folder / ADDRESS_FILE, json.dumps(address).encode(), mode=0o600)
+        log.info("memdir embedding host on 127.0.0.1:%d (pid %d)", host.server_address[1], os.getpid())
+        threading.Thread(target=host.serve_forever, kwargs={"poll_interval": 0.5}, daemon=True).start()
+        while not stop.wait(min(5.0, idle_exit_seconds or 5.0)):  # polled: an idle exit may come 5 s late
+            if idle_exit_seconds and time.monotonic() - host.last_request > idle_exit_seconds:
+                log.info("memdir embedding host exits: idle for %.0f s", idle_exit_seconds)
+                break
+        host.shutdown()
+        host.server_close()
+        current = HostInfo.read(folder)
+        if current is not None and current.pid == os.getpid():
+            (folder / ADDRESS_FILE).unlink(missing_ok=True)
+        return 0
+    finally:
+        fcntl.flock(lock_fd, fcntl.LOCK_UN)
+        os.close(lock_fd)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="memdir embed-host", description="The per-user embedding host (started on demand).")
+    parser.add_argument("--idle-exit-seconds", type=float, default=1800.0)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    return serve(args.idle_exit_seconds)

@@ -1,0 +1,401 @@
+"""`memdir serve`: this user's one server process, serving every vault it is asked for.
+
+Each vault is opened on its first request (which names it in the `X-Memdir-Vault` header) and keeps
+everything of its own (served.py): indices, write lock, MCP endpoint, lifecycle schedule and idle clock.
+What a vault server used to carry once per project - Python, numpy, FAISS, Whoosh, the web stack and the
+MCP SDK, 120-130 MB - is now carried once per user.
+
+It listens on 127.0.0.1 only, on a port the OS picks, and writes its address (pid, port, token) to
+`server.json` in the per-user folder (client.servers_folder(): 0700, the file 0600), next to the
+`server.lock` it holds while it lives. Every request must carry the token and may not come from a
+foreign web origin (DNS rebinding). A vault idle for its `[server] idle_exit_seconds`, or whose folder
+or memdir.toml disappeared, is closed; the process exits when it serves no vault.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hmac
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+from urllib.parse import unquote
+
+import anyio
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.routing import Mount, Route
+
+from vault import VaultError, atomic
+
+from ..client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
+from ..config import Config
+from ..embedding.host import SharedEmbedder
+from ..rss import rss_mb
+from .http_limits import BoundedH11
+from .served import ServedVault, error, open_vault, status_of
+from ..web.auth import WebAuth
+from ..web.routes import web_app
+
+log = logging.getLogger("memdir.server")
+DRAIN_SECONDS = 5.0  # how long a closing vault waits for its requests in flight (an MCP event stream never ends)
+LOCK_WAIT_SECONDS = 30.0  # a server that is exiting still holds the process lock for a moment
+
+
+class AlreadyRunning(Exception):
+    def __init__(self, info: ServerInfo | None) -> None:
+        super().__init__("a memdir server is already running for this user")
+        self.info = info
+
+
+@dataclass
+class Guard:
+    """ASGI middleware: a bearer token on every request (a web page: its session cookie instead), and no
+    foreign Origin or Host (DNS rebinding)."""
+
+    app: Any
+    token: str
+    port: Callable[[], int]
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        port = self.port()
+        origin = headers.get("origin")
+        if origin is not None and origin not in (f"http://127.0.0.1:{port}", f"http://localhost:{port}"):
+            return await PlainTextResponse("forbidden origin", status_code=403)(scope, receive, send)
+        host = headers.get("host", "")
+        if host not in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            return await PlainTextResponse("forbidden host", status_code=403)(scope, receive, send)
+        if _web_page(scope.get("path", "")):
+            return await self.app(scope, receive, send)  # the pages check their own session cookie (web/routes.py)
+        scheme, _, credential = headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), self.token.encode()):
+            return await PlainTextResponse("unauthorized", status_code=401,
+                                           headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
+        await self.app(scope, receive, send)
+
+
+@dataclass
+class Slot:
+    """A vault in this process, from the request that asked for it until it is closed."""
+
+    root: Path
+    vault: ServedVault | None = None
+    failure: JSONResponse | None = None  # why it could not be opened (told to the next request, then forgotten)
+    closing: bool = False
+    in_flight: int = 0
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    closed: anyio.Event = field(default_factory=anyio.Event)
+    drained: anyio.Event = field(default_factory=anyio.Event)
+    end_mcp: anyio.Event = field(default_factory=anyio.Event)
+    mcp_ended: anyio.Event = field(default_factory=anyio.Event)
+
+
+class UserServer:
+    def __init__(self) -> None:
+        self.folder = servers_folder()
+        self.token = secrets.token_urlsafe(32)
+        self.port = 0
+        self.started = time.time()
+        self.slots: dict[Path, Slot] = {}
+        self.exiting = False
+        self._lock_fd: int | None = None
+        self._tasks: Any = None
+        self._uvicorn: uvicorn.Server | None = None
+        self._embedder: SharedEmbedder | None = None
+        self.web = WebAuth()  # `memdir ui` logins: one-time codes and the browser sessions they became
+
+    # -- the process ---------------------------------------------------------------------
+
+    def claim(self) -> None:
+        """Become this user's server, or raise AlreadyRunning naming the one that is. A server on its way
+        out still holds the lock for a moment: wait for it rather than leave the user with none."""
+        own_folder()
+        fd = os.open(self.folder / PROCESS_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                current = running()
+                if current is not None or time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise AlreadyRunning(current) from None
+                time.sleep(0.1)  # the holder is starting or exiting: nothing to wait on but its lock
+        self._lock_fd = fd
+
+    def serve(self, first: Path | None = None, ready: Callable[[ServerInfo], None] | None = None) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # proto: asyncio sets TCP_NODELAY only then
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(128)
+        self.port = sock.getsockname()[1]
+        server = uvicorn.Server(uvicorn.Config(self._asgi(first), log_level="warning", lifespan="on", http=BoundedH11,
+                                               timeout_graceful_shutdown=DRAIN_SECONDS, access_log=False))
+        self._uvicorn = server
+
+        def stop(signum: int, frame: Any) -> None:
+            self._leave("signalled")
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, stop)  # our handler, or uvicorn re-raises SIGTERM and skips the cleanup
+        info = ServerInfo(os.getpid(), self.port, self.token, self.started)
+        data = {"pid": info.pid, "port": info.port, "token": info.token, "started": info.started}
+        atomic.write_state(self.folder / ADDRESS_FILE, json.dumps(data).encode(), mode=0o600)
+        log.info("memdir server on 127.0.0.1:%d (pid %d)", self.port, os.getpid())
+        if ready:
+            ready(info)
+        try:
+            anyio.run(lambda: server.serve(sockets=[sock]))
+        finally:
+            self._forget_address()
+            if self._lock_fd is not None:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                os.close(self._lock_fd)
+                self._lock_fd = None
+
+    def _leave(self, reason: str) -> None:
+        """Stop taking requests and exit gracefully; the address goes at once so the next client starts a new server."""
+        if not self.exiting:
+            log.info("memdir server (pid %d) exits: %s", os.getpid(), reason)
+        self.exiting = True
+        if self._embedder is not None:
+            self._embedder.close()  # a backfill finishing its batch must not start a new host on the way out
+        self._forget_address()
+        if self._uvicorn is not None:
+            self._uvicorn.should_exit = True
+
+    def _forget_address(self) -> None:
+        current = ServerInfo.read(self.folder)
+        if current is not None and current.pid == os.getpid():
+            with contextlib.suppress(FileNotFoundError):
+                (self.folder / ADDRESS_FILE).unlink()
+
+    def _embedder_for(self, config: Config) -> SharedEmbedder | None:
+        """The per-user embedding host for the real model (None: the vault's App loads its own)."""
+        if not (config.server.shared_embedder and config.search.embedder == SharedEmbedder.id):
+            return None
+        if self._embedder is None:
+            self._embedder = SharedEmbedder(config.server.idle_exit_seconds)
+            self._embedder.warm()  # the host loads the model while the vault's indices open
+        return self._embedder
+
+    # -- opening and closing vaults (all on the event loop; the slow parts in worker threads) ---
+
+    def _open(self, root: Path) -> Slot:
+        slot = Slot(root)
+        self.slots[root] = slot
+        self._tasks.start_soon(self._load, slot)
+        return slot
+
+    async def _load(self, slot: Slot) -> None:
+        try:
+            slot.vault = await anyio.to_thread.run_sync(open_vault, slot.root, self._embedder_for)
+            await self._tasks.start(self._run_mcp, slot)
+            log.info("serving %s", slot.root)
+        except VaultError as exc:
+            log.warning("cannot serve %s: %s", slot.root, exc)
+            slot.failure = error(type(exc).__name__, f"cannot serve {slot.root}: {exc}", status_of(exc))
+        except Exception as exc:  # noqa: BLE001 - one vault that fails to open must not end the others
+            log.exception("cannot serve %s", slot.root)
+            slot.failure = error("ServerError", f"cannot serve {slot.root}: {type(exc).__name__}: {exc}", 500)
+        finally:
+            slot.ready.set()
+        if slot.vault is not None:
+            # Hooks told "opening" left their events in the spool and will not ask again: apply them now.
+            try:
+                applied = await anyio.to_thread.run_sync(slot.vault.drain_spool, time.time_ns())
+                if applied:
+                    log.info("%s: applied %d hook events spooled while it opened", slot.root, applied)
+            except Exception:  # noqa: BLE001 - the spool timer tries again; the vault is served meanwhile
+                log.exception("%s: could not apply the spool", slot.root)
+        if slot.failure is not None and not any(s.vault is not None for s in self.slots.values()):
+            self._forget(slot)  # nothing else to serve: exit (the reason is in the log) rather than idle on nothing
+        # else the failure waits in its slot for the next request, which reports it and forgets it
+
+    async def _run_mcp(self, slot: Slot, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        assert slot.vault is not None
+        try:
+            async with slot.vault.mcp.session_manager.run():  # Starlette does not run a mounted app's lifespan
+                task_status.started()
+                await slot.end_mcp.wait()
+        finally:
+            slot.mcp_ended.set()
+
+    async def close(self, root: Path, reason: str) -> bool:
+        """Let go of a vault gracefully: requests in flight finish (bounded), its MCP sessions end, what is
+        spooled is applied, the indices are flushed and the lock released. False when it was not served."""
+        slot = self.slots.get(root)
+        if slot is None:
+            return False
+        await slot.ready.wait()
+        if slot.vault is None:
+            return False
+        if slot.closing:
+            await slot.closed.wait()
+            return True
+        slot.closing = True
+        log.info("letting go of %s: %s", root, reason)
+        with anyio.move_on_after(DRAIN_SECONDS):
+            while slot.in_flight:
+                slot.drained = anyio.Event()
+                await slot.drained.wait()
+        slot.end_mcp.set()
+        await slot.mcp_ended.wait()
+        await anyio.to_thread.run_sync(slot.vault.close)
+        self._forget(slot)
+        slot.closed.set()
+        return True
+
+    def _forget(self, slot: Slot) -> None:
+        if self.slots.get(slot.root) is slot:
+            del self.slots[slot.root]
+        if not any(s.vault is not None or not s.ready.is_set() for s in self.slots.values()):
+            self._leave("it serves no vault")  # a failure waiting to be reported keeps nothing alive
+
+    async def _watch(self) -> None:
+        """Close vaults nobody asked for in their idle time, and vaults whose folder or memdir.toml is gone."""
+        while True:
+            open_ = [s for s in self.slots.values() if s.vault is not None and s.vault.idle is not None and not s.closing]
+            await anyio.sleep(min((s.vault.idle.check_every() for s in open_), default=5.0))  # type: ignore[union-attr]
+            for slot in open_:
+                reason = slot.vault.idle.reason()  # type: ignore[union-attr]
+                if reason and self.slots.get(slot.root) is slot:
+                    self._tasks.start_soon(self.close, slot.root, reason)
+
+    async def _close_all(self) -> None:
+        for root in list(self.slots):
+            await self.close(root, "the server exits")
+
+    # -- HTTP --------------------------------------------------------------------------
+
+    def _asgi(self, first: Path | None) -> Any:
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            async with anyio.create_task_group() as tasks:
+                self._tasks = tasks
+                if first is not None:
+                    self._open(first)
+                tasks.start_soon(self._watch)
+                try:
+                    yield
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self._close_all()
+                    tasks.cancel_scope.cancel()
+
+        routes = [
+            Route("/api/health", self._health, methods=["GET"]),
+            Route("/api/close", self._close_request, methods=["POST"]),
+            Route("/api/ui/code", self._ui_code, methods=["POST"]),
+            Mount("/ui", app=web_app(self.web, self._web_service)),
+            Mount("/", app=self._to_vault),
+        ]
+        return Guard(Starlette(routes=routes, lifespan=lifespan), self.token, lambda: self.port)
+
+    async def _health(self, request: Request) -> JSONResponse:
+        """With a vault named: whether it is open (503 while opening, which this request starts). Without:
+        the process and every vault it serves, for `memdir status`. A health check is not a use."""
+        root = _named_vault(request.headers)
+        if root is None:
+            served = [s.vault.health() for s in self.slots.values() if s.vault is not None and not s.closing]
+            return JSONResponse({"pid": os.getpid(), "port": self.port, "rss_mb": rss_mb(os.getpid()),
+                                 "uptime_s": round(time.time() - self.started, 1), "vaults": served})
+        slot = await self._slot(root, wait=False)
+        return slot if isinstance(slot, JSONResponse) else JSONResponse({"ok": True, "pid": os.getpid(), **slot.vault.health()})  # type: ignore[union-attr]
+
+    async def _close_request(self, request: Request) -> JSONResponse:
+        root = _named_vault(request.headers)
+        if root is None:
+            return error("ValidationError", f"name the vault to close in {VAULT_HEADER}", 400)
+        return JSONResponse({"closed": await self.close(root, "memdir stop --vault")})
+
+    async def _ui_code(self, request: Request) -> JSONResponse:
+        """A one-time login code for the named vault's pages (asked for, with the token, by `memdir ui`)."""
+        root = _named_vault(request.headers)
+        if root is None:
+            return error("ValidationError", f"name the vault in {VAULT_HEADER}", 400)
+        slot = await self._slot(root, wait=True)
+        return slot if isinstance(slot, JSONResponse) else JSONResponse({"code": self.web.issue_code(root)})
+
+    async def _web_service(self, root: Path) -> Any:
+        """The MemoryService of the vault a browser session is bound to, opening the vault again if it was closed."""
+        slot = await self._slot(root, wait=True)
+        if isinstance(slot, JSONResponse):
+            raise VaultError(json.loads(slot.body)["error"]["message"])
+        assert slot.vault is not None and slot.vault.idle is not None
+        slot.vault.idle.touch()
+        return slot.vault.service
+
+    async def _slot(self, root: Path, wait: bool) -> Slot | JSONResponse:
+        """The open vault, opening it when needed; without `wait` a vault still opening is a 503 (ask again)."""
+        while True:
+            if self.exiting:
+                return error("Unavailable", "the memdir server is exiting; ask again", OPENING)
+            slot = self.slots.get(root)
+            if slot is None:
+                if not (root / "memdir.toml").is_file():
+                    return error("NotFoundError", f"no initialized vault at {root}", 404)
+                slot = self._open(root)
+            if slot.closing:
+                await slot.closed.wait()  # then open it afresh
+                continue
+            if not slot.ready.is_set():
+                if not wait:
+                    return error("Opening", f"the memdir server is opening {root}; ask again", OPENING)
+                await slot.ready.wait()
+            if slot.failure is not None:
+                if self.slots.get(root) is slot:
+                    del self.slots[root]  # told once: the next request tries again (the user may have fixed it)
+                return slot.failure
+            return slot
+
+    async def _to_vault(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        root = _named_vault(headers)
+        if root is None:
+            return await error("ValidationError", f"name the vault in {VAULT_HEADER}", 400)(scope, receive, send)
+        hook = scope.get("path", "").startswith("/api/hook/")
+        slot = await self._slot(root, wait=not hook)  # a hook never waits for a vault to open: its event is spooled
+        if isinstance(slot, JSONResponse):
+            return await slot(scope, receive, send)
+        vault = slot.vault
+        assert vault is not None and vault.idle is not None
+        vault.idle.touch()
+        slot.in_flight += 1
+        try:
+            await vault.asgi(scope, receive, send)
+        finally:
+            slot.in_flight -= 1
+            vault.idle.touch()
+            if not slot.in_flight:
+                slot.drained.set()
+
+
+def _web_page(path: str) -> bool:
+    return path == "/ui" or path.startswith("/ui/")
+
+
+def _named_vault(headers: Any) -> Path | None:
+    named = headers.get(VAULT_HEADER.lower())
+    return Path(os.path.realpath(unquote(named))) if named else None  # a vault reached through a symlink is the same vault
+
+
+def run_server(first: Path | None = None, ready: Callable[[ServerInfo], None] | None = None) -> None:
+    """Become this user's server (opening `first` at once), serve until no vault is left or SIGTERM."""
+    server = UserServer()
+    server.claim()
+    server.serve(Path(os.path.realpath(first)) if first is not None else None, ready)

@@ -1,0 +1,233 @@
+"""One vault inside this user's server: its App, its MCP endpoint, its hooks, its schedule, its idle clock and
+its write lock.
+
+Each project vault keeps an App of its own (indices, searcher, curator), so one project's memories never
+reach another's answers; only the process, the web stack and the embedding host are shared. The vault's
+flock (`.memdir/server.lock`, holding the server's pid) stays what it was: one writer per vault, also
+against a second server or an older memdir that serves a vault in a process of its own.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import gc
+import inspect
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+
+from vault import VaultError
+from vault.errors import ConflictError, DiskFullError, NotFoundError, PathError, ValidationError
+
+from ..tools import mcp_tools as tools
+from ..service.app import App
+from ..client import IDEMPOTENCY_HEADER, VAULT_LOCK, process_alive
+from ..config import load_config
+from .idle import IdleWatch
+from .schedule import Every
+from ..service.memory_service import MemoryService
+
+log = logging.getLogger("memdir.server")
+MAX_BODY = 1_000_000
+SPOOL_DRAIN_SECONDS = 2.0  # how often the server looks for hook events no request delivered
+
+# Operations the CLI may run remotely: the names of MemoryService methods, nothing else.
+OPERATIONS = frozenset({
+    "search", "read", "log", "list", "doctor", "relationships", "link", "linked", "stats", "insights", "add", "update",
+    "append", "delete", "restore", "ingest", "books", "record_response", "score", "gc", "suggest_merges", "merge", "reindex",
+    "verify", "review",
+})
+STATUS = {NotFoundError: 404, PathError: 400, ValidationError: 400, ConflictError: 409, DiskFullError: 507}
+
+
+class AlreadyServed(ConflictError):
+    """Another process serves this vault (holds its lock)."""
+
+
+class ServedVault:
+    """A vault this process serves: claimed, loaded, served over HTTP, then closed."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._lock_fd: int | None = None
+        self.app: App | None = None
+        self.service: MemoryService | None = None
+        self.hooks: Any = None
+        self.lifecycle: Every | None = None
+        self.drainer: Every | None = None
+        self.idle: IdleWatch | None = None
+        self.mcp: Any = None
+        self.asgi: Any = None
+        self.opened = time.time()
+
+    def claim(self) -> None:
+        """Take the vault's lock, or raise AlreadyServed naming the process that holds it."""
+        path = self.root / VAULT_LOCK
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            written = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            os.close(fd)
+            # An older memdir writes no pid: a number left by an earlier holder is named only while it runs.
+            holder = f" (pid {written})" if written.isdigit() and process_alive(int(written)) else ""
+            raise AlreadyServed(f"{self.root} is served by another memdir process{holder}; "
+                                "stop it (memdir stop --all, or end that process) to serve it here") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._lock_fd = fd
+
+    def load(self, embedder: Callable[[Any], Any]) -> None:
+        """Open the index (reconciling edits made while nothing served it), start the watcher, apply what the
+        hooks spooled meanwhile, start the lifecycle schedule and build the vault's MCP endpoint."""
+        from ..clients.hooks_server import HookHandler
+
+        config = load_config(self.root)
+        self.app = App(self.root, config=config, embedder=embedder(config), defer_embedding=True)
+        self.service = MemoryService(self.app)
+        self.service.sessions.clean()
+        self.app.start_watching()
+        self.hooks = HookHandler(self.service)
+        replayed = self.hooks.replay(self.root / ".memdir" / "spool")
+        if replayed:
+            log.info("%s: replayed %d hook events spooled while it was not served", self.root, replayed)
+        self.idle = IdleWatch(self.root, config.server.idle_exit_seconds)
+        self.lifecycle = Every(config.lifecycle.every_seconds, self._lifecycle, f"lifecycle {self.root.name}")
+        self.lifecycle.start()
+        # An event spooled while the vault was opening (its hook was told "opening") or whose hook was killed
+        # has no request to deliver it: without this it would wait for the next prompt or a restart.
+        self.drainer = Every(SPOOL_DRAIN_SECONDS, self.hooks.drain, f"spool {self.root.name}")
+        self.drainer.start()
+        self.mcp = tools.build(self.service)
+        self.asgi = Starlette(routes=[
+            Route("/api/op", self._operation, methods=["POST"]),
+            Route("/api/hook/{event}", self._hook, methods=["POST"]),
+            Mount("/", app=self.mcp.streamable_http_app(streamable_http_path="/mcp")),
+        ])
+        # The loaded indices are long-lived objects by the hundred thousand (578k at 10k memories), and
+        # every full collection walked them all: 300 ms, landing on whichever call was running then.
+        # Frozen, the collector skips them; what is created later is collected as usual.
+        gc.collect()
+        gc.freeze()
+
+    def drain_spool(self, spooled_before: int) -> int:
+        """Apply what hooks spooled before `spooled_before` (time_ns): called the moment the vault is open."""
+        return self.hooks.drain(spooled_before) if self.hooks is not None else 0
+
+    def _lifecycle(self) -> str:
+        applied = self.service.gc() if self.service else []
+        return f"{self.root}: {len(applied)} lifecycle decisions applied (see .memdir/lifecycle.jsonl)"
+
+    def health(self) -> dict[str, Any]:
+        assert self.app is not None and self.idle is not None
+        return {"vault": str(self.root), "memories": len(self.app.index.memories),
+                "unembedded": len(self.app.index.unembedded),  # units the backfill has yet to embed
+                "uptime_s": round(time.time() - self.opened, 1), "idle_s": round(self.idle.idle_seconds(), 1)}
+
+    def close(self) -> None:
+        """Stop the schedule, apply what is still spooled, flush and close the indices, release the lock."""
+        for schedule in (self.lifecycle, self.drainer):
+            if schedule is not None:
+                schedule.stop()
+        if self.hooks is not None and self.root.is_dir():
+            try:
+                self.hooks.replay(self.root / ".memdir" / "spool")
+            except (OSError, VaultError) as exc:
+                log.warning("%s: spooled events left for the next start: %s", self.root, exc)
+        if self.app is not None:
+            try:
+                self.app.close()  # stops the watchers too
+            except OSError as exc:  # the vault folder was deleted under us: nothing left to flush into
+                log.warning("closing %s: %s", self.root, exc)
+            self.app = None
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+        # What the vault's indices froze must not stay frozen once they are gone (a cycle would be kept forever).
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+
+    # -- HTTP --------------------------------------------------------------------------
+
+    async def _operation(self, request: Request) -> JSONResponse:
+        body = await _json_body(request)
+        if isinstance(body, JSONResponse):
+            return body
+        op, args = body.get("op"), body.get("args", {})
+        if op not in OPERATIONS or not isinstance(args, dict):
+            return error("ValidationError", f"unknown operation {op!r}", 400)
+        method = getattr(self.service, op)
+        try:
+            inspect.signature(method).bind(**args)
+        except TypeError as exc:
+            return error("ValidationError", f"bad arguments for {op}: {exc}", 400)
+        key = request.headers.get(IDEMPOTENCY_HEADER)  # a retried write is applied once
+        return await _run(lambda: {"result": self.service.once(key, op, lambda: method(**args))})
+
+    async def _hook(self, request: Request) -> JSONResponse:
+        body = await _json_body(request)
+        if isinstance(body, JSONResponse):
+            return body
+        event = request.path_params["event"]
+        handler = getattr(self.hooks, event.replace("-", "_"), None) if event in ("prompt", "stop", "session-start") else None
+        if handler is None:
+            return error("ValidationError", f"unknown hook event {event!r}", 404)
+        return await _run(lambda: handler(body))
+
+
+def open_vault(root: Path, embedder: Callable[[Any], Any]) -> ServedVault:
+    """Claim and load a vault; on failure nothing stays claimed."""
+    served = ServedVault(root)
+    served.claim()
+    try:
+        served.load(embedder)
+    except BaseException:
+        served.close()
+        raise
+    return served
+
+
+async def _json_body(request: Request) -> dict[str, Any] | JSONResponse:
+    try:
+        raw = await request.body()
+    except ClientDisconnect:  # it went away, or was cut off for sending its body too slowly (http_limits)
+        return error("ValidationError", "the request body did not arrive", 400)
+    if len(raw) > MAX_BODY:
+        return error("ValidationError", f"request body over {MAX_BODY:,} bytes", 413)
+    try:
+        body = json.loads(raw or b"{}")
+    except ValueError:
+        return error("ValidationError", "request body is not JSON", 400)
+    return body if isinstance(body, dict) else error("ValidationError", "request body must be a JSON object", 400)
+
+
+async def _run(call: Callable[[], Any]) -> JSONResponse:
+    """Run a (blocking) service call in a worker thread. memdir's errors become JSON errors the client raises
+    again as the same class; anything else is a bug in the server, logged and reported as one (500)."""
+    try:
+        return JSONResponse(await anyio.to_thread.run_sync(call))
+    except VaultError as exc:
+        return error(type(exc).__name__, str(exc), status_of(exc))
+    except Exception as exc:  # noqa: BLE001 - the caller gets an answer, the log gets the traceback
+        log.exception("a request failed inside the memdir server")
+        return error("ServerError", f"memdir server error: {type(exc).__name__}: {exc} (see its server.log)", 500)
+
+
+def status_of(exc: VaultError) -> int:
+    return next((code for kind, code in STATUS.items() if isinstance(exc, kind)), 400)
+
+
+def error(kind: str, message: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": {"type": kind, "message": message}}, status_code=status)

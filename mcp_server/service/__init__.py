@@ -1,0 +1,1 @@
+"""memdir's operations over the project and user vaults, shared by every face: the app, the service, privacy."""

@@ -1,0 +1,60 @@
+"""Storing a Claude Code exchange as a working memory: redacted, private when it drew on private memories.
+
+Capture is automatic, so it never refuses: credentials are replaced by [REDACTED:kind] where a
+tool call would be refused, and a capture that cannot be written is logged, not raised.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from vault import VaultError
+from vault.secrets import redact
+
+from . import leaks
+from . import privacy as vaults
+from .app import App
+
+log = logging.getLogger("memdir.hooks")
+MAX_EXCHANGE_CHARS = 12_000
+SPOOL = ".memdir/spool"  # where hook processes write each event before they send it (hooks.py)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    session_id: str
+    prompt: str
+    answer: str
+    shown: Sequence[Any]  # the memories shown during the turn (None for ids no longer indexed)
+    previous: str | None  # the session's previous exchange, linked as `previous:`
+
+
+def redacted(app: App, text: str) -> str:
+    """Captured text with credentials replaced (when the vault scans for secrets)."""
+    return redact(text)[0] if app.config.vault.scan_secrets else text
+
+
+def store_exchange(app: App, exchange: Exchange) -> str | None:
+    """Write the exchange into working/ and return its id; None when it could not be written."""
+    prompt = redacted(app, exchange.prompt).strip()
+    text = f"User: {prompt}\n\nAssistant: {redacted(app, exchange.answer).strip()}"[:MAX_EXCHANGE_CHARS]
+    extra: dict[str, Any] = {"session": exchange.session_id}
+    title = "Exchange: " + (prompt.splitlines()[0][:80] if prompt else "(no prompt)")
+    curator = app.curator
+    # An exchange that repeats a private memory shown in it (or names any private memory) is private too, and is kept in the user
+    # vault when there is one (else it stays, marked private, in working/). See leaks.py for "repeats".
+    private = [m for m in exchange.shown if m is not None and not vaults.visible(m, include_private=False)]
+    if leaks.first_leak({"content": text}, private, vaults.private_memories(app)) is not None:
+        extra["privacy"] = vaults.PRIVATE
+        if app.user_root is not None:
+            curator = vaults.add_side(app, vaults.PRIVATE).curator
+    if exchange.previous and exchange.previous in curator.index.memories:
+        extra["previous"] = exchange.previous  # consecutive exchanges give each other context
+    try:
+        added = curator.add(text, title=title, type="history", collection="working", extra=extra)
+    except VaultError as exc:
+        log.warning("session %s: exchange not stored: %s", exchange.session_id, exc)
+        return None
+    return added.memory.id

@@ -1,0 +1,584 @@
+"""memdir's operations in JSON shapes: what the CLI, the vault server's endpoints and the MCP tools call.
+
+One instance lives in whichever process owns the vault (the server, or a CLI command when no
+server runs), so everyone sees one index and one writer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+
+from indexer import books as book_files
+from indexer import review
+from indexer.relations import relations_of
+from indexer.search import Hit, SearchRequest, window_used
+from vault import Memory, NotFoundError, ValidationError
+from vault.history import Commit, Version, VaultHistory
+from vault.parse import parse
+from vault.errors import PathError
+from vault.ids import check_id
+from vault.model import bank_weight
+
+from . import capture, checks, leaks, turns
+from . import privacy as vaults
+from .app import App
+from .idempotency import Recent
+from .lookup import looks_like_path
+from .sessions import SessionStore
+from ..views.view import view_of
+
+T = TypeVar("T")
+
+LIMIT_MAX = 50
+REVIEW_REMINDER_EVERY = 10  # get_context_insights calls between two review-queue reminders in a session
+LINKABLE = ("supersedes", "depends_on", "contradicts", "derives_from")
+
+
+class MemoryService:
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.index = app.index
+        self.curator = app.curator
+        self.searcher = app.searcher
+        self.sessions = SessionStore(app.root)
+        self.recent = Recent()  # keyed writes already applied: a client's retry gets the first result
+
+    def once(self, key: str | None, name: str, call: Callable[[], T]) -> T:
+        """Run a write once per idempotency key (idempotency.py); without a key, every time."""
+        return self.recent.once(key, name, call)
+
+    # -- sessions ----------------------------------------------------------------------
+
+    def conversation(self, session_id: str | None, client_pid: int | None = None) -> str | None:
+        """The session a tool call belongs to: the Claude Code session whose hooks came from the
+        same client process if there is one, else the MCP connection's own id."""
+        if session_id is None:
+            return None
+        linked = self.sessions.latest_of_client(client_pid, excluding=session_id) if client_pid else None
+        return linked or session_id
+
+    def _shown(self, session_id: str | None, memories: Iterable[Memory]) -> None:
+        items = [(m.id, m.content_hash) for m in memories]
+        if session_id and items:
+            self.sessions.update(session_id, lambda s: s.show(items))
+
+    # -- reading -------------------------------------------------------------------------
+
+    def search(self, *, query: str | None = None, days_back: float | None = None, id: str | None = None,
+               collections: Sequence[str] = (), types: Sequence[str] = (), tags: Sequence[str] = (),
+               sort_by: str = "relevance", limit: int | None = None, include_superseded: bool = False,
+               session: str | None = None, include_private: bool = True, as_of: str | None = None,
+               after: str | None = None, before: str | None = None) -> dict[str, Any]:
+        if not query and days_back is None and not id and not after and not before:
+            raise ValidationError("give at least one of: query, days_back, after, before, id")
+        start, end = moment(after, "after"), moment(before, "before")
+        if start is not None and end is not None and start >= end:
+            raise ValidationError(f"after ({after}) is not earlier than before ({before}): no moment is in that "
+                                  "window; swap them, or drop one")
+        request = SearchRequest(query=query, memory_id=id, limit=limit, collections=tuple(collections),
+                                types=tuple(types), tags=tuple(tags), days_back=days_back, sort_by=sort_by,  # type: ignore[arg-type]
+                                include_superseded=include_superseded or bool(id),
+                                after=start, before=end)
+        if as_of:
+            return self._search_as_of(request, as_of, include_private)
+        hits = self.hits(request, include_private)
+        self._shown(session, (h.memory for h in hits))
+        answer: dict[str, Any] = {"results": [view_of(h.memory, hit=h).as_json() for h in hits]}
+        window = window_used(request)
+        if window is not None:
+            answer["window"] = window.as_dict()
+            if window.use == "filter" and window.source == "query" and hits and not any(map(window.holds, hits)):
+                answer["window"]["note"] = "nothing was written in that window: these are the newest memories"
+        return answer
+
+    def _search_as_of(self, request: SearchRequest, as_of: str, include_private: bool) -> dict[str, Any]:
+        """The project vault as git had it then: text, status, supersession and counters as committed.
+        The lifecycle's read-time expiry is not applied: the past is shown as it was."""
+        past = self.app.past()
+        commit = past.history().resolve(as_of)
+        if not include_private:
+            request = replace(request, privacy=("shared",))
+        request = replace(request, now=commit.date)  # "recent" and time words mean recent then
+        hits = past.searcher(commit, self.app.config.search).search(request)
+        return {"results": [view_of(h.memory, commit.date, hit=h).as_json() for h in hits
+                            if vaults.visible(h.memory, include_private)],
+                "as_of": commit_shape(commit)}
+
+    def log(self, ref: str, include_private: bool = True) -> dict[str, Any]:
+        """A memory's committed versions, newest first: what changed in each (body, keys, counters)."""
+        memory = self._lookup(ref)
+        if not vaults.visible(memory, include_private):
+            raise NotFoundError(f"no memory {ref!r}")
+        versions = VaultHistory(self.app.side_of(memory.id).root).versions(memory.path)
+        committed = next((v.memory for v in versions if v.memory is not None), None)
+        return {"id": memory.id, "path": memory.path,
+                "uncommitted_changes": committed is None or committed.content_hash != memory.content_hash,
+                "versions": [version_shape(v) for v in versions]}
+
+    def hits(self, request: SearchRequest, include_private: bool = True) -> list[Hit]:
+        """Search every vault the caller may read (both, for the local user), merged and labelled by source."""
+        return vaults.search(self.app, request, include_private)
+
+    def read(self, ref: str, session: str | None = None, include_private: bool = True,
+             version: str | None = None) -> dict[str, Any]:
+        memory = self._lookup(ref)
+        if not vaults.visible(memory, include_private):
+            raise NotFoundError(f"no memory {ref!r}")
+        if version:
+            return self._read_version(memory, version)
+        self._shown(session, [memory])
+        side = self.app.side_of(memory.id)
+        return view_of(memory, successor=side.index.graph.successor(memory.id), stale=self.stale(memory),
+                       written=side.searcher.written(memory)).as_json()
+
+    def _read_version(self, memory: Memory, version: str) -> dict[str, Any]:
+        """The memory as committed at `version` (a commit, or a date: the last commit on or before it)."""
+        history = VaultHistory(self.app.side_of(memory.id).root)
+        commit = history.resolve(version)
+        path = next((v.path for v in history.versions(memory.path) if v.commit.date <= commit.date), None)
+        if path is None:
+            raise NotFoundError(f"{memory.id} was not committed yet at {commit.sha[:10]} ({commit.date.date().isoformat()})")
+        return view_of(parse(history.read(commit, path), path), commit.date, version=commit_shape(commit)).as_json()
+
+    def stale(self, memory: Memory) -> list[dict[str, Any]]:
+        """Cited project files that changed since the memory was anchored ([] when fresh)."""
+        return self.index.vault.stale(memory)
+
+    def list(self, include_private: bool = True) -> list[dict[str, Any]]:
+        memories = [m for side in self.app.sides(include_private) for m in side.index.memories.values()
+                    if vaults.visible(m, include_private)]
+        return [view_of(m).as_json() for m in sorted(memories, key=lambda m: (m.source != "project", m.path))]
+
+    def doctor(self) -> dict[str, Any]:
+        problems = self.index.problems() + self.index.vault.anchor_problems(self.index.memories.values())
+        return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in problems],
+                "warnings": checks.warnings(self.index.memories.values(), self.app.root)}
+
+    def link(self, source: str, target: str, relation: str = "depends_on", session: str | None = None) -> dict[str, Any]:
+        """Record that `source` supersedes / depends on / contradicts / derives from `target`, in the
+        source's frontmatter (a list of ids under the relation's key), so it travels with the file."""
+        if relation not in LINKABLE:
+            raise ValidationError(f"relation must be one of {', '.join(LINKABLE)}, not {relation!r}")
+        if check_id(source) == check_id(target):
+            raise ValidationError("a memory cannot be linked to itself")
+        side = self.app.side_of(source)
+        memory = side.index.get(source)
+        try:
+            self.app.side_of(target)
+        except NotFoundError:
+            raise NotFoundError(f"no memory with id {target!r} to link {source} to") from None
+        self._refuse_leak({relation: [target]}, memory, session)
+        key_values = memory.supersedes if relation == "supersedes" else memory.frontmatter.get(relation, [])
+        current = [str(v) for v in (key_values if isinstance(key_values, (list, tuple)) else [key_values])]
+        if target in current or f"[[{target}]]" in current:
+            return {**self.relationships(source), "changed": False}
+        vaults.update(self.app, source, None, {relation: [*current, target]})
+        return {**self.relationships(source), "changed": True}
+
+    def relationships(self, memory_id: str, relationship_type: str | None = None,
+                      include_private: bool = True) -> dict[str, Any]:
+        side = self.app.side_of(check_id(memory_id))
+        if not vaults.visible(side.index.get(memory_id), include_private):
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        report = relations_of(side.index, memory_id, relationship_type)
+        if not include_private:  # a private memory's title is private too
+            hidden = {i for i, m in side.index.memories.items() if not vaults.visible(m, False)}
+            for key in ("outgoing", "backlinks"):
+                report[key] = [e for e in report[key] if e.get("id") not in hidden]
+            report["supersedes_chain"] = [e for e in report["supersedes_chain"] if e["id"] not in hidden]
+        return report
+
+    def linked(self, target: str, query: str | None = None, limit: int = 10,
+               include_private: bool = True) -> dict[str, Any]:
+        """Memories that link to a target (a memory or a ghost such as a project file), best first."""
+        found: list[tuple[Memory, str]] = []
+        for side in self.app.sides(include_private):
+            for edge in side.index.graph.linking_to(target):
+                memory = side.index.memories.get(edge.source)
+                if memory is not None and vaults.visible(memory, include_private) and \
+                        all(m.id != memory.id for m, _ in found):
+                    found.append((memory, edge.context))
+        if query and found:
+            ranked = self.hits(SearchRequest(query=query, limit=LIMIT_MAX), include_private)
+            order = {h.memory.id: n for n, h in enumerate(ranked)}
+            found.sort(key=lambda item: order.get(item[0].id, len(order)))
+        return {"target": target, "results": [view_of(memory, anchor_context=context).as_json()
+                                              for memory, context in found[:limit]]}
+
+    def stats(self, include_private: bool = True) -> dict[str, Any]:
+        """The project vault's numbers (private memories are not counted in them) and, for the local user,
+        the user vault's count beside them."""
+        project = self.app.project
+        memories = [m for m in project.index.memories.values() if m.privacy != vaults.PRIVATE]
+        superseded = project.index.graph.superseded_ids()
+        report: dict[str, Any] = {
+            "memories": len(memories),
+            "collections": dict(Counter(m.collection for m in memories)),
+            "types": dict(Counter(m.type for m in memories)),
+            "tags": dict(Counter(t for m in memories for t in m.tags).most_common(20)),
+            "scored_memories": sum(1 for m in memories if m.uses),
+            "superseded": sum(1 for m in memories if m.id in superseded),
+            "problems": len(project.index.problems()),
+            "chunks": project.index.chunk_count(),
+            "ghost_targets": len(project.index.graph.ghosts()),
+            "books": sum(1 for m in memories if m.collection == "books"),
+            "vault": str(self.app.root),
+        }
+        if include_private:
+            user = self.app.user_side()
+            private_here = len(project.index.memories) - len(memories)
+            report["private"] = {
+                "user_vault": str(user.root) if user else None,
+                "user_memories": len(user.index.memories) if user else 0,
+                "project_memories": private_here,  # files marked private inside the project vault
+            }
+        return report
+
+    def always_inject(self, include_private: bool = True) -> list[Memory]:
+        """Active memory_bank facts marked always_inject, from every vault the caller may read; not one that
+        a newer memory supersedes (its successor speaks now) or that the next lifecycle run takes away."""
+        now = datetime.now(timezone.utc)
+        standing = []
+        for side in self.app.sides(include_private):
+            gone = side.searcher.out_of_sight(now)
+            standing += [m for m in side.index.memories.values() if m.always_inject and m.status == "active"
+                         and m.id not in gone and vaults.visible(m, include_private)]
+        return sorted(standing, key=lambda m: m.id)
+
+    def find(self, memory_id: str) -> Memory | None:
+        """The indexed memory with this id in any vault, or None."""
+        try:
+            return self.app.side_of(memory_id).index.get(memory_id)
+        except (NotFoundError, ValidationError):
+            return None
+
+    def insights(self, query: str, session: str | None = None, limit: int = 6,
+                 include_private: bool = True) -> dict[str, Any]:
+        """What memdir knows that bears on `query`: standing facts, the best memories, where to look."""
+        if not query or not query.strip():
+            raise ValidationError("query is empty")
+        hits = self.hits(SearchRequest(query=query, limit=LIMIT_MAX), include_private)
+        facts = [h for h in hits if h.memory.collection == "memory_bank"][:4]
+        always = [m for m in self.always_inject(include_private) if m.id not in {h.memory.id for h in facts}]
+        best = [h for h in hits if h.memory.collection != "memory_bank"][:limit]
+        by_collection = Counter(h.memory.collection for h in hits[:20])
+        shown = [h.memory for h in facts + best] + always
+        self._shown(session, shown)
+        waiting = self._review_reminder(session)
+        return {**({"review": waiting} if waiting else {}),
+            "query": query,
+            "always": [view_of(m).as_json() for m in sorted(always, key=lambda m: m.id)],
+            "facts": [view_of(h.memory, hit=h).as_json() for h in facts],
+            "memories": [view_of(h.memory, hit=h).as_json() for h in best],
+            "recommended_collections": [c for c, _ in by_collection.most_common(3)],
+            "memory_count": sum(len(side.index.memories) for side in self.app.sides(include_private)),
+        }
+
+    # -- writing -----------------------------------------------------------------------
+
+    def add(self, content: str, *, type: str | None = None, tags: Sequence[str] = (), title: str | None = None,
+            collection: str = "memory_bank", importance: float | None = None, confidence: float | None = None,
+            always_inject: bool = False, privacy: str = "shared", allow_secret: bool = False,
+            session: str | None = None) -> dict[str, Any]:
+        privacy, kept_private = self._privacy_for({"content": content, "title": title, "tags": list(tags)},
+                                                  privacy, session)
+        extra: dict[str, Any] = {}
+        if collection == "memory_bank":
+            extra.update(importance=bank_weight(importance), confidence=bank_weight(confidence))
+            if always_inject:
+                extra["always_inject"] = True
+        if privacy != "shared":
+            extra["privacy"] = privacy
+        for key in ("importance", "confidence"):
+            if key in extra and not 0.0 <= extra[key] <= 1.0:
+                raise ValidationError(f"{key} must be between 0 and 1")
+        curator = vaults.add_side(self.app, privacy).curator
+        added = curator.add(content, title=title, type=type, collection=collection, tags=tags, extra=extra,
+                            allow_secrets=allow_secret)
+        return {
+            "memory": view_of(added.memory, **_kept_private(kept_private)).as_json(),
+            "status": added.status,
+            "near_duplicates": [vars(s) for s in added.near_duplicates],
+            "possible_conflicts": [vars(s) for s in added.possible_conflicts],
+        }
+
+    def update(self, memory_id: str, content: str | None = None, fields: Mapping[str, Any] | None = None,
+               allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
+        target = self.app.side_of(check_id(memory_id)).index.get(memory_id)
+        if (fields or {}).get("privacy") != vaults.PRIVATE:
+            self._refuse_leak({"content": content, **(fields or {})}, target, session)
+        return view_of(vaults.update(self.app, memory_id, content, fields, allow_secrets=allow_secret)).as_json()
+
+    def append(self, memory_id: str, content: str, allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
+        side = self.app.side_of(check_id(memory_id))
+        self._refuse_leak({"appended text": content}, side.index.get(memory_id), session)
+        return view_of(side.curator.append(memory_id, content, allow_secrets=allow_secret)).as_json()
+
+    def delete(self, memory_id: str) -> dict[str, Any]:
+        side = self.app.side_of(check_id(memory_id))
+        memory = side.index.get(memory_id)
+        # Memories that depend on it keep their depends_on (a restore mends it): the answer names them.
+        dependants = sorted({edge.source for edge in side.index.graph.backlinks(memory.id, "depends_on")} - {memory.id})
+        found = [m for m in map(self.find, dependants) if m is not None]
+        return {"id": memory.id, "title": memory.title, "moved_to": side.curator.delete(memory.id),
+                "dependants": [{"id": m.id, "title": m.title} for m in found]}
+
+    def verify(self, ids: Sequence[str]) -> dict[str, Any]:
+        """Someone confirmed these memories still hold: anchor each to its cited files as they are now."""
+        verified = []
+        sides = [self.app.side_of(check_id(memory_id)) for memory_id in ids]  # every id known before any write
+        for memory_id, side in zip(ids, sides):
+            memory, was_stale = side.curator.verify(memory_id)
+            # Re-anchoring cannot bring back a symbol the code no longer defines (or a deleted file):
+            # such a memory is not verified, and the answer says so rather than "verified".
+            verified.append({"id": memory.id, "title": memory.title, "anchors": list(memory.frontmatter.get("anchors") or []),
+                             "was_stale": was_stale, "still_stale": side.index.vault.stale(memory)})
+        return {"verified": verified}
+
+    def review(self, dismiss: Sequence[str] = ()) -> dict[str, Any]:
+        """What needs a human decision in each vault, one item each; `dismiss` hides items until they change."""
+        items: list[dict[str, Any]] = []
+        for side in self.app.sides(include_user=True):
+            queue = review.Inbox(side.curator).items()
+            wanted = [key for key in dismiss if any(item.key == key for item in queue)]
+            if wanted:
+                review.dismiss(side.root, wanted)
+            hidden = review.dismissed(side.root)
+            items += [{**item.as_dict(), "source": side.source} for item in queue if item.key not in hidden]
+        known = {item["key"] for item in items} | {k for side in self.app.sides(include_user=True)
+                                                   for k in review.dismissed(side.root)}
+        unknown = [key for key in dismiss if key not in known]
+        if unknown:
+            raise NotFoundError(f"no review item {', '.join(unknown)}; `memdir review` lists the current keys")
+        return {"items": items}
+
+    def restore(self, memory_id: str) -> dict[str, Any]:
+        """Bring a deleted memory back from .trash/ (the project vault's, else the user vault's)."""
+        check_id(memory_id)
+        errors = []
+        for side in self.app.sides(include_user=True):
+            try:
+                memory = side.curator.restore(memory_id)
+            except NotFoundError as exc:
+                errors.append(str(exc))
+                continue
+            return {"id": memory.id, "title": memory.title, "restored_to": memory.path}
+        raise NotFoundError(errors[0] if errors else f"no trashed copy of {memory_id}")
+
+    def ingest(self, paths: Sequence[str], title: str | None = None, tags: Sequence[str] = (),
+               dry_run: bool = False, session: str | None = None) -> list[dict[str, Any]]:
+        """Reference documents into the project vault's books; one result per file, errors included.
+        The title and tags given go into shared books, so they pass the privacy rule."""
+        self._refuse_leak({"title": title, "tags": list(tags)}, None, session)
+        side = self.app.project
+        results = book_files.ingest(side.curator, [Path(p) for p in paths], project=self.app.root.parent, title=title,
+                                    tags=tags, dry_run=dry_run,
+                                    max_bytes=int(self.app.config.vault.max_document_mb * 1024 * 1024))
+        return [vars(r) for r in results]
+
+    def ingest_document(self, path: str, title: str | None = None, tags: Sequence[str] = (),
+                        session: str | None = None) -> list[dict[str, Any]]:
+        """The MCP tool's ingest: only paths inside the project (the model must not read the user's files);
+        the title and tags the model gives go into shared books, so they pass the privacy rule."""
+        project = self.app.root.parent.resolve()
+        target = (project / path).resolve()
+        if not target.is_relative_to(project):
+            raise PathError(f"{path}: outside the project ({project}); only the project's documents can be ingested")
+        if not target.exists():
+            raise NotFoundError(f"{path}: no such file or folder in the project")
+        return self.ingest([str(target)], title=title, tags=tags, session=session)
+
+    def books(self) -> list[dict[str, Any]]:
+        """The project vault's books: title, source, size and when, ingested or hand-written."""
+        return [{"id": m.id, "title": m.title, "path": m.path, "source": m.frontmatter.get(book_files.SOURCE_PATH),
+                 "kind": m.frontmatter.get("source_kind", "markdown"), "chars": len(m.body),
+                 "sections": sum(1 for line in m.body.splitlines() if line.startswith("#")), "updated_at": (m.updated_at or m.created_at).isoformat()
+                 if (m.updated_at or m.created_at) else None}
+                for m in book_files.books(self.app.project.index.memories.values())]
+
+    def record_response(self, key_takeaway: str, initial_score: str | None = None,
+                        session: str | None = None, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
+        privacy, kept_private = self._privacy_for({"key_takeaway": key_takeaway}, privacy, session)
+        extra = {"privacy": privacy} if privacy != "shared" else None
+        memory = vaults.add_side(self.app, privacy).curator.record_response(key_takeaway, initial_score, extra=extra,
+                                                                             allow_secrets=allow_secret)
+        return view_of(memory, **_kept_private(kept_private)).as_json()
+
+    def _privacy_for(self, fields: Mapping[str, Any], privacy: str, session: str | None) -> tuple[str, str | None]:
+        """A new memory that would carry a private memory (leaks.first_leak) is stored privately (private
+        memories are for the user only); returns the privacy to use and why it changed."""
+        found = self._leak(fields, session) if privacy == "shared" else None
+        if found is None:
+            return privacy, None
+        return vaults.PRIVATE, f"stored as a private memory: {found.reason()}, and private memories are for the user only"
+
+    def score(self, memory_scores: Mapping[str, str], outcome: str | None = None,
+              session: str | None = None) -> dict[str, Any]:
+        """Score memories (and, with `outcome`, the session's previous exchange); name what is still unscored."""
+        state = self.sessions.load(session) if session else None
+        awaiting = list(state.awaiting) if state else []
+        unknown = [i for i in memory_scores if not self._exists(check_id(i))]  # check_id: a 100 kB "id" is refused, not echoed
+        if unknown:
+            hint = ", ".join(awaiting) if awaiting else "none"
+            raise NotFoundError(f"no memory with id {', '.join(unknown)}; memories awaiting a score: {hint}")
+        outcomes = dict(memory_scores)
+        exchange = state.last_exchange if state and outcome else None
+        if exchange and self._exists(exchange) and exchange not in outcomes:
+            outcomes[exchange] = outcome  # type: ignore[assignment]
+        by_side: dict[int, tuple[Any, dict[str, str]]] = {}
+        for memory_id, result in outcomes.items():
+            side = self.app.side_of(memory_id)  # a user-vault memory's file is in the user vault
+            by_side.setdefault(id(side), (side, {}))[1][memory_id] = result
+        results = [r for side, part in by_side.values() for r in side.curator.score(part)]
+        still = [i for i in awaiting if i not in outcomes]
+        if session:
+            scored = self.sessions.update(session, lambda s: (s.mark_scored(outcomes), setattr(s, "scoring_required", False)))
+            turns.record(self.app.root, "score", scored.id, scored.turn, scores=outcomes)  # for the web view's Turns page
+        return {
+            "scored": [{"id": r.id, "outcome": r.outcome, "changes": _jsonable(r.changes), "note": r.note} for r in results],
+            "exchange": exchange,
+            "unscored": still,
+            # It helped, yet the code it cites changed: the model just saw it hold, so offer to re-anchor it.
+            "verify": [r.id for r in results if r.outcome == "worked" and self._stale_id(r.id)],
+        }
+
+    def _stale_id(self, memory_id: str) -> bool:
+        memory = self.find(memory_id)
+        return memory is not None and bool(self.stale(memory))
+
+    def gc(self, dry_run: bool = False) -> list[dict[str, Any]]:
+        """The lifecycle of each vault this process owns, inside that vault (nothing crosses between them)."""
+        return [{**vars(a.decision), "result": a.result, "source": side.source}
+                for side in self.app.sides() if side.index.writable or dry_run
+                for a in side.curator.gc(dry_run=dry_run)]
+
+    def suggest_merges(self, threshold: float | None = None, type: str | None = None, limit: int = 10) -> list[dict[str, Any]]:
+        clusters = [(side.source, c) for side in self.app.sides() for c in side.curator.suggest_merges(threshold, type, limit)]
+        clusters.sort(key=lambda item: (-item[1].similarity, item[1].ids))
+        return [{"ids": list(c.ids), "titles": list(c.titles), "similarity": c.similarity, "source": source}
+                for source, c in clusters[:limit]]
+
+    def merge(self, ids: Sequence[str], title: str, content: str | None = None,
+              allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
+        sources = [self.app.side_of(check_id(i)).index.get(i) for i in ids]
+        if all(vaults.visible(m, include_private=False) for m in sources):  # else the result is private
+            self._refuse_leak({"title": title, "merged text": content}, sources[0], session)
+        return view_of(vaults.merge(self.app, list(ids), title, content, allow_secrets=allow_secret)).as_json()
+
+    def reindex(self) -> dict[str, Any]:
+        from indexer.rebuild import reindex
+
+        report = reindex(self.index)
+        return {"memories": report.added, "problems": report.errors, "seconds": round(report.seconds, 2),
+                "chunks": self.index.chunk_count()}
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _review_reminder(self, session: str | None) -> dict[str, int] | None:
+        """What waits in the review queue, by kind, on a session's first get_context_insights call and every
+        REVIEW_REMINDER_EVERY-th after it (None otherwise, or when nothing waits): a reminder, not a nag."""
+        if not session:
+            return None
+        calls = self.sessions.update(session, lambda s: setattr(s, "insights_calls", s.insights_calls + 1)).insights_calls
+        if (calls - 1) % REVIEW_REMINDER_EVERY:
+            return None
+        waiting = Counter(item["kind"] for item in self.review()["items"])
+        return dict(sorted(waiting.items())) or None
+
+    def _private_shown(self, session: str | None) -> list[Memory]:
+        """The private memories this conversation has been shown (by hooks or tools), as they are now."""
+        if not session:
+            return []
+        shown = [self.find(i) for i in self.sessions.load(session).shown]
+        return [m for m in shown if m is not None and not vaults.visible(m, include_private=False)]
+
+    def _leak(self, fields: Mapping[str, Any], session: str | None) -> leaks.Leak | None:
+        """What of a write into a shared file would carry a private memory (the one rule: leaks.first_leak)."""
+        return leaks.first_leak(fields, self._private_shown(session), vaults.private_memories(self.app))
+
+    def _refuse_leak(self, fields: Mapping[str, Any], target: Memory | None, session: str | None) -> None:
+        """A shared file must not take in a private memory's text or id; refused before anything is written,
+        naming the field. `target` None: a new shared file (ingest)."""
+        if target is not None and not vaults.visible(target, include_private=False):
+            return  # the target is private itself
+        found = self._leak(fields, session)
+        if found is not None:
+            where = f"{target.id} is shared" if target is not None else "the new memory is shared"
+            advice = ("Leave the reference out: a private memory may link to a shared one, not the other way"
+                      if found.what == "id" else "Leave the private detail out")
+            raise ValidationError(
+                f"not written: {found.reason()}, and {where} with everyone who reads this project's vault. {advice}, "
+                "or store it with privacy=private (record_response or add_to_memory_bank with privacy=\"private\", "
+                "or update_memory with fields={\"privacy\": \"private\"})")
+
+    def _lookup(self, ref: str) -> Memory:
+        if looks_like_path(ref):
+            path = self.app.vault.resolve(ref)
+            rel = path.relative_to(self.app.root).as_posix()
+            entry = self.index.entries.get(rel)
+            if entry is None or entry.memory_id is None:
+                raise PathError(f"{ref} is not an indexed memory" + (f" ({entry.reason})" if entry and entry.reason else ""))
+            return self.index.get(entry.memory_id)
+        return self.app.side_of(check_id(ref)).index.get(ref)
+
+    def _exists(self, memory_id: str) -> bool:
+        return self.find(memory_id) is not None
+
+    # -- Claude Code hooks (hooks_server.py calls these, never the app underneath) ----------
+
+    def hook_settings(self) -> Any:
+        """The [context] settings: what the hooks inject and whether they capture exchanges."""
+        return self.app.config.context
+
+    def spool_folder(self) -> Path:
+        return self.app.root / capture.SPOOL
+
+    def redacted(self, text: str) -> str:
+        return capture.redacted(self.app, text)
+
+    def capture_exchange(self, session_id: str, prompt: str, answer: str, shown: Sequence[str],
+                         previous: str | None) -> str | None:
+        exchange = capture.Exchange(session_id, prompt, answer, [self.find(i) for i in shown], previous)
+        return capture.store_exchange(self.app, exchange)
+
+
+def _jsonable(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: (v.strftime("%Y-%m-%dT%H:%M:%SZ") if isinstance(v, datetime) else v) for k, v in values.items()}
+
+
+def commit_shape(commit: Commit) -> dict[str, Any]:
+    return {"commit": commit.sha[:12], "date": commit.date.isoformat(), "author": commit.author, "subject": commit.subject}
+
+
+def version_shape(version: Version) -> dict[str, Any]:
+    memory = version.memory
+    shape: dict[str, Any] = {**commit_shape(version.commit), "path": version.path, "created": version.created,
+                             "body_changed": version.body_changed, "keys_changed": list(version.keys_changed),
+                             "counters_changed": list(version.counters_changed)}
+    if memory is not None:
+        shape.update(title=memory.title, status=memory.status, score=memory.score, uses=memory.uses,
+                     success_count=memory.success_count)
+    else:
+        shape["error"] = version.error
+    return shape
+
+
+def moment(value: str | None, name: str) -> datetime | None:
+    """An `after`/`before` bound: a date (its start, UTC) or an ISO date and time."""
+    if value is None or not str(value).strip():
+        return None
+    text = str(value).strip()
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError(f"{name} must be a date (YYYY-MM-DD) or an ISO date and time, not {text!r}") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def _kept_private(why: str | None) -> dict[str, str]:
+    """The optional key saying why a new memory went to the private side (absent when it did not)."""
+    return {"kept_private": why} if why else {}

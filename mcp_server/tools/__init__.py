@@ -1,0 +1,1 @@
+"""The MCP face: the tools, their descriptions and schemas, the static tool list and the stdio proxy."""

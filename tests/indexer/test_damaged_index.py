@@ -1,0 +1,80 @@
+"""An index file that does not load (a truncated FAISS file or Whoosh segment) is moved aside and rebuilt
+from the files; a failed open never keeps the index lock, so `memdir reindex` is never refused for it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from indexer.generations import Layout
+from indexer.index import Index, IndexUnusable
+from indexer.rebuild import rebuild
+from indexer.search import SearchRequest, Searcher
+from indexer.settings import SearchSettings
+from tests.conftest import memory_text, write
+from tests.indexer.helpers import HashingEmbedder, open_index
+from vault import Vault
+
+
+def _vault_with_an_index(root: Path) -> Path:
+    write(root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
+    write(root, "history/b.md", memory_text("m-0000000b", "Beta", "beta: pin the uv version in CI"))
+    open_index(root).close()
+    return Layout(root).current()
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: max(1, path.stat().st_size // 3)])
+
+
+def _segments(generation: Path) -> list[Path]:
+    return sorted(p for p in (generation / "keyword").iterdir() if p.suffix in (".seg", ".toc") or "_" in p.name)
+
+
+# Whoosh leaves the file of a segment it cannot read unclosed; the collector closes it later, with a warning.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("damage", ["vectors", "keyword"])
+def test_a_damaged_index_file_is_quarantined_and_the_vault_is_rebuilt_from_its_files(hashing_root: Path, damage: str):
+    generation = _vault_with_an_index(hashing_root)
+    targets = [generation / "vectors.faiss"] if damage == "vectors" else _segments(generation)
+    assert targets
+    for path in targets:
+        _truncate(path)
+    index = open_index(hashing_root)
+    try:
+        hits = Searcher(index, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="celery"))
+        assert hits and hits[0].memory.id == "m-0000000a"
+        assert Layout(hashing_root).current() != generation
+    finally:
+        index.close()
+    quarantined = list((hashing_root / ".memdir" / "quarantine").iterdir())
+    assert [p.name.startswith(generation.name) for p in quarantined] == [True]
+
+
+def test_a_failed_open_leaves_the_index_lock_free_for_reindex(hashing_root: Path, monkeypatch):
+    generation = _vault_with_an_index(hashing_root)
+    _truncate(generation / "vectors.faiss")
+
+    def no_rebuild(*args, **kwargs):
+        raise OSError("the rebuild failed too")
+
+    monkeypatch.setattr("indexer.index.build_generation", no_rebuild)
+    with pytest.raises(OSError):
+        Index.open(Vault(hashing_root), HashingEmbedder())
+    owner = Layout(hashing_root).try_own()
+    assert owner is not None  # before: held by the failed open until the process ended
+    owner.release()
+    monkeypatch.undo()
+    assert rebuild(Vault(hashing_root), HashingEmbedder()).memories == 2
+
+
+def test_a_reader_that_meets_a_damaged_index_says_what_to_do(hashing_root: Path):
+    generation = _vault_with_an_index(hashing_root)
+    _truncate(generation / "vectors.faiss")
+    owner = Layout(hashing_root).try_own()  # another process owns the index
+    try:
+        with pytest.raises(IndexUnusable, match="does not load"):
+            Index.open(Vault(hashing_root), HashingEmbedder())
+    finally:
+        owner.release()

@@ -1,0 +1,498 @@
+"""The outside attack of 2026-11-26 (issue 28), replayed: each returns how much got through (0: held).
+
+Used by tests/reliability/test_attacks.py (bounded) and bench/reliability.py (the table of rows). Every attack
+uses only what an attacker or a client has (sockets, the stdio proxy, the service, the files), so the same
+code measures an older memdir too. An attack that fails in an unexpected way counts as got through.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import json
+import os
+import socket
+import sqlite3
+import stat
+import tempfile
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from tests.conftest import memory_text, write
+from tests.reliability.harness import new_vault
+
+HALF_OPEN = 2000  # the attack held 20,800; enough to show whether they are held, without loading the machine
+A, B = "m-0000000a", "m-0000000b"
+
+
+@contextlib.contextmanager
+def private_user() -> Iterator[Path]:
+    """A user of its own (HOME, servers folder): the attack's server is never the real user's."""
+    saved = {k: os.environ.get(k) for k in ("HOME", "XDG_RUNTIME_DIR", "MEMDIR_SERVERS_DIR", "MEMDIR_VAULT")}
+    with tempfile.TemporaryDirectory(prefix="memdir-attack-home-") as home:
+        os.environ["HOME"] = home
+        for key in ("XDG_RUNTIME_DIR", "MEMDIR_SERVERS_DIR", "MEMDIR_VAULT"):
+            os.environ.pop(key, None)
+        try:
+            yield Path(home)
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+def small_vault(root: Path) -> Path:
+    new_vault(root)
+    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+    write(root, "history/b.md", memory_text(B, "Beta", "beta: pin the uv version in CI"))
+    return root
+
+
+def server_descriptors(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+# -- item 5: half-open connections, a retried add ---------------------------------------------------
+
+
+def half_open(work: Path, count: int = HALF_OPEN, wait: float = 7.0) -> dict[str, int]:
+    """Open `count` connections to the server and send nothing: how many it still holds after `wait` s,
+    and whether a real request was answered meanwhile (1: it was not)."""
+    from mcp_server import client
+    from tests.mcp_server.processes import start_server, stop_all
+
+    root = small_vault(work / "half-open")
+    process = start_server(root)
+    held: list[socket.socket] = []
+    try:
+        info = client.running()
+        assert info is not None
+        before = server_descriptors(info.pid)
+        for _ in range(count):
+            try:
+                held.append(socket.create_connection(("127.0.0.1", info.port), timeout=5))
+            except OSError:
+                break  # the listen backlog is full: the server is not accepting any more
+        try:
+            client.request(info, "GET", "/api/health", timeout=3.0)
+            refused = 0
+        except (client.Unavailable, client.RemoteError):
+            refused = 1
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and server_descriptors(info.pid) > before + 5:
+            time.sleep(0.1)  # another process letting go of sockets: nothing to wait on but time
+        return {"half_open_held": max(0, server_descriptors(info.pid) - before), "health_refused_under_attack": refused}
+    finally:
+        for connection in held:
+            connection.close()
+        stop_all(root, process)
+
+
+def retried_add(work: Path) -> dict[str, int]:
+    """An add whose answer the proxy lost (a timeout) and retried: 1 when the retry applied it again."""
+    from mcp_server.tools import stdio
+    from tests.mcp_server.processes import start_server, stop_all
+    from vault import Vault
+
+    root = small_vault(work / "retried-add")
+    process = start_server(root)
+    real = stdio._read_answer
+    lost: list[Any] = []
+
+    def answer_lost_once(response: Any, wanted: int) -> Any:
+        answer = real(response, wanted)
+        if wanted and not lost:
+            lost.append(answer)
+            response.close()
+            raise TimeoutError("timed out")
+        return answer
+
+    stdio._read_answer = answer_lost_once
+    upstream = stdio.Upstream(root)
+    try:
+        upstream.call("tools/call", {"name": "add_to_memory_bank",
+                                     "arguments": {"content": "The staging database is reset nightly."}})
+    finally:
+        stdio._read_answer = real
+        upstream.close()
+        stop_all(root, process)
+    added = [m for m in Vault(root).scan().memories if "staging database" in m.body]
+    return {"retried_add_applied_twice": int(len(added) != 1 or bool(added[0].frontmatter.get("restated")))}
+
+
+# -- item 6: a multi-id score while one id is renamed -------------------------------------------------
+
+
+def partial_score(work: Path, calls: int = 150) -> dict[str, int]:
+    """score {A, B} `calls` times while B is renamed back and forth: uses of A and B off the calls reported done."""
+    from indexer.curator import Curator
+    from indexer.embed import HashingEmbedder
+    from indexer.index import Index
+    from vault import Vault
+    from vault.errors import VaultError
+    from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
+
+    root = small_vault(work / "score")
+    index = Index.open(Vault(root), HashingEmbedder())
+    curator = Curator(index, ScoringSettings(), LifecycleSettings(), DedupSettings())
+    stop = threading.Event()
+
+    def rename_b() -> None:
+        while not stop.is_set():
+            os.rename(root / "history/b.md", root / "history/b-moved.md")
+            os.rename(root / "history/b-moved.md", root / "history/b.md")
+
+    renamer = threading.Thread(target=rename_b)
+    renamer.start()
+    done = 0
+    try:
+        for _ in range(calls):
+            try:
+                curator.score({A: "worked", B: "worked"})
+                done += 1
+            except VaultError:
+                pass
+    finally:
+        stop.set()
+        renamer.join(10)
+        index.close()
+    counted = [Vault(root).writer.read(f"history/{name}.md").uses for name in ("a", "b")]
+    return {"score_counted_beyond_reported": sum(abs(uses - done) for uses in counted)}
+
+
+# -- item 7: events spooled while the vault opens -----------------------------------------------------
+
+
+def stuck_spool(work: Path, wait: float = 8.0) -> dict[str, int]:
+    """An exchange spooled right after the vault opened (its hooks were told "opening"): spool files still
+    there after `wait` s with no further event."""
+    from mcp_server.clients.hooks import spool
+    from mcp_server.server.served import open_vault
+
+    root = small_vault(work / "spool")
+    served = open_vault(root, lambda config: None)
+    try:
+        base = {"session_id": "attack-spool", "cwd": str(root.parent)}
+        spool(root, "prompt", {**base, "hook_event_name": "UserPromptSubmit", "prompt": "why is the deploy slow"})
+        spool(root, "stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                             "last_assistant_message": "The image is rebuilt each time."})
+        folder = root / ".memdir" / "spool"
+        deadline = time.monotonic() + wait
+        while list(folder.glob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.1)  # the server's own timer is what is measured: nothing else to wait on
+        return {"spool_files_unapplied": len(list(folder.glob("*.json")))}
+    finally:
+        served.close()
+
+
+# -- item 8: disk full, the proxy, handles, messages, the host, the log --------------------------------
+
+
+def _sqlite_full(*args: Any, **kwargs: Any) -> None:
+    raise sqlite3.OperationalError("database or disk is full")  # what SQLite raises on ENOSPC
+
+
+def disk_full(work: Path) -> dict[str, int]:
+    from indexer.curator import Curator
+    from indexer.embed import HashingEmbedder
+    from indexer.index import Index
+    from indexer.manifest import Manifest
+    from indexer.rebuild import reindex
+    from vault import Vault
+    from vault.errors import VaultError
+    from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
+
+    root = small_vault(work / "disk-full")
+    index = Index.open(Vault(root), HashingEmbedder())
+    curator = Curator(index, ScoringSettings(), LifecycleSettings(), DedupSettings())
+    real = Manifest.write
+    untyped = delete_failed = 0
+    Manifest.write = _sqlite_full  # type: ignore[method-assign]
+    try:
+        for attempt in (lambda: reindex(index), lambda: curator.add("Deploys need the release tag.", type="fact")):
+            try:
+                attempt()
+                untyped += 1  # a full disk that went unnoticed
+            except VaultError as exc:
+                untyped += int("disk full" not in str(exc).lower())
+            except Exception:  # noqa: BLE001 - a raw library error is what is counted
+                untyped += 1
+        try:
+            curator.delete(B)
+        except Exception:  # noqa: BLE001
+            delete_failed = int(not (root / "history/b.md").exists())  # failed, yet the file is in .trash/
+    finally:
+        Manifest.write = real  # type: ignore[method-assign]
+        index.close()
+    generations = list((root / ".memdir" / "index").glob("gen-*"))
+    return {"disk_full_orphan_generations": len(generations) - 1, "disk_full_untyped_errors": untyped,
+            "delete_done_but_reported_failed": delete_failed}
+
+
+def nested_json() -> dict[str, int]:
+    from mcp_server.tools.stdio import Proxy
+
+    crashed = 0
+    for line in (b"[" * 1000 + b"]" * 1000, b'{"a":' * 1000 + b"1" + b"}" * 1000,
+                 b'{"jsonrpc":"2.0","id":1,"method":"ping","params":' + b"[" * 5000):
+        out = io.BytesIO()
+        try:
+            Proxy(Path("."), upstream=None, out=out).handle(line)  # type: ignore[arg-type]
+            crashed += int(b"error" not in out.getvalue())
+        except BaseException:  # noqa: BLE001 - it would have ended the proxy
+            crashed += 1
+    return {"proxy_crashes_on_nested_json": crashed}
+
+
+def lingering_handles(work: Path) -> dict[str, int]:
+    from mcp_server.server.served import open_vault
+
+    root = small_vault(work / "handles")
+
+    def into_vault() -> set[str]:
+        found = set()
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                if str(root) in os.readlink(f"/proc/self/fd/{fd}"):
+                    found.add(fd)
+        return found
+
+    served = open_vault(root, lambda config: None)
+    served.service.search(query="celery retries")
+    served.close()
+    left = len(into_vault())
+    del served
+    gc.collect()
+    return {"descriptors_left_by_closed_vault": left}
+
+
+def messages(work: Path) -> dict[str, int]:
+    """A 100,000-character id (characters of it echoed beyond 200) and a date in a conflict (1: a Python repr)."""
+    from datetime import datetime, timezone
+
+    from mcp_server.service.app import App
+    from mcp_server.service.memory_service import MemoryService
+    from vault import Vault
+    from vault.errors import VaultError
+    from vault.write import Change
+
+    root = small_vault(work / "messages")
+    app = App(root)
+    try:
+        MemoryService(app).score({"m-" + "a" * 100_000: "worked"})
+        echoed = 0
+    except VaultError as exc:
+        echoed = max(0, len(str(exc)) - 200)
+    finally:
+        app.close()
+    write(root, "history/c.md", memory_text("m-0000000c", "Gamma", "gamma", extra="due: 2026-12-01T09:00:00Z\n"))
+    vault = Vault(root)
+    base = vault.writer.read("history/c.md")
+    path = root / "history/c.md"
+    path.write_text(path.read_text().replace("2026-12-01T09:00:00Z", "2026-12-24T18:30:00Z"))
+    try:
+        vault.writer.update(base, Change(fields={"due": datetime(2027, 1, 5, tzinfo=timezone.utc)}))
+        repr_shown = 1  # not even refused
+    except VaultError as exc:
+        repr_shown = int("datetime(" in str(exc))
+    return {"id_characters_echoed": echoed, "datetime_repr_in_message": repr_shown}
+
+
+def embedding_host_host_header() -> dict[str, int]:
+    import http.client
+
+    from indexer.embed import HashingEmbedder
+    from mcp_server.embedding import host as embed_host
+
+    stop = threading.Event()
+    thread = threading.Thread(target=embed_host.serve, args=(0.0, HashingEmbedder(384), stop), daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while (info := embed_host.running()) is None:
+            assert time.monotonic() < deadline, "the embedding host did not start"
+            stop.wait(0.01)
+        connection = http.client.HTTPConnection("127.0.0.1", info.port, timeout=5)
+        connection.request("POST", "/embed", body=json.dumps({"texts": ["x"]}).encode(),
+                           headers={"Authorization": f"Bearer {info.token}", "Host": f"rebound.example:{info.port}"})
+        response = connection.getresponse()
+        response.read()
+        accepted = int(response.status == 200)
+        connection.close()
+        return {"embedding_host_foreign_host_accepted": accepted}
+    finally:
+        stop.set()
+        thread.join(10)
+
+
+def log_mode(work: Path) -> dict[str, int]:
+    import logging
+
+    from mcp_server.logs import configure_file
+
+    root = logging.getLogger()
+    kept = root.handlers[:], root.level
+    path = work / "server.log"
+    try:
+        configure_file(path)
+        logging.getLogger("memdir.attack").warning("a line")
+        return {"log_readable_by_others": int(bool(stat.S_IMODE(path.stat().st_mode) & 0o077))}
+    finally:
+        for handler in root.handlers:
+            handler.close()
+        root.handlers[:] = kept[0]
+        root.setLevel(kept[1])
+
+
+def symlinked_ingest(work: Path) -> dict[str, int]:
+    """Item 1: a folder walk of ingest_document follows a file symlink out of the project (and `.` takes in
+    the vault's own memories when its folder has no dot). Counts the books that hold outside or vault text."""
+    from indexer.books import ingest
+    from tests.indexer.helpers import default_curator, open_index
+
+    project = work / "symlink-project"
+    root = small_vault(project / "memories")
+    (work / "outside.txt").write_text("aws_secret_in_outside_file\n")
+    (project / "docs").mkdir()
+    (project / "docs" / "guide.md").write_text("# Guide\n\nthe guide\n")
+    (project / "docs" / "link.txt").symlink_to(work / "outside.txt")
+    index = open_index(root)
+    try:
+        ingest(default_curator(index), [project], project=project)
+    finally:
+        index.close()
+    books = [path.read_text() for path in (root / "books").glob("*.md")]
+    return {"ingest_outside_files_copied": sum("aws_secret_in_outside_file" in b for b in books),
+            "ingest_vault_files_copied": sum("celery retries need idempotent" in b for b in books)}
+
+
+def link_bomb(work: Path) -> dict[str, int]:
+    """Item 2: one file of 160,000 [[links]] on one line (2 MB, under the size limit) held every search on its
+    vault while it was indexed (26-43 s for 20,000 links before; parsing grew 4x when the links doubled).
+    Counts the graph edges read past the per-file link budget; the `_seconds` rows are measurements (the
+    bench prints them; the test does not judge timings)."""
+    from indexer.embed import make_embedder
+    from indexer.index import Index
+    from indexer.links import MAX_LINKS
+    from indexer.search import SearchRequest, Searcher
+    from indexer.settings import SearchSettings
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    root = work / "link-bomb"
+    init_vault(root, HASHING_TOML)
+    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+    index = Index.open(Vault(root), make_embedder("hashing-256"), defer_embedding=True)
+    searcher = Searcher(index, SearchSettings(embedder="hashing-256"))
+    write(root, "history/bomb.md", memory_text(B, "Bomb", " ".join(f"[[t-{i}]]" for i in range(160_000))))
+    waits: list[float] = []
+    done = threading.Event()
+
+    def search() -> None:
+        while not done.is_set():
+            started = time.monotonic()
+            searcher.search(SearchRequest(query="celery", limit=3))
+            waits.append(time.monotonic() - started)
+
+    reader = threading.Thread(target=search)
+    reader.start()
+    started = time.monotonic()
+    try:
+        index.sync(["history/bomb.md"])
+        edges = len(index.graph.outgoing(B))
+    finally:
+        took = time.monotonic() - started
+        done.set()
+        reader.join(60)
+        index.close()
+    return {"link_bomb_links_past_budget": max(0, edges - MAX_LINKS),
+            "link_bomb_index_seconds": round(took, 1), "link_bomb_longest_search_wait_seconds": round(max(waits), 1)}
+
+
+def truncated_index(work: Path) -> dict[str, int]:
+    """Item 3: a truncated vectors.faiss or Whoosh segment made the vault unservable (every request failed,
+    nothing rebuilt it) and the failed open kept .memdir/index.lock, so `memdir reindex` refused. Counts the
+    damaged vaults that did not answer a search after opening, and the locks a failed open left held."""
+    from indexer.embed import make_embedder
+    from indexer.generations import Layout
+    from indexer.index import Index
+    from indexer.search import SearchRequest, Searcher
+    from indexer.settings import SearchSettings
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    unservable = locks_held = 0
+    for damage in ("vectors.faiss", "keyword"):
+        root = work / f"truncated-{damage.split('.')[0]}"
+        init_vault(root, HASHING_TOML)
+        write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+        Index.open(Vault(root), make_embedder("hashing-256")).close()
+        generation = Layout(root).current()
+        files = [generation / damage] if damage.endswith(".faiss") else \
+            [p for p in (generation / "keyword").iterdir() if p.suffix in (".seg", ".toc")]
+        for path in files:
+            path.write_bytes(path.read_bytes()[: max(1, path.stat().st_size // 3)])
+        try:
+            index = Index.open(Vault(root), make_embedder("hashing-256"))
+            try:
+                hits = Searcher(index, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="celery"))
+                unservable += not hits
+            finally:
+                index.close()
+        except Exception:  # noqa: BLE001 - the vault did not open: unservable
+            unservable += 1
+        owner = Layout(root).try_own()
+        locks_held += owner is None
+        if owner is not None:
+            owner.release()
+    gc.collect()  # Whoosh leaves the damaged segment's file to the collector
+    return {"damaged_index_unservable": unservable, "damaged_index_lock_left_held": locks_held}
+
+
+def secret_halves() -> dict[str, int]:
+    """Item 4: Stop-capture redaction (vault.secrets.redact, what every capture path calls) kept the AWS secret
+    access key beside a redacted key id, and let five vendors' token formats through. Counts what survives."""
+    from vault.secrets import redact
+
+    key, secret = "AKIA" + "QWERTYUI0PASDF12", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY" + "3x4mPl3K9z"
+    pairs = [f"aws {key} / {secret}", f"key ID {key}, secret {secret}"]
+    tokens = ["glpat-" + "xY9zA8bC7dE6fG5hI4jK", "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz12345678",
+              "SG." + "ngeVfQFYQlKU0ufo8x5d1A." + "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr", "dop_v1_" + "3f9a" * 16,
+              "AccountKey=" + "Zm9vYmFyYmF6cXV4" * 5 + "ab=="]
+    return {"secret_halves_kept": sum(secret in redact(text)[0] for text in pairs),
+            "token_formats_not_redacted": sum(token.removeprefix("AccountKey=") in redact(f"use {token} here")[0] for token in tokens)}
+
+
+def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
+    """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
+    attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
+        ("half_open", lambda: half_open(work, half_open_count)),
+        ("retried_add", lambda: retried_add(work)),
+        ("partial_score", lambda: partial_score(work)),
+        ("stuck_spool", lambda: stuck_spool(work)),
+        ("disk_full", lambda: disk_full(work)),
+        ("nested_json", nested_json),
+        ("lingering_handles", lambda: lingering_handles(work)),
+        ("messages", lambda: messages(work)),
+        ("embedding_host", embedding_host_host_header),
+        ("log_mode", lambda: log_mode(work)),
+        ("symlinked_ingest", lambda: symlinked_ingest(work)),
+        ("link_bomb", lambda: link_bomb(work)),
+        ("truncated_index", lambda: truncated_index(work)),
+        ("secret_halves", secret_halves),
+    ]
+    rows: dict[str, int] = {}
+    with private_user():
+        for name, attack in attacks:
+            try:
+                rows.update(attack())
+            except Exception:  # noqa: BLE001 - the table must still be printed
+                traceback.print_exc()
+                rows[f"{name}_broke"] = 1
+    return rows

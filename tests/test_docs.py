@@ -1,0 +1,73 @@
+"""The documentation covers what memdir declares: every command, MCP tool and memdir.toml key, and the
+generated reference pages are what the code says today (as sqlite-utils checks its docs)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from mcp_server import reference
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+GUIDES = sorted(path for path in DOCS.glob("*.md"))
+LINK = re.compile(r"\[[^\]]*\]\(([^)#\s]+)(#[^)\s]*)?\)")
+
+
+@pytest.mark.parametrize("page", sorted(reference.PAGES))
+def test_each_generated_reference_page_is_what_the_code_declares_today(page: str):
+    committed = (DOCS / "reference" / page).read_text(encoding="utf-8")
+    assert committed == reference.PAGES[page](), f"docs/reference/{page} is stale: run python -m mcp_server.reference"
+
+
+@pytest.mark.parametrize("page", sorted(reference.PAGES))
+def test_each_reference_page_names_everything_it_covers(page: str):
+    text = (DOCS / "reference" / page).read_text(encoding="utf-8")
+    headings = set(re.findall(r"^## (.+)$", text, re.M))
+    rows = set(re.findall(r"^\| `([^`]+)` \|", text, re.M))
+    for name in reference.documented_names()[page]:
+        if page == "config.md":
+            section, key = name.split(".", 1)
+            assert f"[{section}]" in headings and key in rows, f"{name} is not in docs/reference/config.md"
+        else:
+            assert name in headings, f"{name} is not in docs/reference/{page}"
+
+
+def test_every_command_has_a_guide_section_with_what_it_does():
+    """The generated page lists options; a person also needs a section saying what the command is for."""
+    guide_headings = "\n".join(line for path in GUIDES for line in path.read_text(encoding="utf-8").splitlines()
+                               if line.startswith("#"))
+    missing = [path for path in reference.documented_names()["cli.md"] if f"`{path}" not in guide_headings
+               and f"{path} " not in guide_headings]
+    assert missing == []
+
+
+def test_every_mcp_tool_is_explained_in_the_tools_guide():
+    guide = (DOCS / "tools.md").read_text(encoding="utf-8")
+    assert [name for name in reference.documented_names()["tools.md"] if name not in guide] == []
+
+
+def test_the_readme_stays_short_and_points_into_docs():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 300
+    assert "<!-- main-command -->" in readme and "<!-- test-command -->" in readme
+    for page in ("docs/reference/cli.md", "docs/reference/tools.md", "docs/reference/config.md"):
+        assert f"({page})" in readme, f"README does not link {page}"
+
+
+@pytest.mark.parametrize("page", [REPO / "README.md", REPO / "bench" / "README.md", *GUIDES,
+                                  *sorted((DOCS / "reference").glob("*.md"))], ids=lambda p: str(p.relative_to(REPO)))
+def test_every_relative_link_in_the_docs_reaches_a_file(page: Path):
+    text = page.read_text(encoding="utf-8")
+    broken = [target for target, _ in LINK.findall(text)
+              if "://" not in target and not target.startswith("mailto:") and not (page.parent / target).exists()]
+    assert broken == []
+
+
+def test_every_environment_variable_memdir_reads_is_documented():
+    code = "\n".join(path.read_text(encoding="utf-8") for layer in ("vault", "indexer", "mcp_server")
+                     for path in (REPO / layer).rglob("*.py"))
+    docs = "\n".join(path.read_text(encoding="utf-8") for path in [REPO / "README.md", *GUIDES])
+    assert sorted(name for name in set(re.findall(r"\bMEMDIR_[A-Z_]+\b", code)) if name not in docs) == []
