@@ -553,8 +553,8 @@ def serve(vault_path: Path) -> None:
 @click.option("--no-browser", is_flag=True, help="Print the login URL instead of opening the browser.")
 @vault_option
 def ui(no_browser: bool, vault_path: Path) -> None:
-    """Open this vault's pages (review inbox, memories) in the browser, served by this user's memdir server on
-    127.0.0.1; the URL holds a one-time login code, good for one minute."""
+    """Open this vault's pages (review inbox, memories, turns, search, vault) in the browser, served by this
+    user's memdir server on 127.0.0.1; the URL holds a one-time login code, good for one minute."""
     root = vault_root(vault_path)
     info = client.ensure(root)
     code = client.request(info, "POST", "/api/ui/code", {}, vault=root)["code"]
