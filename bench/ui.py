@@ -6,7 +6,9 @@
 The vault is generated and indexed as bench/review.py does, committed to git (so a memory page shows its
 versions), and opened as the server opens it (App + MemoryService). Timed: the inbox's first render in
 the process and its warm renders (the review passes are cached by index version), then a memory page for
-memories picked at random (git log and the body diffs included). Wall time; medians and p90.
+memories picked at random (git log and the body diffs included), Search for LoCoMo questions, Turns over a
+log of 2000 prompts (all, and filtered by one memory) and the Vault page; the inbox and the Vault page also
+with their cache emptied (what the first page after a change pays). Wall time; medians and p90.
 """
 
 from __future__ import annotations
@@ -89,13 +91,17 @@ def measure(root: Path, size: int, data: Path, embedder: str, runs: int) -> dict
         turn_pages = [timed(lambda: pages.turns_page(service)) for _ in range(runs)]
         filtered = [timed(lambda i=i: pages.turns_page(service, i)) for i in ids]
         vault = [timed(lambda: pages.vault_page(service)) for _ in range(runs)]
+        vault_uncached = []
+        for _ in range(min(runs, 5)):
+            pages._VAULT_PAGES.clear()  # the first Vault page after a change
+            vault_uncached.append(timed(lambda: pages.vault_page(service)))
         items = len(service.review()["items"])
     finally:
         app.close()
     return {"memories": size, "inbox_items": items, "inbox_first_in_process_ms": round(first_inbox, 1),
             "inbox": summary(inbox), "inbox_uncached": summary(uncached), "memory": summary(memory),
             "search": summary(search), "turns": summary(turn_pages), "turns_by_memory": summary(filtered),
-            "vault": summary(vault), "turn_log_prompts": TURNS}
+            "vault": summary(vault), "vault_uncached": summary(vault_uncached), "turn_log_prompts": TURNS}
 
 
 def main() -> None:

@@ -6,8 +6,9 @@ the files exactly as the command would.
 from __future__ import annotations
 
 import os
-import time
 import subprocess
+import time
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -29,7 +30,7 @@ def _link(memory_id: str, title: str | None = None) -> str:
 
 PAGE_ITEMS = 40
 REVIEW_SECONDS = 30.0  # how long an inbox is reused while nothing in the vaults changed (see review_items)
-_REVIEWS: dict[int, tuple[tuple[Any, ...], float, list[dict[str, Any]]]] = {}
+_REVIEWS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], float, list[dict[str, Any]]]] = weakref.WeakKeyDictionary()
 
 
 def review_items(service: Any) -> list[dict[str, Any]]:
@@ -41,11 +42,11 @@ def review_items(service: Any) -> list[dict[str, Any]]:
 
     sides = service.app.sides(include_user=True)
     key = tuple((str(side.root), side.index.version, _mtime(side.root / DISMISSED_FILE)) for side in sides)
-    cached = _REVIEWS.get(id(service))
+    cached = _REVIEWS.get(service)
     if cached is not None and cached[0] == key and time.monotonic() - cached[1] < REVIEW_SECONDS:
         return cached[2]
     items = service.review()["items"]
-    _REVIEWS[id(service)] = (key, time.monotonic(), items)
+    _REVIEWS[service] = (key, time.monotonic(), items)
     return items
 
 
@@ -439,7 +440,7 @@ def search_page(service: Any, query: str, limit: int = 20) -> str:
 LIFECYCLE_SHOWN = 30
 
 
-_VAULT_PAGES: dict[int, tuple[tuple[Any, ...], str]] = {}
+_VAULT_PAGES: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], str]] = weakref.WeakKeyDictionary()
 
 
 def vault_page(service: Any) -> str:
@@ -447,9 +448,9 @@ def vault_page(service: Any) -> str:
     from vault.lifecycle import LOG_NAME
 
     key = (service.app.project.index.version, _mtime(service.app.root / LOG_NAME))
-    cached = _VAULT_PAGES.get(id(service))
+    cached = _VAULT_PAGES.get(service)
     if cached is None or cached[0] != key:
-        cached = _VAULT_PAGES[id(service)] = (key, _vault_page(service))
+        cached = _VAULT_PAGES[service] = (key, _vault_page(service))
     return cached[1]
 
 
