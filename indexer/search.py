@@ -88,6 +88,7 @@ class Hit:
     excerpt: str = ""  # the matching section's text, for memories indexed in several chunks
     stale: tuple[dict[str, Any], ...] = ()  # cited files changed since the memory was anchored
     written: datetime | None = None  # created_at, else the file's mtime (seed 004)
+    explain: dict[str, float] | None = None  # ranked hits: the terms `final` was made of (see Searcher._rank)
 
     def moment(self) -> float:
         """When the memory was written, for newest-first orders (-inf when unknown)."""
@@ -105,6 +106,7 @@ class _Candidate:
     keyword_coverage: float = 0.0
     heading: str = ""
     fused: float = 0.0
+    mix: tuple[float, float] = (0.0, 0.0)  # the vector and the keyword term inside `fused`, for Hit.explain
     evidence: float = 0.0
     channel: str = ""
     via: str | None = None
@@ -454,19 +456,18 @@ class Searcher:
         if s.fusion == "rrf":
             k = s.rrf_k
             for c in candidates.values():
-                score = 0.0
-                if c.vector_rank is not None and mode != "keyword":
-                    score += s.vector_weight / (k + c.vector_rank + 1)
-                if c.keyword_rank is not None and mode != "vector":
-                    score += s.keyword_weight / (k + c.keyword_rank + 1)
-                c.fused = score / ((s.vector_weight + s.keyword_weight) / (k + 1))
+                vector = s.vector_weight / (k + c.vector_rank + 1) if c.vector_rank is not None and mode != "keyword" else 0.0
+                keyword = s.keyword_weight / (k + c.keyword_rank + 1) if c.keyword_rank is not None and mode != "vector" else 0.0
+                c.mix = (vector, keyword)
+                c.fused = (vector + keyword) / ((s.vector_weight + s.keyword_weight) / (k + 1))
             return
         vector_z = _zscores({i: c.vector_score or 0.0 for i, c in candidates.items()}, floor=COSINE_NOISE)
         keyword = {i: c.keyword_score or 0.0 for i, c in candidates.items()}
         keyword_z = _zscores(keyword, floor=0.1 * max(keyword.values()))
         weights = {"hybrid": (s.vector_weight, s.keyword_weight), "vector": (1.0, 0.0), "keyword": (0.0, 1.0)}[mode]
         for memory_id, c in candidates.items():
-            mixed = weights[0] * vector_z[memory_id] + weights[1] * keyword_z[memory_id]
+            c.mix = (weights[0] * vector_z[memory_id], weights[1] * keyword_z[memory_id])
+            mixed = c.mix[0] + c.mix[1]
             c.fused = 1.0 / (1.0 + math.exp(-mixed))
 
     def _rank(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest,
@@ -487,16 +488,20 @@ class Searcher:
             order = (1 - settings.evidence_weight) * c.fused + settings.evidence_weight * relevance
             # Recency lifts young memories in proportion to how relevant they are: a new but
             # unrelated memory must not outrank an old exact answer.
-            final = order * quality + relevance * recency_bonus(memory, now, settings.recency)
+            recency = relevance * recency_bonus(memory, now, settings.recency)
+            final = order * quality + recency
             if named is not None and named.holds(memory.created_at):
                 # "the redis problem from yesterday": written in the window the query names.
+                recency += relevance * settings.time_match_boost
                 final += relevance * settings.time_match_boost
             # Code the memory cites changed since it was written: still shown, below an equally good fresh one.
             stale = tuple(self.index.vault.stale(memory))
-            if stale:
-                final *= settings.stale_factor
+            factor = settings.stale_factor if stale else 1.0
+            final *= factor
+            explain = {"order": order, "quality": quality, "recency": recency, "stale_factor": factor,
+                       "vector_mix": c.mix[0], "keyword_mix": c.mix[1]}
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
-                            quality, None, c.via, stale=stale, written=self.written(memory)))
+                            quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
         return hits
 
     def _expand_graph(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest) -> None:

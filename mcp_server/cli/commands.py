@@ -586,6 +586,26 @@ def serve(vault_path: Path) -> None:
 
 
 @cli.command()
+@click.option("--no-browser", is_flag=True, help="Print the login URL instead of opening the browser.")
+@vault_option
+def ui(no_browser: bool, vault_path: Path) -> None:
+    """Open this vault's pages (review inbox, memories, turns, search, vault) in the browser, served by this
+    user's memdir server on 127.0.0.1; the URL holds a one-time login code, good for one minute."""
+    root = vault_root(vault_path)
+    info = client.ensure(root)
+    code = client.request(info, "POST", "/api/ui/code", {}, vault=root)["code"]
+    url = f"http://127.0.0.1:{info.port}/ui/login?code={code}"
+    if no_browser:
+        click.echo(url)
+        return
+    import webbrowser
+
+    if not webbrowser.open(url):
+        click.echo(url)
+    click.echo(f"opened the memdir pages of {root} in the browser", err=True)
+
+
+@cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the servers as JSON.")
 def status(as_json: bool) -> None:
     """What memdir runs for this user: each served vault's path, the server's pid, port and memory, the vault's

@@ -17,6 +17,7 @@ from indexer import timewords
 from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError
 
+from ..service import turns
 from ..service.capture import MAX_EXCHANGE_CHARS
 from .context import Line, known_context, memory_line, pointer_line, scoring_request
 from ..service.memory_service import MemoryService
@@ -51,13 +52,15 @@ class HookHandler:
 
         def turn(state: Session) -> None:
             scoring = self._start_turn(state, prompt, event)
-            lines = self._context_lines(state, prompt)
+            lines, explained = self._context_lines(state, prompt)
             block, kept = known_context(lines, self.settings.max_chars - len(scoring))
             for scorable in (True, False):
                 state.show(((line.memory_id, line.content_hash) for line in kept if line.scorable == scorable),
                            scorable=scorable)
             result.update(additionalContext="\n\n".join(part for part in (scoring, block) if part),
                           shown=[line.memory_id for line in kept], scoring_required=bool(scoring))
+            turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=turns.first_line(state.prompt),
+                         shown=[explained[line.memory_id] for line in kept if line.memory_id in explained])
 
         self._settle(event, lambda: self.service.sessions.update(session_id, turn))
         return result
@@ -84,7 +87,8 @@ class HookHandler:
         state.prompt = self.service.redacted(prompt)[:MAX_EXCHANGE_CHARS]  # the session file keeps no secret either
         return scoring
 
-    def _context_lines(self, state: Session, prompt: str) -> list[Line]:
+    def _context_lines(self, state: Session, prompt: str) -> tuple[list[Line], dict[str, dict[str, Any]]]:
+        """The lines to inject, and for the turn log why each was chosen (relevance, channel, labels)."""
         always = self.service.always_inject()  # both vaults: the session is the local user's own
         hits: list[Hit] = []
         if prompt.strip():
@@ -95,14 +99,19 @@ class HookHandler:
         # A hit's view quotes what matched (a long document's section) and carries the hit's stale cites.
         shown = [(m, view_of(m, stale=self.service.stale(m))) for m in always] + \
                 [(h.memory, view_of(h.memory, hit=h)) for h in chosen]
+        explained: dict[str, dict[str, Any]] = {}
         for memory, view in shown:
             chosen_now = view.relevance is not None
+            labels = ["standing"] * (not chosen_now) + ["repeat"] * (state.shown.get(memory.id) == memory.content_hash) + \
+                ["stale"] * bool(view.stale) + ["superseded"] * bool(view.successor)
+            explained[memory.id] = {"id": memory.id, "title": memory.title, "relevance": view.relevance,
+                                    "channel": view.channel, "labels": labels}
             if state.shown.get(memory.id) == memory.content_hash:
                 lines.append(Line(memory.id, memory.content_hash, pointer_line(view), True, chosen_now))
             else:
                 lines.append(Line(memory.id, memory.content_hash, memory_line(view, self.settings.content_chars),
                                   False, chosen_now))
-        return lines
+        return lines, explained
 
     # -- the spool: every prompt and Stop event is written there first by the hook process -----
 
@@ -194,6 +203,8 @@ class HookHandler:
                     stored = self.service.capture_exchange(state.id, state.prompt, answer, state.turn_shown,
                                                            state.last_exchange)
                     state.last_exchange = stored or state.last_exchange
+                    if stored:
+                        turns.record(self.service.app.root, "exchange", state.id, state.turn, stored=stored)
             if state.scoring_required and not state.scored_this_turn:
                 log.warning("session %s: turn %d asked for score_memories and it was not called", session_id, state.turn)
             state.completed = True

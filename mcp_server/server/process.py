@@ -44,6 +44,8 @@ from ..embedding.host import SharedEmbedder
 from ..rss import rss_mb
 from .http_limits import BoundedH11
 from .served import ServedVault, error, open_vault, status_of
+from ..web.auth import WebAuth
+from ..web.routes import web_app
 
 log = logging.getLogger("memdir.server")
 DRAIN_SECONDS = 5.0  # how long a closing vault waits for its requests in flight (an MCP event stream never ends)
@@ -58,7 +60,8 @@ class AlreadyRunning(Exception):
 
 @dataclass
 class Guard:
-    """ASGI middleware: a bearer token on every request, and no foreign Origin (DNS rebinding)."""
+    """ASGI middleware: a bearer token on every request (a web page: its session cookie instead), and no
+    foreign Origin or Host (DNS rebinding)."""
 
     app: Any
     token: str
@@ -75,6 +78,8 @@ class Guard:
         host = headers.get("host", "")
         if host not in (f"127.0.0.1:{port}", f"localhost:{port}"):
             return await PlainTextResponse("forbidden host", status_code=403)(scope, receive, send)
+        if _web_page(scope.get("path", "")):
+            return await self.app(scope, receive, send)  # the pages check their own session cookie (web/routes.py)
         scheme, _, credential = headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(credential.strip().encode(), self.token.encode()):
             return await PlainTextResponse("unauthorized", status_code=401,
@@ -110,6 +115,7 @@ class UserServer:
         self._tasks: Any = None
         self._uvicorn: uvicorn.Server | None = None
         self._embedder: SharedEmbedder | None = None
+        self.web = WebAuth()  # `memdir ui` logins: one-time codes and the browser sessions they became
 
     # -- the process ---------------------------------------------------------------------
 
@@ -294,6 +300,8 @@ class UserServer:
         routes = [
             Route("/api/health", self._health, methods=["GET"]),
             Route("/api/close", self._close_request, methods=["POST"]),
+            Route("/api/ui/code", self._ui_code, methods=["POST"]),
+            Mount("/ui", app=web_app(self.web, self._web_service)),
             Mount("/", app=self._to_vault),
         ]
         return Guard(Starlette(routes=routes, lifespan=lifespan), self.token, lambda: self.port)
@@ -314,6 +322,23 @@ class UserServer:
         if root is None:
             return error("ValidationError", f"name the vault to close in {VAULT_HEADER}", 400)
         return JSONResponse({"closed": await self.close(root, "memdir stop --vault")})
+
+    async def _ui_code(self, request: Request) -> JSONResponse:
+        """A one-time login code for the named vault's pages (asked for, with the token, by `memdir ui`)."""
+        root = _named_vault(request.headers)
+        if root is None:
+            return error("ValidationError", f"name the vault in {VAULT_HEADER}", 400)
+        slot = await self._slot(root, wait=True)
+        return slot if isinstance(slot, JSONResponse) else JSONResponse({"code": self.web.issue_code(root)})
+
+    async def _web_service(self, root: Path) -> Any:
+        """The MemoryService of the vault a browser session is bound to, opening the vault again if it was closed."""
+        slot = await self._slot(root, wait=True)
+        if isinstance(slot, JSONResponse):
+            raise VaultError(json.loads(slot.body)["error"]["message"])
+        assert slot.vault is not None and slot.vault.idle is not None
+        slot.vault.idle.touch()
+        return slot.vault.service
 
     async def _slot(self, root: Path, wait: bool) -> Slot | JSONResponse:
         """The open vault, opening it when needed; without `wait` a vault still opening is a 503 (ask again)."""
@@ -358,6 +383,10 @@ class UserServer:
             vault.idle.touch()
             if not slot.in_flight:
                 slot.drained.set()
+
+
+def _web_page(path: str) -> bool:
+    return path == "/ui" or path.startswith("/ui/")
 
 
 def _named_vault(headers: Any) -> Path | None:

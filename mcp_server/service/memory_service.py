@@ -24,7 +24,7 @@ from vault.ids import check_id
 from vault.paths import resolved_within
 from vault.model import bank_weight
 
-from . import capture, checks, leaks
+from . import capture, checks, leaks, turns
 from . import privacy as vaults
 from .app import App
 from .idempotency import Recent
@@ -437,7 +437,8 @@ class MemoryService:
         results = [r for side, part in by_side.values() for r in side.curator.score(part)]
         still = [i for i in awaiting if i not in outcomes]
         if session:
-            self.sessions.update(session, lambda s: (s.mark_scored(outcomes), setattr(s, "scoring_required", False)))
+            scored = self.sessions.update(session, lambda s: (s.mark_scored(outcomes), setattr(s, "scoring_required", False)))
+            turns.record(self.app.root, "score", scored.id, scored.turn, scores=outcomes)  # for the web view's Turns page
         return {
             "scored": [{"id": r.id, "outcome": r.outcome, "changes": _jsonable(r.changes), "note": r.note} for r in results],
             "exchange": exchange,

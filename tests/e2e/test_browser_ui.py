@@ -1,0 +1,112 @@
+"""`memdir ui` in a real browser: Debian's Chromium (`apt-get install chromium`) driven by Playwright's
+Python driver (no browser download: `executable_path`). Run with `pytest -k browser` under MEMDIR_E2E=1
+(or `-m e2e`); without Chromium or Playwright these skip and say so. MEMDIR_UI_SCREENSHOTS=docs/ui keeps
+the screenshots (else they go to the test's temporary folder)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.web.conftest import login_url, served  # noqa: F401  (fixture)
+
+CHROMIUM = os.environ.get("MEMDIR_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+SHOTS = os.environ.get("MEMDIR_UI_SCREENSHOTS")  # read at import: each test runs in a cleaned environment
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip("no Chromium: apt-get install -y chromium (or set MEMDIR_CHROMIUM)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="no Playwright: pip install -e '.[test]'")
+    with sync_api.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def shots(tmp_path: Path) -> Path:
+    folder = Path(SHOTS or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def blob_id(path: Path) -> str:
+    return subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_browser_verifies_a_stale_memory_with_a_click_and_the_file_is_reanchored(browser, served, tmp_path):
+    root, ids, _ = served
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(login_url(root / ".memories"))
+    assert page.url.endswith("/ui/") and "code=" not in page.url  # the code is not in the history
+    stale = page.locator(".item", has=page.locator(".kind.stale"))
+    assert stale.count() == 1 and "+TTL_MINUTES = 30" in stale.inner_text()
+    page.screenshot(path=str(shots(tmp_path) / "inbox.png"), full_page=True)
+    phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+    phone.context.add_cookies(page.context.cookies())
+    phone.goto(page.url)
+    phone.screenshot(path=str(shots(tmp_path) / "inbox-phone.png"), full_page=False)
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the phone
+
+    memory_file = next((root / ".memories").rglob("token-lifetime*.md"))
+    assert blob_id(root / "services/auth.py")[:12] not in memory_file.read_text()
+    stale.get_by_role("button", name="verify: it still holds").click()
+    page.wait_for_load_state()
+    assert "verified: Token lifetime" in page.locator("section.note").inner_text()
+    assert page.locator(".item", has=page.locator(".kind.stale")).count() == 0
+    assert f"services/auth.py@{blob_id(root / 'services/auth.py')[:12]}" in memory_file.read_text()
+
+
+def test_browser_opens_a_memory_page_from_the_inbox_and_sees_its_score_plot(browser, served, tmp_path):
+    root, ids, _ = served
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(login_url(root / ".memories"))
+    page.locator(".item", has=page.locator(".kind.stale")).get_by_role("link", name="Token lifetime").click()
+    page.wait_for_load_state()
+    assert page.locator("h1").inner_text() == "Token lifetime"
+    plot = page.locator("svg.plot")
+    box = plot.bounding_box()
+    assert plot.is_visible() and box["width"] > 200 and box["height"] > 100
+    assert plot.locator("circle").count() >= 2  # the committed version's score and now's
+    page.locator("section p").get_by_role("link", name="Billing database").click()  # a wikilink in the body
+    page.wait_for_load_state()
+    assert page.locator("h1").inner_text() == "Billing database"
+    page.go_back()
+    page.screenshot(path=str(shots(tmp_path) / "memory.png"), full_page=True)
+
+
+def test_browser_shows_turns_search_and_vault_pages_readable_on_a_phone(browser, served, tmp_path):
+    from mcp_server import client
+
+    root, ids, _ = served
+    vault = root / ".memories"
+    info = client.ensure(vault)
+    client.request(info, "POST", "/api/hook/prompt", {"session_id": "s-shot", "prompt": "How long is the token lifetime?"},
+                   vault=vault)
+    client.request(info, "POST", "/api/hook/stop", {"session_id": "s-shot",
+                   "last_assistant_message": "Fifteen minutes, set in services/auth.py."}, vault=vault)
+    client.call(vault, "score", {"memory_scores": {ids["stale"]: "worked"}, "session": "s-shot"})
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(login_url(vault))
+    for name, path, needle in (("turns", "/ui/turns", "How long is the token lifetime?"),
+                               ("search", "/ui/search?q=token+lifetime", "share of the final score"),
+                               ("vault", "/ui/vault", "Growth")):
+        page.get_by_role("link", name=name, exact=True).click() if name != "search" else page.goto(page.url.split("/ui/")[0] + path)
+        page.wait_for_load_state()
+        assert needle in page.content(), name
+        page.screenshot(path=str(shots(tmp_path) / f"{name}.png"), full_page=True)
+        phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True)
+        phone.context.add_cookies(page.context.cookies())
+        phone.goto(page.url)
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390, name  # nothing wider than the phone
+        phone.close()
