@@ -17,6 +17,7 @@ from indexer import timewords
 from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError
 
+from ..service import privacy as vaults
 from ..service import turns
 from ..service.capture import MAX_EXCHANGE_CHARS
 from .context import Line, known_context, memory_line, pointer_line, scoring_request
@@ -104,7 +105,10 @@ class HookHandler:
             chosen_now = view.relevance is not None
             labels = ["standing"] * (not chosen_now) + ["repeat"] * (state.shown.get(memory.id) == memory.content_hash) + \
                 ["stale"] * bool(view.stale) + ["superseded"] * bool(view.successor)
-            explained[memory.id] = {"id": memory.id, "title": memory.title, "relevance": view.relevance,
+            # The turn log lives in the project vault's .memdir/: a private memory is logged by id alone, never
+            # by its title (privacy is one rule on every path, local state included).
+            named = {"title": memory.title} if vaults.visible(memory, include_private=False) else {"private": True}
+            explained[memory.id] = {"id": memory.id, **named, "relevance": view.relevance,
                                     "channel": view.channel, "labels": labels}
             if state.shown.get(memory.id) == memory.content_hash:
                 lines.append(Line(memory.id, memory.content_hash, pointer_line(view), True, chosen_now))
