@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import quote
 
 ADDRESS_FILE = "server.json"  # in the per-user folder: pid, port and token of this user's server (0600)
@@ -203,7 +203,14 @@ def start_detached(vault_root: Path) -> int | None:
     exactly one server; the others see it running or starting and return.
     """
     folder = own_folder()
-    fd = os.open(folder / START_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    return spawn_once(folder / START_LOCK, lambda: running() is not None or _process_lock_held(),
+                      ["serve", "--vault", str(vault_root)], folder / LOG_NAME)
+
+
+def spawn_once(start_lock: Path, present: Callable[[], bool], args: list[str], log: Path) -> int | None:
+    """`memdir ARGS` started detached by exactly one of many concurrent callers: the one that takes
+    `start_lock` and finds the process not `present`. The others return None at once."""
+    fd = os.open(start_lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -211,9 +218,7 @@ def start_detached(vault_root: Path) -> int | None:
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                 return None  # another process is starting it right now
             raise
-        if running() is not None or _process_lock_held():
-            return None
-        return spawn_memdir(["serve", "--vault", str(vault_root)], folder / LOG_NAME)
+        return None if present() else spawn_memdir(args, log)
     finally:
         os.close(fd)
 

@@ -16,7 +16,6 @@ for many concurrent callers), and starts it again when it went away (idle exit, 
 from __future__ import annotations
 
 import argparse
-import errno
 import fcntl
 import hmac
 import http.client
@@ -205,19 +204,9 @@ def _alive_child(pid: int) -> bool:
 
 def _start(folder: Path, idle_exit_seconds: float) -> int:
     """Spawn the host detached, unless another caller is starting one right now (then 0)."""
-    fd = os.open(folder / START_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                return 0
-            raise
-        if _lock_held(folder):
-            return 0
-        return client.spawn_memdir(["embed-host", "--idle-exit-seconds", str(idle_exit_seconds)], folder / LOG_FILE)
-    finally:
-        os.close(fd)
+    started = client.spawn_once(folder / START_LOCK, lambda: _lock_held(folder),
+                                ["embed-host", "--idle-exit-seconds", str(idle_exit_seconds)], folder / LOG_FILE)
+    return started or 0
 
 
 # -- the host -----------------------------------------------------------------------------------
