@@ -22,6 +22,7 @@ from typing import Any
 LOG_NAME = ".memdir/turns.jsonl"
 PROMPT_CHARS = 200
 READ_BYTES = 8 << 20  # the newest 8 MB: weeks of turns
+KEEP_BYTES = 2 * READ_BYTES  # past this the log starts over, the older half kept as turns.jsonl.1 (bounded on disk)
 
 
 def first_line(text: str) -> str:
@@ -34,6 +35,11 @@ def record(vault_root: Path, kind: str, session: str, turn: int, **fields: Any) 
     path.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps({"kind": kind, "session": session, "turn": turn, "at": round(time.time(), 3), **fields},
                       ensure_ascii=False) + "\n"
+    try:
+        if path.stat().st_size > KEEP_BYTES:
+            os.replace(path, path.with_name(path.name + ".1"))  # one older generation, replaced each time
+    except FileNotFoundError:
+        pass
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.write(fd, line.encode())

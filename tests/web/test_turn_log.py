@@ -24,3 +24,13 @@ def test_the_turn_log_reads_what_was_appended_since_and_skips_torn_or_foreign_li
     log.unlink()
     turns.record(tmp_path, "prompt", "s-3", 1, prompt="anew", shown=[])
     assert [e["session"] for e in turns.read(tmp_path)] == ["s-3"]
+
+
+def test_the_log_is_bounded_on_disk_keeping_one_older_generation(tmp_path, monkeypatch):
+    monkeypatch.setattr(turns, "KEEP_BYTES", 400)
+    for turn in range(1, 40):
+        turns.record(tmp_path, "score", "s-1", turn, scores={"m-00000001": "worked"})
+    log = tmp_path / turns.LOG_NAME
+    older = log.with_name(log.name + ".1")
+    assert log.stat().st_size <= 400 + 200 and older.exists() and older.stat().st_size <= 400 + 200
+    assert turns.read(tmp_path)[-1]["turn"] == 39  # the newest turns are still read
