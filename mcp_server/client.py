@@ -209,7 +209,8 @@ def start_detached(vault_root: Path) -> int | None:
 
 def spawn_once(start_lock: Path, present: Callable[[], bool], args: list[str], log: Path) -> int | None:
     """`memdir ARGS` started detached by exactly one of many concurrent callers: the one that takes
-    `start_lock` and finds the process not `present`. The others return None at once."""
+    `start_lock` and finds the process not `present`. The others return None at once.
+    (Its flock is not vault.lock's: the hooks import this module, and vault/ costs them yaml and more.)"""
     fd = os.open(start_lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:

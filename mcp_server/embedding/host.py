@@ -16,7 +16,6 @@ for many concurrent callers), and starts it again when it went away (idle exit, 
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hmac
 import http.client
 import json
@@ -33,6 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from vault import atomic
+from vault.lock import release, try_lock
 
 from .. import client
 from ..rss import rss_mb
@@ -298,11 +298,8 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
 
     folder = client.servers_folder()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lock_fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(lock_fd)
+    lock_fd = try_lock(folder / LOCK_FILE)
+    if lock_fd is None:
         log.info("another memdir embedding host runs for this user; not starting a second")
         return 0
     try:
@@ -331,8 +328,7 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
             (folder / ADDRESS_FILE).unlink(missing_ok=True)
         return 0
     finally:
-        fcntl.flock(lock_fd, fcntl.LOCK_UN)
-        os.close(lock_fd)
+        release(lock_fd)
 
 
 def main(argv: list[str]) -> int:
