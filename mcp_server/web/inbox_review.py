@@ -19,7 +19,7 @@ from typing import Any
 
 log = logging.getLogger("memdir.web")
 REVIEW_SECONDS = 30.0  # how long a list is trusted while no index or dismissal changed (cited code files may have)
-PAGE_WAIT = 0.25  # what a page waits for a review in progress before it says "still checking" (budget: 300 ms)
+PAGE_WAIT = 0.2  # what a page waits for a review in progress before it says "still checking" (budget 300 ms; 0.25 s measured 312 ms under load)
 
 
 class Pending(Exception):
