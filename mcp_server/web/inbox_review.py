@@ -30,13 +30,20 @@ class BackgroundReview:
     """One review at a time per service, rerun until it saw the vaults unchanged from start to end."""
 
     def __init__(self, service: Any) -> None:
-        self.service = service
+        self._service = weakref.ref(service)  # weak: _REVIEWS holds this by the service, and a closed vault's service must go
         self._changed = threading.Condition()
         self._key: tuple[Any, ...] | None = None
         self._finished = 0.0
         self._items: list[dict[str, Any]] | None = None
         self._error: BaseException | None = None
         self._running = False
+
+    @property
+    def service(self) -> Any:
+        service = self._service()
+        if service is None:
+            raise ReferenceError("the vault this inbox reviewed was closed")
+        return service
 
     def key(self) -> tuple[Any, ...]:
         """What the review's answer depends on besides cited code files: each vault's index version and dismissals."""
@@ -71,7 +78,13 @@ class BackgroundReview:
 
     def _run(self) -> None:
         while True:
-            before = self.key()
+            try:
+                before = self.key()
+            except Exception:  # the vault was closed (or its service dropped): the page that asks reports it
+                with self._changed:
+                    self._running = False
+                    self._changed.notify_all()
+                return
             items: list[dict[str, Any]] | None = None
             error: BaseException | None = None
             try:
@@ -80,7 +93,7 @@ class BackgroundReview:
                 error = exc
             try:
                 after = self.key()
-            except Exception as exc:
+            except Exception as exc:  # ReferenceError included: nobody waits for a closed vault's review
                 after, error = before, error or exc
             with self._changed:
                 if after == before:

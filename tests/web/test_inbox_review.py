@@ -3,9 +3,11 @@ the inbox lists exactly what `memdir review` lists, also right after a change.""
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import threading
+import weakref
 from pathlib import Path
 
 import pytest
@@ -84,3 +86,14 @@ def test_a_review_that_fails_is_reported_by_the_page_that_waits_and_tried_again_
     with pytest.raises(OSError):
         pages.review_items(service, wait=30)
     assert len(calls) == 2
+
+
+def test_the_inbox_keeps_no_closed_vaults_service_alive(hashing_example: Path):
+    app = App(hashing_example)
+    service = MemoryService(app)
+    assert pages.review_items(service, wait=30) == service.review()["items"]
+    gone = weakref.ref(service)
+    app.close()
+    del service
+    gc.collect()
+    assert gone() is None  # the server closes idle vaults; their indices must not stay in memory for the inbox
