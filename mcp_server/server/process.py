@@ -42,6 +42,7 @@ from ..client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerIn
 from ..config import Config
 from ..embedding.host import SharedEmbedder
 from ..rss import rss_mb
+from ..waiting import attempts
 from .http_limits import BoundedH11
 from .served import ServedVault, error, open_vault, status_of
 from ..web.auth import WebAuth
@@ -124,13 +125,15 @@ class UserServer:
         out still holds the lock for a moment: wait for it rather than leave the user with none."""
         own_folder()
         fd = open_lock_file(self.folder / PROCESS_LOCK)
-        deadline = time.monotonic() + LOCK_WAIT_SECONDS
         try:
-            while not try_flock(fd):
+            for _ in attempts(LOCK_WAIT_SECONDS, 0.1, 0.1):  # the holder is starting or exiting: nothing to wait on but its lock
+                if try_flock(fd):
+                    break
                 current = running()
-                if current is not None or time.monotonic() >= deadline:
+                if current is not None:
                     raise AlreadyRunning(current)
-                time.sleep(0.1)  # the holder is starting or exiting: nothing to wait on but its lock
+            else:
+                raise AlreadyRunning(None)
         except BaseException:
             os.close(fd)
             raise
