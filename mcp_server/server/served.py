@@ -9,7 +9,6 @@ against a second server or an older memdir that serves a vault in a process of i
 
 from __future__ import annotations
 
-import fcntl
 import gc
 import inspect
 import json
@@ -27,6 +26,7 @@ from starlette.routing import Mount, Route
 
 from vault import VaultError
 from vault.errors import ConflictError, DiskFullError, NotFoundError, PathError, ValidationError
+from vault.lock import open_lock_file, release, try_flock
 
 from ..tools import mcp_tools as tools
 from ..service.app import App
@@ -73,11 +73,14 @@ class ServedVault:
         """Take the vault's lock, or raise AlreadyServed naming the process that holds it."""
         path = self.root / VAULT_LOCK
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = open_lock_file(path)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            written = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            held = not try_flock(fd)
+            written = os.pread(fd, 32, 0).decode(errors="replace").strip() if held else ""
+        except BaseException:
+            os.close(fd)
+            raise
+        if held:
             os.close(fd)
             # An older memdir writes no pid: a number left by an earlier holder is named only while it runs.
             holder = f" (pid {written})" if written.isdigit() and process_alive(int(written)) else ""
@@ -151,8 +154,7 @@ class ServedVault:
                 log.warning("closing %s: %s", self.root, exc)
             self.app = None
         if self._lock_fd is not None:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-            os.close(self._lock_fd)
+            release(self._lock_fd)
             self._lock_fd = None
         # What the vault's indices froze must not stay frozen once they are gone (a cycle would be kept forever).
         gc.unfreeze()
