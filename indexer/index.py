@@ -295,8 +295,11 @@ class Index:
     # -- changing ----------------------------------------------------------------------
 
     def sync(self, paths: Iterable[str | Path] | None = None, *, deep: bool = False,
-             force_paths: Iterable[str] = (), progress: Progress | None = None) -> SyncReport:
-        """Bring the index in line with the disk for `paths` (vault-relative), or for the whole vault."""
+             force_paths: Iterable[str] = (), progress: Progress | None = None, later: bool = False) -> SyncReport:
+        """Bring the index in line with the disk for `paths` (vault-relative), or for the whole vault.
+
+        `later`: with `defer_embedding`, every new vector is left for the backfill, however few (a captured
+        exchange: keyword-searchable at once, and no model call made while the index lock is held)."""
         if not self.writable:
             raise IndexUnusable("this index was opened read-only (another process owns it)")
         started = time.perf_counter()
@@ -312,7 +315,7 @@ class Index:
             self._name_duplicate_holders(batch)
             self._chunk(batch)
             with disk_full(self.generation):
-                self._apply(batch, report)
+                self._apply(batch, report, later)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -568,11 +571,11 @@ class Index:
 
     # -- embedding in the background -------------------------------------------------------
 
-    def _vectors_now(self, units: list[Unit]) -> tuple[list[Unit], "np.ndarray | None", list[Unit]]:
+    def _vectors_now(self, units: list[Unit], later: bool = False) -> tuple[list[Unit], "np.ndarray | None", list[Unit]]:
         """The units to give vectors in this sync, their vectors, and the units left for the backfill."""
         if not units:
             return [], None, []
-        if not (self.defer_embedding and len(units) > DEFER_ABOVE):
+        if not (self.defer_embedding and (later or len(units) > DEFER_ABOVE)):
             return units, self.embedder.embed([u.text for u in units]), []
         known = self.embedder.cached([u.text for u in units])  # already embedded once: free now
         now = [u for i, u in enumerate(units) if i in known]
@@ -648,8 +651,8 @@ class Index:
                                                  for unit in chunk.units}
         return texts
 
-    def _apply(self, batch: _Batch, report: SyncReport) -> None:
-        embed, vectors, deferred = self._vectors_now(batch.embed)
+    def _apply(self, batch: _Batch, report: SyncReport, later: bool = False) -> None:
+        embed, vectors, deferred = self._vectors_now(batch.embed, later)
         report.embedded += len(embed)
         report.deferred += len(deferred)
         self.vectors.remove(batch.removed_units)

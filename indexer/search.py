@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -40,6 +41,7 @@ from .ranking import (
 )
 from .settings import SearchSettings
 
+log = logging.getLogger("memdir.search")
 Mode = Literal["hybrid", "keyword", "vector"]
 SortBy = Literal["relevance", "recency", "score"]
 HIDDEN_STATUSES = frozenset({"superseded", "archived"})
@@ -52,9 +54,22 @@ CHUNK_HITS_PER_CANDIDATE = 2  # a long document has several chunks: FAISS is ask
 
 # The query is embedded on this thread while the calling thread filters and runs the keyword
 # search: ONNX Runtime releases the GIL while it computes, so on two cores the two overlap and a
-# search costs about the longer of the two, not their sum. One thread: the model runs one
-# query at a time anyway (the embedder holds a lock).
-_QUERY_EMBEDDING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memdir-query-embedding")
+# search costs about the longer of the two, not their sum. Several threads: concurrent sessions' prompts
+# each wait for their own query, not for a queue of the others' (a query takes no embedder lock).
+_QUERY_EMBEDDING = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memdir-query-embedding")
+
+
+def _vector_or_keyword(embedding: Future[np.ndarray], request: SearchRequest) -> tuple[Future[np.ndarray] | None, SearchRequest]:
+    """The query's vector within `request.vector_wait` seconds, waited for before the index lock is taken (captures
+    and the backfill go on meanwhile); else the keyword channel alone. A keyword answer beats no answer."""
+    try:
+        embedding.result(timeout=request.vector_wait)
+        return embedding, request
+    except TimeoutError:
+        log.info("query vector not ready within %.2f s: keyword channel only", request.vector_wait)
+    except Exception as exc:  # noqa: BLE001 - the model host is down or starting: said in the log, answered by keyword
+        log.warning("query vector failed (%s: %s): keyword channel only", type(exc).__name__, exc)
+    return None, replace(request, mode="keyword")
 
 
 @dataclass(frozen=True)
@@ -75,6 +90,9 @@ class SearchRequest:
     mode: Mode = "hybrid"
     graph: bool = True
     now: datetime | None = None
+    # At most this many seconds for the query's vector, then the keyword channel alone (None: wait). A prompt
+    # hook's answer must not wait for a model host that is starting, or busy embedding a first index build.
+    vector_wait: float | None = None
 
 
 @dataclass(frozen=True)
@@ -187,6 +205,8 @@ class Searcher:
         embedding = None
         if request.query and request.query.strip() and request.mode in ("hybrid", "vector"):
             embedding = _QUERY_EMBEDDING.submit(self.index.embedder.embed_query, request.query)
+            if request.vector_wait is not None:
+                embedding, request = _vector_or_keyword(embedding, request)
         with self.index.lock:
             if request.query and request.query.strip() and timewords.is_vague(request.query):
                 return self._checked(self._vague(request, now, limit))

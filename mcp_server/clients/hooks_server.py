@@ -33,6 +33,9 @@ STALE_SECONDS = 45.0  # longer than any hook waits for its request: an older spo
 # A hook waits under a second for its answer (hooks.TIMEOUTS): a spool file older than this has nobody waiting
 # on it, so the server's own timer may apply it (a request that still arrives finds it taken: applied once).
 ORPHANED_SECONDS = 2.0
+# How long a prompt's search waits for its query vector before it answers from the keyword channel alone: the
+# model host may be starting (a cold start) or busy with a first index build, and the hook leaves after 0.9 s.
+VECTOR_WAIT_SECONDS = 0.25
 
 
 class HookHandler:
@@ -103,7 +106,7 @@ class HookHandler:
         always = self.service.always_inject()  # both vaults: the session is the local user's own
         hits: list[Hit] = []
         if prompt.strip():
-            hits = self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30))
+            hits = self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30, vector_wait=VECTOR_WAIT_SECONDS))
         chosen = _slots(hits, self.settings, exclude={m.id for m in always},
                         recent=timewords.is_vague(prompt))
         lines = []
