@@ -25,6 +25,7 @@ from vault.paths import resolved_within
 from vault.model import bank_weight
 
 from . import capture, checks, leaks, turns
+from .operations import Op, R
 from . import privacy as vaults
 from .app import App
 from .idempotency import Recent
@@ -47,6 +48,11 @@ class MemoryService:
         self.searcher = app.searcher
         self.sessions = SessionStore(app.root)
         self.recent = Recent()  # keyed writes already applied: a client's retry gets the first result
+
+    def run(self, request: Op[R]) -> R:
+        """An operation of the contract (operations.py), answered with its typed result: the `Operations`
+        the CLI calls when no server serves the vault."""
+        return request.result_of(request.run_on(self))
 
     def once(self, key: str | None, name: str, call: Callable[[], T]) -> T:
         """Run a write once per idempotency key (idempotency.py); without a key, every time."""
