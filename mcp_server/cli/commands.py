@@ -473,7 +473,8 @@ def stats(as_json: bool, vault_path: Path) -> None:
 def delete(memory_id: str, vault_path: Path) -> None:
     """Move a memory's file to .trash/ (`memdir restore ID` brings it back)."""
     with service(vault_path) as svc:
-        click.echo(render.deleted(svc.run(ops.Delete(memory_id=memory_id))))
+        deleted = svc.run(ops.Delete(memory_id=memory_id))
+    click.echo(render.deleted(deleted))
 
 
 @cli.command()
@@ -504,7 +505,8 @@ def review(as_json: bool, keys: tuple[str, ...], vault_path: Path) -> None:
 def restore(memory_id: str, vault_path: Path) -> None:
     """Put a deleted memory back from .trash/ where it was; refuses if its id or place is taken."""
     with service(vault_path) as svc:
-        click.echo(render.restored(svc.run(ops.Restore(memory_id=memory_id))))
+        restored = svc.run(ops.Restore(memory_id=memory_id))
+    click.echo(render.restored(restored))
 
 
 @cli.command()

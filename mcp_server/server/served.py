@@ -164,6 +164,7 @@ class ServedVault:
         except ValidationError as exc:
             return error("ValidationError", str(exc), 400)
         service = self.service
+        assert service is not None  # routes are mounted by load(), after the service exists
         key = request.headers.get(IDEMPOTENCY_HEADER)  # a retried write is applied once
         # The service's JSON answer goes out as it is: the client reads it back into the operation's result type.
         return await _run(lambda: {"result": service.once(key, operation.op, lambda: operation.run_on(service))})

@@ -55,7 +55,7 @@ class Op(BaseModel, Generic[R]):
 
     def result_of(self, data: Any) -> R:
         """The service's JSON answer (from this process or the server) as the operation's result type."""
-        return adapter(self.result).validate_python(data)  # type: ignore[no-any-return]
+        return adapter(self.result).validate_python(data)
 
     def run_on(self, service: Any) -> Any:
         """Call the service method this operation names; its answer in JSON shapes (what the server sends)."""
@@ -69,7 +69,8 @@ def adapter(kind: Any) -> TypeAdapter[Any]:
 
 def as_json(value: Any) -> Any:
     """A result as the JSON the service sent (the keys a memory did not set stay absent)."""
-    return adapter(type(value)).dump_python(value, mode="json", exclude_unset=True)
+    kind: Any = type(value)
+    return adapter(kind).dump_python(value, mode="json", exclude_unset=True)
 
 
 class Operations(Protocol):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from .outward import DATA_NOTE, HitOut, clip, hit_lines, neutral, place, quote, stale_label, uses_label
 from .view import MemoryView, StaleCite
@@ -123,7 +123,7 @@ def added_notes(memory: MemoryView, added: Mapping[str, Any]) -> list[str]:
     return notes
 
 
-def lifecycle(applied: list[Mapping[str, Any]], dry_run: bool) -> str:
+def lifecycle(applied: Sequence[Mapping[str, Any]], dry_run: bool) -> str:
     if not applied:
         return "nothing to do"
     lines = []
@@ -134,7 +134,7 @@ def lifecycle(applied: list[Mapping[str, Any]], dry_run: bool) -> str:
     return "\n".join(lines)
 
 
-def clusters(groups: list[Mapping[str, Any]]) -> str:
+def clusters(groups: Sequence[Mapping[str, Any]]) -> str:
     if not groups:
         return "no near-duplicate groups"
     lines = []
@@ -293,7 +293,7 @@ def stats(data: Mapping[str, Any]) -> str:
     return text
 
 
-def ingested(results: list[Mapping[str, Any]]) -> str:
+def ingested(results: Sequence[Mapping[str, Any]]) -> str:
     lines = []
     for r in results:
         if r["status"] == "error":
@@ -309,14 +309,14 @@ def ingested(results: list[Mapping[str, Any]]) -> str:
     return "\n".join(lines) or "no documents found"
 
 
-def books(listed: list[Mapping[str, Any]]) -> str:
+def books(listed: Sequence[Mapping[str, Any]]) -> str:
     if not listed:
         return "No books yet: `memdir ingest PATH` brings in PDF, HTML, text and Markdown documents."
     return "\n".join(f"[id:{b['id']}] {quote(b['title'], 80)} · {b['path']} · {b['chars']:,} chars, {b['sections']} "
                      f"sections · from {b['source'] or 'hand-written'}" for b in listed)
 
 
-def servers(served: list[Mapping[str, Any]]) -> str:
+def servers(served: Sequence[Mapping[str, Any]]) -> str:
     if not served:
         return "no memdir server is running for this user"
 
