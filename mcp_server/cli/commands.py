@@ -29,7 +29,7 @@ from ..clients.codex_wiring import check_codex
 from ..clients.gemini_wiring import check_gemini
 from ..locate import locate
 from ..service.lookup import lookup
-from ..views.view import MemoryView, view_of
+from ..views.view import view_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -240,9 +240,8 @@ def add(content: str, title: str | None, memory_type: str | None, collection: st
     with service(vault_path) as svc:
         added = svc.run(ops.Add(content=content, title=title, type=memory_type, collection=collection, tags=list(tags),
                                 allow_secret=allow_secret, privacy="private" if private else "shared"))
-    memory = MemoryView.model_validate(added["memory"])
-    click.echo(memory.id)
-    for line in render.added_notes(memory, added):
+    click.echo(added.memory.id)
+    for line in render.added_notes(added):
         click.echo(line, err=True)
 
 

@@ -19,6 +19,7 @@ from pydantic import ValidationError as PydanticError
 
 from vault.errors import ValidationError
 
+from ..views.results import Added, Deleted, Restored, ScoreResult, SearchResult
 from ..views.view import MemoryView
 
 R = TypeVar("R")
@@ -80,12 +81,6 @@ class Operations(Protocol):
 
 
 # -- reading -----------------------------------------------------------------------------------
-
-
-class SearchResult(BaseModel):
-    results: list[MemoryView]
-    window: Json | None = None  # the time window applied, when one shaped the answer
-    as_of: Json | None = None  # the commit answered from, with as_of
 
 
 class Search(Op[SearchResult]):
@@ -181,8 +176,9 @@ class Review(Op[Json]):
 # -- writing -----------------------------------------------------------------------------------
 
 
-class Add(Op[Json]):
+class Add(Op[Added]):
     op = "add"
+    result = Added
     content: str
     type: str | None = None
     tags: list[str] = []
@@ -223,13 +219,15 @@ class Link(Op[Json]):
     session: str | None = None
 
 
-class Delete(Op[Json]):
+class Delete(Op[Deleted]):
     op = "delete"
+    result = Deleted
     memory_id: str
 
 
-class Restore(Op[Json]):
+class Restore(Op[Restored]):
     op = "restore"
+    result = Restored
     memory_id: str
 
 
@@ -253,8 +251,9 @@ class RecordResponse(Op[MemoryView]):
     allow_secret: bool = False
 
 
-class Score(Op[Json]):
+class Score(Op[ScoreResult]):
     op = "score"
+    result = ScoreResult
     memory_scores: dict[str, str]
     outcome: str | None = None
     session: str | None = None
