@@ -190,7 +190,7 @@ def test_a_turn_is_found_by_what_its_neighbours_said(hashing_root: Path):
     index.close()
 
 
-def test_a_memory_scores_its_best_sentence_not_the_blur_of_all_of_them(hashing_root: Path):
+def test_a_note_scores_its_best_sentence_together_with_the_whole_not_the_blur_alone(hashing_root: Path):
     body = "We drove a sedan to the coast. The database migration ran overnight. The deploy shipped at noon."
     write(hashing_root, "history/a.md", memory_text("m-0000000a", "Weekend", body))
     write(hashing_root, "history/b.md", memory_text("m-0000000b", "Garage", "The car and the sedan and the vehicle."))
@@ -199,9 +199,12 @@ def test_a_memory_scores_its_best_sentence_not_the_blur_of_all_of_them(hashing_r
              if h.memory.id == "m-0000000a"]
     query = ConceptEmbedder().embed(["automobile"])[0]
     whole, *sentences = [float(index.vectors.vector(u) @ query) for u in index.entries["history/a.md"].unit_ids]
-    # An isolated memory stands in for its own missing neighbours: (best + 0.5 whole + 0.3 whole) / 1.8.
+    # A note with no neighbours reads as the mean of its best sentence and its whole (one sentence alone can
+    # sit close to a question by accident), and stands in for its own missing neighbours with the whole:
+    # ((best + whole) / 2 + 0.5 whole + 0.3 whole) / 1.8 -- above the whole's blur, below the sentence.
     assert len(sentences) == 3 and max(sentences) > 0.95 > 0.7 > whole
-    assert hit.vector_score == pytest.approx((max(sentences) + 0.8 * whole) / 1.8)
+    assert hit.vector_score == pytest.approx(((max(sentences) + whole) / 2 + 0.8 * whole) / 1.8)
+    assert whole < hit.vector_score < max(sentences)
     index.close()
 
 
@@ -217,6 +220,8 @@ def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_p
             return max(found) if found else None
         whole = best("whole")
         text, before, after = (best(role) for role in ("sentence", "previous", "next"))
+        if before is None and after is None and text is not None:
+            text = (text + whole) / 2  # a note with no neighbours: its best sentence and its whole, equally
         text, before, after = (whole if v is None else v for v in (text, before, after))
         scores.append(((text + (w_previous * before + w_next * after)) / (1.0 + w_previous + w_next), -chunk))
     return max(scores)[0]
@@ -266,7 +271,8 @@ def test_embedding_the_query_alongside_the_keyword_search_gives_the_same_results
         concurrent = s.search(request)
         index.embedder.forget_queries()
         allowed = s._allowed(request, NOW)
-        sequential = order_hits(s._rank(s._retrieve(request, allowed, None), allowed, request, NOW), "relevance")
+        candidates, query_vector = s._retrieve(request, allowed, None)
+        sequential = order_hits(s._rank(candidates, allowed, request, NOW, query_vector=query_vector), "relevance")
         assert concurrent
         assert [(h.memory.id, h.final) for h in concurrent] == [(h.memory.id, h.final) for h in sequential[:len(concurrent)]]
 
