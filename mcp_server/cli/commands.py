@@ -484,7 +484,7 @@ def verify(memory_ids: tuple[str, ...], as_json: bool, vault_path: Path) -> None
     """Confirm memories still hold: anchor them to the project files they cite as those are now."""
     with service(vault_path) as svc:
         report = svc.run(ops.Verify(ids=list(memory_ids)))
-    emit_json(report) if as_json else click.echo(render.verified(report))
+    emit_json(ops.as_json(report)) if as_json else click.echo(render.verified(report))
 
 
 @cli.command()
@@ -495,7 +495,7 @@ def review(as_json: bool, keys: tuple[str, ...], vault_path: Path) -> None:
     """What needs a human decision: stale, duplicate, contradicting, expiring, invalid or suspicious memories."""
     with service(vault_path) as svc:
         report = svc.run(ops.Review(dismiss=list(keys)))
-    emit_json(report) if as_json else click.echo(render.review_items(report))
+    emit_json(ops.as_json(report)) if as_json else click.echo(render.review_items(report))
 
 
 @cli.command()

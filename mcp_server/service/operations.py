@@ -19,7 +19,7 @@ from pydantic import ValidationError as PydanticError
 
 from vault.errors import ValidationError
 
-from ..views.results import Added, Deleted, Restored, ScoreResult, SearchResult
+from ..views.results import Added, Deleted, Restored, ReviewResult, ScoreResult, SearchResult, VerifyResult
 from ..views.view import MemoryView
 
 R = TypeVar("R")
@@ -168,8 +168,9 @@ class SuggestMerges(Op[list[Json]]):
     limit: int = 10
 
 
-class Review(Op[Json]):
+class Review(Op[ReviewResult]):
     op = "review"
+    result = ReviewResult
     dismiss: list[str] = []
 
 
@@ -259,8 +260,9 @@ class Score(Op[ScoreResult]):
     session: str | None = None
 
 
-class Verify(Op[Json]):
+class Verify(Op[VerifyResult]):
     op = "verify"
+    result = VerifyResult
     ids: list[str]
 
 

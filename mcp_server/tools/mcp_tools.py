@@ -60,7 +60,7 @@ from .schemas import (
     VerifyOut,
 )
 from ..service.memory_service import MemoryService
-from ..views.results import Added, Deleted, ScoreResult
+from ..views.results import Added, Deleted, ReviewResult, ScoreResult, VerifyResult
 
 Collection = Literal["working", "history", "patterns", "memory_bank", "books"]
 MemoryType = Literal[
@@ -208,11 +208,11 @@ def build(service: MemoryService) -> MCPServer:
     def verify_memory(
         ids: Annotated[list[MemoryId], Field(min_length=1, max_length=20, description="Memories you checked against the code")],
     ) -> Annotated[CallToolResult, VerifyOut]:
-        return respond(VerifyOut, render.verified, lambda: service.verify(ids))
+        return respond(VerifyOut, lambda d: render.verified(VerifyResult.model_validate(d)), lambda: service.verify(ids))
 
     @mcp.tool(description=REVIEW, annotations=READ)
     def get_review_queue() -> Annotated[CallToolResult, ReviewOut]:
-        return respond(ReviewOut, render.review_items, lambda: service.review())
+        return respond(ReviewOut, lambda d: render.review_items(ReviewResult.model_validate(d)), lambda: service.review())
 
     @mcp.tool(description=INGEST, annotations=ADD)
     def ingest_document(

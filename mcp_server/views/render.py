@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from .outward import DATA_NOTE, HitOut, clip, hit_lines, neutral, place, quote, stale_label, uses_label
-from .results import Added, Deleted, Restored, ScoreResult
-from .view import MemoryView, StaleCite
+from .results import Added, Deleted, Restored, ReviewResult, ScoreResult, VerifyResult
+from .view import MemoryView
 
 
 def stats_label(view: MemoryView) -> str:
@@ -205,32 +205,30 @@ def deleted(data: Deleted) -> str:
     return line
 
 
-def verified(data: Mapping[str, Any]) -> str:
+def verified(data: VerifyResult) -> str:
     """One line per memory: what it is anchored to now, and what had changed under it."""
     lines = []
-    for item in data["verified"]:
-        anchored = ", ".join(item["anchors"]) or "no project files cited"
-        was_stale = [StaleCite.model_validate(cite) for cite in item["was_stale"]]
-        was = f" (was: {stale_label(was_stale, advice='')})" if was_stale else ""
-        still = [StaleCite.model_validate(cite) for cite in item.get("still_stale") or []]
-        if still:
-            lines.append(f"NOT verified [id:{item['id']}] {quote(item['title'], 120)}: "
-                         f"{stale_label(still, advice='')}; update the memory to what the code says now")
+    for item in data.verified:
+        anchored = ", ".join(item.anchors) or "no project files cited"
+        was = f" (was: {stale_label(item.was_stale, advice='')})" if item.was_stale else ""
+        if item.still_stale:
+            lines.append(f"NOT verified [id:{item.id}] {quote(item.title, 120)}: "
+                         f"{stale_label(item.still_stale, advice='')}; update the memory to what the code says now")
             continue
-        lines.append(f"verified [id:{item['id']}] {quote(item['title'], 120)}: {anchored}{was}")
+        lines.append(f"verified [id:{item.id}] {quote(item.title, 120)}: {anchored}{was}")
     return "\n".join(lines)
 
 
-def review_items(data: Mapping[str, Any]) -> str:
+def review_items(data: ReviewResult) -> str:
     """`[stale] m-… : reason` then `   → action  (dismiss: memdir review --dismiss KEY)`."""
-    if not data["items"]:
+    if not data.items:
         return "Nothing to review."
     lines = []
-    for item in data["items"]:
-        who = " ".join(f"[id:{i}]" for i in item["ids"]) or f"{item['path']}" + (f":{item['line']}" if item.get("line") else "")
-        lines.append(f"[{item['kind']}] {who}: {neutral(item['reason'])}")
-        lines.append(f"   → {item['action']}  (dismiss: memdir review --dismiss {item['key']})")
-    count = len(data["items"])
+    for item in data.items:
+        who = " ".join(f"[id:{i}]" for i in item.ids) or f"{item.path}" + (f":{item.line}" if item.line else "")
+        lines.append(f"[{item.kind}] {who}: {neutral(item.reason)}")
+        lines.append(f"   → {item.action}  (dismiss: memdir review --dismiss {item.key})")
+    count = len(data.items)
     return "\n".join(lines + [f"{count} item{'s' if count != 1 else ''} to review"])
 
 

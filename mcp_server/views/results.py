@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .view import MemoryView
+from .view import MemoryView, StaleCite
 
 Json = dict[str, Any]
 
@@ -69,3 +69,30 @@ class ScoreResult(Result):
     exchange: str | None  # the previous exchange's memory, scored with `outcome`
     unscored: list[str]
     verify: list[str] = []  # scored worked, yet the code they cite changed
+
+
+class Verified(Result):
+    id: str
+    title: str
+    anchors: list[str]  # path[::symbol]@blob: the cited files as they are now
+    was_stale: list[StaleCite]
+    still_stale: list[StaleCite] = []  # what re-anchoring cannot mend: the memory is NOT verified
+
+
+class VerifyResult(Result):
+    verified: list[Verified]
+
+
+class ReviewItem(Result):
+    kind: str
+    ids: list[str]
+    reason: str
+    action: str  # the one command that resolves it
+    key: str  # `memdir review --dismiss KEY` hides it until it changes
+    path: str | None = None
+    line: int | None = None
+    source: str
+
+
+class ReviewResult(Result):
+    items: list[ReviewItem]
