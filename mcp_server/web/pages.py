@@ -466,7 +466,7 @@ def _vault_page(service: Any) -> str:
         f"<section><h2>By {esc(key)}</h2>" + table((key, "memories"), ((esc(k), esc(v)) for k, v in
                                                    sorted(stats[key].items(), key=lambda kv: -kv[1]))) + "</section>"
         for key in ("collections", "types"))
-    memories = [m for m in service.app.project.index.memories.values() if m.privacy != "private"]
+    memories = [m for m in service.app.project.index.all_memories() if m.privacy != "private"]
     written = [m.created_at for m in memories if m.created_at is not None]
     by_day = bool(written) and (max(written) - min(written)).days < 90  # a young vault grows by the day
     buckets: dict[str, int] = {}

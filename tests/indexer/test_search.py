@@ -198,7 +198,7 @@ def test_a_memory_scores_its_best_sentence_not_the_blur_of_all_of_them(hashing_r
     [hit] = [h for h in searcher(index).search(SearchRequest(query="automobile", mode="vector", now=NOW))
              if h.memory.id == "m-0000000a"]
     query = ConceptEmbedder().embed(["automobile"])[0]
-    whole, *sentences = [float(index.vectors.vector(u) @ query) for u in index.entries["history/a.md"].unit_ids]
+    whole, *sentences = [float(index.unit_vectors(np.array([u]))[0] @ query) for u in index.entry("history/a.md").unit_ids]
     # An isolated memory stands in for its own missing neighbours: (best + 0.5 whole + 0.3 whole) / 1.8.
     assert len(sentences) == 3 and max(sentences) > 0.95 > 0.7 > whole
     assert hit.vector_score == pytest.approx((max(sentences) + 0.8 * whole) / 1.8)
@@ -208,8 +208,8 @@ def test_a_memory_scores_its_best_sentence_not_the_blur_of_all_of_them(hashing_r
 def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_previous: float, w_next: float) -> float:
     """The vector score as specified, one unit at a time: per chunk, the best sentence (else the whole
     chunk), blended with the best previous and next units (else the whole chunk); the best chunk wins."""
-    units = index.entries[index.memories[memory_id].path].units
-    cosines = {u: float(index.vectors.vector(u) @ query) for u, _, _ in units}
+    units = index.entry(index.memory(memory_id).path).units
+    cosines = {u: float(index.unit_vectors(np.array([u]))[0] @ query) for u, _, _ in units}
     scores = []
     for chunk in dict.fromkeys(c for _, c, _ in units):
         def best(role: str) -> float | None:
@@ -232,8 +232,8 @@ def test_every_candidates_vector_score_is_its_best_chunk_blended_with_its_neighb
     write(hashing_root, "history/b.md", memory_text("m-0000000d", "B", "The espresso machine broke.",
                                                     extra="previous: m-0000000c\n"))
     index = open_index(hashing_root)
-    assert len({c for _, c, _ in index.entries["books/manual.md"].units}) >= 4  # several chunks
-    roles = {r for e in index.entries.values() for _, _, r in e.units}
+    assert len({c for _, c, _ in index.entry("books/manual.md").units}) >= 4  # several chunks
+    roles = {r for e in index.all_entries() for _, _, r in e.units}
     assert roles == {"whole", "sentence", "previous", "next"}
     settings = SearchSettings(embedder=index.embedder.id)
     for text in ("deploy release", "database crew", "espresso machine", "notes"):
