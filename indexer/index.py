@@ -654,17 +654,25 @@ class Index:
 
     # -- embedding in the background -------------------------------------------------------
 
-    def _vectors_now(self, units: list[Unit]) -> tuple[list[Unit], "np.ndarray | None", list[Unit]]:
-        """The units to give vectors in this sync, their vectors, and the units left for the backfill."""
-        if not units:
-            return [], None, []
-        if not (self.defer_embedding and len(units) > DEFER_ABOVE):
-            return units, self.embedder.embed([u.text for u in units]), []
-        known = self.embedder.cached([u.text for u in units])  # already embedded once: free now
-        now = [u for i, u in enumerate(units) if i in known]
-        later = [u for i, u in enumerate(units) if i not in known]
-        vectors = np.stack([known[i] for i in range(len(units)) if i in known]) if now else None
-        return now, vectors, later
+    def _vectors_now(self, units: list[Unit]) -> tuple[list[tuple[list[Unit], np.ndarray]], list[Unit]]:
+        """The units to give vectors in this sync with their vectors, in slices of at most EMBED_SLICE
+        units, and the units left for the backfill. A build embeds the whole vault in one sync: one
+        matrix of it, copied again by each step that adds it, was the 3.9 GB peak at 100k memories
+        (bench/README, issue 32); slices keep every copy but the one held here small."""
+        defer = self.defer_embedding and len(units) > DEFER_ABOVE
+        now: list[tuple[list[Unit], np.ndarray]] = []
+        later: list[Unit] = []
+        for start in range(0, len(units), EMBED_SLICE):
+            part = units[start:start + EMBED_SLICE]
+            if not defer:
+                now.append((part, self.embedder.embed([u.text for u in part])))
+                continue
+            known = self.embedder.cached([u.text for u in part])  # already embedded once: free now
+            later += [u for i, u in enumerate(part) if i not in known]
+            if known:
+                now.append(([u for i, u in enumerate(part) if i in known],
+                            np.stack([known[i] for i in range(len(part)) if i in known])))
+        return now, later
 
     def _defer(self, unit_ids: Iterable[int]) -> None:
         for unit in unit_ids:
@@ -735,16 +743,19 @@ class Index:
         return texts
 
     def _apply(self, batch: _Batch, report: SyncReport) -> None:
-        embed, vectors, deferred = self._vectors_now(batch.embed)
-        report.embedded += len(embed)
+        added = False
+        slices, deferred = self._vectors_now(batch.embed)  # all embedded before anything changes
+        report.embedded += sum(len(embed) for embed, _ in slices)
         report.deferred += len(deferred)
         self._vectors.remove(batch.removed_units)
         for unit in batch.removed_units:
             self._unembedded.pop(unit, None)
-        if vectors is not None:
+        while slices:
+            embed, vectors = slices.pop(0)  # dropped once FAISS holds them
             self._vectors.add([u.unit_id for u in embed], vectors, [u.role == WHOLE for u in embed])
             for unit in embed:
                 self._unembedded.pop(unit.unit_id, None)
+            added = True
         self._defer([u.unit_id for u in deferred])
         if batch.keyword_docs or batch.removed_ids:
             self._keyword.replace(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
@@ -752,7 +763,7 @@ class Index:
             self._graph.remove(memory_id)
         for memory_id in sorted(batch.placed):
             self._graph.upsert(self._memories[memory_id])
-        if batch.removed_units or vectors is not None:
+        if batch.removed_units or added:
             self._vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors
         if batch.entries or batch.deleted_paths:
             self.manifest.write(list(batch.entries.values()), batch.deleted_paths)
@@ -762,6 +773,7 @@ class Index:
 RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), see Index._observe
 SAVE_IN_PROGRESS_SECONDS = 1.0  # how long an empty memory file is taken for a save in progress (Index._save_in_progress)
 held_clock = time.monotonic  # memdir's own clock for that (tests move it forward instead of waiting)
+EMBED_SLICE = 4096  # units embedded and added at a time (see _vectors_now)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
 
