@@ -63,7 +63,7 @@ Documents = list[tuple[Memory, list[Chunk]]]
 
 
 class Channel(Protocol):
-    """What indexer/search.py asks of `index.keyword`."""
+    """What indexer/search.py asks of the index's keyword channel."""
 
     def search(self, text: str, k: int, filters: KeywordFilter | None = None, postings_budget: int = 0,
                context_boost: float = 0.0) -> list[KeywordHit]: ...
@@ -317,7 +317,7 @@ def ask(channel: Channel, text: str, settings: SearchSettings, k: int | None = N
 
 
 def ranked_memories(index: Index, hits: list[KeywordHit]) -> list[str]:
-    return list(dict.fromkeys(index.chunk_owner[h.chunk_id][0] for h in hits))
+    return list(dict.fromkeys(index.chunk_owner(h.chunk_id)[0] for h in hits))
 
 
 class Agreement:
@@ -334,7 +334,7 @@ class Agreement:
 
 def swapped(index: Index, channel: Channel, settings: SearchSettings, **extra: object) -> Searcher:
     """memdir's own Searcher with the candidate as its keyword channel."""
-    index.keyword = channel  # type: ignore[assignment]
+    index._keyword = channel  # type: ignore[assignment]
     return Searcher(index, settings, **extra)  # type: ignore[arg-type]
 
 
@@ -349,8 +349,8 @@ def locomo_quality(data: list[dict], settings: SearchSettings, embedder: CachedE
             memories += len(contains)
             turns = {t for ids in contains.values() for t in ids}
             index = Index.open(Vault(root), embedder)
-            own = index.keyword
-            documents = [(m, chunks_for(m, index.neighbours(m))) for m in index.memories.values()]
+            own = index._keyword
+            documents = [(m, chunks_for(m, index.neighbours(m))) for m in index.all_memories()]
             channels = {}
             for name in CANDIDATES:
                 channels[name], _ = build(name, Path(tmp) / "channels", documents, settings)
@@ -371,7 +371,7 @@ def locomo_quality(data: list[dict], settings: SearchSettings, embedder: CachedE
                                                     include_superseded=True)
                             found = [h.memory.id for h in searcher.search(request)]
                         rows[(name, view)].append((item["category"], wanted, [contains[i] for i in found]))
-            index.keyword = own
+            index._keyword = own
             for channel in channels.values():
                 channel.close()
             index.close()
@@ -391,8 +391,8 @@ def coding_quality(settings: SearchSettings, embedder: CachedEmbedder, views: li
         root = Path(tmp) / "vault"
         coding.build_vault(root, coding.NOW)
         index = Index.open(Vault(root), embedder)
-        own = index.keyword
-        documents = [(m, chunks_for(m, index.neighbours(m))) for m in index.memories.values()]
+        own = index._keyword
+        documents = [(m, chunks_for(m, index.neighbours(m))) for m in index.all_memories()]
         for name in CANDIDATES:
             channel, _ = build(name, Path(tmp) / "channels", documents, settings)
             searcher = swapped(index, channel, settings, lifecycle=LifecycleSettings())
@@ -411,7 +411,7 @@ def coding_quality(settings: SearchSettings, embedder: CachedEmbedder, views: li
             result[name] = {view: {"hit@3": round(statistics.fmean(r is not None and r <= 3 for r in found), 3),
                                    "MRR@10": round(statistics.fmean(1 / r if r else 0.0 for r in found), 3)}
                             for view, found in ranks.items()}
-            index.keyword = own
+            index._keyword = own
             channel.close()
         index.close()
     result["questions"] = len(coding.QUESTIONS)

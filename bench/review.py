@@ -67,7 +67,7 @@ def child(root: Path, runs: int, edit: bool) -> dict:
                 parts[name.strip("_")] = _ms(time.perf_counter() - begun)
             result["warm_parts_ms"] = parts
         if edit:
-            memory = sorted(app.index.memories.values(), key=lambda m: m.path)[len(app.index.memories) // 2]
+            memory = sorted(app.index.all_memories(), key=lambda m: m.path)[app.index.memory_count() // 2]
             app.curator.append(memory.id, f"Edited by the bench at {time.time():.0f}.")
             begun, cpu = time.perf_counter(), time.process_time()
             result["items_after_edit"] = len(inbox.items())

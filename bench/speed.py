@@ -103,7 +103,7 @@ def measure(size: int, embedder_name: str, cache: Path, searches: int, data: Pat
             latencies.append((time.perf_counter() - started) * 1000)
         vault = Vault(root)
         misses = embedder.misses
-        changed = list(index.memories.values())[:50]
+        changed = list(index.all_memories())[:50]
         for memory in changed:
             vault.edit(memory, Change(derive=lambda m: {"uses": m.uses + 1}))
         counter_sync = index.sync()

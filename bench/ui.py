@@ -95,10 +95,10 @@ def measure(root: Path, size: int, data: Path, embedder: str, runs: int) -> dict
             ready_after_change.append(timed(lambda: pages.review_items(service, wait=600)))
         for memory_id in added:
             service.delete(memory_id)
-        ids = random.Random(5).sample(sorted(app.index.memories), runs)
+        ids = random.Random(5).sample(sorted(app.index.memory_ids()), runs)
         memory = [timed(lambda i=i: pages.memory_page(service, i, "csrf")) for i in ids]
         search = [timed(lambda q=q: pages.search_page(service, q)) for q in queries(runs, data)]
-        fill_turns(root, sorted(app.index.memories))
+        fill_turns(root, sorted(app.index.memory_ids()))
         turn_pages = [timed(lambda: pages.turns_page(service)) for _ in range(runs)]
         filtered = [timed(lambda i=i: pages.turns_page(service, i)) for i in ids]
         vault = [timed(lambda: pages.vault_page(service)) for _ in range(runs)]

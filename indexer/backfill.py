@@ -37,7 +37,7 @@ class Backfill:
     def wait_done(self, timeout: float) -> bool:
         """Block until no unit waits for a vector (bounded); True when done."""
         with self._progress:
-            return self._progress.wait_for(lambda: not self.index.unembedded, timeout)
+            return self._progress.wait_for(lambda: not self.index.waiting_units(), timeout)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -47,7 +47,7 @@ class Backfill:
                     done += taken
                     self._notify()
             except Exception:  # noqa: BLE001 - a model or disk failure must not kill the server; retried on the next wake
-                log.exception("embedding in the background failed; %d units still wait", len(self.index.unembedded))
+                log.exception("embedding in the background failed; %d units still wait", self.index.waiting_units())
                 self._stop.wait(5.0)
                 continue
             if done:

@@ -122,7 +122,7 @@ def _one(curator: Curator, path: Path, key: str, title: str | None, tags: Sequen
                          f"([vault] max_document_mb in memdir.toml)")
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
-    existing = next((m for m in curator.index.memories.values()
+    existing = next((m for m in curator.index.all_memories()
                      if m.collection == "books" and m.frontmatter.get(SOURCE_PATH) == key), None)
     if existing is not None and existing.frontmatter.get(SOURCE_HASH) == digest:
         return Ingested(key, "unchanged", existing.id, existing.path, existing.title)

@@ -111,7 +111,7 @@ class Curator:
         # A statement that reverses a similar one (order flipped, negated, a value changed) is a
         # conflict however close the vectors are: merging the two would destroy the newer decision.
         reversed_ids = {s.id for s in similar if s.similarity >= self.dedup.possible_conflict
-                        and reversal.reverses(self.index.memories[s.id].body, content)}
+                        and reversal.reverses(self.index.memory(s.id).body, content)}
         near = tuple(s for s in similar if s.similarity >= self.dedup.near_duplicate and s.id not in reversed_ids)
         # Unreversed, a close pair of one decision-like type is still a possible conflict below the
         # near-duplicate line: the reversal rules miss some ("tabs" / "four spaces"), and a warning
@@ -119,7 +119,7 @@ class Curator:
         conflicts = tuple(
             s for s in similar
             if s.id in reversed_ids
-            or (fields["type"] in CONFLICT_TYPES and self.index.memories[s.id].type == fields["type"]
+            or (fields["type"] in CONFLICT_TYPES and self.index.memory(s.id).type == fields["type"]
                 and self.dedup.possible_conflict <= s.similarity < self.dedup.near_duplicate)
         )
         memory = self._create(fields, content, allow_secrets)
@@ -250,8 +250,8 @@ class Curator:
     def restore(self, memory_id: str) -> Memory:
         """Put the newest trashed copy of `memory_id` back where it was; refuse when the id or the
         place is taken (a restore must never shadow or overwrite a live memory)."""
-        if memory_id in self.index.memories:
-            raise ConflictError(f"{memory_id} is not deleted: it lives at {self.index.memories[memory_id].path}")
+        if memory_id in self.index:
+            raise ConflictError(f"{memory_id} is not deleted: it lives at {self.index.memory(memory_id).path}")
         copies = trash.trashed_copies(self.vault.root, memory_id)
         if not copies:
             raise NotFoundError(f"no trashed copy of {memory_id} in {trash.TRASH}/")
@@ -275,7 +275,7 @@ class Curator:
         now = now or _now()
         if not self.index.writable and not dry_run:
             raise ValidationError(f"the lifecycle of {self.vault.root} runs in the process that owns its index")
-        memories = dict(self.index.memories)
+        memories = {m.id: m for m in self.index.all_memories()}
         decisions = lifecycle_rules.plan(memories.values(), now, self.lifecycle)
         if dry_run:
             return [lifecycle_rules.Applied(d, "would " + d.action) for d in decisions]
@@ -289,13 +289,13 @@ class Curator:
     def _similar(self, vector: np.ndarray, exclude: Iterable[str], k: int = 8) -> list[Similar]:
         """The memories most similar to `vector`, comparing whole chunks: the vector search scans only those
         (sentence and neighbour units would call a memory a duplicate of one of its sentences or neighbours)."""
-        return self._owners(self.index.vectors.search(vector, k * 3), set(exclude), k)
+        return self._owners(self.index.search_units(vector, k * 3), set(exclude), k)
 
     def neighbours(self, memory_ids: Iterable[str], k: int = 5, at_least: float = -1.0) -> dict[str, list[Similar]]:
         """Each memory's `k` most similar others (by its first chunk), those below `at_least` left out.
         Equal to `_owners` of each memory's hits."""
-        memories = self.index.memories
-        return {memory_id: [Similar(other, memories[other].title, similarity) for other, similarity in close]
+        title = self.index.memory
+        return {memory_id: [Similar(other, title(other).title, similarity) for other, similarity in close]
                 for memory_id, close in self.close_pairs(memory_ids, k, at_least).items()}
 
     def close_pairs(self, memory_ids: Iterable[str], k: int = 5, at_least: float = -1.0) -> dict[str, list[tuple[str, float]]]:
@@ -323,7 +323,7 @@ class Curator:
         ranked = counted & (np.cumsum(counted, axis=1) <= k)
         close = ranked & (scores >= at_least - 1e-4)  # the exact test is the caller's, on the rounded similarity
         result: dict[str, list[tuple[str, float]]] = {memory_id: [] for memory_id in ids}
-        memories = self.index.memories
+        memories = self.index
         rows, cols = np.nonzero(close)  # row by row, best first within a row
         for row, other, score in zip(rows.tolist(), owner[rows, cols].tolist(), scores[rows, cols].astype(float).tolist()):
             if (name := names[other]) in memories:
@@ -333,11 +333,11 @@ class Curator:
     def _owner_table(self) -> tuple[tuple[np.ndarray, np.ndarray], list[str]]:
         """Units sorted, the index (into the names) of each unit's owning memory, and the names; per index version."""
         if self._owners_memo[0] != self.index.version:
-            names = sorted({owner for owner, _ in self.index.unit_owner.values()})
+            owners = self.index.unit_owners()
+            names = sorted({owner for _, (owner, _) in owners})
             index_of = {name: i for i, name in enumerate(names)}
-            units = np.fromiter(self.index.unit_owner.keys(), dtype=np.int64, count=len(self.index.unit_owner))
-            owner = np.fromiter((index_of[o] for o, _ in self.index.unit_owner.values()), dtype=np.int64,
-                                count=len(self.index.unit_owner))
+            units = np.fromiter((unit for unit, _ in owners), dtype=np.int64, count=len(owners))
+            owner = np.fromiter((index_of[o] for _, (o, _) in owners), dtype=np.int64, count=len(owners))
             order = np.argsort(units)
             self._owners_memo = (self.index.version, ((units[order], owner[order]), names))
         return self._owners_memo[1]
@@ -345,12 +345,12 @@ class Curator:
     def _owners(self, hits: list[tuple[int, float]], excluded: set[str], k: int) -> list[Similar]:
         best: dict[str, float] = {}
         for unit, score in hits:
-            owner = self.index.unit_owner.get(unit)
+            owner = self.index.unit_owner(unit)
             if owner is None or owner[0] in excluded:
                 continue
             best[owner[0]] = max(best.get(owner[0], -1.0), score)
         ranked = sorted(best.items(), key=lambda item: -item[1])[:k]
-        return [Similar(i, self.index.memories[i].title, round(s, 4)) for i, s in ranked if i in self.index.memories]
+        return [Similar(i, self.index.memory(i).title, round(s, 4)) for i, s in ranked if i in self.index]
 
     def reverses(self, a: Memory, b: Memory) -> str:
         """Why `b` reverses `a` ("" when it does not; see reversal), the verdict kept by their bodies' hashes."""
@@ -361,7 +361,7 @@ class Curator:
         threshold = self.dedup.merge_suggestion if threshold is None else threshold
         if not 0.0 < threshold <= 1.0:
             raise ValidationError("threshold must be between 0 and 1")
-        candidates = sorted(m.id for m in self.index.memories.values()
+        candidates = sorted(m.id for m in self.index.all_memories()
                             if (type is None or m.type == type) and m.collection != "books" and m.status == "active")
         group = {i: [i] for i in candidates}  # each memory's group (one list object per group)
         joined: dict[int, float] = {}
@@ -373,14 +373,14 @@ class Curator:
             a, b = group[memory_id], group[other]
             # Two groups join only if no member of one reverses a member of the other: a chain
             # "uv over pip" ~ "always uv rather than pip" ~ "pip over uv" splits at the reversal.
-            if a is b or any(self.reverses(self.index.memories[x], self.index.memories[y]) for x in a for y in b):
+            if a is b or any(self.reverses(self.index.memory(x), self.index.memory(y)) for x in a for y in b):
                 continue
             a.extend(b)
             for member in b:
                 group[member] = a
             joined[id(a)] = min(joined.get(id(a), 1.0), joined.pop(id(b), 1.0), similarity)
         groups = {id(g): g for g in group.values() if len(g) > 1}
-        clusters = [Cluster(tuple(sorted(ids)), tuple(self.index.memories[i].title for i in sorted(ids)),
+        clusters = [Cluster(tuple(sorted(ids)), tuple(self.index.memory(i).title for i in sorted(ids)),
                             round(joined.get(key, 1.0), 4)) for key, ids in groups.items()]
         return sorted(clusters, key=lambda c: (-c.similarity, c.ids))[:limit]
 

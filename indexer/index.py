@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, ItemsView, Iterable, KeysView, Sequence, ValuesView
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
 from .generations import Layout, Ownership, disk_full
-from .keyword import KeywordIndex
+from .keyword import KeywordFilter, KeywordHit, KeywordIndex
 from .keyword import signature as keyword_signature
 from .manifest import Entry, Manifest
 from .vectors import VectorIndex
@@ -102,7 +102,7 @@ class Index:
         # DEFER_ABOVE units to embed indexes their keywords at once and leaves their vectors to
         # `backfill`; until then those memories are found by keyword only.
         self.defer_embedding = defer_embedding
-        self.unembedded: dict[int, None] = {}  # unit ids waiting for a vector, oldest first
+        self._unembedded: dict[int, None] = {}  # unit ids waiting for a vector, oldest first
         self.embedding_wanted = threading.Event()  # set when units are left for the backfill
         self._readers_told = time.monotonic()
         self._backfill_texts: dict[tuple[str, str], dict[int, tuple[str, str]]] = {}  # see _texts_of
@@ -114,27 +114,27 @@ class Index:
         self.manifest = Manifest(generation / "manifest.sqlite")
         try:
             self._data_version = self.manifest.data_version()  # a reader reloads when the owner commits past it
-            self.vectors = VectorIndex.load(generation, self.embedder.dim)
-            self.keyword = KeywordIndex.open(generation / "keyword")
+            self._vectors = VectorIndex.load(generation, self.embedder.dim)
+            self._keyword = KeywordIndex.open(generation / "keyword")
         except BaseException:  # damaged files (see open): hold no handle on a generation about to be moved aside
             self.manifest.close()
             raise
-        self.entries: dict[str, Entry] = {e.path: e for e in self.manifest.entries()}
+        self._entries: dict[str, Entry] = {e.path: e for e in self.manifest.entries()}
         self._recheck: set[str] = set()  # paths whose recorded size and mtime cannot tell a newer save apart
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
-        self.memories: dict[str, Memory] = {}
+        self._memories: dict[str, Memory] = {}
         self.path_of: dict[str, str] = {}  # identity_key(id) -> path
-        self.chunk_owner: dict[int, tuple[str, str]] = {}  # chunk id -> (memory id, heading)
-        self.unit_owner: dict[int, tuple[str, str]] = {}  # unit id (a vector in FAISS) -> (memory id, role)
+        self._chunk_owner: dict[int, tuple[str, str]] = {}  # chunk id -> (memory id, heading)
+        self._unit_owner: dict[int, tuple[str, str]] = {}  # unit id (a vector in FAISS) -> (memory id, role)
         self.by_dedup_key: dict[str, set[str]] = {}  # normalized text + type -> memory ids
         self.previous_key: dict[str, str] = {}  # memory id -> identity key of the memory it names as previous
         self._duplicates: set[str] | None = None  # paths whose entry names a duplicated id; None = not yet known
         self.pointed_by: dict[str, set[str]] = {}  # identity key -> ids of the memories naming it as previous
-        for entry in self.entries.values():
+        for entry in self._entries.values():
             if entry.memory_id and entry.memory and entry.reason is None:
                 self._remember(entry.memory)
                 self._own(entry, chunks_for(entry.memory))
-        self.graph = LinkGraph.build(self.memories.values())
+        self._graph = LinkGraph.build(self._memories.values())
 
     # -- opening and building ------------------------------------------------------------
 
@@ -177,7 +177,7 @@ class Index:
 
     def close(self) -> None:
         with self.lock:
-            self.keyword.close()
+            self._keyword.close()
             self.manifest.close()
             if self._own_cache:
                 self.embedder.close()
@@ -188,15 +188,15 @@ class Index:
     def heal(self) -> int:
         """Make FAISS and Whoosh agree with the manifest after a crash; returns the files re-indexed."""
         with self.lock:
-            valid = [e for e in self.entries.values() if e.reason is None]
+            valid = [e for e in self._entries.values() if e.reason is None]
             expected_units = {u for e in valid for u in e.unit_ids}
             expected_chunks = {c for e in valid for c in e.chunk_ids}
-            stray_vectors = self.vectors.ids() - expected_units
-            self.vectors.remove(stray_vectors)
-            keyword_ids = self.keyword.chunk_ids()
+            stray_vectors = self._vectors.ids() - expected_units
+            self._vectors.remove(stray_vectors)
+            keyword_ids = self._keyword.chunk_ids()
             if keyword_ids - expected_chunks:
-                self.keyword.delete_chunks(keyword_ids - expected_chunks)
-            unembedded = expected_units - self.vectors.ids()
+                self._keyword.delete_chunks(keyword_ids - expected_chunks)
+            unembedded = expected_units - self._vectors.ids()
             if self.defer_embedding:  # left for the backfill, which embeds them from the files' texts
                 self._defer(sorted(unembedded))
                 unembedded = set()
@@ -206,11 +206,11 @@ class Index:
                 log.warning("index healed: %d stray vectors, %d stray keyword documents, %d files re-indexed",
                             len(stray_vectors), len(keyword_ids - expected_chunks), len(stale))
             for path in stale:
-                self.entries[path] = replace(self.entries[path], content_hash="", embed_hash="", keyword_hash="")
+                self._entries[path] = replace(self._entries[path], content_hash="", embed_hash="", keyword_hash="")
             if stale:
                 self.sync(stale, deep=True, force_paths=stale)
             elif stray_vectors:
-                self.vectors.save(self.generation)
+                self._vectors.save(self.generation)
             return len(stale)
 
     def refresh(self) -> bool:
@@ -240,11 +240,11 @@ class Index:
 
     def swap(self, generation: Path) -> None:
         """Load another generation (or the same one, changed by its owner) in place of this one."""
-        old_keyword, old_manifest = self.keyword, self.manifest
+        old_keyword, old_manifest = self._keyword, self.manifest
         self._load(generation)
-        self.unembedded.clear()  # another generation's units; the owner's heal() finds what this one lacks
+        self._unembedded.clear()  # another generation's units; the owner's heal() finds what this one lacks
         weighting = old_keyword._weighting  # BM25 parameters belong to the searcher, not to the files
-        self.keyword.set_weighting(weighting.B, weighting.K1)
+        self._keyword.set_weighting(weighting.B, weighting.K1)
         self.version += 1
         old_keyword.close()
         old_manifest.close()
@@ -252,29 +252,115 @@ class Index:
     def compact(self) -> None:
         """Purge deleted keyword documents; afterwards search results equal a fresh rebuild's exactly."""
         with self.lock:
-            self.keyword.compact()
+            self._keyword.compact()
 
     # -- reading ---------------------------------------------------------------------
+    # The read API: what other modules ask of the index. The dicts behind it are the index's own, so
+    # their layout can change (compact arrays, memory-mapped files) without touching the callers.
+
+    def memory(self, memory_id: str) -> Memory | None:
+        """The indexed memory with exactly this id, if any (`get` also finds it by another case)."""
+        return self._memories.get(memory_id)
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._memories
+
+    def all_memories(self) -> ValuesView[Memory]:
+        """Every indexed memory (a live view: copy it before the index may change)."""
+        return self._memories.values()
+
+    def memory_ids(self) -> KeysView[str]:
+        return self._memories.keys()
+
+    def memory_count(self) -> int:
+        return len(self._memories)
+
+    def entry(self, path: str) -> Entry | None:
+        """What the index knows of one vault-relative file (indexed or not)."""
+        return self._entries.get(path)
+
+    def all_entries(self) -> ValuesView[Entry]:
+        return self._entries.values()
+
+    def units_of(self, memory_id: str) -> tuple[tuple[int, int, str], ...]:
+        """(unit id, chunk id, role) of every vector of an indexed memory; () for an unknown id."""
+        memory = self._memories.get(memory_id)
+        entry = self._entries.get(memory.path) if memory else None
+        return entry.units if entry else ()
+
+    def unit_owner(self, unit_id: int) -> tuple[str, str] | None:
+        """(memory id, role) of a unit (a vector), if it is indexed."""
+        return self._unit_owner.get(unit_id)
+
+    def unit_owners(self) -> ItemsView[int, tuple[str, str]]:
+        """Every unit with its (memory id, role)."""
+        return self._unit_owner.items()
+
+    def chunk_owner(self, chunk_id: int) -> tuple[str, str] | None:
+        """(memory id, heading) of a chunk (a keyword document), if it is indexed."""
+        return self._chunk_owner.get(chunk_id)
+
+    def waiting_units(self) -> int:
+        """How many units wait for the background backfill to embed them."""
+        return len(self._unembedded)
+
+    def is_waiting(self, unit_id: int) -> bool:
+        return unit_id in self._unembedded
+
+    @property
+    def links(self) -> LinkGraph:
+        """The link graph, to read (the index changes it as files change)."""
+        return self._graph
+
+    def search_units(self, query: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
+        """The k units nearest a query vector (cosine), among `allowed` if given."""
+        return self._vectors.search(query, k, allowed)
+
+    def search_units_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+        return self._vectors.search_many(queries, k)
+
+    def unit_vectors(self, unit_ids: np.ndarray) -> np.ndarray:
+        """The stored vectors of these units, in order."""
+        return self._vectors.vectors(unit_ids)
+
+    def searched_units(self) -> np.ndarray:
+        """The units a vector search scans (one per chunk), sorted."""
+        return self._vectors.searched_order()
+
+    def keyword_search(self, text: str, k: int, filters: KeywordFilter | None = None, postings_budget: int = 0,
+                       context_boost: float = 0.0) -> list[KeywordHit]:
+        """The top-k chunks for the words of `text` (see KeywordIndex.search)."""
+        return self._keyword.search(text, k, filters, postings_budget, context_boost)
+
+    def keyword_idf(self, terms: Sequence[str]) -> dict[str, float]:
+        return self._keyword.idf(terms)
+
+    def set_bm25(self, b: float, k1: float) -> None:
+        """BM25 parameters for keyword searches (the searcher's setting, kept across generations)."""
+        self._keyword.set_weighting(b, k1)
+
+    def keyword_deleted_share(self) -> float:
+        return self._keyword.deleted_share()
 
     def get(self, memory_id: str) -> Memory:
         path = self.path_of.get(identity_key(memory_id))
         if path is None:
             raise NotFoundError(f"no memory with id {memory_id!r}")
-        return self.memories[self.entries[path].memory_id]  # type: ignore[index]
+        return self._memories[self._entries[path].memory_id]  # type: ignore[index]
 
     def find_duplicate(self, text: str, memory_type: str) -> Memory | None:
         """An indexed memory with the same normalized text and type, if any (the oldest id wins)."""
         twins = sorted(self.by_dedup_key.get(dedup_key(text, memory_type), ()))
-        return self.memories[twins[0]] if twins else None
+        return self._memories[twins[0]] if twins else None
 
     def problems(self) -> list[Problem]:
-        return [Problem(e.path, e.line, e.reason) for e in sorted(self.entries.values(), key=lambda e: e.path) if e.reason]
+        return [Problem(e.path, e.line, e.reason) for e in sorted(self._entries.values(), key=lambda e: e.path) if e.reason]
 
     def chunk_count(self) -> int:
-        return len(self.chunk_owner)
+        return len(self._chunk_owner)
 
     def unit_count(self) -> int:
-        return len(self.unit_owner)
+        return len(self._unit_owner)
 
     def previous_of(self, memory_id: str) -> Memory | None:
         """The memory this one names as `previous:`, if it is indexed."""
@@ -284,13 +370,13 @@ class Index:
 
     def next_of(self, memory_id: str) -> Memory | None:
         """The memory that names this one as `previous:` (the earliest captured, if several do)."""
-        followers = [self.memories[i] for i in self.pointed_by.get(identity_key(memory_id), ()) if i != memory_id]
+        followers = [self._memories[i] for i in self.pointed_by.get(identity_key(memory_id), ()) if i != memory_id]
         return min(followers, key=_capture_order, default=None)
 
     def _by_key(self, key: str) -> Memory | None:
         path = self.path_of.get(key)
-        entry = self.entries.get(path) if path else None
-        return self.memories.get(entry.memory_id) if entry and entry.memory_id else None
+        entry = self._entries.get(path) if path else None
+        return self._memories.get(entry.memory_id) if entry and entry.memory_id else None
 
     # -- changing ----------------------------------------------------------------------
 
@@ -322,7 +408,7 @@ class Index:
     def _candidates(self, paths: Iterable[str | Path] | None) -> list[tuple[str, Path | Skipped | None]]:
         if paths is None:
             found = {relative(self.root, p) if isinstance(p, Path) else p.path: p for p in walk(self.root)}
-            gone = {path: None for path in self.entries if path not in found}
+            gone = {path: None for path in self._entries if path not in found}
             return sorted({**found, **gone}.items())
         items = []
         for raw in paths:
@@ -333,7 +419,7 @@ class Index:
         return sorted(dict(items).items())
 
     def _observe(self, rel: str, item: Path | Skipped | None, deep: bool, batch: _Batch, report: SyncReport) -> None:
-        previous = self.entries.get(rel)
+        previous = self._entries.get(rel)
         if item is None:
             self._recheck.discard(rel)
             self._held_since.pop(rel, None)
@@ -343,7 +429,7 @@ class Index:
                 # deletes before it upserts, so the row would outlive the file (and leak chunks on restart).
                 batch.entries.pop(rel, None)
                 self._unindex(previous, batch)
-                self.entries.pop(rel)
+                self._entries.pop(rel)
                 report.removed += previous.reason is None
             return
         if isinstance(item, Skipped):
@@ -375,7 +461,7 @@ class Index:
         digest = sha256(data)
         if previous and previous.content_hash == digest:
             if (previous.size, previous.mtime_ns) != (info.st_size, info.st_mtime_ns):
-                batch.entries[rel] = self.entries[rel] = replace(previous, size=info.st_size, mtime_ns=info.st_mtime_ns)
+                batch.entries[rel] = self._entries[rel] = replace(previous, size=info.st_size, mtime_ns=info.st_mtime_ns)
             return
         try:
             memory = _parse(self.vault, data, rel)
@@ -409,7 +495,7 @@ class Index:
         if previous is not None:
             self._unindex(previous, batch)
         entry = Entry(rel, size, mtime_ns, digest, None, line=line, reason=reason)
-        batch.entries[rel] = self.entries[rel] = entry
+        batch.entries[rel] = self._entries[rel] = entry
         report.errors += 1
 
     def _index_memory(self, rel: str, memory: Memory, previous: Entry | None, size: int, mtime_ns: int,
@@ -419,13 +505,13 @@ class Index:
             previous = None
         owner = self.path_of.get(identity_key(memory.id))
         if owner is not None and owner != rel:
-            rival = self.entries[owner].memory
+            rival = self._entries[owner].memory
             if rival is not None and id_precedence(rival) <= id_precedence(memory):
                 entry = Entry(rel, size, mtime_ns, memory.content_hash, None, line=memory.id_line,
                               reason=duplicate_id_reason(memory.id, owner), memory=memory)
                 if previous is not None:
                     self._unindex(previous, batch)
-                batch.entries[rel] = self.entries[rel] = entry
+                batch.entries[rel] = self._entries[rel] = entry
                 report.errors += 1
                 return
             self._demote(owner, memory, batch, report)
@@ -437,7 +523,7 @@ class Index:
                       keyword_hash=kept.keyword_hash if kept else "")
         batch.placed.add(memory.id)
         batch.removed_ids.discard(memory.id)
-        batch.entries[rel] = self.entries[rel] = entry
+        batch.entries[rel] = self._entries[rel] = entry
         self._remember(memory, batch.touched)
         if previous is None or previous.reason is not None:
             report.added += 1
@@ -451,23 +537,23 @@ class Index:
         through a batch), instead of walking every entry on every sync: at 10k memories that walk made
         each scored memory's sync 10-130 ms, the more when other threads wanted the interpreter."""
         if self._duplicates is None:
-            self._duplicates = {path for path, entry in self.entries.items() if _names_duplicate(entry)}
+            self._duplicates = {path for path, entry in self._entries.items() if _names_duplicate(entry)}
         else:
             self._duplicates.difference_update(batch.deleted_paths)
             for path, entry in batch.entries.items():
                 (self._duplicates.add if _names_duplicate(entry) else self._duplicates.discard)(path)
         for path in sorted(self._duplicates):
-            entry = self.entries[path]  # a path leaves the set with its entry: a KeyError here is a bug
+            entry = self._entries[path]  # a path leaves the set with its entry: a KeyError here is a bug
             holder = self.path_of.get(identity_key(entry.memory.id), "?")
             reason = duplicate_id_reason(entry.memory.id, holder)
             if reason != entry.reason:
-                batch.entries[path] = self.entries[path] = replace(entry, reason=reason)
+                batch.entries[path] = self._entries[path] = replace(entry, reason=reason)
 
     def _demote(self, owner_path: str, winner: Memory, batch: _Batch, report: SyncReport) -> None:
         """A file with an older claim on this id appeared: the previous holder becomes the duplicate."""
-        old = self.entries[owner_path]
+        old = self._entries[owner_path]
         self._unindex(old, batch, reclaim=False)  # the id is not free: the new claimant takes it
-        batch.entries[owner_path] = self.entries[owner_path] = replace(
+        batch.entries[owner_path] = self._entries[owner_path] = replace(
             old, memory_id=None, chunk_ids=(), embed_hash="", units=(), keyword_hash="",
             line=old.memory.id_line if old.memory else None, reason=duplicate_id_reason(winner.id, winner.path))
         report.errors += 1
@@ -486,7 +572,7 @@ class Index:
 
     def _reclaim(self, memory_id: str, freed_path: str, batch: _Batch) -> None:
         """When an id is freed, the best duplicate waiting for it is indexed in its place."""
-        waiting = [e for e in self.entries.values()
+        waiting = [e for e in self._entries.values()
                    if e.path != freed_path and e.reason and e.memory and identity_key(e.memory.id) == identity_key(memory_id)]
         if not waiting:
             return
@@ -495,7 +581,7 @@ class Index:
 
     def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
         self._forget(memory.id, touched)
-        self.memories[memory.id] = memory
+        self._memories[memory.id] = memory
         self.by_dedup_key.setdefault(dedup_key(memory.body, memory.type), set()).add(memory.id)
         self.path_of[identity_key(memory.id)] = memory.path
         key = previous_key(memory)
@@ -506,7 +592,7 @@ class Index:
             touched.update(k for k in (identity_key(memory.id), key) if k)
 
     def _forget(self, memory_id: str, touched: set[str] | None = None) -> None:
-        memory = self.memories.pop(memory_id, None)
+        memory = self._memories.pop(memory_id, None)
         if memory is None:
             return
         twins = self.by_dedup_key.get(dedup_key(memory.body, memory.type), set())
@@ -523,21 +609,21 @@ class Index:
 
     def _own(self, entry: Entry, chunks: list[Chunk]) -> None:
         for chunk in chunks:
-            self.chunk_owner[chunk.chunk_id] = (chunk.memory_id, chunk.heading)
+            self._chunk_owner[chunk.chunk_id] = (chunk.memory_id, chunk.heading)
         for unit, _, role in entry.units:
-            self.unit_owner[unit] = (entry.memory_id, role)  # type: ignore[assignment]
+            self._unit_owner[unit] = (entry.memory_id, role)  # type: ignore[assignment]
 
     def _disown(self, entry: Entry) -> None:
         for chunk in entry.chunk_ids:
-            self.chunk_owner.pop(chunk, None)
+            self._chunk_owner.pop(chunk, None)
         for unit in entry.unit_ids:
-            self.unit_owner.pop(unit, None)
+            self._unit_owner.pop(unit, None)
 
     def _chunk(self, batch: _Batch) -> None:
         """Chunk the memories read in this sync and those whose neighbours may have changed, in the final state."""
         for memory_id in sorted(batch.placed | self._affected(batch.touched)):
-            memory = self.memories[memory_id]
-            entry = self.entries[memory.path]
+            memory = self._memories[memory_id]
+            entry = self._entries[memory.path]
             chunks = chunks_for(memory, self.neighbours(memory))
             units = [unit for chunk in chunks for unit in chunk.units]
             # Unit ids are in the hashes: an id whose case changed gets new ids for the same texts.
@@ -553,7 +639,7 @@ class Index:
                               units=tuple((u.unit_id, u.chunk_id, u.role) for u in units), keyword_hash=keyword_hash)
                 self._disown(entry)
                 self._own(new, chunks)
-                batch.entries[memory.path] = self.entries[memory.path] = new
+                batch.entries[memory.path] = self._entries[memory.path] = new
 
     def _affected(self, touched: set[str]) -> set[str]:
         """Memories whose neighbours may have changed: those a touched key names, and those naming one."""
@@ -571,22 +657,30 @@ class Index:
 
     # -- embedding in the background -------------------------------------------------------
 
-    def _vectors_now(self, units: list[Unit], later: bool = False) -> tuple[list[Unit], "np.ndarray | None", list[Unit]]:
-        """The units to give vectors in this sync, their vectors, and the units left for the backfill."""
-        if not units:
-            return [], None, []
-        if not (self.defer_embedding and (later or len(units) > DEFER_ABOVE)):
-            return units, self.embedder.embed([u.text for u in units]), []
-        known = self.embedder.cached([u.text for u in units])  # already embedded once: free now
-        now = [u for i, u in enumerate(units) if i in known]
-        later = [u for i, u in enumerate(units) if i not in known]
-        vectors = np.stack([known[i] for i in range(len(units)) if i in known]) if now else None
-        return now, vectors, later
+    def _vectors_now(self, units: list[Unit], later: bool = False) -> tuple[list[tuple[list[Unit], np.ndarray]], list[Unit]]:
+        """The units to give vectors in this sync with their vectors, in slices of at most EMBED_SLICE
+        units, and the units left for the backfill. A build embeds the whole vault in one sync: one
+        matrix of it, copied again by each step that adds it, was the 3.9 GB peak at 100k memories
+        (bench/README, issue 32); slices keep every copy but the one held here small."""
+        defer = self.defer_embedding and (later or len(units) > DEFER_ABOVE)
+        now: list[tuple[list[Unit], np.ndarray]] = []
+        left: list[Unit] = []
+        for start in range(0, len(units), EMBED_SLICE):
+            part = units[start:start + EMBED_SLICE]
+            if not defer:
+                now.append((part, self.embedder.embed([u.text for u in part])))
+                continue
+            known = self.embedder.cached([u.text for u in part])  # already embedded once: free now
+            left += [u for i, u in enumerate(part) if i not in known]
+            if known:
+                now.append(([u for i, u in enumerate(part) if i in known],
+                            np.stack([known[i] for i in range(len(part)) if i in known])))
+        return now, left
 
     def _defer(self, unit_ids: Iterable[int]) -> None:
         for unit in unit_ids:
-            self.unembedded[unit] = None
-        if self.unembedded:
+            self._unembedded[unit] = None
+        if self._unembedded:
             self.embedding_wanted.set()
 
     def backfill(self, limit: int = 8) -> int:
@@ -595,31 +689,31 @@ class Index:
         The model runs outside the index lock, so searches and syncs go on meanwhile; a unit whose
         memory changed in between is dropped (the sync that changed it queued or embedded its new text)."""
         with self.lock:
-            chosen = list(islice(self.unembedded, limit))
+            chosen = list(islice(self._unembedded, limit))
             if not chosen:
                 self.embedding_wanted.clear()
                 return 0
             texts = self._unit_texts(chosen)
             for unit in chosen:
                 if unit not in texts:
-                    self.unembedded.pop(unit, None)  # its memory is gone or no longer has it
+                    self._unembedded.pop(unit, None)  # its memory is gone or no longer has it
         wanted = [(unit, *texts[unit]) for unit in chosen if unit in texts]
         vectors = self.embedder.embed([text for _, text, _, _, _ in wanted]) if wanted else None
         with self.lock:
-            keep = [row for row, (unit, _, _, path, embed_hash) in enumerate(wanted) if unit in self.unembedded
-                    and (entry := self.entries.get(path)) is not None and entry.embed_hash == embed_hash]
+            keep = [row for row, (unit, _, _, path, embed_hash) in enumerate(wanted) if unit in self._unembedded
+                    and (entry := self._entries.get(path)) is not None and entry.embed_hash == embed_hash]
             if keep and vectors is not None:
-                self.vectors.add([wanted[r][0] for r in keep], vectors[keep], [wanted[r][2] == WHOLE for r in keep])
-                self.vectors.persist(self.generation)
+                self._vectors.add([wanted[r][0] for r in keep], vectors[keep], [wanted[r][2] == WHOLE for r in keep])
+                self._vectors.persist(self.generation)
                 self.version += 1
             # Only what was kept leaves the queue: a unit a sync queued again meanwhile, with its memory's
             # new text, waits for the next batch.
             for row in keep:
-                self.unembedded.pop(wanted[row][0], None)
+                self._unembedded.pop(wanted[row][0], None)
             # Readers of this index (other projects reading the user vault) reload when the manifest
             # changes: tell them when the backfill is done, and every few seconds before (a reload per
             # batch would reload a large index thousands of times).
-            if keep and (not self.unembedded or time.monotonic() - self._readers_told > READERS_EVERY_SECONDS):
+            if keep and (not self._unembedded or time.monotonic() - self._readers_told > READERS_EVERY_SECONDS):
                 self.manifest.mark_changed()
                 self._readers_told = time.monotonic()
         return len(chosen)
@@ -628,9 +722,9 @@ class Index:
         """unit id -> (text, role, path, the entry's embed hash), chunked again from the indexed memory."""
         found: dict[int, tuple[str, str, str, str]] = {}
         wanted = set(unit_ids)
-        for memory_id in dict.fromkeys(self.unit_owner[u][0] for u in unit_ids if u in self.unit_owner):
-            memory = self.memories.get(memory_id)
-            entry = self.entries.get(memory.path) if memory else None
+        for memory_id in dict.fromkeys(self._unit_owner[u][0] for u in unit_ids if u in self._unit_owner):
+            memory = self._memories.get(memory_id)
+            entry = self._entries.get(memory.path) if memory else None
             if memory is None or entry is None:
                 continue
             for unit_id, (text, role) in self._texts_of(memory, entry.embed_hash).items():
@@ -652,25 +746,28 @@ class Index:
         return texts
 
     def _apply(self, batch: _Batch, report: SyncReport, later: bool = False) -> None:
-        embed, vectors, deferred = self._vectors_now(batch.embed, later)
-        report.embedded += len(embed)
+        added = False
+        slices, deferred = self._vectors_now(batch.embed, later)  # all embedded before anything changes
+        report.embedded += sum(len(embed) for embed, _ in slices)
         report.deferred += len(deferred)
-        self.vectors.remove(batch.removed_units)
+        self._vectors.remove(batch.removed_units)
         for unit in batch.removed_units:
-            self.unembedded.pop(unit, None)
-        if vectors is not None:
-            self.vectors.add([u.unit_id for u in embed], vectors, [u.role == WHOLE for u in embed])
+            self._unembedded.pop(unit, None)
+        while slices:
+            embed, vectors = slices.pop(0)  # dropped once FAISS holds them
+            self._vectors.add([u.unit_id for u in embed], vectors, [u.role == WHOLE for u in embed])
             for unit in embed:
-                self.unembedded.pop(unit.unit_id, None)
+                self._unembedded.pop(unit.unit_id, None)
+            added = True
         self._defer([u.unit_id for u in deferred])
         if batch.keyword_docs or batch.removed_ids:
-            self.keyword.replace(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
+            self._keyword.replace(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
         for memory_id in sorted(batch.removed_ids):
-            self.graph.remove(memory_id)
+            self._graph.remove(memory_id)
         for memory_id in sorted(batch.placed):
-            self.graph.upsert(self.memories[memory_id])
-        if batch.removed_units or vectors is not None:
-            self.vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors
+            self._graph.upsert(self._memories[memory_id])
+        if batch.removed_units or added:
+            self._vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors
         if batch.entries or batch.deleted_paths:
             self.manifest.write(list(batch.entries.values()), batch.deleted_paths)
             self.version += 1
@@ -679,6 +776,7 @@ class Index:
 RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), see Index._observe
 SAVE_IN_PROGRESS_SECONDS = 1.0  # how long an empty memory file is taken for a save in progress (Index._save_in_progress)
 held_clock = time.monotonic  # memdir's own clock for that (tests move it forward instead of waiting)
+EMBED_SLICE = 4096  # units embedded and added at a time (see _vectors_now)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
 

@@ -58,7 +58,7 @@ class LiveIndex:
         self.watcher.recheck(report.held)  # files caught mid-save: look again once the save is done
         # Deleted keyword documents skew BM25 until purged: purge on the periodic rescan, or
         # sooner when they pile up, so results converge on what a fresh rebuild would give.
-        share = self.index.keyword.deleted_share()
+        share = self.index.keyword_deleted_share()
         if share > COMPACT_SHARE or (batch.full and share > 0):
             self.index.compact()
         if report.changed or report.errors:

@@ -80,7 +80,7 @@ class Neighbourhood:
                 self._catch_up()
                 self._seen_version = self.index.version
             wanted = {memory_id: memory.path for memory_id in memory_ids
-                      if (memory := self.index.memories.get(memory_id)) is not None}
+                      if (memory := self.index.memory(memory_id)) is not None}
             self._search([path for path in wanted.values() if path not in self._hits])
             if self._dirty:
                 self._save()
@@ -97,9 +97,9 @@ class Neighbourhood:
     def _current(self) -> dict[str, str]:
         """Each indexed file's embed hash; a file whose vectors the backfill has not all embedded yet is
         marked, so its lists (computed without those vectors) count as changed once they arrive."""
-        waiting = self.index.unembedded
-        return {path: entry.embed_hash + ("~" if waiting and any(u in waiting for u in entry.unit_ids) else "")
-                for path, entry in self.index.entries.items() if entry.units}
+        waiting = self.index.waiting_units() > 0
+        return {entry.path: entry.embed_hash + ("~" if waiting and any(map(self.index.is_waiting, entry.unit_ids)) else "")
+                for entry in self.index.all_entries() if entry.units}
 
     def _catch_up(self) -> None:
         current = self._current()
@@ -114,7 +114,7 @@ class Neighbourhood:
             return
         dirty = changed | gone
         removing = bool(gone) or any(path in known for path in changed)  # chunks left the index
-        added = np.array([unit for path in sorted(changed) for unit, _, role in self.index.entries[path].units
+        added = np.array([unit for path in sorted(changed) for unit, _, role in self.index.entry(path).units
                           if role == WHOLE], dtype=np.int64)
         # A list must be searched again when it names a chunk that changed or is gone: checked for all
         # lists at once (a unit of a changed memory keeps its id, so "changed" is "one of `added`").
@@ -122,7 +122,7 @@ class Neighbourhood:
         named = [np.concatenate([self._hits[path][0], np.array(_never_none(self._ties.get(path, ())), dtype=np.int64)])
                  for path in paths]
         flat = np.concatenate(named) if named else np.zeros(0, dtype=np.int64)
-        stale = np.isin(flat, added) | ~np.isin(flat, self.index.vectors.searched_order())
+        stale = np.isin(flat, added) | ~np.isin(flat, self.index.searched_units())
         row_of = np.repeat(np.arange(len(paths)), [len(units) for units in named])
         stale_rows = set(row_of[stale].tolist())
         for row, path in enumerate(paths):
@@ -137,8 +137,8 @@ class Neighbourhood:
         would have, scanning on past the kept list's chunks to the added ones (stored after them)."""
         paths = list(self._hits)
         queries = self._query_vectors(paths)
-        scores, rows = _search(self.index.vectors.vectors(added), queries, len(added))
-        stored = self.index.vectors.searched_order()
+        scores, rows = _search(self.index.unit_vectors(added), queries, len(added))
+        stored = self.index.searched_units()
         sorter = np.argsort(stored)
 
         def position(units: np.ndarray) -> np.ndarray:
@@ -160,7 +160,7 @@ class Neighbourhood:
     def _search(self, paths: list[str]) -> None:
         """Search afresh. A few chunks more than kept are asked for, to see which share the last score;
         for lists tied at the end FAISS's own pick at the kept width is taken."""
-        paths = [path for path in paths if self.index.entries[path].unit_ids]
+        paths = [path for path in paths if self.index.entry(path).unit_ids]
         if not paths:
             return
         width = self.width
@@ -193,11 +193,11 @@ class Neighbourhood:
             return []
         queries = self._query_vectors(paths)
         padding = np.repeat(queries[:1], max(0, _BLAS_ROWS - len(paths)), axis=0)
-        return self.index.vectors.search_many(np.vstack([queries, padding]), width)[: len(paths)]
+        return self.index.search_units_many(np.vstack([queries, padding]), width)[: len(paths)]
 
     def _query_vectors(self, paths: list[str]) -> np.ndarray:
-        firsts = np.array([self.index.entries[path].unit_ids[0] for path in paths], dtype=np.int64)
-        return self.index.vectors.vectors(firsts)
+        firsts = np.array([self.index.entry(path).unit_ids[0] for path in paths], dtype=np.int64)
+        return self.index.unit_vectors(firsts)
 
     # -- on disk ---------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ def reindex(index: Index, progress: Progress | None = None) -> SyncReport:
     with index.lock:
         index.swap(generation)
     index.sync()  # files saved while the new generation was being built
-    report = SyncReport(added=len(index.memories), errors=len(index.problems()))
+    report = SyncReport(added=index.memory_count(), errors=len(index.problems()))
     report.seconds = time.perf_counter() - started
     return report
 
@@ -45,7 +45,7 @@ def rebuild(vault: Vault, embedder: Embedder, progress: Progress | None = None) 
             embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite")
         generation = build_generation(vault, cached, layout, progress)
         index = Index(vault, cached, generation, writable=False)
-        report = RebuildReport(len(index.memories), index.chunk_count(), len(index.problems()), cached.misses,
+        report = RebuildReport(index.memory_count(), index.chunk_count(), len(index.problems()), cached.misses,
                                time.perf_counter() - started)
         index.close()
         return report

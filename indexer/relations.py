@@ -11,14 +11,14 @@ from .index import Index
 def relations_of(index: Index, memory_id: str, relation: str | None = None) -> dict[str, Any]:
     """Everything `memdir links` and the relationship tools show about one memory."""
     memory = index.get(memory_id)
-    graph = index.graph
+    graph = index.links
 
     def describe(edge: Edge, other: str) -> dict[str, Any]:
         entry: dict[str, Any] = {"relation": edge.relation, "context": edge.context, "origin": edge.origin}
         if other.startswith(GHOST):
             entry.update(ghost=other[len(GHOST):], written=edge.written)
         else:
-            linked = index.memories.get(other)
+            linked = index.memory(other)
             entry.update(id=other, title=linked.title if linked else other, path=linked.path if linked else None)
         if edge.heading:
             entry["heading"] = edge.heading
@@ -32,7 +32,7 @@ def relations_of(index: Index, memory_id: str, relation: str | None = None) -> d
         "title": memory.title,
         "path": memory.path,
         "successor": graph.successor(memory.id),
-        "supersedes_chain": [{"id": i, "title": index.memories[i].title if i in index.memories else i} for i in chain],
+        "supersedes_chain": [{"id": i, "title": index.memory(i).title if i in index else i} for i in chain],
         "outgoing": [e for e in outgoing if "id" in e],
         "backlinks": incoming,
         "ghosts": [e for e in outgoing if "ghost" in e],

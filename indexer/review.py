@@ -84,11 +84,11 @@ class Inbox:
         with _collector_paused():
             found = [*self._stale(), *self._similar_pairs(), *self._lifecycle(), *self._invalid(), *self._secrets(),
                      *self._imitations()]
-            self.curator.review_memo.save(self.index.memories.values())  # what this call computed, for the next process
+            self.curator.review_memo.save(self.index.all_memories())  # what this call computed, for the next process
         return [item for item in found if item.key not in hidden]
 
     def _memories(self) -> list[Memory]:
-        return sorted(self.index.memories.values(), key=lambda m: m.path)
+        return sorted(self.index.all_memories(), key=lambda m: m.path)
 
     def _stale(self) -> list[Item]:
         items = []
@@ -111,7 +111,7 @@ class Inbox:
     def _duplicates(self) -> list[Item]:
         items = []
         for cluster in self.curator.suggest_merges(limit=50):
-            hashes = [self.index.memories[i].content_hash for i in cluster.ids]
+            hashes = [self.index.memory(i).content_hash for i in cluster.ids]
             items.append(Item("duplicates", cluster.ids, f"{len(cluster.ids)} memories at similarity ≥ {cluster.similarity:.2f} "
                               "may say the same thing", f"memdir merge {' '.join(cluster.ids)} --into TITLE",
                               _key("duplicates", cluster.ids, hashes)))
@@ -123,16 +123,16 @@ class Inbox:
         updates the older), an order flipped, a negation or an antonym as a `contradiction`. Pairs
         where one already supersedes the other are left out."""
         floor = self.curator.dedup.possible_conflict
-        superseded = self.index.graph.superseded_ids()
+        superseded = self.index.links.superseded_ids()
         seen: set[tuple[str, str]] = set()
         items = []
         deciding = [m.id for m in self._memories()
                     if m.type in CONFLICT_TYPES and m.status == "active" and m.id not in superseded]
         for memory_id, close in self.curator.close_pairs(deciding, CONTRADICTION_NEIGHBOURS, at_least=floor).items():
-            memory = self.index.memories[memory_id]
+            memory = self.index.memory(memory_id)
             for other, similarity in close:
                 pair = tuple(sorted((memory.id, other)))
-                partner = self.index.memories.get(other)
+                partner = self.index.memory(other)
                 if (similarity < floor or pair in seen or partner is None or partner.type != memory.type
                         or partner.status != "active" or partner.id in superseded):
                     continue
@@ -142,7 +142,7 @@ class Inbox:
                 seen.add(pair)  # type: ignore[arg-type]
                 older, newer = sorted((memory, partner), key=_age)
                 why = self.curator.reverses(older, newer) or why  # told from the older to the newer
-                hashes = [self.index.memories[i].content_hash for i in pair]
+                hashes = [self.index.memory(i).content_hash for i in pair]
                 supersede = f"memdir link {newer.id} {older.id} --as supersedes"
                 if reversal.updates(why):
                     items.append(Item("supersede", pair, f"«{newer.title}» may update the older «{older.title}» ({why})",  # type: ignore[arg-type]
@@ -157,7 +157,7 @@ class Inbox:
         items = []
         # In file order, like every other pass (the plan follows the index's load order, which differs by process).
         for decision in sorted((a.decision for a in self.curator.gc(now=self.now, dry_run=True)), key=lambda d: d.path):
-            memory = self.index.memories.get(decision.id)
+            memory = self.index.memory(decision.id)
             where = f" to {decision.to_collection}" if decision.to_collection else ""
             items.append(Item(decision.action, (decision.id,), f"the next gc will {decision.action} it{where}: {decision.why}",
                               f"memdir gc (or score/edit {decision.id} first to change the outcome)",
@@ -165,7 +165,7 @@ class Inbox:
         return items
 
     def _invalid(self) -> list[Item]:
-        problems = self.index.problems() + self.index.vault.anchor_problems(self.index.memories.values())
+        problems = self.index.problems() + self.index.vault.anchor_problems(self.index.all_memories())
         return [Item("invalid", (), p.reason, f"fix {p.path}" + (f" line {p.line}" if p.line else "") + " by hand",
                      _key("invalid", p.path, p.line, p.reason), p.path, p.line) for p in problems]
 

@@ -191,7 +191,7 @@ class Searcher:
         self.quality = quality or QualityModel.from_settings(settings)
         self.lifecycle = lifecycle  # when set, memories the next lifecycle run removes are left out now
         self._leaving_cache: tuple[tuple[int, int], frozenset[str]] | None = None
-        index.keyword.set_weighting(settings.bm25_b, settings.bm25_k1)
+        index.set_bm25(settings.bm25_b, settings.bm25_k1)
         self._unfiltered: tuple[tuple[int, bool, int], dict[str, Memory]] | None = None  # (index version, superseded?, minute) -> allowed
 
     def search(self, request: SearchRequest) -> list[Hit]:
@@ -258,7 +258,8 @@ class Searcher:
         hidden = frozenset() if request.include_superseded else self.out_of_sight(now)
         wanted_tags = {t.lower().lstrip("#") for t in request.tags}
         allowed: dict[str, Memory] = {}
-        for memory_id, memory in self.index.memories.items():
+        for memory in self.index.all_memories():
+            memory_id = memory.id
             if request.collections and memory.collection not in request.collections:
                 continue
             if request.types and memory.type not in request.types:
@@ -283,13 +284,13 @@ class Searcher:
         return memory.created_at or self._modified(memory)
 
     def _modified(self, memory: Memory) -> datetime | None:
-        entry = self.index.entries.get(memory.path)
+        entry = self.index.entry(memory.path)
         return datetime.fromtimestamp(entry.mtime_ns / 1e9, tz=timezone.utc) if entry is not None else None
 
     def out_of_sight(self, now: datetime) -> frozenset[str]:
         """What reads leave out unless asked (`--all`): memories a newer one supersedes, and those the
         next lifecycle run removes or archives."""
-        return frozenset(self.index.graph.superseded_ids()) | self._leaving(now)
+        return frozenset(self.index.links.superseded_ids()) | self._leaving(now)
 
     def _leaving(self, now: datetime) -> frozenset[str]:
         """The memories the next lifecycle run removes or archives; kept per index version and minute
@@ -298,7 +299,7 @@ class Searcher:
             return frozenset()
         key = (self.index.version, int(now.timestamp() // 60))
         if self._leaving_cache is None or self._leaving_cache[0] != key:
-            ids = frozenset(i for i, m in self.index.memories.items() if lifecycle.leaving(m, now, self.lifecycle))
+            ids = frozenset(m.id for m in self.index.all_memories() if lifecycle.leaving(m, now, self.lifecycle))
             self._leaving_cache = (key, ids)
         return self._leaving_cache[1]
 
@@ -387,12 +388,12 @@ class Searcher:
     def _vector_candidates(self, query_vector: np.ndarray, allowed: dict[str, Memory]) -> list[str]:
         """The memories whose chunks are nearest the query (FAISS over chunk vectors, filtered before top-k)."""
         index, settings = self.index, self.settings
-        unrestricted = len(allowed) == len(index.memories)
+        unrestricted = len(allowed) == index.memory_count()
         unit_filter = None if unrestricted else (
-            u for m in allowed.values() for u, _, role in index.entries[m.path].units if role == WHOLE)
-        hits = sorted(index.vectors.search(query_vector, settings.candidates * CHUNK_HITS_PER_CANDIDATE, unit_filter),
+            u for m in allowed.values() for u, _, role in index.entry(m.path).units if role == WHOLE)
+        hits = sorted(index.search_units(query_vector, settings.candidates * CHUNK_HITS_PER_CANDIDATE, unit_filter),
                       key=_stable)
-        owners = dict.fromkeys(index.unit_owner[unit][0] for unit, _ in hits if unit in index.unit_owner)
+        owners = dict.fromkeys(owner[0] for unit, _ in hits if (owner := index.unit_owner(unit)) is not None)
         return list(owners)[:settings.candidates]
 
     def _keyword_candidates(self, request: SearchRequest, found: list[KeywordHit]) -> dict[str, _Candidate]:
@@ -403,11 +404,11 @@ class Searcher:
             return candidates
         terms = query_terms(request.query or "")
         code = set(query_terms(" ".join(_CODE_TOKEN.findall(request.query or ""))))
-        idf = index.keyword.idf(terms)
+        idf = index.keyword_idf(terms)
         total = sum(idf.values()) or 1.0
         top = found[0].score
         for rank, hit in enumerate(_best_per_memory(index, found)):
-            memory_id, heading = index.chunk_owner[hit.chunk_id]
+            memory_id, heading = index.chunk_owner(hit.chunk_id)
             c = candidates[memory_id] = _Candidate(memory_id, keyword_rank=rank, keyword_score=hit.score, heading=heading)
             if rank < COVERAGE_DEPTH:
                 # A word only the neighbours say counts as much as the context field weighs it.
@@ -420,9 +421,9 @@ class Searcher:
     def _keyword_hits(self, request: SearchRequest, allowed: dict[str, Memory]) -> list[KeywordHit]:
         """The keyword channel's chunk hits within `allowed`, best first (ties by chunk id)."""
         index, settings = self.index, self.settings
-        found = index.keyword.search(request.query or "", settings.candidates, _keyword_filter(request, allowed, index),
+        found = index.keyword_search(request.query or "", settings.candidates, _keyword_filter(request, allowed, index),
                                      settings.keyword_postings_budget, settings.context_boost)
-        found = [h for h in found if index.chunk_owner.get(h.chunk_id, ("",))[0] in allowed]  # exact filter
+        found = [h for h in found if (index.chunk_owner(h.chunk_id) or ("",))[0] in allowed]  # exact filter
         found.sort(key=lambda h: _stable((h.chunk_id, h.score)))
         return found
 
@@ -436,7 +437,7 @@ class Searcher:
         group: list[int] = []
         chunks: list[int] = []
         for memory_id in memory_ids:
-            units = index.entries[index.memories[memory_id].path].units
+            units = index.entry(index.memory(memory_id).path).units
             rows[memory_id] = slice(len(ids), len(ids) + len(units))
             first = len(chunks)
             position: dict[int, int] = {}
@@ -448,7 +449,7 @@ class Searcher:
                 roles.append(_ROLE_CODE[role])
                 group.append(position[chunk])
             groups[memory_id] = slice(first, len(chunks))
-        return _Units(rows, groups, index.vectors.vectors(np.array(ids, dtype=np.int64)),
+        return _Units(rows, groups, index.unit_vectors(np.array(ids, dtype=np.int64)),
                       np.array(roles, dtype=np.int8), np.array(group, dtype=np.int64), chunks)
 
     def _score_vectors(self, candidates: dict[str, _Candidate], query_vector: np.ndarray,
@@ -471,7 +472,7 @@ class Searcher:
                 c = candidates[memory_id]
                 c.vector_score = scores[best]
                 if c.vector_rank is not None:
-                    c.heading = index.chunk_owner[block.chunks[best]][1]
+                    c.heading = index.chunk_owner(block.chunks[best])[1]
         by_vector = sorted((c for c in candidates.values() if c.vector_rank is not None),
                            key=lambda c: (-(c.vector_score or 0.0), c.memory_id))
         for rank, c in enumerate(by_vector):
@@ -551,7 +552,7 @@ class Searcher:
         runbook every note links to) must not hand its relevance, equal for all, to ten unrelated notes
         (issue 26: eight of ten results at one value, 0.551, above the fresh memory that answered).
         """
-        graph, factor = self.index.graph, self.settings.graph_factor
+        graph, factor = self.index.links, self.settings.graph_factor
         for c in list(candidates.values()):
             if c.memory_id in allowed or request.include_superseded:
                 continue
@@ -579,7 +580,7 @@ class Searcher:
         return {m: max(scores[g] for g in range(span.start, span.stop)) for m, span in block.groups.items()}
 
     def _successor(self, memory: Memory) -> str | None:
-        return self.index.graph.successor(memory.id)
+        return self.index.links.successor(memory.id)
 
 
 def keyword_confidence(candidates: Iterable[_Candidate], settings: SearchSettings) -> float:
@@ -624,7 +625,7 @@ def _best_per_memory(index: Index, hits: Iterable[KeywordHit]) -> list[KeywordHi
     seen: set[str] = set()
     best = []
     for hit in hits:
-        owner = index.chunk_owner.get(hit.chunk_id)
+        owner = index.chunk_owner(hit.chunk_id)
         if owner is None or owner[0] in seen:
             continue
         seen.add(owner[0])
@@ -634,9 +635,9 @@ def _best_per_memory(index: Index, hits: Iterable[KeywordHit]) -> list[KeywordHi
 
 def _keyword_filter(request: SearchRequest, allowed: dict[str, Memory], index: Index) -> KeywordFilter | None:
     """Push the request's filters into Whoosh's own fields; hidden-by-graph memories become a mask."""
-    if len(allowed) == len(index.memories):
+    if len(allowed) == index.memory_count():
         return None
-    hidden = frozenset() if request.include_superseded else frozenset(index.graph.superseded_ids())
+    hidden = frozenset() if request.include_superseded else frozenset(index.links.superseded_ids())
     # Whoosh knows created_at only; a memory without one is dated by its file's mtime, which only
     # the exact filter (`allowed`) sees, so time filters stay out of Whoosh when such a memory exists.
     dated = all(m.created_at is not None for m in allowed.values())

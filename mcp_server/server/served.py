@@ -127,8 +127,8 @@ class ServedVault:
 
     def health(self) -> dict[str, Any]:
         assert self.app is not None and self.idle is not None
-        return {"vault": str(self.root), "memories": len(self.app.index.memories),
-                "unembedded": len(self.app.index.unembedded),  # units the backfill has yet to embed
+        return {"vault": str(self.root), "memories": self.app.index.memory_count(),
+                "unembedded": self.app.index.waiting_units(),  # units the backfill has yet to embed
                 "uptime_s": round(time.time() - self.opened, 1), "idle_s": round(self.idle.idle_seconds(), 1)}
 
     def close(self) -> None:

@@ -50,7 +50,7 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
         extra["privacy"] = vaults.PRIVATE
         if app.user_root is not None:
             curator = vaults.add_side(app, vaults.PRIVATE).curator
-    if exchange.previous and exchange.previous in curator.index.memories:
+    if exchange.previous and exchange.previous in curator.index:
         extra["previous"] = exchange.previous  # consecutive exchanges give each other context
     try:
         # Not compared with similar memories: a capture reports no near-duplicates, and its embedding would

@@ -139,7 +139,7 @@ class MemoryService:
             return self._read_version(memory, version)
         self._shown(session, [memory])
         side = self.app.side_of(memory.id)
-        return view_of(memory, successor=side.index.graph.successor(memory.id), stale=self.stale(memory),
+        return view_of(memory, successor=side.index.links.successor(memory.id), stale=self.stale(memory),
                        written=side.searcher.written(memory)).as_json()
 
     def _read_version(self, memory: Memory, version: str) -> dict[str, Any]:
@@ -156,9 +156,9 @@ class MemoryService:
         return self.index.vault.stale(memory)
 
     def doctor(self) -> dict[str, Any]:
-        problems = self.index.problems() + self.index.vault.anchor_problems(self.index.memories.values())
-        return {"memories": len(self.index.memories), "errors": [p.as_dict() for p in problems],
-                "warnings": checks.warnings(self.index.memories.values(), self.app.root)}
+        problems = self.index.problems() + self.index.vault.anchor_problems(self.index.all_memories())
+        return {"memories": self.index.memory_count(), "errors": [p.as_dict() for p in problems],
+                "warnings": checks.warnings(self.index.all_memories(), self.app.root)}
 
     def link(self, source: str, target: str, relation: str = "depends_on", session: str | None = None) -> dict[str, Any]:
         """Record that `source` supersedes / depends on / contradicts / derives from `target`, in the
@@ -188,7 +188,7 @@ class MemoryService:
             raise NotFoundError(f"no memory with id {memory_id!r}")
         report = relations_of(side.index, memory_id, relationship_type)
         if not include_private:  # a private memory's title is private too
-            hidden = {i for i, m in side.index.memories.items() if not vaults.visible(m, False)}
+            hidden = {i for i, m in ((m.id, m) for m in side.index.all_memories()) if not vaults.visible(m, False)}
             for key in ("outgoing", "backlinks"):
                 report[key] = [e for e in report[key] if e.get("id") not in hidden]
             report["supersedes_chain"] = [e for e in report["supersedes_chain"] if e["id"] not in hidden]
@@ -199,8 +199,8 @@ class MemoryService:
         """Memories that link to a target (a memory or a ghost such as a project file), best first."""
         found: list[tuple[Memory, str]] = []
         for side in self.app.sides(include_private):
-            for edge in side.index.graph.linking_to(target):
-                memory = side.index.memories.get(edge.source)
+            for edge in side.index.links.linking_to(target):
+                memory = side.index.memory(edge.source)
                 if memory is not None and vaults.visible(memory, include_private) and \
                         all(m.id != memory.id for m, _ in found):
                     found.append((memory, edge.context))
@@ -215,8 +215,8 @@ class MemoryService:
         """The project vault's numbers (private memories are not counted in them) and, for the local user,
         the user vault's count beside them."""
         project = self.app.project
-        memories = [m for m in project.index.memories.values() if m.privacy != vaults.PRIVATE]
-        superseded = project.index.graph.superseded_ids()
+        memories = [m for m in project.index.all_memories() if m.privacy != vaults.PRIVATE]
+        superseded = project.index.links.superseded_ids()
         report: dict[str, Any] = {
             "memories": len(memories),
             "collections": dict(Counter(m.collection for m in memories)),
@@ -226,16 +226,16 @@ class MemoryService:
             "superseded": sum(1 for m in memories if m.id in superseded),
             "problems": len(project.index.problems()),
             "chunks": project.index.chunk_count(),
-            "ghost_targets": len(project.index.graph.ghosts()),
+            "ghost_targets": len(project.index.links.ghosts()),
             "books": sum(1 for m in memories if m.collection == "books"),
             "vault": str(self.app.root),
         }
         if include_private:
             user = self.app.user_side()
-            private_here = len(project.index.memories) - len(memories)
+            private_here = project.index.memory_count() - len(memories)
             report["private"] = {
                 "user_vault": str(user.root) if user else None,
-                "user_memories": len(user.index.memories) if user else 0,
+                "user_memories": user.index.memory_count() if user else 0,
                 "project_memories": private_here,  # files marked private inside the project vault
             }
         return report
@@ -247,7 +247,7 @@ class MemoryService:
         standing = []
         for side in self.app.sides(include_private):
             gone = side.searcher.out_of_sight(now)
-            standing += [m for m in side.index.memories.values() if m.always_inject and m.status == "active"
+            standing += [m for m in side.index.all_memories() if m.always_inject and m.status == "active"
                          and m.id not in gone and vaults.visible(m, include_private)]
         return sorted(standing, key=lambda m: m.id)
 
@@ -277,7 +277,7 @@ class MemoryService:
             "facts": [view_of(h.memory, hit=h).as_json() for h in facts],
             "memories": [view_of(h.memory, hit=h).as_json() for h in best],
             "recommended_collections": [c for c, _ in by_collection.most_common(3)],
-            "memory_count": sum(len(side.index.memories) for side in self.app.sides(include_private)),
+            "memory_count": sum(side.index.memory_count() for side in self.app.sides(include_private)),
         }
 
     # -- writing -----------------------------------------------------------------------
@@ -324,7 +324,7 @@ class MemoryService:
         side = self.app.side_of(check_id(memory_id))
         memory = side.index.get(memory_id)
         # Memories that depend on it keep their depends_on (a restore mends it): the answer names them.
-        dependants = sorted({edge.source for edge in side.index.graph.backlinks(memory.id, "depends_on")} - {memory.id})
+        dependants = sorted({edge.source for edge in side.index.links.backlinks(memory.id, "depends_on")} - {memory.id})
         found = [m for m in map(self.find, dependants) if m is not None]
         return {"id": memory.id, "title": memory.title, "moved_to": side.curator.delete(memory.id),
                 "dependants": [{"id": m.id, "title": m.title} for m in found]}
@@ -399,7 +399,7 @@ class MemoryService:
         return [{"id": m.id, "title": m.title, "path": m.path, "source": m.frontmatter.get(book_files.SOURCE_PATH),
                  "kind": m.frontmatter.get("source_kind", "markdown"), "chars": len(m.body),
                  "sections": sum(1 for line in m.body.splitlines() if line.startswith("#")), "updated_at": _isoformat(m.updated_at or m.created_at)}
-                for m in book_files.books(self.app.project.index.memories.values())]
+                for m in book_files.books(self.app.project.index.all_memories())]
 
     def record_response(self, key_takeaway: str, initial_score: str | None = None,
                         session: str | None = None, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
@@ -524,7 +524,7 @@ class MemoryService:
         if looks_like_path(ref):
             path = self.app.vault.resolve(ref)
             rel = path.relative_to(self.app.root).as_posix()
-            entry = self.index.entries.get(rel)
+            entry = self.index.entry(rel)
             if entry is None or entry.memory_id is None:
                 raise PathError(f"{ref} is not an indexed memory" + (f" ({entry.reason})" if entry and entry.reason else ""))
             return self.index.get(entry.memory_id)
@@ -552,7 +552,7 @@ class MemoryService:
 
     # Last in the class: below it, `list` in an annotation would name this method, not the builtin.
     def list(self, include_private: bool = True) -> list[dict[str, Any]]:
-        memories = [m for side in self.app.sides(include_private) for m in side.index.memories.values()
+        memories = [m for side in self.app.sides(include_private) for m in side.index.all_memories()
                     if vaults.visible(m, include_private)]
         return [view_of(m).as_json() for m in sorted(memories, key=lambda m: (m.source != "project", m.path))]
 

@@ -94,5 +94,5 @@ def merge(app: App, ids: Sequence[str], title: str, content: str | None, *, allo
 
 def private_memories(app: App) -> dict[str, Memory]:
     """Every private memory this process can see, by id: what a shared file must never point at."""
-    return {m.id: m for side in app.sides(include_user=True) for m in side.index.memories.values()
+    return {m.id: m for side in app.sides(include_user=True) for m in side.index.all_memories()
             if not visible(m, include_private=False)}

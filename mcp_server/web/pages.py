@@ -45,7 +45,7 @@ def inbox(service: Any, csrf: str, *, message: str = "", failed: bool = False, k
     try:
         items = review_items(service)
     except inbox_review.Pending:
-        count = sum(len(side.index.memories) for side in service.app.sides(include_user=True))
+        count = sum(side.index.memory_count() for side in service.app.sides(include_user=True))
         return frame("Review inbox", f"<p id=checking>Still checking {count} memories; this page reloads itself.</p>",
                      vault=vault, message=message, failed=failed, reload=RELOAD_SECONDS)
     if not items:
@@ -453,7 +453,7 @@ def _vault_page(service: Any) -> str:
         f"<section><h2>By {esc(key)}</h2>" + table((key, "memories"), ((esc(k), esc(v)) for k, v in
                                                    sorted(stats[key].items(), key=lambda kv: -kv[1]))) + "</section>"
         for key in ("collections", "types"))
-    memories = [m for m in service.app.project.index.memories.values() if m.privacy != "private"]
+    memories = [m for m in service.app.project.index.all_memories() if m.privacy != "private"]
     written = [m.created_at for m in memories if m.created_at is not None]
     by_day = bool(written) and (max(written) - min(written)).days < 90  # a young vault grows by the day
     buckets: dict[str, int] = {}

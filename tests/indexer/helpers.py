@@ -31,14 +31,14 @@ def state(index: Index) -> dict:
     whose context changed but was not re-indexed keeps its ids and would pass an id check.
     """
     return {
-        "memories": sorted((m.id, m.path, m.content_hash) for m in index.memories.values()),
-        "chunks": sorted(index.chunk_owner.items()),
-        "units": sorted(index.unit_owner.items()),
-        "vectors": sorted((u, hashlib.sha256(index.vectors.vector(u).tobytes()).hexdigest()) for u in index.vectors.ids()),
-        "keyword": sorted(index.keyword.postings()),
+        "memories": sorted((m.id, m.path, m.content_hash) for m in index.all_memories()),
+        "chunks": sorted(index._chunk_owner.items()),
+        "units": sorted(index.unit_owners()),
+        "vectors": sorted((u, hashlib.sha256(index._vectors.vector(u).tobytes()).hexdigest()) for u in index._vectors.ids()),
+        "keyword": sorted(index._keyword.postings()),
         "neighbours": sorted((i, getattr(index.previous_of(i), "id", None), getattr(index.next_of(i), "id", None))
-                             for i in index.memories),
-        "graph": index.graph.to_edge_list(),
+                             for i in index.memory_ids()),
+        "graph": index.links.to_edge_list(),
         "problems": sorted((p.path, p.line, p.reason) for p in index.problems()),
     }
 

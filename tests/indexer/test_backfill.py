@@ -54,7 +54,7 @@ def test_a_fresh_vault_opened_for_a_server_calls_the_model_for_no_text_and_answe
     index = deferred(example_root, embedder)
     try:
         assert embedder.texts == 0
-        assert len(index.unembedded) == index.unit_count() > DEFER_ABOVE
+        assert index.waiting_units() == index.unit_count() > DEFER_ABOVE
         assert "m-8e2c4b07" in top_ids(index, "pg_try_advisory_lock job locking")[:3]  # by keyword alone
     finally:
         index.close()
@@ -64,7 +64,7 @@ def test_after_the_backfill_the_index_equals_a_full_build(example_root: Path, tm
     index = deferred(example_root)
     try:
         drain(index)
-        assert not index.unembedded
+        assert not index.waiting_units()
         assert state(index) == full_build_state(example_root, tmp_path)
     finally:
         index.close()
@@ -74,10 +74,10 @@ def test_a_memory_edited_while_its_vectors_wait_ends_with_the_vectors_of_its_new
     index = deferred(example_root)
     try:
         index.backfill(8)
-        edited = sorted(index.memories.values(), key=lambda m: m.path)[5]
+        edited = sorted(index.all_memories(), key=lambda m: m.path)[5]
         path = example_root / edited.path
         path.write_text(path.read_text().replace(edited.body.strip().split()[0], "Rewritten", 1))
-        deleted = sorted(index.memories.values(), key=lambda m: m.path)[9]
+        deleted = sorted(index.all_memories(), key=lambda m: m.path)[9]
         (example_root / deleted.path).unlink()
         index.sync([edited.path, deleted.path])
         drain(index)
@@ -89,11 +89,11 @@ def test_a_memory_edited_while_its_vectors_wait_ends_with_the_vectors_of_its_new
 def test_a_server_stopped_midway_embeds_the_rest_when_it_opens_the_vault_again(example_root: Path, tmp_path: Path):
     index = deferred(example_root)
     index.backfill(8)
-    left = len(index.unembedded)
+    left = index.waiting_units()
     index.close()
     again = deferred(example_root)
     try:
-        assert len(again.unembedded) == left
+        assert again.waiting_units() == left
         drain(again)
         assert state(again) == full_build_state(example_root, tmp_path)
     finally:
@@ -104,7 +104,7 @@ def test_a_command_opening_a_half_embedded_vault_embeds_the_rest_before_it_answe
     deferred(example_root).close()
     index = Index.open(Vault(example_root), HashingEmbedder())
     try:
-        assert not index.unembedded
+        assert not index.waiting_units()
         assert state(index) == full_build_state(example_root, tmp_path)
     finally:
         index.close()
@@ -114,12 +114,12 @@ def test_a_small_change_is_embedded_at_once_even_in_a_server(example_root: Path)
     index = deferred(example_root)
     try:
         drain(index)
-        memory = next(iter(index.memories.values()))
+        memory = next(iter(index.all_memories()))
         path = example_root / memory.path
         path.write_text(path.read_text() + "\nOne more sentence about pgbouncer pools.\n")
         report = index.sync([memory.path])
         assert report.deferred == 0 and report.embedded > 0
-        assert not index.unembedded
+        assert not index.waiting_units()
     finally:
         index.close()
 
@@ -150,12 +150,12 @@ def test_with_the_real_model_deferred_vectors_equal_those_of_a_full_build(exampl
     index = Index.open(Vault(example_root), model, defer_embedding=True)
     try:
         drain(index)
-        units = np.array(sorted(index.unit_owner), dtype=np.int64)
+        units = np.array(sorted(u for u, _ in index.unit_owners()), dtype=np.int64)
         texts = index._unit_texts(units.tolist())
         sample = units[:: max(1, len(units) // 12)]
         direct = model.embed([texts[int(u)][0] for u in sample])
-        np.testing.assert_allclose(index.vectors.vectors(sample), direct, atol=1e-5)
-        assert not index.unembedded and len(index.vectors) == len(units)
+        np.testing.assert_allclose(index.unit_vectors(sample), direct, atol=1e-5)
+        assert not index.waiting_units() and len(index._vectors) == len(units)
     finally:
         index.close()
 
@@ -166,8 +166,8 @@ def test_a_unit_a_sync_queues_again_while_its_batch_is_embedded_keeps_waiting(ex
 
     index = deferred(example_root)
     monkeypatch.setattr(index_module, "DEFER_ABOVE", 0)  # every sync defers, as a big pull would
-    first = next(iter(index.unembedded))
-    memory = index.memories[index.unit_owner[first][0]]
+    first = next(iter(index._unembedded))
+    memory = index.memory(index.unit_owner(first)[0])
     path = example_root / memory.path
     inner = index.embedder.embed
 
@@ -193,7 +193,7 @@ def test_a_reader_of_the_index_in_another_process_sees_the_backfilled_vectors(ex
     try:
         drain(owner)
         reader.refresh()
-        assert reader.vectors.ids() == owner.vectors.ids() and len(reader.vectors) == owner.unit_count()
+        assert reader._vectors.ids() == owner._vectors.ids() and len(reader._vectors) == owner.unit_count()
     finally:
         reader.close()
         owner.close()

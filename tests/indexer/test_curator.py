@@ -37,7 +37,7 @@ def test_an_exact_restatement_returns_the_existing_memory_and_marks_it(concept):
     first = curator.add("Dana prefers uv over pip.", type="preference", now=NOW)
     again = curator.add("  dana prefers UV over pip ", type="preference", now=NOW + timedelta(days=1))
     assert first.status == "created" and again.status == "restated" and again.memory.id == first.memory.id
-    assert again.memory.frontmatter["restated"] == 1 and len(concept.memories) == 1
+    assert again.memory.frontmatter["restated"] == 1 and concept.memory_count() == 1
     other_type = curator.add("Dana prefers uv over pip.", type="fact", now=NOW)
     assert other_type.status == "created"
 
@@ -47,7 +47,7 @@ def test_near_duplicates_are_suggested_never_merged(concept):
     first = curator.add("Deploy with the release command.", type="learning", now=NOW)
     second = curator.add("Ship a release by deploying.", type="learning", now=NOW)
     assert second.status == "created" and [s.id for s in second.near_duplicates] == [first.memory.id]
-    assert len(concept.memories) == 2
+    assert concept.memory_count() == 2
 
 
 def test_a_close_fact_of_the_same_type_is_a_possible_conflict(concept):
@@ -97,7 +97,7 @@ def test_update_append_and_delete(concept):
         with pytest.raises(ValidationError):
             curator.update(memory.id, fields=bad)
     trash = curator.delete(memory.id)
-    assert trash.startswith(".trash/memory_bank/") and memory.id not in concept.memories
+    assert trash.startswith(".trash/memory_bank/") and memory.id not in concept
 
 
 def test_merge_writes_a_superseding_memory_and_moves_the_sources_to_trash(concept):
@@ -107,7 +107,7 @@ def test_merge_writes_a_superseding_memory_and_moves_the_sources_to_trash(concep
     curator.score({a.id: "worked", b.id: "failed"}, now=NOW)
     merged = curator.merge([a.id, b.id], "Deploy checklist", now=NOW)
     assert merged.supersedes == (a.id, b.id) and merged.uses == 2 and merged.success_count == 1.0
-    assert set(concept.memories) == {merged.id}
+    assert set(concept.memory_ids()) == {merged.id}
     assert len(list((concept.root / ".trash" / "working").iterdir())) == 2
     with pytest.raises(ValidationError, match="two different"):
         curator.merge([merged.id, merged.id], "x")
@@ -132,7 +132,7 @@ def test_gc_through_the_curator_updates_the_index_and_the_log(concept):
     assert concept.get(keep.id).collection == "working"
     curator.gc(now=NOW)
     assert concept.get(keep.id).collection == "history" and concept.get(keep.id).path.startswith("history/")
-    assert drop.id not in concept.memories
+    assert drop.id not in concept
     log = (concept.root / ".memdir" / "lifecycle.jsonl").read_text().splitlines()
     assert len(log) == 2 and json.loads(log[0])["why"]
 

@@ -32,7 +32,7 @@ def test_add_record_update_append_and_merge_refuse_a_credential(curator):
     for call in refused:
         with pytest.raises(SecretError, match="GitHub token"):
             call()
-    assert len(curator.index.memories) == 2
+    assert curator.index.memory_count() == 2
     assert all(TOKEN not in path.read_text() for path in curator.vault.root.rglob("*.md"))
 
 

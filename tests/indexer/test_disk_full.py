@@ -48,7 +48,7 @@ def test_a_reindex_that_meets_a_full_disk_says_so_and_leaves_no_partial_generati
     monkeypatch.undo()
     assert index_litter(root) == []  # only the live generation is left
     assert len(list((root / ".memdir" / "index").glob("gen-*"))) == 1
-    assert sorted(index.memories) == ["m-00000000", "m-00000001", "m-00000002"]  # still served
+    assert sorted(index.memory_ids()) == ["m-00000000", "m-00000001", "m-00000002"]  # still served
 
 
 def test_an_add_on_a_full_disk_is_a_typed_error_that_names_the_saved_file(opened, monkeypatch):

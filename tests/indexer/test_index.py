@@ -22,9 +22,9 @@ from vault import Change, Vault
 
 def test_the_example_vault_indexes_completely_with_chunked_documents(example_root: Path):
     index = open_index(example_root)
-    assert len(index.memories) == 36 and index.problems() == []
+    assert index.memory_count() == 36 and index.problems() == []
     runbook = index.get("m-d2e9f4a0")
-    headings = {h for mid, h in index.chunk_owner.values() if mid == runbook.id}
+    headings = {index.chunk_owner(c)[1] for c in index.entry(runbook.path).chunk_ids}
     assert len(headings) >= 6 and any(" > " in h for h in headings)
     assert index.get("M-D2E9F4A0") is runbook  # ids are case-insensitive
     index.close()
@@ -34,11 +34,11 @@ def test_a_broken_file_is_skipped_and_reported_while_the_rest_index(hashing_root
     write(hashing_root, "history/good.md", memory_text("m-00000001", "Good", "fine"))
     write(hashing_root, "history/bad.md", "---\ntitle: x\nscore: 9\n---\nbody\n")
     index = open_index(hashing_root)
-    assert list(index.memories) == ["m-00000001"]
+    assert list(index.memory_ids()) == ["m-00000001"]
     assert [(p.path, p.line) for p in index.problems()] == [("history/bad.md", 3)]
     write(hashing_root, "history/bad.md", "---\ntitle: x\nscore: 0.9\n---\nbody\n")
     index.sync()
-    assert len(index.memories) == 2 and index.problems() == []
+    assert index.memory_count() == 2 and index.problems() == []
     index.close()
 
 
@@ -47,7 +47,7 @@ def test_counter_changes_cause_zero_embedding_calls(example_root: Path):
     embedder = counting(index)
     before = embedder.misses
     vault = Vault(example_root)
-    scored = [m for m in index.memories.values() if m.has_frontmatter][:10]
+    scored = [m for m in index.all_memories() if m.has_frontmatter][:10]
     for memory in scored:
         vault.edit(memory, Change(derive=lambda m: {"uses": m.uses + 1, "last_outcome": "worked"}))
     report = index.sync()
@@ -71,7 +71,7 @@ def test_edits_made_while_no_index_was_open_are_reconciled_on_open(example_root:
     (example_root / "patterns" / "uv-run-everything.md").unlink()
     write(example_root, "history/new.md", memory_text("m-0000abcd", "Brand new", "made while closed"))
     index = open_index(example_root)
-    assert "m-0000abcd" in index.memories and "m-4b9e0c17" not in index.memories
+    assert "m-0000abcd" in index and "m-4b9e0c17" not in index
     index.close()
 
 
@@ -110,10 +110,10 @@ def test_a_duplicate_that_takes_over_and_goes_in_the_same_sync_leaves_no_row_to_
 def test_a_crash_that_left_faiss_and_whoosh_out_of_step_is_healed_on_open(example_root: Path):
     index = open_index(example_root)
     expected = state(index)
-    victim = next(iter(index.unit_owner))
-    index.vectors.remove([victim])
-    index.vectors.save(index.generation)
-    index.keyword.delete_chunks([next(iter(index.chunk_owner)), list(index.chunk_owner)[5]])
+    victim = next(iter(index.unit_owners()))[0]
+    index._vectors.remove([victim])
+    index._vectors.save(index.generation)
+    index._keyword.delete_chunks([next(iter(index._chunk_owner)), list(index._chunk_owner)[5]])
     index.close()
     healed = open_index(example_root)
     assert state(healed) == expected
@@ -124,8 +124,8 @@ def test_an_index_built_by_another_model_is_rebuilt_not_migrated(example_root: P
     open_index(example_root).close()
     old = Layout(example_root).current()
     index = Index.open(Vault(example_root), HashingEmbedder(dim=128))
-    assert index.generation != old and not old.exists() and index.vectors.dim == 128
-    assert len(index.memories) == 36
+    assert index.generation != old and not old.exists() and index._vectors.dim == 128
+    assert index.memory_count() == 36
     index.close()
 
 
@@ -142,7 +142,7 @@ def test_a_second_process_gets_a_read_only_index_while_the_first_owns_it(example
     owner = open_index(example_root)
     reader = open_index(example_root)
     assert owner.writable and not reader.writable
-    assert len(reader.memories) == 36
+    assert reader.memory_count() == 36
     reader.close()
     owner.close()
 
@@ -155,7 +155,7 @@ def _turn(memory_id: str, body: str, previous: str | None = None, extra: str = "
 
 
 def _roles(index: Index, memory_id: str) -> list[str]:
-    return sorted(role for owner, role in index.unit_owner.values() if owner == memory_id)
+    return sorted(role for _, (owner, role) in index.unit_owners() if owner == memory_id)
 
 
 def test_a_memory_knows_its_previous_and_next_and_reads_them_in_context_units(hashing_root: Path):
@@ -345,7 +345,7 @@ def test_syncing_an_explicit_dot_folder_path_never_indexes_it(hashing_root: Path
     index = open_index(hashing_root)
     write(hashing_root, ".trash/history/old.md", memory_text("m-0000dead", "Trashed", "gone"))
     index.sync([".trash/history/old.md", hashing_root / ".trash" / "history" / "old.md"])
-    assert index.memories == {}
+    assert index.memory_count() == 0
     index.close()
 
 
@@ -353,7 +353,7 @@ def test_files_in_dot_folders_are_never_indexed(hashing_root: Path):
     for folder in (".obsidian", ".trash", ".git", ".memdir/x"):
         write(hashing_root, f"{folder}/note.md", memory_text("m-0000dead", "Hidden", "secret"))
     index = open_index(hashing_root)
-    assert index.memories == {} and index.problems() == []
+    assert index.memory_count() == 0 and index.problems() == []
     index.close()
     assert os.path.exists(hashing_root / ".trash" / "note.md")
 

@@ -20,7 +20,7 @@ def test_a_file_past_the_link_budget_is_indexed_up_to_it_with_a_warning(hashing_
     with caplog.at_level(logging.WARNING, logger="memdir.graph"):
         index = open_index(hashing_root)
     try:
-        assert len(index.graph.outgoing("m-0000b0b0")) == MAX_LINKS
+        assert len(index.links.outgoing("m-0000b0b0")) == MAX_LINKS
         searcher = Searcher(index, SearchSettings(embedder="hashing-256"))
         keyword = lambda word: [h.memory.id for h in searcher.search(SearchRequest(query=word, mode="keyword"))]
         assert keyword("zebrafront")[:1] == ["m-0000b0b0"] and "m-0000b0b0" not in keyword("zebratail")

@@ -45,7 +45,7 @@ def equals_rebuild(live: LiveIndex) -> None:
 
 
 def body_of(live: LiveIndex) -> str:
-    memory = live.index.memories.get("m-00000001")
+    memory = live.index.memory("m-00000001")
     return memory.body if memory else ""
 
 
@@ -80,7 +80,7 @@ def test_an_in_place_write_is_indexed(live: LiveIndex):
 
 def test_a_delete_and_a_move_out_of_the_vault_are_indexed(live: LiveIndex):
     (live.index.root / "history" / "note.md").unlink()
-    wait_until(live, lambda: "m-00000001" not in live.index.memories)
+    wait_until(live, lambda: "m-00000001" not in live.index)
     equals_rebuild(live)
 
 
@@ -101,7 +101,7 @@ def test_a_200_file_git_checkout_ends_equal_to_a_rebuild(hashing_root: Path):
     index = open_index(root)
     with LiveIndex(index, FAST) as live:
         git("checkout", "-q", "other")
-        wait_until(live, lambda: all("celery" in m.body for m in index.memories.values()))
+        wait_until(live, lambda: all("celery" in m.body for m in index.all_memories()))
         assert live.syncs <= 3
         equals_rebuild(live)
     index.close()
@@ -111,5 +111,5 @@ def test_a_saved_file_becomes_searchable(live: LiveIndex):
     from tests.indexer.helpers import top_ids
 
     write(live.index.root, "history/fresh.md", memory_text("m-000000fe", "Fresh", "zebra crossing protocol"))
-    wait_until(live, lambda: "m-000000fe" in live.index.memories)
+    wait_until(live, lambda: "m-000000fe" in live.index)
     assert top_ids(live.index, "zebra crossing", limit=1) == ["m-000000fe"]

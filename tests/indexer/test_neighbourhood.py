@@ -34,7 +34,7 @@ def fill(root: Path, count: int, rng: random.Random, words: list[str] = WORDS) -
 def from_scratch(index, tmp_path: Path) -> dict:
     scratch = tmp_path / "scratch"
     shutil.rmtree(scratch, ignore_errors=True)
-    return Neighbourhood(index, WIDTH, scratch).hits(index.memories)
+    return Neighbourhood(index, WIDTH, scratch).hits(index.memory_ids())
 
 
 def test_kept_lists_equal_a_fresh_search_after_adds_edits_and_deletes_in_one_process(hashing_root, tmp_path):
@@ -43,7 +43,7 @@ def test_kept_lists_equal_a_fresh_search_after_adds_edits_and_deletes_in_one_pro
     index = open_index(hashing_root)
     try:
         kept = Neighbourhood(index, WIDTH)
-        assert kept.hits(index.memories) == from_scratch(index, tmp_path)
+        assert kept.hits(index.memory_ids()) == from_scratch(index, tmp_path)
         for round_ in range(12):  # adds alone, edits alone, deletes alone, then all three at once
             if round_ % 4 in (0, 3):
                 write(hashing_root, f"history/new{round_}.md", memory_text(f"m-a{round_:07x}", f"New {round_}", text(rng)))
@@ -52,7 +52,7 @@ def test_kept_lists_equal_a_fresh_search_after_adds_edits_and_deletes_in_one_pro
             if round_ % 4 in (2, 3):
                 (hashing_root / f"history/n{round_ * 3 + 1}.md").unlink()
             index.sync()
-            assert kept.hits(index.memories) == from_scratch(index, tmp_path)
+            assert kept.hits(index.memory_ids()) == from_scratch(index, tmp_path)
     finally:
         index.close()
 
@@ -61,7 +61,7 @@ def test_a_new_process_reuses_the_kept_lists_and_recomputes_only_what_changed(ha
     rng = random.Random(5)
     fill(hashing_root, 40, rng, MANY_WORDS)
     index = open_index(hashing_root)
-    Neighbourhood(index, WIDTH).hits(index.memories)
+    Neighbourhood(index, WIDTH).hits(index.memory_ids())
     index.close()
     assert (hashing_root / STATE_DIR / f"neighbours-{WIDTH}.npz").is_file()
 
@@ -73,9 +73,9 @@ def test_a_new_process_reuses_the_kept_lists_and_recomputes_only_what_changed(ha
         searched: list[str] = []
         original = Neighbourhood._faiss
         monkeypatch.setattr(Neighbourhood, "_faiss", lambda self, paths, width: searched.extend(paths) or original(self, paths, width))
-        restarted = Neighbourhood(index, WIDTH).hits(index.memories)
+        restarted = Neighbourhood(index, WIDTH).hits(index.memory_ids())
         assert "history/n7.md" in searched and "history/fresh.md" in searched
-        assert len(set(searched)) < len(index.memories) / 2  # the others kept their lists
+        assert len(set(searched)) < index.memory_count() / 2  # the others kept their lists
         monkeypatch.setattr(Neighbourhood, "_faiss", original)
         assert restarted == from_scratch(index, tmp_path)
     finally:
@@ -87,13 +87,13 @@ def test_a_missing_or_damaged_state_file_only_means_searching_again(hashing_root
     fill(hashing_root, 20, random.Random(7))
     index = open_index(hashing_root)
     try:
-        Neighbourhood(index, WIDTH).hits(index.memories)
+        Neighbourhood(index, WIDTH).hits(index.memory_ids())
         state = hashing_root / STATE_DIR / f"neighbours-{WIDTH}.npz"
         if damage is None:
             shutil.rmtree(hashing_root / STATE_DIR)
         else:
             state.write_bytes(damage)
-        assert Neighbourhood(index, WIDTH).hits(index.memories) == from_scratch(index, tmp_path)
+        assert Neighbourhood(index, WIDTH).hits(index.memory_ids()) == from_scratch(index, tmp_path)
         assert state.stat().st_size > 100  # written whole again
     finally:
         index.close()
@@ -108,11 +108,11 @@ def test_the_curator_reads_each_memorys_closest_others_off_the_kept_hits(hashing
     index = open_index(hashing_root)
     try:
         curator = curator_for(index)
-        table = curator.neighbours(index.memories, k=3)
-        hits = Neighbourhood(index, 9).hits(index.memories)
+        table = curator.neighbours(index.memory_ids(), k=3)
+        hits = Neighbourhood(index, 9).hits(index.memory_ids())
         assert table == {memory_id: curator._owners(found, {memory_id}, 3) for memory_id, found in hits.items()}
         assert table["m-7717771e"][0].id == "m-00000004"  # the same body under another title
-        close = curator.neighbours(index.memories, k=3, at_least=0.5)
+        close = curator.neighbours(index.memory_ids(), k=3, at_least=0.5)
         assert close == {memory_id: [s for s in similar if s.similarity >= 0.5 - 1e-4] for memory_id, similar in table.items()}
     finally:
         index.close()
@@ -125,12 +125,12 @@ def test_after_a_reindex_the_lists_follow_the_rebuilt_index(hashing_root, tmp_pa
     index = open_index(hashing_root)
     try:
         kept = Neighbourhood(index, WIDTH)
-        kept.hits(index.memories)
+        kept.hits(index.memory_ids())
         (hashing_root / "history/n0.md").unlink()
         write(hashing_root, "history/late.md", memory_text("m-1a7e1a7e", "Late", text(random.Random(12))))
         reindex(index)  # a new generation stores the chunks in another order
-        assert kept.hits(index.memories) == from_scratch(index, tmp_path)
-        assert Neighbourhood(index, WIDTH).hits(index.memories) == from_scratch(index, tmp_path)
+        assert kept.hits(index.memory_ids()) == from_scratch(index, tmp_path)
+        assert Neighbourhood(index, WIDTH).hits(index.memory_ids()) == from_scratch(index, tmp_path)
     finally:
         index.close()
 
@@ -173,11 +173,11 @@ def test_lists_kept_while_vectors_were_still_waiting_are_computed_again_once_the
     fill(hashing_root, 80, random.Random(5))  # 80 units: more than a sync embeds at once
     index = Index.open(Vault(hashing_root), HashingEmbedder(), defer_embedding=True)
     try:
-        assert index.unembedded
+        assert index.waiting_units()
         kept = Neighbourhood(index, WIDTH)
-        kept.hits(index.memories)  # asked for during the backfill: most memories have no vector yet
+        kept.hits(index.memory_ids())  # asked for during the backfill: most memories have no vector yet
         while index.backfill(8):
             pass
-        assert kept.hits(index.memories) == from_scratch(index, tmp_path)
+        assert kept.hits(index.memory_ids()) == from_scratch(index, tmp_path)
     finally:
         index.close()

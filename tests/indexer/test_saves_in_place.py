@@ -132,7 +132,7 @@ def test_a_memory_broken_for_good_right_after_a_score_is_reported_with_file_line
     with pytest.raises(ParseError) as broken_file:
         parse(broken.encode(), PATH)
     assert [(p.path, p.line, p.reason) for p in index.problems()] == [(PATH, 6, broken_file.value.reason)]
-    assert path.read_text() == broken and "m-00000001" not in [m.id for m in index.memories.values()]
+    assert path.read_text() == broken and "m-00000001" not in [m.id for m in index.all_memories()]
 
 
 def test_a_save_from_a_copy_older_than_a_score_is_kept_as_saved_and_the_next_score_builds_on_it(index: Index):
@@ -174,7 +174,7 @@ def test_the_live_index_takes_the_finished_save_after_reading_it_mid_save(hashin
         index.sync([PATH])  # a sync (the curator's, or a batch flushed by max_wait) catches the save half done
         path.write_text(finished)  # the save lands: same size, same mtime tick
         same_tick(path, before)
-        while "m-00000001" not in index.memories or "by the file" not in index.get("m-00000001").body:
+        while "m-00000001" not in index or "by the file" not in index.get("m-00000001").body:
             assert live.wait_for_sync(seen, 20.0), "the finished save never reached the index"
             seen = live.syncs
     assert top_ids(index, "advisory lock keyed by file") == ["m-00000001"]
@@ -205,7 +205,7 @@ def test_a_memory_file_emptied_on_purpose_is_indexed_as_empty_once_it_is_no_long
     long_ago = path.stat().st_mtime_ns - 5_000_000_000  # emptied seconds ago and left so: no save in progress
     os.utime(path, ns=(long_ago, long_ago))
     report = index.sync([PATH])
-    assert report.held == [] and "m-00000001" not in index.memories
+    assert report.held == [] and "m-00000001" not in index
 
 
 def test_an_empty_file_stamped_within_a_coarse_clock_tick_is_still_taken_for_a_save_in_progress(index: Index):
@@ -213,7 +213,7 @@ def test_an_empty_file_stamped_within_a_coarse_clock_tick_is_still_taken_for_a_s
     path.write_bytes(b"")
     a_tick_ago = time.time_ns() - 1_500_000_000  # FAT stamps in 2 s steps
     os.utime(path, ns=(a_tick_ago, a_tick_ago))
-    assert index.sync([PATH]).held == [PATH] and "m-00000001" in index.memories
+    assert index.sync([PATH]).held == [PATH] and "m-00000001" in index
 
 
 def test_an_empty_file_with_a_future_mtime_is_held_no_longer_than_memdirs_own_save_window(index: Index, monkeypatch):
@@ -227,7 +227,7 @@ def test_an_empty_file_with_a_future_mtime_is_held_no_longer_than_memdirs_own_sa
     monkeypatch.setattr(index_module, "held_clock", lambda: clock[0])
     assert index.sync([PATH]).held == [PATH]
     clock[0] += index_module.SAVE_IN_PROGRESS_SECONDS + 0.1
-    assert index.sync([PATH]).held == [] and "m-00000001" not in index.memories
+    assert index.sync([PATH]).held == [] and "m-00000001" not in index
 
 
 def test_once_nothing_is_held_the_index_equals_a_rebuild_of_the_emptied_file(index: Index, monkeypatch):
@@ -253,9 +253,9 @@ def test_the_live_index_looks_again_at_a_file_left_empty_and_then_indexes_it_as_
         seen = live.syncs
         path.write_bytes(b"")  # emptied and left so: first taken for a save in progress, then for what it is
         held_once = False
-        while "m-00000001" in index.memories:
+        while "m-00000001" in index:
             assert live.wait_for_sync(seen, 20.0), "the emptied file never reached the index"
             seen = live.syncs
             held_once = held_once or bool(live.last_report and live.last_report.held)
-    assert held_once and "m-00000001" not in index.memories
+    assert held_once and "m-00000001" not in index
     index.close()

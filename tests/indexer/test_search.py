@@ -198,7 +198,7 @@ def test_a_note_scores_its_best_sentence_together_with_the_whole_not_the_blur_al
     [hit] = [h for h in searcher(index).search(SearchRequest(query="automobile", mode="vector", now=NOW))
              if h.memory.id == "m-0000000a"]
     query = ConceptEmbedder().embed(["automobile"])[0]
-    whole, *sentences = [float(index.vectors.vector(u) @ query) for u in index.entries["history/a.md"].unit_ids]
+    whole, *sentences = [float(index.unit_vectors(np.array([u]))[0] @ query) for u in index.entry("history/a.md").unit_ids]
     # A note with no neighbours reads as the mean of its best sentence and its whole (one sentence alone can
     # sit close to a question by accident), and stands in for its own missing neighbours with the whole:
     # ((best + whole) / 2 + 0.5 whole + 0.3 whole) / 1.8 -- above the whole's blur, below the sentence.
@@ -211,8 +211,8 @@ def test_a_note_scores_its_best_sentence_together_with_the_whole_not_the_blur_al
 def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_previous: float, w_next: float) -> float:
     """The vector score as specified, one unit at a time: per chunk, the best sentence (else the whole
     chunk), blended with the best previous and next units (else the whole chunk); the best chunk wins."""
-    units = index.entries[index.memories[memory_id].path].units
-    cosines = {u: float(index.vectors.vector(u) @ query) for u, _, _ in units}
+    units = index.entry(index.memory(memory_id).path).units
+    cosines = {u: float(index.unit_vectors(np.array([u]))[0] @ query) for u, _, _ in units}
     scores = []
     for chunk in dict.fromkeys(c for _, c, _ in units):
         def best(role: str) -> float | None:
@@ -237,8 +237,8 @@ def test_every_candidates_vector_score_is_its_best_chunk_blended_with_its_neighb
     write(hashing_root, "history/b.md", memory_text("m-0000000d", "B", "The espresso machine broke.",
                                                     extra="previous: m-0000000c\n"))
     index = open_index(hashing_root)
-    assert len({c for _, c, _ in index.entries["books/manual.md"].units}) >= 4  # several chunks
-    roles = {r for e in index.entries.values() for _, _, r in e.units}
+    assert len({c for _, c, _ in index.entry("books/manual.md").units}) >= 4  # several chunks
+    roles = {r for e in index.all_entries() for _, _, r in e.units}
     assert roles == {"whole", "sentence", "previous", "next"}
     settings = SearchSettings(embedder=index.embedder.id)
     for text in ("deploy release", "database crew", "espresso machine", "notes"):

@@ -100,8 +100,8 @@ def test_right_now_after_a_quiet_spell_still_answers_with_the_newest_memories(ex
     hits = s.search(SearchRequest(query=query, now=later, limit=3))
 
     def moment(m) -> datetime:  # created_at, else the file's mtime
-        return m.created_at or datetime.fromtimestamp(s.index.entries[m.path].mtime_ns / 1e9, tz=timezone.utc)
-    newest = sorted((m for m in s.index.memories.values() if m.collection != "books"), key=moment, reverse=True)[:3]
+        return m.created_at or datetime.fromtimestamp(s.index.entry(m.path).mtime_ns / 1e9, tz=timezone.utc)
+    newest = sorted((m for m in s.index.all_memories() if m.collection != "books"), key=moment, reverse=True)[:3]
     assert [h.memory.id for h in hits] == [m.id for m in newest]
     s.index.close()
 
@@ -185,7 +185,7 @@ def test_an_explicit_window_wins_over_a_topic_querys_time_words_which_then_boost
             return {h.memory.id: h.final for h in s.search(SearchRequest(query=query, now=NOW, include_superseded=True,
                                                                         **window))}
         yesterday = window(query, NOW)
-        dated = {m.id for m in index.memories.values() if yesterday.holds(m.created_at)}
+        dated = {m.id for m in index.all_memories() if yesterday.holds(m.created_at)}
         assert dated & set(finals(boosted)), "a hit written yesterday, or this test proves nothing"
         assert finals(boosted) != finals(flat)  # without a window of its own, the query's words boost
         assert finals(boosted, days_back=30) == finals(flat, days_back=30)  # with one, they do not

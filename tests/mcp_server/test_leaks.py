@@ -107,7 +107,7 @@ def test_a_captured_exchange_is_private_only_when_it_repeats_a_private_memory_sh
                                                                                      hashing_root: Path):
     handler = HookHandler(service)
     handler.prompt({"session_id": "t", "prompt": "who covers billing when Dana leaves for Berlin?"})
-    private_id = next(m.id for side in service.app.sides() for m in side.index.memories.values() if m.source == "user")
+    private_id = next(m.id for side in service.app.sides() for m in side.index.all_memories() if m.source == "user")
     service.search(id=private_id, session="t")
     leaked = handler.stop({"session_id": "t", "last_assistant_message": "Tom, from December."})
     assert service.find(leaked["stored"]).source == "user"

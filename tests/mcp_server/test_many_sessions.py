@@ -61,7 +61,7 @@ def stop_event(session: str, answer: str) -> dict:
 
 def test_a_prompt_during_the_first_index_build_gets_keyword_context(stalled):
     service, model = stalled
-    assert service.app.index.unembedded  # the first build left every vector for the backfill
+    assert service.app.index.waiting_units()  # the first build left every vector for the backfill
     answer = HookHandler(service).prompt(prompt_event("s-1", "how do we make celery retries safe"))
     assert "KNOWN CONTEXT" in answer["additionalContext"] and "m-a4c81f63" in answer["shown"]
 
@@ -92,4 +92,4 @@ def test_captures_under_9_concurrent_sessions_are_all_applied_without_a_model_ca
     model.gate.set()
     while service.app.index.backfill(limit=256):
         pass
-    assert not service.app.index.unembedded  # the backfill gave the captures their vectors
+    assert not service.app.index.waiting_units()  # the backfill gave the captures their vectors

@@ -138,10 +138,10 @@ def test_a_loaded_vault_keeps_its_indices_out_of_the_collectors_full_passes(hash
     frozen_before = gc.get_freeze_count()
     served = open_vault(hashing_example, lambda config: None)
     try:
-        assert served.app is not None and served.app.index.memories
+        assert served.app is not None and served.app.index.memory_count()
         assert gc.get_freeze_count() > frozen_before
         # the index's own objects are among the frozen ones: a full pass no longer finds them
-        assert not any(obj is served.app.index.memories for obj in gc.get_objects(generation=2))
+        assert not any(obj is served.app.index._memories for obj in gc.get_objects(generation=2))
     finally:
         served.close()
         gc.unfreeze()

@@ -46,7 +46,7 @@ def test_the_context_block_respects_its_budget_and_is_empty_when_nothing_is_rele
     assert 0 < len(small["additionalContext"]) <= 1100
     handler.settings = replace(handler.settings, max_chars=6000, min_relevance=1.01)
     nothing = handler.prompt({"session_id": "strict", "prompt": "how do we make celery retries safe"})
-    standing = [m for m in service.index.memories.values() if m.always_inject]
+    standing = [m for m in service.index.all_memories() if m.always_inject]
     assert all(f"[id:{m.id}]" in nothing["additionalContext"] for m in standing)
     assert len(nothing["shown"]) == len(standing)  # only the standing facts: nothing else is relevant enough
 
@@ -114,7 +114,7 @@ def test_a_superseded_always_inject_memory_is_no_longer_injected_beside_its_succ
     app = App(hashing_example)
     try:
         service = MemoryService(app)
-        assert "m-0c4fa8d2" in app.project.index.graph.superseded_ids()
+        assert "m-0c4fa8d2" in app.project.index.links.superseded_ids()
         context = HookHandler(service).prompt({"session_id": "a1", "prompt": "anything"})["additionalContext"]
     finally:
         app.close()

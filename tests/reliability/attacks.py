@@ -402,7 +402,7 @@ def link_bomb(work: Path) -> dict[str, int]:
     started = time.monotonic()
     try:
         index.sync(["history/bomb.md"])
-        edges = len(index.graph.outgoing(B))
+        edges = len(index.links.outgoing(B))
     finally:
         took = time.monotonic() - started
         done.set()

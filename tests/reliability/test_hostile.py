@@ -55,7 +55,7 @@ def test_every_hostile_file_is_reported_with_file_line_and_reason_and_never_rewr
     assert unclear_problems(cases, _problems(scan.problems)) == []
     index = open_index(root)
     assert unclear_problems(cases, _problems(index.problems())) == []
-    assert "m-00000001" in index.memories and "m-0000c001" not in index.memories  # nothing read through links
+    assert "m-00000001" in index and "m-0000c001" not in index  # nothing read through links
     curator = Curator(index, ScoringSettings(), LifecycleSettings(), DedupSettings())
     for memory_id in ("m-0000a001", "m-0000a002", "m-0000b001", "m-0000b008", "M-0000B008", "m-0000c001"):
         try:
@@ -90,7 +90,7 @@ def test_the_watcher_and_index_keep_running_through_the_corpus_and_index_a_good_
         before = snapshot(root)
         write(root, "patterns/after.md", memory_text("m-000000ff", "After", "the watcher still indexes this"))
         seen = live.syncs
-        while "m-000000ff" not in index.memories:
+        while "m-000000ff" not in index:
             assert live.wait_for_sync(seen, TIMEOUT), "the good file after the corpus was never indexed"
             seen = live.syncs
     assert unclear_problems(cases, _problems(index.problems())) == []

@@ -64,7 +64,7 @@ def test_a_slow_review_leaves_the_inbox_saying_still_checking_and_reloading_unti
     monkeypatch.setattr(service, "review", slow_review)
     page = pages.inbox(service, "csrf", message="verified: X")  # returns while the review is blocked
     assert started.is_set() and not release.is_set()
-    count = len(service.app.index.memories)
+    count = service.app.index.memory_count()
     assert f"Still checking {count} memories" in page and '<meta http-equiv=refresh content="1">' in page
     assert "verified: X" in page  # an action's outcome is shown meanwhile
     release.set()
