@@ -37,7 +37,7 @@ from vault.parse import sha256
 from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reason
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk
 
-from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text, previous_key
+from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
 from .generations import Layout, Ownership, disk_full
@@ -47,7 +47,7 @@ from .manifest import Entry, Manifest
 from .vectors import VectorIndex
 
 log = logging.getLogger("memdir.index")
-Progress = Callable[[int, int], None]  # (files done, files in total)
+Progress = Callable[[str, int, int], None]  # (stage, done, total): "reading" files, then "embedding" texts
 
 
 class IndexUnusable(VaultError):
@@ -102,6 +102,7 @@ class Index:
         # DEFER_ABOVE units to embed indexes their keywords at once and leaves their vectors to
         # `backfill`; until then those memories are found by keyword only.
         self.defer_embedding = defer_embedding
+        self.sliced = defer_embedding  # a served index syncs a big change in slices (see sync)
         self.unembedded: dict[int, None] = {}  # unit ids waiting for a vector, oldest first
         self.embedding_wanted = threading.Event()  # set when units are left for the backfill
         self._readers_told = time.monotonic()
@@ -301,20 +302,38 @@ class Index:
             raise IndexUnusable("this index was opened read-only (another process owns it)")
         started = time.perf_counter()
         report = SyncReport()
+        forced = set(force_paths)
         with self.lock:
-            batch = _Batch()
-            forced = set(force_paths)
             candidates = self._candidates(paths)
-            for done, (rel, item) in enumerate(candidates, 1):
-                self._observe(rel, item, deep or rel in forced, batch, report)
-                if progress:
-                    progress(done, len(candidates))
-            self._name_duplicate_holders(batch)
-            self._chunk(batch)
-            with disk_full(self.generation):
-                self._apply(batch, report)
+            if not self.sliced or len(candidates) <= SYNC_SLICE:
+                self._sync_slice(candidates, deep, forced, report, progress)
+                candidates = []
+        # A served index takes a big change (a `git pull`) a slice at a time, letting go of the lock in
+        # between, so a search waits for one slice instead of the whole pull. Each slice is an ordinary
+        # incremental sync, so the end state is the same; a memory whose neighbour comes in a later slice
+        # is chunked again then (its vectors are deferred meanwhile, so nothing is embedded twice).
+        for start in range(0, len(candidates), SYNC_SLICE):
+            with self.lock:
+                part = candidates[start:start + SYNC_SLICE]
+                if start:  # listed before the earlier slices ran: look again at what is there now
+                    part = [(rel, inspect(self.root, self.root / rel)) for rel, _ in part]
+                self._sync_slice(part, deep, forced, report, progress, (start, len(candidates)))
         report.seconds = time.perf_counter() - started
         return report
+
+    def _sync_slice(self, candidates: list[tuple[str, Path | Skipped | None]], deep: bool, forced: set[str],
+                    report: SyncReport, progress: Progress | None, place: tuple[int, int] | None = None) -> None:
+        """One sync's work on these files (the caller holds the lock): read them, chunk, apply."""
+        offset, total = place or (0, len(candidates))
+        batch = _Batch()
+        for done, (rel, item) in enumerate(candidates, offset + 1):
+            self._observe(rel, item, deep or rel in forced, batch, report)
+            if progress:
+                progress("reading", done, total)
+        self._name_duplicate_holders(batch)
+        self._chunk(batch)
+        with disk_full(self.generation):
+            self._apply(batch, report, progress)
 
     def _candidates(self, paths: Iterable[str | Path] | None) -> list[tuple[str, Path | Skipped | None]]:
         if paths is None:
@@ -564,21 +583,37 @@ class Index:
 
     def neighbours(self, memory: Memory) -> Neighbours:
         """The texts an indexed memory's neighbours lend it (see chunking)."""
-        return Neighbours(_lent(self.previous_of(memory.id), memory), _lent(self.next_of(memory.id), memory))
+        follower = self.next_of(memory.id)
+        lent = _lent(follower, memory)
+        pair = pair_text(memory, follower) if lent and follower is not None else None
+        return Neighbours(_lent(self.previous_of(memory.id), memory), lent, pair or "")
 
     # -- embedding in the background -------------------------------------------------------
 
-    def _vectors_now(self, units: list[Unit]) -> tuple[list[Unit], "np.ndarray | None", list[Unit]]:
+    def _vectors_now(self, units: list[Unit], progress: Progress | None = None
+                     ) -> tuple[list[Unit], "np.ndarray | None", list[Unit]]:
         """The units to give vectors in this sync, their vectors, and the units left for the backfill."""
         if not units:
             return [], None, []
         if not (self.defer_embedding and len(units) > DEFER_ABOVE):
-            return units, self.embedder.embed([u.text for u in units]), []
+            return units, self._embed_all([u.text for u in units], progress), []
         known = self.embedder.cached([u.text for u in units])  # already embedded once: free now
         now = [u for i, u in enumerate(units) if i in known]
         later = [u for i, u in enumerate(units) if i not in known]
         vectors = np.stack([known[i] for i in range(len(units)) if i in known]) if now else None
         return now, vectors, later
+
+    def _embed_all(self, texts: list[str], progress: Progress | None) -> np.ndarray:
+        """Every text's vector, embedded shortest first in slices of EMBED_SLICE texts: a slice's batches
+        hold texts of about one length (little padding), and a progress bar moves after each slice."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
+        for start in range(0, len(order), EMBED_SLICE):
+            chosen = order[start:start + EMBED_SLICE]
+            out[chosen] = self.embedder.embed([texts[i] for i in chosen])
+            if progress:
+                progress("embedding", start + len(chosen), len(texts))
+        return out
 
     def _defer(self, unit_ids: Iterable[int]) -> None:
         for unit in unit_ids:
@@ -648,8 +683,8 @@ class Index:
                                                  for unit in chunk.units}
         return texts
 
-    def _apply(self, batch: _Batch, report: SyncReport) -> None:
-        embed, vectors, deferred = self._vectors_now(batch.embed)
+    def _apply(self, batch: _Batch, report: SyncReport, progress: Progress | None = None) -> None:
+        embed, vectors, deferred = self._vectors_now(batch.embed, progress)
         report.embedded += len(embed)
         report.deferred += len(deferred)
         self.vectors.remove(batch.removed_units)
@@ -676,6 +711,8 @@ class Index:
 RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), see Index._observe
 SAVE_IN_PROGRESS_SECONDS = 1.0  # how long an empty memory file is taken for a save in progress (Index._save_in_progress)
 held_clock = time.monotonic  # memdir's own clock for that (tests move it forward instead of waiting)
+SYNC_SLICE = 100  # files a served index syncs under one hold of its lock (about a second of Whoosh, loaded)
+EMBED_SLICE = 512  # texts per model call in a sync that embeds at once (a rebuild: one progress step each)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
 
@@ -717,6 +754,7 @@ def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress:
     generation = layout.new_generation(embedder)
     with layout.building(generation):  # removed again if anything below fails before it is live
         index = Index(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
+        index.sliced = False  # nobody searches a generation being built: one pass, one keyword commit
         try:
             index.sync(None, deep=True, progress=progress)
         finally:

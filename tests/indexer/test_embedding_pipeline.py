@@ -1,0 +1,139 @@
+"""A rebuild embeds each text once, shortest first, and says how far it is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from indexer.chunking import NEXT, PREVIOUS
+from indexer.embed import CachedEmbedder, HashingEmbedder
+from indexer.generations import Layout
+from indexer.index import EMBED_SLICE, Index, build_generation
+from tests.conftest import memory_text, write
+from tests.indexer.helpers import open_index
+from vault import Vault
+
+
+def _turn(memory_id: str, body: str, previous: str | None = None) -> str:
+    return memory_text(memory_id, f"Turn {memory_id[-1]}", body, extra=f"previous: {previous}\n" if previous else "")
+
+
+def _unit_texts(index: Index, memory_id: str, role: str) -> list[str]:
+    from indexer.chunking import chunks_for
+
+    memory = index.get(memory_id)
+    return [u.text for c in chunks_for(memory, index.neighbours(memory)) for u in c.units if u.role == role]
+
+
+def test_a_memorys_next_unit_is_its_followers_previous_unit_and_is_embedded_once(hashing_root: Path):
+    write(hashing_root, "history/a.md", _turn("m-0000000a", "Dana: What did you paint? It looked bright."))
+    write(hashing_root, "history/b.md", _turn("m-0000000b", "Sam: A sunset over the lake.", "m-0000000a"))
+    model = HashingEmbedder()
+    index = open_index(hashing_root, model)
+    pair = _unit_texts(index, "m-0000000a", NEXT)
+    assert pair == _unit_texts(index, "m-0000000b", PREVIOUS) and len(pair) == 1
+    assert "What did you paint?" in pair[0] and "A sunset over the lake." in pair[0]
+    units = {role for owner, role in index.unit_owner.values()}
+    assert units >= {NEXT, PREVIOUS} and len(index.unit_owner) == 6  # a: whole, 2 sentences, next; b: whole, previous
+    assert model.texts_embedded == 5  # the pair's one text, embedded once for both units
+    assert index.vectors.vector(next(u for u, (o, r) in index.unit_owner.items() if r == NEXT)).tobytes() == \
+        index.vectors.vector(next(u for u, (o, r) in index.unit_owner.items() if r == PREVIOUS)).tobytes()
+    index.close()
+
+
+def test_a_follower_chunked_as_a_document_lends_its_own_text_to_the_next_unit(hashing_root: Path):
+    write(hashing_root, "history/a.md", _turn("m-0000000a", "Dana: What did you paint?"))
+    long_body = "Sam: " + " ".join(f"Sentence number {n} about the lake." for n in range(80))
+    write(hashing_root, "history/b.md", _turn("m-0000000b", long_body, "m-0000000a"))
+    index = open_index(hashing_root)
+    assert _unit_texts(index, "m-0000000b", PREVIOUS) == []  # a document has no context units
+    assert _unit_texts(index, "m-0000000a", NEXT)[0].startswith("Turn a\nDana: What did you paint?\nSam: Sentence")
+    index.close()
+
+
+def test_a_rebuild_reports_reading_then_embedding_until_every_text_is_done(hashing_root: Path):
+    count = EMBED_SLICE // 2  # a whole and a sentence unit each, and a pair: more than one slice of texts
+    for n in range(count):
+        previous = f"m-{n - 1:08x}" if n else None
+        write(hashing_root, f"history/t{n}.md", _turn(f"m-{n:08x}", f"Turn {n} says hello. It has two parts.", previous))
+    seen: list[tuple[str, int, int]] = []
+    embedder = CachedEmbedder(HashingEmbedder(), None)
+    build_generation(Vault(hashing_root), embedder, Layout(hashing_root), lambda *step: seen.append(step))
+    reading = [s for s in seen if s[0] == "reading"]
+    embedding = [s for s in seen if s[0] == "embedding"]
+    assert reading[-1] == ("reading", count, count) and seen.index(reading[-1]) < seen.index(embedding[0])
+    texts = embedding[-1][2]
+    assert embedding[-1] == ("embedding", texts, texts) and len(embedding) == -(-texts // EMBED_SLICE) > 1
+    assert [done for _, done, _ in embedding] == sorted(done for _, done, _ in embedding)
+
+
+def test_texts_are_sent_to_the_model_shortest_first(hashing_root: Path):
+    sizes = []
+
+    class Recording(HashingEmbedder):
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            sizes.extend(len(t) for t in texts)
+            return super().embed(texts)
+
+    for n, words in enumerate([30, 3, 12, 1, 20]):
+        write(hashing_root, f"notes/n{n}.md", memory_text(f"m-{n:08x}", f"Note {n}", "word " * words))
+    Index.open(Vault(hashing_root), Recording()).close()
+    assert sizes == sorted(sizes) and len(sizes) == 5
+
+
+class _CountingLock:
+    """The index's lock, counting how often it was taken (re-entries by the holder included)."""
+
+    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+        self.inner, self.taken = inner, 0
+
+    def __enter__(self):  # type: ignore[no-untyped-def]
+        self.inner.acquire()
+        self.taken += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.inner.release()
+
+
+def _pull(root: Path, count: int) -> None:
+    """Files that arrive together, as a `git pull` writes them: a conversation, each turn naming the one before."""
+    for n in range(count):
+        previous = f"m-{n - 1:08x}" if n else None
+        write(root, f"pulled/t{n}.md", _turn(f"m-{n:08x}", f"Turn {n} about postgres lock {n}. And more.", previous))
+
+
+def test_a_served_index_takes_a_big_pull_in_slices_and_ends_equal_to_a_rebuild(hashing_root: Path, monkeypatch):
+    import indexer.index as index_module
+    from indexer.backfill import Backfill
+    from tests.indexer.helpers import fresh_rebuild, state, top_ids
+
+    monkeypatch.setattr(index_module, "SYNC_SLICE", 7)
+    index = Index.open(Vault(hashing_root), HashingEmbedder(), defer_embedding=True)
+    _pull(hashing_root, 40)
+    lock = index.lock = _CountingLock(index.lock)  # type: ignore[assignment]
+    report = index.sync()
+    assert report.added == 40 and lock.taken == 1 + 6  # the listing, then one hold per slice of 7 files
+    assert top_ids(index, "lock 23", mode="keyword", limit=1) == ["m-00000017"]  # keyword-searchable before vectors
+    index.lock = lock.inner  # type: ignore[assignment]
+    backfill = Backfill(index).start()
+    assert backfill.wait_done(60)
+    backfill.stop()
+    index.compact()
+    served = state(index)
+    index.close()
+    fresh = fresh_rebuild(hashing_root)
+    assert state(fresh) == served
+    fresh.close()
+
+
+def test_a_generation_being_built_is_synced_in_one_pass(hashing_root: Path, monkeypatch):
+    import indexer.index as index_module
+
+    monkeypatch.setattr(index_module, "SYNC_SLICE", 7)
+    _pull(hashing_root, 40)
+    commits = []
+    original = index_module.KeywordIndex.replace
+    monkeypatch.setattr(index_module.KeywordIndex, "replace", lambda self, *a: commits.append(1) or original(self, *a))
+    index = Index.open(Vault(hashing_root), HashingEmbedder(), defer_embedding=True)
+    assert len(index.memories) == 40 and len(commits) == 1
+    index.close()
