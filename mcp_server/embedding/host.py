@@ -219,7 +219,10 @@ class _Host(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.model = model
         self.token = token
-        self.model_lock = threading.Lock()  # one request at a time: a batch of documents already uses every core
+        # One batch of documents at a time (one already uses every core); a query never waits for it
+        # (ONNX Runtime runs sessions from several threads at once), so a prompt hook is not held up by
+        # the background embedding of a pulled vault.
+        self.model_lock = threading.Lock()
         self.last_request = time.monotonic()
         self.started = time.time()
 
@@ -284,9 +287,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, f"bad request: {exc}".encode(), "text/plain")
             return
         self.server.last_request = time.monotonic()
-        with self.server.model_lock:
-            vectors = (self.server.model.embed_query(texts[0])[None, :] if query and len(texts) == 1
-                       else self.server.model.embed(texts))
+        if query and len(texts) == 1:
+            vectors = self.server.model.embed_query(texts[0])[None, :]
+        else:
+            with self.server.model_lock:
+                vectors = self.server.model.embed(texts)
         self.server.last_request = time.monotonic()
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self._send(200, vectors.tobytes(), "application/octet-stream", {"X-Shape": f"{vectors.shape[0]},{vectors.shape[1]}"})
