@@ -313,6 +313,10 @@ class Index:
         # incremental sync, so the end state is the same; a memory whose neighbour comes in a later slice
         # is chunked again then (its vectors are deferred meanwhile, so nothing is embedded twice).
         for start in range(0, len(candidates), SYNC_SLICE):
+            if start:
+                # Python's locks are not fair: without a pause this thread takes the lock back before a
+                # waiting search wakes up, and the search waits for the whole pull after all.
+                time.sleep(SLICE_PAUSE_SECONDS)
             with self.lock:
                 part = candidates[start:start + SYNC_SLICE]
                 if start:  # listed before the earlier slices ran: look again at what is there now
@@ -712,6 +716,7 @@ RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), s
 SAVE_IN_PROGRESS_SECONDS = 1.0  # how long an empty memory file is taken for a save in progress (Index._save_in_progress)
 held_clock = time.monotonic  # memdir's own clock for that (tests move it forward instead of waiting)
 SYNC_SLICE = 100  # files a served index syncs under one hold of its lock (about a second of Whoosh, loaded)
+SLICE_PAUSE_SECONDS = 0.005  # between slices: long enough for a waiting search to take the lock
 EMBED_SLICE = 512  # texts per model call in a sync that embeds at once (a rebuild: one progress step each)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
