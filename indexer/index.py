@@ -102,7 +102,6 @@ class Index:
         # DEFER_ABOVE units to embed indexes their keywords at once and leaves their vectors to
         # `backfill`; until then those memories are found by keyword only.
         self.defer_embedding = defer_embedding
-        self.sliced = defer_embedding  # a served index syncs a big change in slices (see sync)
         self.unembedded: dict[int, None] = {}  # unit ids waiting for a vector, oldest first
         self.embedding_wanted = threading.Event()  # set when units are left for the backfill
         self._readers_told = time.monotonic()
@@ -302,42 +301,20 @@ class Index:
             raise IndexUnusable("this index was opened read-only (another process owns it)")
         started = time.perf_counter()
         report = SyncReport()
-        forced = set(force_paths)
         with self.lock:
+            batch = _Batch()
+            forced = set(force_paths)
             candidates = self._candidates(paths)
-            if not self.sliced or len(candidates) <= SYNC_SLICE:
-                self._sync_slice(candidates, deep, forced, report, progress)
-                candidates = []
-        # A served index takes a big change (a `git pull`) a slice at a time, letting go of the lock in
-        # between, so a search waits for one slice instead of the whole pull. Each slice is an ordinary
-        # incremental sync, so the end state is the same; a memory whose neighbour comes in a later slice
-        # is chunked again then (its vectors are deferred meanwhile, so nothing is embedded twice).
-        for start in range(0, len(candidates), SYNC_SLICE):
-            if start:
-                # Python's locks are not fair: without a pause this thread takes the lock back before a
-                # waiting search wakes up, and the search waits for the whole pull after all.
-                time.sleep(SLICE_PAUSE_SECONDS)
-            with self.lock:
-                part = candidates[start:start + SYNC_SLICE]
-                if start:  # listed before the earlier slices ran: look again at what is there now
-                    part = [(rel, inspect(self.root, self.root / rel)) for rel, _ in part]
-                self._sync_slice(part, deep, forced, report, progress, (start, len(candidates)))
+            for done, (rel, item) in enumerate(candidates, 1):
+                self._observe(rel, item, deep or rel in forced, batch, report)
+                if progress:
+                    progress("reading", done, len(candidates))
+            self._name_duplicate_holders(batch)
+            self._chunk(batch)
+            with disk_full(self.generation):
+                self._apply(batch, report, progress)
         report.seconds = time.perf_counter() - started
         return report
-
-    def _sync_slice(self, candidates: list[tuple[str, Path | Skipped | None]], deep: bool, forced: set[str],
-                    report: SyncReport, progress: Progress | None, place: tuple[int, int] | None = None) -> None:
-        """One sync's work on these files (the caller holds the lock): read them, chunk, apply."""
-        offset, total = place or (0, len(candidates))
-        batch = _Batch()
-        for done, (rel, item) in enumerate(candidates, offset + 1):
-            self._observe(rel, item, deep or rel in forced, batch, report)
-            if progress:
-                progress("reading", done, total)
-        self._name_duplicate_holders(batch)
-        self._chunk(batch)
-        with disk_full(self.generation):
-            self._apply(batch, report, progress)
 
     def _candidates(self, paths: Iterable[str | Path] | None) -> list[tuple[str, Path | Skipped | None]]:
         if paths is None:
@@ -715,8 +692,6 @@ class Index:
 RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), see Index._observe
 SAVE_IN_PROGRESS_SECONDS = 1.0  # how long an empty memory file is taken for a save in progress (Index._save_in_progress)
 held_clock = time.monotonic  # memdir's own clock for that (tests move it forward instead of waiting)
-SYNC_SLICE = 100  # files a served index syncs under one hold of its lock (about a second of Whoosh, loaded)
-SLICE_PAUSE_SECONDS = 0.005  # between slices: long enough for a waiting search to take the lock
 EMBED_SLICE = 512  # texts per model call in a sync that embeds at once (a rebuild: one progress step each)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
@@ -759,7 +734,6 @@ def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress:
     generation = layout.new_generation(embedder)
     with layout.building(generation):  # removed again if anything below fails before it is live
         index = Index(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
-        index.sliced = False  # nobody searches a generation being built: one pass, one keyword commit
         try:
             index.sync(None, deep=True, progress=progress)
         finally:
