@@ -25,12 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from vault.lifecycle import plan  # noqa: E402
 from vault.model import Memory  # noqa: E402
-from vault.scoring import initial_counters, outcome_updates  # noqa: E402
+from vault.scoring import COUNTER_KEYS, initial_counters, outcome_updates  # noqa: E402
 from vault.settings import LifecycleSettings, ScoringSettings  # noqa: E402
 
 START = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
 FLIPPED = {"worked": "failed", "failed": "worked"}
-COUNTERS = ("score", "uses", "success_count", "outcomes", "last_used_at", "last_outcome")
 
 
 def removed_at(truth: str, recorded: str | None, noise: float, uses: int, lifecycle: LifecycleSettings | None,
@@ -47,7 +46,7 @@ def removed_at(truth: str, recorded: str | None, noise: float, uses: int, lifecy
         now = START + timedelta(hours=use)
         outcome = FLIPPED[truth] if rng.random() < noise else truth
         memory = replace(memory, **{k: v for k, v in outcome_updates(memory, outcome, now, scoring).items()
-                                    if k in COUNTERS})
+                                    if k in COUNTER_KEYS})
         if lifecycle is None:
             if memory.score < settings.remove_below:
                 return use

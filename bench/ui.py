@@ -5,7 +5,9 @@
 
 The vault is generated and indexed as bench/review.py does, committed to git (so a memory page shows its
 versions), and opened as the server opens it (App + MemoryService). Timed: the inbox's first render in
-the process and its warm renders (the review passes are cached by index version), then a memory page for
+the process and its warm renders (the review runs in a background thread; a page waits for it at most
+inbox_review.PAGE_WAIT, else says "still checking"), how long until the review is ready (after a server
+start, and after a change: a memory added), then a memory page for
 memories picked at random (git log and the body diffs included), Search for LoCoMo questions, Turns over a
 log of 2000 prompts (all, and filtered by one memory) and the Vault page; the inbox and the Vault page also
 with their cache emptied (what the first page after a change pays). Wall time; medians and p90.
@@ -28,7 +30,7 @@ from servers import DEFAULT_DATA
 from speed import queries
 
 from mcp_server.service import turns
-from mcp_server.web import pages
+from mcp_server.web import inbox_review, pages
 
 TURNS = 2000  # prompt records in the turn log (5 memories shown each), with a score after each
 
@@ -79,11 +81,20 @@ def measure(root: Path, size: int, data: Path, embedder: str, runs: int) -> dict
     try:
         service = MemoryService(app)
         first_inbox = timed(lambda: pages.inbox(service, "csrf"))
+        first_ready = timed(lambda: pages.review_items(service, wait=600))  # the background review, from the page on
         inbox = [timed(lambda: pages.inbox(service, "csrf")) for _ in range(runs)]
-        uncached = []
+        uncached, ready_after_start = [], []
         for _ in range(min(runs, 5)):
-            pages._REVIEWS.clear()  # what the first page after a change pays: the review itself
+            inbox_review.forget()  # what the first page after a server start pays
             uncached.append(timed(lambda: pages.inbox(service, "csrf")))
+            ready_after_start.append(timed(lambda: pages.review_items(service, wait=600)))
+        changed, ready_after_change, added = [], [], []
+        for n in range(min(runs, 5)):
+            added.append(service.add(f"The bench added note number {n} about the ui page budget.", type="context")["memory"]["id"])
+            changed.append(timed(lambda: pages.inbox(service, "csrf")))  # the first page after a change
+            ready_after_change.append(timed(lambda: pages.review_items(service, wait=600)))
+        for memory_id in added:
+            service.delete(memory_id)
         ids = random.Random(5).sample(sorted(app.index.memories), runs)
         memory = [timed(lambda i=i: pages.memory_page(service, i, "csrf")) for i in ids]
         search = [timed(lambda q=q: pages.search_page(service, q)) for q in queries(runs, data)]
@@ -99,7 +110,9 @@ def measure(root: Path, size: int, data: Path, embedder: str, runs: int) -> dict
     finally:
         app.close()
     return {"memories": size, "inbox_items": items, "inbox_first_in_process_ms": round(first_inbox, 1),
-            "inbox": summary(inbox), "inbox_uncached": summary(uncached), "memory": summary(memory),
+            "review_ready_after_first_page_ms": round(first_ready, 1),
+            "inbox": summary(inbox), "inbox_uncached": summary(uncached), "review_ready_after_start": summary(ready_after_start),
+            "inbox_after_change": summary(changed), "review_ready_after_change": summary(ready_after_change), "memory": summary(memory),
             "search": summary(search), "turns": summary(turn_pages), "turns_by_memory": summary(filtered),
             "vault": summary(vault), "vault_uncached": summary(vault_uncached), "turn_log_prompts": TURNS}
 

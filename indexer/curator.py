@@ -88,10 +88,12 @@ class Curator:
 
     def add(self, content: str, *, title: str | None = None, type: str | None = None,
             collection: str = "memory_bank", tags: Iterable[str] = (), extra: Mapping[str, Any] | None = None,
-            now: datetime | None = None, allow_secrets: bool = False) -> Added:
+            now: datetime | None = None, allow_secrets: bool = False, compare: bool = True) -> Added:
         """Store a memory, unless the same text and type is already stored (then it is marked re-stated).
 
         Content that looks like a credential raises SecretError unless `allow_secrets` (the vault's writer checks).
+        Without `compare` no near-duplicates or conflicts are looked for (nothing is embedded now: the index
+        embeds it in its background backfill), for a caller that reports neither, such as a captured exchange.
         """
         now = now or _now()
         fields = new_memory_fields(content, title=title, type=type, collection=collection, tags=tags, extra=extra,
@@ -100,6 +102,8 @@ class Curator:
         if twin is not None:
             restated = self._write(twin, Change(derive=lambda m: {"restated": _restated(m) + 1, "restated_at": now}))
             return Added(restated, "restated")
+        if not compare:
+            return Added(self._create(fields, content, allow_secrets, later=True), "created")
         # Embedded as a document (float32), not as a query: it is compared with document vectors,
         # and it is the memory about to be written, whose text the index will want anyway.
         vector = self.index.embedder.embed([_embedding_text(fields["title"], content)])[0]
@@ -133,16 +137,16 @@ class Curator:
         fields.update(initial_counters(initial, self.scoring))
         return self._create(fields, key_takeaway, allow_secrets)
 
-    def _create(self, fields: dict[str, Any], content: str, allow_secrets: bool = False) -> Memory:
+    def _create(self, fields: dict[str, Any], content: str, allow_secrets: bool = False, later: bool = False) -> Memory:
         memory = self.vault.writer.create(self.vault.free_path(fields["collection"], fields["title"], fields["id"]),
                                           fields, content.strip() + "\n", allow_secrets=allow_secrets)
         try:
-            return self._indexed(memory, [memory.path])
+            return self._indexed(memory, [memory.path], later)
         except DiskFullError as exc:  # the file is the memory: it is kept, and the index takes it in later
             raise DiskFullError(f"{exc} ({memory.id} was saved to {memory.path}; the index takes it in once "
                                 "there is room)") from None
 
-    def _indexed(self, memory: Memory, paths: Iterable[str]) -> Memory:
+    def _indexed(self, memory: Memory, paths: Iterable[str], later: bool = False) -> Memory:
         """The written memory as the index holds it. When another process owns the index (a second server
         sharing the user vault), only the file is written: the owner's watcher indexes it."""
         if not self.index.writable:
@@ -150,7 +154,7 @@ class Curator:
         paths = list(paths)
 
         def synced() -> Memory | None:
-            if self.index.sync(paths).held:  # an editor caught in the middle of its save: look again
+            if self.index.sync(paths, later=later).held:  # later: its vectors come with the backfill (Index.sync)  # an editor caught in the middle of its save: look again
                 return None
             try:
                 return self.index.get(memory.id)

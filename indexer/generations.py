@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import sqlite3
 import os
@@ -25,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
-from vault import atomic
+from vault import atomic, lock
 from vault.errors import DiskFullError
 
 from .embed import Embedder
@@ -130,13 +129,8 @@ class Layout:
 
     def try_own(self) -> "Ownership | None":
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return None
-        return Ownership(fd)
+        fd = lock.try_lock(self.lock_path)
+        return None if fd is None else Ownership(fd)
 
 
 class Ownership:
@@ -147,8 +141,7 @@ class Ownership:
 
     def release(self) -> None:
         if self.fd is not None:
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
+            lock.release(self.fd)
             self.fd = None
 
 

@@ -295,8 +295,11 @@ class Index:
     # -- changing ----------------------------------------------------------------------
 
     def sync(self, paths: Iterable[str | Path] | None = None, *, deep: bool = False,
-             force_paths: Iterable[str] = (), progress: Progress | None = None) -> SyncReport:
-        """Bring the index in line with the disk for `paths` (vault-relative), or for the whole vault."""
+             force_paths: Iterable[str] = (), progress: Progress | None = None, later: bool = False) -> SyncReport:
+        """Bring the index in line with the disk for `paths` (vault-relative), or for the whole vault.
+
+        `later`: with `defer_embedding`, every new vector is left for the backfill, however few (a captured
+        exchange: keyword-searchable at once, and no model call made while the index lock is held)."""
         if not self.writable:
             raise IndexUnusable("this index was opened read-only (another process owns it)")
         started = time.perf_counter()
@@ -312,7 +315,7 @@ class Index:
             self._name_duplicate_holders(batch)
             self._chunk(batch)
             with disk_full(self.generation):
-                self._apply(batch, report, progress)
+                self._apply(batch, report, later, progress)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -571,12 +574,12 @@ class Index:
 
     # -- embedding in the background -------------------------------------------------------
 
-    def _vectors_now(self, units: list[Unit], progress: Progress | None = None
+    def _vectors_now(self, units: list[Unit], later: bool = False, progress: Progress | None = None
                      ) -> tuple[list[Unit], "np.ndarray | None", list[Unit]]:
         """The units to give vectors in this sync, their vectors, and the units left for the backfill."""
         if not units:
             return [], None, []
-        if not (self.defer_embedding and len(units) > DEFER_ABOVE):
+        if not (self.defer_embedding and (later or len(units) > DEFER_ABOVE)):
             return units, self._embed_all([u.text for u in units], progress), []
         known = self.embedder.cached([u.text for u in units])  # already embedded once: free now
         now = [u for i, u in enumerate(units) if i in known]
@@ -664,8 +667,8 @@ class Index:
                                                  for unit in chunk.units}
         return texts
 
-    def _apply(self, batch: _Batch, report: SyncReport, progress: Progress | None = None) -> None:
-        embed, vectors, deferred = self._vectors_now(batch.embed, progress)
+    def _apply(self, batch: _Batch, report: SyncReport, later: bool = False, progress: Progress | None = None) -> None:
+        embed, vectors, deferred = self._vectors_now(batch.embed, later, progress)
         report.embedded += len(embed)
         report.deferred += len(deferred)
         self.vectors.remove(batch.removed_units)

@@ -12,11 +12,12 @@ import json
 import os
 import socket
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import quote
+
+from .waiting import attempts
 
 ADDRESS_FILE = "server.json"  # in the per-user folder: pid, port and token of this user's server (0600)
 PROCESS_LOCK = "server.lock"  # in the per-user folder: held by the one server process of this user
@@ -209,7 +210,8 @@ def start_detached(vault_root: Path) -> int | None:
 
 def spawn_once(start_lock: Path, present: Callable[[], bool], args: list[str], log: Path) -> int | None:
     """`memdir ARGS` started detached by exactly one of many concurrent callers: the one that takes
-    `start_lock` and finds the process not `present`. The others return None at once."""
+    `start_lock` and finds the process not `present`. The others return None at once.
+    (Its flock is not vault.lock's: the hooks import this module, and vault/ costs them yaml and more.)"""
     fd = os.open(start_lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
@@ -275,11 +277,10 @@ OPENING = 503  # the server is opening the vault (or exiting): ask again
 
 def ensure(vault_root: Path, timeout: float = 60.0) -> ServerInfo:
     """This user's server with `vault_root` open and answering; started and waited for if needed (bounded)."""
-    deadline = time.monotonic() + timeout
-    delay = 0.05
     reap()
     child: int | None = None
-    while True:
+    # Waiting for another process to bind its port or open the vault: nothing to wait on but time.
+    for _ in attempts(timeout):
         info = running()
         if info is not None:
             try:
@@ -296,8 +297,4 @@ def ensure(vault_root: Path, timeout: float = 60.0) -> ServerInfo:
             # The server we started has already exited (a bad memdir.toml, say): waiting out the
             # timeout would only stall the hook or the session; its reason is in the log.
             raise Unavailable(f"the memdir server for {vault_root} exited while starting; see {log_file()}")
-        if time.monotonic() >= deadline:
-            raise Unavailable(f"the memdir server for {vault_root} did not start within {timeout:.0f} s; "
-                              f"see {log_file()}")
-        time.sleep(delay)  # waiting for another process to bind its port or open the vault: nothing to wait on but time
-        delay = min(delay * 1.5, 0.5)
+    raise Unavailable(f"the memdir server for {vault_root} did not start within {timeout:.0f} s; see {log_file()}")

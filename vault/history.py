@@ -16,8 +16,8 @@ from pathlib import Path
 from .errors import NotFoundError, ParseError, ValidationError
 from .model import Memory
 from .parse import parse
+from .scoring import COUNTER_KEYS
 
-COUNTERS = ("score", "uses", "success_count", "outcomes", "last_outcome", "last_used_at")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$")
 _FORMAT = "%H%x00%aI%x00%an%x00%s"
 _COMMITISH = re.compile(r"[\w./@^~{}-]{1,200}$")
@@ -194,4 +194,4 @@ def _compare(commit: Commit, path: str, memory: Memory | None, previous: Memory 
     now, before = dict(memory.frontmatter), dict(previous.frontmatter)
     keys = tuple(sorted(k for k in set(now) | set(before) if now.get(k) != before.get(k)))
     return Version(commit, path, memory, memory.body != previous.body, keys,
-                   tuple(k for k in keys if k in COUNTERS))
+                   tuple(k for k in keys if k in COUNTER_KEYS))

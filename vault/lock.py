@@ -1,6 +1,8 @@
-"""A sidecar lock that serializes memdir's own writers, across threads and processes.
+"""File locks: the sidecar lock that serializes memdir's own writers, across threads and processes,
+and the one way memdir takes and drops a flock (the index's owner, a served vault, the server, the
+embedding host). Only mcp_server/client.py keeps its two raw flocks: the hooks import it and no vault/.
 
-Humans and git never take it; the compare-and-swap in `vault.write` covers them. The lock
+Humans and git never take the write lock; the compare-and-swap in `vault.write` covers them. It
 only keeps two memdir writers from interleaving their read-modify-write cycles.
 """
 
@@ -45,8 +47,7 @@ class WriteLock:
             finally:
                 self._depth -= 1
                 if self._depth == 0 and self._fd is not None:
-                    fcntl.flock(self._fd, fcntl.LOCK_UN)
-                    os.close(self._fd)
+                    release(self._fd)
                     self._fd = None
         finally:
             self._thread_lock.release()
@@ -68,22 +69,54 @@ class WriteLock:
         try:
             fd = _locked(self.path, deadline)
         finally:
-            fcntl.flock(gate, fcntl.LOCK_UN)
-            os.close(gate)
+            release(gate)
         if fd is None:
             raise LockTimeout(f"another memdir process held {self.path} for {self.timeout:.0f} s; is a writer stuck?")
         return fd
 
 
+def open_lock_file(path: Path) -> int:
+    """A descriptor on `path` to flock, the file created readable by this user only."""
+    return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+
+def try_flock(fd: int) -> bool:
+    """Take the exclusive flock on `fd` without waiting: False when another descriptor holds it.
+    Any other failure (ENOLCK, a bad descriptor) raises: it says nothing about a holder."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def try_lock(path: Path) -> int | None:
+    """A descriptor holding the exclusive flock on `path` (created if missing), or None while another holds it."""
+    fd = open_lock_file(path)
+    try:
+        if try_flock(fd):
+            return fd
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return None
+
+
+def release(fd: int) -> None:
+    """Drop the flock held through `fd` and close it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
 def _locked(path: Path, deadline: float) -> int | None:
     """An fd holding an exclusive flock on `path`, or None when `deadline` passed first."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_lock_file(path)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if try_flock(fd):
             return fd
-        except BlockingIOError:
-            pass
         # A poller that sleeps between tries starved for 30 s behind writers that re-take the lock at
         # once; a blocked flock is woken on release. It blocks in a helper thread, so the wait stays
         # bounded by the deadline. (An abandoned wait closes the fd itself, once it gets the lock.)

@@ -17,7 +17,8 @@ from .settings import ScoringSettings
 
 OUTCOME_SYMBOL = {"worked": "Y", "partial": "~", "failed": "N", "unknown": "?"}
 SUCCESS_CREDIT = {"worked": 1.0, "partial": 0.5, "failed": 0.0}
-COUNTER_KEYS = ("score", "uses", "success_count", "outcomes", "last_used_at", "last_outcome")
+COUNTER_KEYS = (  # what scoring writes into frontmatter (curator protects them, history tells them apart)
+    "score", "uses", "success_count", "outcomes", "last_used_at", "last_outcome")
 
 
 def check_outcome(outcome: object) -> str:

@@ -19,6 +19,7 @@ import click
 from vault import Memory, NotFoundError, Vault, VaultError, gitmerge, init_vault
 
 from ..service import checks
+from ..service import operations as ops
 from .. import client
 from ..clients import integrations
 from ..views import render
@@ -28,7 +29,7 @@ from ..clients.codex_wiring import check_codex
 from ..clients.gemini_wiring import check_gemini
 from ..locate import locate
 from ..service.lookup import lookup
-from ..views.view import MemoryView, view_of, views
+from ..views.view import view_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -86,22 +87,20 @@ def emit_json(value: Any) -> None:
 
 
 class Remote:
-    """The running server's operations, called over HTTP with the server's token; memdir's errors are raised
-    again as the same VaultError subclass, so `except NotFoundError` works remotely as it does locally."""
+    """The running server's `Operations`: each request model posted over HTTP with the server's token, its
+    answer read back into the operation's result type. memdir's errors are raised again as the same
+    VaultError subclass, so `except NotFoundError` works remotely as it does locally."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def __getattr__(self, op: str) -> Callable[..., Any]:
-        def call(**args: Any) -> Any:
-            try:
-                return client.call(self.root, op, args)
-            except client.RemoteError as exc:
-                raise as_local(exc) from None
-            except client.Unavailable as exc:
-                raise click.ClickException(f"{exc}; run the command again to use the vault directly") from None
-
-        return call
+    def run(self, request: ops.Op[ops.R]) -> ops.R:
+        try:
+            return request.result_of(client.call(self.root, request.op, request.wire()))
+        except client.RemoteError as exc:
+            raise as_local(exc) from None
+        except client.Unavailable as exc:
+            raise click.ClickException(f"{exc}; run the command again to use the vault directly") from None
 
 
 def as_local(exc: client.RemoteError) -> Exception:
@@ -117,7 +116,7 @@ def as_local(exc: client.RemoteError) -> Exception:
 
 
 @contextmanager
-def service(vault_path: Path) -> Iterator[Any]:
+def service(vault_path: Path) -> Iterator[ops.Operations]:
     """The running server if there is one, else the vault opened in this process."""
     root = vault_root(vault_path)
     if client.serving(root) is not None:
@@ -241,11 +240,10 @@ def add(content: str, title: str | None, memory_type: str | None, collection: st
         allow_secret: bool, private: bool, vault_path: Path) -> None:
     """Write a new memory and print its id (an exact re-statement returns the existing one)."""
     with service(vault_path) as svc:
-        added = svc.add(content=content, title=title, type=memory_type, collection=collection, tags=list(tags),
-                        allow_secret=allow_secret, privacy="private" if private else "shared")
-    memory = MemoryView.model_validate(added["memory"])
-    click.echo(memory.id)
-    for line in render.added_notes(memory, added):
+        added = svc.run(ops.Add(content=content, title=title, type=memory_type, collection=collection, tags=list(tags),
+                                allow_secret=allow_secret, privacy="private" if private else "shared"))
+    click.echo(added.memory.id)
+    for line in render.added_notes(added):
         click.echo(line, err=True)
 
 
@@ -259,9 +257,9 @@ def show(ref: str, as_json: bool, version: str | None, vault_path: Path) -> None
     root = vault_root(vault_path)
     if version:
         with service(vault_path) as svc:
-            view = MemoryView.model_validate(svc.read(ref=ref, version=version))
+            view = svc.run(ops.Read(ref=ref, version=version))
     elif client.serving(root) is not None:
-        view = MemoryView.model_validate(Remote(root).read(ref=ref))
+        view = Remote(root).run(ops.Read(ref=ref))
     else:
         memory = lookup_anywhere(vault_path, ref)
         view = view_of(memory, stale=local_vault(vault_path)[0].stale(memory))
@@ -275,7 +273,7 @@ def list_(as_json: bool, vault_path: Path) -> None:
     """List every memory in the vault."""
     root = vault_root(vault_path)
     if client.serving(root) is not None:
-        listed = views(Remote(root).list())
+        listed = Remote(root).run(ops.List())
     else:
         listed = [view_of(m) for vault in local_vaults(vault_path) for m in vault.scan().memories]
     emit_json([view.as_json() for view in listed]) if as_json else click.echo(render.memory_rows(listed))
@@ -288,7 +286,7 @@ def doctor(as_json: bool, vault_path: Path) -> None:
     """Check every file; exit status 1 when any file has a problem."""
     root = vault_root(vault_path)
     if client.serving(root) is not None:
-        report = Remote(root).doctor()
+        report = Remote(root).run(ops.Doctor())
     else:
         vault, _ = local_vault(vault_path)
         scan = vault.scan()
@@ -353,7 +351,7 @@ def reindex(vault_path: Path) -> None:
     """Rebuild every index from the files (into a new generation, swapped in whole)."""
     root = vault_root(vault_path)
     if client.serving(root) is not None:
-        report = Remote(root).reindex()
+        report = Remote(root).run(ops.Reindex())
         click.echo(f"indexed {report['memories']} memories ({report['chunks']} chunks) in {report['seconds']:.1f} s "
                    f"by the running server; {report['problems']} problem files")
         return
@@ -389,14 +387,14 @@ def search(query: str | None, limit: int | None, days_back: float | None, collec
            before: str | None, as_of: str | None, as_json: bool, vault_path: Path) -> None:
     """Hybrid search (meaning + keywords + links); without QUERY, --days-back, --after or --before list a timeline."""
     with service(vault_path) as svc:
-        results = svc.search(query=query, days_back=days_back, collections=list(collections), types=list(types),
-                             tags=list(tags), sort_by=sort_by, limit=limit, include_superseded=include_superseded,
-                             after=after, before=before, as_of=as_of)
+        found = svc.run(ops.Search(query=query, days_back=days_back, collections=list(collections), types=list(types),
+                                   tags=list(tags), sort_by=sort_by, limit=limit, include_superseded=include_superseded,
+                                   after=after, before=before, as_of=as_of))
     if as_json:  # one shape for scripts and the model: {"results": [...]} and what shaped it, when anything did
-        emit_json(results)
+        emit_json(ops.as_json(found))
     else:
-        click.echo((render.as_of(results["as_of"]) if as_of else "") + render.window(results.get("window"))
-                   + render.search_results(views(results["results"])))
+        click.echo((render.as_of(found.as_of) if as_of and found.as_of else "") + render.window(found.window)
+                   + render.search_results(found.results))
 
 
 @cli.command()
@@ -406,7 +404,7 @@ def search(query: str | None, limit: int | None, days_back: float | None, collec
 def log(ref: str, as_json: bool, vault_path: Path) -> None:
     """A memory's committed versions, newest first: commit, date, author and what changed."""
     with service(vault_path) as svc:
-        report = svc.log(ref)
+        report = svc.run(ops.Log(ref=ref))
     emit_json(report) if as_json else click.echo(render.memory_log(report))
 
 
@@ -417,7 +415,7 @@ def log(ref: str, as_json: bool, vault_path: Path) -> None:
 def links(memory_id: str, as_json: bool, vault_path: Path) -> None:
     """Show a memory's relations: links out, backlinks, its supersedes chain and ghost targets."""
     with service(vault_path) as svc:
-        report = svc.relationships(memory_id=memory_id)
+        report = svc.run(ops.Relationships(memory_id=memory_id))
     emit_json(report) if as_json else click.echo(render.relations(report))
 
 
@@ -431,7 +429,7 @@ def links(memory_id: str, as_json: bool, vault_path: Path) -> None:
 def link(source: str, target: str, relation: str, as_json: bool, vault_path: Path) -> None:
     """Record a typed relation from SOURCE to TARGET in SOURCE's frontmatter (both are memory ids)."""
     with service(vault_path) as svc:
-        report = svc.link(source=source, target=target, relation=relation)
+        report = svc.run(ops.Link(source=source, target=target, relation=relation))
     emit_json(report) if as_json else click.echo(
         ("" if report["changed"] else "already recorded; nothing changed\n") + render.relations(report))
 
@@ -446,7 +444,7 @@ def score(pairs: tuple[str, ...], vault_path: Path) -> None:
     if len(pairs) % 2:
         raise click.UsageError("give pairs: ID OUTCOME [ID OUTCOME ...]")
     with service(vault_path) as svc:
-        result = svc.score(memory_scores=dict(zip(pairs[::2], pairs[1::2])))
+        result = svc.run(ops.Score(memory_scores=dict(zip(pairs[::2], pairs[1::2]))))
     click.echo(render.score_answer(result))
 
 
@@ -456,7 +454,7 @@ def score(pairs: tuple[str, ...], vault_path: Path) -> None:
 def gc(dry_run: bool, vault_path: Path) -> None:
     """Apply the lifecycle: promote, demote and expire memories (logged to .memdir/lifecycle.jsonl)."""
     with service(vault_path) as svc:
-        decisions = svc.gc(dry_run=dry_run)
+        decisions = svc.run(ops.Gc(dry_run=dry_run))
     click.echo(render.lifecycle(decisions, dry_run))
 
 
@@ -466,7 +464,7 @@ def gc(dry_run: bool, vault_path: Path) -> None:
 def stats(as_json: bool, vault_path: Path) -> None:
     """Count the vault's memories by collection and type, scored, superseded and problem files."""
     with service(vault_path) as svc:
-        report = svc.stats()
+        report = svc.run(ops.Stats())
     emit_json(report) if as_json else click.echo(render.stats(report))
 
 
@@ -476,7 +474,8 @@ def stats(as_json: bool, vault_path: Path) -> None:
 def delete(memory_id: str, vault_path: Path) -> None:
     """Move a memory's file to .trash/ (`memdir restore ID` brings it back)."""
     with service(vault_path) as svc:
-        click.echo(render.deleted(svc.delete(memory_id=memory_id)))
+        deleted = svc.run(ops.Delete(memory_id=memory_id))
+    click.echo(render.deleted(deleted))
 
 
 @cli.command()
@@ -486,8 +485,8 @@ def delete(memory_id: str, vault_path: Path) -> None:
 def verify(memory_ids: tuple[str, ...], as_json: bool, vault_path: Path) -> None:
     """Confirm memories still hold: anchor them to the project files they cite as those are now."""
     with service(vault_path) as svc:
-        report = svc.verify(ids=list(memory_ids))
-    emit_json(report) if as_json else click.echo(render.verified(report))
+        report = svc.run(ops.Verify(ids=list(memory_ids)))
+    emit_json(ops.as_json(report)) if as_json else click.echo(render.verified(report))
 
 
 @cli.command()
@@ -497,8 +496,8 @@ def verify(memory_ids: tuple[str, ...], as_json: bool, vault_path: Path) -> None
 def review(as_json: bool, keys: tuple[str, ...], vault_path: Path) -> None:
     """What needs a human decision: stale, duplicate, contradicting, expiring, invalid or suspicious memories."""
     with service(vault_path) as svc:
-        report = svc.review(dismiss=list(keys))
-    emit_json(report) if as_json else click.echo(render.review_items(report))
+        report = svc.run(ops.Review(dismiss=list(keys)))
+    emit_json(ops.as_json(report)) if as_json else click.echo(render.review_items(report))
 
 
 @cli.command()
@@ -507,7 +506,8 @@ def review(as_json: bool, keys: tuple[str, ...], vault_path: Path) -> None:
 def restore(memory_id: str, vault_path: Path) -> None:
     """Put a deleted memory back from .trash/ where it was; refuses if its id or place is taken."""
     with service(vault_path) as svc:
-        click.echo(render.restored(svc.restore(memory_id=memory_id)))
+        restored = svc.run(ops.Restore(memory_id=memory_id))
+    click.echo(render.restored(restored))
 
 
 @cli.command()
@@ -521,7 +521,7 @@ def ingest(paths: tuple[Path, ...], title: str | None, tags: tuple[str, ...], dr
            vault_path: Path) -> None:
     """Bring PDF, HTML, text and Markdown documents (or folders of them) into books/."""
     with service(vault_path) as svc:
-        results = svc.ingest(paths=[str(p.resolve()) for p in paths], title=title, tags=list(tags), dry_run=dry_run)
+        results = svc.run(ops.Ingest(paths=[str(p.resolve()) for p in paths], title=title, tags=list(tags), dry_run=dry_run))
     emit_json(results) if as_json else click.echo(render.ingested(results))
     if any(r["status"] == "error" for r in results):
         sys.exit(1)
@@ -533,7 +533,7 @@ def ingest(paths: tuple[Path, ...], title: str | None, tags: tuple[str, ...], dr
 def books(as_json: bool, vault_path: Path) -> None:
     """List the books: ingested documents and hand-written references (remove one with `memdir delete ID`)."""
     with service(vault_path) as svc:
-        listed = svc.books()
+        listed = svc.run(ops.Books())
     emit_json(listed) if as_json else click.echo(render.books(listed))
 
 
@@ -546,7 +546,7 @@ def books(as_json: bool, vault_path: Path) -> None:
 def suggest_merges(threshold: float | None, memory_type: str | None, limit: int, as_json: bool, vault_path: Path) -> None:
     """List groups of near-duplicate memories (nothing is merged automatically)."""
     with service(vault_path) as svc:
-        clusters = svc.suggest_merges(threshold=threshold, type=memory_type, limit=limit)
+        clusters = svc.run(ops.SuggestMerges(threshold=threshold, type=memory_type, limit=limit))
     emit_json(clusters) if as_json else click.echo(render.clusters(clusters))
 
 
@@ -559,7 +559,7 @@ def suggest_merges(threshold: float | None, memory_type: str | None, limit: int,
 def merge(ids: tuple[str, ...], title: str, content: str | None, allow_secret: bool, vault_path: Path) -> None:
     """Merge memories into one that supersedes them; the sources move to .trash/."""
     with service(vault_path) as svc:
-        merged = MemoryView.model_validate(svc.merge(ids=list(ids), title=title, content=content, allow_secret=allow_secret))
+        merged = svc.run(ops.Merge(ids=list(ids), title=title, content=content, allow_secret=allow_secret))
     click.echo(f"{merged.id}  {merged.path}  (supersedes {', '.join(ids)}; sources moved to .trash/)")
 
 

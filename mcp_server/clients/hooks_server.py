@@ -17,6 +17,7 @@ from indexer import timewords
 from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError
 
+from ..service import leaks
 from ..service import privacy as vaults
 from ..service import turns
 from ..service.capture import MAX_EXCHANGE_CHARS
@@ -32,6 +33,9 @@ STALE_SECONDS = 45.0  # longer than any hook waits for its request: an older spo
 # A hook waits under a second for its answer (hooks.TIMEOUTS): a spool file older than this has nobody waiting
 # on it, so the server's own timer may apply it (a request that still arrives finds it taken: applied once).
 ORPHANED_SECONDS = 2.0
+# How long a prompt's search waits for its query vector before it answers from the keyword channel alone: the
+# model host may be starting (a cold start) or busy with a first index build, and the hook leaves after 0.9 s.
+VECTOR_WAIT_SECONDS = 0.25
 
 
 class HookHandler:
@@ -60,11 +64,20 @@ class HookHandler:
                            scorable=scorable)
             result.update(additionalContext="\n\n".join(part for part in (scoring, block) if part),
                           shown=[line.memory_id for line in kept], scoring_required=bool(scoring))
-            turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=turns.first_line(state.prompt),
+            turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=self._loggable(state.prompt, kept),
                          shown=[explained[line.memory_id] for line in kept if line.memory_id in explained])
 
         self._settle(event, lambda: self.service.sessions.update(session_id, turn))
         return result
+
+    def _loggable(self, prompt: str, kept: list[Line]) -> str:
+        """The prompt's first line for the turn log in the project vault, unless it repeats a private memory shown
+        with it: privacy is one rule on every path, and the log is a project file as a captured exchange is."""
+        line = turns.first_line(prompt)
+        shown = (self.service.find(k.memory_id) for k in kept)
+        private = [m for m in shown if m is not None and not vaults.visible(m, include_private=False)]
+        found = leaks.repeated(line, private)
+        return line if found is None else f"(withheld: it repeats private memory {found[0].id})"
 
     def _start_turn(self, state: Session, prompt: str, event: Mapping[str, Any]) -> str:
         """Open a new turn; ask for scores when the previous answer completed with memories unscored."""
@@ -93,7 +106,7 @@ class HookHandler:
         always = self.service.always_inject()  # both vaults: the session is the local user's own
         hits: list[Hit] = []
         if prompt.strip():
-            hits = self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30))
+            hits = self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30, vector_wait=VECTOR_WAIT_SECONDS))
         chosen = _slots(hits, self.settings, exclude={m.id for m in always},
                         recent=timewords.is_vague(prompt))
         lines = []

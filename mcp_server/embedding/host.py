@@ -16,7 +16,6 @@ for many concurrent callers), and starts it again when it went away (idle exit, 
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hmac
 import http.client
 import json
@@ -33,8 +32,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from vault import atomic
+from vault.lock import release, try_lock
 
 from .. import client
+from ..waiting import attempts
 from ..rss import rss_mb
 
 log = logging.getLogger("memdir.embed_host")
@@ -172,10 +173,8 @@ def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> Ho
     """The running host, answering its health check; started and waited for when needed (bounded)."""
     folder = client.servers_folder()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    deadline = time.monotonic() + timeout
     child: int | None = None
-    delay = 0.05
-    while True:
+    for _ in attempts(timeout):  # the host loads the model: nothing to wait on but time
         info = running(folder)
         if info is not None:
             try:
@@ -187,11 +186,7 @@ def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> Ho
             child = _start(folder, idle_exit_seconds)
         elif child is not None and child > 0 and not _alive_child(child) and not _lock_held(folder):
             raise EmbedderUnavailable(f"the memdir embedding host exited while starting; see {folder / LOG_FILE}")
-        if time.monotonic() >= deadline:
-            raise EmbedderUnavailable(f"the memdir embedding host did not start within {timeout:.0f} s; "
-                                      f"see {folder / LOG_FILE}")
-        time.sleep(delay)  # the host loads the model: nothing to wait on but time
-        delay = min(delay * 1.5, 0.5)
+    raise EmbedderUnavailable(f"the memdir embedding host did not start within {timeout:.0f} s; see {folder / LOG_FILE}")
 
 
 def _alive_child(pid: int) -> bool:
@@ -219,10 +214,7 @@ class _Host(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.model = model
         self.token = token
-        # One batch of documents at a time (one already uses every core); a query never waits for it
-        # (ONNX Runtime runs sessions from several threads at once), so a prompt hook is not held up by
-        # the background embedding of a pulled vault.
-        self.model_lock = threading.Lock()
+        self.model_lock = threading.Lock()  # one batch of documents at a time: a batch already uses every core
         self.last_request = time.monotonic()
         self.started = time.time()
 
@@ -288,6 +280,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.server.last_request = time.monotonic()
         if query and len(texts) == 1:
+            # A query is one short text a prompt hook waits on: it runs beside a batch of documents (the ONNX
+            # session takes concurrent runs) instead of queueing behind a backfill or a capture's batch.
             vectors = self.server.model.embed_query(texts[0])[None, :]
         else:
             with self.server.model_lock:
@@ -303,11 +297,8 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
 
     folder = client.servers_folder()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lock_fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(lock_fd)
+    lock_fd = try_lock(folder / LOCK_FILE)
+    if lock_fd is None:
         log.info("another memdir embedding host runs for this user; not starting a second")
         return 0
     try:
@@ -336,8 +327,7 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
             (folder / ADDRESS_FILE).unlink(missing_ok=True)
         return 0
     finally:
-        fcntl.flock(lock_fd, fcntl.LOCK_UN)
-        os.close(lock_fd)
+        release(lock_fd)
 
 
 def main(argv: list[str]) -> int:

@@ -15,7 +15,6 @@ or memdir.toml disappeared, is closed; the process exits when it serves no vault
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hmac
 import json
 import logging
@@ -37,11 +36,13 @@ from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Mount, Route
 
 from vault import VaultError, atomic
+from vault.lock import open_lock_file, release, try_flock
 
 from ..client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
 from ..config import Config
 from ..embedding.host import SharedEmbedder
 from ..rss import rss_mb
+from ..waiting import attempts
 from .http_limits import BoundedH11
 from .served import ServedVault, error, open_vault, status_of
 from ..web.auth import WebAuth
@@ -123,18 +124,19 @@ class UserServer:
         """Become this user's server, or raise AlreadyRunning naming the one that is. A server on its way
         out still holds the lock for a moment: wait for it rather than leave the user with none."""
         own_folder()
-        fd = os.open(self.folder / PROCESS_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-        deadline = time.monotonic() + LOCK_WAIT_SECONDS
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
+        fd = open_lock_file(self.folder / PROCESS_LOCK)
+        try:
+            for _ in attempts(LOCK_WAIT_SECONDS, 0.1, 0.1):  # the holder is starting or exiting: nothing to wait on but its lock
+                if try_flock(fd):
+                    break
                 current = running()
-                if current is not None or time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise AlreadyRunning(current) from None
-                time.sleep(0.1)  # the holder is starting or exiting: nothing to wait on but its lock
+                if current is not None:
+                    raise AlreadyRunning(current)
+            else:
+                raise AlreadyRunning(None)
+        except BaseException:
+            os.close(fd)
+            raise
         self._lock_fd = fd
 
     def serve(self, first: Path | None = None, ready: Callable[[ServerInfo], None] | None = None) -> None:
@@ -163,8 +165,7 @@ class UserServer:
         finally:
             self._forget_address()
             if self._lock_fd is not None:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-                os.close(self._lock_fd)
+                release(self._lock_fd)
                 self._lock_fd = None
 
     def _leave(self, reason: str) -> None:

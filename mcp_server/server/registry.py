@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import client
 from ..rss import rss_mb
+from ..waiting import wait_until
 
 
 def folder() -> Path:
@@ -109,7 +110,6 @@ def stop(timeout: float = 30.0) -> list[Served]:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
-        for pid in pids:
-            while client.process_alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.05)  # another process's exit: nothing to wait on but time
+        for pid in pids:  # another process's exit: nothing to wait on but time
+            wait_until(lambda pid=pid: not client.process_alive(pid), deadline - time.monotonic())
     return chosen

@@ -9,9 +9,7 @@ against a second server or an older memdir that serves a vault in a process of i
 
 from __future__ import annotations
 
-import fcntl
 import gc
-import inspect
 import json
 import logging
 import os
@@ -27,6 +25,7 @@ from starlette.routing import Mount, Route
 
 from vault import VaultError
 from vault.errors import ConflictError, DiskFullError, NotFoundError, PathError, ValidationError
+from vault.lock import open_lock_file, release, try_flock
 
 from ..tools import mcp_tools as tools
 from ..service.app import App
@@ -34,18 +33,13 @@ from ..client import IDEMPOTENCY_HEADER, VAULT_LOCK, process_alive
 from ..config import load_config
 from .idle import IdleWatch
 from .schedule import Every
+from ..service import operations
 from ..service.memory_service import MemoryService
 
 log = logging.getLogger("memdir.server")
 MAX_BODY = 1_000_000
 SPOOL_DRAIN_SECONDS = 2.0  # how often the server looks for hook events no request delivered
 
-# Operations the CLI may run remotely: the names of MemoryService methods, nothing else.
-OPERATIONS = frozenset({
-    "search", "read", "log", "list", "doctor", "relationships", "link", "linked", "stats", "insights", "add", "update",
-    "append", "delete", "restore", "ingest", "books", "record_response", "score", "gc", "suggest_merges", "merge", "reindex",
-    "verify", "review",
-})
 STATUS = {NotFoundError: 404, PathError: 400, ValidationError: 400, ConflictError: 409, DiskFullError: 507}
 
 
@@ -73,11 +67,14 @@ class ServedVault:
         """Take the vault's lock, or raise AlreadyServed naming the process that holds it."""
         path = self.root / VAULT_LOCK
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = open_lock_file(path)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            written = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            held = not try_flock(fd)
+            written = os.pread(fd, 32, 0).decode(errors="replace").strip() if held else ""
+        except BaseException:
+            os.close(fd)
+            raise
+        if held:
             os.close(fd)
             # An older memdir writes no pid: a number left by an earlier holder is named only while it runs.
             holder = f" (pid {written})" if written.isdigit() and process_alive(int(written)) else ""
@@ -151,8 +148,7 @@ class ServedVault:
                 log.warning("closing %s: %s", self.root, exc)
             self.app = None
         if self._lock_fd is not None:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-            os.close(self._lock_fd)
+            release(self._lock_fd)
             self._lock_fd = None
         # What the vault's indices froze must not stay frozen once they are gone (a cycle would be kept forever).
         gc.unfreeze()
@@ -165,16 +161,15 @@ class ServedVault:
         body = await _json_body(request)
         if isinstance(body, JSONResponse):
             return body
-        op, args = body.get("op"), body.get("args", {})
-        if op not in OPERATIONS or not isinstance(args, dict):
-            return error("ValidationError", f"unknown operation {op!r}", 400)
-        method = getattr(self.service, op)
-        try:
-            inspect.signature(method).bind(**args)
-        except TypeError as exc:
-            return error("ValidationError", f"bad arguments for {op}: {exc}", 400)
+        try:  # the contract's request model: an unknown or mistyped argument is named, nothing runs
+            operation = operations.parse(body.get("op"), body.get("args", {}))
+        except ValidationError as exc:
+            return error("ValidationError", str(exc), 400)
+        service = self.service
+        assert service is not None  # routes are mounted by load(), after the service exists
         key = request.headers.get(IDEMPOTENCY_HEADER)  # a retried write is applied once
-        return await _run(lambda: {"result": self.service.once(key, op, lambda: method(**args))})
+        # The service's JSON answer goes out as it is: the client reads it back into the operation's result type.
+        return await _run(lambda: {"result": service.once(key, operation.op, lambda: operation.run_on(service))})
 
     async def _hook(self, request: Request) -> JSONResponse:
         body = await _json_body(request)

@@ -53,7 +53,9 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
     if exchange.previous and exchange.previous in curator.index.memories:
         extra["previous"] = exchange.previous  # consecutive exchanges give each other context
     try:
-        added = curator.add(text, title=title, type="history", collection="working", extra=extra)
+        # Not compared with similar memories: a capture reports no near-duplicates, and its embedding would
+        # queue before the prompts of every other session (the index embeds it in its next batch instead).
+        added = curator.add(text, title=title, type="history", collection="working", extra=extra, compare=False)
     except VaultError as exc:
         log.warning("session %s: exchange not stored: %s", exchange.session_id, exc)
         return None

@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypedDict, TypeVar
 
 from indexer import books as book_files
 from indexer import review
@@ -25,11 +25,12 @@ from vault.paths import resolved_within
 from vault.model import bank_weight
 
 from . import capture, checks, leaks, turns
+from .operations import Op, R
 from . import privacy as vaults
 from .app import App
 from .idempotency import Recent
 from .lookup import looks_like_path
-from .sessions import SessionStore
+from .sessions import Session, SessionStore
 from ..views.view import view_of
 
 T = TypeVar("T")
@@ -47,6 +48,11 @@ class MemoryService:
         self.searcher = app.searcher
         self.sessions = SessionStore(app.root)
         self.recent = Recent()  # keyed writes already applied: a client's retry gets the first result
+
+    def run(self, request: Op[R]) -> R:
+        """An operation of the contract (operations.py), answered with its typed result: the `Operations`
+        the CLI calls when no server serves the vault."""
+        return request.result_of(request.run_on(self))
 
     def once(self, key: str | None, name: str, call: Callable[[], T]) -> T:
         """Run a write once per idempotency key (idempotency.py); without a key, every time."""
@@ -148,11 +154,6 @@ class MemoryService:
     def stale(self, memory: Memory) -> list[dict[str, Any]]:
         """Cited project files that changed since the memory was anchored ([] when fresh)."""
         return self.index.vault.stale(memory)
-
-    def list(self, include_private: bool = True) -> list[dict[str, Any]]:
-        memories = [m for side in self.app.sides(include_private) for m in side.index.memories.values()
-                    if vaults.visible(m, include_private)]
-        return [view_of(m).as_json() for m in sorted(memories, key=lambda m: (m.source != "project", m.path))]
 
     def doctor(self) -> dict[str, Any]:
         problems = self.index.problems() + self.index.vault.anchor_problems(self.index.memories.values())
@@ -397,8 +398,7 @@ class MemoryService:
         """The project vault's books: title, source, size and when, ingested or hand-written."""
         return [{"id": m.id, "title": m.title, "path": m.path, "source": m.frontmatter.get(book_files.SOURCE_PATH),
                  "kind": m.frontmatter.get("source_kind", "markdown"), "chars": len(m.body),
-                 "sections": sum(1 for line in m.body.splitlines() if line.startswith("#")), "updated_at": (m.updated_at or m.created_at).isoformat()
-                 if (m.updated_at or m.created_at) else None}
+                 "sections": sum(1 for line in m.body.splitlines() if line.startswith("#")), "updated_at": _isoformat(m.updated_at or m.created_at)}
                 for m in book_files.books(self.app.project.index.memories.values())]
 
     def record_response(self, key_takeaway: str, initial_score: str | None = None,
@@ -437,7 +437,11 @@ class MemoryService:
         results = [r for side, part in by_side.values() for r in side.curator.score(part)]
         still = [i for i in awaiting if i not in outcomes]
         if session:
-            scored = self.sessions.update(session, lambda s: (s.mark_scored(outcomes), setattr(s, "scoring_required", False)))
+            def mark(state: Session) -> None:
+                state.mark_scored(outcomes)
+                state.scoring_required = False
+
+            scored = self.sessions.update(session, mark)
             turns.record(self.app.root, "score", scored.id, scored.turn, scores=outcomes)  # for the web view's Turns page
         return {
             "scored": [{"id": r.id, "outcome": r.outcome, "changes": _jsonable(r.changes), "note": r.note} for r in results],
@@ -546,6 +550,12 @@ class MemoryService:
         exchange = capture.Exchange(session_id, prompt, answer, [self.find(i) for i in shown], previous)
         return capture.store_exchange(self.app, exchange)
 
+    # Last in the class: below it, `list` in an annotation would name this method, not the builtin.
+    def list(self, include_private: bool = True) -> list[dict[str, Any]]:
+        memories = [m for side in self.app.sides(include_private) for m in side.index.memories.values()
+                    if vaults.visible(m, include_private)]
+        return [view_of(m).as_json() for m in sorted(memories, key=lambda m: (m.source != "project", m.path))]
+
 
 def _jsonable(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: (v.strftime("%Y-%m-%dT%H:%M:%SZ") if isinstance(v, datetime) else v) for k, v in values.items()}
@@ -580,6 +590,14 @@ def moment(value: str | None, name: str) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
-def _kept_private(why: str | None) -> dict[str, str]:
+class KeptPrivate(TypedDict, total=False):
+    kept_private: str
+
+
+def _kept_private(why: str | None) -> KeptPrivate:
     """The optional key saying why a new memory went to the private side (absent when it did not)."""
     return {"kept_private": why} if why else {}
+
+
+def _isoformat(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None

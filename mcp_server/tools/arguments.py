@@ -15,8 +15,7 @@ from pydantic import ValidationError
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-# A value longer than this is not echoed back whole: the model sent it, it only needs to recognise it.
-ECHO_CHARS = 60
+from ..service.operations import problems, unknown_clause
 
 
 def refuse_unknown_and_explain(mcp: MCPServer) -> None:
@@ -43,25 +42,9 @@ def refuse_unknown_and_explain(mcp: MCPServer) -> None:
 
 
 def unknown_sentence(tool: str, unknown: list[str], known: list[str]) -> str:
-    listed = ", ".join(f"`{n}`" for n in unknown)
-    noun = "argument" if len(unknown) == 1 else "arguments"
-    return f"{tool} has no {noun} {listed}; its arguments are {', '.join(known) or 'none'}."
+    return f"{tool} has {unknown_clause(unknown, known)}."
 
 
 def invalid_sentence(tool: str, error: ValidationError) -> str:
     """`search_memory: argument `limit` should be less than or equal to 50 (got 500).` (one sentence)"""
-    parts = []
-    for item in error.errors(include_url=False):
-        where = ".".join(str(part) for part in item["loc"]) or "arguments"
-        if item["type"] == "missing":
-            parts.append(f"argument `{where}` is required")
-            continue
-        expected = item["msg"].removeprefix("Input ").removeprefix("Value error, ")
-        expected = expected[:1].lower() + expected[1:]
-        parts.append(f"argument `{where}` {expected} (got {echo(item.get('input'))})")
-    return f"{tool}: " + "; ".join(parts) + "."
-
-
-def echo(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= ECHO_CHARS else text[: ECHO_CHARS - 1] + "…"
+    return f"{tool}: {problems(error)}."

@@ -60,6 +60,7 @@ from .schemas import (
     VerifyOut,
 )
 from ..service.memory_service import MemoryService
+from ..views.results import Added, Deleted, ReviewResult, ScoreResult, VerifyResult
 
 Collection = Literal["working", "history", "patterns", "memory_bank", "books"]
 MemoryType = Literal[
@@ -169,7 +170,7 @@ def build(service: MemoryService) -> MCPServer:
         title: Annotated[str | None, Field(max_length=200)] = None,
         allow_secret: AllowSecret = False,
     ) -> Annotated[CallToolResult, AddOut]:
-        return respond(AddOut, lambda d: render.added(MemoryView.model_validate(d["memory"]), d), once(ctx, "add", lambda: service.add(
+        return respond(AddOut, lambda d: render.added(Added.model_validate(d)), once(ctx, "add", lambda: service.add(
             content, type=type, tags=tags, title=title, importance=importance, confidence=confidence,
             always_inject=always_inject, privacy=privacy, allow_secret=allow_secret, session=session_of(ctx))))
 
@@ -200,17 +201,18 @@ def build(service: MemoryService) -> MCPServer:
 
     @mcp.tool(description=DELETE, annotations=REMOVE)
     def delete_memory(id: MemoryId, ctx: Context) -> Annotated[CallToolResult, DeleteOut]:
-        return respond(DeleteOut, render.deleted, once(ctx, "delete", lambda: service.delete(id)))
+        return respond(DeleteOut, lambda d: render.deleted(Deleted.model_validate(d)),
+                       once(ctx, "delete", lambda: service.delete(id)))
 
     @mcp.tool(description=VERIFY, annotations=APPEND)
     def verify_memory(
         ids: Annotated[list[MemoryId], Field(min_length=1, max_length=20, description="Memories you checked against the code")],
     ) -> Annotated[CallToolResult, VerifyOut]:
-        return respond(VerifyOut, render.verified, lambda: service.verify(ids))
+        return respond(VerifyOut, lambda d: render.verified(VerifyResult.model_validate(d)), lambda: service.verify(ids))
 
     @mcp.tool(description=REVIEW, annotations=READ)
     def get_review_queue() -> Annotated[CallToolResult, ReviewOut]:
-        return respond(ReviewOut, render.review_items, lambda: service.review())
+        return respond(ReviewOut, lambda d: render.review_items(ReviewResult.model_validate(d)), lambda: service.review())
 
     @mcp.tool(description=INGEST, annotations=ADD)
     def ingest_document(
@@ -228,7 +230,7 @@ def build(service: MemoryService) -> MCPServer:
         outcome: Annotated[Outcome, Field(description="How the previous exchange went")],
         memory_scores: Annotated[dict[MemoryId, Outcome], Field(max_length=50)] = {},  # noqa: B006
     ) -> Annotated[CallToolResult, ScoreOut]:
-        return respond(ScoreOut, render.score_answer,
+        return respond(ScoreOut, lambda d: render.score_answer(ScoreResult.model_validate(d)),
                        once(ctx, "score", lambda: service.score(memory_scores, outcome, session_of(ctx))))
 
     @mcp.tool(description=RECORD, annotations=ADD)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from .outward import DATA_NOTE, HitOut, clip, hit_lines, neutral, place, quote, stale_label, uses_label
-from .view import MemoryView, StaleCite
+from .results import Added, Deleted, Restored, ReviewResult, ScoreResult, VerifyResult
+from .view import MemoryView
 
 
 def stats_label(view: MemoryView) -> str:
@@ -109,21 +110,21 @@ def relations(report: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def added_notes(memory: MemoryView, added: Mapping[str, Any]) -> list[str]:
+def added_notes(added: Added) -> list[str]:
     """What `memdir add` says besides the id: re-statements, near-duplicates, possible conflicts."""
+    memory = added.memory
     notes = [memory.kept_private] if memory.kept_private else []
-    if added["status"] == "restated":
+    if added.status == "restated":
         notes.append(f"already stored as [id:{memory.id}] ({memory.path}); marked as re-stated")
-    for similar in added["near_duplicates"]:
-        notes.append(f"near-duplicate of [id:{similar['id']}] {similar['title']} (similarity {similar['similarity']:.2f}); "
-                     f"consider: memdir merge {memory.id} {similar['id']} --into TITLE")
-    for similar in added["possible_conflicts"]:
-        notes.append(f"possible conflict with [id:{similar['id']}] {similar['title']} "
-                     f"(similarity {similar['similarity']:.2f})")
+    for similar in added.near_duplicates:
+        notes.append(f"near-duplicate of [id:{similar.id}] {similar.title} (similarity {similar.similarity:.2f}); "
+                     f"consider: memdir merge {memory.id} {similar.id} --into TITLE")
+    for similar in added.possible_conflicts:
+        notes.append(f"possible conflict with [id:{similar.id}] {similar.title} (similarity {similar.similarity:.2f})")
     return notes
 
 
-def lifecycle(applied: list[Mapping[str, Any]], dry_run: bool) -> str:
+def lifecycle(applied: Sequence[Mapping[str, Any]], dry_run: bool) -> str:
     if not applied:
         return "nothing to do"
     lines = []
@@ -134,7 +135,7 @@ def lifecycle(applied: list[Mapping[str, Any]], dry_run: bool) -> str:
     return "\n".join(lines)
 
 
-def clusters(groups: list[Mapping[str, Any]]) -> str:
+def clusters(groups: Sequence[Mapping[str, Any]]) -> str:
     if not groups:
         return "no near-duplicate groups"
     lines = []
@@ -172,19 +173,20 @@ def insights(data: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def added(memory: MemoryView, data: Mapping[str, Any]) -> str:
-    if data["status"] == "restated":
+def added(data: Added) -> str:
+    memory = data.memory
+    if data.status == "restated":
         lines = [f"Already stored as [id:{memory.id}] ({memory.path}); nothing new was written, it is marked re-stated."]
     else:
         lines = [f"Stored [id:{memory.id}] in {memory.collection} ({memory.path})."]
     if memory.kept_private:
         lines.append(memory.kept_private[0].upper() + memory.kept_private[1:] + ".")
-    for similar in data["near_duplicates"]:
-        lines.append(f"Near-duplicate of [id:{similar['id']}] {quote(similar['title'], 120)} (similarity "
-                     f"{similar['similarity']:.2f}): consider merge_memories.")
-    for similar in data["possible_conflicts"]:
-        lines.append(f"Possible conflict with [id:{similar['id']}] {quote(similar['title'], 120)} (similarity "
-                     f"{similar['similarity']:.2f}): check which is right; update or delete the wrong one.")
+    for similar in data.near_duplicates:
+        lines.append(f"Near-duplicate of [id:{similar.id}] {quote(similar.title, 120)} (similarity "
+                     f"{similar.similarity:.2f}): consider merge_memories.")
+    for similar in data.possible_conflicts:
+        lines.append(f"Possible conflict with [id:{similar.id}] {quote(similar.title, 120)} (similarity "
+                     f"{similar.similarity:.2f}): check which is right; update or delete the wrong one.")
     return "\n".join(lines)
 
 
@@ -193,47 +195,45 @@ def changed(verb: str, memory: MemoryView) -> str:
     return f"{verb} [id:{memory.id}] {quote(memory.title, 120)} ({memory.path}){why}"
 
 
-def deleted(data: Mapping[str, Any]) -> str:
-    line = f"moved [id:{data['id']}] {quote(data['title'], 120)} to {data['moved_to']} (memdir restore {data['id']} brings it back)"
-    dependants = data.get("dependants") or []
+def deleted(data: Deleted) -> str:
+    line = f"moved [id:{data.id}] {quote(data.title, 120)} to {data.moved_to} (memdir restore {data.id} brings it back)"
+    dependants = data.dependants
     if dependants:
-        named = "; ".join(f"[id:{d['id']}] {quote(d['title'], 120)}" for d in dependants)
+        named = "; ".join(f"[id:{d.id}] {quote(d.title, 120)}" for d in dependants)
         line += (f"\n{len(dependants)} {'memory depends' if len(dependants) == 1 else 'memories depend'} on it, "
                  f"and their depends_on now names a deleted memory: {named}")
     return line
 
 
-def verified(data: Mapping[str, Any]) -> str:
+def verified(data: VerifyResult) -> str:
     """One line per memory: what it is anchored to now, and what had changed under it."""
     lines = []
-    for item in data["verified"]:
-        anchored = ", ".join(item["anchors"]) or "no project files cited"
-        was_stale = [StaleCite.model_validate(cite) for cite in item["was_stale"]]
-        was = f" (was: {stale_label(was_stale, advice='')})" if was_stale else ""
-        still = [StaleCite.model_validate(cite) for cite in item.get("still_stale") or []]
-        if still:
-            lines.append(f"NOT verified [id:{item['id']}] {quote(item['title'], 120)}: "
-                         f"{stale_label(still, advice='')}; update the memory to what the code says now")
+    for item in data.verified:
+        anchored = ", ".join(item.anchors) or "no project files cited"
+        was = f" (was: {stale_label(item.was_stale, advice='')})" if item.was_stale else ""
+        if item.still_stale:
+            lines.append(f"NOT verified [id:{item.id}] {quote(item.title, 120)}: "
+                         f"{stale_label(item.still_stale, advice='')}; update the memory to what the code says now")
             continue
-        lines.append(f"verified [id:{item['id']}] {quote(item['title'], 120)}: {anchored}{was}")
+        lines.append(f"verified [id:{item.id}] {quote(item.title, 120)}: {anchored}{was}")
     return "\n".join(lines)
 
 
-def review_items(data: Mapping[str, Any]) -> str:
+def review_items(data: ReviewResult) -> str:
     """`[stale] m-… : reason` then `   → action  (dismiss: memdir review --dismiss KEY)`."""
-    if not data["items"]:
+    if not data.items:
         return "Nothing to review."
     lines = []
-    for item in data["items"]:
-        who = " ".join(f"[id:{i}]" for i in item["ids"]) or f"{item['path']}" + (f":{item['line']}" if item.get("line") else "")
-        lines.append(f"[{item['kind']}] {who}: {neutral(item['reason'])}")
-        lines.append(f"   → {item['action']}  (dismiss: memdir review --dismiss {item['key']})")
-    count = len(data["items"])
+    for item in data.items:
+        who = " ".join(f"[id:{i}]" for i in item.ids) or f"{item.path}" + (f":{item.line}" if item.line else "")
+        lines.append(f"[{item.kind}] {who}: {neutral(item.reason)}")
+        lines.append(f"   → {item.action}  (dismiss: memdir review --dismiss {item.key})")
+    count = len(data.items)
     return "\n".join(lines + [f"{count} item{'s' if count != 1 else ''} to review"])
 
 
-def restored(data: Mapping[str, Any]) -> str:
-    return f"restored [id:{data['id']}] {quote(data['title'], 120)} to {data['restored_to']}"
+def restored(data: Restored) -> str:
+    return f"restored [id:{data.id}] {quote(data.title, 120)} to {data.restored_to}"
 
 
 def full_memory(view: MemoryView) -> str:
@@ -249,18 +249,18 @@ def full_memory(view: MemoryView) -> str:
     return "\n".join(lines + ["text:", body])
 
 
-def score_answer(data: Mapping[str, Any]) -> str:
+def score_answer(data: ScoreResult) -> str:
     lines = []
-    for item in data["scored"]:
-        change = ", ".join(f"{k} {v}" for k, v in item["changes"].items() if k in ("score", "uses"))
-        lines.append(f"[id:{item['id']}] {item['outcome']}: {change or item['note']}")
-    if data.get("exchange"):
-        lines.append(f"(the previous exchange is [id:{data['exchange']}])")
-    if data.get("verify"):
+    for item in data.scored:
+        change = ", ".join(f"{k} {v}" for k, v in item.changes.items() if k in ("score", "uses"))
+        lines.append(f"[id:{item.id}] {item.outcome}: {change or item.note}")
+    if data.exchange:
+        lines.append(f"(the previous exchange is [id:{data.exchange}])")
+    if data.verify:
         lines.append("Worked, but the code they cite changed since they were written: if they still hold, "
-                     "verify_memory(ids=[" + ", ".join(f'"{i}"' for i in data["verify"]) + "])")
-    if data["unscored"]:
-        lines.append("Still waiting for a score (shown last turn): " + ", ".join(f"[id:{i}]" for i in data["unscored"]))
+                     "verify_memory(ids=[" + ", ".join(f'"{i}"' for i in data.verify) + "])")
+    if data.unscored:
+        lines.append("Still waiting for a score (shown last turn): " + ", ".join(f"[id:{i}]" for i in data.unscored))
     return "\n".join(lines) or "nothing to score"
 
 
@@ -293,7 +293,7 @@ def stats(data: Mapping[str, Any]) -> str:
     return text
 
 
-def ingested(results: list[Mapping[str, Any]]) -> str:
+def ingested(results: Sequence[Mapping[str, Any]]) -> str:
     lines = []
     for r in results:
         if r["status"] == "error":
@@ -309,14 +309,14 @@ def ingested(results: list[Mapping[str, Any]]) -> str:
     return "\n".join(lines) or "no documents found"
 
 
-def books(listed: list[Mapping[str, Any]]) -> str:
+def books(listed: Sequence[Mapping[str, Any]]) -> str:
     if not listed:
         return "No books yet: `memdir ingest PATH` brings in PDF, HTML, text and Markdown documents."
     return "\n".join(f"[id:{b['id']}] {quote(b['title'], 80)} · {b['path']} · {b['chars']:,} chars, {b['sections']} "
                      f"sections · from {b['source'] or 'hand-written'}" for b in listed)
 
 
-def servers(served: list[Mapping[str, Any]]) -> str:
+def servers(served: Sequence[Mapping[str, Any]]) -> str:
     if not served:
         return "no memdir server is running for this user"
 

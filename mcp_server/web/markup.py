@@ -47,11 +47,12 @@ def esc(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def frame(title: str, body: str, *, vault: str = "", message: str = "", failed: bool = False) -> str:
+def frame(title: str, body: str, *, vault: str = "", message: str = "", failed: bool = False, reload: int | None = None) -> str:
     nav = "".join(f'<a href="{href}">{name}</a>' for name, href in NAV)
     note = f'<section class="{"error" if failed else "note"}">{esc(message)}</section>' if message else ""
     return ("<!doctype html><html lang=en><head><meta charset=utf-8>"
             '<meta name=viewport content="width=device-width,initial-scale=1">'
+            + (f'<meta http-equiv=refresh content="{reload}">' if reload else "") +  # asks again with no script
             f"<title>{esc(title)} · memdir</title><style>{STYLE}</style></head><body>"
             f'<header><b>memdir</b>{nav}<span class=muted>{esc(vault)}</span></header>'
             f"<main>{note}<h1>{esc(title)}</h1>{body}</main></body></html>")

@@ -17,6 +17,7 @@ from vault.errors import NotFoundError, PathError, ValidationError, VaultError
 from vault.ids import check_id
 from vault.paths import check_relative
 
+from . import inbox_review
 from .markup import diff, esc, form, frame, markdown, memory_href, plot, table
 
 GIT_SECONDS = 10
@@ -29,38 +30,24 @@ def _link(memory_id: str, title: str | None = None) -> str:
 # -- the review inbox ---------------------------------------------------------------------
 
 PAGE_ITEMS = 40
-REVIEW_SECONDS = 30.0  # how long an inbox is reused while nothing in the vaults changed (see review_items)
-_REVIEWS: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], float, list[dict[str, Any]]]] = weakref.WeakKeyDictionary()
+RELOAD_SECONDS = 1  # how often the "still checking" page asks again
 
 
-def review_items(service: Any) -> list[dict[str, Any]]:
-    """`memdir review`'s items (service.review), reused while every vault's index and the dismissals are
-    as they were, for REVIEW_SECONDS at most: at 10k memories a review costs about a second (mostly the
-    lifecycle's dry run), and paging through the inbox must not pay it on every page. A write, an edit the
-    watcher indexed or a dismissal changes the key; a changed project file shows within REVIEW_SECONDS."""
-    from indexer.review import DISMISSED_FILE
-
-    sides = service.app.sides(include_user=True)
-    key = tuple((str(side.root), side.index.version, _mtime(side.root / DISMISSED_FILE)) for side in sides)
-    cached = _REVIEWS.get(service)
-    if cached is not None and cached[0] == key and time.monotonic() - cached[1] < REVIEW_SECONDS:
-        return cached[2]
-    items = service.review()["items"]
-    _REVIEWS[service] = (key, time.monotonic(), items)
-    return items
-
-
-def _mtime(path: Path) -> int:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return 0
+def review_items(service: Any, wait: float = inbox_review.PAGE_WAIT) -> list[dict[str, Any]]:
+    """`memdir review`'s items (service.review) for the vaults as they are now, from a background review
+    (see inbox_review); raises inbox_review.Pending when it takes longer than `wait`."""
+    return inbox_review.for_service(service).items(wait)
 
 
 def inbox(service: Any, csrf: str, *, message: str = "", failed: bool = False, kind: str | None = None,
           start: int = 0) -> str:
-    items = review_items(service)
     vault = str(service.app.root)
+    try:
+        items = review_items(service)
+    except inbox_review.Pending:
+        count = sum(len(side.index.memories) for side in service.app.sides(include_user=True))
+        return frame("Review inbox", f"<p id=checking>Still checking {count} memories; this page reloads itself.</p>",
+                     vault=vault, message=message, failed=failed, reload=RELOAD_SECONDS)
     if not items:
         return frame("Review inbox", "<p>Nothing waits for a decision.</p>", vault=vault, message=message, failed=failed)
     counts: dict[str, int] = {}
@@ -447,7 +434,7 @@ def vault_page(service: Any) -> str:
     """The Vault page, made again only when the project index or the lifecycle log changed."""
     from vault.lifecycle import LOG_NAME
 
-    key = (service.app.project.index.version, _mtime(service.app.root / LOG_NAME))
+    key = (service.app.project.index.version, inbox_review.mtime_ns(service.app.root / LOG_NAME))
     cached = _VAULT_PAGES.get(service)
     if cached is None or cached[0] != key:
         cached = _VAULT_PAGES[service] = (key, _vault_page(service))

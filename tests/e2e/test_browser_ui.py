@@ -40,6 +40,11 @@ def shots(tmp_path: Path) -> Path:
     return folder
 
 
+def settled(page) -> None:
+    """The inbox once its review is done: a "still checking" page reloads itself each second (waits survive navigations)."""
+    page.locator("#checking").wait_for(state="detached", timeout=60_000)
+
+
 def blob_id(path: Path) -> str:
     return subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True, check=True).stdout.strip()
 
@@ -49,6 +54,7 @@ def test_browser_verifies_a_stale_memory_with_a_click_and_the_file_is_reanchored
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(login_url(root / ".memories"))
     assert page.url.endswith("/ui/") and "code=" not in page.url  # the code is not in the history
+    settled(page)
     stale = page.locator(".item", has=page.locator(".kind.stale"))
     assert stale.count() == 1 and "+TTL_MINUTES = 30" in stale.inner_text()
     page.screenshot(path=str(shots(tmp_path) / "inbox.png"), full_page=True)
@@ -62,6 +68,7 @@ def test_browser_verifies_a_stale_memory_with_a_click_and_the_file_is_reanchored
     assert blob_id(root / "services/auth.py")[:12] not in memory_file.read_text()
     stale.get_by_role("button", name="verify: it still holds").click()
     page.wait_for_load_state()
+    settled(page)
     assert "verified: Token lifetime" in page.locator("section.note").inner_text()
     assert page.locator(".item", has=page.locator(".kind.stale")).count() == 0
     assert f"services/auth.py@{blob_id(root / 'services/auth.py')[:12]}" in memory_file.read_text()
@@ -71,6 +78,7 @@ def test_browser_opens_a_memory_page_from_the_inbox_and_sees_its_score_plot(brow
     root, ids, _ = served
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(login_url(root / ".memories"))
+    settled(page)
     page.locator(".item", has=page.locator(".kind.stale")).get_by_role("link", name="Token lifetime").click()
     page.wait_for_load_state()
     assert page.locator("h1").inner_text() == "Token lifetime"
@@ -98,6 +106,7 @@ def test_browser_shows_turns_search_and_vault_pages_readable_on_a_phone(browser,
     client.call(vault, "score", {"memory_scores": {ids["stale"]: "worked"}, "session": "s-shot"})
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(login_url(vault))
+    settled(page)
     for name, path, needle in (("turns", "/ui/turns", "How long is the token lifetime?"),
                                ("search", "/ui/search?q=token+lifetime", "share of the final score"),
                                ("vault", "/ui/vault", "Growth")):

@@ -7,12 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from mcp import Client, StdioServerParameters
 from mcp_server import client
+from mcp_server.waiting import wait_until
 
 
 def start_server(root: Path) -> subprocess.Popen:
@@ -38,10 +38,7 @@ def serves(root: Path) -> bool:
 
 def wait_for(condition, timeout: float = 60.0) -> None:
     """Poll a condition another process will make true (bounded): a server has no event to wait on."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
+    assert wait_until(condition, timeout), "timed out"
 
 
 def stop_all(root: Path | None = None, process: subprocess.Popen | None = None) -> None:
@@ -87,9 +84,7 @@ def _terminate(pid: int) -> None:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    deadline = time.monotonic() + 20
-    while client.process_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: not client.process_alive(pid), 20)
 
 
 def _starting(root: Path) -> list[int]:

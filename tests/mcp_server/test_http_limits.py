@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from starlette.routing import Route
 
 from mcp_server import client
 from mcp_server.server.http_limits import HEADER_SECONDS, BoundedH11
+from mcp_server.waiting import wait_until
 
 from .processes import start_server, stop_all
 
@@ -41,10 +41,7 @@ def port():
                                            log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    assert wait_until(lambda: server.started, 10, pause=0.01)  # uvicorn sets a flag, no event
     yield sock.getsockname()[1]
     server.should_exit = True
     thread.join(10)

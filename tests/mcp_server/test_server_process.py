@@ -149,10 +149,13 @@ def test_a_loaded_vault_keeps_its_indices_out_of_the_collectors_full_passes(hash
 
 async def test_the_cli_gets_the_servers_errors_as_the_same_classes_and_bad_arguments_as_validation_errors(server):
     from mcp_server.cli.commands import Remote
-    from vault.errors import NotFoundError, ValidationError
+    from mcp_server.service import operations as ops
+    from vault.errors import NotFoundError
 
     root, _ = server
     with pytest.raises(NotFoundError, match="m-0000dead"):
-        Remote(root).read(ref="m-0000dead")
-    with pytest.raises(ValidationError, match="bad arguments for search"):
-        Remote(root).search(no_such_argument=1)
+        Remote(root).run(ops.Read(ref="m-0000dead"))
+    with pytest.raises(client.RemoteError, match="bad arguments for search: no argument `no_such_argument`"):
+        client.call(root, "search", {"no_such_argument": 1})
+    with pytest.raises(client.RemoteError, match="bad arguments for search: argument `limit` should be a valid integer"):
+        client.call(root, "search", {"query": "celery", "limit": "many"})

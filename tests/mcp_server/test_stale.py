@@ -150,8 +150,9 @@ def test_scoring_a_stale_memory_worked_suggests_verifying_it(service, project):
     write(project, "services/auth.py", AUTH.replace("15", "30"))
     answer = service.score({stale: "worked", fresh: "worked"})
     assert answer["verify"] == [stale]
+    from mcp_server.views.results import ScoreResult
     from mcp_server.views import render
-    assert f'verify_memory(ids=["{stale}"])' in render.score_answer(answer)
+    assert f'verify_memory(ids=["{stale}"])' in render.score_answer(ScoreResult.model_validate(answer))
     assert service.score({stale: "failed"})["verify"] == []
 
 

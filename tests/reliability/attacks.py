@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from mcp_server.waiting import wait_until
 from tests.conftest import memory_text, write
 from tests.reliability.harness import new_vault
 
@@ -84,9 +85,8 @@ def half_open(work: Path, count: int = HALF_OPEN, wait: float = 7.0) -> dict[str
             refused = 0
         except (client.Unavailable, client.RemoteError):
             refused = 1
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and server_descriptors(info.pid) > before + 5:
-            time.sleep(0.1)  # another process letting go of sockets: nothing to wait on but time
+        # another process letting go of sockets: nothing to wait on but time
+        wait_until(lambda: server_descriptors(info.pid) <= before + 5, wait, pause=0.1)
         return {"half_open_held": max(0, server_descriptors(info.pid) - before), "health_refused_under_attack": refused}
     finally:
         for connection in held:
@@ -183,9 +183,8 @@ def stuck_spool(work: Path, wait: float = 8.0) -> dict[str, int]:
         spool(root, "stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
                              "last_assistant_message": "The image is rebuilt each time."})
         folder = root / ".memdir" / "spool"
-        deadline = time.monotonic() + wait
-        while list(folder.glob("*.json")) and time.monotonic() < deadline:
-            time.sleep(0.1)  # the server's own timer is what is measured: nothing else to wait on
+        # the server's own timer is what is measured: nothing else to wait on
+        wait_until(lambda: not list(folder.glob("*.json")), wait, pause=0.1)
         return {"spool_files_unapplied": len(list(folder.glob("*.json")))}
     finally:
         served.close()
@@ -314,10 +313,8 @@ def embedding_host_host_header() -> dict[str, int]:
     thread = threading.Thread(target=embed_host.serve, args=(0.0, HashingEmbedder(384), stop), daemon=True)
     thread.start()
     try:
-        deadline = time.monotonic() + 10
-        while (info := embed_host.running()) is None:
-            assert time.monotonic() < deadline, "the embedding host did not start"
-            stop.wait(0.01)
+        assert wait_until(lambda: embed_host.running() is not None, 10, pause=0.01), "the embedding host did not start"
+        info = embed_host.running()
         connection = http.client.HTTPConnection("127.0.0.1", info.port, timeout=5)
         connection.request("POST", "/embed", body=json.dumps({"texts": ["x"]}).encode(),
                            headers={"Authorization": f"Bearer {info.token}", "Host": f"rebound.example:{info.port}"})

@@ -7,6 +7,7 @@ import http.client
 import re
 import shutil
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
@@ -84,7 +85,14 @@ class Browserless:
         return response, text
 
     def get(self, path: str):
-        return self.request("GET", path)
+        """As a browser shows it: a "still checking" inbox asks again, as its refresh does (bounded)."""
+        deadline = time.monotonic() + 60
+        while True:
+            response, text = self.request("GET", path)
+            if "id=checking" not in text:
+                return response, text
+            assert time.monotonic() < deadline, "the inbox's review did not finish within 60 s"
+            # no pause needed: the server holds each page up to inbox_review.PAGE_WAIT for the review
 
     def post(self, path: str, body: dict, **headers):
         return self.request("POST", path, body, headers)

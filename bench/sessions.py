@@ -1,0 +1,190 @@
+"""Many assistant sessions on one project at once: N sessions, each sending a prompt hook and a Stop
+capture every turn, on a copy of the example vault, from a cold start or warm.
+
+    python bench/sessions.py                      # 9 sessions x 20 turns, cold then warm
+    python bench/sessions.py --mode cold --sessions 9 --turns 20 --json
+
+"cold": no server, no embedding host, no index (a fresh copy of the example vault); the sessions start
+together. "warm": the server has the vault open and every vector built before the first prompt.
+Every hook is a new `memdir hook` process, as Claude Code starts it; a prompt hook's latency is from
+process start to exit with its output. Printed per run: context rate and prompt hook p50 / p95 per
+phase (the first 5 s after the first prompt, the rest; the first and second half of the prompts),
+exchanges captured of those expected (counted in the vault once the spool is empty), and peak resident
+memory (VmHWM) of the server and the embedding host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+sys.path.insert(0, str(REPO))
+
+from mcp_server import client  # noqa: E402
+from mcp_server.embedding import host as embed_host  # noqa: E402
+
+EXAMPLE = REPO / ".memories-example"
+EARLY_SECONDS = 5.0
+
+
+def hook_command() -> list[str]:
+    script = Path(sys.executable).with_name("memdir")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "mcp_server"]
+
+
+def prompts_of(vault: Path) -> list[str]:
+    """One question per titled memory of the example vault, in the user's words."""
+    titles = sorted({m.group(1).strip().strip("'\"") for p in vault.rglob("*.md")
+                     for m in [re.search(r"^title: (.+)$", p.read_text(), re.M)] if m})
+    return [f"remind me what we know about {title.lower()} before I change it" for title in titles]
+
+
+def hook(root: Path, event: str, payload: dict) -> tuple[float, str]:
+    started = time.perf_counter()
+    result = subprocess.run([*hook_command(), "hook", event, "--vault", str(root)], input=json.dumps(payload).encode(),
+                            capture_output=True, timeout=60)
+    elapsed = (time.perf_counter() - started) * 1000
+    context = ""
+    if result.stdout.strip():
+        context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    return elapsed, context
+
+
+def session(root: Path, number: int, turns: int, prompts: list[str], records: list[dict], lock: threading.Lock) -> None:
+    sid = f"bench-{number}-{uuid.uuid4().hex[:8]}"
+    base = {"session_id": sid, "cwd": str(root.parent), "transcript_path": "/dev/null"}
+    for turn in range(turns):
+        prompt = prompts[(number * 7 + turn) % len(prompts)]
+        at = time.monotonic()
+        ms, context = hook(root, "prompt", {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt,
+                                            "permission_mode": "default"})
+        answer = (f"Session {number}, turn {turn}: I read the notes on this and changed the handler in "
+                  f"module_{number}_{turn}.py accordingly, then ran the tests, which passed.")
+        hook(root, "stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                            "last_assistant_message": answer})
+        with lock:
+            records.append({"session": sid, "at": at, "ms": ms, "context": bool(context)})
+
+
+def captured(root: Path, sessions: set[str]) -> int:
+    count = 0
+    for path in (root / "working").rglob("*.md"):
+        match = re.search(r"^session: (\S+)$", path.read_text(errors="replace"), re.M)
+        count += bool(match and match.group(1).strip("'\"") in sessions)
+    return count
+
+
+def peak_mb(pid: int | None) -> float | None:
+    if pid is None:
+        return None
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
+    return round(int(match.group(1)) / 1024, 1) if match else None
+
+
+def cpu_s(pid: int | None) -> float | None:
+    """User plus system CPU seconds a process has used so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, TypeError):
+        return None
+    return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 1)
+
+
+def phase(records: list[dict]) -> dict:
+    if not records:
+        return {"prompts": 0}
+    ms = sorted(r["ms"] for r in records)
+    return {"prompts": len(records), "with_context": sum(r["context"] for r in records),
+            "context_rate": round(sum(r["context"] for r in records) / len(records), 3),
+            "p50_ms": round(statistics.median(ms), 1), "p95_ms": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 1)}
+
+
+def run(mode: str, count: int, turns: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="memdir-sessions-") as tmp:
+        os.environ["MEMDIR_SERVERS_DIR"] = str(Path(tmp) / "servers")  # this run's own server and host
+        root = Path(tmp) / "project" / ".memories"
+        shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".memdir"))
+        toml = root / "memdir.toml"
+        toml.write_text(toml.read_text().replace('user_vault = "~/.local/share/memdir"', 'user_vault = ""'))
+        prompts = prompts_of(root)
+        try:
+            if mode == "warm":
+                client.ensure(root)
+                deadline = time.monotonic() + 300
+                while client.request(client.running(), "GET", "/api/health", vault=root).get("unembedded") \
+                        and time.monotonic() < deadline:
+                    time.sleep(0.2)  # the backfill of a served vault: nothing to wait on from outside but its count
+            records: list[dict] = []
+            lock = threading.Lock()
+            threads = [threading.Thread(target=session, args=(root, n, turns, prompts, records, lock)) for n in range(count)]
+            started = time.monotonic()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            wall = time.monotonic() - started
+            sids = {r["session"] for r in records}
+            expected = len(records)
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and (list((root / ".memdir" / "spool").glob("*.json"))
+                                                   or captured(root, sids) < expected):
+                time.sleep(0.2)  # spooled events the server applies on its timer
+            got = captured(root, sids)
+            server, host = client.running(), embed_host.running()
+            peaks = {"server_mb": peak_mb(server.pid if server else None), "host_mb": peak_mb(host.pid if host else None),
+                     "server_cpu_s": cpu_s(server.pid if server else None), "host_cpu_s": cpu_s(host.pid if host else None)}
+        finally:
+            from mcp_server.server import registry
+            registry.stop()
+    records.sort(key=lambda r: r["at"])
+    first = records[0]["at"] if records else 0.0
+    half = len(records) // 2
+    return {"mode": mode, "sessions": count, "turns": turns, "wall_s": round(wall, 1),
+            "all": phase(records),
+            "first_5s": phase([r for r in records if r["at"] - first < EARLY_SECONDS]),
+            "after_5s": phase([r for r in records if r["at"] - first >= EARLY_SECONDS]),
+            "first_half": phase(records[:half]), "second_half": phase(records[half:]),
+            "captured": got, "expected": expected, "peak_rss": peaks}
+
+
+def line(r: dict) -> str:
+    def p(name: str) -> str:
+        x = r[name]
+        return (f"{name} {x.get('with_context', 0)}/{x['prompts']} context, p50 {x.get('p50_ms')} p95 {x.get('p95_ms')} ms"
+                if x["prompts"] else f"{name} -")
+    return (f"{r['mode']:>4}, {r['sessions']} sessions x {r['turns']} turns ({r['wall_s']} s): {p('all')}\n"
+            f"      {p('first_5s')}; {p('after_5s')}\n      {p('first_half')}; {p('second_half')}\n"
+            f"      captured {r['captured']}/{r['expected']}; peak RSS server {r['peak_rss']['server_mb']} MB, "
+            f"host {r['peak_rss']['host_mb']} MB; CPU server {r['peak_rss']['server_cpu_s']} s, "
+            f"host {r['peak_rss']['host_cpu_s']} s")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mode", choices=("cold", "warm", "both"), default="both")
+    parser.add_argument("--sessions", type=int, default=9)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--code", type=Path, help="run the hooks and the server from this checkout (an A/B in one run)")
+    options = parser.parse_args()
+    if options.code:
+        os.environ["PYTHONPATH"] = str(options.code.resolve())  # the spawned hooks, server and host import it first
+    results = [run(m, options.sessions, options.turns) for m in (("cold", "warm") if options.mode == "both" else (options.mode,))]
+    print(json.dumps(results, indent=2) if options.json else "\n".join(line(r) for r in results))

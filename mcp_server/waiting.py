@@ -1,0 +1,35 @@
+"""Bounded waiting for what another process does (binds its port, lets go of a lock, exits): such a
+process sends no event to wait on, so the caller tries, pauses, and tries again until a deadline.
+Standard library only: the hooks' client imports it."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable, Iterator
+
+FIRST_PAUSE = 0.05  # a process that is nearly there is seen at once...
+LONGEST_PAUSE = 0.5  # ...and one that takes seconds (a model loading) is asked twice a second, not twenty times
+
+
+def attempts(timeout: float, first: float = FIRST_PAUSE, longest: float = LONGEST_PAUSE,
+             grow: float = 1.5) -> Iterator[None]:
+    """One step per try, with a pause between tries (`first`, times `grow` each time, at most `longest`),
+    until `timeout` seconds have passed after a try: then the loop ends (its `else` reports the timeout).
+    The first try is immediate and the last comes after the deadline's last pause, as in a `while` loop
+    that checks the deadline after each try."""
+    deadline = time.monotonic() + timeout
+    pause = first
+    while True:
+        yield
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(pause)
+        pause = min(pause * grow, longest)
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, pause: float = FIRST_PAUSE) -> bool:
+    """True once `condition()` holds, False if it still does not after `timeout` seconds (tried every `pause`)."""
+    for _ in attempts(timeout, pause, pause):
+        if condition():
+            return True
+    return False

@@ -1,0 +1,66 @@
+"""The typed contract (mcp_server/service/operations.py): one request model per operation, matching the service."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from mcp_server.service import operations as ops
+from mcp_server.service.memory_service import MemoryService
+from mcp_server.views.view import MemoryView
+from vault.errors import ValidationError
+
+
+@pytest.mark.parametrize("name", sorted(ops.REQUESTS))
+def test_each_operation_states_the_service_methods_arguments_and_defaults(name: str):
+    model = ops.REQUESTS[name]
+    parameters = {p.name: p for p in inspect.signature(getattr(MemoryService, name)).parameters.values()
+                  if p.name != "self"}
+    assert set(model.model_fields) == set(parameters)
+    for field, info in model.model_fields.items():
+        default = parameters[field].default
+        if default is inspect.Parameter.empty:
+            assert info.is_required(), f"{name}.{field}: the service requires it"
+        else:  # a sequence the service defaults to () is a list on the wire
+            assert info.default == (list(default) if isinstance(default, tuple) else default), f"{name}.{field}"
+
+
+def test_an_unknown_argument_is_refused_by_name_with_the_known_ones_listed():
+    with pytest.raises(ValidationError, match=r"bad arguments for search: no argument `limt`; its arguments are query,"):
+        ops.parse("search", {"query": "celery", "limt": 3})
+
+
+def test_a_mistyped_argument_is_named_with_what_was_sent_not_a_type_error():
+    with pytest.raises(ValidationError, match=r"bad arguments for search: argument `limit` should be a valid "
+                                              r"integer.*\(got 'three'\)"):
+        ops.Search(query="celery", limit="three")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match=r"bad arguments for score: argument `memory_scores` is required"):
+        ops.parse("score", {})
+    with pytest.raises(ValidationError, match=r"bad arguments for read: the arguments must be a JSON object"):
+        ops.parse("read", ["m-1"])
+
+
+def test_an_unknown_operation_is_refused():
+    with pytest.raises(ValidationError, match="unknown operation 'drop_everything'"):
+        ops.parse("drop_everything", {})
+    with pytest.raises(ValidationError, match="unknown operation 'app'"):
+        ops.parse("app", {})  # a MemoryService attribute that is no operation
+
+
+def test_only_the_arguments_given_are_sent_so_the_services_defaults_stand():
+    request = ops.parse("search", {"query": "celery", "limit": 3})
+    assert request.wire() == {"query": "celery", "limit": 3}
+    assert request.arguments() == {"query": "celery", "limit": 3}
+
+
+def test_a_result_reads_back_into_its_type_and_out_as_the_same_json():
+    shape = {"results": [{"id": "m-1", "collection": "working", "type": "context", "title": "T", "content": "c",
+                          "path": "working/t.md", "created_at": None, "age": "", "score": 0.5, "wilson_score": 0.0,
+                          "uses": 0, "success_count": 0.0, "outcomes": [], "outcome_history": "", "last_outcome": None,
+                          "last_used_at": None, "tags": [], "aliases": [], "status": "active", "supersedes": [],
+                          "privacy": "shared", "source": "project", "relevance": 0.9}],
+             "window": {"source": "days_back", "use": "filter"}}
+    found = ops.Search(query="t").result_of(shape)
+    assert isinstance(found.results[0], MemoryView) and found.results[0].relevance == 0.9 and found.as_of is None
+    assert ops.as_json(found) == shape
