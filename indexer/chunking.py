@@ -6,7 +6,8 @@ text), for a short memory of several sentences also each sentence (a question us
 matches one sentence, and averaging it with the rest of the memory blurs it), and, when the
 memory names the memory captured just before it (`previous:`), a `previous` and a `next`
 unit that read it together with its neighbour, so a turn of a conversation is found by what
-was said around it.
+was said around it. A memory's `next` unit is its follower's `previous` unit, word for word
+(`pair_text`), so each consecutive pair is embedded once.
 
 A sentence unit is the sentence as its line's speaker says it ("Dana: It broke again."),
 without the title: on conversations the title's words diluted short sentences, and the
@@ -47,6 +48,7 @@ class Neighbours:
 
     previous: str = ""
     next: str = ""
+    next_pair: str = ""  # the next memory's own `previous` unit (pair_text), when it has one: embedded once for both
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +125,7 @@ def _short_chunk(memory: Memory, body: str, neighbours: Neighbours) -> Chunk:
     if neighbours.previous:
         extra.append((PREVIOUS, f"{memory.title}\n{neighbours.previous}\n{body}"))
     if neighbours.next:
-        extra.append((NEXT, f"{memory.title}\n{body}\n{neighbours.next}"))
+        extra.append((NEXT, neighbours.next_pair or f"{memory.title}\n{body}\n{neighbours.next}"))
     return _with_units(chunk, extra)
 
 
@@ -175,6 +177,17 @@ def previous_key(memory: Memory) -> str | None:
         return None
     targets = frontmatter_links(value) if "[[" in value else [value.strip()]
     return identity_key(targets[0]) if len(targets) == 1 and targets[0] else None
+
+
+def pair_text(earlier: Memory, later: Memory) -> str | None:
+    """The text of `later`'s `previous` unit, which reads `earlier` then `later` (None when `later` is
+    chunked as a document and has none). `earlier`'s `next` unit is this same text rather than its own
+    near-copy (its title first, the later text cut at NEIGHBOUR_CHARS): the two read the same exchange,
+    and one text is embedded once. On conversations those two units were 63% of the tokens embedded."""
+    body = readable(within_link_budget(later.body)).strip()
+    if later.collection == "books" or len(body) > LONG_MEMORY_CHARS:
+        return None
+    return f"{later.title}\n{neighbour_text(earlier)}\n{body}"
 
 
 def neighbour_text(memory: Memory) -> str:

@@ -37,7 +37,7 @@ from vault.parse import sha256
 from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reason
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk
 
-from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text, previous_key
+from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
 from .generations import Layout, Ownership, disk_full
@@ -47,7 +47,7 @@ from .manifest import Entry, Manifest
 from .vectors import VectorIndex
 
 log = logging.getLogger("memdir.index")
-Progress = Callable[[int, int], None]  # (files done, files in total)
+Progress = Callable[[str, int, int], None]  # (stage, done, total): "reading" files, then "embedding" texts
 
 
 class IndexUnusable(VaultError):
@@ -397,11 +397,11 @@ class Index:
             for done, (rel, item) in enumerate(candidates, 1):
                 self._observe(rel, item, deep or rel in forced, batch, report)
                 if progress:
-                    progress(done, len(candidates))
+                    progress("reading", done, len(candidates))
             self._name_duplicate_holders(batch)
             self._chunk(batch)
             with disk_full(self.generation):
-                self._apply(batch, report, later)
+                self._apply(batch, report, later, progress)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -653,22 +653,30 @@ class Index:
 
     def neighbours(self, memory: Memory) -> Neighbours:
         """The texts an indexed memory's neighbours lend it (see chunking)."""
-        return Neighbours(_lent(self.previous_of(memory.id), memory), _lent(self.next_of(memory.id), memory))
+        follower = self.next_of(memory.id)
+        lent = _lent(follower, memory)
+        pair = pair_text(memory, follower) if lent and follower is not None else None
+        return Neighbours(_lent(self.previous_of(memory.id), memory), lent, pair or "")
 
     # -- embedding in the background -------------------------------------------------------
 
-    def _vectors_now(self, units: list[Unit], later: bool = False) -> tuple[list[tuple[list[Unit], np.ndarray]], list[Unit]]:
+    def _vectors_now(self, units: list[Unit], later: bool = False, progress: Progress | None = None
+                     ) -> tuple[list[tuple[list[Unit], np.ndarray]], list[Unit]]:
         """The units to give vectors in this sync with their vectors, in slices of at most EMBED_SLICE
         units, and the units left for the backfill. A build embeds the whole vault in one sync: one
-        matrix of it, copied again by each step that adds it, was the 3.9 GB peak at 100k memories
-        (bench/README, issue 32); slices keep every copy but the one held here small."""
+        matrix of it, copied again by each step that adds it, held the build's memory high (bench/README,
+        issue 32); slices keep every copy but the one held here small. Embedded shortest first: a slice's
+        batches hold texts of about one length (little padding), and a progress bar moves after each."""
         defer = self.defer_embedding and (later or len(units) > DEFER_ABOVE)
         now: list[tuple[list[Unit], np.ndarray]] = []
         left: list[Unit] = []
-        for start in range(0, len(units), EMBED_SLICE):
-            part = units[start:start + EMBED_SLICE]
+        ordered = units if defer else sorted(units, key=lambda u: len(u.text))
+        for start in range(0, len(ordered), EMBED_SLICE):
+            part = ordered[start:start + EMBED_SLICE]
             if not defer:
                 now.append((part, self.embedder.embed([u.text for u in part])))
+                if progress:
+                    progress("embedding", start + len(part), len(ordered))
                 continue
             known = self.embedder.cached([u.text for u in part])  # already embedded once: free now
             left += [u for i, u in enumerate(part) if i not in known]
@@ -745,9 +753,9 @@ class Index:
                                                  for unit in chunk.units}
         return texts
 
-    def _apply(self, batch: _Batch, report: SyncReport, later: bool = False) -> None:
+    def _apply(self, batch: _Batch, report: SyncReport, later: bool = False, progress: Progress | None = None) -> None:
         added = False
-        slices, deferred = self._vectors_now(batch.embed, later)  # all embedded before anything changes
+        slices, deferred = self._vectors_now(batch.embed, later, progress)  # all embedded before anything changes
         report.embedded += sum(len(embed) for embed, _ in slices)
         report.deferred += len(deferred)
         self._vectors.remove(batch.removed_units)
@@ -776,7 +784,7 @@ class Index:
 RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), see Index._observe
 SAVE_IN_PROGRESS_SECONDS = 1.0  # how long an empty memory file is taken for a save in progress (Index._save_in_progress)
 held_clock = time.monotonic  # memdir's own clock for that (tests move it forward instead of waiting)
-EMBED_SLICE = 4096  # units embedded and added at a time (see _vectors_now)
+EMBED_SLICE = 512  # units per model call and per FAISS add in a sync that embeds at once (a progress step each)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
 

@@ -135,16 +135,18 @@ def service(vault_path: Path) -> Iterator[ops.Operations]:
 
 
 @contextmanager
-def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar on stderr (stdout stays clean for --json); silent when stderr is not a terminal."""
+def progress_bar(label: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A rich progress bar on stderr (stdout stays clean for --json), named by the stage it counts ("indexing:
+    reading", then "indexing: embedding"); silent when stderr is not a terminal."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console(stderr=True)
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                  transient=True, disable=not console.is_terminal) as progress:
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True, disable=not console.is_terminal) as progress:
         task = progress.add_task(label, total=None)
-        yield lambda done, total: progress.update(task, completed=done, total=total)
+        yield lambda stage, done, total: progress.update(task, description=f"{label}: {stage}", completed=done,
+                                                         total=total)
 
 
 class MemdirGroup(click.Group):

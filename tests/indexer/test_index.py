@@ -181,8 +181,8 @@ def test_editing_a_memory_re_embeds_its_neighbours_context_units_and_nothing_els
     before = embedder.misses
     (hashing_root / "history" / "b.md").write_text(_turn("m-0000000b", "Sam: A storm over the sea.", "m-0000000a"))
     report = index.sync()
-    # b: whole, previous, next; a: its next unit; c: its previous unit. d is untouched.
-    assert report.updated == 1 and embedder.misses == before + 5
+    # b: whole, previous, next; a's next unit is b's previous, c's previous is b's next (one text each). d is untouched.
+    assert report.updated == 1 and embedder.misses == before + 3
     index.close()
 
 

@@ -104,3 +104,49 @@ def test_the_real_model_runs_once_per_user_and_vault_servers_share_it(tmp_path: 
         host = embed_host.running()
         if host is not None:
             os.kill(host.pid, 15)
+
+
+class _SlowDocuments(HashingEmbedder):
+    """A model whose batches of documents hold until told to go (a long background embedding)."""
+
+    def __init__(self) -> None:
+        super().__init__(384)
+        self.busy, self.go = threading.Event(), threading.Event()
+
+        self.inside = False
+        self.answered_inside: list[bool] = []
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.inside = True
+        self.busy.set()
+        try:
+            assert self.go.wait(15)
+            return super().embed(texts)
+        finally:
+            self.inside = False
+
+    def embed_query(self, text):  # type: ignore[no-untyped-def]
+        self.answered_inside.append(self.inside)
+        return HashingEmbedder.embed(self, [text])[0]
+
+
+def test_a_query_is_answered_while_a_batch_of_documents_is_being_embedded(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    model, stop = _SlowDocuments(), threading.Event()
+    thread = threading.Thread(target=embed_host.serve, args=(0.0, model, stop), daemon=True)
+    thread.start()
+    for _ in range(400):
+        if embed_host.running() is not None:
+            break
+        stop.wait(0.01)
+    documents = threading.Thread(target=SharedEmbedder().embed, args=(["a pulled memory"] * 64,), daemon=True)
+    documents.start()
+    assert model.busy.wait(30)
+    vector = SharedEmbedder().embed_query("redis locks")  # before the batch in front of it is done
+    assert model.answered_inside == [True] and np.allclose(vector, HashingEmbedder(384).embed_query("redis locks"))
+    model.go.set()
+    documents.join(30)
+    stop.set()
+    thread.join(10)
+    assert not thread.is_alive() and not documents.is_alive()

@@ -1,0 +1,164 @@
+"""How fast memdir embeds a vault: a full reindex, and a `git pull` into a served vault.
+
+    python bench/reindex.py                      # fresh: every LoCoMo dev turn a memory, empty embedding cache
+    python bench/reindex.py --mode pull          # pull: 1,000 new memories land in a served vault
+    python bench/reindex.py --mode all --json
+
+fresh: one memory per conversation turn, each naming the turn before it as `previous:` (as the Stop
+hook writes them; LoCoMo dev, read from ../shared/bench, never copied), rebuilt by `memdir reindex`'s
+own function with an empty embedding cache. Prints memories/s and texts/s.
+
+pull: a vault of --base memories (bench/speed.py's generator; its embedding cache makes the base
+cheap after the first run) is opened as the server opens it (vectors deferred to the background
+backfill, a watcher on the files); then --pull new memories are written at once, as `git pull` does,
+their texts new to the cache. A thread searches all the time. Prints when the last new memory became
+keyword-searchable, when the last vector landed (and that rate), and the search latencies meanwhile
+(the longest is what a prompt hook waited).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from locomo import DEFAULT_DATA, memory_id, turn_text, turns_of  # noqa: E402
+from speed import generate, percentile  # noqa: E402
+
+from indexer.embed import CachedEmbedder, make_embedder  # noqa: E402
+from indexer.index import Index  # noqa: E402
+from indexer.live import LiveIndex  # noqa: E402
+from indexer.rebuild import rebuild  # noqa: E402
+from indexer.search import SearchRequest, Searcher  # noqa: E402
+from indexer.settings import SearchSettings, WatchSettings  # noqa: E402
+from vault import Vault  # noqa: E402
+
+
+def turn_files(data: Path, limit: int | None = None) -> list[tuple[str, str]]:
+    """(relative path, file text) of one memory per turn, ids unique across conversations."""
+    files = []
+    for c, sample in enumerate(json.loads(data.read_text())):
+        for number, when, turns in turns_of(sample["conversation"]):
+            previous = None
+            for turn in turns:
+                mid = f"c{c}-{memory_id(turn['dia_id'])}"
+                link = f"previous: {previous}\n" if previous else ""
+                files.append((f"history/c{c}/{mid}.md",
+                              f"---\nid: {mid}\ncollection: history\ntype: history\n"
+                              f"created_at: {when.isoformat()}\ntitle: {turn['speaker']}, {when:%-d %B %Y}\n"
+                              f"{link}---\n{turn_text(turn)}\n"))
+                previous = mid
+    return files[:limit] if limit else files
+
+
+def write(root: Path, files: list[tuple[str, str]]) -> None:
+    for rel, text in files:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def fresh(embedder_name: str, data: Path, limit: int | None) -> dict:
+    with tempfile.TemporaryDirectory(prefix="memdir-reindex-") as tmp:
+        root = Path(tmp) / "vault"
+        files = turn_files(data, limit)
+        write(root, files)
+        embedder = CachedEmbedder(make_embedder(embedder_name), Path(tmp) / "cache.sqlite")
+        report = rebuild(Vault(root), embedder)
+        embedder.close()
+    return {"memories": report.memories, "texts": report.embedded, "seconds": round(report.seconds, 1),
+            "memories_per_s": round(report.memories / report.seconds, 1),
+            "texts_per_s": round(report.embedded / report.seconds, 1),
+            "texts_per_memory": round(report.embedded / report.memories, 2)}
+
+
+def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path) -> dict:
+    with tempfile.TemporaryDirectory(prefix="memdir-pull-") as tmp:
+        root = Path(tmp) / "vault"
+        generate(root, base, data)
+        embedder = CachedEmbedder(make_embedder(embedder_name), cache)
+        index = Index.open(Vault(root), embedder, defer_embedding=True)
+        searcher = Searcher(index, SearchSettings(embedder=embedder_name))
+        stamp = f"{time.time_ns():x}"  # new texts every run: none of them is in the cache yet
+        files = [(rel.replace("history/", "pulled/"), text.replace(
+                      "\n---\n", f"\ntags: [pull{stamp}]\n---\n", 1) + f"pulled {stamp} number{i}\n")
+                 for i, (rel, text) in enumerate(turn_files(data, count))]
+        latencies: list[float] = []
+        stop = threading.Event()
+        questions = ["what did she paint", "when is the race", "adoption agency", "camping trip with kids"]
+
+        def searching() -> None:
+            n = 0
+            while not stop.is_set():
+                started = time.perf_counter()  # a new query each time: its embedding is timed too
+                searcher.search(SearchRequest(query=f"{questions[n % len(questions)]} {n}", limit=10))
+                latencies.append((time.perf_counter() - started) * 1000)
+                n += 1
+                stop.wait(0.05)
+
+        with LiveIndex(index, WatchSettings(rescan_seconds=0.0)) as live:
+            assert live.backfill is not None
+            live.backfill.wait_done(3600)  # the base vault embedded (from the cache) before the pull
+            searcher_thread = threading.Thread(target=searching, daemon=True)
+            searcher_thread.start()
+            time.sleep(1.0)  # latencies of an idle server first
+            idle = list(latencies)
+            latencies.clear()
+            started = time.perf_counter()
+            write(root, files)
+            last = f"number{count - 1}"
+            searchable = None
+            while searchable is None and time.perf_counter() - started < 600:
+                seen = live.syncs
+                hits = searcher.search(SearchRequest(query=f"{stamp} {last}", limit=1, mode="keyword"))
+                if hits and last in hits[0].memory.body and len([m for m in index.memory_ids() if m.startswith("c")]) == count:
+                    searchable = time.perf_counter() - started
+                else:
+                    live.wait_for_sync(seen, 5)
+            live.backfill.wait_done(3600)
+            embedded = time.perf_counter() - started
+            stop.set()
+            searcher_thread.join()
+        index.close()
+        embedder.close()
+    return {"base": base, "pulled": count, "keyword_searchable_s": round(searchable or -1, 2),
+            "embedded_s": round(embedded, 1), "memories_per_s": round(count / embedded, 1),
+            "search_idle_p50_ms": round(statistics.median(idle), 1) if idle else None,
+            "search_p50_ms": round(statistics.median(latencies), 1), "search_p95_ms": round(percentile(latencies, 0.95), 1),
+            "search_max_ms": round(max(latencies), 1), "searches": len(latencies)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mode", choices=["fresh", "pull", "all"], default="fresh")
+    parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--limit", type=int, help="fresh: only the first N turns")
+    parser.add_argument("--base", type=int, default=10_000, help="pull: memories in the served vault")
+    parser.add_argument("--pull", type=int, default=1000, help="pull: memories the pull brings")
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "speed-embeddings.sqlite",
+                        help="pull: the base vault's embedding cache (kept between runs)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results = {}
+    if args.mode in ("fresh", "all"):
+        results["fresh"] = fresh(args.embedder, args.data, args.limit)
+    if args.mode in ("pull", "all"):
+        results["pull"] = pull(args.embedder, args.data, args.base, args.pull, args.cache)
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for name, figures in results.items():
+            print(name + ": " + ", ".join(f"{k} {v}" for k, v in figures.items()))
+
+
+if __name__ == "__main__":
+    main()
