@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from indexer.search import SearchRequest
-from tests.conftest import memory_text, write
+import pytest
+
+from indexer.embed import make_embedder
+from indexer.index import Index
+from indexer.search import SearchRequest, Searcher
+from indexer.settings import SearchSettings
+from tests.conftest import EXAMPLE_VAULT, memory_text, write
+from vault import Vault
 from tests.indexer.test_search import concept_index, searcher
 
 
@@ -50,3 +57,19 @@ def test_a_keyword_search_takes_no_second_hop(tmp_path: Path):
     hits = searcher(index, hop_seeds=3).search(SearchRequest(query="car", mode="keyword"))
     assert [h.memory.id for h in hits] == ["trip"]
     index.close()
+
+
+@pytest.mark.model
+def test_with_the_real_model_a_question_naming_one_person_reaches_the_memory_about_the_second_through_the_first(
+        tmp_path: Path):
+    root = tmp_path / "example"
+    shutil.copytree(EXAMPLE_VAULT, root, ignore=shutil.ignore_patterns(".memdir"))
+    write(root, "history/mentor.md", memory_text("mentor", "Mentoring", "Carlos mentored Dana through her first on-call rotation."))
+    write(root, "history/dana.md", memory_text("dana", "Incident reviews", "Dana now leads the incident reviews every Thursday."))
+    index = Index.open(Vault(root), make_embedder("all-MiniLM-L6-v2"))
+    question = SearchRequest(query="What does the person Carlos mentored do now?", limit=10)
+    plain = [h.memory.id for h in Searcher(index, SearchSettings()).search(question)]
+    hopped = [h.memory.id for h in Searcher(index, SearchSettings(hop_seeds=1, hop_share=1.0)).search(question)]
+    index.close()
+    assert plain[0] == "mentor" and "dana" not in plain
+    assert hopped[:2] == ["mentor", "dana"]
