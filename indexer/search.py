@@ -27,7 +27,7 @@ from vault.errors import ValidationError
 from vault.model import COLLECTIONS, Memory
 from vault.settings import LifecycleSettings
 
-from . import timewords
+from . import multihop, timewords
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, chunks_for
 from .index import Index
 from .keyword import KeywordFilter, KeywordHit, query_terms
@@ -100,7 +100,7 @@ class Hit:
     memory: Memory
     relevance: float  # calibrated 0..1 from the channels' absolute evidence
     final: float  # what the list is ordered by: relevance, quality and recency
-    channel: str  # vector | keyword | both | graph | lookup | timeline
+    channel: str  # vector | keyword | both | graph | hop | lookup | timeline
     heading: str = ""  # the section of a long document that matched
     vector_score: float | None = None  # best chunk's cosine, blended with its neighbour units
     keyword_score: float | None = None  # best chunk BM25F
@@ -214,6 +214,10 @@ class Searcher:
             if not request.query or not request.query.strip():
                 return self._checked(self._timeline(allowed, request, now, limit))
             candidates, query_vector = self._retrieve(request, allowed, embedding)
+            if query_vector is not None and allowed:  # the second hop (indexer/multihop.py)
+                multihop.second_hop(self.index, candidates, query_vector, lambda vector: self._retrieve(
+                    request, allowed, _done(vector))[0], self.settings.hop_seeds,
+                    self.settings.hop_beta, self.settings.hop_share, _Candidate)
             # The query's time words rank what falls in their window higher, unless an explicit window
             # (days_back, after, before) decided the time already: it wins over them (see window_used).
             named = None if _explicit(request) else timewords.window(request.query, now)
@@ -581,6 +585,13 @@ class Searcher:
 
     def _successor(self, memory: Memory) -> str | None:
         return self.index.links.successor(memory.id)
+
+
+def _done(vector: np.ndarray) -> Future[np.ndarray]:
+    """An already computed query vector, in the shape `_retrieve` waits on."""
+    future: Future[np.ndarray] = Future()
+    future.set_result(vector)
+    return future
 
 
 def keyword_confidence(candidates: Iterable[_Candidate], settings: SearchSettings) -> float:

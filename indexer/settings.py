@@ -77,6 +77,9 @@ class SearchSettings:
     quality_bank_outcome_uses: int = setting(3, "uses before a memory_bank fact's outcomes count at all")
     time_match_boost: float = setting(0.3, "added to a result's rank, times its relevance, when it was written in the "
                                             "window the query's time words name (\"the redis bug from yesterday\")")
+    hop_seeds: int = setting(0, "second hop: search again from this many of the strongest hits, the query vector moved towards each (0 = off)")
+    hop_beta: float = setting(1.0, "second hop: how far the query vector is moved towards the hit it starts from")
+    hop_share: float = setting(0.5, "second hop: share of its own score a memory found by the second hop enters with")
     graph_factor: float = setting(0.5, "share of a hit's relevance given to memories it links to")
     default_limit: int = setting(10, "results returned when no limit is given")
     max_limit: int = setting(100, "largest limit a caller may ask for")
