@@ -20,7 +20,7 @@ from vault import Memory, NotFoundError, Vault, VaultError, gitmerge, init_vault
 
 from ..service import checks
 from .. import client
-from ..clients import integrations
+from ..clients import integrations, opencode_wiring
 from ..views import render
 from ..config import Config, default_config_text, load_config, user_vault_root
 from ..clients.claude_wiring import check_claude_code
@@ -195,6 +195,8 @@ def init(path: Path | None, claude_code: bool, clients: tuple[str, ...], scope: 
         _register_gemini(root)
     if "codex" in clients:
         _register_codex(root)
+    if "opencode" in clients:
+        _register_opencode(root)
     if claude_code or "claude-code" in clients:
         registration = integrations.register_claude_code(root, scope, project=Path.cwd())
         for path_ in registration.files():
@@ -224,6 +226,16 @@ def _register_codex(root: Path) -> None:
         click.echo("Codex: `codex` was not found on PATH; the config is written for when it is installed "
                    "(npm install -g @openai/codex)")
     click.echo(integrations.CODEX_TRUST_NOTE.format(project=Path.cwd()))
+
+
+def _register_opencode(root: Path) -> None:
+    registration = opencode_wiring.register_opencode(root, project=Path.cwd())
+    for path_ in (registration.servers, registration.settings):
+        click.echo(f"OpenCode: {path_} {'updated' if path_ in registration.changed else 'already up to date'}")
+    if shutil.which("opencode") is None:
+        click.echo("OpenCode: `opencode` was not found on PATH; the config is written for when it is installed "
+                   "(npm install -g opencode-ai)")
+    click.echo(opencode_wiring.NOTE.format(project=Path.cwd()))
 
 
 @cli.command()
@@ -296,8 +308,10 @@ def doctor(as_json: bool, vault_path: Path) -> None:
     wiring = check_claude_code(project=root.parent, home=Path.home())  # the CLI's own HOME: the server's may differ
     gemini = check_gemini(project=root.parent, home=Path.home())
     codex = check_codex(project=root.parent, home=Path.home())
+    opencode = opencode_wiring.check_opencode(project=root.parent)
     report = {**report, "claude_code": [finding.as_dict() for finding in wiring],
-              "gemini": [finding.as_dict() for finding in gemini], "codex": [finding.as_dict() for finding in codex]}
+              "gemini": [finding.as_dict() for finding in gemini], "codex": [finding.as_dict() for finding in codex],
+              "opencode": [finding.as_dict() for finding in opencode]}
     if as_json:
         emit_json(report)
     else:
@@ -307,7 +321,7 @@ def doctor(as_json: bool, vault_path: Path) -> None:
             click.echo(render.problems(report["warnings"], "warning: "))
         for finding in wiring:
             click.echo(f"Claude Code {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
-        for name, findings in (("Gemini CLI", gemini), ("Codex", codex)):
+        for name, findings in (("Gemini CLI", gemini), ("Codex", codex), ("OpenCode", opencode)):
             for finding in findings:
                 click.echo(f"{name} {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
         count = len(report["errors"])

@@ -44,7 +44,7 @@ ALLOWED_TOOLS = (
     "append_memory", "ingest_document", "verify_memory", "get_review_queue",
 )
 CLIENTS = ("cursor", "codex", "gemini", "opencode")
-WIRED = ("claude-code", "gemini", "codex")  # clients `memdir init --client` registers fully (tools, hooks, trust advice)
+WIRED = ("claude-code", "gemini", "codex", "opencode")  # clients `memdir init --client` registers fully (tools, hooks, trust advice)
 GEMINI_TRUST_NOTE = (  # Gemini CLI's folder trust, on by default: an untrusted folder loads no project settings
     "Next, in Gemini CLI: start `gemini` in {project} once and choose \"Trust folder\" (or run /permissions).\n"
     "Until the folder is trusted, Gemini CLI ignores .gemini/settings.json: no MCP servers, no hooks.\n"
