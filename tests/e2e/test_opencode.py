@@ -11,6 +11,7 @@ called and answered, the exchange is in the vault, the second turn asks for scor
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -22,7 +23,7 @@ from mcp_server import client
 
 from ..mcp_server.processes import stop_all
 from . import scenario
-from .claude_code import Unavailable, npm_binary
+from .claude_code import CACHE, Unavailable, npm_binary
 from .fake_responses import FakeResponses, texts, tool_names
 from .test_claude_code import PROVEN
 
@@ -80,18 +81,45 @@ def provider(home: Path, url: str) -> None:
 def run_opencode(opencode: Path, project: Path, env: dict[str, str], prompt: str, resume: bool = False) -> str:
     # One argument per word: `opencode run` quotes an argument that holds spaces in the message it sends.
     command = [str(opencode), "run", *(["--continue"] if resume else []), "--model", "openai/gpt-5", *prompt.split()]
+    # Offline: no models.dev fetch, no default plugins from npm, no LSP downloads (each waits on the network).
+    offline = {name: "1" for name in ("OPENCODE_DISABLE_AUTOUPDATE", "OPENCODE_DISABLE_MODELS_FETCH",
+                                      "OPENCODE_DISABLE_DEFAULT_PLUGINS", "OPENCODE_DISABLE_LSP_DOWNLOAD",
+                                      "OPENCODE_DISABLE_SHARE")}
+    started = time.monotonic()
     result = subprocess.run(command, cwd=project, capture_output=True, timeout=240, stdin=subprocess.DEVNULL,
-                            env={**env, "OPENCODE_DISABLE_AUTOUPDATE": "1"})
+                            env={**env, **offline})
+    print(f"opencode run: {time.monotonic() - started:.1f} s")
     assert result.returncode == 0, result.stderr.decode(errors="replace")[-3000:]
     return result.stdout.decode()
+
+
+# OpenCode installs its plugin SDK (@opencode-ai/plugin) from npm into every .opencode/ folder it loads, on
+# the first start there (76 s on this machine); kept once, copied into each test project.
+PLUGIN_DEPENDENCIES = CACHE / f"opencode-{OPENCODE_VERSION}-dot-opencode"
+DEPENDENCY_FILES = ("node_modules", "package.json", "package-lock.json", ".gitignore")
+
+
+def plugin_dependencies(folder: Path, keep: bool = False) -> None:
+    """Copy OpenCode's plugin SDK install into `folder` (.opencode/) from the cache, or with `keep`, from it."""
+    source, target = (folder, PLUGIN_DEPENDENCIES) if keep else (PLUGIN_DEPENDENCIES, folder)
+    if keep and PLUGIN_DEPENDENCIES.exists() or not keep and not PLUGIN_DEPENDENCIES.exists():
+        return
+    for name in DEPENDENCY_FILES:
+        if (source / name).is_dir():
+            shutil.copytree(source / name, target / name, symlinks=True, dirs_exist_ok=True)
+        elif (source / name).is_file():
+            target.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source / name, target / name)
 
 
 @pytest.fixture
 def opencode_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     home, project, env, printed = scenario.set_up(tmp_path, monkeypatch, "opencode")
     assert "`opencode` was not found on PATH" in printed and "nothing to approve" in printed
+    plugin_dependencies(project / ".opencode")
     client.ensure(project / ".memories")  # warm, as after the first session
     yield home, project, env
+    plugin_dependencies(project / ".opencode", keep=True)
     stop_all(project / ".memories")
 
 
