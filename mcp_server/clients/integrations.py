@@ -183,7 +183,7 @@ def register_codex(vault_root: Path, project: Path) -> Registration:
     command, vault = memdir_command(), vault_argument(vault_root, project, "user")
     changed: list[Path] = []
     for path, edit, codec in (
-            (hooks_path, lambda c: _merge_hooks(c, command, vault), {}),
+            (hooks_path, lambda c: _merge_hooks(c, command, vault, client="codex"), {}),
             (config_path, lambda c: _merge_toml_server(c, command, vault),
              {"parse": _parse_toml, "render": lambda c: c["text"].encode()})):
         try:
@@ -328,11 +328,14 @@ def _shell_word(word: str) -> str:
     return word if all(c.isalnum() or c in "/._-+" for c in word) else "'" + word.replace("'", "'\\''") + "'"
 
 
-def _merge_hooks(settings: dict[str, Any], command: str, vault: str) -> bool:
+def _merge_hooks(settings: dict[str, Any], command: str, vault: str, client: str = "") -> bool:
+    """memdir's handlers in Claude Code's hook format (Codex reads it too: `client` "codex" says whose)."""
     before = json.dumps(settings, sort_keys=True)
     hooks = _table(settings, "hooks")
+    suffix = f" --client {client}" if client else ""
     for event, name, timeout, background in HOOKS:
-        wanted: dict[str, Any] = {"type": "command", "command": hook_command(command, name, vault), "timeout": timeout}
+        wanted: dict[str, Any] = {"type": "command", "command": hook_command(command, name, vault) + suffix,
+                                  "timeout": timeout}
         if background:
             wanted["async"] = True
         groups = hooks.setdefault(event, [])

@@ -12,7 +12,7 @@ function hook(event, payload, cwd) {
     let out = "";
     let child;
     try {
-      child = spawn(MEMDIR, ["hook", event, "--vault", VAULT], { cwd, stdio: ["pipe", "pipe", "ignore"] });
+      child = spawn(MEMDIR, ["hook", event, "--vault", VAULT, "--client", "opencode"], { cwd, stdio: ["pipe", "pipe", "ignore"] });
     } catch {
       resolve("");
       return;

@@ -147,5 +147,7 @@ def test_memdir_works_inside_the_real_opencode_headless(opencode: Path, opencode
         before = (vault / scenario.PROVEN_FILE).read_text()
         run_opencode(opencode, project, env, "and the visibility timeout?", resume=True)
         assert model.called == ["search_memory", "score_memories"]
+        asked = next(this_turn(r) for r in fake.requests if "<memdir-score-required>" in this_turn(r))
+        assert "memdir_score_memories" in asked and "ToolSearch" not in asked  # OpenCode's name for the tool
         scenario.assert_scored_and_both_exchanges_stored(vault, before)
     print(f"opencode e2e: {time.monotonic() - started:.1f} s")
