@@ -219,23 +219,23 @@ def _register_gemini(root: Path) -> None:
 
 
 def _register_codex(root: Path) -> None:
-    registration = integrations.register_codex(root, project=Path.cwd())
-    for path_ in (registration.servers, registration.settings):
-        click.echo(f"Codex: {path_} {'updated' if path_ in registration.changed else 'already up to date'}")
-    if shutil.which("codex") is None:
-        click.echo("Codex: `codex` was not found on PATH; the config is written for when it is installed "
-                   "(npm install -g @openai/codex)")
-    click.echo(integrations.CODEX_TRUST_NOTE.format(project=Path.cwd()))
+    _report_files("Codex", integrations.register_codex(root, project=Path.cwd()), "codex", "@openai/codex",
+                  integrations.CODEX_TRUST_NOTE)
 
 
 def _register_opencode(root: Path) -> None:
-    registration = opencode_wiring.register_opencode(root, project=Path.cwd())
+    _report_files("OpenCode", opencode_wiring.register_opencode(root, project=Path.cwd()), "opencode", "opencode-ai",
+                  opencode_wiring.NOTE)
+
+
+def _report_files(label: str, registration: integrations.Registration, binary: str, package: str, note: str) -> None:
+    """Each file a client registration wrote, whether the client is installed, and what to do next."""
     for path_ in (registration.servers, registration.settings):
-        click.echo(f"OpenCode: {path_} {'updated' if path_ in registration.changed else 'already up to date'}")
-    if shutil.which("opencode") is None:
-        click.echo("OpenCode: `opencode` was not found on PATH; the config is written for when it is installed "
-                   "(npm install -g opencode-ai)")
-    click.echo(opencode_wiring.NOTE.format(project=Path.cwd()))
+        click.echo(f"{label}: {path_} {'updated' if path_ in registration.changed else 'already up to date'}")
+    if shutil.which(binary) is None:
+        click.echo(f"{label}: `{binary}` was not found on PATH; the config is written for when it is installed "
+                   f"(npm install -g {package})")
+    click.echo(note.format(project=Path.cwd()))
 
 
 @cli.command()

@@ -181,18 +181,26 @@ def register_codex(vault_root: Path, project: Path) -> Registration:
     _parse_toml(config_path, raw[config_path])  # both refused, naming the line, before either is written
     _parse_json(hooks_path, raw[hooks_path])
     command, vault = memdir_command(), vault_argument(vault_root, project, "user")
+    changed = save_kept_out_of_git(project, raw, "Codex settings", [
+        (hooks_path, lambda c: _merge_hooks(c, command, vault, client="codex"), {}),
+        (config_path, lambda c: _merge_toml_server(c, command, vault),
+         {"parse": _parse_toml, "render": lambda c: c["text"].encode()})])
+    return Registration(hooks_path, config_path, changed)
+
+
+def save_kept_out_of_git(project: Path, raw: dict[Path, bytes | None], what: str,
+                         edits: list[tuple[Path, Callable[[dict[str, Any]], bool], dict[str, Any]]]) -> tuple[Path, ...]:
+    """Apply each (file, edit, codec) to the file read as raw[file], in order, and keep each file out of git
+    (a client with no machine-local project config); the files changed. A failure names those already saved."""
     changed: list[Path] = []
-    for path, edit, codec in (
-            (hooks_path, lambda c: _merge_hooks(c, command, vault, client="codex"), {}),
-            (config_path, lambda c: _merge_toml_server(c, command, vault),
-             {"parse": _parse_toml, "render": lambda c: c["text"].encode()})):
+    for path, edit, codec in edits:
         try:
             if _save_edit(path, raw[path], edit, **codec) == "written":
                 changed.append(path)
         except VaultError as exc:
             raise _partly_done(exc, changed) from None
-        _keep_out_of_git(project, path, "Codex settings")
-    return Registration(hooks_path, config_path, tuple(changed))
+        _keep_out_of_git(project, path, what)
+    return tuple(changed)
 
 
 def _parse_toml(path: Path, data: bytes | None) -> dict[str, Any]:

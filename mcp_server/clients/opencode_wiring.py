@@ -20,11 +20,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from vault import VaultError
-
 from .claude_wiring import Finding, _command_finding, _read
-from .integrations import (SERVER_NAME, Registration, _keep_out_of_git, _parse_json, _partly_done, _read_bytes,
-                           _save_edit, _table, memdir_command, vault_argument)
+from .integrations import (SERVER_NAME, Registration, _parse_json, _read_bytes, _table, memdir_command,
+                           save_kept_out_of_git, vault_argument)
 
 PLUGIN_SOURCE = Path(__file__).with_name("opencode_plugin.js")
 NOTE = ("Next, in OpenCode: nothing to approve (OpenCode asks for no folder or plugin trust); the plugin and\n"
@@ -46,18 +44,11 @@ def register_opencode(vault_root: Path, project: Path) -> Registration:
     _parse_json(config_path, raw[config_path])  # refused, naming the line, before anything is written
     command, vault = memdir_command(), vault_argument(vault_root, project, "user")
     plugin = plugin_text(command, vault)
-    changed: list[Path] = []
-    for path, edit, codec in (
-            (config_path, lambda c: _merge_server(c, command, vault), {}),
-            (plugin_path, lambda c: _replace_text(c, plugin),
-             {"parse": lambda _path, data: {"text": data or b""}, "render": lambda c: c["text"]})):
-        try:
-            if _save_edit(path, raw[path], edit, **codec) == "written":
-                changed.append(path)
-        except VaultError as exc:
-            raise _partly_done(exc, changed) from None
-        _keep_out_of_git(project, path, "OpenCode settings")
-    return Registration(plugin_path, config_path, tuple(changed))
+    changed = save_kept_out_of_git(project, raw, "OpenCode settings", [
+        (config_path, lambda c: _merge_server(c, command, vault), {}),
+        (plugin_path, lambda c: _replace_text(c, plugin),
+         {"parse": lambda _path, data: {"text": data or b""}, "render": lambda c: c["text"]})])
+    return Registration(plugin_path, config_path, changed)
 
 
 def plugin_text(command: str, vault: str) -> bytes:
