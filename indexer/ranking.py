@@ -128,6 +128,7 @@ class QualityModel:
     memory_bank_weight: float = 0.3
     bank_outcome_share: float = 0.2
     bank_outcome_uses: int = 3
+    lift_cap: float = 0.05
 
     @classmethod
     def from_settings(cls, settings: SearchSettings) -> QualityModel:
@@ -140,7 +141,8 @@ class QualityModel:
                    demotion=settings.quality_demotion, curve=settings.quality_curve,
                    memory_bank_weight=settings.quality_weight_memory_bank,
                    bank_outcome_share=settings.quality_bank_outcome_share,
-                   bank_outcome_uses=settings.quality_bank_outcome_uses)
+                   bank_outcome_uses=settings.quality_bank_outcome_uses,
+                   lift_cap=settings.quality_lift_cap)
 
     def __call__(self, memory: Memory, now: datetime) -> float:
         if memory.collection == "books":
@@ -188,8 +190,13 @@ class QualityModel:
         return min(1.0, mean + self.explore / math.sqrt(1.0 + s + f))
 
     def lift(self, memory: Scored) -> float:
+        """The reputation's lift, scaled so that the best record in the top tier lifts by `lift_cap`: a
+        proven memory still wins a near tie over an emerging one, but never buries a fresh memory
+        that answers better (fresh-paraphrase set, bench/README issue 26 session 2)."""
         weight = self.weights[TIERS.index(proven_tier(memory.uses))]
-        return max(0.0, self.gain * 2.0 * weight * (self.reputation(memory) - 0.5))
+        lift = max(0.0, self.gain * 2.0 * weight * (self.reputation(memory) - 0.5))
+        strongest = self.gain * max(self.weights)  # reputation 1 in the top tier
+        return lift * min(1.0, self.lift_cap / strongest) if strongest > 0 else 0.0
 
     # -- current state: the demotion ----------------------------------------------------
 

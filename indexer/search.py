@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import math
+import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
@@ -42,6 +43,9 @@ from .settings import SearchSettings
 Mode = Literal["hybrid", "keyword", "vector"]
 SortBy = Literal["relevance", "recency", "score"]
 HIDDEN_STATUSES = frozenset({"superseded", "archived"})
+# A query token written as code, not as a word (ERR_4711, parse_config, ImportLockTimeout, v2.3): it has no
+# paraphrase, so a memory that holds it is evidence however little else of the query it covers.
+_CODE_TOKEN = re.compile(r"\b(?=\w*(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z]|_))\w{3,}(?:\.\w+)*|\b\w+(?:\.\w+)+\b")
 COSINE_NOISE = 0.05  # cosine differences below this say nothing about relevance
 COVERAGE_DEPTH = 30  # keyword hits whose term coverage is measured; deeper ones rely on their rank
 CHUNK_HITS_PER_CANDIDATE = 2  # a long document has several chunks: FAISS is asked for this many per wanted memory
@@ -104,10 +108,12 @@ class _Candidate:
     vector_score: float | None = None
     keyword_score: float | None = None
     keyword_coverage: float = 0.0
+    keyword_exact: bool = False  # it holds a code-like query term (ERR_4711, parse_config, v2.3): no paraphrase of it exists
     heading: str = ""
     fused: float = 0.0
     mix: tuple[float, float] = (0.0, 0.0)  # the vector and the keyword term inside `fused`, for Hit.explain
-    evidence: float = 0.0
+    evidence: float = 0.0  # both channels' absolute evidence: the relevance shown (and thresholded)
+    weighed: float = 0.0  # the same with the keyword channel weighed by what it has to say here: what ranks
     channel: str = ""
     via: str | None = None
 
@@ -150,7 +156,10 @@ class _Units:
         # compose note): take the better. A conversation turn keeps its best sentence (on LoCoMo the
         # whole turn lost 0.3 points of Recall@10).
         alone = ~(np.isfinite(raw[1]) | np.isfinite(raw[2]))
-        text = np.where(alone, np.maximum(text, whole), text)
+        # The mean, not the better of the two: one sentence of an unrelated note can sit close to a
+        # paraphrased question by accident, and a long note's section is close to many (fresh-paraphrase
+        # set, bench/README issue 26: the max cost 7 of 74 answers their top 3 against plain cosine).
+        text = np.where(alone, (text + whole) / 2.0, text)
         return ((text + (w_previous * previous + w_next * following)) / (1.0 + w_previous + w_next)).tolist()
 
 
@@ -184,11 +193,11 @@ class Searcher:
             allowed = self._allowed(request, now)
             if not request.query or not request.query.strip():
                 return self._checked(self._timeline(allowed, request, now, limit))
-            candidates = self._retrieve(request, allowed, embedding)
+            candidates, query_vector = self._retrieve(request, allowed, embedding)
             # The query's time words rank what falls in their window higher, unless an explicit window
             # (days_back, after, before) decided the time already: it wins over them (see window_used).
             named = None if _explicit(request) else timewords.window(request.query, now)
-            hits = order_hits(self._rank(candidates, allowed, request, now, named), request.sort_by)[:limit]
+            hits = order_hits(self._rank(candidates, allowed, request, now, named, query_vector), request.sort_by)[:limit]
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
@@ -315,8 +324,8 @@ class Searcher:
         return self._timeline(self._allowed(request, now), request, now, limit)
 
     def _retrieve(self, request: SearchRequest, allowed: dict[str, Memory],
-                  embedding: Future[np.ndarray] | None = None) -> dict[str, _Candidate]:
-        """Both channels' candidates, scored and fused.
+                  embedding: Future[np.ndarray] | None = None) -> tuple[dict[str, _Candidate], np.ndarray | None]:
+        """Both channels' candidates, scored and fused, and the query's vector (None in keyword mode).
 
         Everything that does not need the query's vector (keyword hits, their term coverage, the
         stored vectors of their units) is done while the embedding thread computes it, so that
@@ -343,13 +352,17 @@ class Searcher:
         if query_vector is not None:
             self._score_vectors(candidates, query_vector, prefetched)
         self._fuse(candidates, request.mode)
+        confidence = keyword_confidence(candidates.values(), settings) if request.mode == "hybrid" else 1.0
         for c in candidates.values():
             v = vector_evidence(c.vector_score, settings.cosine_floor, settings.cosine_full) if c.vector_score is not None else None
-            c.evidence = combined_evidence(v, c.keyword_coverage if c.keyword_rank is not None else None)
+            k = None if c.keyword_rank is None else c.keyword_coverage
+            c.evidence = combined_evidence(v, k)
+            c.weighed = combined_evidence(v, None if k is None else k * (1.0 if c.keyword_exact else confidence))
             by_vector = c.vector_rank is not None and (c.vector_score or 0.0) > settings.cosine_floor
             by_keyword = c.keyword_rank is not None
             c.channel = "both" if by_vector and by_keyword else "keyword" if by_keyword else "vector"
-        return {k: c for k, c in candidates.items() if c.channel != "vector" or (c.vector_score or 0) > settings.cosine_floor}
+        kept = {k: c for k, c in candidates.items() if c.channel != "vector" or (c.vector_score or 0) > settings.cosine_floor}
+        return kept, query_vector
 
     def _vector_candidates(self, query_vector: np.ndarray, allowed: dict[str, Memory]) -> list[str]:
         """The memories whose chunks are nearest the query (FAISS over chunk vectors, filtered before top-k)."""
@@ -369,6 +382,7 @@ class Searcher:
         if not found:
             return candidates
         terms = query_terms(request.query or "")
+        code = set(query_terms(" ".join(_CODE_TOKEN.findall(request.query or ""))))
         idf = index.keyword.idf(terms)
         total = sum(idf.values()) or 1.0
         top = found[0].score
@@ -380,6 +394,7 @@ class Searcher:
                 coverage = sum(idf[t] * (1.0 if t in hit.own_terms else settings.context_boost
                                          if t in hit.context_terms else 0.0) for t in terms) / total
                 c.keyword_coverage = coverage * (hit.score / top if top else 0.0) ** 0.5
+                c.keyword_exact = any(t in hit.own_terms for t in code)
         return candidates
 
     def _keyword_hits(self, request: SearchRequest, allowed: dict[str, Memory]) -> list[KeywordHit]:
@@ -464,17 +479,18 @@ class Searcher:
         vector_z = _zscores({i: c.vector_score or 0.0 for i, c in candidates.items()}, floor=COSINE_NOISE)
         keyword = {i: c.keyword_score or 0.0 for i, c in candidates.items()}
         keyword_z = _zscores(keyword, floor=0.1 * max(keyword.values()))
-        weights = {"hybrid": (s.vector_weight, s.keyword_weight), "vector": (1.0, 0.0), "keyword": (0.0, 1.0)}[mode]
+        weights = {"hybrid": (s.vector_weight, s.keyword_weight * keyword_confidence(candidates.values(), s)),
+                   "vector": (1.0, 0.0), "keyword": (0.0, 1.0)}[mode]
         for memory_id, c in candidates.items():
             c.mix = (weights[0] * vector_z[memory_id], weights[1] * keyword_z[memory_id])
             mixed = c.mix[0] + c.mix[1]
             c.fused = 1.0 / (1.0 + math.exp(-mixed))
 
     def _rank(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest,
-              now: datetime, named: timewords.Window | None = None) -> list[Hit]:
+              now: datetime, named: timewords.Window | None = None, query_vector: np.ndarray | None = None) -> list[Hit]:
         settings = self.settings
         if request.graph:
-            self._expand_graph(candidates, allowed, request)
+            self._expand_graph(candidates, allowed, request, query_vector)
         hits = []
         for c in candidates.values():
             memory = allowed.get(c.memory_id)
@@ -483,17 +499,20 @@ class Searcher:
             relevance = calibrate(c.evidence, settings.calibration_midpoint, settings.calibration_steepness)
             if relevance < settings.score_threshold:
                 continue
+            # The order weighs the keyword channel by what it has to say for this query (keyword_confidence);
+            # the relevance shown stays what both channels found, so a word-for-word hit is still listed.
+            weight = calibrate(c.weighed, settings.calibration_midpoint, settings.calibration_steepness)
             quality = self.quality(memory, now)
             # Rank fusion knows positions, calibrated evidence knows absolute strength; both count.
-            order = (1 - settings.evidence_weight) * c.fused + settings.evidence_weight * relevance
+            order = (1 - settings.evidence_weight) * c.fused + settings.evidence_weight * weight
             # Recency lifts young memories in proportion to how relevant they are: a new but
             # unrelated memory must not outrank an old exact answer.
-            recency = relevance * recency_bonus(memory, now, settings.recency)
+            recency = weight * settings.recency_weight * recency_bonus(memory, now, settings.recency)
             final = order * quality + recency
             if named is not None and named.holds(memory.created_at):
                 # "the redis problem from yesterday": written in the window the query names.
-                recency += relevance * settings.time_match_boost
-                final += relevance * settings.time_match_boost
+                recency += weight * settings.time_match_boost
+                final += weight * settings.time_match_boost
             # Code the memory cites changed since it was written: still shown, below an equally good fresh one.
             stale = tuple(self.index.vault.stale(memory))
             factor = settings.stale_factor if stale else 1.0
@@ -504,8 +523,14 @@ class Searcher:
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
         return hits
 
-    def _expand_graph(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest) -> None:
-        """Successors stand in for superseded hits; the strongest hits lend relevance to linked memories."""
+    def _expand_graph(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest,
+                      query_vector: np.ndarray | None = None) -> None:
+        """Successors stand in for superseded hits; the strongest hits lend relevance to linked memories.
+
+        What a link lends is scaled by how near the linked memory itself is to the query: a hub (the
+        runbook every note links to) must not hand its relevance, equal for all, to ten unrelated notes
+        (issue 26: eight of ten results at one value, 0.551, above the fresh memory that answered).
+        """
         graph, factor = self.index.graph, self.settings.graph_factor
         for c in list(candidates.values()):
             if c.memory_id in allowed or request.include_superseded:
@@ -514,15 +539,43 @@ class Searcher:
             if successor and successor in allowed and successor not in candidates:
                 candidates[successor] = replace(c, memory_id=successor, channel="graph", via=c.memory_id)
         strongest = sorted(candidates.values(), key=lambda c: c.fused, reverse=True)[:3]
-        for c in strongest:
-            for neighbour in sorted(graph.neighbours(c.memory_id)):
-                if neighbour in allowed and neighbour not in candidates:
-                    candidates[neighbour] = _Candidate(
-                        neighbour, fused=c.fused * factor, evidence=c.evidence * factor, channel="graph", via=c.memory_id
-                    )
+        linked = {n: c for c in reversed(strongest) for n in sorted(graph.neighbours(c.memory_id))
+                  if n in allowed and n not in candidates}  # the strongest linker wins
+        own = self._own_vector_scores(list(linked), query_vector)
+        for neighbour, c in linked.items():
+            cosine = own.get(neighbour)
+            nearness = 0.0 if cosine is None else min(1.0, max(0.0, cosine / self.settings.cosine_full))
+            share = factor * (0.5 + 0.5 * nearness)
+            candidates[neighbour] = _Candidate(neighbour, vector_score=cosine, fused=c.fused * share,
+                                               evidence=c.evidence * share, weighed=c.weighed * share,
+                                               channel="graph", via=c.memory_id)
+
+    def _own_vector_scores(self, memory_ids: list[str], query_vector: np.ndarray | None) -> dict[str, float]:
+        """The memories' vector scores for the query, scored as the vector channel scores its candidates."""
+        if query_vector is None or not memory_ids:
+            return {}
+        block = self._unit_vectors(memory_ids)
+        scores = block.chunk_scores(query_vector, self.settings.previous_weight, self.settings.next_weight)
+        return {m: max(scores[g] for g in range(span.start, span.stop)) for m, span in block.groups.items()}
 
     def _successor(self, memory: Memory) -> str | None:
         return self.index.graph.successor(memory.id)
+
+
+def keyword_confidence(candidates: Iterable[_Candidate], settings: SearchSettings) -> float:
+    """0..1: how much the keyword channel has to say about this query.
+
+    BM25 ranks whatever shares a word with the query, so its z-scores spread as widely for
+    "how do I get a database running on my laptop" (whose answer says "docker compose" and
+    "postgres") as for "what did Caroline say about the adoption agency". What differs is how
+    much of the query its best hit covers: little when the words are the user's own, most of it
+    when they name what the memory names. A hit on a code-like term (ERR_4711) counts as full cover. Below `keyword_confidence_low` the channel is left out
+    of the mix, from `keyword_confidence_high` it counts fully (fresh-paraphrase set: hybrid
+    MRR@10 0.40 -> 0.57 with LoCoMo unchanged; bench/README, issue 26 session 2).
+    """
+    best = max((1.0 if c.keyword_exact else c.keyword_coverage for c in candidates), default=0.0)
+    low, high = settings.keyword_confidence_low, settings.keyword_confidence_high
+    return min(1.0, max(0.0, (best - low) / (high - low)))
 
 
 def _zscores(scores: dict[str, float], floor: float) -> dict[str, float]:

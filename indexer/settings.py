@@ -30,7 +30,11 @@ class SearchSettings:
     fusion: str = setting("zscore", "zscore: convex mix of per-query z-scored channel scores; rrf: Reciprocal Rank Fusion")
     rrf_k: int = setting(60, "Reciprocal Rank Fusion constant (fusion = rrf)")
     vector_weight: float = setting(0.5, "weight of the vector channel in the fusion")
-    keyword_weight: float = setting(0.5, "weight of the keyword channel in the fusion")
+    keyword_weight: float = setting(0.8, "weight of the keyword channel in the fusion, when it has something to say "
+                                          "(see keyword_confidence_low/high)")
+    keyword_confidence_low: float = setting(0.3, "the keyword channel counts for nothing in the fusion when its best hit "
+                                                 "covers at most this share of the query's words (idf-weighted)")
+    keyword_confidence_high: float = setting(0.7, "... and for its full keyword_weight from this share up")
     bm25_b: float = setting(0.0, "BM25 length normalisation (0 = none; memories and chunks are short)")
     bm25_k1: float = setting(0.5, "BM25 term-frequency saturation")
     context_boost: float = setting(0.35, "keyword weight of a word found in a memory's neighbours (previous/next)")
@@ -41,6 +45,8 @@ class SearchSettings:
     calibration_midpoint: float = setting(0.35, "evidence that calibrates to relevance 0.5")
     calibration_steepness: float = setting(8.0, "steepness of the sigmoid calibration")
     evidence_weight: float = setting(0.5, "order by (1 - w) * fused rank + w * calibrated relevance")
+    quality_lift_cap: float = setting(0.05, "most a good outcome record lifts a result (0.05 = 5 %): it breaks near "
+                                            "ties, it never buries a fresh memory that answers better")
     quality_gain: float = setting(0.25, "share of a memory's tier weight that a good record adds to its rank: proven "
                                         "memories break ties, they do not outrank better answers")
     quality_decay: float = setting(0.5, "a good record (the lift) fades by count: the latest outcome counts 1, the one "
@@ -77,6 +83,7 @@ class SearchSettings:
     max_query_chars: int = setting(2000, "a longer query is asked by its first this many characters")
     score_threshold: float = setting(0.05, "results whose relevance is below this are dropped")
     stale_factor: float = setting(0.85, "a memory whose cited code changed since it was anchored ranks at this share (1 = no penalty)")
+    recency_weight: float = setting(0.5, "share of the per-type recency boost (below) that is added to a result's rank")
     recency: dict[str, dict[str, float]] = setting(
         DEFAULT_RECENCY, "per-type additive boost for young memories: window_days, max_boost, decay per day"
     )
@@ -103,6 +110,12 @@ class SearchSettings:
                                  "be no evidence or backwards: the two must add up to less than 1")
         if self.quality_curve <= 0.0:
             raise InvalidSetting("quality_curve", f"{self.quality_curve} is not positive")
+        if not 0.0 <= self.keyword_confidence_low < self.keyword_confidence_high <= 1.0:
+            raise InvalidSetting("keyword_confidence_high", f"keyword_confidence_low ({self.keyword_confidence_low}) and "
+                                 f"keyword_confidence_high ({self.keyword_confidence_high}) must satisfy 0 <= low < high <= 1")
+        for key in ("quality_lift_cap", "recency_weight"):
+            if getattr(self, key) < 0.0:
+                raise InvalidSetting(key, f"{getattr(self, key)} is negative")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from indexer import timewords
 from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError
 
+from ..service import leaks
 from ..service import privacy as vaults
 from ..service import turns
 from ..service.capture import MAX_EXCHANGE_CHARS
@@ -60,11 +61,20 @@ class HookHandler:
                            scorable=scorable)
             result.update(additionalContext="\n\n".join(part for part in (scoring, block) if part),
                           shown=[line.memory_id for line in kept], scoring_required=bool(scoring))
-            turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=turns.first_line(state.prompt),
+            turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=self._loggable(state.prompt, kept),
                          shown=[explained[line.memory_id] for line in kept if line.memory_id in explained])
 
         self._settle(event, lambda: self.service.sessions.update(session_id, turn))
         return result
+
+    def _loggable(self, prompt: str, kept: list[Line]) -> str:
+        """The prompt's first line for the turn log in the project vault, unless it repeats a private memory shown
+        with it: privacy is one rule on every path, and the log is a project file as a captured exchange is."""
+        line = turns.first_line(prompt)
+        shown = (self.service.find(k.memory_id) for k in kept)
+        private = [m for m in shown if m is not None and not vaults.visible(m, include_private=False)]
+        found = leaks.repeated(line, private)
+        return line if found is None else f"(withheld: it repeats private memory {found[0].id})"
 
     def _start_turn(self, state: Session, prompt: str, event: Mapping[str, Any]) -> str:
         """Open a new turn; ask for scores when the previous answer completed with memories unscored."""

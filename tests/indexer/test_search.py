@@ -190,7 +190,7 @@ def test_a_turn_is_found_by_what_its_neighbours_said(hashing_root: Path):
     index.close()
 
 
-def test_a_memory_scores_its_best_sentence_not_the_blur_of_all_of_them(hashing_root: Path):
+def test_a_note_scores_its_best_sentence_together_with_the_whole_not_the_blur_alone(hashing_root: Path):
     body = "We drove a sedan to the coast. The database migration ran overnight. The deploy shipped at noon."
     write(hashing_root, "history/a.md", memory_text("m-0000000a", "Weekend", body))
     write(hashing_root, "history/b.md", memory_text("m-0000000b", "Garage", "The car and the sedan and the vehicle."))
@@ -199,9 +199,12 @@ def test_a_memory_scores_its_best_sentence_not_the_blur_of_all_of_them(hashing_r
              if h.memory.id == "m-0000000a"]
     query = ConceptEmbedder().embed(["automobile"])[0]
     whole, *sentences = [float(index.vectors.vector(u) @ query) for u in index.entries["history/a.md"].unit_ids]
-    # An isolated memory stands in for its own missing neighbours: (best + 0.5 whole + 0.3 whole) / 1.8.
+    # A note with no neighbours reads as the mean of its best sentence and its whole (one sentence alone can
+    # sit close to a question by accident), and stands in for its own missing neighbours with the whole:
+    # ((best + whole) / 2 + 0.5 whole + 0.3 whole) / 1.8 -- above the whole's blur, below the sentence.
     assert len(sentences) == 3 and max(sentences) > 0.95 > 0.7 > whole
-    assert hit.vector_score == pytest.approx((max(sentences) + 0.8 * whole) / 1.8)
+    assert hit.vector_score == pytest.approx(((max(sentences) + whole) / 2 + 0.8 * whole) / 1.8)
+    assert whole < hit.vector_score < max(sentences)
     index.close()
 
 
@@ -217,6 +220,8 @@ def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_p
             return max(found) if found else None
         whole = best("whole")
         text, before, after = (best(role) for role in ("sentence", "previous", "next"))
+        if before is None and after is None and text is not None:
+            text = (text + whole) / 2  # a note with no neighbours: its best sentence and its whole, equally
         text, before, after = (whole if v is None else v for v in (text, before, after))
         scores.append(((text + (w_previous * before + w_next * after)) / (1.0 + w_previous + w_next), -chunk))
     return max(scores)[0]
@@ -266,7 +271,8 @@ def test_embedding_the_query_alongside_the_keyword_search_gives_the_same_results
         concurrent = s.search(request)
         index.embedder.forget_queries()
         allowed = s._allowed(request, NOW)
-        sequential = order_hits(s._rank(s._retrieve(request, allowed, None), allowed, request, NOW), "relevance")
+        candidates, query_vector = s._retrieve(request, allowed, None)
+        sequential = order_hits(s._rank(candidates, allowed, request, NOW, query_vector=query_vector), "relevance")
         assert concurrent
         assert [(h.memory.id, h.final) for h in concurrent] == [(h.memory.id, h.final) for h in sequential[:len(concurrent)]]
 
@@ -303,3 +309,48 @@ def test_the_learners_constants_in_search_settings_decide_how_far_a_bad_record_d
     flat = {h.memory.id: h.final for h in searcher(index, quality_demotion=0.0, quality_weight_emerging=0.0).search(request)}
     default = {h.memory.id: h.final for h in searcher(index).search(request)}
     assert flat["m-0000000a"] > default["m-0000000a"] and flat["m-0000000b"] == default["m-0000000b"]
+
+
+
+def test_a_question_whose_words_the_keyword_channel_barely_covers_is_ranked_by_meaning(hashing_root: Path):
+    write(hashing_root, "patterns/a.md", memory_text("m-0000000a", "Local setup", "Bring up postgres with docker compose"))
+    write(hashing_root, "patterns/b.md", memory_text("m-0000000b", "Stickers", "Stickers on my laptop lid"))
+    write(hashing_root, "patterns/c.md", memory_text("m-0000000c", "Espresso", "Grind finer for espresso"))
+    index = concept_index(hashing_root)
+    s = searcher(index)
+    paraphrase = s.search(SearchRequest(query="what is the quickest way to get a database going on my laptop", now=NOW))
+    assert ids(paraphrase)[0] == "m-0000000a"
+    assert all(h.explain["keyword_mix"] == 0.0 for h in paraphrase)  # one shared word of nine says nothing
+    named = s.search(SearchRequest(query="laptop lid stickers", now=NOW))
+    assert ids(named)[0] == "m-0000000b" and named[0].explain["keyword_mix"] > 0.0
+    index.close()
+
+
+def test_a_code_like_word_keeps_the_keyword_channel_heard_however_little_of_the_question_it_is(hashing_root: Path):
+    write(hashing_root, "patterns/a.md", memory_text("m-0000000a", "Car upkeep", "Service the sedan every spring"))
+    write(hashing_root, "patterns/b.md", memory_text("m-0000000b", "Importer", "The importer fails with ERR_4711"))
+    index = concept_index(hashing_root)
+    hits = searcher(index).search(SearchRequest(
+        query="the automobile dashboard showed ERR_4711 while we were driving home from the coast", now=NOW))
+    [coded] = [h for h in hits if h.memory.id == "m-0000000b"]
+    assert coded.explain["keyword_mix"] > 0.0
+    index.close()
+
+
+def test_memories_a_hub_links_to_get_their_own_relevance_not_one_value_lent_to_all(hashing_root: Path):
+    notes = {"m-00000011": "The sql replica lags at night", "m-00000012": "Grind finer for espresso",
+             "m-00000013": "Coffee beans from the corner shop", "m-00000014": "Ship the release on Fridays"}
+    links = " ".join(f"[[{memory_id}]]" for memory_id in notes)
+    write(hashing_root, "books/hub.md", memory_text("m-0000000a", "Runbook", f"Postgres database runbook. {links}",
+                                                    collection="books"))
+    for n, (memory_id, text) in enumerate(notes.items()):
+        write(hashing_root, f"patterns/n{n}.md", memory_text(memory_id, f"Note {n}", text))
+    index = concept_index(hashing_root)
+    hits = searcher(index).search(SearchRequest(query="postgres database", limit=10, now=NOW))
+    lent = {h.memory.id: h.relevance for h in hits if h.channel == "graph"}
+    assert ids(hits)[0] == "m-0000000a" and set(lent) == set(notes) - {"m-00000011"} or set(lent) == set(notes)
+    unrelated = [lent[i] for i in ("m-00000012", "m-00000013", "m-00000014")]
+    assert all(value < hits[0].relevance * 0.5 for value in unrelated)
+    if "m-00000011" in lent:  # linked and about databases itself: it keeps more of what the hub lends
+        assert all(lent["m-00000011"] > value for value in unrelated)
+    index.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import os
 import shutil
 import subprocess
@@ -270,3 +272,12 @@ def test_a_note_without_created_at_is_placed_in_a_timeline_by_its_files_mtime(ha
     finally:
         app.close()
     assert [r["id"] for r in results] == ["m-0da7ed01", "m-da7ed001"]
+
+
+def test_a_prompt_that_repeats_a_private_memory_shown_with_it_is_withheld_from_the_project_turn_log(service, project):
+    private = add_private(service, "Dana's therapist appointment is every Tuesday at noon; no meetings then")
+    HookHandler(service).prompt({"session_id": "s", "prompt": "is Dana's therapist appointment every Tuesday at noon?"})
+    [logged] = [json.loads(line) for line in (project / ".memdir" / "turns.jsonl").read_text().splitlines()
+                if json.loads(line)["kind"] == "prompt"]
+    assert [s["id"] for s in logged["shown"]] == [private["id"]]
+    assert "therapist" not in logged["prompt"] and private["id"] in logged["prompt"]
