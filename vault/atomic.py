@@ -145,7 +145,12 @@ def create_file(path: Path, data: bytes, mode: int | None = None) -> None:
     except OSError as exc:
         raise _os_error(exc, path) from None
     try:
-        os.link(temp, path)  # link() fails if the name exists: create-if-absent in one step
+        try:
+            os.link(temp, path)  # link() fails if the name exists: create-if-absent in one step
+        except OSError as exc:
+            if exc.errno not in NO_HARD_LINKS:
+                raise
+            _claim_then_replace(temp, path)
     except FileExistsError:
         raise ConflictError(f"{path.name} already exists") from None
     except OSError as exc:
@@ -153,6 +158,17 @@ def create_file(path: Path, data: bytes, mode: int | None = None) -> None:
     finally:
         _unlink_quietly(temp)
     fsync_dir(path.parent)
+
+
+# What link() raises on a file system without hard links (some FUSE, network and Windows-shared mounts).
+NO_HARD_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EXDEV}
+
+
+def _claim_then_replace(temp: Path, path: Path) -> None:
+    """Create-if-absent without link(): an exclusive create claims the name (FileExistsError if taken), then
+    the full temp file is renamed over the empty claim, so no reader ever sees half the data."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    os.replace(temp, path)
 
 
 def move(source: Path, destination: Path, expected: bytes | None = None) -> None:

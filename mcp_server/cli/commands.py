@@ -21,7 +21,7 @@ from vault import Memory, NotFoundError, Vault, VaultError, gitmerge, init_vault
 from ..service import checks
 from ..service import operations as ops
 from .. import client
-from ..clients import integrations
+from ..clients import integrations, opencode_wiring
 from ..views import render
 from ..config import Config, default_config_text, load_config, user_vault_root
 from ..clients.claude_wiring import check_claude_code
@@ -196,6 +196,8 @@ def init(path: Path | None, claude_code: bool, clients: tuple[str, ...], scope: 
         _register_gemini(root)
     if "codex" in clients:
         _register_codex(root)
+    if "opencode" in clients:
+        _register_opencode(root)
     if claude_code or "claude-code" in clients:
         registration = integrations.register_claude_code(root, scope, project=Path.cwd())
         for path_ in registration.files():
@@ -218,13 +220,23 @@ def _register_gemini(root: Path) -> None:
 
 
 def _register_codex(root: Path) -> None:
-    registration = integrations.register_codex(root, project=Path.cwd())
+    _report_files("Codex", integrations.register_codex(root, project=Path.cwd()), "codex", "@openai/codex",
+                  integrations.CODEX_TRUST_NOTE)
+
+
+def _register_opencode(root: Path) -> None:
+    _report_files("OpenCode", opencode_wiring.register_opencode(root, project=Path.cwd()), "opencode", "opencode-ai",
+                  opencode_wiring.NOTE)
+
+
+def _report_files(label: str, registration: integrations.Registration, binary: str, package: str, note: str) -> None:
+    """Each file a client registration wrote, whether the client is installed, and what to do next."""
     for path_ in (registration.servers, registration.settings):
-        click.echo(f"Codex: {path_} {'updated' if path_ in registration.changed else 'already up to date'}")
-    if shutil.which("codex") is None:
-        click.echo("Codex: `codex` was not found on PATH; the config is written for when it is installed "
-                   "(npm install -g @openai/codex)")
-    click.echo(integrations.CODEX_TRUST_NOTE.format(project=Path.cwd()))
+        click.echo(f"{label}: {path_} {'updated' if path_ in registration.changed else 'already up to date'}")
+    if shutil.which(binary) is None:
+        click.echo(f"{label}: `{binary}` was not found on PATH; the config is written for when it is installed "
+                   f"(npm install -g {package})")
+    click.echo(note.format(project=Path.cwd()))
 
 
 @cli.command()
@@ -296,8 +308,10 @@ def doctor(as_json: bool, vault_path: Path) -> None:
     wiring = check_claude_code(project=root.parent, home=Path.home())  # the CLI's own HOME: the server's may differ
     gemini = check_gemini(project=root.parent, home=Path.home())
     codex = check_codex(project=root.parent, home=Path.home())
+    opencode = opencode_wiring.check_opencode(project=root.parent)
     report = {**report, "claude_code": [finding.as_dict() for finding in wiring],
-              "gemini": [finding.as_dict() for finding in gemini], "codex": [finding.as_dict() for finding in codex]}
+              "gemini": [finding.as_dict() for finding in gemini], "codex": [finding.as_dict() for finding in codex],
+              "opencode": [finding.as_dict() for finding in opencode]}
     if as_json:
         emit_json(report)
     else:
@@ -307,7 +321,7 @@ def doctor(as_json: bool, vault_path: Path) -> None:
             click.echo(render.problems(report["warnings"], "warning: "))
         for finding in wiring:
             click.echo(f"Claude Code {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
-        for name, findings in (("Gemini CLI", gemini), ("Codex", codex)):
+        for name, findings in (("Gemini CLI", gemini), ("Codex", codex), ("OpenCode", opencode)):
             for finding in findings:
                 click.echo(f"{name} {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
         count = len(report["errors"])

@@ -56,17 +56,27 @@ def pointer_line(view: MemoryView) -> str:
     return f"• [id:{view.id}] (shown earlier in this session, unchanged: {quote(view.title, 80)})"
 
 
-def scoring_request(ids: Iterable[str]) -> str:
-    """The lean scoring request: ids only; their text is in the previous turn's KNOWN CONTEXT."""
+# How each assistant's model finds score_memories: each names MCP tools its own way.
+SCORE_TOOL = {
+    "claude-code": "If the tool is deferred, load it first (ToolSearch \"select:mcp__memdir__score_memories\").",
+    "gemini": "The tool is mcp_memdir_score_memories.",
+    "codex": "The tool is score_memories in the mcp__memdir namespace.",
+    "opencode": "The tool is memdir_score_memories.",
+}
+
+
+def scoring_request(ids: Iterable[str], client: str | None = None) -> str:
+    """The lean scoring request: ids only; their text is in the previous turn's KNOWN CONTEXT. It names
+    the tool as `client` (the assistant whose hook asked) names it; Claude Code's way by default."""
     listed = ", ".join(f'"{i}": "___"' for i in ids)
+    tool = SCORE_TOOL.get(client or "claude-code", SCORE_TOOL["claude-code"])
     return (
         "<memdir-score-required>\n"
         "The previous answer is complete and the memories shown for it are not scored yet. Score them "
         "with score_memories before answering:\n"
         f'score_memories(outcome="worked|partial|failed|unknown", memory_scores={{{listed}}})\n'
         "worked = it helped · partial = it helped somewhat · unknown = not used · failed = it misled you. "
-        "Their text is in the previous turn's KNOWN CONTEXT ([id:...] tags). If the tool is deferred, "
-        "load it first (ToolSearch \"select:mcp__memdir__score_memories\").\n"
+        f"Their text is in the previous turn's KNOWN CONTEXT ([id:...] tags). {tool}\n"
         "</memdir-score-required>"
     )
 

@@ -27,7 +27,8 @@ EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "Sessio
 TIMEOUTS = {"prompt": 0.9, "stop": 0.9, "session-start": 0.9}
 SPOOL = ".memdir/spool"
 MAX_STDIN = 4 * 1024 * 1024
-USAGE = ("usage: memdir hook prompt|stop|session-start [--vault PATH] [--client gemini]  "
+CLIENTS = ("claude-code", "gemini", "codex", "opencode")  # whose hook input and tool names (Claude Code's by default)
+USAGE = ("usage: memdir hook prompt|stop|session-start [--vault PATH] [--client gemini|codex|opencode]  "
          "(reads the client's hook JSON on stdin; Claude Code's by default)")
 
 
@@ -41,7 +42,7 @@ def main(argv: list[str]) -> int:
 
 def _run(argv: list[str]) -> int:
     event, vault_arg, client_name = _arguments(argv)
-    if event is None or client_name not in (None, "claude-code", "gemini"):
+    if event is None or client_name not in (None, *CLIENTS):
         print(USAGE, file=sys.stderr)
         return 0
     data = json.loads(sys.stdin.buffer.read(MAX_STDIN) or b"{}")
@@ -55,7 +56,7 @@ def _run(argv: list[str]) -> int:
     root = find_vault(vault_arg, data.get("cwd"))
     if root is None:
         return 0
-    payload = {**data, "client_pids": ancestors()}
+    payload = {**data, "client_pids": ancestors(), "client": client_name or "claude-code"}
     # First make the event durable (a millisecond), then hand it over: `claude -p` may kill this
     # process at any moment after it starts, and whatever the server did not take stays spooled.
     name = spool(root, event, payload)

@@ -88,7 +88,7 @@ class HookHandler:
             pending = [i for i in dict.fromkeys(state.awaiting + state.turn_shown) if self.service.find(i)]
             state.awaiting = pending
             if pending:
-                scoring = scoring_request(pending)
+                scoring = scoring_request(pending, client=str(event.get("client") or "claude-code"))
         elif state.turn_shown:
             # The previous prompt was interrupted before its answer (no Stop): what it was shown is
             # kept for the scoring request after the next completed answer, not forgotten.

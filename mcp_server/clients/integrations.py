@@ -44,7 +44,7 @@ ALLOWED_TOOLS = (
     "append_memory", "ingest_document", "verify_memory", "get_review_queue",
 )
 CLIENTS = ("cursor", "codex", "gemini", "opencode")
-WIRED = ("claude-code", "gemini", "codex")  # clients `memdir init --client` registers fully (tools, hooks, trust advice)
+WIRED = ("claude-code", "gemini", "codex", "opencode")  # clients `memdir init --client` registers fully (tools, hooks, trust advice)
 GEMINI_TRUST_NOTE = (  # Gemini CLI's folder trust, on by default: an untrusted folder loads no project settings
     "Next, in Gemini CLI: start `gemini` in {project} once and choose \"Trust folder\" (or run /permissions).\n"
     "Until the folder is trusted, Gemini CLI ignores .gemini/settings.json: no MCP servers, no hooks.\n"
@@ -181,18 +181,26 @@ def register_codex(vault_root: Path, project: Path) -> Registration:
     _parse_toml(config_path, raw[config_path])  # both refused, naming the line, before either is written
     _parse_json(hooks_path, raw[hooks_path])
     command, vault = memdir_command(), vault_argument(vault_root, project, "user")
+    changed = save_kept_out_of_git(project, raw, "Codex settings", [
+        (hooks_path, lambda c: _merge_hooks(c, command, vault, client="codex"), {}),
+        (config_path, lambda c: _merge_toml_server(c, command, vault),
+         {"parse": _parse_toml, "render": lambda c: c["text"].encode()})])
+    return Registration(hooks_path, config_path, changed)
+
+
+def save_kept_out_of_git(project: Path, raw: dict[Path, bytes | None], what: str,
+                         edits: list[tuple[Path, Callable[[dict[str, Any]], bool], dict[str, Any]]]) -> tuple[Path, ...]:
+    """Apply each (file, edit, codec) to the file read as raw[file], in order, and keep each file out of git
+    (a client with no machine-local project config); the files changed. A failure names those already saved."""
     changed: list[Path] = []
-    for path, edit, codec in (
-            (hooks_path, lambda c: _merge_hooks(c, command, vault), {}),
-            (config_path, lambda c: _merge_toml_server(c, command, vault),
-             {"parse": _parse_toml, "render": lambda c: c["text"].encode()})):
+    for path, edit, codec in edits:
         try:
             if _save_edit(path, raw[path], edit, **codec) == "written":
                 changed.append(path)
         except VaultError as exc:
             raise _partly_done(exc, changed) from None
-        _keep_out_of_git(project, path, "Codex settings")
-    return Registration(hooks_path, config_path, tuple(changed))
+        _keep_out_of_git(project, path, what)
+    return tuple(changed)
 
 
 def _parse_toml(path: Path, data: bytes | None) -> dict[str, Any]:
@@ -328,11 +336,14 @@ def _shell_word(word: str) -> str:
     return word if all(c.isalnum() or c in "/._-+" for c in word) else "'" + word.replace("'", "'\\''") + "'"
 
 
-def _merge_hooks(settings: dict[str, Any], command: str, vault: str) -> bool:
+def _merge_hooks(settings: dict[str, Any], command: str, vault: str, client: str = "") -> bool:
+    """memdir's handlers in Claude Code's hook format (Codex reads it too: `client` "codex" says whose)."""
     before = json.dumps(settings, sort_keys=True)
     hooks = _table(settings, "hooks")
+    suffix = f" --client {client}" if client else ""
     for event, name, timeout, background in HOOKS:
-        wanted: dict[str, Any] = {"type": "command", "command": hook_command(command, name, vault), "timeout": timeout}
+        wanted: dict[str, Any] = {"type": "command", "command": hook_command(command, name, vault) + suffix,
+                                  "timeout": timeout}
         if background:
             wanted["async"] = True
         groups = hooks.setdefault(event, [])

@@ -40,8 +40,11 @@ def _events(reply: Reply, number: int) -> list[bytes]:
                 "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
                           "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}}
     events = [{"type": "response.created", "response": {**response, "status": "in_progress", "output": []}},
-              {"type": "response.output_item.added", "output_index": 0, "item": item},
-              {"type": "response.output_item.done", "output_index": 0, "item": item},
+              {"type": "response.output_item.added", "output_index": 0, "item": item}]
+    if item["type"] == "message":  # the text as a delta too: OpenCode's AI SDK reads only the deltas
+        events.append({"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
+                       "content_index": 0, "delta": item["content"][0]["text"]})
+    events += [{"type": "response.output_item.done", "output_index": 0, "item": item},
               {"type": "response.completed", "response": response}]
     return [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events]
 
@@ -53,6 +56,8 @@ def texts(request: dict[str, Any]) -> str:
         if item.get("type") == "function_call_output":
             output = item.get("output")
             parts.append(output if isinstance(output, str) else json.dumps(output))
+        if isinstance(item.get("content"), str):  # a system or user message as plain text (OpenCode)
+            parts.append(item["content"])
         for content in item.get("content", []) if isinstance(item.get("content"), list) else []:
             parts.append(content.get("text", "") if isinstance(content, dict) else "")
     return "\n".join(parts)

@@ -119,6 +119,7 @@ def test_memdir_works_inside_the_real_codex_cli_headless(codex: Path, project: A
         run(codex, project, env, "resume", "--last", "and the visibility timeout?")
         asked = [r for r in fake.requests if "<memdir-score-required>" in texts(r)]
         assert asked and PROVEN in texts(asked[0])
+        assert "mcp__memdir namespace" in texts(asked[-1]) and "ToolSearch" not in texts(asked[-1])  # Codex's names
         assert "mcp__memdir/score_memories" in model.called
         after = (vault / "patterns" / "retry-celery-tasks-idempotently.md").read_text()
         changed = [line for line in after.splitlines() if line not in before.splitlines()]

@@ -41,7 +41,7 @@ def test_init_adds_the_server_after_the_users_own_text_and_claude_codes_hooks_to
     hooks = read(project / ".codex" / "hooks.json")["hooks"]
     for event, name in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop")):
         [handler] = [h for group in hooks[event] for h in group["hooks"]]
-        assert handler["command"].endswith(f' hook {name} --vault ".memories"')
+        assert handler["command"].endswith(f' hook {name} --vault ".memories" --client codex')
     assert "Hooks need review" in output and "--dangerously-bypass-hook-trust" in output
 
 
