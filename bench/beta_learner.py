@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from indexer.ranking import TIERS, QualityModel, proven_tier, quality_factor
+from indexer.learner import TIERS, QualityModel, proven_tier, quality_factor
 from vault.model import Memory
 
 

@@ -54,7 +54,8 @@ from beta_learner import BetaDecayLearner  # noqa: E402
 from indexer.curator import Curator  # noqa: E402
 from indexer.embed import make_embedder  # noqa: E402
 from indexer.index import Index  # noqa: E402
-from indexer.ranking import QualityFn, QualityModel  # noqa: E402
+from indexer.learner import QualityModel  # noqa: E402
+from indexer.ranking import QualityFn  # noqa: E402
 from indexer.search import SearchRequest, Searcher  # noqa: E402
 from indexer.settings import SearchSettings  # noqa: E402
 from vault import Vault, init_vault  # noqa: E402

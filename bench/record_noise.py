@@ -23,7 +23,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from beta_learner import BetaDecayLearner  # noqa: E402
-from indexer.ranking import QualityFn, QualityModel  # noqa: E402
+from indexer.learner import QualityModel  # noqa: E402
+from indexer.ranking import QualityFn  # noqa: E402
 from vault.model import Memory  # noqa: E402
 from vault.scoring import SUCCESS_CREDIT  # noqa: E402
 

@@ -31,9 +31,9 @@ from . import multihop, timewords
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, chunks_for
 from .index import Index
 from .keyword import KeywordFilter, KeywordHit, query_terms
+from .learner import QualityModel
 from .ranking import (
     QualityFn,
-    QualityModel,
     calibrate,
     combined_evidence,
     recency_bonus,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from indexer.ranking import proven_tier
+from indexer.learner import proven_tier
 from vault.model import SCORED_COLLECTIONS
 
 from .view import MemoryView, StaleCite
@@ -25,7 +25,7 @@ from .view import MemoryView, StaleCite
 # A list result shows this much of each memory's text; the model calls read_memory for the rest.
 EXCERPT_CHARS = 360
 TITLE_CHARS = 120
-# A track record reads by the ranking's own evidence tiers (indexer/ranking.py: new → emerging →
+# A track record reads by the ranking's own evidence tiers (indexer/learner.py: new → emerging →
 # established → proven, by uses); a model reads "new" as "recently added", so that tier says unproven.
 TRACK_WORDS = {"new": "unproven"}
 # memory_bank confidence thresholds: verified / stated / inferred, below that uncertain.

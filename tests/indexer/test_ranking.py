@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.ranking import QualityModel
+from indexer.learner import QualityModel
 from indexer.settings import INDEX_SECTIONS, SearchSettings
 from vault.config import load_sections
 from vault.errors import ConfigError
