@@ -376,8 +376,8 @@ class Searcher:
             candidates.setdefault(memory_id, c)
         if query_vector is not None:
             self._score_vectors(candidates, query_vector, prefetched)
-        self._fuse(candidates, request.mode)
         confidence = keyword_confidence(candidates.values(), settings) if request.mode == "hybrid" else 1.0
+        self._fuse(candidates, request.mode, confidence)
         for c in candidates.values():
             v = vector_evidence(c.vector_score, settings.cosine_floor, settings.cosine_full) if c.vector_score is not None else None
             k = None if c.keyword_rank is None else c.keyword_coverage
@@ -470,20 +470,19 @@ class Searcher:
         known = prefetched.rows if prefetched else {}
         blocks.append(self._unit_vectors([i for i in candidates if i not in known]))
         for block in blocks:
-            scores = block.chunk_scores(query_vector, self.settings.previous_weight, self.settings.next_weight)
-            for memory_id, span in block.groups.items():  # every block holds candidates only
-                best = max(range(span.start, span.stop), key=lambda g: (scores[g], -block.chunks[g]))
+            for memory_id, (score, chunk) in self._best_chunks(block, query_vector).items():  # candidates only
                 c = candidates[memory_id]
-                c.vector_score = scores[best]
+                c.vector_score = score
                 if c.vector_rank is not None:
-                    c.heading = index.chunk_owner(block.chunks[best])[1]
+                    c.heading = index.chunk_owner(chunk)[1]
         by_vector = sorted((c for c in candidates.values() if c.vector_rank is not None),
                            key=lambda c: (-(c.vector_score or 0.0), c.memory_id))
         for rank, c in enumerate(by_vector):
             c.vector_rank = rank
 
-    def _fuse(self, candidates: dict[str, _Candidate], mode: Mode) -> None:
-        """Order the union of both channels' candidates.
+    def _fuse(self, candidates: dict[str, _Candidate], mode: Mode, confidence: float = 1.0) -> None:
+        """Order the union of both channels' candidates (`confidence`: keyword_confidence's share of the
+        keyword weight in hybrid mode).
 
         zscore (default): each channel's raw scores are standardized over the candidates, mixed
         with the channel weights, and squashed to 0..1 with a logistic. Unlike rank fusion this
@@ -504,7 +503,7 @@ class Searcher:
         vector_z = _zscores({i: c.vector_score or 0.0 for i, c in candidates.items()}, floor=COSINE_NOISE)
         keyword = {i: c.keyword_score or 0.0 for i, c in candidates.items()}
         keyword_z = _zscores(keyword, floor=0.1 * max(keyword.values()))
-        weights = {"hybrid": (s.vector_weight, s.keyword_weight * keyword_confidence(candidates.values(), s)),
+        weights = {"hybrid": (s.vector_weight, s.keyword_weight * confidence),
                    "vector": (1.0, 0.0), "keyword": (0.0, 1.0)}[mode]
         for memory_id, c in candidates.items():
             c.mix = (weights[0] * vector_z[memory_id], weights[1] * keyword_z[memory_id])
@@ -579,9 +578,16 @@ class Searcher:
         """The memories' vector scores for the query, scored as the vector channel scores its candidates."""
         if query_vector is None or not memory_ids:
             return {}
-        block = self._unit_vectors(memory_ids)
+        return {m: score for m, (score, _) in self._best_chunks(self._unit_vectors(memory_ids), query_vector).items()}
+
+    def _best_chunks(self, block: _Units, query_vector: np.ndarray) -> dict[str, tuple[float, int]]:
+        """Each memory's vector score and the chunk that gave it: its best chunk (ties: the smallest chunk id)."""
         scores = block.chunk_scores(query_vector, self.settings.previous_weight, self.settings.next_weight)
-        return {m: max(scores[g] for g in range(span.start, span.stop)) for m, span in block.groups.items()}
+        best = {}
+        for memory_id, span in block.groups.items():
+            g = max(range(span.start, span.stop), key=lambda g: (scores[g], -block.chunks[g]))
+            best[memory_id] = (scores[g], block.chunks[g])
+        return best
 
     def _successor(self, memory: Memory) -> str | None:
         return self.index.links.successor(memory.id)
