@@ -114,9 +114,24 @@ def running() -> ServerInfo | None:
 
 
 def serving(vault_root: Path) -> ServerInfo | None:
-    """This user's server when it has `vault_root` open (it holds the vault's lock)."""
+    """This user's server when it has `vault_root` open: it holds the vault's lock, whose file names its pid.
+    A lock held by another process (another user's server on a shared folder, a server of another
+    MEMDIR_SERVERS_DIR) is not this server's: the CLI must not send it the vault's work."""
     info = running()
-    return info if info is not None and lock_held(vault_root / VAULT_LOCK) else None
+    path = vault_root / VAULT_LOCK
+    if info is None or not lock_held(path):
+        return None
+    holder = _written_pid(path)
+    return info if holder is None or holder == info.pid else None  # None: an older memdir wrote no pid
+
+
+def _written_pid(path: Path) -> int | None:
+    try:
+        with open(path, "rb") as file:
+            written = file.read(32).decode(errors="replace").strip()
+    except OSError:
+        return None
+    return int(written) if written.isdigit() else None
 
 
 def request(info: ServerInfo, method: str, path: str, body: Any = None, timeout: float = 30.0,
