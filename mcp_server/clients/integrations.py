@@ -48,6 +48,7 @@ WIRED = ("claude-code", "gemini", "codex", "opencode")  # clients `memdir init -
 GEMINI_TRUST_NOTE = (  # Gemini CLI's folder trust, on by default: an untrusted folder loads no project settings
     "Next, in Gemini CLI: start `gemini` in {project} once and choose \"Trust folder\" (or run /permissions).\n"
     "Until the folder is trusted, Gemini CLI ignores .gemini/settings.json: no MCP servers, no hooks.\n"
+    "Gemini CLI reads .gemini/settings.json only in the folder it starts in: start it in {project}, not a subfolder.\n"
     "For headless runs (gemini -p, CI), pass --skip-trust or set GEMINI_CLI_TRUST_WORKSPACE=true.\n"
     "Gemini CLI has no machine-local project settings file: .gemini/settings.json names this machine's\n"
     "memdir, so memdir keeps it out of git when git does not track it already.")
