@@ -64,7 +64,7 @@ class People:
         Nobody when it names none, or when taking the names out would leave nothing to embed."""
         if version != self._version:
             try:
-                names = {name for memory in list(memories) for name in authors(memory)}
+                names = _known_names(list(memories))
             except RuntimeError:  # the index changed while it was read: keep the last scan, read again next time
                 names = None
             if names is not None:
@@ -77,6 +77,16 @@ class People:
             return NOBODY
         embedded = re.sub(r"\s{2,}", " ", self._pattern.sub("", query)).strip()
         return Named(people, embedded) if re.search(r"\w", embedded) else NOBODY
+
+
+def _known_names(memories: list[Memory]) -> set[str]:
+    """Every speaker or author the memories name. Most name nobody: two key lookups each, nothing built."""
+    names: set[str] = set()
+    for memory in memories:
+        frontmatter = memory.frontmatter
+        if "speaker" in frontmatter or "author" in frontmatter:
+            names.update(authors(memory))
+    return names
 
 
 def _pattern(names: set[str]) -> re.Pattern[str] | None:
