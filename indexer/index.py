@@ -40,6 +40,7 @@ from vault.paths import Skipped, inspect, is_memory_path, relative, walk
 from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
+from .heap import release_free_memory
 from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex
 from .keyword import signature as keyword_signature
@@ -136,6 +137,8 @@ class Index:
                 self._remember(entry.memory)
                 self._own(entry, chunks_for(entry.memory))
         self._graph = LinkGraph.build(self._memories.values())
+        if len(self._entries) > RELEASE_AFTER:  # the manifest's decoded JSON and the chunks made to own them
+            release_free_memory()
 
     # -- opening and building ------------------------------------------------------------
 
@@ -403,6 +406,10 @@ class Index:
             self._chunk(batch)
             with disk_full(self.generation):
                 self._apply(batch, report, later, progress)
+            big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
+            del batch
+            if big:
+                release_free_memory()
         report.seconds = time.perf_counter() - started
         return report
 
@@ -786,6 +793,7 @@ RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), s
 SAVE_IN_PROGRESS_SECONDS = 1.0  # how long an empty memory file is taken for a save in progress (Index._save_in_progress)
 held_clock = time.monotonic  # memdir's own clock for that (tests move it forward instead of waiting)
 EMBED_SLICE = 512  # units per model call and per FAISS add in a sync that embeds at once (a progress step each)
+RELEASE_AFTER = 2048  # units and keyword documents: a sync this big gives the memory it freed back (heap.py)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
 
