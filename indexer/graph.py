@@ -24,6 +24,7 @@ import networkx as nx
 from vault.ids import identity_key
 from vault.model import Memory
 
+from .holders import hold, let_go
 from .links import (
     LINKS_TO,
     MAX_LINKS,
@@ -116,8 +117,7 @@ class LinkGraph:
     def __init__(self) -> None:
         self.graph = nx.MultiDiGraph()
         self._records: dict[str, _Record] = {}  # identity key of the id -> record
-        # Name -> record keys, as tuples: almost every name is one memory's, and a set of one cost 216
-        # bytes where a tuple costs 48 (three names per memory; bench/README, issue 32).
+        # Name -> record keys, as tuples (holders.py): almost every name is one memory's.
         self._paths: dict[str, tuple[str, ...]] = {}  # identity key of "folder/note" -> record keys
         self._stems: dict[str, tuple[str, ...]] = {}
         self._ids: dict[str, tuple[str, ...]] = {}
@@ -278,9 +278,7 @@ class LinkGraph:
         record = _record(memory)
         self._records[key] = record
         for index, name in self._indexes(record):
-            holders = index.get(name, ())
-            if key not in holders:
-                index[name] = (*holders, key)
+            hold(index, name, key)
         self.graph.add_node(record.node, **_memory_attributes(record))
         return record
 
@@ -288,11 +286,7 @@ class LinkGraph:
         record = self._records.pop(key)
         self._clear_links(key, record.node)
         for index, name in self._indexes(record):
-            rest = tuple(k for k in index[name] if k != key)
-            if rest:
-                index[name] = rest
-            else:
-                del index[name]
+            let_go(index, name, key)
         self.graph.remove_node(record.node)  # links into it go too; their memories are resolved again
 
     def _indexes(self, record: _Record) -> Iterator[tuple[dict[str, tuple[str, ...]], str]]:

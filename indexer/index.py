@@ -41,6 +41,7 @@ from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
 from .heap import release_free_memory
+from .holders import hold, let_go
 from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex
 from .keyword import signature as keyword_signature
@@ -128,10 +129,11 @@ class Index:
         self.path_of: dict[str, str] = {}  # identity_key(id) -> path
         self._chunk_owner = Owners()  # chunk id -> (memory id, heading)
         self._unit_owner = Owners()  # unit id (a vector in FAISS) -> (memory id, role)
-        self.by_dedup_key: dict[str, set[str]] = {}  # normalized text + type -> memory ids
+        # Memory ids as tuples, not sets (holders.py).
+        self.by_dedup_key: dict[str, tuple[str, ...]] = {}  # normalized text + type -> memory ids
         self.previous_key: dict[str, str] = {}  # memory id -> identity key of the memory it names as previous
         self._duplicates: set[str] | None = None  # paths whose entry names a duplicated id; None = not yet known
-        self.pointed_by: dict[str, set[str]] = {}  # identity key -> ids of the memories naming it as previous
+        self.pointed_by: dict[str, tuple[str, ...]] = {}  # identity key -> ids of the memories naming it as previous
         for entry in self._entries.values():
             if entry.memory_id and entry.memory and entry.reason is None:
                 self._remember(entry.memory)
@@ -590,12 +592,12 @@ class Index:
     def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
         self._forget(memory.id, touched)
         self._memories[memory.id] = memory
-        self.by_dedup_key.setdefault(dedup_key(memory.body, memory.type), set()).add(memory.id)
+        hold(self.by_dedup_key, dedup_key(memory.body, memory.type), memory.id)
         self.path_of[identity_key(memory.id)] = memory.path
         key = previous_key(memory)
         if key is not None:
             self.previous_key[memory.id] = key
-            self.pointed_by.setdefault(key, set()).add(memory.id)
+            hold(self.pointed_by, key, memory.id)
         if touched is not None:
             touched.update(k for k in (identity_key(memory.id), key) if k)
 
@@ -603,15 +605,12 @@ class Index:
         memory = self._memories.pop(memory_id, None)
         if memory is None:
             return
-        twins = self.by_dedup_key.get(dedup_key(memory.body, memory.type), set())
-        twins.discard(memory_id)
+        let_go(self.by_dedup_key, dedup_key(memory.body, memory.type), memory_id)
         if self.path_of.get(identity_key(memory_id)) == memory.path:
             del self.path_of[identity_key(memory_id)]
         key = self.previous_key.pop(memory_id, None)
         if key is not None:
-            self.pointed_by[key].discard(memory_id)
-            if not self.pointed_by[key]:
-                del self.pointed_by[key]
+            let_go(self.pointed_by, key, memory_id)
         if touched is not None:
             touched.update(k for k in (identity_key(memory_id), key) if k)
 
