@@ -20,7 +20,10 @@ from pydantic import ValidationError as PydanticError
 from vault.errors import ValidationError
 from vault.model import COLLECTIONS, TYPES
 
-from ..views.results import Added, Deleted, Restored, ReviewResult, ScoreResult, SearchResult, VerifyResult
+from ..views.results import (
+    Added, Book, Cluster, Decision, Deleted, DoctorResult, Ingested, Insights as InsightsResult, LinkedResult, LogResult,
+    Relations, Restored, ReviewResult, ScoreResult, SearchResult, Stats as StatsResult, VerifyResult,
+)
 from ..views.view import MemoryView
 
 R = TypeVar("R")
@@ -146,8 +149,9 @@ class Read(Op[MemoryView]):
     version: Annotated[str | None, Field(description=AS_OF)] = None
 
 
-class Log(Op[Json]):
+class Log(Op[LogResult]):
     op = "log"
+    result = LogResult
     ref: str
     include_private: bool = True
 
@@ -158,46 +162,51 @@ class List(Op[list[MemoryView]]):
     include_private: bool = True
 
 
-class Doctor(Op[Json]):
+class Doctor(Op[DoctorResult]):
     op = "doctor"
+    result = DoctorResult
 
 
-class Relationships(Op[Json]):
+class Relationships(Op[Relations]):
     op = "relationships"
+    result = Relations
     memory_id: str
     relationship_type: str | None = None
     include_private: bool = True
 
 
-class Linked(Op[Json]):
+class Linked(Op[LinkedResult]):
     op = "linked"
+    result = LinkedResult
     target: Annotated[str, Field(min_length=1, max_length=300, description="A memory name or a project file path")]
     query: str | None = None
     limit: int = 10
     include_private: bool = True
 
 
-class Stats(Op[Json]):
+class Stats(Op[StatsResult]):
     op = "stats"
+    result = StatsResult
     include_private: bool = True
 
 
-class Insights(Op[Json]):
+class Insights(Op[InsightsResult]):
     op = "insights"
+    result = InsightsResult
     query: Annotated[str, Field(description="What you are about to work on")]
     session: str | None = None
     limit: int = 6
     include_private: bool = True
 
 
-class Books(Op[list[Json]]):
+class Books(Op[list[Book]]):
     op = "books"
-    result = list[Json]
+    result = list[Book]
 
 
-class SuggestMerges(Op[list[Json]]):
+class SuggestMerges(Op[list[Cluster]]):
     op = "suggest_merges"
-    result = list[Json]
+    result = list[Cluster]
     threshold: float | None = None
     type: str | None = None
     limit: int = 10
@@ -247,8 +256,9 @@ class Append(Op[MemoryView]):
     session: str | None = None
 
 
-class Link(Op[Json]):
+class Link(Op[Relations]):
     op = "link"
+    result = Relations
     source: str
     target: str
     relation: Linkable = "depends_on"
@@ -267,9 +277,9 @@ class Restore(Op[Restored]):
     memory_id: str
 
 
-class Ingest(Op[list[Json]]):
+class Ingest(Op[list[Ingested]]):
     op = "ingest"
-    result = list[Json]
+    result = list[Ingested]
     paths: list[str]
     title: str | None = None
     tags: list[str] = []
@@ -277,11 +287,11 @@ class Ingest(Op[list[Json]]):
     session: str | None = None
 
 
-class IngestDocument(Op[list[Json]]):
+class IngestDocument(Op[list[Ingested]]):
     """The model's ingest: one path inside the project (the CLI's `ingest` reads any path the user names)."""
 
     op = "ingest_document"
-    result = list[Json]
+    result = list[Ingested]
     path: Annotated[str, Field(min_length=1, max_length=1000, description="File or folder inside the project")]
     title: str | None = None
     tags: list[str] = []
@@ -325,9 +335,9 @@ class Merge(Op[MemoryView]):
 # -- lifecycle and the index ---------------------------------------------------------------------
 
 
-class Gc(Op[list[Json]]):
+class Gc(Op[list[Decision]]):
     op = "gc"
-    result = list[Json]
+    result = list[Decision]
     dry_run: bool = False
 
 

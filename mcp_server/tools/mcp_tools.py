@@ -11,6 +11,8 @@ from __future__ import annotations
 import inspect
 from typing import Annotated, Any, Callable, TypeVar
 
+from pydantic_core import PydanticUndefined
+
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -24,7 +26,6 @@ from ..views.view import views
 from .arguments import refuse_unknown_and_explain
 from .descriptions import INSTRUCTIONS
 from .table import TOOLS, Tool
-from pydantic_core import PydanticUndefined
 
 T = TypeVar("T")
 
@@ -47,26 +48,27 @@ def build(service: MemoryService) -> MCPServer:
         key = headers.get(IDEMPOTENCY_HEADER.lower()) if headers is not None else None
         return lambda: service.once(key, name, call)
 
-    def respond(tool: Tool, call: Callable[[], Any]) -> CallToolResult:
-        """Run one service call; memdir's errors become messages the model sees (ToolError). The memory
-        lists the tool names become compact views (outward.py says why: Claude Code shows the model
-        the structured result, so that is what must be small and quoted)."""
+    def respond(tool: Tool, arguments: dict[str, Any], ctx: Context) -> CallToolResult:
+        """Run the tool's operation; memdir's errors (a bad argument too) become messages the model sees
+        (ToolError). The memory lists the tool names become compact views (outward.py says why: Claude Code
+        shows the model the structured result, so that is what must be small and quoted); the text of any
+        other answer is rendered from the operation's typed result."""
         try:
-            data = call()
+            request = tool.request(arguments, lambda: session_of(ctx))
+            run: Callable[[], Any] = lambda: request.run_on(service)  # noqa: E731
+            raw = once(ctx, request.op, run)() if tool.once else run()
         except VaultError as exc:
             raise ToolError(str(exc)) from None
-        if tool.wrap:
-            data = {tool.wrap: data}
+        data = {tool.wrap: raw} if tool.wrap else raw
         if tool.lists:
             data = {**data, **{key: [outward.hit(view) for view in views(data[key])] for key in tool.lists}}
+        text = tool.text(data if tool.lists else request.result_of(raw))
         structured = tool.out.model_validate(data).model_dump(mode="json", exclude_none=bool(tool.lists))
-        return CallToolResult(content=[TextContent(type="text", text=tool.text(data))], structured_content=structured)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
     def register(tool: Tool) -> None:
         def run(ctx: Context, **arguments: Any) -> CallToolResult:
-            def call() -> Any:
-                return tool.request(arguments, lambda: session_of(ctx)).run_on(service)  # a bad value: VaultError
-            return respond(tool, once(ctx, tool.op.op, call) if tool.once else call)
+            return respond(tool, arguments, ctx)
 
         # The SDK reads a tool's arguments from its signature: this one is the operation's, as the row derives it.
         parameters = [inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)] + [

@@ -23,7 +23,6 @@ from vault.model import BANK_DEFAULT
 from ..service import operations as ops
 from ..service.operations import Count, MemoryId, MemoryType, Outcome, Query, Relation, Tag, Text, Title
 from ..views import render
-from ..views.results import Added, Deleted, ReviewResult, ScoreResult, VerifyResult
 from ..views.view import MemoryView
 from . import descriptions as said
 from . import schemas
@@ -54,7 +53,8 @@ class Tool:
     description: str
     hints: dict[str, bool]
     out: type[BaseModel]
-    text: Callable[[Any], str]  # the readable rendering of the answer (in the JSON shapes the service sent)
+    text: Callable[[Any], str]  # the readable answer: from the operation's typed result, or with `lists` from
+    # the answer whose memory lists are outward views
     args: dict[str, Arg] = field(default_factory=dict)
     once: bool = False  # a write the proxy may retry: run once per idempotency key
     lists: tuple[str, ...] = ()  # memory lists in the answer, shown as compact outward views
@@ -94,13 +94,8 @@ class Tool:
         return self.op(**given)
 
 
-def shown(text_of: Callable[[MemoryView], str]) -> Callable[[dict[str, Any]], str]:
-    """A one-memory rendering applied to a service result (the memory's JSON) read back into the model."""
-    return lambda data: text_of(MemoryView.model_validate(data))
-
-
-def changed(verb: str) -> Callable[[dict[str, Any]], str]:
-    return shown(lambda view: render.changed(verb, view))
+def changed(verb: str) -> Callable[[MemoryView], str]:
+    return lambda view: render.changed(verb, view)
 
 
 OneId = Arg("memory_id", narrow=MemoryId)
@@ -125,8 +120,7 @@ TOOLS: tuple[Tool, ...] = (
         "before": Arg(narrow=ops.Moment | None),
         "as_of": Arg(narrow=ops.Version | None),
     }, lists=("results",)),
-    Tool("add_to_memory_bank", ops.Add, said.ADD_BANK, ADD, schemas.AddOut,
-         lambda d: render.added(Added.model_validate(d)), {
+    Tool("add_to_memory_bank", ops.Add, said.ADD_BANK, ADD, schemas.AddOut, render.added, {
              "content": Arg(narrow=Text),
              "type": Arg(narrow=MemoryType, default="fact"),
              "tags": Arg(narrow=Tags),
@@ -142,21 +136,18 @@ TOOLS: tuple[Tool, ...] = (
         "allow_secret": Arg()}),
     Tool("append_memory", ops.Append, said.APPEND_TEXT, APPEND, schemas.MemoryOut, changed("appended to"),
          {"id": OneId, "content": Arg(narrow=Text), "allow_secret": Arg()}, once=True),
-    Tool("read_memory", ops.Read, said.READ_TEXT, READ, schemas.MemoryOut, shown(render.full_memory),
+    Tool("read_memory", ops.Read, said.READ_TEXT, READ, schemas.MemoryOut, render.full_memory,
          {"id": Arg("ref", narrow=MemoryId), "version": Arg(narrow=ops.Version | None)}),
-    Tool("delete_memory", ops.Delete, said.DELETE, REMOVE, schemas.DeleteOut,
-         lambda d: render.deleted(Deleted.model_validate(d)), {"id": OneId}, once=True),
-    Tool("verify_memory", ops.Verify, said.VERIFY, APPEND, schemas.VerifyOut,
-         lambda d: render.verified(VerifyResult.model_validate(d)),
+    Tool("delete_memory", ops.Delete, said.DELETE, REMOVE, schemas.DeleteOut, render.deleted,
+         {"id": OneId}, once=True),
+    Tool("verify_memory", ops.Verify, said.VERIFY, APPEND, schemas.VerifyOut, render.verified,
          {"ids": Arg(narrow=Annotated[Ids, Field(min_length=1, max_length=20)])}),
     Tool("get_review_queue", ops.Review, said.REVIEW, READ, schemas.ReviewOut,
-         lambda d: render.review_items(ReviewResult.model_validate(d))),
-    Tool("ingest_document", ops.IngestDocument, said.INGEST, ADD, schemas.IngestOut,
-         lambda d: render.ingested(d["results"]),
+         render.review_items),
+    Tool("ingest_document", ops.IngestDocument, said.INGEST, ADD, schemas.IngestOut, render.ingested,
          {"path": Arg(), "title": Arg(narrow=Annotated[str | None, Field(max_length=200)]),
           "tags": Arg(narrow=Annotated[list[str], Field(max_length=20)])}, wrap="results"),
-    Tool("score_memories", ops.Score, said.SCORE, APPEND, schemas.ScoreOut,
-         lambda d: render.score_answer(ScoreResult.model_validate(d)),
+    Tool("score_memories", ops.Score, said.SCORE, APPEND, schemas.ScoreOut, render.score_answer,
          {"outcome": Arg(narrow=Outcome, required=True),
           "memory_scores": Arg(narrow=Annotated[dict[MemoryId, Outcome], Field(max_length=50)], default={})},
          once=True),
@@ -171,7 +162,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool("search_linked_memories", ops.Linked, said.LINKED, READ, schemas.LinkedOut, render.linked,
          {"target": Arg(), "query": Arg(narrow=Query | None), "limit": Limit}, lists=("results",)),
     Tool("suggest_memory_merges", ops.SuggestMerges, said.SUGGEST, READ, schemas.MergeSuggestionsOut,
-         render.cluster_dicts, {"threshold": Arg(narrow=Annotated[float | None, Field(gt=0, le=1)]),
+         render.suggested_merges, {"threshold": Arg(narrow=Annotated[float | None, Field(gt=0, le=1)]),
                                 "type": Arg(narrow=MemoryType | None), "limit": Limit}, wrap="clusters"),
     Tool("merge_memories", ops.Merge, said.MERGE, REMOVE, schemas.MemoryOut, changed("merged into"), {
         "ids": Arg(narrow=Annotated[Ids, Field(min_length=2, max_length=20)]), "title": Arg(narrow=Title),
