@@ -12,7 +12,7 @@ import shutil
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar, get_args
 
 import click
 
@@ -389,7 +389,7 @@ def reindex(vault_path: Path) -> None:
 @click.option("--collection", "collections", multiple=True, help="Only this collection; repeat for more.")
 @click.option("--type", "types", multiple=True, help="Only this type; repeat for more.")
 @click.option("--tag", "tags", multiple=True, help="Only memories with this tag; repeat for more.")
-@click.option("--sort-by", type=click.Choice(["relevance", "recency", "score"]), default="relevance")
+@click.option("--sort-by", type=click.Choice(get_args(ops.SortBy)), default="relevance")
 @click.option("--all", "include_superseded", is_flag=True, help="Include superseded and archived memories.")
 @click.option("--after", metavar="DATE", help="Only memories created on or after (file mtime when they have no created_at).")
 @click.option("--before", metavar="DATE", help="Only memories created before (file mtime when they have no created_at).")
@@ -437,7 +437,7 @@ def links(memory_id: str, as_json: bool, vault_path: Path) -> None:
 @cli.command()
 @click.argument("source")
 @click.argument("target")
-@click.option("--as", "relation", type=click.Choice(["supersedes", "depends_on", "contradicts", "derives_from"]),
+@click.option("--as", "relation", type=click.Choice(get_args(ops.Linkable)),
               default="depends_on", show_default=True, help="How SOURCE relates to TARGET.")
 @click.option("--json", "as_json", is_flag=True, help="Print SOURCE's relations as JSON.")
 @vault_option
