@@ -82,7 +82,7 @@ class SearchRequest:
     collections: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
-    days_back: float | None = None
+    days_back: float | None = None  # > 0: the contract's Search model checks it (mcp_server/service/operations.py)
     after: datetime | None = None
     before: datetime | None = None
     include_superseded: bool = False  # also return superseded and archived memories
@@ -287,8 +287,6 @@ class Searcher:
         return allowed
 
     def _filter(self, request: SearchRequest, now: datetime) -> dict[str, Memory]:
-        if request.days_back is not None and request.days_back <= 0:
-            raise ValidationError("days_back must be a positive number of days")
         after = _explicit_start(request, now)
         hidden = frozenset() if request.include_superseded else self.out_of_sight(now)
         wanted_tags = {t.lower().lstrip("#") for t in request.tags}
