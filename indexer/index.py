@@ -95,6 +95,10 @@ class Index:
         )
         self.writable = writable
         self.lock = threading.RLock()
+        # A big sync writes its keyword documents with the lock let go (searches go on): other keyword writers
+        # wait on this for it to finish, the lock let go meanwhile too (Index._keyword_turn).
+        self._keyword_idle = threading.Condition(self.lock)
+        self._keyword_writing = False
         self.version = 0  # bumped on every change; readers use it to invalidate caches
         self._owner: Ownership | None = None
         # A server must answer before a fresh vault is embedded (a vault of a few dozen notes is ~20k
@@ -177,6 +181,7 @@ class Index:
 
     def close(self) -> None:
         with self.lock:
+            self._keyword_turn()
             self._keyword.close()
             self.manifest.close()
             if self._own_cache:
@@ -188,6 +193,7 @@ class Index:
     def heal(self) -> int:
         """Make FAISS and Whoosh agree with the manifest after a crash; returns the files re-indexed."""
         with self.lock:
+            self._keyword_turn()
             valid = [e for e in self._entries.values() if e.reason is None]
             expected_units = {u for e in valid for u in e.unit_ids}
             expected_chunks = {c for e in valid for c in e.chunk_ids}
@@ -252,6 +258,7 @@ class Index:
     def compact(self) -> None:
         """Purge deleted keyword documents; afterwards search results equal a fresh rebuild's exactly."""
         with self.lock:
+            self._keyword_turn()
             self._keyword.compact()
 
     # -- reading ---------------------------------------------------------------------
@@ -391,6 +398,7 @@ class Index:
         started = time.perf_counter()
         report = SyncReport()
         with self.lock:
+            self._keyword_turn()
             batch = _Batch()
             forced = set(force_paths)
             candidates = self._candidates(paths)
@@ -660,6 +668,31 @@ class Index:
 
     # -- embedding in the background -------------------------------------------------------
 
+    def _keyword_turn(self) -> None:
+        """Wait while a big sync writes keyword documents outside the lock (the lock let go meanwhile): one keyword
+        writer at a time, and none of them holding the lock while it waits for Whoosh's."""
+        self._keyword_idle.wait_for(lambda: not self._keyword_writing)
+
+    def _write_keywords(self, docs: list[tuple[Memory, list[Chunk]]], removed: set[str]) -> None:
+        """Index the keyword documents of a sync. A big one (a pull of hundreds of files) is written with the
+        index lock let go: adding and committing 1,000 memories' documents takes Whoosh seconds, and searches
+        would wait behind it. They read the last committed keyword state meanwhile, over memories already in
+        their new state: a changed memory keeps its chunk ids (its old text's words still find it), a removed
+        one's chunks have no owner and are skipped (search._best_per_memory), a new one is not found yet."""
+        if len(docs) + len(removed) < KEYWORD_BESIDE_SEARCHES:
+            self._keyword.replace(docs, removed)
+            return
+        self.version += 1  # the memories, vectors and graph changed: searches meanwhile see them
+        self._keyword_writing = True
+        held = _let_go(self.lock)
+        try:
+            self._keyword.replace(docs, removed, beside_searches=True)
+        finally:
+            for _ in range(held):
+                self.lock.acquire()
+            self._keyword_writing = False
+            self._keyword_idle.notify_all()
+
     def _vectors_now(self, units: list[Unit], later: bool = False, progress: Progress | None = None
                      ) -> tuple[list[tuple[list[Unit], np.ndarray]], list[Unit]]:
         """The units to give vectors in this sync with their vectors, in slices of at most EMBED_SLICE
@@ -768,12 +801,12 @@ class Index:
                 self._unembedded.pop(unit.unit_id, None)
             added = True
         self._defer([u.unit_id for u in deferred])
-        if batch.keyword_docs or batch.removed_ids:
-            self._keyword.replace(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
         for memory_id in sorted(batch.removed_ids):
             self._graph.remove(memory_id)
         for memory_id in sorted(batch.placed):
             self._graph.upsert(self._memories[memory_id])
+        if batch.keyword_docs or batch.removed_ids:
+            self._write_keywords(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
         if batch.removed_units or added:
             self._vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors
         if batch.entries or batch.deleted_paths:
@@ -785,8 +818,20 @@ RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), s
 SAVE_IN_PROGRESS_SECONDS = 1.0  # how long an empty memory file is taken for a save in progress (Index._save_in_progress)
 held_clock = time.monotonic  # memdir's own clock for that (tests move it forward instead of waiting)
 EMBED_SLICE = 512  # units per model call and per FAISS add in a sync that embeds at once (a progress step each)
+KEYWORD_BESIDE_SEARCHES = 200  # keyword documents: a sync writing more lets searches go on meanwhile (_write_keywords)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
+
+
+def _let_go(lock: threading.RLock) -> int:
+    """Release a lock this thread holds however deeply; returns how often to acquire it again."""
+    held = 0
+    while True:
+        try:
+            lock.release()
+        except RuntimeError:  # no longer held by this thread
+            return held
+        held += 1
 
 
 def _names_duplicate(entry: Entry) -> bool:
