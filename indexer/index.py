@@ -82,6 +82,24 @@ class _Batch:
     removed_units: set[int] = field(default_factory=set)
     embed: list[Unit] = field(default_factory=list)
     keyword_docs: dict[str, tuple[Memory, list[Chunk]]] = field(default_factory=dict)
+    read_ahead: dict[str, _Read] = field(default_factory=dict)  # path -> read before the lock (Index._read_ahead)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A changed file read and parsed before a big sync took the index lock: used under the lock only while the
+    file's size and mtime are still the ones seen when it was read."""
+
+    size: int
+    mtime_ns: int
+    checked_at: int  # time_ns just before the read
+    data: bytes
+    parsed: Memory | ParseError
+
+    def memory(self) -> Memory:
+        if isinstance(self.parsed, ParseError):
+            raise self.parsed
+        return self.parsed
 
 
 class Index:
@@ -397,9 +415,11 @@ class Index:
             raise IndexUnusable("this index was opened read-only (another process owns it)")
         started = time.perf_counter()
         report = SyncReport()
+        paths = None if paths is None else list(paths)
+        read_ahead = self._read_ahead(paths)
         with self.lock:
             self._keyword_turn()
-            batch = _Batch()
+            batch = _Batch(read_ahead=read_ahead)
             forced = set(force_paths)
             candidates = self._candidates(paths)
             for done, (rel, item) in enumerate(candidates, 1):
@@ -412,6 +432,39 @@ class Index:
                 self._apply(batch, report, later, progress)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _read_ahead(self, paths: list[str | Path] | None) -> dict[str, _Read]:
+        """Read and parse the changed files of a big sync (the whole vault, or many paths: a pull) before it takes
+        the index lock, so that searches do not wait for a thousand files to be read. A hint only: under the lock
+        each file is looked at again, and one that changed meanwhile is read again."""
+        if paths is not None and len(paths) < READ_AHEAD_ABOVE:
+            return {}
+        if paths is None:
+            files = [p for p in walk(self.root) if isinstance(p, Path)]
+        else:
+            files = [raw if isinstance(raw, Path) and raw.is_absolute() else self.root / str(raw) for raw in paths]
+        ahead: dict[str, _Read] = {}
+        for path in files:
+            if not is_memory_path(self.root, path) or not isinstance(inspect(self.root, path), Path):
+                continue  # not a memory, or a link: the sync decides under the lock, and reads nothing outside
+            rel = relative(self.root, path)
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            previous = self._entries.get(rel)
+            if previous is not None and (previous.size, previous.mtime_ns) == (info.st_size, info.st_mtime_ns):
+                continue
+            checked_at = time.time_ns()
+            data = atomic.read_bytes(path)
+            if not data:
+                continue  # gone, or empty (a save in progress?): the sync looks at it under the lock
+            try:
+                parsed: Memory | ParseError = _parse(self.vault, data, rel)
+            except ParseError as exc:
+                parsed = exc
+            ahead[rel] = _Read(info.st_size, info.st_mtime_ns, checked_at, data, parsed)
+        return ahead
 
     def _candidates(self, paths: Iterable[str | Path] | None) -> list[tuple[str, Path | Skipped | None]]:
         if paths is None:
@@ -451,7 +504,12 @@ class Index:
         if (previous and not deep and rel not in self._recheck
                 and (previous.size, previous.mtime_ns) == (info.st_size, info.st_mtime_ns)):
             return
-        data = atomic.read_bytes(item)
+        ahead = batch.read_ahead.pop(rel, None)
+        if ahead is not None and (ahead.size, ahead.mtime_ns) == (info.st_size, info.st_mtime_ns):
+            data, checked_at = ahead.data, ahead.checked_at  # read before the lock, and unchanged since
+        else:
+            ahead = None
+            data = atomic.read_bytes(item)
         if data is None:
             return self._observe(rel, None, deep, batch, report)
         if self._save_in_progress(rel, data, previous, info.st_mtime_ns, checked_at):
@@ -472,7 +530,7 @@ class Index:
                 batch.entries[rel] = self._entries[rel] = replace(previous, size=info.st_size, mtime_ns=info.st_mtime_ns)
             return
         try:
-            memory = _parse(self.vault, data, rel)
+            memory = _parse(self.vault, data, rel) if ahead is None else ahead.memory()
         except ParseError as exc:
             self._set_error(rel, previous, info.st_size, info.st_mtime_ns, digest, exc.line, exc.reason, batch, report)
             return
@@ -818,6 +876,7 @@ RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), s
 SAVE_IN_PROGRESS_SECONDS = 1.0  # how long an empty memory file is taken for a save in progress (Index._save_in_progress)
 held_clock = time.monotonic  # memdir's own clock for that (tests move it forward instead of waiting)
 EMBED_SLICE = 512  # units per model call and per FAISS add in a sync that embeds at once (a progress step each)
+READ_AHEAD_ABOVE = 50  # paths: a sync of more reads and parses its changed files before it takes the lock
 KEYWORD_BESIDE_SEARCHES = 200  # keyword documents: a sync writing more lets searches go on meanwhile (_write_keywords)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload

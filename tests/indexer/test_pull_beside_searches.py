@@ -117,3 +117,34 @@ def test_a_second_sync_waits_for_the_big_one_without_holding_the_index_lock(hash
     finally:
         release.set()
         index.close()
+
+
+def test_a_file_changed_after_the_pull_was_read_ahead_is_indexed_as_it_is_now(hashing_example: Path, tmp_path: Path):
+    index = Index.open(Vault(hashing_example), HashingEmbedder(), defer_embedding=True)
+    real_read_ahead = index._read_ahead
+
+    def then_edited(paths):  # type: ignore[no-untyped-def]
+        ahead = real_read_ahead(paths)  # the pull's files read and parsed, before the sync takes the lock
+        assert "memory_bank/pulled-5.md" in ahead
+        (hashing_example / "memory_bank" / "pulled-5.md").write_text(  # an editor saves one of them meanwhile
+            "---\nid: m-pull0005\ncollection: memory_bank\ntype: fact\ntitle: Pulled note 5\n---\n"
+            "Edited: the wombat service moved to port 9005.\n")
+        (hashing_example / "memory_bank" / "pulled-6.md").write_text("---\nid: [broken\n---\nnot yaml\n")
+        return ahead
+
+    index._read_ahead = then_edited  # type: ignore[method-assign]
+    try:
+        pulled(hashing_example)
+        index.sync()
+        assert search(index, "wombat") == ["m-pull0005"] and search(index, "zanzibar5") == []
+        assert "m-pull0006" not in index and any(p.path == "memory_bank/pulled-6.md" for p in index.problems())
+        after = state(index)
+    finally:
+        index.close()
+    copy = tmp_path / "rebuilt"
+    shutil.copytree(hashing_example, copy, ignore=shutil.ignore_patterns(".memdir"))
+    rebuilt = fresh_rebuild(copy)
+    try:
+        assert after == {**state(rebuilt), "vectors": after["vectors"]}
+    finally:
+        rebuilt.close()
