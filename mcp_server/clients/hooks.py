@@ -15,9 +15,12 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from .. import client
+
+TYPE_CHECKING = False  # typing stays unimported at run time (see client.py)
+if TYPE_CHECKING:
+    from typing import Any
 from ..locate import locate
 
 EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "SessionStart"}
