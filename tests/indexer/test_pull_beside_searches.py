@@ -33,20 +33,25 @@ def search(index: Index, query: str, mode: str = "keyword") -> list[str]:
     return [h.memory.id for h in searcher.search(SearchRequest(query=query, mode=mode, limit=5))]
 
 
-def test_searches_answer_while_a_big_pull_writes_its_keyword_documents(hashing_example: Path, tmp_path: Path):
-    assert (hashing_example / "patterns" / "retry-celery-tasks-idempotently.md").exists()
-    index = Index.open(Vault(hashing_example), HashingEmbedder(), defer_embedding=True)
-    keyword = index._keyword
-    writing, searched = threading.Event(), threading.Event()
-    real_replace = keyword.replace
+def held_open(index: Index) -> tuple[threading.Event, threading.Event]:
+    """(writing, release): a big keyword write sets `writing`, then stays in progress until `release` is set."""
+    writing, release = threading.Event(), threading.Event()
+    real_replace = index._keyword.replace
 
     def replace_held_open(docs, removed=(), **options):  # type: ignore[no-untyped-def]
         if len(docs) >= KEYWORD_BESIDE_SEARCHES:
             writing.set()
-            searched.wait(BOUND)  # the pull's keyword write stays in progress until the test has searched
+            release.wait(BOUND)
         return real_replace(docs, removed, **options)
 
-    keyword.replace = replace_held_open  # type: ignore[method-assign]
+    index._keyword.replace = replace_held_open  # type: ignore[method-assign]
+    return writing, release
+
+
+def test_searches_answer_while_a_big_pull_writes_its_keyword_documents(hashing_example: Path, tmp_path: Path):
+    assert (hashing_example / "patterns" / "retry-celery-tasks-idempotently.md").exists()
+    index = Index.open(Vault(hashing_example), HashingEmbedder(), defer_embedding=True)
+    writing, searched = held_open(index)  # the pull's keyword write stays in progress until the test has searched
     try:
         pulled(hashing_example)
         sync = threading.Thread(target=index.sync)
@@ -85,17 +90,7 @@ def test_searches_answer_while_a_big_pull_writes_its_keyword_documents(hashing_e
 
 def test_a_second_sync_waits_for_the_big_one_without_holding_the_index_lock(hashing_example: Path):
     index = Index.open(Vault(hashing_example), HashingEmbedder(), defer_embedding=True)
-    keyword = index._keyword
-    writing, release = threading.Event(), threading.Event()
-    real_replace = keyword.replace
-
-    def replace_held_open(docs, removed=(), **options):  # type: ignore[no-untyped-def]
-        if len(docs) >= KEYWORD_BESIDE_SEARCHES:
-            writing.set()
-            release.wait(BOUND)
-        return real_replace(docs, removed, **options)
-
-    keyword.replace = replace_held_open  # type: ignore[method-assign]
+    writing, release = held_open(index)
     try:
         pulled(hashing_example)
         big = threading.Thread(target=index.sync)
