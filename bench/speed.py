@@ -1,12 +1,20 @@
 """Indexing throughput, search latency, save-to-searchable time and memory, at several vault sizes.
 
     python bench/speed.py --json                     # 1k and 10k memories, the real model
-    python bench/speed.py --sizes 100000 --json      # 100k (embedding takes a while on 2 cores)
+    python bench/speed.py --sizes 10000,100000       # both sizes in one run (100k: long on 2 cores)
+    python bench/speed.py --in-process               # the model in this process, as before issue 32
 
 Memories are windows of real conversation turns from the LoCoMo dev split (read from
 ../shared/bench, never copied; seeded, so runs are comparable), written as ordinary memory
 files and indexed by memdir's own indexer; queries are LoCoMo questions.
 Latencies are wall time in-process with the query embedding included.
+
+Memory is reported per process, as a server runs: this process holds the index (the vault server's
+part) and the model lives in the per-user embedding host (mcp_server/embedding/host.py), started here
+in a private registry folder and stopped at the end. For each size: the peak resident memory of each
+process during the build, and in steady state (the peak while searching, saving and syncing after
+the build; each process's peak is reset in between through /proc/PID/clear_refs), plus the RSS at
+the end. `--in-process` loads the model here instead (then the host's columns are absent).
 """
 
 from __future__ import annotations
@@ -14,8 +22,9 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import random
-import resource
+import signal
 import statistics
 import sys
 import tempfile
@@ -84,16 +93,75 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def measure(size: int, embedder_name: str, cache: Path, searches: int, data: Path) -> dict:
+def memory_mb(pid: int, field: str) -> float | None:
+    """VmHWM (peak resident since the last reset) or VmRSS of a process, in MB."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+def reset_peak(pid: int) -> None:
+    """Start a new peak: writing 5 to clear_refs resets VmHWM to the current RSS (Linux 4.0+)."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+class Processes:
+    """The processes a served vault runs in: this one (the vault server's part) and the model host."""
+
+    def __init__(self, embedder_name: str, in_process: bool, registry: Path) -> None:
+        self.host_pid: int | None = None
+        if in_process or embedder_name != "all-MiniLM-L6-v2":
+            self.model = make_embedder(embedder_name)
+            return
+        os.environ["MEMDIR_SERVERS_DIR"] = str(registry)  # a host of our own, not the user's
+        from mcp_server.embedding.host import SharedEmbedder, running
+
+        self.model = SharedEmbedder(idle_exit_seconds=0)
+        self.model.embed_query("start the host")
+        info = running(registry)
+        self.host_pid = info.pid if info else None
+
+    def pids(self) -> dict[str, int]:
+        return {"server": os.getpid(), **({"host": self.host_pid} if self.host_pid else {})}
+
+    def reset(self) -> None:
+        for pid in self.pids().values():
+            reset_peak(pid)
+
+    def figures(self, phase: str) -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        for name, pid in self.pids().items():
+            out[f"{name}_{phase}_peak_mb"] = memory_mb(pid, "VmHWM")
+        if self.host_pid:
+            out[f"total_{phase}_peak_mb"] = round(sum(v or 0.0 for v in out.values()), 1)
+        return out
+
+    def stop(self) -> None:
+        if self.host_pid:
+            os.kill(self.host_pid, signal.SIGTERM)
+
+
+def measure(size: int, processes: Processes, cache: Path, searches: int, data: Path, embedder_name: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="memdir-speed-") as tmp:
         root = Path(tmp) / "vault"
         generate(root, size, data)
-        embedder = CachedEmbedder(make_embedder(embedder_name), cache)
+        gc.collect()
+        embedder = CachedEmbedder(processes.model, cache)
+        processes.reset()
         started = time.perf_counter()
         index = Index.open(Vault(root), embedder)
         build_seconds = time.perf_counter() - started
+        build = processes.figures("build")
         gc.collect()
         gc.freeze()  # as the vault server does once its indices are loaded (mcp_server/server/process.py)
+        processes.reset()
         searcher = Searcher(index, SearchSettings(embedder=embedder_name))
         latencies = []
         for query in queries(searches, data):
@@ -109,7 +177,10 @@ def measure(size: int, embedder_name: str, cache: Path, searches: int, data: Pat
         counter_sync = index.sync()
         counter_embeddings = embedder.misses - misses
         save_ms = save_to_searchable(index, searcher, root)
+        steady = processes.figures("steady")
+        now = {f"{name}_rss_end_mb": memory_mb(pid, "VmRSS") for name, pid in processes.pids().items()}
         index.close()
+        embedder.close()
         gc.unfreeze()
     return {
         "memories": size,
@@ -122,7 +193,9 @@ def measure(size: int, embedder_name: str, cache: Path, searches: int, data: Pat
         "counter_changes": len(changed),
         "embeddings_for_counter_changes": counter_embeddings,
         "counter_sync_ms": round(counter_sync.seconds * 1000, 1),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        **build,
+        **steady,
+        **now,
     }
 
 
@@ -156,9 +229,16 @@ def main() -> None:
     parser.add_argument("--searches", type=int, default=200)
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "speed-embeddings.sqlite",
                         help="document embedding cache shared by runs (queries are always embedded)")
+    parser.add_argument("--in-process", action="store_true", help="load the model in this process (no embedding host)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    results = [measure(int(size), args.embedder, args.cache, args.searches, args.data) for size in args.sizes.split(",")]
+    with tempfile.TemporaryDirectory(prefix="memdir-speed-registry-") as registry:
+        processes = Processes(args.embedder, args.in_process, Path(registry))
+        try:
+            results = [measure(int(size), processes, args.cache, args.searches, args.data, args.embedder)
+                       for size in args.sizes.split(",")]
+        finally:
+            processes.stop()
     if args.json:
         print(json.dumps({"embedder": args.embedder, "results": results}, indent=2))
         return

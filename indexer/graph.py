@@ -24,6 +24,7 @@ import networkx as nx
 from vault.ids import identity_key
 from vault.model import Memory
 
+from .holders import hold, let_go
 from .links import (
     LINKS_TO,
     MAX_LINKS,
@@ -116,9 +117,10 @@ class LinkGraph:
     def __init__(self) -> None:
         self.graph = nx.MultiDiGraph()
         self._records: dict[str, _Record] = {}  # identity key of the id -> record
-        self._paths: dict[str, set[str]] = {}  # identity key of "folder/note" -> record keys
-        self._stems: dict[str, set[str]] = {}
-        self._ids: dict[str, set[str]] = {}
+        # Name -> record keys, as tuples (holders.py): almost every name is one memory's.
+        self._paths: dict[str, tuple[str, ...]] = {}  # identity key of "folder/note" -> record keys
+        self._stems: dict[str, tuple[str, ...]] = {}
+        self._ids: dict[str, tuple[str, ...]] = {}
         self._asked: dict[str, set[str]] = {}  # lookup key -> records whose links asked for it
         self._asks: dict[str, frozenset[str]] = {}  # record key -> the lookup keys its links asked for
         self._ambiguous: dict[str, tuple[Ambiguity, ...]] = {}
@@ -276,7 +278,7 @@ class LinkGraph:
         record = _record(memory)
         self._records[key] = record
         for index, name in self._indexes(record):
-            index.setdefault(name, set()).add(key)
+            hold(index, name, key)
         self.graph.add_node(record.node, **_memory_attributes(record))
         return record
 
@@ -284,12 +286,10 @@ class LinkGraph:
         record = self._records.pop(key)
         self._clear_links(key, record.node)
         for index, name in self._indexes(record):
-            index[name].discard(key)
-            if not index[name]:
-                del index[name]
+            let_go(index, name, key)
         self.graph.remove_node(record.node)  # links into it go too; their memories are resolved again
 
-    def _indexes(self, record: _Record) -> Iterator[tuple[dict[str, set[str]], str]]:
+    def _indexes(self, record: _Record) -> Iterator[tuple[dict[str, tuple[str, ...]], str]]:
         yield self._paths, record.path_key
         yield self._stems, record.stem_key
         yield self._ids, record.id_key
@@ -320,7 +320,8 @@ class LinkGraph:
             asks.add(lookup)
             target = self._target(lookup, relative, record, link, ambiguities)
             self.graph.add_edge(record.node, target, **_edge_attributes(link))
-        self._asks[key] = frozenset(asks)
+        if asks:  # most memories link nowhere: no empty frozenset (216 bytes) kept for them
+            self._asks[key] = frozenset(asks)
         for lookup in asks:
             self._asked.setdefault(lookup, set()).add(key)
         if ambiguities:

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
-from typing import Callable, ItemsView, Iterable, KeysView, Sequence, ValuesView
+from typing import Callable, Iterable, Iterator, KeysView, Sequence, ValuesView
 
 import numpy as np
 
@@ -40,10 +40,13 @@ from vault.paths import Skipped, inspect, is_memory_path, relative, walk
 from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
+from .heap import release_free_memory
+from .holders import hold, let_go
 from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex
 from .keyword import signature as keyword_signature
 from .manifest import Entry, Manifest
+from .owners import Owners
 from .vectors import VectorIndex
 
 log = logging.getLogger("memdir.index")
@@ -124,17 +127,20 @@ class Index:
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
         self._memories: dict[str, Memory] = {}
         self.path_of: dict[str, str] = {}  # identity_key(id) -> path
-        self._chunk_owner: dict[int, tuple[str, str]] = {}  # chunk id -> (memory id, heading)
-        self._unit_owner: dict[int, tuple[str, str]] = {}  # unit id (a vector in FAISS) -> (memory id, role)
-        self.by_dedup_key: dict[str, set[str]] = {}  # normalized text + type -> memory ids
+        self._chunk_owner = Owners()  # chunk id -> (memory id, heading)
+        self._unit_owner = Owners()  # unit id (a vector in FAISS) -> (memory id, role)
+        # Memory ids as tuples, not sets (holders.py).
+        self.by_dedup_key: dict[str, tuple[str, ...]] = {}  # normalized text + type -> memory ids
         self.previous_key: dict[str, str] = {}  # memory id -> identity key of the memory it names as previous
         self._duplicates: set[str] | None = None  # paths whose entry names a duplicated id; None = not yet known
-        self.pointed_by: dict[str, set[str]] = {}  # identity key -> ids of the memories naming it as previous
+        self.pointed_by: dict[str, tuple[str, ...]] = {}  # identity key -> ids of the memories naming it as previous
         for entry in self._entries.values():
             if entry.memory_id and entry.memory and entry.reason is None:
                 self._remember(entry.memory)
                 self._own(entry, chunks_for(entry.memory))
         self._graph = LinkGraph.build(self._memories.values())
+        if len(self._entries) > RELEASE_AFTER:  # the manifest's decoded JSON and the chunks made to own them
+            release_free_memory()
 
     # -- opening and building ------------------------------------------------------------
 
@@ -292,8 +298,8 @@ class Index:
         """(memory id, role) of a unit (a vector), if it is indexed."""
         return self._unit_owner.get(unit_id)
 
-    def unit_owners(self) -> ItemsView[int, tuple[str, str]]:
-        """Every unit with its (memory id, role)."""
+    def unit_owners(self) -> list[tuple[int, tuple[str, str]]]:
+        """Every unit with its (memory id, role), units ascending."""
         return self._unit_owner.items()
 
     def chunk_owner(self, chunk_id: int) -> tuple[str, str] | None:
@@ -402,6 +408,10 @@ class Index:
             self._chunk(batch)
             with disk_full(self.generation):
                 self._apply(batch, report, later, progress)
+            big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
+            del batch
+            if big:
+                release_free_memory()
         report.seconds = time.perf_counter() - started
         return report
 
@@ -582,12 +592,12 @@ class Index:
     def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
         self._forget(memory.id, touched)
         self._memories[memory.id] = memory
-        self.by_dedup_key.setdefault(dedup_key(memory.body, memory.type), set()).add(memory.id)
+        hold(self.by_dedup_key, dedup_key(memory.body, memory.type), memory.id)
         self.path_of[identity_key(memory.id)] = memory.path
         key = previous_key(memory)
         if key is not None:
             self.previous_key[memory.id] = key
-            self.pointed_by.setdefault(key, set()).add(memory.id)
+            hold(self.pointed_by, key, memory.id)
         if touched is not None:
             touched.update(k for k in (identity_key(memory.id), key) if k)
 
@@ -595,15 +605,12 @@ class Index:
         memory = self._memories.pop(memory_id, None)
         if memory is None:
             return
-        twins = self.by_dedup_key.get(dedup_key(memory.body, memory.type), set())
-        twins.discard(memory_id)
+        let_go(self.by_dedup_key, dedup_key(memory.body, memory.type), memory_id)
         if self.path_of.get(identity_key(memory_id)) == memory.path:
             del self.path_of[identity_key(memory_id)]
         key = self.previous_key.pop(memory_id, None)
         if key is not None:
-            self.pointed_by[key].discard(memory_id)
-            if not self.pointed_by[key]:
-                del self.pointed_by[key]
+            let_go(self.pointed_by, key, memory_id)
         if touched is not None:
             touched.update(k for k in (identity_key(memory_id), key) if k)
 
@@ -660,30 +667,28 @@ class Index:
 
     # -- embedding in the background -------------------------------------------------------
 
-    def _vectors_now(self, units: list[Unit], later: bool = False, progress: Progress | None = None
-                     ) -> tuple[list[tuple[list[Unit], np.ndarray]], list[Unit]]:
-        """The units to give vectors in this sync with their vectors, in slices of at most EMBED_SLICE
-        units, and the units left for the backfill. A build embeds the whole vault in one sync: one
-        matrix of it, copied again by each step that adds it, held the build's memory high (bench/README,
-        issue 32); slices keep every copy but the one held here small. Embedded shortest first: a slice's
-        batches hold texts of about one length (little padding), and a progress bar moves after each."""
+    def _vectors_now(self, units: list[Unit], left: list[Unit], later: bool = False,
+                     progress: Progress | None = None) -> Iterator[tuple[list[Unit], np.ndarray]]:
+        """The units to give vectors in this sync with their vectors, one slice of at most EMBED_SLICE
+        units at a time; the units left for the backfill are appended to `left`. A build embeds the whole
+        vault in one sync, and a slice is embedded only when the one before is in FAISS: holding every
+        slice until all were embedded was a second copy of the vault's vectors at the build's peak (1 GB
+        at 100k memories; bench/README, issue 32). Embedded shortest first: a slice's batches hold texts
+        of about one length (little padding), and a progress bar moves after each."""
         defer = self.defer_embedding and (later or len(units) > DEFER_ABOVE)
-        now: list[tuple[list[Unit], np.ndarray]] = []
-        left: list[Unit] = []
         ordered = units if defer else sorted(units, key=lambda u: len(u.text))
         for start in range(0, len(ordered), EMBED_SLICE):
             part = ordered[start:start + EMBED_SLICE]
             if not defer:
-                now.append((part, self.embedder.embed([u.text for u in part])))
+                yield part, self.embedder.embed([u.text for u in part])
                 if progress:
                     progress("embedding", start + len(part), len(ordered))
                 continue
             known = self.embedder.cached([u.text for u in part])  # already embedded once: free now
             left += [u for i, u in enumerate(part) if i not in known]
             if known:
-                now.append(([u for i, u in enumerate(part) if i in known],
-                            np.stack([known[i] for i in range(len(part)) if i in known])))
-        return now, left
+                yield ([u for i, u in enumerate(part) if i in known],
+                       np.stack([known[i] for i in range(len(part)) if i in known]))
 
     def _defer(self, unit_ids: Iterable[int]) -> None:
         for unit in unit_ids:
@@ -730,7 +735,7 @@ class Index:
         """unit id -> (text, role, path, the entry's embed hash), chunked again from the indexed memory."""
         found: dict[int, tuple[str, str, str, str]] = {}
         wanted = set(unit_ids)
-        for memory_id in dict.fromkeys(self._unit_owner[u][0] for u in unit_ids if u in self._unit_owner):
+        for memory_id in dict.fromkeys(owner[0] for u in unit_ids if (owner := self._unit_owner.get(u)) is not None):
             memory = self._memories.get(memory_id)
             entry = self._entries.get(memory.path) if memory else None
             if memory is None or entry is None:
@@ -755,18 +760,20 @@ class Index:
 
     def _apply(self, batch: _Batch, report: SyncReport, later: bool = False, progress: Progress | None = None) -> None:
         added = False
-        slices, deferred = self._vectors_now(batch.embed, later, progress)  # all embedded before anything changes
-        report.embedded += sum(len(embed) for embed, _ in slices)
-        report.deferred += len(deferred)
+        # Old vectors go first (a changed text keeps its unit id). The files are untouched until the
+        # vectors are persisted below, so a model that fails mid-way leaves the disk as it was.
         self._vectors.remove(batch.removed_units)
         for unit in batch.removed_units:
             self._unembedded.pop(unit, None)
-        while slices:
-            embed, vectors = slices.pop(0)  # dropped once FAISS holds them
+        deferred: list[Unit] = []
+        for embed, vectors in self._vectors_now(batch.embed, deferred, later, progress):
             self._vectors.add([u.unit_id for u in embed], vectors, [u.role == WHOLE for u in embed])
             for unit in embed:
                 self._unembedded.pop(unit.unit_id, None)
+            report.embedded += len(embed)
             added = True
+            del vectors  # before the next slice is embedded
+        report.deferred += len(deferred)
         self._defer([u.unit_id for u in deferred])
         if batch.keyword_docs or batch.removed_ids:
             self._keyword.replace(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
@@ -785,6 +792,7 @@ RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), s
 SAVE_IN_PROGRESS_SECONDS = 1.0  # how long an empty memory file is taken for a save in progress (Index._save_in_progress)
 held_clock = time.monotonic  # memdir's own clock for that (tests move it forward instead of waiting)
 EMBED_SLICE = 512  # units per model call and per FAISS add in a sync that embeds at once (a progress step each)
+RELEASE_AFTER = 2048  # units and keyword documents: a sync this big gives the memory it freed back (heap.py)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
 

@@ -70,6 +70,11 @@ SEARCH_FIELDS = ("title", "body", "context")
 # The private methods of whoosh3's W3LeafMatcher that `_postings` reads whole blocks with.
 BLOCK_READER = ("_read_ids", "_read_weights", "_next_block")
 MAX_QUERY_TERMS = 64
+# The writer buffers a batch's postings in memory up to this many MB (by Whoosh's own estimate, which
+# counts a posting at ~2/3 of what CPython holds for it) and spills sorted runs to the index folder
+# beyond it, merged at commit. Whoosh's default, 128, let a build hold up to ~200 MB of postings, the
+# largest item of its peak after the vectors (bench/README, issue 32).
+WRITER_LIMIT_MB = 16
 
 
 def schema() -> Schema:
@@ -174,7 +179,7 @@ class KeywordIndex:
     def replace(self, memories_and_chunks: Sequence[tuple[Memory, Sequence[Chunk]]], removed_ids: Iterable[str] = ()) -> None:
         """Delete every chunk of the given memories (and of removed ones), then add their chunks; one commit."""
         with self._lock:
-            writer = self._ix.writer(timeout=30.0)
+            writer = self._ix.writer(timeout=30.0, limitmb=WRITER_LIMIT_MB)
             try:
                 for memory_id in removed_ids:
                     writer.delete_by_term("memory", memory_id)

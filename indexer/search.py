@@ -32,6 +32,7 @@ from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, chunks_for
 from .index import Index
 from .keyword import KeywordFilter, KeywordHit, query_terms
 from .learner import QualityModel
+from .people import NOBODY, Named, People
 from .ranking import (
     QualityFn,
     calibrate,
@@ -81,7 +82,7 @@ class SearchRequest:
     collections: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
-    days_back: float | None = None
+    days_back: float | None = None  # > 0: the contract's Search model checks it (mcp_server/service/operations.py)
     after: datetime | None = None
     before: datetime | None = None
     include_superseded: bool = False  # also return superseded and archived memories
@@ -214,6 +215,7 @@ class Searcher:
         self._leaving_cache: tuple[tuple[int, int], frozenset[str]] | None = None
         index.set_bm25(settings.bm25_b, settings.bm25_k1)
         self._unfiltered: tuple[tuple[int, bool, int], dict[str, Memory]] | None = None  # (index version, superseded?, minute) -> allowed
+        self._people = People()
 
     def search(self, request: SearchRequest) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
@@ -224,8 +226,9 @@ class Searcher:
             # A pasted log or traceback is asked by its beginning, as the prompt hook does: an answer, not an error.
             request = replace(request, query=request.query[:self.settings.max_query_chars])
         embedding = None
+        people = self._named_people(request)
         if request.query and request.query.strip() and request.mode in ("hybrid", "vector"):
-            embedding = _QUERY_EMBEDDING.submit(self.index.embedder.embed_query, request.query)
+            embedding = _QUERY_EMBEDDING.submit(self.index.embedder.embed_query, people.embedded or request.query)
             if request.vector_wait is not None:
                 embedding, request = _vector_or_keyword(embedding, request)
         with self.index.lock:
@@ -242,11 +245,18 @@ class Searcher:
             # The query's time words rank what falls in their window higher, unless an explicit window
             # (days_back, after, before) decided the time already: it wins over them (see window_used).
             named = None if _explicit(request) else timewords.window(request.query, now)
-            hits = order_hits(self._rank(candidates, allowed, request, now, named, query_vector), request.sort_by)[:limit]
+            hits = order_hits(self._rank(candidates, allowed, request, now, named, query_vector, people),
+                              request.sort_by)[:limit]
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
     # -- steps -------------------------------------------------------------------------
+
+    def _named_people(self, request: SearchRequest) -> Named:
+        """The memories' speakers or authors the query names (indexer/people.py); nobody when that is off."""
+        if self.settings.author_boost <= 0 or not request.query:
+            return NOBODY
+        return self._people.named(request.query, self.index.version, self.index.all_memories())
 
     def _limit(self, limit: int | None) -> int:
         limit = self.settings.default_limit if limit is None else limit
@@ -277,8 +287,6 @@ class Searcher:
         return allowed
 
     def _filter(self, request: SearchRequest, now: datetime) -> dict[str, Memory]:
-        if request.days_back is not None and request.days_back <= 0:
-            raise ValidationError("days_back must be a positive number of days")
         after = _explicit_start(request, now)
         hidden = frozenset() if request.include_superseded else self.out_of_sight(now)
         wanted_tags = {t.lower().lstrip("#") for t in request.tags}
@@ -532,7 +540,8 @@ class Searcher:
             c.fused = 1.0 / (1.0 + math.exp(-mixed))
 
     def _rank(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest,
-              now: datetime, named: timewords.Window | None = None, query_vector: np.ndarray | None = None) -> list[Hit]:
+              now: datetime, named: timewords.Window | None = None, query_vector: np.ndarray | None = None,
+              people: Named = NOBODY) -> list[Hit]:
         settings = self.settings
         if request.graph:
             self._expand_graph(candidates, allowed, request, query_vector)
@@ -550,6 +559,9 @@ class Searcher:
             quality = self.quality(memory, now)
             # Rank fusion knows positions, calibrated evidence knows absolute strength; both count.
             order = (1 - settings.evidence_weight) * c.fused + settings.evidence_weight * weight
+            # A query that names whose memories it asks about (indexer/people.py): theirs first among near ties.
+            author = people.factor(memory, settings.author_boost)
+            order *= author
             # Recency lifts young memories in proportion to how relevant they are: a new but
             # unrelated memory must not outrank an old exact answer.
             recency = weight * settings.recency_weight * recency_bonus(memory, now, settings.recency)
@@ -563,7 +575,7 @@ class Searcher:
             factor = settings.stale_factor if stale else 1.0
             final *= factor
             explain = {"order": order, "quality": quality, "recency": recency, "stale_factor": factor,
-                       "vector_mix": c.mix[0], "keyword_mix": c.mix[1]}
+                       "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author}
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
         return hits

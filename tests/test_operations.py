@@ -64,3 +64,21 @@ def test_a_result_reads_back_into_its_type_and_out_as_the_same_json():
     found = ops.Search(query="t").result_of(shape)
     assert isinstance(found.results[0], MemoryView) and found.results[0].relevance == 0.9 and found.as_of is None
     assert ops.as_json(found) == shape
+
+
+@pytest.mark.parametrize("name", sorted(set(ops.REQUESTS) - {"reindex"}))
+def test_every_operation_answers_a_typed_result_not_a_bare_dict(name: str):
+    kind = ops.REQUESTS[name].result
+    item = kind.__args__[0] if getattr(kind, "__origin__", None) is list else kind
+    assert isinstance(item, type) and issubclass(item, ops.BaseModel), f"{name} answers {kind}"
+
+
+def test_a_typed_result_keeps_the_services_keys_in_order_for_json_output():
+    shape = {"id": "m-1", "title": "T", "path": "patterns/t.md", "successor": None, "supersedes_chain": [],
+             "outgoing": [{"relation": "depends_on", "id": "m-2", "title": "U", "context": "", "origin": "body"}],
+             "backlinks": [], "ghosts": [], "changed": True}
+    linked = ops.Link(source="m-1", target="m-2").result_of(shape)
+    assert linked.changed is True and linked.outgoing[0]["id"] == "m-2"
+    assert list(ops.as_json(linked)) == list(shape) and ops.as_json(linked) == shape
+    related = ops.Relationships(memory_id="m-1").result_of({k: v for k, v in shape.items() if k != "changed"})
+    assert "changed" not in ops.as_json(related)

@@ -12,7 +12,7 @@ import shutil
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar, get_args
 
 import click
 
@@ -29,6 +29,7 @@ from ..clients.codex_wiring import check_codex
 from ..clients.gemini_wiring import check_gemini
 from ..locate import locate
 from ..service.lookup import lookup
+from ..views.results import DoctorResult
 from ..views.view import view_of
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -298,18 +299,18 @@ def doctor(as_json: bool, vault_path: Path) -> None:
     """Check every file; exit status 1 when any file has a problem."""
     root = vault_root(vault_path)
     if client.serving(root) is not None:
-        report = Remote(root).run(ops.Doctor())
+        found = Remote(root).run(ops.Doctor())
     else:
         vault, _ = local_vault(vault_path)
         scan = vault.scan()
         problems = [*scan.problems, *vault.anchor_problems(scan.memories)]
-        report = {"memories": len(scan.memories), "errors": [p.as_dict() for p in problems],
-                  "warnings": checks.warnings(scan.memories, root)}
+        found = DoctorResult(memories=len(scan.memories), errors=[p.as_dict() for p in problems],
+                             warnings=checks.warnings(scan.memories, root))
     wiring = check_claude_code(project=root.parent, home=Path.home())  # the CLI's own HOME: the server's may differ
     gemini = check_gemini(project=root.parent, home=Path.home())
     codex = check_codex(project=root.parent, home=Path.home())
     opencode = opencode_wiring.check_opencode(project=root.parent)
-    report = {**report, "claude_code": [finding.as_dict() for finding in wiring],
+    report = {**ops.as_json(found), "claude_code": [finding.as_dict() for finding in wiring],
               "gemini": [finding.as_dict() for finding in gemini], "codex": [finding.as_dict() for finding in codex],
               "opencode": [finding.as_dict() for finding in opencode]}
     if as_json:
@@ -388,7 +389,7 @@ def reindex(vault_path: Path) -> None:
 @click.option("--collection", "collections", multiple=True, help="Only this collection; repeat for more.")
 @click.option("--type", "types", multiple=True, help="Only this type; repeat for more.")
 @click.option("--tag", "tags", multiple=True, help="Only memories with this tag; repeat for more.")
-@click.option("--sort-by", type=click.Choice(["relevance", "recency", "score"]), default="relevance")
+@click.option("--sort-by", type=click.Choice(get_args(ops.SortBy)), default="relevance")
 @click.option("--all", "include_superseded", is_flag=True, help="Include superseded and archived memories.")
 @click.option("--after", metavar="DATE", help="Only memories created on or after (file mtime when they have no created_at).")
 @click.option("--before", metavar="DATE", help="Only memories created before (file mtime when they have no created_at).")
@@ -419,7 +420,7 @@ def log(ref: str, as_json: bool, vault_path: Path) -> None:
     """A memory's committed versions, newest first: commit, date, author and what changed."""
     with service(vault_path) as svc:
         report = svc.run(ops.Log(ref=ref))
-    emit_json(report) if as_json else click.echo(render.memory_log(report))
+    emit_json(ops.as_json(report)) if as_json else click.echo(render.memory_log(report))
 
 
 @cli.command()
@@ -430,13 +431,13 @@ def links(memory_id: str, as_json: bool, vault_path: Path) -> None:
     """Show a memory's relations: links out, backlinks, its supersedes chain and ghost targets."""
     with service(vault_path) as svc:
         report = svc.run(ops.Relationships(memory_id=memory_id))
-    emit_json(report) if as_json else click.echo(render.relations(report))
+    emit_json(ops.as_json(report)) if as_json else click.echo(render.relations(report))
 
 
 @cli.command()
 @click.argument("source")
 @click.argument("target")
-@click.option("--as", "relation", type=click.Choice(["supersedes", "depends_on", "contradicts", "derives_from"]),
+@click.option("--as", "relation", type=click.Choice(get_args(ops.Linkable)),
               default="depends_on", show_default=True, help="How SOURCE relates to TARGET.")
 @click.option("--json", "as_json", is_flag=True, help="Print SOURCE's relations as JSON.")
 @vault_option
@@ -444,8 +445,8 @@ def link(source: str, target: str, relation: str, as_json: bool, vault_path: Pat
     """Record a typed relation from SOURCE to TARGET in SOURCE's frontmatter (both are memory ids)."""
     with service(vault_path) as svc:
         report = svc.run(ops.Link(source=source, target=target, relation=relation))
-    emit_json(report) if as_json else click.echo(
-        ("" if report["changed"] else "already recorded; nothing changed\n") + render.relations(report))
+    emit_json(ops.as_json(report)) if as_json else click.echo(
+        ("" if report.changed else "already recorded; nothing changed\n") + render.relations(report))
 
 
 # -- outcome learning -------------------------------------------------------------------------
@@ -479,7 +480,7 @@ def stats(as_json: bool, vault_path: Path) -> None:
     """Count the vault's memories by collection and type, scored, superseded and problem files."""
     with service(vault_path) as svc:
         report = svc.run(ops.Stats())
-    emit_json(report) if as_json else click.echo(render.stats(report))
+    emit_json(ops.as_json(report)) if as_json else click.echo(render.stats(report))
 
 
 @cli.command()
@@ -536,8 +537,8 @@ def ingest(paths: tuple[Path, ...], title: str | None, tags: tuple[str, ...], dr
     """Bring PDF, HTML, text and Markdown documents (or folders of them) into books/."""
     with service(vault_path) as svc:
         results = svc.run(ops.Ingest(paths=[str(p.resolve()) for p in paths], title=title, tags=list(tags), dry_run=dry_run))
-    emit_json(results) if as_json else click.echo(render.ingested(results))
-    if any(r["status"] == "error" for r in results):
+    emit_json(ops.as_json(results)) if as_json else click.echo(render.ingested(results))
+    if any(r.status == "error" for r in results):
         sys.exit(1)
 
 
@@ -548,7 +549,7 @@ def books(as_json: bool, vault_path: Path) -> None:
     """List the books: ingested documents and hand-written references (remove one with `memdir delete ID`)."""
     with service(vault_path) as svc:
         listed = svc.run(ops.Books())
-    emit_json(listed) if as_json else click.echo(render.books(listed))
+    emit_json(ops.as_json(listed)) if as_json else click.echo(render.books(listed))
 
 
 @cli.command(name="suggest-merges")
@@ -561,7 +562,7 @@ def suggest_merges(threshold: float | None, memory_type: str | None, limit: int,
     """List groups of near-duplicate memories (nothing is merged automatically)."""
     with service(vault_path) as svc:
         clusters = svc.run(ops.SuggestMerges(threshold=threshold, type=memory_type, limit=limit))
-    emit_json(clusters) if as_json else click.echo(render.clusters(clusters))
+    emit_json(ops.as_json(clusters)) if as_json else click.echo(render.clusters(clusters))
 
 
 @cli.command()

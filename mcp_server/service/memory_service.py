@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypedDict, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypedDict, TypeVar, get_args
 
 from indexer import books as book_files
 from indexer import review
@@ -26,7 +26,7 @@ from vault.paths import resolved_within
 from vault.model import bank_weight
 
 from . import capture, checks, leaks, turns
-from .operations import Op, R
+from .operations import Linkable, Op, R
 from . import privacy as vaults
 from .app import App
 from .idempotency import Recent
@@ -38,7 +38,7 @@ T = TypeVar("T")
 
 LIMIT_MAX = 50
 REVIEW_REMINDER_EVERY = 10  # get_context_insights calls between two review-queue reminders in a session
-LINKABLE = ("supersedes", "depends_on", "contradicts", "derives_from")
+LINKABLE = get_args(Linkable)  # the contract states them; a direct caller (the web view) is checked here too
 
 
 class MemoryService:

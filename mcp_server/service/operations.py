@@ -12,20 +12,58 @@ Light on purpose (pydantic and the outward memory model only): the CLI imports i
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic import ValidationError as PydanticError
 
 from vault.errors import ValidationError
+from vault.model import COLLECTIONS, TYPES
 
-from ..views.results import Added, Deleted, Restored, ReviewResult, ScoreResult, SearchResult, VerifyResult
+from ..views.results import (
+    Added, Book, Cluster, Decision, Deleted, DoctorResult, Ingested, Insights as InsightsResult, LinkedResult, LogResult,
+    Relations, Restored, ReviewResult, ScoreResult, SearchResult, Stats as StatsResult, VerifyResult,
+)
 from ..views.view import MemoryView
 
 R = TypeVar("R")
 Json = dict[str, Any]
 # A value longer than this is not echoed back whole in an error: the caller sent it, it only needs to recognise it.
 ECHO_CHARS = 60
+
+
+# -- argument types: each stated once. The operations use them where they hold for every caller; the MCP tools
+# (tools/table.py) narrow an argument to one of them where a model's face is narrower than the CLI's (ids only,
+# not paths; at most 50 results; bounded text).
+
+MemoryId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+                                description="A memory id as shown in [id:...] tags, e.g. m-7f3a9c2e")]
+Collection = Literal["working", "history", "patterns", "memory_bank", "books"]
+MemoryType = Literal[
+    "preference", "fact", "decision", "constraint", "learning", "objective", "context", "plan", "journal",
+    "observation", "reflection", "history",
+]
+Outcome = Literal["worked", "partial", "failed", "unknown"]
+Linkable = Literal["supersedes", "depends_on", "contradicts", "derives_from"]
+Relation = Literal["supersedes", "depends_on", "contradicts", "derives_from", "links_to", "embeds"]
+Privacy = Literal["shared", "private"]
+SortBy = Literal["relevance", "recency", "score"]
+Text = Annotated[str, Field(min_length=1, max_length=20_000)]
+Query = Annotated[str, Field(max_length=2000)]
+Title = Annotated[str, Field(min_length=1, max_length=200)]
+Tag = Annotated[str, Field(min_length=1, max_length=64)]
+Count = Annotated[int, Field(ge=1, le=50)]
+Moment = Annotated[str, Field(max_length=40)]
+Version = Annotated[str, Field(max_length=100)]
+assert set(COLLECTIONS) == set(Collection.__args__) and set(TYPES) == set(MemoryType.__args__)  # type: ignore[attr-defined]
+
+AS_OF = "A date (YYYY-MM-DD: the last commit that day) or a git commit: the vault as committed then"
+# memdir refuses text that looks like a credential: memories are plain files that get committed and shared.
+AllowSecret = Annotated[bool, Field(description=(
+    "Only when the user explicitly asked to store it: keep content that looks like a credential (API key, "
+    "token, private key, password) instead of refusing it."))]
+# The one check of a time window's length, for the CLI, the HTTP API and the MCP tools alike.
+DaysBack = Annotated[float, Field(gt=0)]
 
 
 class Op(BaseModel, Generic[R]):
@@ -86,20 +124,20 @@ class Operations(Protocol):
 class Search(Op[SearchResult]):
     op = "search"
     result = SearchResult
-    query: str | None = None
-    days_back: float | None = None
-    id: str | None = None
+    query: Annotated[str | None, Field(description="Search by meaning and keywords")] = None
+    days_back: Annotated[DaysBack | None, Field(description="Only the last N days")] = None
+    id: Annotated[str | None, Field(description="Look one memory up directly")] = None
     collections: list[str] = []
     types: list[str] = []
     tags: list[str] = []
-    sort_by: Literal["relevance", "recency", "score"] = "relevance"
+    sort_by: SortBy = "relevance"
     limit: int | None = None
     include_superseded: bool = False
     session: str | None = None
     include_private: bool = True
-    as_of: str | None = None
-    after: str | None = None
-    before: str | None = None
+    as_of: Annotated[str | None, Field(description=AS_OF)] = None
+    after: Annotated[str | None, Field(description="Only memories created on or after this date")] = None
+    before: Annotated[str | None, Field(description="Only memories created before this date")] = None
 
 
 class Read(Op[MemoryView]):
@@ -108,11 +146,12 @@ class Read(Op[MemoryView]):
     ref: str
     session: str | None = None
     include_private: bool = True
-    version: str | None = None
+    version: Annotated[str | None, Field(description=AS_OF)] = None
 
 
-class Log(Op[Json]):
+class Log(Op[LogResult]):
     op = "log"
+    result = LogResult
     ref: str
     include_private: bool = True
 
@@ -123,46 +162,51 @@ class List(Op[list[MemoryView]]):
     include_private: bool = True
 
 
-class Doctor(Op[Json]):
+class Doctor(Op[DoctorResult]):
     op = "doctor"
+    result = DoctorResult
 
 
-class Relationships(Op[Json]):
+class Relationships(Op[Relations]):
     op = "relationships"
+    result = Relations
     memory_id: str
     relationship_type: str | None = None
     include_private: bool = True
 
 
-class Linked(Op[Json]):
+class Linked(Op[LinkedResult]):
     op = "linked"
-    target: str
+    result = LinkedResult
+    target: Annotated[str, Field(min_length=1, max_length=300, description="A memory name or a project file path")]
     query: str | None = None
     limit: int = 10
     include_private: bool = True
 
 
-class Stats(Op[Json]):
+class Stats(Op[StatsResult]):
     op = "stats"
+    result = StatsResult
     include_private: bool = True
 
 
-class Insights(Op[Json]):
+class Insights(Op[InsightsResult]):
     op = "insights"
-    query: str
+    result = InsightsResult
+    query: Annotated[str, Field(description="What you are about to work on")]
     session: str | None = None
     limit: int = 6
     include_private: bool = True
 
 
-class Books(Op[list[Json]]):
+class Books(Op[list[Book]]):
     op = "books"
-    result = list[Json]
+    result = list[Book]
 
 
-class SuggestMerges(Op[list[Json]]):
+class SuggestMerges(Op[list[Cluster]]):
     op = "suggest_merges"
-    result = list[Json]
+    result = list[Cluster]
     threshold: float | None = None
     type: str | None = None
     limit: int = 10
@@ -188,8 +232,8 @@ class Add(Op[Added]):
     importance: float | None = None
     confidence: float | None = None
     always_inject: bool = False
-    privacy: Literal["shared", "private"] = "shared"
-    allow_secret: bool = False
+    privacy: Privacy = "shared"
+    allow_secret: AllowSecret = False
     session: str | None = None
 
 
@@ -198,8 +242,8 @@ class Update(Op[MemoryView]):
     result = MemoryView
     memory_id: str
     content: str | None = None
-    fields: Json | None = None
-    allow_secret: bool = False
+    fields: Annotated[Json | None, Field(description="Frontmatter keys to set")] = None
+    allow_secret: AllowSecret = False
     session: str | None = None
 
 
@@ -208,15 +252,16 @@ class Append(Op[MemoryView]):
     result = MemoryView
     memory_id: str
     content: str
-    allow_secret: bool = False
+    allow_secret: AllowSecret = False
     session: str | None = None
 
 
-class Link(Op[Json]):
+class Link(Op[Relations]):
     op = "link"
+    result = Relations
     source: str
     target: str
-    relation: str = "depends_on"
+    relation: Linkable = "depends_on"
     session: str | None = None
 
 
@@ -232,13 +277,24 @@ class Restore(Op[Restored]):
     memory_id: str
 
 
-class Ingest(Op[list[Json]]):
+class Ingest(Op[list[Ingested]]):
     op = "ingest"
-    result = list[Json]
+    result = list[Ingested]
     paths: list[str]
     title: str | None = None
     tags: list[str] = []
     dry_run: bool = False
+    session: str | None = None
+
+
+class IngestDocument(Op[list[Ingested]]):
+    """The model's ingest: one path inside the project (the CLI's `ingest` reads any path the user names)."""
+
+    op = "ingest_document"
+    result = list[Ingested]
+    path: Annotated[str, Field(min_length=1, max_length=1000, description="File or folder inside the project")]
+    title: str | None = None
+    tags: list[str] = []
     session: str | None = None
 
 
@@ -248,22 +304,22 @@ class RecordResponse(Op[MemoryView]):
     key_takeaway: str
     initial_score: str | None = None
     session: str | None = None
-    privacy: Literal["shared", "private"] = "shared"
-    allow_secret: bool = False
+    privacy: Privacy = "shared"
+    allow_secret: AllowSecret = False
 
 
 class Score(Op[ScoreResult]):
     op = "score"
     result = ScoreResult
     memory_scores: dict[str, str]
-    outcome: str | None = None
+    outcome: Annotated[str | None, Field(description="How the previous exchange went")] = None
     session: str | None = None
 
 
 class Verify(Op[VerifyResult]):
     op = "verify"
     result = VerifyResult
-    ids: list[str]
+    ids: Annotated[list[str], Field(description="Memories you checked against the code")]
 
 
 class Merge(Op[MemoryView]):
@@ -272,16 +328,16 @@ class Merge(Op[MemoryView]):
     ids: list[str]
     title: str
     content: str | None = None
-    allow_secret: bool = False
+    allow_secret: AllowSecret = False
     session: str | None = None
 
 
 # -- lifecycle and the index ---------------------------------------------------------------------
 
 
-class Gc(Op[list[Json]]):
+class Gc(Op[list[Decision]]):
     op = "gc"
-    result = list[Json]
+    result = list[Decision]
     dry_run: bool = False
 
 
@@ -292,7 +348,7 @@ class Reindex(Op[Json]):
 # The operations a client may run remotely: these, nothing else.
 REQUESTS: dict[str, type[Op[Any]]] = {model.op: model for model in (
     Search, Read, Log, List, Doctor, Relationships, Linked, Stats, Insights, Books, SuggestMerges, Review,
-    Add, Update, Append, Link, Delete, Restore, Ingest, RecordResponse, Score, Verify, Merge, Gc, Reindex,
+    Add, Update, Append, Link, Delete, Restore, Ingest, IngestDocument, RecordResponse, Score, Verify, Merge, Gc, Reindex,
 )}
 
 

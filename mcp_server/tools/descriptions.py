@@ -95,8 +95,6 @@ Hedge or check a memory with a weak track (unproven, uncertain, failed outcomes,
 not narrate these labels to the user. If two results conflict, prefer the newer one and score the \
 older one failed when asked."""
 
-AS_OF = "A date (YYYY-MM-DD: the last commit that day) or a git commit: the vault as committed then"
-
 ADD_BANK = """\
 Store a lasting fact in memory_bank: who the user is, their preferences, project decisions and \
 why, constraints, goals. Not for exchanges or session details (those are captured automatically \

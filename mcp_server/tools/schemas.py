@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, SerializerFunctionWrapHandler, model_serializer
 
 from ..views.outward import STRUCTURED_NOTE, HitOut, quote_block
+from ..views.results import Stats as StatsOut  # noqa: F401 - the stats tool answers the operation's result as it is
 from ..views.view import MemoryView, StaleCite
 
 # Memory text as the model gets it: Claude Code shows it this JSON, so the text is quoted «» here too.
@@ -161,15 +162,3 @@ class ClusterOut(BaseModel):
 
 class MergeSuggestionsOut(BaseModel):
     clusters: list[ClusterOut]
-
-
-class StatsOut(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    memories: int
-    collections: dict[str, int]
-    types: dict[str, int]
-    tags: dict[str, int]
-    scored_memories: int
-    superseded: int
-    problems: int

@@ -31,12 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 from . import tool_list
 from .descriptions import INSTRUCTIONS
+from .handshake import HANDSHAKE_VERSIONS, SERVER_INFO
 
 if TYPE_CHECKING:
     from .upstream import Upstream
 
-HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # negotiated by `initialize`
-SERVER_INFO = {"name": "memdir", "version": "0.1.0"}
 METHOD_NOT_FOUND, INVALID_REQUEST, PARSE_ERROR, INTERNAL_ERROR = -32601, -32600, -32700, -32603
 CONNECT_SECONDS = 30.0  # the upstream side's imports and log setup, on a loaded machine
 

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .. import client
-from .stdio import HANDSHAKE_VERSIONS, SERVER_INFO
+from .handshake import HANDSHAKE_VERSIONS, SERVER_INFO
 
 log = logging.getLogger("memdir.stdio")
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from .outward import DATA_NOTE, HitOut, clip, hit_lines, neutral, place, quote, stale_label, uses_label
-from .results import Added, Deleted, Restored, ReviewResult, ScoreResult, VerifyResult
+from .results import (
+    Added, Book, Cluster, Decision, Deleted, Ingested, LogResult, Relations, Restored, ReviewResult, ScoreResult, Stats,
+    VerifyResult,
+)
 from .view import MemoryView
 
 
@@ -92,21 +95,21 @@ def search_results(results: list[MemoryView]) -> str:
     return "\n".join(lines)
 
 
-def relations(report: Mapping[str, Any]) -> str:
+def relations(report: Relations) -> str:
     """The `memdir links` rendering."""
-    lines = [f"{report['title']} [id:{report['id']}]  ({report['path']})"]
-    if report.get("successor"):
-        lines.append(f"superseded by [id:{report['successor']}]")
-    if len(report["supersedes_chain"]) > 1:
-        chain = " → ".join(f"[id:{item['id']}] {item['title']}" for item in report["supersedes_chain"])
+    lines = [f"{report.title} [id:{report.id}]  ({report.path})"]
+    if report.successor:
+        lines.append(f"superseded by [id:{report.successor}]")
+    if len(report.supersedes_chain) > 1:
+        chain = " → ".join(f"[id:{item['id']}] {item['title']}" for item in report.supersedes_chain)
         lines.append(f"supersedes chain (newest first): {chain}")
-    for label, key in (("links out", "outgoing"), ("backlinks", "backlinks")):
-        lines.append(f"{label}:" if report[key] else f"{label}: none")
+    for label, edges in (("links out", report.outgoing), ("backlinks", report.backlinks)):
+        lines.append(f"{label}:" if edges else f"{label}: none")
         lines += [f"  {e['relation']:<12} [id:{e['id']}] {e['title']}" + (f" #{e['heading']}" if e.get("heading") else "")
-                  for e in report[key]]
-    if report["ghosts"]:
+                  for e in edges]
+    if report.ghosts:
         lines.append("ghost targets (linked, not memories):")
-        lines += [f"  {e['relation']:<12} {e['ghost']}" for e in report["ghosts"]]
+        lines += [f"  {e['relation']:<12} {e['ghost']}" for e in report.ghosts]
     return "\n".join(lines)
 
 
@@ -124,25 +127,25 @@ def added_notes(added: Added) -> list[str]:
     return notes
 
 
-def lifecycle(applied: Sequence[Mapping[str, Any]], dry_run: bool) -> str:
+def lifecycle(applied: Sequence[Decision], dry_run: bool) -> str:
     if not applied:
         return "nothing to do"
     lines = []
     for d in applied:
-        target = f" → {d['to_collection']}" if d.get("to_collection") else ""
-        lines.append(f"{d['action']:<8} [id:{d['id']}] {d['from_collection']}{target}: {d['why']}"
-                     + ("" if dry_run else f"  ({d['result']})"))
+        target = f" → {d.to_collection}" if d.to_collection else ""
+        lines.append(f"{d.action:<8} [id:{d.id}] {d.from_collection}{target}: {d.why}"
+                     + ("" if dry_run else f"  ({d.result})"))
     return "\n".join(lines)
 
 
-def clusters(groups: Sequence[Mapping[str, Any]]) -> str:
+def clusters(groups: Sequence[Cluster]) -> str:
     if not groups:
         return "no near-duplicate groups"
     lines = []
     for number, cluster in enumerate(groups, 1):
-        lines.append(f"{number}. similarity ≥ {cluster['similarity']:.2f}")
-        lines += [f"   [id:{i}] {t}" for i, t in zip(cluster["ids"], cluster["titles"])]
-        lines.append(f"   memdir merge {' '.join(cluster['ids'])} --into TITLE")
+        lines.append(f"{number}. similarity ≥ {cluster.similarity:.2f}")
+        lines += [f"   [id:{i}] {t}" for i, t in zip(cluster.ids, cluster.titles)]
+        lines.append(f"   memdir merge {' '.join(cluster.ids)} --into TITLE")
     return "\n".join(lines)
 
 
@@ -270,22 +273,23 @@ def linked(data: Mapping[str, Any]) -> str:
     return "\n".join([DATA_NOTE, f"Memories linking to {data['target']}:"] + hit_lines(data["results"]))
 
 
-def cluster_dicts(data: Mapping[str, Any]) -> str:
-    if not data["clusters"]:
+def suggested_merges(groups: Sequence[Cluster]) -> str:
+    """The suggest_memory_merges tool's rendering (titles quoted as data)."""
+    if not groups:
         return "No groups of near-duplicate memories."
     lines = []
-    for number, cluster in enumerate(data["clusters"], 1):
-        lines.append(f"{number}. similarity ≥ {cluster['similarity']:.2f}: "
-                     + "; ".join(f"[id:{i}] {quote(t, 80)}" for i, t in zip(cluster["ids"], cluster["titles"])))
+    for number, cluster in enumerate(groups, 1):
+        lines.append(f"{number}. similarity ≥ {cluster.similarity:.2f}: "
+                     + "; ".join(f"[id:{i}] {quote(t, 80)}" for i, t in zip(cluster.ids, cluster.titles)))
     return "\n".join(lines)
 
 
-def stats(data: Mapping[str, Any]) -> str:
-    collections = ", ".join(f"{k} {v}" for k, v in sorted(data["collections"].items()))
-    types = ", ".join(f"{k} {v}" for k, v in sorted(data["types"].items()))
-    text = (f"{data['memories']} memories ({collections}); types: {types}; {data['scored_memories']} scored, "
-            f"{data['superseded']} superseded, {data['problems']} problem files")
-    private = data.get("private")
+def stats(data: Stats) -> str:
+    collections = ", ".join(f"{k} {v}" for k, v in sorted(data.collections.items()))
+    types = ", ".join(f"{k} {v}" for k, v in sorted(data.types.items()))
+    text = (f"{data.memories} memories ({collections}); types: {types}; {data.scored_memories} scored, "
+            f"{data.superseded} superseded, {data.problems} problem files")
+    private = data.private
     if private and private.get("user_vault"):
         text += f"\nuser vault (private, not counted above): {private['user_memories']} memories in {private['user_vault']}"
     if private and private.get("project_memories"):
@@ -293,26 +297,26 @@ def stats(data: Mapping[str, Any]) -> str:
     return text
 
 
-def ingested(results: Sequence[Mapping[str, Any]]) -> str:
+def ingested(results: Sequence[Ingested]) -> str:
     lines = []
     for r in results:
-        if r["status"] == "error":
-            lines.append(f"error      {r['reason']}")
+        if r.status == "error":
+            lines.append(f"error      {r.reason}")
             continue
-        if r["status"] == "skipped":
-            lines.append(f"skipped    {r['source']}: {r['reason']}")
+        if r.status == "skipped":
+            lines.append(f"skipped    {r.source}: {r.reason}")
             continue
-        parts = f", {sections(r['parts'], r['kind'])}" if r.get("kind") else ""
-        where = f" [id:{r['id']}] {r['path']}" if r.get("id") else ""
-        lines.append(f"{r['status']:<10} {r['source']}{where} ({quote(r['title'] or '', 80)}{parts})")
+        parts = f", {sections(r.parts, r.kind)}" if r.kind else ""
+        where = f" [id:{r.id}] {r.path}" if r.id else ""
+        lines.append(f"{r.status:<10} {r.source}{where} ({quote(r.title or '', 80)}{parts})")
     return "\n".join(lines) or "no documents found"
 
 
-def books(listed: Sequence[Mapping[str, Any]]) -> str:
+def books(listed: Sequence[Book]) -> str:
     if not listed:
         return "No books yet: `memdir ingest PATH` brings in PDF, HTML, text and Markdown documents."
-    return "\n".join(f"[id:{b['id']}] {quote(b['title'], 80)} · {b['path']} · {b['chars']:,} chars, "
-                     f"{sections(b['sections'], b['kind'])} · from {b['source'] or 'hand-written'}" for b in listed)
+    return "\n".join(f"[id:{b.id}] {quote(b.title, 80)} · {b.path} · {b.chars:,} chars, "
+                     f"{sections(b.sections, b.kind)} · from {b.source or 'hand-written'}" for b in listed)
 
 
 def sections(count: int, kind: str | None) -> str:
@@ -340,11 +344,11 @@ def as_of(commit: Mapping[str, Any]) -> str:
     return f"as of {commit['commit'][:10]} ({commit['date'][:10]}, {commit['author']}): {commit['subject']}\n"
 
 
-def memory_log(report: Mapping[str, Any]) -> str:
-    lines = [f"{report['id']}  {report['path']}"]
-    if report["uncommitted_changes"]:
+def memory_log(report: LogResult) -> str:
+    lines = [f"{report.id}  {report.path}"]
+    if report.uncommitted_changes:
         lines.append("  (the file has uncommitted changes)")
-    for v in report["versions"]:
+    for v in report.versions:
         if v.get("error"):
             what = f"unreadable: {v['error']}"
         elif v["created"]:
@@ -353,9 +357,9 @@ def memory_log(report: Mapping[str, Any]) -> str:
             parts = (["body"] if v["body_changed"] else []) + [k for k in v["keys_changed"] if k not in v["counters_changed"]]
             if v["counters_changed"]:
                 parts.append("counters (" + ", ".join(v["counters_changed"]) + ")")
-            what = "changed " + ", ".join(parts) if parts else "moved" if v["path"] != report["path"] else "no change"
+            what = "changed " + ", ".join(parts) if parts else "moved" if v["path"] != report.path else "no change"
         state = f"  score {v['score']:.2f}, {v['uses']} use{'' if v['uses'] == 1 else 's'}" if "score" in v else ""
         lines.append(f"  {v['commit'][:10]}  {v['date'][:10]}  {v['author']}: {what}{state}  ({v['subject']})")
-    if not report["versions"]:
+    if not report.versions:
         lines.append("  never committed")
     return "\n".join(lines)

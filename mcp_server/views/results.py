@@ -96,3 +96,105 @@ class ReviewItem(Result):
 
 class ReviewResult(Result):
     items: list[ReviewItem]
+
+
+# -- the reading operations' answers (fields in the order the service writes them: `--json` prints that order) --
+
+
+class Relations(Result):
+    """A memory's relations (`relationships`); `link` adds whether it changed anything."""
+
+    id: str
+    title: str
+    path: str
+    successor: str | None
+    supersedes_chain: list[Json]  # newest first: {id, title}
+    outgoing: list[Json]  # {relation, context, origin, id, title[, heading]}
+    backlinks: list[Json]
+    ghosts: list[Json]  # link targets that are no memory: {relation, ghost, ...}
+    changed: bool | None = None
+
+
+class LinkedResult(Result):
+    target: str
+    results: list[MemoryView]
+
+
+class Insights(Result):
+    review: dict[str, int] | None = None  # now and then: what waits in the review queue, by kind
+    query: str
+    always: list[MemoryView]
+    facts: list[MemoryView]
+    memories: list[MemoryView]
+    recommended_collections: list[str]
+    memory_count: int
+
+
+class Stats(Result):
+    memories: int
+    collections: dict[str, int]
+    types: dict[str, int]
+    tags: dict[str, int]
+    scored_memories: int
+    superseded: int
+    problems: int
+    chunks: int
+    ghost_targets: int
+    books: int
+    vault: str
+    private: Json | None = None  # for the local user: the user vault's count beside the project's
+
+
+class LogResult(Result):
+    id: str
+    path: str
+    uncommitted_changes: bool
+    versions: list[Json]  # newest first: the commit and what changed in it
+
+
+class DoctorResult(Result):
+    memories: int
+    errors: list[Json]
+    warnings: list[Json]
+
+
+class Book(Result):
+    id: str
+    title: str
+    path: str
+    source: str | None
+    kind: str
+    chars: int
+    sections: int
+    updated_at: str | None
+
+
+class Cluster(Result):
+    ids: list[str]
+    titles: list[str]
+    similarity: float
+    source: str
+
+
+class Ingested(Result):
+    source: str
+    status: str  # created | updated | unchanged | error | skipped (dry runs: would-create, would-update)
+    id: str | None = None
+    path: str | None = None
+    title: str | None = None
+    kind: str | None = None
+    parts: int = 0  # pages of a PDF, sections otherwise
+    reason: str = ""
+
+
+class Decision(Result):
+    """One lifecycle step of `gc`, and what came of it."""
+
+    id: str
+    path: str
+    action: str  # promote | demote | remove | archive
+    from_collection: str
+    to_collection: str | None
+    why: str
+    result: str
+    source: str

@@ -1,0 +1,129 @@
+"""Which memory owns each unit (a vector) or chunk (a keyword document), held as int columns.
+
+A dict from id to a (memory id, label) tuple cost about 100 bytes per unit (the dict slot, the int,
+the tuple); a vault of 100k memories has over 600k units. Here an id costs 16 bytes: sorted int64
+ids, and int32 codes into two string tables (memory ids; roles or headings), each string held once.
+
+Changes are buffered (a dict of rows added, a set of ids removed) and folded into the columns when
+the buffer grows past a share of the table, so a sync that changes a few memories never rewrites
+the columns, and a load that adds every row folds them a bounded number of times.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from .arrays import sorted_contains
+
+FOLD_AT = 4096  # buffered changes folded into the columns past this many (or an eighth of the table)
+
+
+class Owners:
+    def __init__(self) -> None:
+        self._ids = np.zeros(0, dtype=np.int64)
+        self._owner = np.zeros(0, dtype=np.int32)
+        self._label = np.zeros(0, dtype=np.int32)
+        self._names: list[str] = []
+        self._name_code: dict[str, int] = {}
+        self._labels: list[str] = []
+        self._label_code: dict[str, int] = {}
+        self._added: dict[int, tuple[str, str]] = {}
+        self._removed: set[int] = set()  # ids that may still be in the columns
+
+    def __setitem__(self, item_id: int, owner: tuple[str, str]) -> None:
+        self._added[item_id] = owner
+        self._removed.discard(item_id)
+        self._maybe_fold()
+
+    def pop(self, item_id: int, default: None = None) -> tuple[str, str] | None:
+        found = self.get(item_id)
+        if found is not None:
+            self._added.pop(item_id, None)
+            self._removed.add(item_id)
+            self._maybe_fold()
+        return found
+
+    def get(self, item_id: int) -> tuple[str, str] | None:
+        found = self._added.get(item_id)
+        if found is not None or item_id in self._removed:
+            return found
+        row = self._row(item_id)
+        if row is None:
+            return None
+        return self._names[self._owner[row]], self._labels[self._label[row]]
+
+    def __contains__(self, item_id: object) -> bool:
+        return isinstance(item_id, (int, np.integer)) and self.get(int(item_id)) is not None
+
+    def __len__(self) -> int:
+        self._fold()
+        return len(self._ids)
+
+    def __iter__(self) -> Iterator[int]:
+        self._fold()
+        return iter(self._ids.tolist())
+
+    def items(self) -> list[tuple[int, tuple[str, str]]]:
+        """Every (id, (memory id, label)), ids ascending."""
+        self._fold()
+        names, labels = self._names, self._labels
+        return [(i, (names[o], labels[r])) for i, o, r in
+                zip(self._ids.tolist(), self._owner.tolist(), self._label.tolist())]
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """The ids (sorted), the code of each one's memory, and the memory ids the codes index."""
+        self._fold()
+        return self._ids, self._owner, self._names
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _row(self, item_id: int) -> int | None:
+        place = int(np.searchsorted(self._ids, item_id))
+        return place if place < len(self._ids) and self._ids[place] == item_id else None
+
+    def _maybe_fold(self) -> None:
+        if len(self._added) + len(self._removed) > max(FOLD_AT, len(self._ids) // 8):
+            self._fold()
+
+    def _fold(self) -> None:
+        if not self._added and not self._removed:
+            return
+        drop = set(self._removed) | self._added.keys()  # an added id replaces its old row
+        if drop and len(self._ids):
+            keep = ~sorted_contains(np.sort(np.fromiter(drop, dtype=np.int64, count=len(drop))), self._ids)
+            ids, owner, label = self._ids[keep], self._owner[keep], self._label[keep]
+        else:
+            ids, owner, label = self._ids, self._owner, self._label
+        if self._added:
+            new_ids = np.fromiter(self._added.keys(), dtype=np.int64, count=len(self._added))
+            new_owner = np.fromiter((self._code(self._names, self._name_code, name) for name, _ in self._added.values()),
+                                    dtype=np.int32, count=len(self._added))
+            new_label = np.fromiter((self._code(self._labels, self._label_code, lab) for _, lab in self._added.values()),
+                                    dtype=np.int32, count=len(self._added))
+            ids, owner, label = (np.concatenate((ids, new_ids)), np.concatenate((owner, new_owner)),
+                                 np.concatenate((label, new_label)))
+            order = np.argsort(ids, kind="stable")
+            ids, owner, label = ids[order], owner[order], label[order]
+        self._ids, self._owner, self._label = ids, owner, label
+        self._added, self._removed = {}, set()
+        # Each row names one memory and one label, so tables longer than the rows hold strings of rows gone.
+        if len(self._names) > len(ids) + FOLD_AT:
+            self._owner, self._names, self._name_code = _compact(self._owner, self._names)
+        if len(self._labels) > len(ids) + FOLD_AT:
+            self._label, self._labels, self._label_code = _compact(self._label, self._labels)
+
+    @staticmethod
+    def _code(table: list[str], codes: dict[str, int], text: str) -> int:
+        code = codes.get(text)
+        if code is None:
+            code = codes[text] = len(table)
+            table.append(text)
+        return code
+
+
+def _compact(codes: np.ndarray, table: list[str]) -> tuple[np.ndarray, list[str], dict[str, int]]:
+    used, remapped = np.unique(codes, return_inverse=True)
+    kept = [table[c] for c in used.tolist()]
+    return remapped.astype(np.int32), kept, {text: i for i, text in enumerate(kept)}

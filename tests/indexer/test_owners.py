@@ -1,0 +1,39 @@
+"""The compact owner table answers exactly as the dict it replaced, across buffered changes and folds."""
+
+import random
+
+from indexer import owners as owners_module
+from indexer.owners import Owners
+
+
+def test_random_adds_replacements_and_removals_read_back_as_a_dict_would(monkeypatch):
+    monkeypatch.setattr(owners_module, "FOLD_AT", 16)  # fold often: every path through the buffer is taken
+    rng = random.Random(3)
+    table, expected = Owners(), {}
+    for step in range(3000):
+        item = rng.randrange(-2**62, 2**62) if rng.random() < 0.5 or not expected else rng.choice(list(expected))
+        if rng.random() < 0.3:
+            assert table.pop(item, None) == expected.pop(item, None)
+        else:
+            owner = (f"m-{rng.randrange(50)}", rng.choice(["whole", "turn", "pair"]))
+            table[item] = owner
+            expected[item] = owner
+        if step % 97 == 0:
+            assert table.items() == sorted(expected.items())
+        probe = rng.choice(list(expected)) if expected and rng.random() < 0.5 else rng.randrange(10**6)
+        assert table.get(probe) == expected.get(probe)
+        assert (probe in table) == (probe in expected)
+    assert len(table) == len(expected)
+    assert list(table) == sorted(expected)
+
+
+def test_names_of_memories_gone_for_good_are_let_go(monkeypatch):
+    monkeypatch.setattr(owners_module, "FOLD_AT", 4)
+    table = Owners()
+    for n in range(200):
+        table[n] = (f"m-{n}", "whole")
+        table.pop(n - 1, None)
+    ids, codes, names = table.columns()
+    assert ids.tolist() == [199]
+    assert names[codes[0]] == "m-199"
+    assert len(names) < 20
