@@ -139,8 +139,7 @@ def _one(curator: Curator, path: Path, key: str, title: str | None, tags: Sequen
     fields = new_memory_fields(document.markdown, title=title or document.title, type="fact", collection="books",
                                tags=tags, extra={SOURCE_PATH: key, SOURCE_HASH: digest, "source_kind": document.kind},
                                max_chars=max(curator.max_content_chars, len(document.markdown) + 1))
-    memory = curator.vault.writer.create(curator.vault.free_path("books", fields["title"], fields["id"]), fields,
-                                         document.markdown)
+    memory = curator.vault.create_new("books", fields, document.markdown)
     if curator.index.writable:
         curator.index.sync([memory.path])
     return Ingested(key, "created", memory.id, memory.path, memory.title, document.kind, document.parts)

@@ -138,8 +138,7 @@ class Curator:
         return self._create(fields, key_takeaway, allow_secrets)
 
     def _create(self, fields: dict[str, Any], content: str, allow_secrets: bool = False, later: bool = False) -> Memory:
-        memory = self.vault.writer.create(self.vault.free_path(fields["collection"], fields["title"], fields["id"]),
-                                          fields, content.strip() + "\n", allow_secrets=allow_secrets)
+        memory = self.vault.create_new(fields["collection"], fields, content.strip() + "\n", allow_secrets=allow_secrets)
         try:
             return self._indexed(memory, [memory.path], later)
         except DiskFullError as exc:  # the file is the memory: it is kept, and the index takes it in later
@@ -226,8 +225,7 @@ class Curator:
         body = memory.body if content is None else content
         if not allow_secrets:  # only what the caller brings is checked; the moved text was already in a vault
             self.vault.writer.check_secrets(fields or {}, content)
-        created = self.vault.writer.create(self.vault.free_path(values["collection"], memory.title, memory.id),
-                                           values, body, allow_secrets=True)
+        created = self.vault.create_new(values["collection"], values, body, allow_secrets=True, named=memory.title)
         return self._indexed(created, [created.path])
 
     def delete(self, memory_id: str) -> str:

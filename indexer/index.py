@@ -85,6 +85,24 @@ class _Batch:
     removed_units: set[int] = field(default_factory=set)
     embed: list[Unit] = field(default_factory=list)
     keyword_docs: dict[str, tuple[Memory, list[Chunk]]] = field(default_factory=dict)
+    read_ahead: dict[str, _Read] = field(default_factory=dict)  # path -> read before the lock (Index._read_ahead)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A changed file read and parsed before a big sync took the index lock: used under the lock only while the
+    file's size and mtime are still the ones seen when it was read."""
+
+    size: int
+    mtime_ns: int
+    checked_at: int  # time_ns just before the read
+    data: bytes
+    parsed: Memory | ParseError
+
+    def memory(self) -> Memory:
+        if isinstance(self.parsed, ParseError):
+            raise self.parsed
+        return self.parsed
 
 
 class Index:
@@ -98,6 +116,10 @@ class Index:
         )
         self.writable = writable
         self.lock = threading.RLock()
+        # A big sync writes its keyword documents with the lock let go (searches go on): other keyword writers
+        # wait on this for it to finish, the lock let go meanwhile too (Index._keyword_turn).
+        self._keyword_idle = threading.Condition(self.lock)
+        self._keyword_writing = False
         self.version = 0  # bumped on every change; readers use it to invalidate caches
         self._owner: Ownership | None = None
         # A server must answer before a fresh vault is embedded (a vault of a few dozen notes is ~20k
@@ -183,6 +205,7 @@ class Index:
 
     def close(self) -> None:
         with self.lock:
+            self._keyword_turn()
             self._keyword.close()
             self.manifest.close()
             if self._own_cache:
@@ -194,6 +217,7 @@ class Index:
     def heal(self) -> int:
         """Make FAISS and Whoosh agree with the manifest after a crash; returns the files re-indexed."""
         with self.lock:
+            self._keyword_turn()
             valid = [e for e in self._entries.values() if e.reason is None]
             expected_units = {u for e in valid for u in e.unit_ids}
             expected_chunks = {c for e in valid for c in e.chunk_ids}
@@ -258,6 +282,7 @@ class Index:
     def compact(self) -> None:
         """Purge deleted keyword documents; afterwards search results equal a fresh rebuild's exactly."""
         with self.lock:
+            self._keyword_turn()
             self._keyword.compact()
 
     # -- reading ---------------------------------------------------------------------
@@ -396,8 +421,11 @@ class Index:
             raise IndexUnusable("this index was opened read-only (another process owns it)")
         started = time.perf_counter()
         report = SyncReport()
+        paths = None if paths is None else list(paths)
+        read_ahead = self._read_ahead(paths)
         with self.lock:
-            batch = _Batch()
+            self._keyword_turn()
+            batch = _Batch(read_ahead=read_ahead)
             forced = set(force_paths)
             candidates = self._candidates(paths)
             for done, (rel, item) in enumerate(candidates, 1):
@@ -414,6 +442,39 @@ class Index:
                 release_free_memory()
         report.seconds = time.perf_counter() - started
         return report
+
+    def _read_ahead(self, paths: list[str | Path] | None) -> dict[str, _Read]:
+        """Read and parse the changed files of a big sync (the whole vault, or many paths: a pull) before it takes
+        the index lock, so that searches do not wait for a thousand files to be read. A hint only: under the lock
+        each file is looked at again, and one that changed meanwhile is read again."""
+        if paths is not None and len(paths) < READ_AHEAD_ABOVE:
+            return {}
+        if paths is None:
+            files = [p for p in walk(self.root) if isinstance(p, Path)]
+        else:
+            files = [raw if isinstance(raw, Path) and raw.is_absolute() else self.root / str(raw) for raw in paths]
+        ahead: dict[str, _Read] = {}
+        for path in files:
+            if not is_memory_path(self.root, path) or not isinstance(inspect(self.root, path), Path):
+                continue  # not a memory, or a link: the sync decides under the lock, and reads nothing outside
+            rel = relative(self.root, path)
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            previous = self._entries.get(rel)
+            if previous is not None and (previous.size, previous.mtime_ns) == (info.st_size, info.st_mtime_ns):
+                continue
+            checked_at = time.time_ns()
+            data = atomic.read_bytes(path)
+            if not data:
+                continue  # gone, or empty (a save in progress?): the sync looks at it under the lock
+            try:
+                parsed: Memory | ParseError = _parse(self.vault, data, rel)
+            except ParseError as exc:
+                parsed = exc
+            ahead[rel] = _Read(info.st_size, info.st_mtime_ns, checked_at, data, parsed)
+        return ahead
 
     def _candidates(self, paths: Iterable[str | Path] | None) -> list[tuple[str, Path | Skipped | None]]:
         if paths is None:
@@ -453,7 +514,12 @@ class Index:
         if (previous and not deep and rel not in self._recheck
                 and (previous.size, previous.mtime_ns) == (info.st_size, info.st_mtime_ns)):
             return
-        data = atomic.read_bytes(item)
+        ahead = batch.read_ahead.pop(rel, None)
+        if ahead is not None and (ahead.size, ahead.mtime_ns) == (info.st_size, info.st_mtime_ns):
+            data, checked_at = ahead.data, ahead.checked_at  # read before the lock, and unchanged since
+        else:
+            ahead = None
+            data = atomic.read_bytes(item)
         if data is None:
             return self._observe(rel, None, deep, batch, report)
         if self._save_in_progress(rel, data, previous, info.st_mtime_ns, checked_at):
@@ -474,7 +540,7 @@ class Index:
                 batch.entries[rel] = self._entries[rel] = replace(previous, size=info.st_size, mtime_ns=info.st_mtime_ns)
             return
         try:
-            memory = _parse(self.vault, data, rel)
+            memory = _parse(self.vault, data, rel) if ahead is None else ahead.memory()
         except ParseError as exc:
             self._set_error(rel, previous, info.st_size, info.st_mtime_ns, digest, exc.line, exc.reason, batch, report)
             return
@@ -667,6 +733,31 @@ class Index:
 
     # -- embedding in the background -------------------------------------------------------
 
+    def _keyword_turn(self) -> None:
+        """Wait while a big sync writes keyword documents outside the lock (the lock let go meanwhile): one keyword
+        writer at a time, and none of them holding the lock while it waits for Whoosh's."""
+        self._keyword_idle.wait_for(lambda: not self._keyword_writing)
+
+    def _write_keywords(self, docs: list[tuple[Memory, list[Chunk]]], removed: set[str]) -> None:
+        """Index the keyword documents of a sync. A big one (a pull of hundreds of files) is written with the
+        index lock let go: adding and committing 1,000 memories' documents takes Whoosh seconds, and searches
+        would wait behind it. They read the last committed keyword state meanwhile, over memories already in
+        their new state: a changed memory keeps its chunk ids (its old text's words still find it), a removed
+        one's chunks have no owner and are skipped (search._best_per_memory), a new one is not found yet."""
+        if len(docs) + len(removed) < KEYWORD_BESIDE_SEARCHES:
+            self._keyword.replace(docs, removed)
+            return
+        self.version += 1  # the memories, vectors and graph changed: searches meanwhile see them
+        self._keyword_writing = True
+        held = _let_go(self.lock)
+        try:
+            self._keyword.replace(docs, removed, beside_searches=True)
+        finally:
+            for _ in range(held):
+                self.lock.acquire()
+            self._keyword_writing = False
+            self._keyword_idle.notify_all()
+
     def _vectors_now(self, units: list[Unit], left: list[Unit], later: bool = False,
                      progress: Progress | None = None) -> Iterator[tuple[list[Unit], np.ndarray]]:
         """The units to give vectors in this sync with their vectors, one slice of at most EMBED_SLICE
@@ -775,12 +866,12 @@ class Index:
             del vectors  # before the next slice is embedded
         report.deferred += len(deferred)
         self._defer([u.unit_id for u in deferred])
-        if batch.keyword_docs or batch.removed_ids:
-            self._keyword.replace(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
         for memory_id in sorted(batch.removed_ids):
             self._graph.remove(memory_id)
         for memory_id in sorted(batch.placed):
             self._graph.upsert(self._memories[memory_id])
+        if batch.keyword_docs or batch.removed_ids:
+            self._write_keywords(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
         if batch.removed_units or added:
             self._vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors
         if batch.entries or batch.deleted_paths:
@@ -793,8 +884,21 @@ SAVE_IN_PROGRESS_SECONDS = 1.0  # how long an empty memory file is taken for a s
 held_clock = time.monotonic  # memdir's own clock for that (tests move it forward instead of waiting)
 EMBED_SLICE = 512  # units per model call and per FAISS add in a sync that embeds at once (a progress step each)
 RELEASE_AFTER = 2048  # units and keyword documents: a sync this big gives the memory it freed back (heap.py)
+READ_AHEAD_ABOVE = 50  # paths: a sync of more reads and parses its changed files before it takes the lock
+KEYWORD_BESIDE_SEARCHES = 200  # keyword documents: a sync writing more lets searches go on meanwhile (_write_keywords)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload
+
+
+def _let_go(lock: threading.RLock) -> int:
+    """Release a lock this thread holds however deeply; returns how often to acquire it again."""
+    held = 0
+    while True:
+        try:
+            lock.release()
+        except RuntimeError:  # no longer held by this thread
+            return held
+        held += 1
 
 
 def _names_duplicate(entry: Entry) -> bool:

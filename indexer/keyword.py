@@ -13,6 +13,7 @@ same BM25F scores in a few milliseconds.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 from array import array
@@ -176,9 +177,15 @@ class KeywordIndex:
             self._postings = PostingsCache(read_blocks=self._postings.read_blocks)
             self._chunk_of = {}
 
-    def replace(self, memories_and_chunks: Sequence[tuple[Memory, Sequence[Chunk]]], removed_ids: Iterable[str] = ()) -> None:
-        """Delete every chunk of the given memories (and of removed ones), then add their chunks; one commit."""
-        with self._lock:
+    def replace(self, memories_and_chunks: Sequence[tuple[Memory, Sequence[Chunk]]], removed_ids: Iterable[str] = (),
+                *, beside_searches: bool = False) -> None:
+        """Delete every chunk of the given memories (and of removed ones), then add their chunks; one commit.
+
+        `beside_searches` (a big pull): searches go on meanwhile, on the last committed state, and wait only for
+        the switch to the new searcher. A Whoosh reader keeps reading the segments it opened while a writer adds
+        a new one; so that no file an open reader maps is deleted, that commit merges no segments (the next
+        ordinary commit does). The caller lets one writer in at a time."""
+        with contextlib.nullcontext() if beside_searches else self._lock:
             writer = self._ix.writer(timeout=30.0, limitmb=WRITER_LIMIT_MB)
             try:
                 for memory_id in removed_ids:
@@ -190,7 +197,8 @@ class KeywordIndex:
             except BaseException:
                 writer.cancel()
                 raise
-            writer.commit()
+            writer.commit(merge=not beside_searches)
+        with self._lock:
             self._reopen()
 
     def compact(self) -> None:

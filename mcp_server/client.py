@@ -12,12 +12,17 @@ import json
 import os
 import socket
 import sys
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
-from typing import Any, Callable
 from urllib.parse import quote
 
 from .waiting import attempts
+
+# A hook process imports this module on every prompt: typing and dataclasses (with inspect and ast under it)
+# cost it about a tenth of its start on a busy machine, so annotations name them without importing them.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 ADDRESS_FILE = "server.json"  # in the per-user folder: pid, port and token of this user's server (0600)
 PROCESS_LOCK = "server.lock"  # in the per-user folder: held by the one server process of this user
@@ -71,12 +76,10 @@ def log_file() -> Path:
     return servers_folder() / LOG_NAME
 
 
-@dataclass(frozen=True)
-class ServerInfo:
-    pid: int
-    port: int
-    token: str
-    started: float
+class ServerInfo(namedtuple("ServerInfo", "pid port token started")):
+    """The running server's address file: pid (int), port (int), token (str), started (float, epoch seconds)."""
+
+    __slots__ = ()
 
     @classmethod
     def read(cls, folder: Path | None = None) -> "ServerInfo | None":

@@ -5,7 +5,10 @@ Standard library only: the hooks' client imports it."""
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterator
+
+TYPE_CHECKING = False  # the hooks import this module: typing stays unimported at run time (see client.py)
+if TYPE_CHECKING:
+    from typing import Callable, Iterator
 
 FIRST_PAUSE = 0.05  # a process that is nearly there is seen at once...
 LONGEST_PAUSE = 0.5  # ...and one that takes seconds (a model loading) is asked twice a second, not twenty times

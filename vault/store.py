@@ -125,16 +125,25 @@ class Vault:
             content, title=title, type=type, collection=collection, tags=tags, extra=extra, now=now,
             max_chars=self.settings.max_content_chars,
         )
-        return self.writer.create(self.free_path(collection, fields["title"], fields["id"]), fields,
-                                  content.strip() + "\n", allow_secrets=allow_secrets)
+        return self.create_new(collection, fields, content.strip() + "\n", allow_secrets=allow_secrets)
 
-    def free_path(self, collection: str, title: str, memory_id: str) -> str:
-        """Where a new memory goes: `<collection>/<slug of title>.md`, made unique with its id if taken."""
-        base = slug(title)
-        for name in (f"{base}.md", f"{base}-{memory_id}.md"):
-            if not (self.root / collection / name).exists():
-                return f"{collection}/{name}"
-        return f"{collection}/{memory_id}.md"
+    def create_new(self, collection: str, fields: Mapping[str, Any], body: str, *,
+                   allow_secrets: bool = False, named: str | None = None) -> Memory:
+        """Write a new memory at `<collection>/<slug of its title (or of `named`)>.md`, made unique with its id
+        when that name is taken.
+
+        A name taken between the look and the write (two sessions capturing the same prompt at once) moves the
+        write on to the next name: the create itself is the check, so a new memory is never lost to a race."""
+        base = slug(named if named is not None else str(fields["title"]))
+        for name in (f"{base}.md", f"{base}-{fields['id']}.md"):
+            if (self.root / collection / name).exists():
+                continue
+            try:
+                return self.writer.create(f"{collection}/{name}", fields, body, allow_secrets=allow_secrets)
+            except ConflictError:
+                continue  # taken between the look and the write
+        # Raises ConflictError when even this is taken: the id itself is, and that is not a name to step around.
+        return self.writer.create(f"{collection}/{fields['id']}.md", fields, body, allow_secrets=allow_secrets)
 
     def edit(self, memory: Memory, change: Change, *, allow_secrets: bool = False) -> Memory:
         return self.writer.update(memory, change, allow_secrets=allow_secrets)
