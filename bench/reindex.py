@@ -6,7 +6,8 @@
 
 fresh: one memory per conversation turn, each naming the turn before it as `previous:` (as the Stop
 hook writes them; LoCoMo dev, read from ../shared/bench, never copied), rebuilt by `memdir reindex`'s
-own function with an empty embedding cache. Prints memories/s and texts/s.
+own function with an empty embedding cache. Prints memories/s and texts/s, and the CPU seconds it took
+(on a shared machine, memories per CPU second is the steadier figure).
 
 pull: a vault of --base memories (bench/speed.py's generator; its embedding cache makes the base
 cheap after the first run) is opened as the server opens it (vectors deferred to the background
@@ -72,12 +73,17 @@ def fresh(embedder_name: str, data: Path, limit: int | None) -> dict:
         files = turn_files(data, limit)
         write(root, files)
         embedder = CachedEmbedder(make_embedder(embedder_name), Path(tmp) / "cache.sqlite")
+        cpu = time.process_time()
         report = rebuild(Vault(root), embedder)
+        cpu = time.process_time() - cpu
         embedder.close()
     return {"memories": report.memories, "texts": report.embedded, "seconds": round(report.seconds, 1),
             "memories_per_s": round(report.memories / report.seconds, 1),
             "texts_per_s": round(report.embedded / report.seconds, 1),
-            "texts_per_memory": round(report.embedded / report.memories, 2)}
+            "texts_per_memory": round(report.embedded / report.memories, 2),
+            # CPU seconds of every thread: what the rebuild costs whatever else runs on the machine;
+            # memories per CPU second times the cores is the rate it could reach with the cores to itself
+            "cpu_s": round(cpu, 1), "memories_per_cpu_s": round(report.memories / cpu, 1)}
 
 
 def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path) -> dict:
