@@ -1,4 +1,4 @@
-"""The vector layer at scale: stored units live in a memory-mapped float16 file, and a large searched
+"""The vector layer at scale: stored units stay in a float16 file read back by id, and a large searched
 part is searched through a sign-code first pass whose candidates are scored exactly."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _hits(index: VectorIndex, queries: np.ndarray, k: int, allowed=None) -> list
     return [[u for u, _ in index.search(q, k, allowed)] for q in queries]
 
 
-def test_opening_a_snapshot_maps_the_stored_vectors_instead_of_reading_them_into_memory(tmp_path: Path):
+def test_opening_a_snapshot_reads_the_stored_units_ids_and_leaves_their_vectors_on_disk(tmp_path: Path):
     index = VectorIndex(256)
     index.add(np.arange(1, 40_001), _units(40_000, 256, 1), [False] * 40_000)
     index.save(tmp_path)
@@ -50,6 +50,17 @@ before = private_resident()
 index = VectorIndex.load(Path(sys.argv[1]), 256)
 print(private_resident() - before)
 """
+
+
+def test_a_reader_keeps_reading_its_snapshot_after_a_writer_replaced_the_file(tmp_path: Path):
+    vectors = _units(6, 8, 11)
+    writer = VectorIndex(8)
+    writer.add([1, 2, 3], vectors[:3], [False] * 3)
+    writer.save(tmp_path)
+    reader = VectorIndex.load(tmp_path, 8)
+    writer.add([0, 4, 5], vectors[3:], [False] * 3)  # ids sorting before and after: every row moves
+    writer.save(tmp_path)
+    assert np.allclose(reader.vectors(np.array([3, 1], dtype=np.int64)), vectors[[2, 0]], atol=1e-3)
 
 
 def test_a_truncated_stored_file_is_refused_on_load(tmp_path: Path):
