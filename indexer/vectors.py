@@ -1,18 +1,20 @@
-"""The vector index: exact cosine search over unit embeddings with FAISS IndexIDMap2(IndexFlatIP).
+"""The vector index: cosine search over unit embeddings with FAISS IndexIDMap2(IndexFlatIP).
 
 Flat is exact and, for a personal vault (10k–100k memories), fast enough; IDMap2 gives each
 unit (see chunking) a stable int64 id that can be removed, re-added and read back. FAISS allows
 concurrent searches but not mutation during a search, so one lock guards both.
 
-The units live in two FAISS indices. A search scans only the *searched* one: one vector per
-chunk (the whole chunk). Sentence and neighbour units are *stored* apart and only read back by
-id to score the candidates exactly. A flat scan costs its size in memory traffic: at 10k memories
+The units live in two parts. A search scans only the *searched* one, a FAISS index: one vector per
+chunk (the whole chunk). Sentence and neighbour units are *stored* apart, in a float16 file read
+back by id to score the candidates exactly (stored_vectors.py: 5/6 of the vectors, kept out of RAM).
+Past FIRST_PASS_ABOVE chunks, a search first narrows the chunks by sign codes (first_pass.py) and
+FAISS scores only those, exactly. A flat scan costs its size in memory traffic: at 10k memories
 the sentence units made the scan 63k vectors (6 ms); chunks alone are 10k (0.75 ms), and taking
 candidates from them left LoCoMo retrieval where it was (hybrid Recall@10 0.770 both ways).
 
 On disk, a generation holds a snapshot of both parts and a log of what changed since. A sync
 appends its changes to the log (a few KB) instead of rewriting the snapshot, which grows with the
-vault (about 100 MB at 10k memories, 1 GB at 100k; rewriting it took 80 ms per saved file at 10k
+vault (about 55 MB at 10k memories, 0.54 GB at 100k since the stored part is float16; rewriting it took 80 ms per saved file at 10k
 and made a save take 1.8 s to become searchable at 100k). When the log outgrows half the snapshot,
 the snapshot is rewritten and the log starts over. Each log record carries its length and a CRC:
 a record torn by a crash is ignored (the manifest, written after the log, does not yet know

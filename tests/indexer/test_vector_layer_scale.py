@@ -37,6 +37,26 @@ def test_opening_a_snapshot_reads_the_stored_units_ids_and_leaves_their_vectors_
     assert np.allclose(loaded.vectors(asked), _units(40_000, 256, 1)[asked - 1], rtol=0, atol=1e-3)
 
 
+_READ_EVERY_ROW = """
+import sys
+import numpy as np
+from pathlib import Path
+import indexer.stored_vectors
+from indexer.vectors import VectorIndex
+
+def mapped_resident():  # bytes of mapped files' pages in this process's resident set
+    status = Path("/proc/self/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("RssFile:")).split()[1]) * 1024
+
+indexer.stored_vectors.RELEASE_ROWS = 250  # each read below ends with a release
+index = VectorIndex.load(Path(sys.argv[1]), 256)
+ids = np.random.default_rng(0).permutation(np.arange(1, 40_001))
+before = mapped_resident()  # (the first read also pages in a few MB of library code)
+for start in range(0, 40_000, 250):  # as searches do: a few hundred units at a time, by id
+    index.vectors(ids[start:start + 250])
+print(mapped_resident() - before)
+"""
+
 _LOAD_IN_A_FRESH_PROCESS = """
 import sys
 from pathlib import Path
@@ -50,6 +70,15 @@ before = private_resident()
 index = VectorIndex.load(Path(sys.argv[1]), 256)
 print(private_resident() - before)
 """
+
+
+def test_rows_read_back_do_not_pile_up_in_the_resident_set(tmp_path: Path):
+    index = VectorIndex(256)
+    index.add(np.arange(1, 40_001), _units(40_000, 256, 1), [False] * 40_000)
+    index.save(tmp_path)  # 20 MB of rows
+    grew = subprocess.run([sys.executable, "-c", _READ_EVERY_ROW, str(tmp_path)], capture_output=True,
+                          text=True, check=True, timeout=120).stdout
+    assert int(grew) < 40_000 * 256 * 2 / 2
 
 
 def test_a_reader_keeps_reading_its_snapshot_after_a_writer_replaced_the_file(tmp_path: Path):
