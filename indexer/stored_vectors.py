@@ -1,13 +1,13 @@
-"""The stored units' vectors (sentence and neighbour units): float16 rows in a memory-mapped file.
+"""The stored units' vectors (sentence and neighbour units): float16 rows in a file, read back by id.
 
 These units are never scanned; a search reads back the few hundred of its candidates' units by id
 to score them. Held in FAISS they were 5/6 of the vault's vectors in RAM (0.77 GB at 100k memories,
-float32). Here the snapshot is a file mapped into memory: the process holds the sorted ids (8 bytes a
-unit) and the rows its searches read. The kernel keeps a page it mapped in the process's resident set
-until told otherwise (a mapped 389 MB file had put 415 MB there after 200 searches at 100k), so every
-RELEASE_ROWS rows read (about two searches), the mapping's pages are released (madvise DONTNEED: they stay in the page cache,
-shared and reclaimable, and the next read maps them again). One pread a row instead took 2-14x as
-long as the mapped read on this loaded machine (300 syscalls a search).
+float32). Here the snapshot is a file, and a read fetches only its rows (one pread each): the process
+holds the sorted ids (8 bytes a unit); the rows searches read stay in the kernel's page cache, shared
+and reclaimable. Tried and dropped (bench/vector_layer.py at 100k): mapping the file. Every page a
+search touched stayed in the process's resident set, and a fault maps the whole cached folio around
+the row (5,000 rows read put 384 MB of the 389 MB file there); releasing the pages with madvise
+(DONTNEED) every 512 rows bounded that, but the re-faults made a 300-row read 42 ms instead of ~1.
 
 float16 keeps a unit vector's components to within 2^-11 of their value (cosine within 1e-4);
 rows are rounded to float16 as they are added, so what a search reads is the same before and after
@@ -22,8 +22,8 @@ snapshot folds them in, in fixed blocks of rows: a build's worth of added units 
 from __future__ import annotations
 
 import os
-import mmap
 import struct
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +31,6 @@ import numpy as np
 MAGIC = b"MDVEC16\x00"
 _HEADER = struct.Struct("<8sQQ")
 _SLICE = 16384  # rows written at a time
-# Rows read between two releases of the mapping's pages: at most ~32 MB resident, since a fault maps up to
-# 16 neighbouring cached pages with the one asked (fault-around; MADV_RANDOM does not stop it here).
-RELEASE_ROWS = 512
 _BLOCK = 8192  # rows per block of units added since the snapshot (6 MB at 384 dimensions)
 
 
@@ -41,9 +38,9 @@ class StoredVectors:
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self._row_bytes = 2 * dim
-        self._map: mmap.mmap | None = None  # the snapshot: a writer's later rename never changes what it reads
-        self._rows = np.zeros((0, dim), dtype=np.float16)  # its rows, a view of the mapping
-        self._read_since_release = 0
+        self._fd = -1  # the snapshot, open for reads: a writer's later rename never changes what it reads
+        self._closer: weakref.finalize | None = None
+        self._rows_at = 0  # byte offset of its first row
         self._base_ids = np.zeros(0, dtype=np.int64)  # the snapshot's ids, ascending
         self._base_live = np.zeros(0, dtype=bool)  # False once removed since the snapshot
         self._new_ids = np.zeros(0, dtype=np.int64)  # units added since, in the order they came (rows alike)
@@ -78,21 +75,18 @@ class StoredVectors:
         except BaseException:
             os.close(fd)
             raise
-        try:
-            mapped = mmap.mmap(fd, size, prot=mmap.PROT_READ) if count else None
-        finally:
-            os.close(fd)  # the mapping holds the file
-        if mapped is not None:
-            mapped.madvise(mmap.MADV_RANDOM)  # rows are read by id: no read-ahead around them
-            self._rows = np.frombuffer(mapped, dtype=np.float16, count=int(count) * self.dim,
-                                       offset=_HEADER.size + 8 * int(count)).reshape(int(count), self.dim)
-        else:
-            self._rows = np.zeros((0, self.dim), dtype=np.float16)
-        self._map = mapped  # the previous mapping goes when the last view of it does
+        self.close()
+        self._fd, self._rows_at = fd, _HEADER.size + 8 * int(count)
+        self._closer = weakref.finalize(self, os.close, fd)  # also when the index is dropped unclosed
         self._base_ids, self._base_live = ids, np.ones(int(count), dtype=bool)
         self._new_ids, self._new_live = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
         self._new_rows, self._lookup = _Blocks(self.dim), None
         self._count = int(count)
+
+    def close(self) -> None:
+        if self._closer is not None:
+            self._closer()
+            self._closer, self._fd = None, -1
 
     def __len__(self) -> int:
         return self._count
@@ -171,13 +165,19 @@ class StoredVectors:
         return self._lookup
 
     def _base_take(self, places: np.ndarray, dtype=np.float32) -> np.ndarray:
-        """Rows of the snapshot at these places (copied out of the mapping)."""
-        rows = self._rows[places].astype(dtype)
-        self._read_since_release += len(places)
-        if self._read_since_release >= RELEASE_ROWS and self._map is not None:
-            self._map.madvise(mmap.MADV_DONTNEED)
-            self._read_since_release = 0
-        return rows
+        """Rows of the snapshot at these places: one read for a dense ascending run (a snapshot's
+        rewrite), else one pread a row (a search's few hundred)."""
+        if not len(places):
+            return np.zeros((0, self.dim), dtype=dtype)
+        fd, size = self._fd, self._row_bytes
+        low, high = int(places.min()), int(places.max()) + 1
+        if high - low <= 2 * len(places):
+            block = os.pread(fd, (high - low) * size, self._rows_at + low * size)
+            rows = np.frombuffer(block, dtype=np.float16).reshape(high - low, self.dim)[places - low]
+        else:
+            block = b"".join([os.pread(fd, size, self._rows_at + place * size) for place in places.tolist()])
+            rows = np.frombuffer(block, dtype=np.float16).reshape(len(places), self.dim)
+        return rows.astype(dtype)
 
 
 class _Blocks:

@@ -41,14 +41,12 @@ _READ_EVERY_ROW = """
 import sys
 import numpy as np
 from pathlib import Path
-import indexer.stored_vectors
 from indexer.vectors import VectorIndex
 
 def mapped_resident():  # bytes of mapped files' pages in this process's resident set
     status = Path("/proc/self/status").read_text()
     return int(next(line for line in status.splitlines() if line.startswith("RssFile:")).split()[1]) * 1024
 
-indexer.stored_vectors.RELEASE_ROWS = 250  # each read below ends with a release
 index = VectorIndex.load(Path(sys.argv[1]), 256)
 ids = np.random.default_rng(0).permutation(np.arange(1, 40_001))
 before = mapped_resident()  # (the first read also pages in a few MB of library code)
