@@ -24,7 +24,12 @@ _SLICE = 16384  # vectors decoded at a time when building from an index (bounded
 class SignCodes:
     def __init__(self, dim: int) -> None:
         self.bits = 8 * ((dim + 7) // 8)
-        self._codes = faiss.IndexBinaryIDMap2(faiss.IndexBinaryFlat(self.bits))
+        flat = faiss.IndexBinaryFlat(self.bits)
+        # Count candidates by distance instead of keeping a heap of thousands: 1.2 ms instead of 25.6 ms
+        # for 4,000 of 100k codes (same distances; measured in one process on the loaded machine).
+        flat.use_heap = False
+        self._codes = faiss.IndexBinaryIDMap2(flat)
+        self._flat = flat  # the wrapper does not own it from Python's side: keep it alive
 
     @classmethod
     def of_index(cls, flat: faiss.Index, dim: int) -> "SignCodes":
