@@ -178,6 +178,7 @@ class Index:
     def close(self) -> None:
         with self.lock:
             self._keyword.close()
+            self._vectors.close()
             self.manifest.close()
             if self._own_cache:
                 self.embedder.close()

@@ -166,6 +166,11 @@ class VectorIndex:
                              np.stack([state[1] for _, state in kept]), np.array([state[0] for _, state in kept]))
         self._log_end = offset
 
+    def close(self) -> None:
+        """Let go of the stored part's file (a closed vault holds no descriptor into it)."""
+        with self._lock:
+            self._stored.close()
+
     def __len__(self) -> int:
         return int(self._searched.ntotal) + len(self._stored)
 
