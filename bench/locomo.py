@@ -86,7 +86,8 @@ def build_vault(root: Path, sample: dict, granularity: str, texts: dict[str, str
                 mid = f"s{number}-w{start // step}"
                 texts[mid] = "\n".join(turn_text(t) for t in window)
                 fields_ = {"id": mid, "collection": "history", "type": "history", "created_at": when,
-                           "title": f"Session {number}, {day}, turns {start + 1}-{start + len(window)}"}
+                           "title": f"Session {number}, {day}, turns {start + 1}-{start + len(window)}",
+                           "speaker": sorted({t["speaker"] for t in window})}
                 vault.writer.create(f"history/{mid}.md", fields_, texts[mid])
                 contains[mid] = {memory_id(t["dia_id"]) for t in window}
             continue
@@ -94,7 +95,7 @@ def build_vault(root: Path, sample: dict, granularity: str, texts: dict[str, str
             mid = f"s{number}"
             body = texts[mid] = "\n".join(turn_text(t) for t in turns)
             fields_ = {"id": mid, "collection": "history", "type": "history", "created_at": when,
-                       "title": f"Session {number}, {day}"}
+                       "title": f"Session {number}, {day}", "speaker": sorted({t["speaker"] for t in turns})}
             vault.writer.create(f"history/{mid}.md", fields_, body)
             contains[mid] = {memory_id(t["dia_id"]) for t in turns}
             continue

@@ -15,6 +15,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from vault.errors import ValidationError
+from vault.markdown import section_count
 
 SUFFIXES = {".pdf": "pdf", ".html": "html", ".htm": "html", ".txt": "text", ".md": "markdown", ".markdown": "markdown"}
 _FRONTMATTER = re.compile(r"\A---\r?\n.*?\r?\n---\r?\n", re.DOTALL)
@@ -51,8 +52,7 @@ def convert(path: Path, data: bytes) -> Document:
     markdown = markdown.strip()
     if not markdown:
         raise ValidationError(f"{path}: no text to ingest (the document is empty)")
-    sections = len(re.findall(r"^#{1,6}\s", markdown, re.MULTILINE))
-    return Document(title or _title_from_name(path), markdown + "\n", kind, max(1, sections))
+    return Document(title or _title_from_name(path), markdown + "\n", kind, section_count(markdown))
 
 
 def _text(path: Path, data: bytes) -> str:

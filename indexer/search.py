@@ -32,6 +32,7 @@ from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, chunks_for
 from .index import Index
 from .keyword import KeywordFilter, KeywordHit, query_terms
 from .learner import QualityModel
+from .people import NOBODY, Named, People
 from .ranking import (
     QualityFn,
     calibrate,
@@ -48,6 +49,7 @@ HIDDEN_STATUSES = frozenset({"superseded", "archived"})
 # A query token written as code, not as a word (ERR_4711, parse_config, ImportLockTimeout, v2.3): it has no
 # paraphrase, so a memory that holds it is evidence however little else of the query it covers.
 _CODE_TOKEN = re.compile(r"\b(?=\w*(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z]|_))\w{3,}(?:\.\w+)*|\b\w+(?:\.\w+)+\b")
+_WORD = re.compile(r"\w+")
 COSINE_NOISE = 0.05  # cosine differences below this say nothing about relevance
 COVERAGE_DEPTH = 30  # keyword hits whose term coverage is measured; deeper ones rely on their rank
 CHUNK_HITS_PER_CANDIDATE = 2  # a long document has several chunks: FAISS is asked for this many per wanted memory
@@ -150,10 +152,12 @@ class _Units:
     group: np.ndarray  # each row's chunk position
     chunks: list[int]  # chunk id of each position
 
-    def chunk_scores(self, query_vector: np.ndarray, w_previous: float, w_next: float) -> list[float]:
-        """Each chunk's score: its best sentence (or, for a memory with no neighbours, the whole chunk when
-        that is closer), blended with its best previous and next units (the whole chunk when it has none).
-        In float64 and in this order, the arithmetic is what it was per chunk in Python floats."""
+    def chunk_scores(self, query_vector: np.ndarray, w_previous: float, w_next: float,
+                     sharpness: float = 0.0, whole_share: float = 0.0) -> list[float]:
+        """Each chunk's score: its best sentence (or, for a memory with no neighbours, a soft maximum over its
+        whole text and its sentences, moved `whole_share` of the way to its whole text), blended with its best
+        previous and next units (the whole chunk when it has none). In float64 and in this order, the
+        arithmetic is what it was per chunk in Python floats."""
         cosines = (self.matrix @ query_vector).astype(np.float64)
         count = len(self.chunks)
         whole = np.full(count, -np.inf)  # every chunk has a whole unit; -inf only if one did not
@@ -169,16 +173,34 @@ class _Units:
             raw.append(found)
             best.append(np.where(np.isfinite(found), found, whole))
         text, previous, following = best
-        # A standalone note (no previous or next memory) read whole can match better than any one of
-        # its sentences ("how do I get a database running on my laptop" against a two-sentence docker
-        # compose note): take the better. A conversation turn keeps its best sentence (on LoCoMo the
-        # whole turn lost 0.3 points of Recall@10).
+        # A standalone note (no previous or next memory) is read as a whole: one sentence of an unrelated
+        # note can sit close to a paraphrased question by accident, and a long note's section is close to
+        # many. Its text scores the soft maximum (log-mean-exp) of its whole unit's and its sentences'
+        # cosines: near the best for a sharp match, pulled down when the rest of the note says something
+        # else (fresh-paraphrase set, bench/README issue 26 session 3). A conversation turn keeps its best
+        # sentence (on LoCoMo the whole turn lost 0.3 points of Recall@10). A long question (a pasted
+        # paragraph, a log) is itself a whole text: it is compared whole to whole (see whole_share).
         alone = ~(np.isfinite(raw[1]) | np.isfinite(raw[2]))
-        # The mean, not the better of the two: one sentence of an unrelated note can sit close to a
-        # paraphrased question by accident, and a long note's section is close to many (fresh-paraphrase
-        # set, bench/README issue 26: the max cost 7 of 74 answers their top 3 against plain cosine).
-        text = np.where(alone, (text + whole) / 2.0, text)
+        soft = self._soft_text(cosines, whole, text, sharpness)
+        text = np.where(alone, (1.0 - whole_share) * soft + whole_share * whole, text)
         return ((text + (w_previous * previous + w_next * following)) / (1.0 + w_previous + w_next)).tolist()
+
+    def _soft_text(self, cosines: np.ndarray, whole: np.ndarray, best: np.ndarray, sharpness: float) -> np.ndarray:
+        """Per chunk, log(mean(exp(sharpness * cosine))) / sharpness over its whole and sentence units;
+        sharpness 0 keeps the mean of the best sentence and the whole."""
+        if sharpness <= 0:
+            return (best + whole) / 2.0
+        mask = self.roles <= 1
+        groups, values = self.group[mask], cosines[mask]
+        top = np.full(len(self.chunks), -np.inf)
+        np.maximum.at(top, groups, values)
+        top = np.where(np.isfinite(top), top, 0.0)
+        total = np.zeros(len(self.chunks))
+        counts = np.zeros(len(self.chunks))
+        np.add.at(total, groups, np.exp(sharpness * (values - top[groups])))
+        np.add.at(counts, groups, 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(counts > 0, top + np.log(total / np.maximum(counts, 1.0)) / sharpness, whole)
 
 
 class Searcher:
@@ -193,6 +215,7 @@ class Searcher:
         self._leaving_cache: tuple[tuple[int, int], frozenset[str]] | None = None
         index.set_bm25(settings.bm25_b, settings.bm25_k1)
         self._unfiltered: tuple[tuple[int, bool, int], dict[str, Memory]] | None = None  # (index version, superseded?, minute) -> allowed
+        self._people = People()
 
     def search(self, request: SearchRequest) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
@@ -203,8 +226,9 @@ class Searcher:
             # A pasted log or traceback is asked by its beginning, as the prompt hook does: an answer, not an error.
             request = replace(request, query=request.query[:self.settings.max_query_chars])
         embedding = None
+        people = self._named_people(request)
         if request.query and request.query.strip() and request.mode in ("hybrid", "vector"):
-            embedding = _QUERY_EMBEDDING.submit(self.index.embedder.embed_query, request.query)
+            embedding = _QUERY_EMBEDDING.submit(self.index.embedder.embed_query, people.embedded or request.query)
             if request.vector_wait is not None:
                 embedding, request = _vector_or_keyword(embedding, request)
         with self.index.lock:
@@ -221,11 +245,18 @@ class Searcher:
             # The query's time words rank what falls in their window higher, unless an explicit window
             # (days_back, after, before) decided the time already: it wins over them (see window_used).
             named = None if _explicit(request) else timewords.window(request.query, now)
-            hits = order_hits(self._rank(candidates, allowed, request, now, named, query_vector), request.sort_by)[:limit]
+            hits = order_hits(self._rank(candidates, allowed, request, now, named, query_vector, people),
+                              request.sort_by)[:limit]
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
     # -- steps -------------------------------------------------------------------------
+
+    def _named_people(self, request: SearchRequest) -> Named:
+        """The memories' speakers or authors the query names (indexer/people.py); nobody when that is off."""
+        if self.settings.author_boost <= 0 or not request.query:
+            return NOBODY
+        return self._people.named(request.query, self.index.version, self.index.all_memories())
 
     def _limit(self, limit: int | None) -> int:
         limit = self.settings.default_limit if limit is None else limit
@@ -375,7 +406,7 @@ class Searcher:
         for memory_id, c in by_keyword.items():
             candidates.setdefault(memory_id, c)
         if query_vector is not None:
-            self._score_vectors(candidates, query_vector, prefetched)
+            self._score_vectors(candidates, query_vector, prefetched, self._whole_share(request))
         confidence = keyword_confidence(candidates.values(), settings) if request.mode == "hybrid" else 1.0
         self._fuse(candidates, request.mode, confidence)
         for c in candidates.values():
@@ -457,7 +488,7 @@ class Searcher:
                       np.array(roles, dtype=np.int8), np.array(group, dtype=np.int64), chunks)
 
     def _score_vectors(self, candidates: dict[str, _Candidate], query_vector: np.ndarray,
-                       prefetched: _Units | None = None) -> None:
+                       prefetched: _Units | None = None, whole_share: float = 0.0) -> None:
         """Every candidate, keyword-only ones too, gets its exact vector score, so the fusion compares like with like.
 
         A chunk scores its best sentence (the whole chunk when it has no sentence units), blended
@@ -470,7 +501,7 @@ class Searcher:
         known = prefetched.rows if prefetched else {}
         blocks.append(self._unit_vectors([i for i in candidates if i not in known]))
         for block in blocks:
-            for memory_id, (score, chunk) in self._best_chunks(block, query_vector).items():  # candidates only
+            for memory_id, (score, chunk) in self._best_chunks(block, query_vector, whole_share).items():  # candidates only
                 c = candidates[memory_id]
                 c.vector_score = score
                 if c.vector_rank is not None:
@@ -511,7 +542,8 @@ class Searcher:
             c.fused = 1.0 / (1.0 + math.exp(-mixed))
 
     def _rank(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest,
-              now: datetime, named: timewords.Window | None = None, query_vector: np.ndarray | None = None) -> list[Hit]:
+              now: datetime, named: timewords.Window | None = None, query_vector: np.ndarray | None = None,
+              people: Named = NOBODY) -> list[Hit]:
         settings = self.settings
         if request.graph:
             self._expand_graph(candidates, allowed, request, query_vector)
@@ -529,6 +561,9 @@ class Searcher:
             quality = self.quality(memory, now)
             # Rank fusion knows positions, calibrated evidence knows absolute strength; both count.
             order = (1 - settings.evidence_weight) * c.fused + settings.evidence_weight * weight
+            # A query that names whose memories it asks about (indexer/people.py): theirs first among near ties.
+            author = people.factor(memory, settings.author_boost)
+            order *= author
             # Recency lifts young memories in proportion to how relevant they are: a new but
             # unrelated memory must not outrank an old exact answer.
             recency = weight * settings.recency_weight * recency_bonus(memory, now, settings.recency)
@@ -542,7 +577,7 @@ class Searcher:
             factor = settings.stale_factor if stale else 1.0
             final *= factor
             explain = {"order": order, "quality": quality, "recency": recency, "stale_factor": factor,
-                       "vector_mix": c.mix[0], "keyword_mix": c.mix[1]}
+                       "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author}
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
         return hits
@@ -565,7 +600,7 @@ class Searcher:
         strongest = sorted(candidates.values(), key=lambda c: c.fused, reverse=True)[:3]
         linked = {n: c for c in reversed(strongest) for n in sorted(graph.neighbours(c.memory_id))
                   if n in allowed and n not in candidates}  # the strongest linker wins
-        own = self._own_vector_scores(list(linked), query_vector)
+        own = self._own_vector_scores(list(linked), query_vector, self._whole_share(request))
         for neighbour, c in linked.items():
             cosine = own.get(neighbour)
             nearness = 0.0 if cosine is None else min(1.0, max(0.0, cosine / self.settings.cosine_full))
@@ -574,15 +609,27 @@ class Searcher:
                                                evidence=c.evidence * share, weighed=c.weighed * share,
                                                channel="graph", via=c.memory_id)
 
-    def _own_vector_scores(self, memory_ids: list[str], query_vector: np.ndarray | None) -> dict[str, float]:
+    def _own_vector_scores(self, memory_ids: list[str], query_vector: np.ndarray | None,
+                           whole_share: float = 0.0) -> dict[str, float]:
         """The memories' vector scores for the query, scored as the vector channel scores its candidates."""
         if query_vector is None or not memory_ids:
             return {}
-        return {m: score for m, (score, _) in self._best_chunks(self._unit_vectors(memory_ids), query_vector).items()}
+        return {m: score for m, (score, _) in self._best_chunks(self._unit_vectors(memory_ids), query_vector, whole_share).items()}
 
-    def _best_chunks(self, block: _Units, query_vector: np.ndarray) -> dict[str, tuple[float, int]]:
+    def _whole_share(self, request: SearchRequest) -> float:
+        """0 for a question of up to `long_query_from` words, 1 from `long_query_full` words, linear between:
+        how far a standalone note is read as a whole rather than for its closest sentences. A pasted
+        paragraph or log is matched whole to whole (coding sets, long prompts: MRR@10 0.91 -> 0.94, plain
+        cosine 0.93; bench/README issue 26 session 3)."""
+        words = len(_WORD.findall(request.query or ""))
+        low, high = self.settings.long_query_from, self.settings.long_query_full
+        return min(1.0, max(0.0, (words - low) / (high - low)))
+
+    def _best_chunks(self, block: _Units, query_vector: np.ndarray,
+                     whole_share: float = 0.0) -> dict[str, tuple[float, int]]:
         """Each memory's vector score and the chunk that gave it: its best chunk (ties: the smallest chunk id)."""
-        scores = block.chunk_scores(query_vector, self.settings.previous_weight, self.settings.next_weight)
+        scores = block.chunk_scores(query_vector, self.settings.previous_weight, self.settings.next_weight,
+                                    self.settings.pooling_sharpness, whole_share)
         best = {}
         for memory_id, span in block.groups.items():
             g = max(range(span.start, span.stop), key=lambda g: (scores[g], -block.chunks[g]))

@@ -40,6 +40,12 @@ class SearchSettings:
     context_boost: float = setting(0.35, "keyword weight of a word found in a memory's neighbours (previous/next)")
     previous_weight: float = setting(0.5, "vector score: weight of the memory read together with its previous one")
     next_weight: float = setting(0.3, "vector score: weight of the memory read together with its next one")
+    pooling_sharpness: float = setting(12.0, "vector score of a standalone note: soft maximum (log-mean-exp) of its whole "
+                                             "text's and its sentences' cosines at this sharpness (0 = mean of the best "
+                                             "sentence and the whole)")
+    long_query_from: int = setting(15, "a question longer than this many words reads standalone notes more as a whole "
+                                       "(a pasted paragraph or log is compared whole to whole) ...")
+    long_query_full: int = setting(35, "... and from this many words only as a whole")
     cosine_floor: float = setting(0.15, "cosine at or below which the vector channel gives no evidence")
     cosine_full: float = setting(0.65, "cosine at or above which it gives full evidence")
     calibration_midpoint: float = setting(0.35, "evidence that calibrates to relevance 0.5")
@@ -80,6 +86,9 @@ class SearchSettings:
     hop_seeds: int = setting(0, "second hop: search again from this many of the strongest hits, the query vector moved towards each (0 = off)")
     hop_beta: float = setting(1.0, "second hop: how far the query vector is moved towards the hit it starts from")
     hop_share: float = setting(0.5, "second hop: share of its own score a memory found by the second hop enters with")
+    author_boost: float = setting(0.2, "a query that names a memory's speaker/author: the name is left out of the "
+                                      "text the vector channel embeds, and that person's memories rank by 1 + this "
+                                      "(0 = off; indexer/people.py)")
     graph_factor: float = setting(0.5, "share of a hit's relevance given to memories it links to")
     default_limit: int = setting(10, "results returned when no limit is given")
     max_limit: int = setting(100, "largest limit a caller may ask for")
@@ -116,7 +125,10 @@ class SearchSettings:
         if not 0.0 <= self.keyword_confidence_low < self.keyword_confidence_high <= 1.0:
             raise InvalidSetting("keyword_confidence_high", f"keyword_confidence_low ({self.keyword_confidence_low}) and "
                                  f"keyword_confidence_high ({self.keyword_confidence_high}) must satisfy 0 <= low < high <= 1")
-        for key in ("quality_lift_cap", "recency_weight"):
+        if not 0 <= self.long_query_from < self.long_query_full:
+            raise InvalidSetting("long_query_full", f"long_query_from ({self.long_query_from}) and long_query_full "
+                                 f"({self.long_query_full}) must satisfy 0 <= from < full")
+        for key in ("quality_lift_cap", "recency_weight", "pooling_sharpness"):
             if getattr(self, key) < 0.0:
                 raise InvalidSetting(key, f"{getattr(self, key)} is negative")
 

@@ -41,6 +41,10 @@ class Unavailable(Exception):
     """No server is running for this vault (or it did not answer in time)."""
 
 
+class NoAnswer(Unavailable):
+    """The server took the connection and then said nothing within the timeout: busy or hung, not starting."""
+
+
 def servers_folder() -> Path:
     """Where this user's memdir processes leave their addresses: `$MEMDIR_SERVERS_DIR`, else
     `$XDG_RUNTIME_DIR/memdir`, else `~/.cache/memdir/servers` (made 0700: another user never sees them)."""
@@ -110,9 +114,24 @@ def running() -> ServerInfo | None:
 
 
 def serving(vault_root: Path) -> ServerInfo | None:
-    """This user's server when it has `vault_root` open (it holds the vault's lock)."""
+    """This user's server when it has `vault_root` open: it holds the vault's lock, whose file names its pid.
+    A lock held by another process (another user's server on a shared folder, a server of another
+    MEMDIR_SERVERS_DIR) is not this server's: the CLI must not send it the vault's work."""
     info = running()
-    return info if info is not None and lock_held(vault_root / VAULT_LOCK) else None
+    path = vault_root / VAULT_LOCK
+    if info is None or not lock_held(path):
+        return None
+    holder = _written_pid(path)
+    return info if holder is None or holder == info.pid else None  # None: an older memdir wrote no pid
+
+
+def _written_pid(path: Path) -> int | None:
+    try:
+        with open(path, "rb") as file:
+            written = file.read(32).decode(errors="replace").strip()
+    except OSError:
+        return None
+    return int(written) if written.isdigit() else None
 
 
 def request(info: ServerInfo, method: str, path: str, body: Any = None, timeout: float = 30.0,
@@ -129,6 +148,8 @@ def request(info: ServerInfo, method: str, path: str, body: Any = None, timeout:
         with socket.create_connection(("127.0.0.1", info.port), timeout=timeout) as connection:
             connection.sendall(head.encode("latin-1") + payload)
             status, data = _read_response(connection)
+    except TimeoutError as exc:
+        raise NoAnswer(f"the memdir server on port {info.port} did not answer: {exc}") from None
     except (OSError, ValueError) as exc:
         raise Unavailable(f"the memdir server on port {info.port} did not answer: {exc}") from None
     try:
@@ -273,10 +294,14 @@ def lock_held(path: Path) -> bool:
 
 
 OPENING = 503  # the server is opening the vault (or exiting): ask again
+HEALTH_SECONDS = 5.0  # a server that is up answers /api/health (503 while it opens a vault) in milliseconds
 
 
 def ensure(vault_root: Path, timeout: float = 60.0) -> ServerInfo:
-    """This user's server with `vault_root` open and answering; started and waited for if needed (bounded)."""
+    """This user's server with `vault_root` open and answering; started and waited for if needed (bounded).
+    A running server that takes the connection but does not answer its health check in HEALTH_SECONDS is
+    reported at once: waiting out `timeout` for a hung process only stalls the tool call (the hooks give up
+    within a second too)."""
     reap()
     child: int | None = None
     # Waiting for another process to bind its port or open the vault: nothing to wait on but time.
@@ -284,8 +309,14 @@ def ensure(vault_root: Path, timeout: float = 60.0) -> ServerInfo:
         info = running()
         if info is not None:
             try:
-                request(info, "GET", "/api/health", timeout=5.0, vault=vault_root)
+                request(info, "GET", "/api/health", timeout=HEALTH_SECONDS, vault=vault_root)
                 return info
+            except NoAnswer:
+                if process_alive(info.pid):
+                    raise NoAnswer(f"the memdir server (pid {info.pid}, port {info.port}) is running but did not "
+                                   f"answer within {HEALTH_SECONDS:.0f} s: it is hung or badly overloaded; see "
+                                   f"{log_file()}; end it with `kill {info.pid}` and the next call starts a new one") \
+                        from None
             except Unavailable:
                 pass  # still starting, or stopping: ask again below
             except RemoteError as exc:

@@ -181,7 +181,7 @@ def move(source: Path, destination: Path, expected: bytes | None = None) -> None
     except FileExistsError:
         raise ConflictError(f"{destination.name} already exists") from None
     except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP):
+        if exc.errno not in NO_HARD_LINKS:
             raise _os_error(exc, destination) from None
         if destination.exists():
             raise ConflictError(f"{destination.name} already exists") from None

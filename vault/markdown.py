@@ -53,3 +53,15 @@ def first_heading(body: str) -> str:
         if match:
             return match.group(2).strip()
     return ""
+
+
+def section_count(body: str) -> int:
+    """How many sections the chunker reads in the body: the text before the first heading (when there is
+    any), then one per heading outside code blocks. `memdir ingest` and `memdir books` both report it."""
+    count, text_before = 0, False
+    for line, in_code in fenced(body.splitlines()):
+        if not in_code and HEADING.match(line):
+            count += 1
+        elif count == 0 and line.strip():
+            text_before = True
+    return count + text_before

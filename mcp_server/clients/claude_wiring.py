@@ -32,15 +32,16 @@ class Finding:
 
 
 def check_claude_code(project: Path, home: Path) -> list[Finding]:
-    """What is and is not wired for Claude Code in `project`; [] when Claude Code is not set up for this
-    user at all (no ~/.claude.json, no ~/.claude) and nothing names memdir."""
+    """What is and is not wired for Claude Code in `project`; [] when none of Claude Code's files names memdir
+    for it (a user with Claude Code who does not use memdir there, such as the example vault in memdir's own
+    checkout, is told nothing: as for the other clients)."""
     user_config_path = home / ".claude.json"
     user_config = _read(user_config_path)
     settings_files = [project / ".claude" / "settings.json", project / ".claude" / "settings.local.json",
                       home / ".claude" / "settings.json"]
     hooks = {path: _memdir_hooks(_read(path)) for path in settings_files}
     server = _server_entry(project, user_config)
-    if not any(hooks.values()) and server is None and not user_config_path.exists() and not (home / ".claude").is_dir():
+    if not any(hooks.values()) and server is None:
         return []
     findings = [_hooks_finding(hooks)]
     commands = sorted({command for found in hooks.values() for command in found.values()})

@@ -53,7 +53,7 @@ def _run(argv: list[str]) -> int:
     if client_name == "gemini":  # another client's words for the same events
         from . import gemini as adapter
         data = adapter.hook_input(event, data)
-    root = find_vault(vault_arg, data.get("cwd"))
+    root = find_vault(vault_arg, project_folder(client_name) or data.get("cwd"))
     if root is None:
         return 0
     payload = {**data, "client_pids": ancestors(), "client": client_name or "claude-code"}
@@ -91,13 +91,20 @@ def _option(argv: list[str], name: str) -> str | None:
 
 
 def find_vault(explicit: str | None, cwd: Any) -> Path | None:
-    """--vault, else $MEMDIR_VAULT, else .memories, a relative one looked up from the hook's cwd upward
-    (locate.py); only an initialized vault counts."""
+    """--vault, else $MEMDIR_VAULT, else .memories, a relative one looked up upward from `cwd` (the client's
+    project folder, else the hook's cwd; locate.py); only an initialized vault counts."""
     base = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
     given = next((c for c in (explicit, os.environ.get("MEMDIR_VAULT")) if c), ".memories")
     # The first one given decides: a wrong vault is not silently replaced by another.
     root = locate(given, base)
     return root.absolute() if (root / "memdir.toml").is_file() else None
+
+
+def project_folder(client_name: str | None) -> str | None:
+    """Where the client says the session's project is (the folder it started in, kept when the model
+    `cd`s elsewhere): the start of the upward search for a relative vault. Codex and OpenCode name none."""
+    variable = {None: "CLAUDE_PROJECT_DIR", "claude-code": "CLAUDE_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR"}
+    return os.environ.get(variable.get(client_name, ""), "") or None
 
 
 def ancestors(depth: int = 5) -> list[int]:

@@ -48,6 +48,7 @@ WIRED = ("claude-code", "gemini", "codex", "opencode")  # clients `memdir init -
 GEMINI_TRUST_NOTE = (  # Gemini CLI's folder trust, on by default: an untrusted folder loads no project settings
     "Next, in Gemini CLI: start `gemini` in {project} once and choose \"Trust folder\" (or run /permissions).\n"
     "Until the folder is trusted, Gemini CLI ignores .gemini/settings.json: no MCP servers, no hooks.\n"
+    "Gemini CLI reads .gemini/settings.json only in the folder it starts in: start it in {project}, not a subfolder.\n"
     "For headless runs (gemini -p, CI), pass --skip-trust or set GEMINI_CLI_TRUST_WORKSPACE=true.\n"
     "Gemini CLI has no machine-local project settings file: .gemini/settings.json names this machine's\n"
     "memdir, so memdir keeps it out of git when git does not track it already.")
@@ -88,17 +89,17 @@ def memdir_command() -> str:
     return str(Path(on_path).absolute()) if on_path else "memdir"
 
 
-def vault_argument(vault_root: Path, project: Path | None, scope: str = "project") -> str:
+def vault_argument(vault_root: Path, project: Path | None) -> str:
     """How hooks and the MCP server name the vault. Inside the project it is a relative path, looked up
-    from the folder Claude Code runs in, upward (locate.py): a committed .claude/settings.json works in
-    every clone, and a user-scope registration serves each project its own vault. A vault outside the
-    project is named by its absolute path."""
+    from the folder the assistant runs in, upward, as git finds .git (locate.py): a session started in a
+    subfolder finds the project's vault, and a user-scope registration serves each project its own. (It
+    was `${CLAUDE_PROJECT_DIR}/.memories`, which Claude Code sets to the subfolder: no vault there.)
+    A vault outside the project is named by its absolute path."""
     if project is not None:
         try:
-            relative = vault_root.relative_to(project).as_posix()
+            return vault_root.relative_to(project).as_posix()
         except ValueError:
             return str(vault_root)
-        return "${CLAUDE_PROJECT_DIR:-.}/" + relative if scope == "project" else relative
     return str(vault_root)
 
 
@@ -118,7 +119,9 @@ def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path
         _parse_json(path, data)
     command = memdir_command()
     edits = [  # memdir's new entries first: a run stopped by a conflict never leaves memdir unregistered
-        (local_path, lambda c: _merge_hooks(c, command, vault_argument(vault_root, project))),
+        # The permissions go here too: Claude Code started in a subfolder reads this file at the git root,
+        # but the committed settings.json only in the folder it started in (2.1.332).
+        (local_path, lambda c: _merge_hooks(c, command, vault_argument(vault_root, project)) | _merge_permissions(c)),
         (user_config_path,
          lambda c: _merge_server(_table(_table(_table(c, "projects"), str(project.absolute())), "mcpServers"),
                                  command, str(vault_root.absolute()))),
@@ -152,7 +155,7 @@ def register_gemini(vault_root: Path, project: Path) -> Registration:
     raw = _read_bytes(path)
     _parse_json(path, raw)  # refused, naming the line, before anything is written
     command = memdir_command()
-    vault = vault_argument(vault_root, project, "user")
+    vault = vault_argument(vault_root, project)
 
     def edit(settings: dict[str, Any]) -> bool:
         return (_merge_server(_table(settings, "mcpServers"), command, vault, gemini=True)
@@ -180,7 +183,7 @@ def register_codex(vault_root: Path, project: Path) -> Registration:
     raw = {config_path: _read_bytes(config_path), hooks_path: _read_bytes(hooks_path)}
     _parse_toml(config_path, raw[config_path])  # both refused, naming the line, before either is written
     _parse_json(hooks_path, raw[hooks_path])
-    command, vault = memdir_command(), vault_argument(vault_root, project, "user")
+    command, vault = memdir_command(), vault_argument(vault_root, project)
     changed = save_kept_out_of_git(project, raw, "Codex settings", [
         (hooks_path, lambda c: _merge_hooks(c, command, vault, client="codex"), {}),
         (config_path, lambda c: _merge_toml_server(c, command, vault),
@@ -311,7 +314,7 @@ def _keep_out_of_git(project: Path, path: Path, what: str = "Claude Code hooks")
 def _register_for_user(vault_root: Path, project: Path, home: Path) -> Registration:
     """User scope: every project of this user, each served its own vault (found from Claude Code's folder)."""
     settings_path, servers_path = home / ".claude" / "settings.json", home / ".claude.json"
-    vault = vault_argument(vault_root, project, "user")  # never one project's absolute vault for all
+    vault = vault_argument(vault_root, project)  # never one project's absolute vault for all
     raw = {path: _read_bytes(path) for path in (settings_path, servers_path)}
     for path, data in raw.items():
         _parse_json(path, data)  # both are refused if broken before either is written

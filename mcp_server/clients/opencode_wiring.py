@@ -42,7 +42,7 @@ def register_opencode(vault_root: Path, project: Path) -> Registration:
     config_path, plugin_path = files(project)
     raw = {path: _read_bytes(path) for path in (config_path, plugin_path)}
     _parse_json(config_path, raw[config_path])  # refused, naming the line, before anything is written
-    command, vault = memdir_command(), vault_argument(vault_root, project, "user")
+    command, vault = memdir_command(), vault_argument(vault_root, project)
     plugin = plugin_text(command, vault)
     changed = save_kept_out_of_git(project, raw, "OpenCode settings", [
         (config_path, lambda c: _merge_server(c, command, vault), {}),

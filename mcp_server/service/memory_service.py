@@ -21,6 +21,7 @@ from vault.history import Commit, Version, VaultHistory
 from vault.parse import parse
 from vault.errors import PathError
 from vault.ids import check_id
+from vault.markdown import section_count
 from vault.paths import resolved_within
 from vault.model import bank_weight
 
@@ -398,7 +399,7 @@ class MemoryService:
         """The project vault's books: title, source, size and when, ingested or hand-written."""
         return [{"id": m.id, "title": m.title, "path": m.path, "source": m.frontmatter.get(book_files.SOURCE_PATH),
                  "kind": m.frontmatter.get("source_kind", "markdown"), "chars": len(m.body),
-                 "sections": sum(1 for line in m.body.splitlines() if line.startswith("#")), "updated_at": _isoformat(m.updated_at or m.created_at)}
+                 "sections": section_count(m.body), "updated_at": _isoformat(m.updated_at or m.created_at)}
                 for m in book_files.books(self.app.project.index.all_memories())]
 
     def record_response(self, key_takeaway: str, initial_score: str | None = None,

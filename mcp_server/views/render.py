@@ -302,8 +302,7 @@ def ingested(results: Sequence[Mapping[str, Any]]) -> str:
         if r["status"] == "skipped":
             lines.append(f"skipped    {r['source']}: {r['reason']}")
             continue
-        unit = "page" if r.get("kind") == "pdf" else "section"
-        parts = f", {r['parts']} {unit}{'s' if r['parts'] != 1 else ''}" if r.get("kind") else ""
+        parts = f", {sections(r['parts'], r['kind'])}" if r.get("kind") else ""
         where = f" [id:{r['id']}] {r['path']}" if r.get("id") else ""
         lines.append(f"{r['status']:<10} {r['source']}{where} ({quote(r['title'] or '', 80)}{parts})")
     return "\n".join(lines) or "no documents found"
@@ -312,8 +311,14 @@ def ingested(results: Sequence[Mapping[str, Any]]) -> str:
 def books(listed: Sequence[Mapping[str, Any]]) -> str:
     if not listed:
         return "No books yet: `memdir ingest PATH` brings in PDF, HTML, text and Markdown documents."
-    return "\n".join(f"[id:{b['id']}] {quote(b['title'], 80)} · {b['path']} · {b['chars']:,} chars, {b['sections']} "
-                     f"sections · from {b['source'] or 'hand-written'}" for b in listed)
+    return "\n".join(f"[id:{b['id']}] {quote(b['title'], 80)} · {b['path']} · {b['chars']:,} chars, "
+                     f"{sections(b['sections'], b['kind'])} · from {b['source'] or 'hand-written'}" for b in listed)
+
+
+def sections(count: int, kind: str | None) -> str:
+    """"1 section", "3 sections"; a PDF's sections are its pages."""
+    unit = "page" if kind == "pdf" else "section"
+    return f"{count} {unit}{'s' if count != 1 else ''}"
 
 
 def servers(served: Sequence[Mapping[str, Any]]) -> str:

@@ -2,20 +2,24 @@
 
 Versions: the pinned one and the current one (`MEMDIR_E2E_CLAUDE_VERSIONS` overrides, comma
 separated). The cache is `$MEMDIR_E2E_CACHE`, else `~/.cache/memdir-e2e` (of the real HOME, read
-before the tests replace HOME). An install is reused while its binary answers `--version`.
+before the tests replace HOME). An install is reused while its binary answers `--version`; one of
+"latest" for a day (npm install took tens of seconds for every test that asked for it).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 PINNED = "2.1.197"
 VERSIONS = tuple(v.strip() for v in os.environ.get("MEMDIR_E2E_CLAUDE_VERSIONS", f"{PINNED},latest").split(",") if v.strip())
 CACHE = Path(os.environ.get("MEMDIR_E2E_CACHE") or Path.home() / ".cache" / "memdir-e2e")
 INSTALL_SECONDS = 600
+LATEST_SECONDS = 24 * 3600  # how long an install of "latest" stands before npm is asked again
 
 
 class Unavailable(Exception):
@@ -27,6 +31,7 @@ def claude_binary(version: str) -> Path:
     return npm_binary("@anthropic-ai/claude-code", version, "claude", f"claude-code-{version}")
 
 
+@functools.cache  # once per test session: each `--version` check starts node (seconds on a loaded machine)
 def npm_binary(package: str, version: str, name: str, folder_name: str) -> Path:
     """The executable `name` of npm `package` at `version`, installed into the cache folder `folder_name`
     on first use (reused while it answers `--version`)."""
@@ -34,13 +39,17 @@ def npm_binary(package: str, version: str, name: str, folder_name: str) -> Path:
         raise Unavailable(f"node and npm are needed to install {package}; neither is on PATH")
     folder = CACHE / folder_name
     binary = folder / "node_modules" / ".bin" / name
-    if version == "latest" or not _answers(binary):
+    stamp = folder / ".installed"  # when npm last installed it: "latest" is asked for again once a day, not per test
+    fresh = version != "latest" or (stamp.exists() and time.time() - stamp.stat().st_mtime < LATEST_SECONDS)
+    if not (fresh and _answers(binary)):
         folder.mkdir(parents=True, exist_ok=True)
         result = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder),
                                  f"{package}@{version}"], capture_output=True, timeout=INSTALL_SECONDS)
         if result.returncode != 0 and not _answers(binary):
             tail = result.stderr.decode(errors="replace").strip().splitlines()[-3:]
             raise Unavailable(f"npm install {package}@{version} failed: {' / '.join(tail)}")
+        if result.returncode == 0:
+            stamp.touch()
     if not _answers(binary):
         raise Unavailable(f"{binary} does not run (its native binary is an optional npm dependency)")
     return binary

@@ -263,3 +263,24 @@ def test_a_cold_first_session_is_offered_memdirs_tools_at_claude_codes_default_w
     offered = json.dumps(first.get("tools", [])) + texts(first)
     for tool in ("search_memory", "score_memories", "add_to_memory_bank"):
         assert f"mcp__memdir__{tool}" in offered
+
+
+def test_project_scope_serves_a_session_started_in_a_subfolder(claude: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch):
+    if "2.1.197" in str(claude):  # before any set-up: the e2e budget
+        pytest.skip("Claude Code 2.1.197 reads a project's .claude/ settings only in the folder it starts in: "
+                    "no hooks and no permissions from a subfolder (user scope serves it)")
+    project, env = initialized(tmp_path, monkeypatch)
+    vault = project / ".memories"
+    subprocess.run(["git", "init", "-q", str(project)], check=True)  # Claude Code finds the project at the git root
+    (project / "src" / "billing").mkdir(parents=True)
+    client.ensure(vault)
+    try:
+        with FakeMessages(Model()) as fake:
+            run(claude, project / "src" / "billing", env, fake, "how do we make celery retries safe")
+        first = texts(next(r for r in fake.requests if "Bash" in tool_names(r)))
+        assert "KNOWN CONTEXT" in first and f"[id:{PROVEN}]" in first  # the hooks found the vault upward
+        assert PROVEN in texts(fake.requests[-1]), "the tool call was allowed and answered"
+        assert _poll(lambda: exchanges(vault) == ["Exchange: how do we make celery retries safe"]), exchanges(vault)
+    finally:
+        stop_all(vault)

@@ -42,6 +42,7 @@ def test_init_writes_the_server_hooks_and_tool_approvals_into_the_projects_gemin
     assert "mcp_memdir_search_memory" in settings["tools"]["allowed"]
     assert "mcp_memdir_delete_memory" not in settings["tools"]["allowed"]  # deleting still asks
     assert "Trust folder" in output and "GEMINI_CLI_TRUST_WORKSPACE=true" in output
+    assert "only in the folder it starts in" in output  # Gemini CLI 0.61 ignores a parent's .gemini/ from a subfolder
 
 
 def test_a_second_init_changes_no_byte_and_the_users_own_settings_stay(project: Path):

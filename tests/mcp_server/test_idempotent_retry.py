@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mcp_server import client
-from mcp_server.tools import stdio
+from mcp_server.tools import upstream as upstream_side
 from vault import Vault
 
 from .processes import start_server, stop_all
@@ -44,8 +44,8 @@ def test_a_score_retried_with_its_key_counts_once(server):
 
 
 def test_the_mcp_proxy_retries_a_call_whose_answer_was_lost_with_the_same_key(server, monkeypatch):
-    upstream = stdio.Upstream(server)
-    real = stdio._read_answer
+    upstream = upstream_side.Upstream(server)
+    real = upstream_side._read_answer
     lost = []
 
     def answer_lost_once(response, wanted):
@@ -56,7 +56,7 @@ def test_the_mcp_proxy_retries_a_call_whose_answer_was_lost_with_the_same_key(se
             raise TimeoutError("timed out")
         return answer
 
-    monkeypatch.setattr(stdio, "_read_answer", answer_lost_once)
+    monkeypatch.setattr(upstream_side, "_read_answer", answer_lost_once)
     try:
         answer = upstream.call("tools/call", {"name": "add_to_memory_bank",
                                               "arguments": {"content": "The staging database is reset nightly."}})

@@ -53,8 +53,9 @@ def test_init_registers_hooks_and_server_for_this_machine_and_commits_only_the_p
     local = read(project / ".claude" / "settings.local.json")
     for event, name in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop")):
         [handler] = memdir_handlers(local, event)
-        assert f" hook {name} --vault \"${{CLAUDE_PROJECT_DIR:-.}}/.memories\"" in handler["command"]
+        assert handler["command"].endswith(f" hook {name} --vault \".memories\"")  # found upward from a subfolder
     assert "async" not in memdir_handlers(local, "Stop")[0]  # `claude -p` kills background hooks at exit
+    assert "mcp__memdir__search_memory" in local["permissions"]["allow"]  # read at the git root from a subfolder
     assert local_server(project)["args"] == ["mcp", "--vault", str(project / ".memories")]
     committed = read(project / ".claude" / "settings.json")
     assert "mcp__memdir__search_memory" in committed["permissions"]["allow"]
@@ -120,7 +121,7 @@ def test_moving_the_vault_updates_memdirs_entries_in_place(project: Path):
     init("--claude-code", "--vault", "team-memory")
     settings = read(project / ".claude" / "settings.local.json")
     [handler] = memdir_handlers(settings, "UserPromptSubmit")
-    assert handler["command"].endswith('--vault "${CLAUDE_PROJECT_DIR:-.}/team-memory"')
+    assert handler["command"].endswith('--vault "team-memory"')
     assert local_server(project)["args"][-1] == str(project / "team-memory")
 
 
@@ -262,6 +263,18 @@ def test_doctor_says_nothing_about_claude_code_for_a_user_without_it(project: Pa
     home = Path(os.environ["HOME"])
     assert not (home / ".claude.json").exists() and not (home / ".claude").exists()
     init()
+    assert doctor_findings(project) == {}
+
+
+def test_doctor_says_nothing_about_claude_code_in_a_project_that_does_not_use_memdir_there(project: Path):
+    """The README's first command runs doctor on the example vault in the memdir checkout, for a user who
+    has Claude Code: no "MISSING ... run memdir init" lines about a project nobody wired."""
+    home = Path(os.environ["HOME"])
+    (home / ".claude").mkdir()
+    (home / ".claude.json").write_text(json.dumps({"projects": {str(project): {"hasTrustDialogAccepted": True}}}))
+    init()
+    output = CliRunner().invoke(cli, ["doctor"]).output
+    assert "Claude Code" not in output and "MISSING" not in output, output
     assert doctor_findings(project) == {}
 
 

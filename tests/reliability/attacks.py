@@ -96,13 +96,13 @@ def half_open(work: Path, count: int = HALF_OPEN, wait: float = 7.0) -> dict[str
 
 def retried_add(work: Path) -> dict[str, int]:
     """An add whose answer the proxy lost (a timeout) and retried: 1 when the retry applied it again."""
-    from mcp_server.tools import stdio
+    from mcp_server.tools import upstream as upstream_side
     from tests.mcp_server.processes import start_server, stop_all
     from vault import Vault
 
     root = small_vault(work / "retried-add")
     process = start_server(root)
-    real = stdio._read_answer
+    real = upstream_side._read_answer
     lost: list[Any] = []
 
     def answer_lost_once(response: Any, wanted: int) -> Any:
@@ -113,13 +113,13 @@ def retried_add(work: Path) -> dict[str, int]:
             raise TimeoutError("timed out")
         return answer
 
-    stdio._read_answer = answer_lost_once
-    upstream = stdio.Upstream(root)
+    upstream_side._read_answer = answer_lost_once
+    upstream = upstream_side.Upstream(root)
     try:
         upstream.call("tools/call", {"name": "add_to_memory_bank",
                                      "arguments": {"content": "The staging database is reset nightly."}})
     finally:
-        stdio._read_answer = real
+        upstream_side._read_answer = real
         upstream.close()
         stop_all(root, process)
     added = [m for m in Vault(root).scan().memories if "staging database" in m.body]

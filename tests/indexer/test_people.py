@@ -1,0 +1,99 @@
+"""A query naming whose memories it asks about (indexer/people.py): the name is a field, not meaning."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from indexer.people import People, authors
+from indexer.search import SearchRequest
+from tests.conftest import memory_text, write
+from tests.indexer.test_search import ConceptEmbedder, concept_index, ids, searcher
+from vault.model import Memory
+
+
+def _memory(memory_id: str, **frontmatter) -> Memory:
+    return Memory(id=memory_id, path=f"history/{memory_id}.md", collection="history", type="history", title=memory_id,
+                  body="", frontmatter=frontmatter)
+
+
+def test_a_memory_says_who_wrote_it_by_its_speaker_or_author_field():
+    assert authors(_memory("a", speaker="Dana")) == {"Dana"}
+    assert authors(_memory("b", author=["Lee", "Dana "])) == {"Lee", "Dana"}
+    assert authors(_memory("c", speaker=3)) == frozenset() and authors(_memory("d")) == frozenset()
+
+
+def test_the_name_and_its_possessive_leave_the_text_the_vector_channel_embeds():
+    named = People().named("What are Melanie's pets called, and where did Melanie camp?", 1,
+                           [_memory("a", speaker="Melanie"), _memory("b", speaker="Mel"), _memory("c", speaker="Caroline")])
+    assert named.people == {"Melanie"}
+    assert named.embedded == "What are pets called, and where did camp?"
+
+
+def test_names_match_as_written_so_a_common_word_is_not_a_person():
+    people = People()
+    assert not people.named("what will break if we ship", 1, [_memory("a", author="Will")]).people
+    assert people.named("what did Will break", 1, [_memory("a", author="Will")]).people == {"Will"}
+
+
+def test_a_query_that_is_only_a_name_or_names_nobody_known_is_left_as_it_is():
+    people = People()
+    memories = [_memory("a", speaker="Dana")]
+    assert not people.named("Dana", 1, memories).people
+    assert not people.named("what did Lee say", 1, memories).people
+
+
+def test_the_authors_are_read_again_when_the_index_changes():
+    people = People()
+    assert not people.named("what did Lee say", 1, [_memory("a", speaker="Dana")]).people
+    assert people.named("what did Lee say", 1, [_memory("b", speaker="Lee")]).people == frozenset()  # same version: kept
+    assert people.named("what did Lee say", 2, [_memory("b", speaker="Lee")]).people == {"Lee"}
+
+
+class RecordingEmbedder(ConceptEmbedder):
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def embed_query(self, text):
+        self.queries.append(text)
+        return super().embed_query(text)
+
+
+def _two_speakers(root: Path) -> None:
+    # Same words, same meaning: only the speaker field tells them apart (ties go to the larger id).
+    write(root, "history/a.md", memory_text("m-a", "Morning", "espresso every morning", extra="speaker: Dana\n"))
+    write(root, "history/b.md", memory_text("m-b", "Morning", "espresso every morning", extra="speaker: Lee\n"))
+
+
+def test_the_person_a_query_names_has_their_memory_ranked_first(tmp_path: Path):
+    _two_speakers(tmp_path)
+    index = concept_index(tmp_path)
+    assert ids(searcher(index, author_boost=0.0).search(SearchRequest(query="what coffee does Dana drink")))[0] == "m-b"
+    hits = searcher(index).search(SearchRequest(query="what coffee does Dana drink"))
+    assert ids(hits)[0] == "m-a" and hits[0].explain["author_factor"] > 1.0
+    index.close()
+
+
+def test_the_vector_channel_embeds_the_query_without_the_name_and_unchanged_when_off(tmp_path: Path):
+    from indexer.index import Index
+    from vault import Vault
+
+    _two_speakers(tmp_path)
+    embedder = RecordingEmbedder()
+    index = Index.open(Vault(tmp_path), embedder)
+    searcher(index).search(SearchRequest(query="what coffee does Dana drink"))
+    searcher(index, author_boost=0.0).search(SearchRequest(query="what coffee does Dana drink"))
+    assert embedder.queries == ["what coffee does drink", "what coffee does Dana drink"]
+    index.close()
+
+
+def test_a_vault_without_authors_searches_as_before(tmp_path: Path):
+    write(tmp_path, "history/a.md", memory_text("m-a", "Coffee", "espresso every morning, says Dana"))
+    embedder = RecordingEmbedder()
+    from indexer.index import Index
+    from vault import Vault
+
+    index = Index.open(Vault(tmp_path), embedder)
+    hits = searcher(index).search(SearchRequest(query="what coffee does Dana drink"))
+    assert ids(hits) == ["m-a"] and hits[0].explain["author_factor"] == 1.0
+    assert embedder.queries == ["what coffee does Dana drink"]
+    index.close()
