@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import os
 import re
 from datetime import datetime, timedelta, timezone
@@ -199,13 +201,19 @@ def test_a_note_scores_its_best_sentence_together_with_the_whole_not_the_blur_al
              if h.memory.id == "m-0000000a"]
     query = ConceptEmbedder().embed(["automobile"])[0]
     whole, *sentences = [float(index.unit_vectors(np.array([u]))[0] @ query) for u in index.entry("history/a.md").unit_ids]
-    # A note with no neighbours reads as the mean of its best sentence and its whole (one sentence alone can
-    # sit close to a question by accident), and stands in for its own missing neighbours with the whole:
-    # ((best + whole) / 2 + 0.5 whole + 0.3 whole) / 1.8 -- above the whole's blur, below the sentence.
+    # A note with no neighbours reads as a soft maximum of its whole and its sentences (one sentence alone
+    # can sit close to a question by accident), and stands in for its own missing neighbours with the whole:
+    # (soft + 0.5 whole + 0.3 whole) / 1.8 -- above the whole's blur, below the sentence.
     assert len(sentences) == 3 and max(sentences) > 0.95 > 0.7 > whole
-    assert hit.vector_score == pytest.approx(((max(sentences) + whole) / 2 + 0.8 * whole) / 1.8)
+    assert hit.vector_score == pytest.approx((_soft_maximum([whole, *sentences]) + 0.8 * whole) / 1.8)
     assert whole < hit.vector_score < max(sentences)
     index.close()
+
+
+def _soft_maximum(cosines: list[float], sharpness: float = SearchSettings().pooling_sharpness) -> float:
+    """log(mean(exp(sharpness * cosine))) / sharpness, as a standalone note's text scores."""
+    top = max(cosines)
+    return top + math.log(sum(math.exp(sharpness * (c - top)) for c in cosines) / len(cosines)) / sharpness
 
 
 def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_previous: float, w_next: float) -> float:
@@ -220,8 +228,8 @@ def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_p
             return max(found) if found else None
         whole = best("whole")
         text, before, after = (best(role) for role in ("sentence", "previous", "next"))
-        if before is None and after is None and text is not None:
-            text = (text + whole) / 2  # a note with no neighbours: its best sentence and its whole, equally
+        if before is None and after is None and text is not None:  # a note with no neighbours: read as a whole
+            text = _soft_maximum([cosines[u] for u, c, r in units if c == chunk and r in ("whole", "sentence")])
         text, before, after = (whole if v is None else v for v in (text, before, after))
         scores.append(((text + (w_previous * before + w_next * after)) / (1.0 + w_previous + w_next), -chunk))
     return max(scores)[0]
@@ -246,8 +254,8 @@ def test_every_candidates_vector_score_is_its_best_chunk_blended_with_its_neighb
         hits = Searcher(index, settings).search(SearchRequest(query=text, mode="vector", limit=10, now=NOW))
         assert hits
         for hit in hits:
-            assert hit.vector_score == _reference_vector_score(index, hit.memory.id, query, settings.previous_weight,
-                                                               settings.next_weight)
+            assert hit.vector_score == pytest.approx(_reference_vector_score(
+                index, hit.memory.id, query, settings.previous_weight, settings.next_weight), rel=1e-12)
     index.close()
 
 
