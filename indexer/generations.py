@@ -1,7 +1,7 @@
 """Where one vault's derived index lives on disk, and who may change it.
 
     <vault>/.memdir/index/CURRENT      name of the live generation (replaced atomically)
-    <vault>/.memdir/index/gen-*/       one generation: manifest.sqlite, FAISS files + vectors.log,
+    <vault>/.memdir/index/gen-*/       one generation: manifest.sqlite, vectors.faiss, units.f16, vectors.log,
                                        keyword/ (Whoosh), meta.json (the embedder it was built with)
     <vault>/.memdir/index.lock         held by the one process allowed to change the index
     <vault>/.memdir/quarantine/        generations whose files did not load, kept for a look (the newest few)

@@ -207,6 +207,7 @@ class Index:
         with self.lock:
             self._keyword_turn()
             self._keyword.close()
+            self._vectors.close()
             self.manifest.close()
             if self._own_cache:
                 self.embedder.close()

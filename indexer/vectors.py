@@ -1,18 +1,20 @@
-"""The vector index: exact cosine search over unit embeddings with FAISS IndexIDMap2(IndexFlatIP).
+"""The vector index: cosine search over unit embeddings with FAISS IndexIDMap2(IndexFlatIP).
 
 Flat is exact and, for a personal vault (10k–100k memories), fast enough; IDMap2 gives each
 unit (see chunking) a stable int64 id that can be removed, re-added and read back. FAISS allows
 concurrent searches but not mutation during a search, so one lock guards both.
 
-The units live in two FAISS indices. A search scans only the *searched* one: one vector per
-chunk (the whole chunk). Sentence and neighbour units are *stored* apart and only read back by
-id to score the candidates exactly. A flat scan costs its size in memory traffic: at 10k memories
+The units live in two parts. A search scans only the *searched* one, a FAISS index: one vector per
+chunk (the whole chunk). Sentence and neighbour units are *stored* apart, in a float16 file read
+back by id to score the candidates exactly (stored_vectors.py: 5/6 of the vectors, kept out of RAM).
+Past FIRST_PASS_ABOVE chunks, a search first narrows the chunks by sign codes (first_pass.py) and
+FAISS scores only those, exactly. A flat scan costs its size in memory traffic: at 10k memories
 the sentence units made the scan 63k vectors (6 ms); chunks alone are 10k (0.75 ms), and taking
 candidates from them left LoCoMo retrieval where it was (hybrid Recall@10 0.770 both ways).
 
 On disk, a generation holds a snapshot of both parts and a log of what changed since. A sync
 appends its changes to the log (a few KB) instead of rewriting the snapshot, which grows with the
-vault (about 100 MB at 10k memories, 1 GB at 100k; rewriting it took 80 ms per saved file at 10k
+vault (about 55 MB at 10k memories, 0.54 GB at 100k since the stored part is float16; rewriting it took 80 ms per saved file at 10k
 and made a save take 1.8 s to become searchable at 100k). When the log outgrows half the snapshot,
 the snapshot is rewritten and the log starts over. Each log record carries its length and a CRC:
 a record torn by a crash is ignored (the manifest, written after the log, does not yet know
@@ -33,28 +35,36 @@ import faiss
 import numpy as np
 
 from .arrays import sorted_contains, sorted_insert, sorted_remove
+from .first_pass import SignCodes
+from .stored_vectors import StoredVectors
 
 # One thread: a single-query flat search is sub-millisecond on one core, while OpenMP's
 # second thread on a busy 2-core machine made the same search 60x slower (measured).
 faiss.omp_set_num_threads(1)
 
-SEARCHED_FILE, STORED_FILE = "vectors.faiss", "units.faiss"  # inside an index generation's folder
+SEARCHED_FILE, STORED_FILE = "vectors.faiss", "units.f16"  # inside an index generation's folder
+FAISS_STORED_FILE = "units.faiss"  # the stored part before it moved out of RAM: read once, then replaced
 LOG_FILE = "vectors.log"  # changes since the two snapshots were written
 COMPACT_SHARE = 0.5  # rewrite the snapshots when the log is larger than this share of them
 PENDING_CAP = 32 << 20  # past this many bytes of unwritten changes (a build), a snapshot is due anyway
+# The first pass (first_pass.py) pays past this many searched units: a flat scan of 20k chunks is a few
+# ms, while the first pass and its exact re-scoring cost ~2 ms whatever the size (bench/vector_layer.py).
+FIRST_PASS_ABOVE = 20_000
+FIRST_PASS_MIN, FIRST_PASS_FACTOR = 2048, 20  # candidates the first pass keeps for an exact top k
 _RECORD = struct.Struct("<II")  # payload length, CRC-32 of the payload
 _COUNT = struct.Struct("<cI")  # b"A" (add) or b"R" (remove), number of ids
 
 
 class VectorIndex:
-    def __init__(self, dim: int, searched: faiss.Index | None = None, stored: faiss.Index | None = None) -> None:
+    def __init__(self, dim: int, searched: faiss.Index | None = None, stored: StoredVectors | None = None) -> None:
         self.dim = dim
         self._searched = searched if searched is not None else _flat(dim)
-        self._stored = stored if stored is not None else _flat(dim)
+        self._stored = stored if stored is not None else StoredVectors(dim)
+        self._first_pass: SignCodes | None = None  # kept while the searched part is large (see _fit_first_pass)
         # Which part holds a unit, sorted: reads look a unit up here, and a removal asks FAISS only for
         # ids it holds (its remove_ids scans the whole part: 170 ms at 100k memories, even for an id it lacks).
         self._searched_ids = np.unique(faiss.vector_to_array(self._searched.id_map))
-        self._stored_ids = np.unique(faiss.vector_to_array(self._stored.id_map))
+        self._stored_ids = self._stored.ids()
         self._lock = threading.RLock()
         self._pending: list[bytes] = []  # log records of the changes not yet on disk
         self._pending_bytes = 0
@@ -64,14 +74,17 @@ class VectorIndex:
     @classmethod
     def load(cls, folder: Path, dim: int) -> "VectorIndex":
         """The snapshot, with the log's changes replayed over it."""
-        parts = []
-        for name in (SEARCHED_FILE, STORED_FILE):
-            index = faiss.read_index(str(folder / name))
-            if index.d != dim:
-                raise ValueError(f"{folder / name} holds {index.d}-dimensional vectors, expected {dim}")
-            parts.append(index)
-        loaded = cls(dim, *parts)
+        searched = _read_faiss(folder / SEARCHED_FILE, dim)
+        if not (folder / STORED_FILE).exists() and (folder / FAISS_STORED_FILE).exists():
+            loaded = cls(dim, searched)  # a generation written before the stored part left FAISS
+            old = _read_faiss(folder / FAISS_STORED_FILE, dim)
+            ids = faiss.vector_to_array(old.id_map)
+            loaded._insert(ids, old.index.reconstruct_n(0, old.ntotal), np.zeros(len(ids), dtype=bool))
+            loaded._snapshot_due = True  # the next persist writes the new file
+        else:
+            loaded = cls(dim, searched, StoredVectors.open(folder / STORED_FILE, dim))
         loaded._replay(folder / LOG_FILE)
+        loaded._fit_first_pass()
         return loaded
 
     def save(self, folder: Path) -> None:
@@ -79,11 +92,12 @@ class VectorIndex:
         leaves a half-written file), then drop the log it includes. A crash before the log is gone
         replays it over the new snapshot, which gives the same state."""
         with self._lock:
-            for name, index in ((SEARCHED_FILE, self._searched), (STORED_FILE, self._stored)):
-                temp = folder / (name + ".tmp")
-                faiss.write_index(index, str(temp))
-                os.replace(temp, folder / name)
+            temp = folder / (SEARCHED_FILE + ".tmp")
+            faiss.write_index(self._searched, str(temp))
+            os.replace(temp, folder / SEARCHED_FILE)
+            self._stored.write(folder / STORED_FILE)
             (folder / LOG_FILE).unlink(missing_ok=True)
+            (folder / FAISS_STORED_FILE).unlink(missing_ok=True)
             self._forget_pending()
             self._log_end = 0
 
@@ -152,8 +166,13 @@ class VectorIndex:
                              np.stack([state[1] for _, state in kept]), np.array([state[0] for _, state in kept]))
         self._log_end = offset
 
+    def close(self) -> None:
+        """Let go of the stored part's file (a closed vault holds no descriptor into it)."""
+        with self._lock:
+            self._stored.close()
+
     def __len__(self) -> int:
-        return int(self._searched.ntotal + self._stored.ntotal)
+        return int(self._searched.ntotal) + len(self._stored)
 
     def ids(self) -> set[int]:
         with self._lock:
@@ -171,6 +190,7 @@ class VectorIndex:
                       + vectors.tobytes())
             self._drop(id_array)  # FAISS accepts duplicate ids silently: always remove first
             self._insert(id_array, vectors, scanned)
+            self._fit_first_pass()
 
     def remove(self, ids: Iterable[int]) -> int:
         id_array = np.fromiter(ids, dtype=np.int64)
@@ -182,9 +202,12 @@ class VectorIndex:
 
     def _insert(self, ids: np.ndarray, vectors: np.ndarray, scanned: np.ndarray) -> None:
         """Add units that are in neither part (callers drop them first)."""
-        for index, rows in ((self._searched, scanned), (self._stored, ~scanned)):
-            if rows.any():
-                index.add_with_ids(np.ascontiguousarray(vectors[rows]), ids[rows])
+        if scanned.any():
+            self._searched.add_with_ids(np.ascontiguousarray(vectors[scanned]), ids[scanned])
+            if self._first_pass is not None:
+                self._first_pass.add(ids[scanned], vectors[scanned])
+        if not scanned.all():
+            self._stored.add(ids[~scanned], vectors[~scanned])
         self._searched_ids = sorted_insert(self._searched_ids, ids[scanned])
         self._stored_ids = sorted_insert(self._stored_ids, ids[~scanned])
 
@@ -194,10 +217,13 @@ class VectorIndex:
         held_searched = ids[sorted_contains(self._searched_ids, ids)]
         if len(held_searched):
             removed += int(self._searched.remove_ids(held_searched))
+            if self._first_pass is not None:
+                self._first_pass.remove(held_searched)
             self._searched_ids = sorted_remove(self._searched_ids, held_searched)
         held_stored = ids[sorted_contains(self._stored_ids, ids)]
         if len(held_stored):
-            removed += int(self._stored.remove_ids(held_stored))
+            self._stored.remove(held_stored)
+            removed += len(held_stored)
             self._stored_ids = sorted_remove(self._stored_ids, held_stored)
         return removed
 
@@ -215,9 +241,10 @@ class VectorIndex:
             scanned = sorted_contains(self._searched_ids, ids)
             # A unit still waiting for its vector (Index.backfill) is a row of zeros: cosine 0 to anything.
             stored = ~scanned & sorted_contains(self._stored_ids, ids)
-            for index, rows in ((self._searched, scanned), (self._stored, stored)):
-                if rows.any():
-                    out[rows] = index.reconstruct_batch(np.ascontiguousarray(ids[rows]))
+            if scanned.any():
+                out[scanned] = self._searched.reconstruct_batch(np.ascontiguousarray(ids[scanned]))
+            if stored.any():
+                out[stored] = self._stored.read(ids[stored])
         return out
 
     def search(self, query: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
@@ -233,8 +260,13 @@ class VectorIndex:
                     return []
                 params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed_ids))
             k = min(k, int(self._searched.ntotal))
-            scores, ids = self._searched.search(np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32), k,
-                                                params=params)
+            query = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
+            if params is None and self._first_pass is not None:
+                # Exact scores of the first pass's candidates, by the same FAISS code as the full scan, so the
+                # result is the full scan's whenever its top k are among the candidates (see first_pass).
+                candidates = self._first_pass.candidates(query[0], first_pass_width(k))
+                params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(candidates))
+            scores, ids = self._searched.search(query, k, params=params)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
 
 
@@ -256,8 +288,29 @@ class VectorIndex:
                 for row_ids, row_scores in zip(ids, scores)]
 
 
+    def _fit_first_pass(self) -> None:
+        """Keep a first pass while the searched part is past FIRST_PASS_ABOVE units (built from the vectors
+        it holds when it gets there); below, every search is the exact full scan."""
+        large = self._searched.ntotal >= FIRST_PASS_ABOVE
+        if large and self._first_pass is None:
+            self._first_pass = SignCodes.of_index(self._searched, self.dim)
+        elif not large and self._first_pass is not None and self._searched.ntotal < FIRST_PASS_ABOVE // 2:
+            self._first_pass = None  # hysteresis: a vault hovering at the threshold does not rebuild it each sync
+
+
 def _flat(dim: int) -> faiss.Index:
     return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+
+
+def first_pass_width(k: int) -> int:
+    return max(FIRST_PASS_MIN, FIRST_PASS_FACTOR * k)
+
+
+def _read_faiss(path: Path, dim: int) -> faiss.Index:
+    index = faiss.read_index(str(path))
+    if index.d != dim:
+        raise ValueError(f"{path} holds {index.d}-dimensional vectors, expected {dim}")
+    return index
 
 
 def _size(path: Path) -> int:

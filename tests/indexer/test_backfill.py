@@ -154,7 +154,11 @@ def test_with_the_real_model_deferred_vectors_equal_those_of_a_full_build(exampl
         texts = index._unit_texts(units.tolist())
         sample = units[:: max(1, len(units) // 12)]
         direct = model.embed([texts[int(u)][0] for u in sample])
-        np.testing.assert_allclose(index.unit_vectors(sample), direct, atol=1e-5)
+        searched = np.isin(sample, index.searched_units())
+        read = index.unit_vectors(sample)
+        np.testing.assert_allclose(read[searched], direct[searched], atol=1e-5)
+        # stored (sentence, neighbour) units are kept in float16: within its rounding, 2^-12 below 0.5
+        np.testing.assert_allclose(read[~searched], direct[~searched], rtol=0, atol=2.5e-4)
         assert not index.waiting_units() and len(index._vectors) == len(units)
     finally:
         index.close()

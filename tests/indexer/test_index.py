@@ -360,7 +360,7 @@ def test_files_in_dot_folders_are_never_indexed(hashing_root: Path):
 
 def test_a_saved_memory_is_appended_to_the_vector_log_and_a_restart_or_reader_sees_it(example_root: Path):
     index = open_index(example_root)
-    snapshot = {name: (index.generation / name).stat().st_ino for name in ("vectors.faiss", "units.faiss")}
+    snapshot = {name: (index.generation / name).stat().st_ino for name in ("vectors.faiss", "units.f16")}
     write(example_root, "history/new.md", memory_text("m-0000abcd", "Brand new", "Espresso machine descaling. Weekly."))
     path = example_root / "patterns" / "uv-run-everything.md"
     path.write_text(path.read_text() + "\nAlso for pre-commit hooks.\n")

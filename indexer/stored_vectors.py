@@ -1,0 +1,216 @@
+"""The stored units' vectors (sentence and neighbour units): float16 rows in a file, read back by id.
+
+These units are never scanned; a search reads back the few hundred of its candidates' units by id
+to score them. Held in FAISS they were 5/6 of the vault's vectors in RAM (0.77 GB at 100k memories,
+float32). Here the snapshot is a file, and a read fetches only its rows (one pread each): the process
+holds the sorted ids (8 bytes a unit); the rows searches read stay in the kernel's page cache, shared
+and reclaimable. Tried and dropped (bench/vector_layer.py at 100k): mapping the file. Every page a
+search touched stayed in the process's resident set, and a fault maps the whole cached folio around
+the row (5,000 rows read put 384 MB of the 389 MB file there); releasing the pages with madvise
+(DONTNEED) every 512 rows bounded that, but the re-faults made a 300-row read 42 ms instead of ~1.
+
+float16 keeps a unit vector's components to within 2^-11 of their value (cosine within 1e-4);
+rows are rounded to float16 as they are added, so what a search reads is the same before and after
+a reload, and an incremental index equals a rebuild.
+
+File layout (one file, replaced whole by a rename, so a crash leaves the old one or the new one):
+    magic (8 bytes) | count (uint64) | dim (uint64) | ids (int64 x count, ascending) | rows (float16 x count x dim)
+Changes since the snapshot live in RAM (and, for crash safety, in VectorIndex's log) until the next
+snapshot folds them in, in fixed blocks of rows: a build's worth of added units is never copied whole.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import weakref
+from pathlib import Path
+
+import numpy as np
+
+MAGIC = b"MDVEC16\x00"
+_HEADER = struct.Struct("<8sQQ")
+_SLICE = 16384  # rows written at a time
+_BLOCK = 8192  # rows per block of units added since the snapshot (6 MB at 384 dimensions)
+
+
+class StoredVectors:
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._row_bytes = 2 * dim
+        self._fd = -1  # the snapshot, open for reads: a writer's later rename never changes what it reads
+        self._closer: weakref.finalize | None = None
+        self._rows_at = 0  # byte offset of its first row
+        self._base_ids = np.zeros(0, dtype=np.int64)  # the snapshot's ids, ascending
+        self._base_live = np.zeros(0, dtype=bool)  # False once removed since the snapshot
+        self._new_ids = np.zeros(0, dtype=np.int64)  # units added since, in the order they came (rows alike)
+        self._new_live = np.zeros(0, dtype=bool)
+        self._new_rows = _Blocks(dim)
+        self._lookup: tuple[np.ndarray, np.ndarray] | None = None  # live added ids ascending, their positions
+        self._count = 0
+
+    @classmethod
+    def open(cls, path: Path, dim: int) -> "StoredVectors":
+        """Open a snapshot; a file of the wrong size or order is damaged (ValueError), never half read."""
+        store = cls(dim)
+        store._open(path)
+        return store
+
+    def _open(self, path: Path) -> None:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            size = os.fstat(fd).st_size
+            head = os.pread(fd, _HEADER.size, 0)
+            if len(head) < _HEADER.size:
+                raise ValueError(f"{path}: truncated header")
+            magic, count, dim = _HEADER.unpack(head)
+            if magic != MAGIC or dim != self.dim:
+                raise ValueError(f"{path}: not a {self.dim}-dimensional vector file")
+            if size != _HEADER.size + count * (8 + self._row_bytes):
+                raise ValueError(f"{path}: {size} bytes where {count} vectors need "
+                                 f"{_HEADER.size + count * (8 + self._row_bytes)}")
+            ids = np.frombuffer(os.pread(fd, 8 * count, _HEADER.size), dtype=np.int64).copy()
+            if count > 1 and not (np.diff(ids) > 0).all():
+                raise ValueError(f"{path}: ids out of order")
+        except BaseException:
+            os.close(fd)
+            raise
+        self.close()
+        self._fd, self._rows_at = fd, _HEADER.size + 8 * int(count)
+        self._closer = weakref.finalize(self, os.close, fd)  # also when the index is dropped unclosed
+        self._base_ids, self._base_live = ids, np.ones(int(count), dtype=bool)
+        self._new_ids, self._new_live = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+        self._new_rows, self._lookup = _Blocks(self.dim), None
+        self._count = int(count)
+
+    def close(self) -> None:
+        if self._closer is not None:
+            self._closer()
+            self._closer, self._fd = None, -1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def ids(self) -> np.ndarray:
+        """Every unit held, ascending."""
+        return np.union1d(self._base_ids[self._base_live], self._new_ids[self._new_live])
+
+    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Add units held nowhere yet (the caller removes a unit before adding it again)."""
+        if len(ids):
+            self._new_ids = np.concatenate([self._new_ids, np.asarray(ids, dtype=np.int64)])
+            self._new_live = np.concatenate([self._new_live, np.ones(len(ids), dtype=bool)])
+            self._new_rows.append(np.asarray(vectors))
+            self._lookup = None
+            self._count += len(ids)
+
+    def remove(self, ids: np.ndarray) -> None:
+        """Remove units that are held (the caller knows which)."""
+        if not len(ids):
+            return
+        place = _positions(self._base_ids, ids)
+        in_base = place >= 0
+        in_base[in_base] = self._base_live[place[in_base]]
+        self._base_live[place[in_base]] = False
+        rest = ids[~in_base]
+        if len(rest):
+            sorted_ids, positions = self._added()
+            self._new_live[positions[_positions(sorted_ids, rest)]] = False
+            self._lookup = None
+        self._count -= len(ids)
+
+    def read(self, ids: np.ndarray) -> np.ndarray:
+        """float32 rows of held units, in the order asked."""
+        out = np.empty((len(ids), self.dim), dtype=np.float32)
+        sorted_ids, positions = self._added()
+        in_new = _positions(sorted_ids, ids)
+        found = in_new >= 0
+        if found.any():
+            out[found] = self._new_rows.take(positions[in_new[found]])
+        if not found.all():
+            place = _positions(self._base_ids, ids[~found])
+            if (place < 0).any():
+                raise KeyError(f"units not stored: {ids[~found][place < 0][:5].tolist()}")
+            out[~found] = self._base_take(place)
+        return out
+
+    def write(self, path: Path) -> None:
+        """Write every held unit as a new snapshot (temp file, fsync, rename), then read from it."""
+        base = np.flatnonzero(self._base_live)
+        new = np.flatnonzero(self._new_live)
+        ids = np.concatenate([self._base_ids[base], self._new_ids[new]])
+        order = np.argsort(ids, kind="stable")
+        temp = path.with_name(path.name + ".tmp")
+        with open(temp, "wb") as file:
+            file.write(_HEADER.pack(MAGIC, len(ids), self.dim))
+            file.write(ids[order].tobytes())
+            for start in range(0, len(order), _SLICE):  # bounded copies: the rows never sit in RAM whole
+                part = order[start:start + _SLICE]
+                from_base = part < len(base)
+                rows = np.empty((len(part), self.dim), dtype=np.float16)
+                rows[from_base] = self._base_take(base[part[from_base]], np.float16)
+                rows[~from_base] = self._new_rows.take(new[part[~from_base] - len(base)])
+                file.write(rows.tobytes())
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, path)
+        self._open(path)
+
+    def _added(self) -> tuple[np.ndarray, np.ndarray]:
+        """The live units added since the snapshot: ids ascending, and where each one's row is."""
+        if self._lookup is None:
+            positions = np.flatnonzero(self._new_live)
+            order = np.argsort(self._new_ids[positions], kind="stable")
+            self._lookup = (self._new_ids[positions][order], positions[order])
+        return self._lookup
+
+    def _base_take(self, places: np.ndarray, dtype=np.float32) -> np.ndarray:
+        """Rows of the snapshot at these places: one read for a dense ascending run (a snapshot's
+        rewrite), else one pread a row (a search's few hundred)."""
+        if not len(places):
+            return np.zeros((0, self.dim), dtype=dtype)
+        fd, size = self._fd, self._row_bytes
+        low, high = int(places.min()), int(places.max()) + 1
+        if high - low <= 2 * len(places):
+            block = os.pread(fd, (high - low) * size, self._rows_at + low * size)
+            rows = np.frombuffer(block, dtype=np.float16).reshape(high - low, self.dim)[places - low]
+        else:
+            block = b"".join([os.pread(fd, size, self._rows_at + place * size) for place in places.tolist()])
+            rows = np.frombuffer(block, dtype=np.float16).reshape(len(places), self.dim)
+        return rows.astype(dtype)
+
+
+class _Blocks:
+    """Rows in fixed-size float16 blocks: appending never copies the rows already held."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._blocks: list[np.ndarray] = []
+        self._count = 0
+
+    def append(self, rows: np.ndarray) -> None:
+        done = 0
+        while done < len(rows):
+            if self._count == len(self._blocks) * _BLOCK:
+                self._blocks.append(np.empty((_BLOCK, self.dim), dtype=np.float16))
+            block, offset = divmod(self._count, _BLOCK)
+            n = min(_BLOCK - offset, len(rows) - done)
+            self._blocks[block][offset:offset + n] = rows[done:done + n]
+            done += n
+            self._count += n
+
+    def take(self, positions: np.ndarray) -> np.ndarray:
+        out = np.empty((len(positions), self.dim), dtype=np.float16)
+        blocks = positions // _BLOCK
+        for block in np.unique(blocks).tolist():
+            rows = blocks == block
+            out[rows] = self._blocks[block][positions[rows] - block * _BLOCK]
+        return out
+
+
+def _positions(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
+    """Each needle's index in `haystack` (ascending), -1 where absent."""
+    if not len(haystack):
+        return np.full(len(needles), -1, dtype=np.int64)
+    place = np.minimum(np.searchsorted(haystack, needles), len(haystack) - 1)
+    return np.where(haystack[place] == needles, place, -1)

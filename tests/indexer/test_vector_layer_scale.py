@@ -1,0 +1,160 @@
+"""The vector layer at scale: stored units stay in a float16 file read back by id, and a large searched
+part is searched through a sign-code first pass whose candidates are scored exactly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import faiss
+import numpy as np
+import pytest
+
+import indexer.vectors as vectors_module
+from indexer.vectors import FAISS_STORED_FILE, STORED_FILE, VectorIndex
+
+
+def _units(count: int, dim: int, seed: int) -> np.ndarray:
+    rows = np.random.default_rng(seed).normal(size=(count, dim)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def _hits(index: VectorIndex, queries: np.ndarray, k: int, allowed=None) -> list[list[int]]:
+    return [[u for u, _ in index.search(q, k, allowed)] for q in queries]
+
+
+def test_opening_a_snapshot_reads_the_stored_units_ids_and_leaves_their_vectors_on_disk(tmp_path: Path):
+    index = VectorIndex(256)
+    index.add(np.arange(1, 40_001), _units(40_000, 256, 1), [False] * 40_000)
+    index.save(tmp_path)
+    rows_bytes = 40_000 * 256 * 2
+    grew = subprocess.run([sys.executable, "-c", _LOAD_IN_A_FRESH_PROCESS, str(tmp_path)], capture_output=True,
+                          text=True, check=True, timeout=120).stdout
+    assert int(grew) < rows_bytes / 4  # the ids (8 bytes a unit) are read; the 20 MB of rows are not
+    loaded = VectorIndex.load(tmp_path, 256)
+    asked = np.array([17, 39_999, 3], dtype=np.int64)
+    assert np.allclose(loaded.vectors(asked), _units(40_000, 256, 1)[asked - 1], rtol=0, atol=1e-3)
+
+
+_READ_EVERY_ROW = """
+import sys
+import numpy as np
+from pathlib import Path
+from indexer.vectors import VectorIndex
+
+def mapped_resident():  # bytes of mapped files' pages in this process's resident set
+    status = Path("/proc/self/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("RssFile:")).split()[1]) * 1024
+
+index = VectorIndex.load(Path(sys.argv[1]), 256)
+ids = np.random.default_rng(0).permutation(np.arange(1, 40_001))
+before = mapped_resident()  # (the first read also pages in a few MB of library code)
+for start in range(0, 40_000, 250):  # as searches do: a few hundred units at a time, by id
+    index.vectors(ids[start:start + 250])
+print(mapped_resident() - before)
+"""
+
+_LOAD_IN_A_FRESH_PROCESS = """
+import sys
+from pathlib import Path
+from indexer.vectors import VectorIndex
+
+def private_resident():  # bytes of private memory in RAM; pages of a mapped file are not counted
+    status = Path("/proc/self/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("RssAnon:")).split()[1]) * 1024
+
+before = private_resident()
+index = VectorIndex.load(Path(sys.argv[1]), 256)
+print(private_resident() - before)
+"""
+
+
+def test_rows_read_back_do_not_pile_up_in_the_resident_set(tmp_path: Path):
+    index = VectorIndex(256)
+    index.add(np.arange(1, 40_001), _units(40_000, 256, 1), [False] * 40_000)
+    index.save(tmp_path)  # 20 MB of rows
+    grew = subprocess.run([sys.executable, "-c", _READ_EVERY_ROW, str(tmp_path)], capture_output=True,
+                          text=True, check=True, timeout=120).stdout
+    assert int(grew) < 40_000 * 256 * 2 / 2
+
+
+def test_a_reader_keeps_reading_its_snapshot_after_a_writer_replaced_the_file(tmp_path: Path):
+    vectors = _units(6, 8, 11)
+    writer = VectorIndex(8)
+    writer.add([1, 2, 3], vectors[:3], [False] * 3)
+    writer.save(tmp_path)
+    reader = VectorIndex.load(tmp_path, 8)
+    writer.add([0, 4, 5], vectors[3:], [False] * 3)  # ids sorting before and after: every row moves
+    writer.save(tmp_path)
+    assert np.allclose(reader.vectors(np.array([3, 1], dtype=np.int64)), vectors[[2, 0]], atol=1e-3)
+
+
+def test_a_truncated_stored_file_is_refused_on_load(tmp_path: Path):
+    index = VectorIndex(8)
+    index.add([1, 2, 3], _units(3, 8, 2), [True, False, False])
+    index.save(tmp_path)
+    stored = tmp_path / STORED_FILE
+    stored.write_bytes(stored.read_bytes()[:-5])
+    with pytest.raises(ValueError, match="bytes where 2 vectors need"):
+        VectorIndex.load(tmp_path, 8)
+
+
+def test_a_generation_with_the_stored_part_in_faiss_still_loads_and_its_next_persist_moves_it(tmp_path: Path):
+    vectors = _units(4, 8, 3)
+    searched = faiss.IndexIDMap2(faiss.IndexFlatIP(8))
+    searched.add_with_ids(vectors[:1], np.array([1], dtype=np.int64))
+    old = faiss.IndexIDMap2(faiss.IndexFlatIP(8))
+    old.add_with_ids(vectors[1:], np.array([2, 3, 4], dtype=np.int64))
+    faiss.write_index(searched, str(tmp_path / "vectors.faiss"))
+    faiss.write_index(old, str(tmp_path / FAISS_STORED_FILE))
+    loaded = VectorIndex.load(tmp_path, 8)
+    assert loaded.ids() == {1, 2, 3, 4}
+    assert np.allclose(loaded.vectors(np.array([3, 4], dtype=np.int64)), vectors[2:], atol=1e-3)
+    loaded.persist(tmp_path)
+    assert (tmp_path / STORED_FILE).exists() and not (tmp_path / FAISS_STORED_FILE).exists()
+    assert VectorIndex.load(tmp_path, 8).ids() == {1, 2, 3, 4}
+
+
+def test_a_large_searched_part_finds_what_the_full_scan_finds(monkeypatch: pytest.MonkeyPatch):
+    vectors, queries = _units(3000, 32, 4), _units(40, 32, 5)
+    exact = VectorIndex(32)
+    exact.add(np.arange(3000), vectors, [True] * 3000)
+    monkeypatch.setattr(vectors_module, "FIRST_PASS_ABOVE", 1000)
+    fast = VectorIndex(32)
+    for start in range(0, 3000, 500):  # crosses the threshold partway, then keeps the pass in step
+        fast.add(np.arange(start, start + 500), vectors[start:start + 500], [True] * 500)
+    fast.remove(range(0, 3000, 7))
+    exact.remove(range(0, 3000, 7))
+    assert _hits(fast, queries, 10) == _hits(exact, queries, 10)
+    assert [fast.search(q, 5) for q in queries] == [exact.search(q, 5) for q in queries]  # same exact scores
+    allowed = list(range(1, 3000, 3))
+    assert _hits(fast, queries, 10, allowed) == _hits(exact, queries, 10, allowed)
+    # the pass is really in use: allowed far fewer candidates than the full scan's top k needs, it misses some
+    monkeypatch.setattr(vectors_module, "FIRST_PASS_MIN", 12)
+    monkeypatch.setattr(vectors_module, "FIRST_PASS_FACTOR", 1)
+    assert _hits(fast, queries, 10) != _hits(exact, queries, 10)
+
+
+def test_a_small_searched_part_is_always_scanned_in_full(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(vectors_module, "FIRST_PASS_MIN", 1)
+    monkeypatch.setattr(vectors_module, "FIRST_PASS_FACTOR", 1)
+    vectors, queries = _units(500, 32, 6), _units(20, 32, 7)
+    index = VectorIndex(32)
+    index.add(np.arange(500), vectors, [True] * 500)
+    truth = np.argsort(-(queries @ vectors.T), axis=1)[:, :10]
+    assert _hits(index, queries, 10) == truth.tolist()
+
+
+def test_the_first_pass_is_rebuilt_on_load_of_a_large_vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(vectors_module, "FIRST_PASS_ABOVE", 1000)
+    vectors, queries = _units(2000, 32, 8), _units(20, 32, 9)
+    index = VectorIndex(32)
+    index.add(np.arange(2000), vectors, [True] * 2000)
+    index.save(tmp_path)
+    index.add([5000], _units(1, 32, 10), [True])
+    index.persist(tmp_path)  # in the log, replayed on load
+    loaded = VectorIndex.load(tmp_path, 32)
+    monkeypatch.setattr(vectors_module, "FIRST_PASS_MIN", 12)
+    monkeypatch.setattr(vectors_module, "FIRST_PASS_FACTOR", 1)
+    assert _hits(loaded, queries, 10) == _hits(index, queries, 10)  # same codes, so the same candidates
