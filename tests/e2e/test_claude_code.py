@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ from mcp_server import client
 from vault import Vault
 
 from ..conftest import EXAMPLE_VAULT, HASHING_TOML
-from ..mcp_server.processes import stop_all
+from ..mcp_server.processes import hung_server, stop_all
 from .claude_code import VERSIONS, Unavailable, claude_binary
 from .fake_messages import FakeMessages, texts, tool_names
 
@@ -229,18 +228,12 @@ def test_a_hung_server_does_not_hold_up_the_prompt_and_loses_no_event(claude: Pa
     project, env = project
     vault = project / ".memories"
     stop_all(vault)
-    with socket.socket() as hung:  # accepts connections, never answers
-        hung.bind(("127.0.0.1", 0))
-        hung.listen()
-        address = client.own_folder() / client.ADDRESS_FILE
-        address.write_text(json.dumps({"pid": os.getpid(), "port": hung.getsockname()[1], "token": "t", "started": 0}))
-        address.chmod(0o600)
+    with hung_server():
         with FakeMessages(Model()) as fake:
             answer = run(claude, project, env, fake, "why is the deploy slow", mcp_timeout_ms=3000)
         assert "idempotent" in answer  # the scripted model answered: the prompt went through
         spooled = sorted(p.name.rsplit("-", 1)[1] for p in (vault / ".memdir" / "spool").glob("*.json"))
         assert spooled == ["prompt.json", "stop.json"]
-    address.unlink()
 
 
 def _poll(condition, seconds: float = 60.0) -> bool:

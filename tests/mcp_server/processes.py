@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from mcp import Client, StdioServerParameters
 from mcp_server import client
@@ -100,3 +102,18 @@ def _starting(root: Path) -> list[int]:
         if b"mcp_server" in words and b"serve" in words and str(root).encode() in words:
             found.append(int(entry.name))
     return found
+
+
+@contextmanager
+def hung_server() -> Iterator[None]:
+    """This user's server address names a port that takes connections and never answers (a hung server)."""
+    with socket.socket() as hung:
+        hung.bind(("127.0.0.1", 0))
+        hung.listen()
+        address = client.own_folder() / client.ADDRESS_FILE
+        address.write_text(json.dumps({"pid": os.getpid(), "port": hung.getsockname()[1], "token": "t", "started": 0}))
+        address.chmod(0o600)
+        try:
+            yield
+        finally:
+            address.unlink(missing_ok=True)

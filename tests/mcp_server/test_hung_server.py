@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import time
 from pathlib import Path
 
@@ -13,26 +11,18 @@ import pytest
 
 from mcp_server import client
 
-from .processes import stdio
+from .processes import hung_server, stdio
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_a_tool_call_on_a_hung_server_fails_fast_and_names_the_hung_process(hashing_example: Path):
-    with socket.socket() as hung:  # accepts connections, never answers
-        hung.bind(("127.0.0.1", 0))
-        hung.listen()
-        address = client.own_folder() / client.ADDRESS_FILE
-        address.write_text(json.dumps({"pid": os.getpid(), "port": hung.getsockname()[1], "token": "t", "started": 0}))
-        address.chmod(0o600)
-        try:
-            async with stdio(hashing_example) as session:
-                started = time.monotonic()
-                with anyio.fail_after(40):  # before: about 125 s, then "did not start within 60 s"
-                    called = await session.call_tool("get_memory_stats", {})
-                took = time.monotonic() - started
-        finally:
-            address.unlink()
+    with hung_server():
+        async with stdio(hashing_example) as session:
+            started = time.monotonic()
+            with anyio.fail_after(40):  # before: about 125 s, then "did not start within 60 s"
+                called = await session.call_tool("get_memory_stats", {})
+            took = time.monotonic() - started
     text = called.content[0].text
     assert called.is_error and "did not answer" in text and f"kill {os.getpid()}" in text, text
     assert "did not start" not in text
