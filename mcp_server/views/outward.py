@@ -153,7 +153,8 @@ def hit(view: MemoryView) -> HitOut:
         where=place(view),
         type=view.type,
         age=view.age or None,
-        relevance=round(view.relevance, 2) if view.relevance is not None else None,
+        # A timeline (a question naming no subject, answered newest first) ranks by time: no relevance to show.
+        relevance=round(view.relevance, 2) if view.relevance is not None and view.channel != "timeline" else None,
         track=track_record(view),
         superseded_by=view.successor or None,
         status=view.status if view.status != "active" else None,

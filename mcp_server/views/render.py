@@ -86,7 +86,8 @@ def search_results(results: list[MemoryView]) -> str:
     for number, hit in enumerate(results, 1):
         where = f" § {hit.heading}" if hit.heading else ""
         lines.append(f"{number}. [{place(hit)}] ({stats_label(hit)}) [id:{hit.id}] {clip(hit.content, 90) or clip(hit.title, 90)}")
-        extra = f"   relevance {hit.relevance:.2f} via {hit.channel}{where} · {hit.path}"
+        ranked = "listed by time" if hit.channel == "timeline" else f"relevance {hit.relevance:.2f} via {hit.channel}"
+        extra = f"   {ranked}{where} · {hit.path}"
         if hit.successor:
             extra += f" · superseded by [id:{hit.successor}]"
         lines.append(extra)

@@ -60,6 +60,28 @@ def test_a_vague_question_lists_memories_not_reference_documents(service: Memory
     assert books and all(hit["collection"] == "books" for hit in books)
 
 
+def test_a_timeline_shows_no_relevance_number_where_a_ranked_answer_does(hashing_example: Path):
+    """A timeline is ordered by time: its hits carry relevance 0, which must not read as "irrelevant"."""
+    from click.testing import CliRunner
+
+    from mcp_server.cli.commands import cli
+    from mcp_server.views.outward import hit as outward_hit
+    from mcp_server.views.view import MemoryView
+
+    app = App(hashing_example)
+    try:
+        service = MemoryService(app)
+        listed = service.search(query="what did we work on")["results"]
+        ranked = service.search(query="deploy")["results"]
+    finally:
+        app.close()
+    assert listed and {h["channel"] for h in listed} == {"timeline"}
+    assert all(outward_hit(MemoryView(**h)).relevance is None for h in listed)
+    assert all(outward_hit(MemoryView(**h)).relevance is not None for h in ranked)
+    shown = CliRunner().invoke(cli, ["search", "what did we work on", "--vault", str(hashing_example)]).output
+    assert "listed by time" in shown and "relevance 0.00" not in shown
+
+
 @pytest.mark.parametrize("after, before", [("2026-11-20", "2026-11-01"), ("2026-11-01", "2026-11-01")])
 def test_an_after_not_earlier_than_before_is_an_error_naming_both(service: MemoryService, after: str, before: str):
     from vault import ValidationError
