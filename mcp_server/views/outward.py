@@ -144,6 +144,12 @@ class HitOut(BaseModel):
                                                 "written (path, reason, since): check them, then verify_memory")
 
 
+def shown_relevance(view: MemoryView) -> float | None:
+    """The relevance a result shows: none for a timeline's hits (a question naming no subject is answered
+    newest first; their 0 must not read as "irrelevant") nor for a memory that is not a search hit."""
+    return None if view.channel == "timeline" else view.relevance
+
+
 def hit(view: MemoryView) -> HitOut:
     """The compact view of one memory (or search hit): empty markers are left out, not sent as nulls."""
     return HitOut(
@@ -153,8 +159,7 @@ def hit(view: MemoryView) -> HitOut:
         where=place(view),
         type=view.type,
         age=view.age or None,
-        # A timeline (a question naming no subject, answered newest first) ranks by time: no relevance to show.
-        relevance=round(view.relevance, 2) if view.relevance is not None and view.channel != "timeline" else None,
+        relevance=None if (shown := shown_relevance(view)) is None else round(shown, 2),
         track=track_record(view),
         superseded_by=view.successor or None,
         status=view.status if view.status != "active" else None,

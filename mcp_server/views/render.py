@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from .outward import DATA_NOTE, HitOut, clip, hit_lines, neutral, place, quote, stale_label, uses_label
+from .outward import (DATA_NOTE, HitOut, clip, hit_lines, neutral, place, quote, shown_relevance, stale_label,
+                      uses_label)
 from .results import (
     Added, Book, Cluster, Decision, Deleted, Ingested, LogResult, Relations, Restored, ReviewResult, ScoreResult, Stats,
     VerifyResult,
@@ -86,7 +87,8 @@ def search_results(results: list[MemoryView]) -> str:
     for number, hit in enumerate(results, 1):
         where = f" § {hit.heading}" if hit.heading else ""
         lines.append(f"{number}. [{place(hit)}] ({stats_label(hit)}) [id:{hit.id}] {clip(hit.content, 90) or clip(hit.title, 90)}")
-        ranked = "listed by time" if hit.channel == "timeline" else f"relevance {hit.relevance:.2f} via {hit.channel}"
+        shown = shown_relevance(hit)
+        ranked = "listed by time" if shown is None else f"relevance {shown:.2f} via {hit.channel}"
         extra = f"   {ranked}{where} · {hit.path}"
         if hit.successor:
             extra += f" · superseded by [id:{hit.successor}]"
