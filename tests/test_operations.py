@@ -66,11 +66,20 @@ def test_a_result_reads_back_into_its_type_and_out_as_the_same_json():
     assert ops.as_json(found) == shape
 
 
-@pytest.mark.parametrize("name", sorted(set(ops.REQUESTS) - {"reindex"}))
+@pytest.mark.parametrize("name", sorted(ops.REQUESTS))
 def test_every_operation_answers_a_typed_result_not_a_bare_dict(name: str):
     kind = ops.REQUESTS[name].result
     item = kind.__args__[0] if getattr(kind, "__origin__", None) is list else kind
     assert isinstance(item, type) and issubclass(item, ops.BaseModel), f"{name} answers {kind}"
+
+
+@pytest.mark.parametrize("name", sorted(ops.REQUESTS))
+def test_the_service_method_returns_the_result_its_operation_declares(name: str):
+    """`run` hands the method's answer on as the operation's result without checking it: the annotation must agree."""
+    import mcp_server.service.memory_service as module
+
+    returns = inspect.signature(getattr(MemoryService, name)).return_annotation
+    assert eval(returns, vars(module), {"list": list}) == ops.REQUESTS[name].result, name
 
 
 def test_a_typed_result_keeps_the_services_keys_in_order_for_json_output():

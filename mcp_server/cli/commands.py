@@ -367,8 +367,8 @@ def reindex(vault_path: Path) -> None:
     root = vault_root(vault_path)
     if client.serving(root) is not None:
         report = Remote(root).run(ops.Reindex())
-        click.echo(f"indexed {report['memories']} memories ({report['chunks']} chunks) in {report['seconds']:.1f} s "
-                   f"by the running server; {report['problems']} problem files")
+        click.echo(f"indexed {report.memories} memories ({report.chunks} chunks) in {report.seconds:.1f} s "
+                   f"by the running server; {report.problems} problem files")
         return
     from indexer.embed import make_embedder
     from indexer.rebuild import rebuild

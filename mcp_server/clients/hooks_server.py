@@ -236,14 +236,14 @@ class HookHandler:
         session_id = _session_id(event)
         stats = self.service.stats()
         standing = self.service.always_inject()  # sorted by id
-        counts = ", ".join(f"{count} {name}" for name, count in sorted(stats["collections"].items()))
-        lines = [f"memdir memory vault: {stats['memories']} memories ({counts or 'empty'}). "
+        counts = ", ".join(f"{count} {name}" for name, count in sorted(stats.collections.items()))
+        lines = [f"memdir memory vault: {stats.memories} memories ({counts or 'empty'}). "
                  "Relevant memories arrive with each prompt as KNOWN CONTEXT; search_memory finds more."]
         if standing:
             lines.append("Standing facts:")
             lines += [memory_line(view_of(m), self.settings.content_chars) for m in standing]
-        if stats["problems"]:
-            lines.append(f"({stats['problems']} files in the vault could not be read; `memdir doctor` lists them.)")
+        if stats.problems:
+            lines.append(f"({stats.problems} files in the vault could not be read; `memdir doctor` lists them.)")
         forget = event.get("source") in ("clear", "compact")  # the earlier injections are gone from the model's context
 
         def orient(state: Session) -> None:

@@ -168,8 +168,9 @@ class ServedVault:
         service = self.service
         assert service is not None  # routes are mounted by load(), after the service exists
         key = request.headers.get(IDEMPOTENCY_HEADER)  # a retried write is applied once
-        # The service's JSON answer goes out as it is: the client reads it back into the operation's result type.
-        return await _run(lambda: {"result": service.once(key, operation.op, lambda: operation.run_on(service))})
+        # The typed result goes out as JSON: the client reads it back into the operation's result type.
+        return await _run(lambda: {"result": operations.as_json(
+            service.once(key, operation.op, lambda: operation.run_on(service)))})
 
     async def _hook(self, request: Request) -> JSONResponse:
         body = await _json_body(request)

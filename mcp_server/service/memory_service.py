@@ -1,4 +1,5 @@
-"""memdir's operations in JSON shapes: what the CLI, the vault server's endpoints and the MCP tools call.
+"""memdir's operations, each answering its typed result (views/results.py): what the CLI, the vault server's
+endpoints and the MCP tools call. The JSON they send is the result's (operations.as_json), made where it is sent.
 
 One instance lives in whichever process owns the vault (the server, or a CLI command when no
 server runs), so everyone sees one index and one writer.
@@ -32,7 +33,12 @@ from .app import App
 from .idempotency import Recent
 from .lookup import looks_like_path
 from .sessions import Session, SessionStore
-from ..views.view import view_of
+from ..views.results import (
+    Added, Book, Cluster, Decision, Deleted, Dependant, DoctorResult, Ingested, Insights, LinkedResult, LogResult,
+    Reindexed, Relations, Restored, ReviewItem, ReviewResult, Scored, ScoreResult, SearchResult, Similar, Stats,
+    Verified, VerifyResult,
+)
+from ..views.view import MemoryView, view_of
 
 T = TypeVar("T")
 
@@ -53,7 +59,7 @@ class MemoryService:
     def run(self, request: Op[R]) -> R:
         """An operation of the contract (operations.py), answered with its typed result: the `Operations`
         the CLI calls when no server serves the vault."""
-        return request.result_of(request.run_on(self))
+        return request.run_on(self)
 
     def once(self, key: str | None, name: str, call: Callable[[], T]) -> T:
         """Run a write once per idempotency key (idempotency.py); without a key, every time."""
@@ -80,7 +86,7 @@ class MemoryService:
                collections: Sequence[str] = (), types: Sequence[str] = (), tags: Sequence[str] = (),
                sort_by: str = "relevance", limit: int | None = None, include_superseded: bool = False,
                session: str | None = None, include_private: bool = True, as_of: str | None = None,
-               after: str | None = None, before: str | None = None) -> dict[str, Any]:
+               after: str | None = None, before: str | None = None) -> SearchResult:
         if not query and days_back is None and not id and not after and not before:
             raise ValidationError("give at least one of: query, days_back, after, before, id")
         start, end = moment(after, "after"), moment(before, "before")
@@ -95,15 +101,16 @@ class MemoryService:
             return self._search_as_of(request, as_of, include_private)
         hits = self.hits(request, include_private)
         self._shown(session, (h.memory for h in hits))
-        answer: dict[str, Any] = {"results": [view_of(h.memory, hit=h).as_json() for h in hits]}
+        results = [view_of(h.memory, hit=h) for h in hits]
         window = window_used(request)
-        if window is not None:
-            answer["window"] = window.as_dict()
-            if window.use == "filter" and window.source == "query" and hits and not any(map(window.holds, hits)):
-                answer["window"]["note"] = "nothing was written in that window: these are the newest memories"
-        return answer
+        if window is None:
+            return SearchResult(results=results)
+        shown = window.as_dict()
+        if window.use == "filter" and window.source == "query" and hits and not any(map(window.holds, hits)):
+            shown["note"] = "nothing was written in that window: these are the newest memories"
+        return SearchResult(results=results, window=shown)
 
-    def _search_as_of(self, request: SearchRequest, as_of: str, include_private: bool) -> dict[str, Any]:
+    def _search_as_of(self, request: SearchRequest, as_of: str, include_private: bool) -> SearchResult:
         """The project vault as git had it then: text, status, supersession and counters as committed.
         The lifecycle's read-time expiry is not applied: the past is shown as it was."""
         past = self.app.past()
@@ -112,27 +119,27 @@ class MemoryService:
             request = replace(request, privacy=("shared",))
         request = replace(request, now=commit.date)  # "recent" and time words mean recent then
         hits = past.searcher(commit, self.app.config.search).search(request)
-        return {"results": [view_of(h.memory, commit.date, hit=h).as_json() for h in hits
-                            if vaults.visible(h.memory, include_private)],
-                "as_of": commit_shape(commit)}
+        return SearchResult(results=[view_of(h.memory, commit.date, hit=h) for h in hits
+                                     if vaults.visible(h.memory, include_private)],
+                            as_of=commit_shape(commit))
 
-    def log(self, ref: str, include_private: bool = True) -> dict[str, Any]:
+    def log(self, ref: str, include_private: bool = True) -> LogResult:
         """A memory's committed versions, newest first: what changed in each (body, keys, counters)."""
         memory = self._lookup(ref)
         if not vaults.visible(memory, include_private):
             raise NotFoundError(f"no memory {ref!r}")
         versions = VaultHistory(self.app.side_of(memory.id).root).versions(memory.path)
         committed = next((v.memory for v in versions if v.memory is not None), None)
-        return {"id": memory.id, "path": memory.path,
-                "uncommitted_changes": committed is None or committed.content_hash != memory.content_hash,
-                "versions": [version_shape(v) for v in versions]}
+        return LogResult(id=memory.id, path=memory.path,
+                         uncommitted_changes=committed is None or committed.content_hash != memory.content_hash,
+                         versions=[version_shape(v) for v in versions])
 
     def hits(self, request: SearchRequest, include_private: bool = True) -> list[Hit]:
         """Search every vault the caller may read (both, for the local user), merged and labelled by source."""
         return vaults.search(self.app, request, include_private)
 
     def read(self, ref: str, session: str | None = None, include_private: bool = True,
-             version: str | None = None) -> dict[str, Any]:
+             version: str | None = None) -> MemoryView:
         memory = self._lookup(ref)
         if not vaults.visible(memory, include_private):
             raise NotFoundError(f"no memory {ref!r}")
@@ -141,27 +148,27 @@ class MemoryService:
         self._shown(session, [memory])
         side = self.app.side_of(memory.id)
         return view_of(memory, successor=side.index.links.successor(memory.id), stale=self.stale(memory),
-                       written=side.searcher.written(memory)).as_json()
+                       written=side.searcher.written(memory))
 
-    def _read_version(self, memory: Memory, version: str) -> dict[str, Any]:
+    def _read_version(self, memory: Memory, version: str) -> MemoryView:
         """The memory as committed at `version` (a commit, or a date: the last commit on or before it)."""
         history = VaultHistory(self.app.side_of(memory.id).root)
         commit = history.resolve(version)
         path = next((v.path for v in history.versions(memory.path) if v.commit.date <= commit.date), None)
         if path is None:
             raise NotFoundError(f"{memory.id} was not committed yet at {commit.sha[:10]} ({commit.date.date().isoformat()})")
-        return view_of(parse(history.read(commit, path), path), commit.date, version=commit_shape(commit)).as_json()
+        return view_of(parse(history.read(commit, path), path), commit.date, version=commit_shape(commit))
 
     def stale(self, memory: Memory) -> list[dict[str, Any]]:
         """Cited project files that changed since the memory was anchored ([] when fresh)."""
         return self.index.vault.stale(memory)
 
-    def doctor(self) -> dict[str, Any]:
+    def doctor(self) -> DoctorResult:
         problems = self.index.problems() + self.index.vault.anchor_problems(self.index.all_memories())
-        return {"memories": self.index.memory_count(), "errors": [p.as_dict() for p in problems],
-                "warnings": checks.warnings(self.index.all_memories(), self.app.root)}
+        return DoctorResult(memories=self.index.memory_count(), errors=[p.as_dict() for p in problems],
+                            warnings=checks.warnings(self.index.all_memories(), self.app.root))
 
-    def link(self, source: str, target: str, relation: str = "depends_on", session: str | None = None) -> dict[str, Any]:
+    def link(self, source: str, target: str, relation: str = "depends_on", session: str | None = None) -> Relations:
         """Record that `source` supersedes / depends on / contradicts / derives from `target`, in the
         source's frontmatter (a list of ids under the relation's key), so it travels with the file."""
         if relation not in LINKABLE:
@@ -178,12 +185,17 @@ class MemoryService:
         key_values = memory.supersedes if relation == "supersedes" else memory.frontmatter.get(relation, [])
         current = [str(v) for v in (key_values if isinstance(key_values, (list, tuple)) else [key_values])]
         if target in current or f"[[{target}]]" in current:
-            return {**self.relationships(source), "changed": False}
+            return Relations(**self._relations(source), changed=False)
         vaults.update(self.app, source, None, {relation: [*current, target]})
-        return {**self.relationships(source), "changed": True}
+        return Relations(**self._relations(source), changed=True)
 
     def relationships(self, memory_id: str, relationship_type: str | None = None,
-                      include_private: bool = True) -> dict[str, Any]:
+                      include_private: bool = True) -> Relations:
+        return Relations(**self._relations(memory_id, relationship_type, include_private))
+
+    def _relations(self, memory_id: str, relationship_type: str | None = None,
+                   include_private: bool = True) -> dict[str, Any]:
+        """The relation index's report (indexer/relations.py), less what the caller may not see."""
         side = self.app.side_of(check_id(memory_id))
         if not vaults.visible(side.index.get(memory_id), include_private):
             raise NotFoundError(f"no memory with id {memory_id!r}")
@@ -196,7 +208,7 @@ class MemoryService:
         return report
 
     def linked(self, target: str, query: str | None = None, limit: int = 10,
-               include_private: bool = True) -> dict[str, Any]:
+               include_private: bool = True) -> LinkedResult:
         """Memories that link to a target (a memory or a ghost such as a project file), best first."""
         found: list[tuple[Memory, str]] = []
         for side in self.app.sides(include_private):
@@ -209,16 +221,16 @@ class MemoryService:
             ranked = self.hits(SearchRequest(query=query, limit=LIMIT_MAX), include_private)
             order = {h.memory.id: n for n, h in enumerate(ranked)}
             found.sort(key=lambda item: order.get(item[0].id, len(order)))
-        return {"target": target, "results": [view_of(memory, anchor_context=context).as_json()
-                                              for memory, context in found[:limit]]}
+        return LinkedResult(target=target, results=[view_of(memory, anchor_context=context)
+                                                    for memory, context in found[:limit]])
 
-    def stats(self, include_private: bool = True) -> dict[str, Any]:
+    def stats(self, include_private: bool = True) -> Stats:
         """The project vault's numbers (private memories are not counted in them) and, for the local user,
         the user vault's count beside them."""
         project = self.app.project
         memories = [m for m in project.index.all_memories() if m.privacy != vaults.PRIVATE]
         superseded = project.index.links.superseded_ids()
-        report: dict[str, Any] = {
+        report: dict[str, Any] = {  # a dict first: `private` is absent, not null, when it is not the caller's
             "memories": len(memories),
             "collections": dict(Counter(m.collection for m in memories)),
             "types": dict(Counter(m.type for m in memories)),
@@ -239,7 +251,7 @@ class MemoryService:
                 "user_memories": user.index.memory_count() if user else 0,
                 "project_memories": private_here,  # files marked private inside the project vault
             }
-        return report
+        return Stats(**report)
 
     def always_inject(self, include_private: bool = True) -> list[Memory]:
         """Active memory_bank facts marked always_inject, from every vault the caller may read; not one that
@@ -260,7 +272,7 @@ class MemoryService:
             return None
 
     def insights(self, query: str, session: str | None = None, limit: int = 6,
-                 include_private: bool = True) -> dict[str, Any]:
+                 include_private: bool = True) -> Insights:
         """What memdir knows that bears on `query`: standing facts, the best memories, where to look."""
         if not query or not query.strip():
             raise ValidationError("query is empty")
@@ -272,21 +284,22 @@ class MemoryService:
         shown = [h.memory for h in facts + best] + always
         self._shown(session, shown)
         waiting = self._review_reminder(session)
-        return {**({"review": waiting} if waiting else {}),
-            "query": query,
-            "always": [view_of(m).as_json() for m in sorted(always, key=lambda m: m.id)],
-            "facts": [view_of(h.memory, hit=h).as_json() for h in facts],
-            "memories": [view_of(h.memory, hit=h).as_json() for h in best],
-            "recommended_collections": [c for c, _ in by_collection.most_common(3)],
-            "memory_count": sum(side.index.memory_count() for side in self.app.sides(include_private)),
-        }
+        return Insights(
+            **({"review": waiting} if waiting else {}),
+            query=query,
+            always=[view_of(m) for m in sorted(always, key=lambda m: m.id)],
+            facts=[view_of(h.memory, hit=h) for h in facts],
+            memories=[view_of(h.memory, hit=h) for h in best],
+            recommended_collections=[c for c, _ in by_collection.most_common(3)],
+            memory_count=sum(side.index.memory_count() for side in self.app.sides(include_private)),
+        )
 
     # -- writing -----------------------------------------------------------------------
 
     def add(self, content: str, *, type: str | None = None, tags: Sequence[str] = (), title: str | None = None,
             collection: str = "memory_bank", importance: float | None = None, confidence: float | None = None,
             always_inject: bool = False, privacy: str = "shared", allow_secret: bool = False,
-            session: str | None = None) -> dict[str, Any]:
+            session: str | None = None) -> Added:
         privacy, kept_private = self._privacy_for({"content": content, "title": title, "tags": list(tags)},
                                                   privacy, session)
         extra: dict[str, Any] = {}
@@ -302,35 +315,32 @@ class MemoryService:
         curator = vaults.add_side(self.app, privacy).curator
         added = curator.add(content, title=title, type=type, collection=collection, tags=tags, extra=extra,
                             allow_secrets=allow_secret)
-        return {
-            "memory": view_of(added.memory, **_kept_private(kept_private)).as_json(),
-            "status": added.status,
-            "near_duplicates": [vars(s) for s in added.near_duplicates],
-            "possible_conflicts": [vars(s) for s in added.possible_conflicts],
-        }
+        return Added(memory=view_of(added.memory, **_kept_private(kept_private)), status=added.status,
+                     near_duplicates=[Similar(**vars(s)) for s in added.near_duplicates],
+                     possible_conflicts=[Similar(**vars(s)) for s in added.possible_conflicts])
 
     def update(self, memory_id: str, content: str | None = None, fields: Mapping[str, Any] | None = None,
-               allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
+               allow_secret: bool = False, session: str | None = None) -> MemoryView:
         target = self.app.side_of(check_id(memory_id)).index.get(memory_id)
         if (fields or {}).get("privacy") != vaults.PRIVATE:
             self._refuse_leak({"content": content, **(fields or {})}, target, session)
-        return view_of(vaults.update(self.app, memory_id, content, fields, allow_secrets=allow_secret)).as_json()
+        return view_of(vaults.update(self.app, memory_id, content, fields, allow_secrets=allow_secret))
 
-    def append(self, memory_id: str, content: str, allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
+    def append(self, memory_id: str, content: str, allow_secret: bool = False, session: str | None = None) -> MemoryView:
         side = self.app.side_of(check_id(memory_id))
         self._refuse_leak({"appended text": content}, side.index.get(memory_id), session)
-        return view_of(side.curator.append(memory_id, content, allow_secrets=allow_secret)).as_json()
+        return view_of(side.curator.append(memory_id, content, allow_secrets=allow_secret))
 
-    def delete(self, memory_id: str) -> dict[str, Any]:
+    def delete(self, memory_id: str) -> Deleted:
         side = self.app.side_of(check_id(memory_id))
         memory = side.index.get(memory_id)
         # Memories that depend on it keep their depends_on (a restore mends it): the answer names them.
         dependants = sorted({edge.source for edge in side.index.links.backlinks(memory.id, "depends_on")} - {memory.id})
         found = [m for m in map(self.find, dependants) if m is not None]
-        return {"id": memory.id, "title": memory.title, "moved_to": side.curator.delete(memory.id),
-                "dependants": [{"id": m.id, "title": m.title} for m in found]}
+        return Deleted(id=memory.id, title=memory.title, moved_to=side.curator.delete(memory.id),
+                       dependants=[Dependant(id=m.id, title=m.title) for m in found])
 
-    def verify(self, ids: Sequence[str]) -> dict[str, Any]:
+    def verify(self, ids: Sequence[str]) -> VerifyResult:
         """Someone confirmed these memories still hold: anchor each to its cited files as they are now."""
         verified = []
         sides = [self.app.side_of(check_id(memory_id)) for memory_id in ids]  # every id known before any write
@@ -338,28 +348,28 @@ class MemoryService:
             memory, was_stale = side.curator.verify(memory_id)
             # Re-anchoring cannot bring back a symbol the code no longer defines (or a deleted file):
             # such a memory is not verified, and the answer says so rather than "verified".
-            verified.append({"id": memory.id, "title": memory.title, "anchors": list(memory.frontmatter.get("anchors") or []),
-                             "was_stale": was_stale, "still_stale": side.index.vault.stale(memory)})
-        return {"verified": verified}
+            verified.append(Verified(id=memory.id, title=memory.title, anchors=list(memory.frontmatter.get("anchors") or []),
+                                     was_stale=was_stale, still_stale=side.index.vault.stale(memory)))
+        return VerifyResult(verified=verified)
 
-    def review(self, dismiss: Sequence[str] = ()) -> dict[str, Any]:
+    def review(self, dismiss: Sequence[str] = ()) -> ReviewResult:
         """What needs a human decision in each vault, one item each; `dismiss` hides items until they change."""
-        items: list[dict[str, Any]] = []
+        items: list[ReviewItem] = []
         for side in self.app.sides(include_user=True):
             queue = review.Inbox(side.curator).items()
             wanted = [key for key in dismiss if any(item.key == key for item in queue)]
             if wanted:
                 review.dismiss(side.root, wanted)
             hidden = review.dismissed(side.root)
-            items += [{**item.as_dict(), "source": side.source} for item in queue if item.key not in hidden]
-        known = {item["key"] for item in items} | {k for side in self.app.sides(include_user=True)
+            items += [ReviewItem(**item.as_dict(), source=side.source) for item in queue if item.key not in hidden]
+        known = {item.key for item in items} | {k for side in self.app.sides(include_user=True)
                                                    for k in review.dismissed(side.root)}
         unknown = [key for key in dismiss if key not in known]
         if unknown:
             raise NotFoundError(f"no review item {', '.join(unknown)}; `memdir review` lists the current keys")
-        return {"items": items}
+        return ReviewResult(items=items)
 
-    def restore(self, memory_id: str) -> dict[str, Any]:
+    def restore(self, memory_id: str) -> Restored:
         """Bring a deleted memory back from .trash/ (the project vault's, else the user vault's)."""
         check_id(memory_id)
         errors = []
@@ -369,11 +379,11 @@ class MemoryService:
             except NotFoundError as exc:
                 errors.append(str(exc))
                 continue
-            return {"id": memory.id, "title": memory.title, "restored_to": memory.path}
+            return Restored(id=memory.id, title=memory.title, restored_to=memory.path)
         raise NotFoundError(errors[0] if errors else f"no trashed copy of {memory_id}")
 
     def ingest(self, paths: Sequence[str], title: str | None = None, tags: Sequence[str] = (),
-               dry_run: bool = False, session: str | None = None) -> list[dict[str, Any]]:
+               dry_run: bool = False, session: str | None = None) -> list[Ingested]:
         """Reference documents into the project vault's books; one result per file, errors included.
         The title and tags given go into shared books, so they pass the privacy rule."""
         self._refuse_leak({"title": title, "tags": list(tags)}, None, session)
@@ -381,10 +391,10 @@ class MemoryService:
         results = book_files.ingest(side.curator, [Path(p) for p in paths], project=self.app.root.parent, title=title,
                                     tags=tags, dry_run=dry_run,
                                     max_bytes=int(self.app.config.vault.max_document_mb * 1024 * 1024))
-        return [vars(r) for r in results]
+        return [Ingested(**vars(r)) for r in results]
 
     def ingest_document(self, path: str, title: str | None = None, tags: Sequence[str] = (),
-                        session: str | None = None) -> list[dict[str, Any]]:
+                        session: str | None = None) -> list[Ingested]:
         """The MCP tool's ingest: only paths inside the project (the model must not read the user's files);
         the title and tags the model gives go into shared books, so they pass the privacy rule."""
         project = self.app.root.parent.resolve()
@@ -395,20 +405,20 @@ class MemoryService:
             raise NotFoundError(f"{path}: no such file or folder in the project")
         return self.ingest([str(target)], title=title, tags=tags, session=session)
 
-    def books(self) -> list[dict[str, Any]]:
+    def books(self) -> list[Book]:
         """The project vault's books: title, source, size and when, ingested or hand-written."""
-        return [{"id": m.id, "title": m.title, "path": m.path, "source": m.frontmatter.get(book_files.SOURCE_PATH),
-                 "kind": m.frontmatter.get("source_kind", "markdown"), "chars": len(m.body),
-                 "sections": section_count(m.body), "updated_at": _isoformat(m.updated_at or m.created_at)}
+        return [Book(id=m.id, title=m.title, path=m.path, source=m.frontmatter.get(book_files.SOURCE_PATH),
+                     kind=m.frontmatter.get("source_kind", "markdown"), chars=len(m.body),
+                     sections=section_count(m.body), updated_at=_isoformat(m.updated_at or m.created_at))
                 for m in book_files.books(self.app.project.index.all_memories())]
 
     def record_response(self, key_takeaway: str, initial_score: str | None = None,
-                        session: str | None = None, privacy: str = "shared", allow_secret: bool = False) -> dict[str, Any]:
+                        session: str | None = None, privacy: str = "shared", allow_secret: bool = False) -> MemoryView:
         privacy, kept_private = self._privacy_for({"key_takeaway": key_takeaway}, privacy, session)
         extra = {"privacy": privacy} if privacy != "shared" else None
         memory = vaults.add_side(self.app, privacy).curator.record_response(key_takeaway, initial_score, extra=extra,
                                                                              allow_secrets=allow_secret)
-        return view_of(memory, **_kept_private(kept_private)).as_json()
+        return view_of(memory, **_kept_private(kept_private))
 
     def _privacy_for(self, fields: Mapping[str, Any], privacy: str, session: str | None) -> tuple[str, str | None]:
         """A new memory that would carry a private memory (leaks.first_leak) is stored privately (private
@@ -419,7 +429,7 @@ class MemoryService:
         return vaults.PRIVATE, f"stored as a private memory: {found.reason()}, and private memories are for the user only"
 
     def score(self, memory_scores: Mapping[str, str], outcome: str | None = None,
-              session: str | None = None) -> dict[str, Any]:
+              session: str | None = None) -> ScoreResult:
         """Score memories (and, with `outcome`, the session's previous exchange); name what is still unscored."""
         state = self.sessions.load(session) if session else None
         awaiting = list(state.awaiting) if state else []
@@ -444,43 +454,43 @@ class MemoryService:
 
             scored = self.sessions.update(session, mark)
             turns.record(self.app.root, "score", scored.id, scored.turn, scores=outcomes)  # for the web view's Turns page
-        return {
-            "scored": [{"id": r.id, "outcome": r.outcome, "changes": _jsonable(r.changes), "note": r.note} for r in results],
-            "exchange": exchange,
-            "unscored": still,
+        return ScoreResult(
+            scored=[Scored(id=r.id, outcome=r.outcome, changes=_jsonable(r.changes), note=r.note) for r in results],
+            exchange=exchange,
+            unscored=still,
             # It helped, yet the code it cites changed: the model just saw it hold, so offer to re-anchor it.
-            "verify": [r.id for r in results if r.outcome == "worked" and self._stale_id(r.id)],
-        }
+            verify=[r.id for r in results if r.outcome == "worked" and self._stale_id(r.id)],
+        )
 
     def _stale_id(self, memory_id: str) -> bool:
         memory = self.find(memory_id)
         return memory is not None and bool(self.stale(memory))
 
-    def gc(self, dry_run: bool = False) -> list[dict[str, Any]]:
+    def gc(self, dry_run: bool = False) -> list[Decision]:
         """The lifecycle of each vault this process owns, inside that vault (nothing crosses between them)."""
-        return [{**vars(a.decision), "result": a.result, "source": side.source}
+        return [Decision(**vars(a.decision), result=a.result, source=side.source)
                 for side in self.app.sides() if side.index.writable or dry_run
                 for a in side.curator.gc(dry_run=dry_run)]
 
-    def suggest_merges(self, threshold: float | None = None, type: str | None = None, limit: int = 10) -> list[dict[str, Any]]:
+    def suggest_merges(self, threshold: float | None = None, type: str | None = None, limit: int = 10) -> list[Cluster]:
         clusters = [(side.source, c) for side in self.app.sides() for c in side.curator.suggest_merges(threshold, type, limit)]
         clusters.sort(key=lambda item: (-item[1].similarity, item[1].ids))
-        return [{"ids": list(c.ids), "titles": list(c.titles), "similarity": c.similarity, "source": source}
+        return [Cluster(ids=list(c.ids), titles=list(c.titles), similarity=c.similarity, source=source)
                 for source, c in clusters[:limit]]
 
     def merge(self, ids: Sequence[str], title: str, content: str | None = None,
-              allow_secret: bool = False, session: str | None = None) -> dict[str, Any]:
+              allow_secret: bool = False, session: str | None = None) -> MemoryView:
         sources = [self.app.side_of(check_id(i)).index.get(i) for i in ids]
         if all(vaults.visible(m, include_private=False) for m in sources):  # else the result is private
             self._refuse_leak({"title": title, "merged text": content}, sources[0], session)
-        return view_of(vaults.merge(self.app, list(ids), title, content, allow_secrets=allow_secret)).as_json()
+        return view_of(vaults.merge(self.app, list(ids), title, content, allow_secrets=allow_secret))
 
-    def reindex(self) -> dict[str, Any]:
+    def reindex(self) -> Reindexed:
         from indexer.rebuild import reindex
 
         report = reindex(self.index)
-        return {"memories": report.added, "problems": report.errors, "seconds": round(report.seconds, 2),
-                "chunks": self.index.chunk_count()}
+        return Reindexed(memories=report.added, problems=report.errors, seconds=round(report.seconds, 2),
+                         chunks=self.index.chunk_count())
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -492,7 +502,7 @@ class MemoryService:
         calls = self.sessions.update(session, lambda s: setattr(s, "insights_calls", s.insights_calls + 1)).insights_calls
         if (calls - 1) % REVIEW_REMINDER_EVERY:
             return None
-        waiting = Counter(item["kind"] for item in self.review()["items"])
+        waiting = Counter(item.kind for item in self.review().items)
         return dict(sorted(waiting.items())) or None
 
     def _private_shown(self, session: str | None) -> list[Memory]:
@@ -552,10 +562,10 @@ class MemoryService:
         return capture.store_exchange(self.app, exchange)
 
     # Last in the class: below it, `list` in an annotation would name this method, not the builtin.
-    def list(self, include_private: bool = True) -> list[dict[str, Any]]:
+    def list(self, include_private: bool = True) -> list[MemoryView]:
         memories = [m for side in self.app.sides(include_private) for m in side.index.all_memories()
                     if vaults.visible(m, include_private)]
-        return [view_of(m).as_json() for m in sorted(memories, key=lambda m: (m.source != "project", m.path))]
+        return [view_of(m) for m in sorted(memories, key=lambda m: (m.source != "project", m.path))]
 
 
 def _jsonable(values: Mapping[str, Any]) -> dict[str, Any]:

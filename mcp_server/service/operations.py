@@ -22,7 +22,7 @@ from vault.model import COLLECTIONS, TYPES
 
 from ..views.results import (
     Added, Book, Cluster, Decision, Deleted, DoctorResult, Ingested, Insights as InsightsResult, LinkedResult, LogResult,
-    Relations, Restored, ReviewResult, ScoreResult, SearchResult, Stats as StatsResult, VerifyResult,
+    Reindexed, Relations, Restored, ReviewResult, ScoreResult, SearchResult, Stats as StatsResult, VerifyResult,
 )
 from ..views.view import MemoryView
 
@@ -71,7 +71,7 @@ class Op(BaseModel, Generic[R]):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     op: ClassVar[str]
-    result: ClassVar[Any] = Json
+    result: ClassVar[Any]
 
     def __init__(self, **arguments: Any) -> None:
         """Checked as it is built, here or in the server: a ValidationError naming each bad argument."""
@@ -93,12 +93,14 @@ class Op(BaseModel, Generic[R]):
         return self.model_dump(mode="json", include=self.model_fields_set)
 
     def result_of(self, data: Any) -> R:
-        """The service's JSON answer (from this process or the server) as the operation's result type."""
+        """The server's JSON answer read back into the operation's result type."""
         return adapter(self.result).validate_python(data)
 
-    def run_on(self, service: Any) -> Any:
-        """Call the service method this operation names; its answer in JSON shapes (what the server sends)."""
-        return getattr(service, self.op)(**self.arguments())
+    def run_on(self, service: Any) -> R:
+        """Call the service method this operation names: its typed result (tests/test_operations.py checks that
+        each method is annotated with its operation's result)."""
+        result: R = getattr(service, self.op)(**self.arguments())
+        return result
 
 
 @cache
@@ -107,7 +109,10 @@ def adapter(kind: Any) -> TypeAdapter[Any]:
 
 
 def as_json(value: Any) -> Any:
-    """A result as the JSON the service sent (the keys a memory did not set stay absent)."""
+    """A result as JSON, as the server sends it and `--json` prints it: the keys a result did not set stay
+    absent (a memory that is no search hit has no relevance keys, not a row of nulls)."""
+    if isinstance(value, list):
+        return [as_json(item) for item in value]
     kind: Any = type(value)
     return adapter(kind).dump_python(value, mode="json", exclude_unset=True)
 
@@ -341,8 +346,9 @@ class Gc(Op[list[Decision]]):
     dry_run: bool = False
 
 
-class Reindex(Op[Json]):
+class Reindex(Op[Reindexed]):
     op = "reindex"
+    result = Reindexed
 
 
 # The operations a client may run remotely: these, nothing else.

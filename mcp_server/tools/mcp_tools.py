@@ -21,8 +21,8 @@ from vault import VaultError
 
 from ..client import IDEMPOTENCY_HEADER
 from ..service.memory_service import MemoryService
+from ..service.operations import as_json
 from ..views import outward
-from ..views.view import views
 from .arguments import refuse_unknown_and_explain
 from .descriptions import INSTRUCTIONS
 from .table import TOOLS, Tool
@@ -56,13 +56,14 @@ def build(service: MemoryService) -> MCPServer:
         try:
             request = tool.request(arguments, lambda: session_of(ctx))
             run: Callable[[], Any] = lambda: request.run_on(service)  # noqa: E731
-            raw = once(ctx, request.op, run)() if tool.once else run()
+            result = once(ctx, request.op, run)() if tool.once else run()
         except VaultError as exc:
             raise ToolError(str(exc)) from None
+        raw = as_json(result)
         data = {tool.wrap: raw} if tool.wrap else raw
         if tool.lists:
-            data = {**data, **{key: [outward.hit(view) for view in views(data[key])] for key in tool.lists}}
-        text = tool.text(data if tool.lists else request.result_of(raw))
+            data = {**data, **{key: [outward.hit(view) for view in getattr(result, key)] for key in tool.lists}}
+        text = tool.text(data if tool.lists else result)
         structured = tool.out.model_validate(data).model_dump(mode="json", exclude_none=bool(tool.lists))
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 

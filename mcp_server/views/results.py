@@ -198,3 +198,12 @@ class Decision(Result):
     why: str
     result: str
     source: str
+
+
+class Reindexed(Result):
+    """What `reindex` rebuilt."""
+
+    memories: int
+    problems: int
+    seconds: float
+    chunks: int

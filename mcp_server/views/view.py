@@ -1,8 +1,8 @@
 """The outward model of a memory: built once from a `Memory` (and a search `Hit`), read by every renderer.
 
-Service operations send it as JSON (`as_json`): the CLI's --json, the vault server's replies and the
-MCP tools' data are that JSON. Whoever renders it reads it back with `MemoryView.model_validate` and
-then uses attributes, never string keys. Only what a caller set is sent, so a memory that was not a
+Service operations answer it (inside their typed results); it goes out as JSON (`as_json`): the CLI's
+--json, the vault server's replies and the MCP tools' data are that JSON. The CLI's remote client reads
+it back with the operation's result type; renderers use attributes, never string keys. Only what a caller set is sent, so a memory that was not a
 search hit carries no relevance keys, and a memory_bank fact alone carries importance and confidence.
 """
 
@@ -126,11 +126,6 @@ def view_of(memory: Memory, now: datetime | None = None, *, hit: Hit | None = No
         values["stale"] = cites
     values.update(more)
     return MemoryView(**values)
-
-
-def views(shapes: Iterable[Mapping[str, Any]]) -> list[MemoryView]:
-    """Service JSON (from this process or the vault server) read back into the model."""
-    return [MemoryView.model_validate(shape) for shape in shapes]
 
 
 def iso(moment: datetime | None) -> str | None:

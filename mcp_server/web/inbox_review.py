@@ -17,6 +17,8 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from ..views.results import ReviewItem
+
 log = logging.getLogger("memdir.web")
 REVIEW_SECONDS = 30.0  # how long a list is trusted while no index or dismissal changed (cited code files may have)
 PAGE_WAIT = 0.2  # what a page waits for a review in progress before it says "still checking" (budget 300 ms; 0.25 s measured 312 ms under load)
@@ -34,7 +36,7 @@ class BackgroundReview:
         self._changed = threading.Condition()
         self._key: tuple[Any, ...] | None = None
         self._finished = 0.0
-        self._items: list[dict[str, Any]] | None = None
+        self._items: list[ReviewItem] | None = None
         self._error: BaseException | None = None
         self._running = False
 
@@ -52,7 +54,7 @@ class BackgroundReview:
         return tuple((str(side.root), side.index.version, mtime_ns(side.root / DISMISSED_FILE))
                      for side in self.service.app.sides(include_user=True))
 
-    def items(self, wait: float = PAGE_WAIT) -> list[dict[str, Any]]:
+    def items(self, wait: float = PAGE_WAIT) -> list[ReviewItem]:
         """The current review's items; raises Pending when it is not done within `wait` seconds."""
         key = self.key()
         deadline = time.monotonic() + wait
@@ -85,10 +87,10 @@ class BackgroundReview:
                     self._running = False
                     self._changed.notify_all()
                 return
-            items: list[dict[str, Any]] | None = None
+            items: list[ReviewItem] | None = None
             error: BaseException | None = None
             try:
-                items = self.service.review()["items"]
+                items = self.service.review().items
             except Exception as exc:  # the page that waits for it reports it (a closed vault, a damaged index...)
                 error = exc
             try:

@@ -17,6 +17,7 @@ from vault.errors import NotFoundError, PathError, ValidationError, VaultError
 from vault.ids import check_id
 from vault.paths import check_relative
 
+from ..views.results import Relations, ReviewItem
 from . import inbox_review
 from .markup import diff, esc, form, frame, markdown, memory_href, plot, table
 
@@ -33,7 +34,7 @@ PAGE_ITEMS = 40
 RELOAD_SECONDS = 1  # how often the "still checking" page asks again
 
 
-def review_items(service: Any, wait: float = inbox_review.PAGE_WAIT) -> list[dict[str, Any]]:
+def review_items(service: Any, wait: float = inbox_review.PAGE_WAIT) -> list[ReviewItem]:
     """`memdir review`'s items (service.review) for the vaults as they are now, from a background review
     (see inbox_review); raises inbox_review.Pending when it takes longer than `wait`."""
     return inbox_review.for_service(service).items(wait)
@@ -52,8 +53,8 @@ def inbox(service: Any, csrf: str, *, message: str = "", failed: bool = False, k
         return frame("Review inbox", "<p>Nothing waits for a decision.</p>", vault=vault, message=message, failed=failed)
     counts: dict[str, int] = {}
     for item in items:
-        counts[item["kind"]] = counts.get(item["kind"], 0) + 1
-    chosen = [item for item in items if kind in (None, item["kind"])]
+        counts[item.kind] = counts.get(item.kind, 0) + 1
+    chosen = [item for item in items if kind in (None, item.kind)]
     start = max(0, min(start, len(chosen) - 1))
     shown = chosen[start:start + PAGE_ITEMS]
     filters = " ".join(f'<a class="kind {esc(k)}" href="/ui/?kind={esc(k)}">{esc(k)} {n}</a>' for k, n in counts.items())
@@ -67,12 +68,12 @@ def inbox(service: Any, csrf: str, *, message: str = "", failed: bool = False, k
     return frame("Review inbox", body, vault=vault, message=message, failed=failed)
 
 
-def _item(service: Any, item: Mapping[str, Any], csrf: str) -> str:
-    kind, ids, key = item["kind"], list(item["ids"]), item["key"]
+def _item(service: Any, item: ReviewItem, csrf: str) -> str:
+    kind, ids, key = item.kind, list(item.ids), item.key
     titles = {i: _title(service, i) for i in ids}
-    who = ", ".join(_link(i, titles[i]) for i in ids) or esc(item.get("path") or "")
+    who = ", ".join(_link(i, titles[i]) for i in ids) or esc(item.path or "")
     parts = [f'<div class=item id="item-{esc(key)}"><span class="kind {esc(kind)}">{esc(kind)}</span>{who}',
-             f'<p>{esc(item["reason"])}</p>']
+             f'<p>{esc(item.reason)}</p>']
     if kind == "stale":
         parts.append(stale_diffs(service, ids[0]))
         parts.append(form("/ui/act/verify", csrf, {"ids": ids[0]}, "verify: it still holds"))
@@ -87,7 +88,7 @@ def _item(service: Any, item: Mapping[str, Any], csrf: str) -> str:
         target = _older_newer(service, ids)[1] if len(ids) > 1 else ids[0]
         parts.append(form("/ui/act/delete", csrf, {"id": target}, f"delete «{titles[target]}»", danger=True))
     parts.append(form("/ui/act/dismiss", csrf, {"key": key}, "dismiss"))
-    parts.append(f'<p class=muted>CLI: <code>{esc(item["action"])}</code></p></div>')
+    parts.append(f'<p class=muted>CLI: <code>{esc(item.action)}</code></p></div>')
     return "".join(parts)
 
 
@@ -168,24 +169,24 @@ def _ids(value: str) -> list[str]:
 
 
 def _verify(service: Any, fields: Mapping[str, str]) -> str:  # memdir verify ID
-    done = service.verify(ids=_ids(fields.get("ids", "")))["verified"]
-    return "verified: " + ", ".join(v["title"] for v in done)
+    done = service.verify(ids=_ids(fields.get("ids", ""))).verified
+    return "verified: " + ", ".join(v.title for v in done)
 
 
 def _supersede(service: Any, fields: Mapping[str, str]) -> str:  # memdir link NEWER OLDER --as supersedes
     source, target = _ids(fields.get("source", ""))[0], _ids(fields.get("target", ""))[0]
     report = service.link(source=source, target=target, relation="supersedes")
-    return f"recorded: {source} supersedes {target}" + ("" if report["changed"] else " (already so)")
+    return f"recorded: {source} supersedes {target}" + ("" if report.changed else " (already so)")
 
 
 def _merge(service: Any, fields: Mapping[str, str]) -> str:  # memdir merge IDS --into TITLE
     merged = service.merge(ids=_ids(fields.get("ids", "")), title=_title_of(fields))
-    return f"merged into {merged['id']} ({merged['path']}); the sources moved to .trash/"
+    return f"merged into {merged.id} ({merged.path}); the sources moved to .trash/"
 
 
 def _delete(service: Any, fields: Mapping[str, str]) -> str:  # memdir delete ID
     deleted = service.delete(memory_id=_ids(fields.get("id", ""))[0])
-    return f"moved «{deleted['title']}» to {deleted['moved_to']} (memdir restore {deleted['id']} brings it back)"
+    return f"moved «{deleted.title}» to {deleted.moved_to} (memdir restore {deleted.id} brings it back)"
 
 
 def _dismiss(service: Any, fields: Mapping[str, str]) -> str:  # memdir review --dismiss KEY
@@ -229,7 +230,7 @@ def memory_page(service: Any, memory_id: str, csrf: str) -> str:
     relations = service.relationships(memory_id)
     versions, why_none = _history(service, memory)
     known: dict[str, str] = {}  # a link names its target by path, stem or id (indexer/graph.py): as resolved there
-    for edge in relations["outgoing"]:
+    for edge in relations.outgoing:
         path = edge.get("path") or ""
         for name in (edge["id"], path, path.removesuffix(".md"), Path(path).stem, edge.get("title") or ""):
             known.setdefault(name.lower(), edge["id"])
@@ -272,11 +273,11 @@ def score_plot(memory: Any, versions: list[Any]) -> str:
     return plot(points, label=f"score of {memory.title} over time", marks=marks) + summary
 
 
-def _relations(report: Mapping[str, Any]) -> str:
-    rows = [(esc(e["relation"]), "→ " + _link(e["id"], e.get("title"))) for e in report["outgoing"]]
+def _relations(report: Relations) -> str:
+    rows = [(esc(e["relation"]), "→ " + _link(e["id"], e.get("title"))) for e in report.outgoing]
     rows += [(esc(e["relation"]), "← " + (_link(e["id"], e.get("title")) if "id" in e else esc(e.get("ghost"))))
-             for e in report["backlinks"]]
-    rows += [(esc(e["relation"]), "→ " + esc(e["ghost"])) for e in report["ghosts"]]
+             for e in report.backlinks]
+    rows += [(esc(e["relation"]), "→ " + esc(e["ghost"])) for e in report.ghosts]
     return table(("relation", "memory"), rows) if rows else "<p class=muted>no links</p>"
 
 
@@ -451,8 +452,8 @@ def _vault_page(service: Any) -> str:
     stats = service.stats()
     counts = "".join(
         f"<section><h2>By {esc(key)}</h2>" + table((key, "memories"), ((esc(k), esc(v)) for k, v in
-                                                   sorted(stats[key].items(), key=lambda kv: -kv[1]))) + "</section>"
-        for key in ("collections", "types"))
+                                                   sorted(counted.items(), key=lambda kv: -kv[1]))) + "</section>"
+        for key, counted in (("collections", stats.collections), ("types", stats.types)))
     memories = [m for m in service.app.project.index.all_memories() if m.privacy != "private"]
     written = [m.created_at for m in memories if m.created_at is not None]
     by_day = bool(written) and (max(written) - min(written)).days < 90  # a young vault grows by the day
@@ -477,8 +478,8 @@ def _vault_page(service: Any) -> str:
         (esc(e.get("when")), esc(f'{e.get("action")} {e.get("from_collection", "")} → {e.get("to_collection") or "—"}'),
          _link(str(e.get("id"))), esc(e.get("why"))) for e in reversed(events))) if events else \
         "<p class=muted>no lifecycle decision applied yet</p>"
-    body = (f'<p>{esc(stats["memories"])} memories · {esc(stats["scored_memories"])} scored · '
-            f'{esc(stats["superseded"])} superseded · {esc(stats["problems"])} problem files</p>'
+    body = (f'<p>{esc(stats.memories)} memories · {esc(stats.scored_memories)} scored · '
+            f'{esc(stats.superseded)} superseded · {esc(stats.problems)} problem files</p>'
             f"<section><h2>Growth (memories written, by {'day' if by_day else 'month'})</h2>{growth_plot}</section>{counts}"
             f"<section><h2>Lifecycle (latest first)</h2>{lifecycle}</section>"
             f"<section><h2>Help most</h2>{rows(scored[:10]) if scored else '<p class=muted>none scored twice yet</p>'}</section>"

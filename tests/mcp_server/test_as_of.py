@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from mcp_server.service.app import App
 from mcp_server.cli.commands import cli
 from mcp_server.service.memory_service import MemoryService
+from mcp_server.views.results import SearchResult
 from tests.conftest import HASHING_TOML, write
 from vault import ValidationError, init_vault
 
@@ -65,8 +66,8 @@ def service(project: Path):
     app.close()
 
 
-def ids(answer: dict) -> list[str]:
-    return [r["id"] for r in answer["results"]]
+def ids(answer: SearchResult) -> list[str]:
+    return [r.id for r in answer.results]
 
 
 def git_state(project: Path) -> dict[str, int]:
@@ -80,8 +81,8 @@ def test_a_search_as_of_a_date_answers_from_the_vault_as_it_was_then(service: Me
     then = service.search(query="how do we lock statement imports", as_of="2026-10-01")
     assert ids(today)[0] == "m-000000a2" and "m-000000a1" not in ids(today), "today: the successor, old one hidden"
     assert ids(then)[0] == "m-000000a1" and "m-000000a2" not in ids(then), "then: only the Redis decision existed"
-    assert then["as_of"]["subject"] == "Redis lock for imports" and then["as_of"]["date"].startswith("2026-09-20")
-    by_commit = service.search(query="how do we lock statement imports", as_of=then["as_of"]["commit"])
+    assert then.as_of["subject"] == "Redis lock for imports" and then.as_of["date"].startswith("2026-09-20")
+    by_commit = service.search(query="how do we lock statement imports", as_of=then.as_of["commit"])
     assert ids(by_commit) == ids(then)
     assert git_state(project) == before, "nothing was written to .git"
     assert git(project.parent, "status", "--porcelain") == "", "nor to the working tree"
@@ -90,22 +91,22 @@ def test_a_search_as_of_a_date_answers_from_the_vault_as_it_was_then(service: Me
 def test_counters_are_as_committed_then(service: MemoryService):
     then = service.search(query="decimal money", as_of="2026-10-15")
     later = service.search(query="decimal money", as_of="2026-10-21")
-    assert then["results"][0]["uses"] == 0 and later["results"][0]["uses"] == 1
+    assert then.results[0].uses == 0 and later.results[0].uses == 1
 
 
 def test_a_memorys_log_lists_its_versions_newest_first_with_what_changed(service: MemoryService):
     log = service.log("m-000000a1")
-    assert [v["subject"] for v in log["versions"]] == ["Postgres advisory locks replace Redis", "Redis lock for imports"]
-    newest, first = log["versions"]
+    assert [v["subject"] for v in log.versions] == ["Postgres advisory locks replace Redis", "Redis lock for imports"]
+    newest, first = log.versions
     assert first["created"] and newest["keys_changed"] == ["status"] and not newest["body_changed"]
-    assert newest["status"] == "superseded" and not log["uncommitted_changes"]
-    scored = service.log("m-000000b1")["versions"][0]
+    assert newest["status"] == "superseded" and not log.uncommitted_changes
+    scored = service.log("m-000000b1").versions[0]
     assert scored["counters_changed"] == ["outcomes", "score", "success_count", "uses"] and not scored["body_changed"]
 
 
 def test_read_takes_a_version(service: MemoryService):
     old = service.read("m-000000a1", version="2026-09-30")
-    assert old["status"] == "active" and old["version"]["subject"] == "Redis lock for imports"
+    assert old.status == "active" and old.version["subject"] == "Redis lock for imports"
     with pytest.raises(Exception, match="not committed yet"):
         service.read("m-000000a2", version="2026-09-30")
 

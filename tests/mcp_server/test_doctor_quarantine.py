@@ -12,7 +12,7 @@ from mcp_server.service.memory_service import MemoryService
 def test_doctor_names_the_index_files_that_did_not_load_and_were_moved_aside(hashing_example: Path):
     app = App(hashing_example)
     try:
-        assert not [w for w in MemoryService(app).doctor()["warnings"] if "quarantine" in w["path"]]
+        assert not [w for w in MemoryService(app).doctor().warnings if "quarantine" in w["path"]]
     finally:
         app.close()
     vectors = Layout(hashing_example).current() / "vectors.faiss"
@@ -24,7 +24,7 @@ def test_doctor_names_the_index_files_that_did_not_load_and_were_moved_aside(has
         assert service.search(query="celery")  # the vault answers: it was rebuilt from the files
     finally:
         app.close()
-    moved = [w for w in report["warnings"] if w["path"].startswith(".memdir/quarantine/")]
+    moved = [w for w in report.warnings if w["path"].startswith(".memdir/quarantine/")]
     assert len(moved) == 1 and "did not load" in moved[0]["reason"]
     assert (hashing_example / moved[0]["path"] / "vectors.faiss").is_file()
 

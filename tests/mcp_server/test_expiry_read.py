@@ -9,8 +9,8 @@ STALE_WORKING = "m-3c8e1b75"  # working/next-session-todo.md: days old, never pr
 
 def test_a_working_memory_waiting_for_removal_is_not_searched_or_injected_but_shown_with_all(service):
     query = "fly status tidewater-staging count beat machines scale"
-    assert STALE_WORKING not in [r["id"] for r in service.search(query=query)["results"]]
-    assert STALE_WORKING in [r["id"] for r in service.search(query=query, include_superseded=True)["results"]]
+    assert STALE_WORKING not in [r.id for r in service.search(query=query).results]
+    assert STALE_WORKING in [r.id for r in service.search(query=query, include_superseded=True).results]
     output = HookHandler(service).prompt({"session_id": "s-expiry", "prompt": query,
                                                     "hook_event_name": "UserPromptSubmit"})
     assert STALE_WORKING not in str(output)
@@ -25,6 +25,6 @@ def test_with_the_schedule_off_reads_show_everything_until_a_manual_gc(hashing_e
     app = App(hashing_example)
     try:
         found = MemoryService(app).search(query="fly status tidewater-staging count beat machines scale")
-        assert STALE_WORKING in [r["id"] for r in found["results"]]
+        assert STALE_WORKING in [r.id for r in found.results]
     finally:
         app.close()

@@ -20,11 +20,11 @@ def test_a_note_without_created_at_shows_its_files_age_in_search_lookup_and_read
     app = App(hashing_root)
     try:
         service = MemoryService(app)
-        ranked = service.search(query="ledger import lock")["results"][0]
-        looked_up = service.search(id="m-0da7ed02")["results"][0]
-        timeline = service.search(days_back=7)["results"][0]
+        ranked = service.search(query="ledger import lock").results[0]
+        looked_up = service.search(id="m-0da7ed02").results[0]
+        timeline = service.search(days_back=7).results[0]
         read = service.read("m-0da7ed02")
     finally:
         app.close()
-    assert ranked["created_at"] is None  # nothing is made up: the file has no created_at
-    assert [ranked["age"], looked_up["age"], timeline["age"], read["age"]] == ["3d"] * 4
+    assert ranked.created_at is None  # nothing is made up: the file has no created_at
+    assert [ranked.age, looked_up.age, timeline.age, read.age] == ["3d"] * 4

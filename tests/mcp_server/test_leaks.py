@@ -63,8 +63,8 @@ def service(hashing_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         "m-5ea0c102", "Review rota", "Reviews rotate weekly between the backend developers.", collection="patterns"))
     app = App(hashing_root)
     service = MemoryService(app)
-    private = service.add(RELOCATION, type="fact", privacy="private")["memory"]
-    service.search(id=private["id"], session="s")  # the conversation has been shown it
+    private = service.add(RELOCATION, type="fact", privacy="private").memory
+    service.search(id=private.id, session="s")  # the conversation has been shown it
     yield service
     app.close()
 
@@ -75,14 +75,14 @@ def project_files(root: Path) -> str:
 
 def test_a_takeaway_repeating_a_shown_private_memory_is_stored_privately(service: MemoryService, hashing_root: Path):
     stored = service.record_response("Dana relocates to Berlin in December, so plan the handover.", session="s")
-    assert stored["source"] == "user" and stored["privacy"] == "private" and "kept_private" in stored
+    assert stored.source == "user" and stored.privacy == "private" and stored.kept_private
     plain = service.record_response("Handover notes live in patterns/handover.md.", session="s")
-    assert plain["source"] == "project" and "kept_private" not in plain
+    assert plain.source == "project" and plain.kept_private is None
     assert "Berlin" not in project_files(hashing_root)
 
 
 def test_a_takeaway_of_another_conversation_is_not_judged_by_this_ones_private_memories(service: MemoryService):
-    assert service.record_response("Dana relocates to Berlin in December.", session="other")["source"] == "project"
+    assert service.record_response("Dana relocates to Berlin in December.", session="other").source == "project"
 
 
 @pytest.mark.parametrize("write_it", [
@@ -100,7 +100,7 @@ def test_an_edit_that_would_copy_private_text_into_a_shared_file_is_refused(serv
 
 
 def test_an_edit_without_private_content_goes_through(service: MemoryService):
-    assert "Tom covers billing" in service.append("m-5ea0c101", "Tom covers billing in December.", session="s")["content"]
+    assert "Tom covers billing" in service.append("m-5ea0c101", "Tom covers billing in December.", session="s").content
 
 
 def test_a_captured_exchange_is_private_only_when_it_repeats_a_private_memory_shown(service: MemoryService,

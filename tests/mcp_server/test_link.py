@@ -32,17 +32,17 @@ def service(hashing_root: Path):
 
 def test_a_link_lands_in_the_source_frontmatter_and_in_its_relations(service: MemoryService, hashing_root: Path):
     report = service.link("m-00000a02", "m-00000a01", "depends_on")
-    assert report["changed"] and [(e["id"], e["relation"]) for e in report["outgoing"]] == [("m-00000a01", "depends_on")]
+    assert report.changed and [(e["id"], e["relation"]) for e in report.outgoing] == [("m-00000a01", "depends_on")]
     assert "depends_on: [m-00000a01]" in (hashing_root / "patterns/impl.md").read_text()
-    assert not service.link("m-00000a02", "m-00000a01", "depends_on")["changed"], "linking twice changes nothing"
-    backlinks = service.relationships("m-00000a01")["backlinks"]
+    assert not service.link("m-00000a02", "m-00000a01", "depends_on").changed, "linking twice changes nothing"
+    backlinks = service.relationships("m-00000a01").backlinks
     assert [(e["id"], e["relation"]) for e in backlinks] == [("m-00000a02", "depends_on")]
 
 
 def test_a_supersedes_link_hides_the_older_memory_behind_its_successor(service: MemoryService):
     service.link("m-00000a02", "m-00000a01", "supersedes")
-    assert "m-00000a01" not in [r["id"] for r in service.search(query="import lock")["results"]]
-    assert service.relationships("m-00000a01")["successor"] == "m-00000a02"
+    assert "m-00000a01" not in [r.id for r in service.search(query="import lock").results]
+    assert service.relationships("m-00000a01").successor == "m-00000a02"
 
 
 @pytest.mark.parametrize("source, target, relation, error, message", [

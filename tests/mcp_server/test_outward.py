@@ -21,7 +21,7 @@ from mcp_server.service.app import App
 from mcp_server.cli.commands import cli
 from mcp_server.clients.hooks_server import HookHandler
 from mcp_server.service.memory_service import MemoryService
-from mcp_server.views.view import MemoryView, view_of, views
+from mcp_server.views.view import MemoryView, view_of
 from vault.model import BANK_DEFAULT, Memory
 
 from ..conftest import memory_text, write
@@ -109,10 +109,10 @@ async def test_a_memory_bank_fact_scored_zero_reads_uncertain_to_the_model(hashi
     assert read.structured_content["importance"] == 0.0 and "imp:0.0, conf:0.0" in read.content[0].text
 
 
-def test_every_renderer_reads_the_same_model_back_from_service_json(service):
-    results = service.search(query="deploy to fly", limit=3)["results"]
-    read_back = views(results)
-    assert [v.id for v in read_back] == [r["id"] for r in results]
+def test_a_result_read_back_from_the_json_the_server_sends_is_the_same_model_and_every_renderer_reads_it(service):
+    results = service.search(query="deploy to fly", limit=3).results
+    read_back = [MemoryView.model_validate(view.as_json()) for view in results]
+    assert read_back == results  # the keys a memory did not set stay unset on the far side too
     assert render.search_results(read_back).count("[id:") == 3
     assert all(outward.hit(v).id == v.id for v in read_back)
 

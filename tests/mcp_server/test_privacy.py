@@ -17,6 +17,7 @@ from mcp_server.tools import mcp_tools as tools
 from mcp_server.service.app import App
 from mcp_server.clients.hooks_server import HookHandler
 from mcp_server.service.memory_service import MemoryService
+from mcp_server.views.view import MemoryView
 from vault import Vault, init_vault
 from vault.errors import NotFoundError
 
@@ -55,8 +56,8 @@ def project_texts(root: Path) -> str:
     return "\n".join(p.read_bytes().decode("utf-8", "replace") for p in root.rglob("*") if p.is_file())
 
 
-def add_private(service: MemoryService, content: str = SECRET, **fields) -> dict:
-    return service.add(content, type="fact", tags=["personal"], privacy="private", **fields)["memory"]
+def add_private(service: MemoryService, content: str = SECRET, **fields) -> MemoryView:
+    return service.add(content, type="fact", tags=["personal"], privacy="private", **fields).memory
 
 
 async def test_a_private_add_lands_in_the_user_vault_and_never_in_the_project_files_or_git(service, project, user_root):
@@ -80,51 +81,51 @@ async def test_a_project_search_finds_a_private_memory_labelled_as_the_users(ser
     async with Client(tools.build(service)) as client:
         result = await client.call_tool("search_memory", {"query": "therapist appointment tuesday"})
     first = result.structured_content["results"][0]
-    assert first["id"] == memory["id"] and first["where"] == "memory_bank · user"
+    assert first["id"] == memory.id and first["where"] == "memory_bank · user"
     assert "(memory_bank · user," in result.content[0].text
-    assert service.search(query="therapist appointment tuesday", include_private=False)["results"] == [] or all(
-        r["source"] == "project" for r in service.search(query="therapist appointment tuesday",
-                                                           include_private=False)["results"])
+    assert service.search(query="therapist appointment tuesday", include_private=False).results == [] or all(
+        r.source == "project" for r in service.search(query="therapist appointment tuesday",
+                                                           include_private=False).results)
 
 
 def test_results_from_both_vaults_are_merged_in_one_ranking(service):
     add_private(service, "Celery workers on my laptop need the retries flag turned off")
-    results = service.search(query="celery retries")["results"]
-    assert {r["source"] for r in results} == {"project", "user"}
-    assert [r["final_score"] for r in results] == sorted((r["final_score"] for r in results), reverse=True)
+    results = service.search(query="celery retries").results
+    assert {r.source for r in results} == {"project", "user"}
+    assert [r.final_score for r in results] == sorted((r.final_score for r in results), reverse=True)
 
 
 def test_project_stats_do_not_count_private_memories(service):
-    before = service.stats()["memories"]
+    before = service.stats().memories
     add_private(service)
     stats = service.stats()
-    assert stats["memories"] == before
-    assert stats["private"]["user_memories"] == 1
-    assert "private" not in service.stats(include_private=False)
+    assert stats.memories == before
+    assert stats.private and stats.private["user_memories"] == 1
+    assert service.stats(include_private=False).private is None
 
 
 def test_a_caller_not_entitled_to_private_memories_cannot_read_or_list_them(service):
     memory = add_private(service)
-    assert service.read(memory["id"])["source"] == "user"
+    assert service.read(memory.id).source == "user"
     with pytest.raises(NotFoundError):
-        service.read(memory["id"], include_private=False)
+        service.read(memory.id, include_private=False)
     with pytest.raises(NotFoundError):
-        service.search(id=memory["id"], include_private=False)
-    assert memory["id"] in {m["id"] for m in service.list()}
-    assert memory["id"] not in {m["id"] for m in service.list(include_private=False)}
+        service.search(id=memory.id, include_private=False)
+    assert memory.id in {m.id for m in service.list()}
+    assert memory.id not in {m.id for m in service.list(include_private=False)}
 
 
 def test_a_private_takeaway_is_recorded_in_the_user_vault(service, project, user_root):
     recorded = service.record_response("My own shell alias gco means git checkout", "worked", privacy="private")
-    assert recorded["source"] == "user" and recorded["collection"] == "working"
-    assert (user_root / recorded["path"]).is_file() and not (project / recorded["path"]).exists()
+    assert recorded.source == "user" and recorded.collection == "working"
+    assert (user_root / recorded.path).is_file() and not (project / recorded.path).exists()
 
 
 def test_merging_a_private_with_a_shared_memory_writes_the_result_into_the_user_vault(service, project, user_root):
     private = add_private(service, "Celery on my laptop: run the worker with --pool=solo", collection="memory_bank")
-    merged = service.merge(["m-5ea0c001", private["id"]], "Celery retries and my laptop worker")
-    assert merged["source"] == "user" and merged["privacy"] == "private"
-    assert (user_root / merged["path"]).is_file()
+    merged = service.merge(["m-5ea0c001", private.id], "Celery retries and my laptop worker")
+    assert merged.source == "user" and merged.privacy == "private"
+    assert (user_root / merged.path).is_file()
     assert not (project / "patterns/celery-retries.md").exists()  # the shared source moved out and was merged
     assert "pool=solo" not in project_texts(project)
     assert service.find("m-5ea0c001") is None  # superseded sources go to .trash/ as in any merge
@@ -132,16 +133,16 @@ def test_merging_a_private_with_a_shared_memory_writes_the_result_into_the_user_
 
 def test_merging_shared_memories_stays_in_the_project_vault(service, project, user_root):
     merged = service.merge(["m-5ea0c001", "m-5ea0c002"], "Release habits")
-    assert merged["source"] == "project" and (project / merged["path"]).is_file()
+    assert merged.source == "project" and (project / merged.path).is_file()
     assert not user_root.exists()
 
 
 def test_making_a_project_memory_private_moves_it_with_its_id_and_counters(service, project, user_root):
     service.score({"m-5ea0c001": "worked"})
     moved = service.update("m-5ea0c001", fields={"privacy": "private"})
-    assert moved["id"] == "m-5ea0c001" and moved["source"] == "user" and moved["uses"] == 1
-    assert (user_root / moved["path"]).is_file() and not (project / "patterns/celery-retries.md").exists()
-    assert service.read("m-5ea0c001")["source"] == "user"
+    assert moved.id == "m-5ea0c001" and moved.source == "user" and moved.uses == 1
+    assert (user_root / moved.path).is_file() and not (project / "patterns/celery-retries.md").exists()
+    assert service.read("m-5ea0c001").source == "user"
 
 
 def test_lifecycle_promotion_keeps_a_user_vault_memory_in_the_user_vault(project, user_root):
@@ -154,27 +155,27 @@ def test_lifecycle_promotion_keeps_a_user_vault_memory_in_the_user_vault(project
         decisions = MemoryService(app).gc()
     finally:
         app.close()
-    promoted = [d for d in decisions if d["id"] == "m-0de7a001"]
-    assert promoted and promoted[0]["action"] == "promote" and promoted[0]["source"] == "user"
-    assert (user_root / promoted[0]["result"]).is_file()
-    assert not (project / promoted[0]["result"]).exists()
+    promoted = [d for d in decisions if d.id == "m-0de7a001"]
+    assert promoted and promoted[0].action == "promote" and promoted[0].source == "user"
+    assert (user_root / promoted[0].result).is_file()
+    assert not (project / promoted[0].result).exists()
 
 
 async def test_scoring_a_user_vault_memory_through_the_tool_updates_the_user_vault_file(service, user_root):
     memory = service.record_response("My laptop needs the corporate proxy for pip", privacy="private")
     async with Client(tools.build(service)) as client:
-        result = await client.call_tool("score_memories", {"outcome": "unknown", "memory_scores": {memory["id"]: "worked"}})
+        result = await client.call_tool("score_memories", {"outcome": "unknown", "memory_scores": {memory.id: "worked"}})
     assert not result.is_error, result.content[0].text
-    written = Vault(user_root, source="user").find(memory["id"])
+    written = Vault(user_root, source="user").find(memory.id)
     assert written.uses == 1 and written.outcomes == ("worked",)
 
 
 def test_the_prompt_hook_labels_a_user_vault_memory_private(service):
     memory = add_private(service)
     context = HookHandler(service).prompt({"session_id": "s-1", "prompt": "when is the therapist appointment"})
-    line = next(line for line in context["additionalContext"].splitlines() if memory["id"] in line)
+    line = next(line for line in context["additionalContext"].splitlines() if memory.id in line)
     assert "Tuesday" in line and line.endswith("private)")
-    assert memory["id"] in context["shown"]
+    assert memory.id in context["shown"]
 
 
 def test_a_shared_memorys_neighbours_and_graph_never_reveal_a_private_project_file(service, project):
@@ -185,20 +186,20 @@ def test_a_shared_memorys_neighbours_and_graph_never_reveal_a_private_project_fi
     write(project, "history/deploy-friday.md", memory_text(
         "m-5ea0c002", "Deploys on Friday", "We stopped deploying on Friday after the ledger outage; [[note-7]]."))
     service.index.sync()
-    assert "m-5ea0c0ff" in {h["id"] for h in service.search(query="ledger outage salary")["results"]}  # the owner's view
-    hits = service.search(query="deploying friday ledger outage salary", include_private=False)["results"]
-    assert hits and "m-5ea0c0ff" not in {h["id"] for h in hits}
+    assert "m-5ea0c0ff" in {h.id for h in service.search(query="ledger outage salary").results}  # the owner's view
+    hits = service.search(query="deploying friday ledger outage salary", include_private=False).results
+    assert hits and "m-5ea0c0ff" not in {h.id for h in hits}
     assert not any("salary" in str(h).lower() for h in hits)
     relations = service.relationships("m-5ea0c002", include_private=False)
     assert "salary" not in str(relations).lower() and "m-5ea0c0ff" not in str(relations)
     assert "salary" not in str(service.linked("deploy-friday", include_private=False)).lower()
-    assert service.stats(include_private=False)["memories"] == 2
-    assert any("privacy: private" in w["reason"] for w in service.doctor()["warnings"])
+    assert service.stats(include_private=False).memories == 2
+    assert any("privacy: private" in w["reason"] for w in service.doctor().warnings)
 
 
 def test_a_user_vault_memory_that_links_a_project_memory_is_not_in_the_project_graph(service):
     add_private(service, "My notes on [[celery-retries]]: I keep forgetting the retries flag")
-    assert service.relationships("m-5ea0c001")["backlinks"] == []
+    assert service.relationships("m-5ea0c001").backlinks == []
 
 
 def test_without_a_user_vault_setting_a_private_add_is_refused_clearly(project, monkeypatch):
@@ -220,11 +221,11 @@ def test_two_projects_share_one_user_vault_one_owning_its_index_and_one_reading_
     try:
         other = MemoryService(other_app)
         assert other_app.user is not None and not other_app.user.index.writable
-        assert other.search(query="therapist appointment tuesday")["results"][0]["id"] == memory["id"]
-        other.score({memory["id"]: "worked"})  # a reader writes the file; the owner's watcher indexes it
-        assert Vault(user_root, source="user").find(memory["id"]).uses == 1
+        assert other.search(query="therapist appointment tuesday").results[0].id == memory.id
+        other.score({memory.id: "worked"})  # a reader writes the file; the owner's watcher indexes it
+        assert Vault(user_root, source="user").find(memory.id).uses == 1
         service.app.user.index.sync()
-        assert other.read(memory["id"])["uses"] == 1
+        assert other.read(memory.id).uses == 1
         service.app.close()  # the owner exits: the reader takes its place
         assert other_app.user_side() is not None and other_app.user.index.writable
     finally:
@@ -235,7 +236,7 @@ def test_an_exchange_built_on_a_private_memory_is_captured_into_the_user_vault(s
     private = add_private(service, "Dana's therapist appointment is every Tuesday at noon; no meetings then")
     handler = HookHandler(service)
     handler.prompt({"session_id": "s", "prompt": "can we schedule the ledger review on Tuesday at noon?"})
-    assert private["id"] in service.sessions.load("s").turn_shown
+    assert private.id in service.sessions.load("s").turn_shown
     stored = handler.stop({"session_id": "s", "last_assistant_message": "Not at noon: Dana has an appointment."})
     exchange = service.find(stored["stored"])
     assert exchange.source == "user" and exchange.privacy == "private"
@@ -251,11 +252,11 @@ def test_show_and_list_without_a_server_read_the_user_vault_too(service, project
     from mcp_server.cli.commands import cli
 
     memory = add_private(service)
-    shown = CliRunner().invoke(cli, ["show", memory["id"], "--json", "--vault", str(project)])
+    shown = CliRunner().invoke(cli, ["show", memory.id, "--json", "--vault", str(project)])
     assert shown.exit_code == 0, shown.output
     assert '"source": "user"' in shown.output and "Tuesday" in shown.output
     listed = CliRunner().invoke(cli, ["list", "--vault", str(project)])
-    assert memory["id"] in listed.output and "m-5ea0c001" in listed.output
+    assert memory.id in listed.output and "m-5ea0c001" in listed.output
     missing = CliRunner().invoke(cli, ["show", "m-00000000", "--vault", str(project)])
     assert missing.exit_code == 1 and "m-00000000" in missing.output
 
@@ -268,10 +269,10 @@ def test_a_note_without_created_at_is_placed_in_a_timeline_by_its_files_mtime(ha
     os.utime(undated, (time.time() - 3600, time.time() - 3600))  # an hour ago: newer than the dated one
     app = App(hashing_root)
     try:
-        results = MemoryService(app).search(days_back=5)["results"]
+        results = MemoryService(app).search(days_back=5).results
     finally:
         app.close()
-    assert [r["id"] for r in results] == ["m-0da7ed01", "m-da7ed001"]
+    assert [r.id for r in results] == ["m-0da7ed01", "m-da7ed001"]
 
 
 def test_a_prompt_that_repeats_a_private_memory_shown_with_it_is_withheld_from_the_project_turn_log(service, project):
@@ -279,5 +280,5 @@ def test_a_prompt_that_repeats_a_private_memory_shown_with_it_is_withheld_from_t
     HookHandler(service).prompt({"session_id": "s", "prompt": "is Dana's therapist appointment every Tuesday at noon?"})
     [logged] = [json.loads(line) for line in (project / ".memdir" / "turns.jsonl").read_text().splitlines()
                 if json.loads(line)["kind"] == "prompt"]
-    assert [s["id"] for s in logged["shown"]] == [private["id"]]
-    assert "therapist" not in logged["prompt"] and private["id"] in logged["prompt"]
+    assert [s["id"] for s in logged["shown"]] == [private.id]
+    assert "therapist" not in logged["prompt"] and private.id in logged["prompt"]

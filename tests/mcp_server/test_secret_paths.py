@@ -34,9 +34,9 @@ def test_the_stop_hook_stores_the_exchange_with_the_secret_redacted(service):
     hooks.prompt({"session_id": "s-1", "prompt": f"my key is {TOKEN}, why does the client 401?"})
     answer = hooks.stop({"session_id": "s-1", "last_assistant_message": "Rotate it: postgres://app:hunter22@db/app too."})
     stored = service.read(answer["stored"])
-    assert "[REDACTED:openai-key]" in stored["content"] and "[REDACTED:connection-password]" in stored["content"]
-    assert TOKEN not in stored["content"] and "hunter22" not in stored["content"]
-    assert TOKEN not in (service.app.root / stored["path"]).read_text()
+    assert "[REDACTED:openai-key]" in stored.content and "[REDACTED:connection-password]" in stored.content
+    assert TOKEN not in stored.content and "hunter22" not in stored.content
+    assert TOKEN not in (service.app.root / stored.path).read_text()
     assert all(TOKEN not in p.read_text() for p in (service.app.root / ".memdir").rglob("*.json"))
 
 
@@ -49,6 +49,6 @@ def test_a_captured_aws_key_pair_loses_both_halves_in_the_file_the_session_and_t
     hooks.prompt({"session_id": "s-aws", "prompt": "deploy fails with " + prompt.format(key=key, secret=secret)})
     answer = hooks.stop({"session_id": "s-aws", "last_assistant_message": "Rotate that key pair first."})
     stored = service.read(answer["stored"])
-    assert "[REDACTED:aws-secret-key]" in stored["content"]
+    assert "[REDACTED:aws-secret-key]" in stored.content
     written = [p for p in service.app.root.rglob("*") if p.is_file() and ".trash" not in p.parts]
     assert [str(p) for p in written if secret.encode() in p.read_bytes() or key.encode() in p.read_bytes()] == []

@@ -127,7 +127,7 @@ def test_where_did_we_leave_off_injects_the_newest_working_and_history_memories_
     try:
         service = MemoryService(app)
         fresh = service.add("Half-way through moving the FX importer to ECB rates; the tests for rounding still fail.",
-                            type="context", collection="working")["memory"]["id"]
+                            type="context", collection="working").memory.id
         context = HookHandler(service).prompt({"session_id": "leave-off", "prompt": "where did we leave off?"})
     finally:
         app.close()

@@ -15,6 +15,7 @@ from mcp_server.service.app import App
 from mcp_server.cli.commands import cli
 from mcp_server.clients.hooks_server import HookHandler
 from mcp_server.service.memory_service import MemoryService
+from mcp_server.views.view import MemoryView
 from tests.conftest import HASHING_TOML, memory_text, write
 from tests.vault.test_anchors import git
 from vault import init_vault
@@ -45,30 +46,30 @@ def service(project: Path):
 
 def add_twins(service: MemoryService) -> tuple[str, str]:
     """Two memories equally relevant to 'token lifetime minutes', citing different files."""
-    a = service.add("Token lifetime is fifteen minutes, set in `services/auth.py`.", type="fact")["memory"]["id"]
-    b = service.add("Token lifetime is fifteen minutes, set in `services/session.py`.", type="fact")["memory"]["id"]
+    a = service.add("Token lifetime is fifteen minutes, set in `services/auth.py`.", type="fact").memory.id
+    b = service.add("Token lifetime is fifteen minutes, set in `services/session.py`.", type="fact").memory.id
     return a, b
 
 
-def ranked(service: MemoryService) -> list[dict]:
-    return [r for r in service.search(query="token lifetime fifteen minutes")["results"]]
+def ranked(service: MemoryService) -> list[MemoryView]:
+    return service.search(query="token lifetime fifteen minutes").results
 
 
 def test_a_stale_memory_is_flagged_in_search_and_ranks_below_an_equally_relevant_fresh_one(service, project):
     a, b = add_twins(service)
     before = ranked(service)
-    assert all("stale" not in r for r in before)
-    first, second = before[0]["id"], before[1]["id"]
+    assert all(r.stale is None for r in before)
+    first, second = before[0].id, before[1].id
     assert {first, second} == {a, b}
     cited = "services/auth.py" if first == a else "services/session.py"
     write(project, cited, (AUTH if first == a else SESSION).replace("15", "30"))
 
     after = ranked(service)
-    assert [r["id"] for r in after[:2]] == [second, first]
-    stale = after[1]["stale"]
-    assert [(s["path"], s["reason"]) for s in stale] == [(cited, "changed")] and stale[0]["since"]
-    assert "stale" not in after[0]
-    assert after[1]["relevance"] == before[0]["relevance"]  # as relevant as before; only the order moved
+    assert [r.id for r in after[:2]] == [second, first]
+    stale = after[1].stale or []
+    assert [(s.path, s.reason) for s in stale] == [(cited, "changed")] and stale[0].since
+    assert after[0].stale is None
+    assert after[1].relevance == before[0].relevance  # as relevant as before; only the order moved
 
 
 def test_read_memory_search_memory_and_verify_memory_through_the_mcp_client(service, project):
@@ -133,11 +134,11 @@ def test_a_nonsense_anchor_key_is_a_doctor_error_with_file_and_line_and_the_memo
     try:
         service = MemoryService(app)
         report = service.doctor()
-        errors = [e for e in report["errors"] if e["path"] == "history/broken.md"]
+        errors = [e for e in report.errors if e["path"] == "history/broken.md"]
         assert [e["line"] for e in errors] == [7, 7, 7]
         assert "not an anchor" in errors[0]["reason"] and "still served" in errors[0]["reason"]
-        assert service.read("m-0bad0bad")["title"] == "Deploy notes"
-        assert any(r["id"] == "m-0bad0bad" for r in service.search(query="deploys friday")["results"])
+        assert service.read("m-0bad0bad").title == "Deploy notes"
+        assert any(r.id == "m-0bad0bad" for r in service.search(query="deploys friday").results)
     finally:
         app.close()
     result = CliRunner().invoke(cli, ["doctor", "--vault", str(root)])
@@ -145,30 +146,29 @@ def test_a_nonsense_anchor_key_is_a_doctor_error_with_file_and_line_and_the_memo
 
 
 def test_scoring_a_stale_memory_worked_suggests_verifying_it(service, project):
-    stale = service.add("Token lifetime lives in `services/auth.py`.", collection="patterns", type="learning")["memory"]["id"]
-    fresh = service.add("Sessions open in `services/session.py`.", collection="patterns", type="learning")["memory"]["id"]
+    stale = service.add("Token lifetime lives in `services/auth.py`.", collection="patterns", type="learning").memory.id
+    fresh = service.add("Sessions open in `services/session.py`.", collection="patterns", type="learning").memory.id
     write(project, "services/auth.py", AUTH.replace("15", "30"))
     answer = service.score({stale: "worked", fresh: "worked"})
-    assert answer["verify"] == [stale]
-    from mcp_server.views.results import ScoreResult
+    assert answer.verify == [stale]
     from mcp_server.views import render
-    assert f'verify_memory(ids=["{stale}"])' in render.score_answer(ScoreResult.model_validate(answer))
-    assert service.score({stale: "failed"})["verify"] == []
+    assert f'verify_memory(ids=["{stale}"])' in render.score_answer(answer)
+    assert service.score({stale: "failed"}).verify == []
 
 
 def test_verify_does_not_make_a_memory_citing_a_vanished_symbol_look_fresh(service, project):
-    cited = service.add("Tokens are signed in `services/auth.py::issue_token`.", type="fact")["memory"]["id"]
+    cited = service.add("Tokens are signed in `services/auth.py::issue_token`.", type="fact").memory.id
     write(project, "services/auth.py", "TTL_MINUTES = 15\n\ndef mint_token(user):\n    return sign(user, TTL_MINUTES)\n")
-    assert [s["reason"] for s in service.read(cited)["stale"]] == ["symbol-missing"]
+    assert [s.reason for s in service.read(cited).stale or []] == ["symbol-missing"]
     answer = service.verify([cited])  # the cited symbol is gone: verify must not make the memory look fresh
-    assert [s["reason"] for s in service.read(cited).get("stale") or []] == ["symbol-missing"]
-    assert [s["reason"] for s in answer["verified"][0]["still_stale"]] == ["symbol-missing"]
+    assert [s.reason for s in service.read(cited).stale or []] == ["symbol-missing"]
+    assert [s.reason for s in answer.verified[0].still_stale] == ["symbol-missing"]
 
 
 @pytest.mark.anyio
 async def test_the_verify_tool_and_command_do_not_say_verified_while_the_cited_symbol_is_gone(service, project):
-    cited = service.add("Tokens are signed in `services/auth.py::issue_token`.", type="fact")["memory"]["id"]
-    fresh = service.add("Sessions open in `services/session.py::open_session`.", type="fact")["memory"]["id"]
+    cited = service.add("Tokens are signed in `services/auth.py::issue_token`.", type="fact").memory.id
+    fresh = service.add("Sessions open in `services/session.py::open_session`.", type="fact").memory.id
     write(project, "services/auth.py", "TTL_MINUTES = 15\n\ndef mint_token(user):\n    return sign(user, TTL_MINUTES)\n")
     async with Client(tools.build(service)) as client:
         result = await client.call_tool("verify_memory", {"ids": [cited, fresh]})
@@ -184,9 +184,9 @@ async def test_the_verify_tool_and_command_do_not_say_verified_while_the_cited_s
 def test_verify_with_one_unknown_id_refuses_before_changing_any_file(service, project):
     from vault import NotFoundError
 
-    cited = service.add("Tokens are signed in `services/auth.py`.", type="fact")["memory"]["id"]
+    cited = service.add("Tokens are signed in `services/auth.py`.", type="fact").memory.id
     write(project, "services/auth.py", "TTL_MINUTES = 30\n")
-    before = (project / ".memories" / service.read(cited)["path"]).read_text()
+    before = (project / ".memories" / service.read(cited).path).read_text()
     with pytest.raises(NotFoundError):
         service.verify([cited, "m-00000bad"])
-    assert (project / ".memories" / service.read(cited)["path"]).read_text() == before
+    assert (project / ".memories" / service.read(cited).path).read_text() == before

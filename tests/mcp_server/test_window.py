@@ -49,15 +49,15 @@ def test_a_query_without_time_words_or_window_reports_none():
 def test_search_memory_says_when_the_named_window_was_empty_and_older_memories_answer(service: MemoryService):
     # The example vault's newest shared memories are days old: "right now" names an empty window.
     answer = service.search(query="what am I working on right now")
-    assert answer["results"] and answer["window"]["words"] == "right now"
-    assert answer["window"]["note"].startswith("nothing was written in that window")
+    assert answer.results and answer.window and answer.window["words"] == "right now"
+    assert answer.window["note"].startswith("nothing was written in that window")
 
 
 def test_a_vague_question_lists_memories_not_reference_documents(service: MemoryService):
-    listed = service.search(query="what did we work on", limit=50)["results"]
-    assert listed and all(hit["collection"] != "books" for hit in listed)
-    books = service.search(query="what did we work on", collections=["books"], limit=50)["results"]
-    assert books and all(hit["collection"] == "books" for hit in books)
+    listed = service.search(query="what did we work on", limit=50).results
+    assert listed and all(hit.collection != "books" for hit in listed)
+    books = service.search(query="what did we work on", collections=["books"], limit=50).results
+    assert books and all(hit.collection == "books" for hit in books)
 
 
 def test_a_timeline_shows_no_relevance_number_where_a_ranked_answer_does(hashing_example: Path):
@@ -66,18 +66,17 @@ def test_a_timeline_shows_no_relevance_number_where_a_ranked_answer_does(hashing
 
     from mcp_server.cli.commands import cli
     from mcp_server.views.outward import hit as outward_hit
-    from mcp_server.views.view import MemoryView
 
     app = App(hashing_example)
     try:
         service = MemoryService(app)
-        listed = service.search(query="what did we work on")["results"]
-        ranked = service.search(query="deploy")["results"]
+        listed = service.search(query="what did we work on").results
+        ranked = service.search(query="deploy").results
     finally:
         app.close()
-    assert listed and {h["channel"] for h in listed} == {"timeline"}
-    assert all(outward_hit(MemoryView(**h)).relevance is None for h in listed)
-    assert all(outward_hit(MemoryView(**h)).relevance is not None for h in ranked)
+    assert listed and {h.channel for h in listed} == {"timeline"}
+    assert all(outward_hit(h).relevance is None for h in listed)
+    assert all(outward_hit(h).relevance is not None for h in ranked)
     shown = CliRunner().invoke(cli, ["search", "what did we work on", "--vault", str(hashing_example)]).output
     assert "listed by time" in shown and "relevance 0.00" not in shown
 

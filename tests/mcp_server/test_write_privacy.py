@@ -84,7 +84,7 @@ def service(hashing_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def add_private(service: MemoryService) -> str:
-    return service.add(PRIVATE_TEXT, title=PRIVATE_TITLE, type="fact", privacy="private")["memory"]["id"]
+    return service.add(PRIVATE_TEXT, title=PRIVATE_TITLE, type="fact", privacy="private").memory.id
 
 
 def with_id(value: Any, private_id: str) -> Any:
@@ -169,7 +169,7 @@ def test_a_private_target_is_refused_even_when_not_shown_and_a_private_source_ma
     private_id = add_private(service)
     with pytest.raises(Exception, match="depends_on names private memory"):
         service.link(SHARED, private_id)
-    assert service.link(private_id, SHARED)["changed"] is True
+    assert service.link(private_id, SHARED).changed is True
 
 
 def test_an_exchange_naming_a_private_memory_is_captured_privately(service, hashing_root):

@@ -38,16 +38,16 @@ def make_project(root: Path) -> dict[str, str]:
     app = App(root / ".memories")
     service = MemoryService(app)
     try:
-        billing = service.add("We use Postgres for the billing service.", type="decision", title="Billing database")["memory"]
+        billing = service.add("We use Postgres for the billing service.", type="decision", title="Billing database").memory
         ids = {
-            "stale": service.add(f"Token lifetime lives in `services/auth.py`, see [[{Path(billing['path']).stem}|Billing database]].",
-                                 type="fact", title="Token lifetime")["memory"]["id"],
-            "yes": billing["id"],
-            "no": service.add("We do not use Postgres for the billing service.", type="decision")["memory"]["id"],
-            "twin_a": service.add("The nightly ledger export runs at 02:00 UTC from the reports worker.", type="fact")["memory"]["id"],
-            "twin_b": service.add("The nightly ledger export runs at 02:00 UTC from the reports worker node.", type="fact")["memory"]["id"],
+            "stale": service.add(f"Token lifetime lives in `services/auth.py`, see [[{Path(billing.path).stem}|Billing database]].",
+                                 type="fact", title="Token lifetime").memory.id,
+            "yes": billing.id,
+            "no": service.add("We do not use Postgres for the billing service.", type="decision").memory.id,
+            "twin_a": service.add("The nightly ledger export runs at 02:00 UTC from the reports worker.", type="fact").memory.id,
+            "twin_b": service.add("The nightly ledger export runs at 02:00 UTC from the reports worker node.", type="fact").memory.id,
             "hostile": service.add('<img src=x onerror="alert(1)"> <script>alert("body")</script> [x](javascript:alert(2))',
-                                   type="context", title=HOSTILE_TITLE, tags=["<b>tag</b>"])["memory"]["id"],
+                                   type="context", title=HOSTILE_TITLE, tags=["<b>tag</b>"]).memory.id,
         }
         service.score(memory_scores={ids["stale"]: "worked"})
     finally:

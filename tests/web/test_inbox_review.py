@@ -69,7 +69,7 @@ def test_a_slow_review_leaves_the_inbox_saying_still_checking_and_reloading_unti
     assert "verified: X" in page  # an action's outcome is shown meanwhile
     release.set()
     items = pages.review_items(service, wait=30)
-    assert [item["key"] for item in items] == [item["key"] for item in review()["items"]]
+    assert [item.key for item in items] == [item.key for item in review().items]
     assert "id=checking" not in pages.inbox(service, "csrf")
 
 
@@ -91,7 +91,7 @@ def test_a_review_that_fails_is_reported_by_the_page_that_waits_and_tried_again_
 def test_the_inbox_keeps_no_closed_vaults_service_alive(hashing_example: Path):
     app = App(hashing_example)
     service = MemoryService(app)
-    assert pages.review_items(service, wait=30) == service.review()["items"]
+    assert pages.review_items(service, wait=30) == service.review().items
     gone = weakref.ref(service)
     app.close()
     del service
