@@ -4,7 +4,10 @@ the operation's own check, in the same words the CLI gets."""
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
+from pydantic import BaseModel
 
 from mcp import Client
 from mcp_server.service import operations as ops
@@ -92,3 +95,46 @@ async def test_days_back_is_checked_once_by_the_operation_for_the_cli_and_the_to
     assert refused.is_error
     assert refused.content[0].text == "search_memory: argument `days_back` should be greater than 0 (got 0)."
     assert "days_back" in BY_NAME["search_memory"].args and BY_NAME["search_memory"].args["days_back"].narrow is None
+
+
+async def test_every_tool_serves_the_output_schema_of_its_row():
+    tools = await served()
+    for row in TOOLS:
+        served_schema = tools[row.name].output_schema
+        assert without_titles(served_schema) == without_titles(row.out.model_json_schema()), row.name
+
+
+def model_in(annotation: object) -> type[BaseModel] | None:
+    """The model an output field holds (itself, in a list, or optional), else None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for inner in get_args(annotation):
+        found = model_in(inner)
+        if found is not None:
+            return found
+    return None
+
+
+def test_a_tools_output_shows_its_operations_result_and_adds_no_field_of_its_own():
+    """The output models quote text and describe fields for the model; the fields are the result's, so the
+    structured output cannot drift from what the operation answers. Memory lists (`lists`) are the compact
+    outward view, a face of their own (views/outward.py)."""
+
+    def check(out: type[BaseModel], result: type[BaseModel], where: str, compact: tuple[str, ...] = ()) -> None:
+        for name, info in out.model_fields.items():
+            if name == "note":  # the quoting note: the model reads text as data
+                continue
+            assert name in result.model_fields, f"{where}.{name} is not a field of {result.__name__}"
+            inner_out, inner_result = model_in(info.annotation), model_in(result.model_fields[name].annotation)
+            if name not in compact and inner_out is not None and inner_result is not None:
+                check(inner_out, inner_result, f"{where}.{name}")
+
+    for row in TOOLS:
+        result = row.op.result
+        if row.wrap:  # a list answer, wrapped as {wrap: [...]}
+            item = get_args(result)[0]
+            inner = model_in(row.out.model_fields[row.wrap].annotation)
+            assert inner is not None, row.name
+            check(inner, item, f"{row.name}.{row.wrap}[]")
+        else:
+            check(row.out, result, row.name, row.lists)
