@@ -141,7 +141,7 @@ class HookHandler:
         replayed = 0
         if not older_than and spooled_before is None:  # a file taken by a server that died applying it is due again
             for orphan in spool.glob(".*.json.*.taken"):
-                os.replace(orphan, spool / orphan.name[1:].split(".json.", 1)[0] + ".json")
+                os.replace(orphan, spool / (orphan.name[1:].split(".json.", 1)[0] + ".json"))
         cutoff = spooled_before if spooled_before is not None else time.time_ns() - int(older_than * 1e9)
         paths = [p for p in spool.glob("*.json") if _spooled_at(p) <= cutoff]
         for path in sorted(paths, key=_spooled_at):

@@ -180,6 +180,21 @@ def test_a_spooled_event_is_applied_once_whether_its_request_or_a_replay_takes_i
     assert spool_files(root) == [] and not list((root / ".memdir" / "spool").glob(".*"))
 
 
+def test_an_event_a_dead_server_had_taken_is_applied_when_the_vault_opens_again(service):
+    from mcp_server.clients.hooks_server import HookHandler
+
+    root = service.app.root
+    asked = left_by_a_killed_hook(root, "prompt", event(root, "UserPromptSubmit", prompt="celery retries"), 0)
+    HookHandler(service).prompt({**json.loads(asked.read_text())["payload"], "spool": asked.name})
+    spooled = left_by_a_killed_hook(root, "stop", event(root, "Stop", stop_hook_active=False,
+                                                        last_assistant_message="Use acks_late."), 0)
+    taken = spooled.with_name(f".{spooled.name}.4242.17.taken")  # claimed by a server that died applying it
+    spooled.rename(taken)
+    assert HookHandler(service).replay(root / ".memdir" / "spool") == 1
+    assert working_titles(root) == ["Exchange: celery retries"]
+    assert spool_files(root) == [] and not list((root / ".memdir" / "spool").glob(".*"))
+
+
 def test_a_hung_server_lets_the_prompt_through_without_context_and_keeps_the_event(hashing_example: Path):
     root = hashing_example
     with socket.socket() as hung:  # accepts connections and never answers
