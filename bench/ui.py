@@ -90,7 +90,7 @@ def measure(root: Path, size: int, data: Path, embedder: str, runs: int) -> dict
             ready_after_start.append(timed(lambda: pages.review_items(service, wait=600)))
         changed, ready_after_change, added = [], [], []
         for n in range(min(runs, 5)):
-            added.append(service.add(f"The bench added note number {n} about the ui page budget.", type="context")["memory"]["id"])
+            added.append(service.add(f"The bench added note number {n} about the ui page budget.", type="context").memory.id)
             changed.append(timed(lambda: pages.inbox(service, "csrf")))  # the first page after a change
             ready_after_change.append(timed(lambda: pages.review_items(service, wait=600)))
         for memory_id in added:
@@ -106,7 +106,7 @@ def measure(root: Path, size: int, data: Path, embedder: str, runs: int) -> dict
         for _ in range(min(runs, 5)):
             pages._VAULT_PAGES.clear()  # the first Vault page after a change
             vault_uncached.append(timed(lambda: pages.vault_page(service)))
-        items = len(service.review()["items"])
+        items = len(service.review().items)
     finally:
         app.close()
     return {"memories": size, "inbox_items": items, "inbox_first_in_process_ms": round(first_inbox, 1),
