@@ -18,7 +18,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from indexer.learner import proven_tier
-from vault.model import SCORED_COLLECTIONS
+from vault.model import SCORED_COLLECTIONS, bank_weight
 
 from .view import MemoryView, StaleCite
 
@@ -91,7 +91,7 @@ def relevance_label(relevance: float | None) -> str:
 def confidence_label(view: MemoryView) -> str:
     """How far a memory has proven itself: memory_bank by stated confidence, the rest by uses."""
     if view.collection == "memory_bank":
-        confidence = view.confidence  # set for every memory_bank view (view_of fills a missing one)
+        confidence = bank_weight(view.confidence)  # view_of fills a missing one; a view read from JSON may lack it
         return ("verified" if confidence >= VERIFIED else "stated" if confidence >= STATED
                 else "inferred" if confidence >= INFERRED else "uncertain")
     if view.collection == "books":
