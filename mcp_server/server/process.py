@@ -241,6 +241,9 @@ class UserServer:
         assert slot.vault is not None
         try:
             await anyio.to_thread.run_sync(slot.vault.build_mcp)
+            if slot.end_mcp.is_set():
+                slot.mcp_ended.set()  # the vault was let go while its endpoint was being built
+                return
             await self._tasks.start(self._run_mcp, slot)
             log.info("%s: MCP endpoint ready (%.2f CPU s since the server's start)", slot.root, time.process_time())
         except Exception:  # noqa: BLE001 - the hooks and operations go on; MCP requests are told why
@@ -272,13 +275,13 @@ class UserServer:
             return True
         slot.closing = True
         log.info("letting go of %s: %s", root, reason)
-        await slot.mcp_ready.wait()  # an endpoint still being built is ended like one that serves
         with anyio.move_on_after(DRAIN_SECONDS):
             while slot.in_flight:
                 slot.drained = anyio.Event()
                 await slot.drained.wait()
         slot.end_mcp.set()
-        await slot.mcp_ended.wait()
+        if slot.mcp_ready.is_set():  # else its endpoint is still being built, and will not be started
+            await slot.mcp_ended.wait()
         await anyio.to_thread.run_sync(slot.vault.close)
         self._forget(slot)
         slot.closed.set()
@@ -405,6 +408,9 @@ class UserServer:
             return await slot(scope, receive, send)
         if not path.startswith("/api/"):  # the MCP endpoint, built after the hooks are served
             await slot.mcp_ready.wait()
+            if slot.closing:
+                return await error("Unavailable", f"the memdir server is letting go of {root}; ask again",
+                                   OPENING)(scope, receive, send)
             if slot.vault is None or slot.vault.mcp is None:
                 return await error("ServerError", f"the MCP endpoint of {root} could not be built; see "
                                    "the server log", 500)(scope, receive, send)

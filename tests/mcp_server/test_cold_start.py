@@ -15,7 +15,7 @@ from urllib.parse import quote
 import pytest
 from starlette.testclient import TestClient
 
-from mcp_server.client import VAULT_HEADER
+from mcp_server.client import VAULT_HEADER, VAULT_LOCK, lock_held
 from mcp_server.clients import hooks
 from mcp_server.clients.hooks_server import HookHandler
 from mcp_server.server import process
@@ -82,6 +82,24 @@ def test_a_prompt_is_answered_while_the_mcp_endpoint_is_still_being_built(hashin
         building.opened.set()
         thread.join(BOUND)
         assert answers and answers[0].status_code == 200 and "serverInfo" in answers[0].text
+
+
+def test_a_vault_let_go_while_its_mcp_endpoint_is_built_closes_without_waiting_for_it(hashing_example: Path,
+                                                                                      monkeypatch):
+    building, build = Gate(), ServedVault.build_mcp
+
+    def held_build(self: ServedVault) -> None:
+        building.hold()
+        build(self)
+
+    monkeypatch.setattr(ServedVault, "build_mcp", held_build)
+    with served(hashing_example) as (http, headers):
+        assert building.reached.wait(BOUND)
+        thread, answers = in_thread(lambda: http.post("/api/close", headers=headers))  # the folder was deleted, say
+        thread.join(BOUND)
+        building.opened.set()
+        assert answers and answers[0].json() == {"closed": True}
+    assert not lock_held(hashing_example / VAULT_LOCK)  # the vault was let go: another process may serve it
 
 
 def test_a_prompt_that_comes_while_its_vault_opens_waits_for_it_and_gets_context(hashing_example: Path, monkeypatch):
