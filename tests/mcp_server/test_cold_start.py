@@ -43,6 +43,18 @@ class Gate:
         assert self.opened.wait(BOUND), "the test never opened the gate"
 
 
+def hold(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> Gate:
+    """`owner.name` (a server step) held at a gate the test opens."""
+    gate, step = Gate(), getattr(owner, name)
+
+    def held(*args: Any) -> Any:
+        gate.hold()
+        return step(*args)
+
+    monkeypatch.setattr(owner, name, held)
+    return gate
+
+
 @contextmanager
 def served(root: Path) -> Iterator[tuple[TestClient, dict[str, str]]]:
     """This user's server, in-process, opening `root` at its start (as `memdir serve --vault` does)."""
@@ -65,13 +77,7 @@ def in_thread(call: Any) -> tuple[threading.Thread, list[Any]]:
 
 
 def test_a_prompt_is_answered_while_the_mcp_endpoint_is_still_being_built(hashing_example: Path, monkeypatch):
-    building, build = Gate(), ServedVault.build_mcp
-
-    def held_build(self: ServedVault) -> None:
-        building.hold()
-        build(self)
-
-    monkeypatch.setattr(ServedVault, "build_mcp", held_build)
+    building = hold(monkeypatch, ServedVault, "build_mcp")
     with served(hashing_example) as (http, headers):
         assert building.reached.wait(BOUND)  # the vault is open; its MCP endpoint is not built yet
         answer = http.post("/api/hook/prompt", json=prompt_event("s-1"), headers=headers)
@@ -86,13 +92,7 @@ def test_a_prompt_is_answered_while_the_mcp_endpoint_is_still_being_built(hashin
 
 def test_a_vault_let_go_while_its_mcp_endpoint_is_built_closes_without_waiting_for_it(hashing_example: Path,
                                                                                       monkeypatch):
-    building, build = Gate(), ServedVault.build_mcp
-
-    def held_build(self: ServedVault) -> None:
-        building.hold()
-        build(self)
-
-    monkeypatch.setattr(ServedVault, "build_mcp", held_build)
+    building = hold(monkeypatch, ServedVault, "build_mcp")
     with served(hashing_example) as (http, headers):
         assert building.reached.wait(BOUND)
         thread, answers = in_thread(lambda: http.post("/api/close", headers=headers))  # the folder was deleted, say
@@ -103,20 +103,15 @@ def test_a_vault_let_go_while_its_mcp_endpoint_is_built_closes_without_waiting_f
 
 
 def test_a_prompt_that_comes_while_its_vault_opens_waits_for_it_and_gets_context(hashing_example: Path, monkeypatch):
-    opening, open_vault = Gate(), process.open_vault
+    opening = hold(monkeypatch, process, "open_vault")
     asked = threading.Event()
     slot = process.UserServer._slot
-
-    def held_open(*args: Any) -> ServedVault:
-        opening.hold()
-        return open_vault(*args)
 
     async def noticed_slot(self: process.UserServer, root: Path, wait: bool, within: float = 0.0) -> Any:
         if not wait:
             asked.set()  # a hook's request reached the server
         return await slot(self, root, wait, within)
 
-    monkeypatch.setattr(process, "open_vault", held_open)
     monkeypatch.setattr(process.UserServer, "_slot", noticed_slot)
     monkeypatch.setattr(process, "HOOK_OPEN_WAIT_SECONDS", BOUND)  # the vault opens while the hook waits
     with served(hashing_example) as (http, headers):
@@ -129,13 +124,7 @@ def test_a_prompt_that_comes_while_its_vault_opens_waits_for_it_and_gets_context
 
 
 def test_a_hook_is_told_opening_within_its_bound_when_the_vault_takes_longer(hashing_example: Path, monkeypatch):
-    opening, open_vault = Gate(), process.open_vault
-
-    def held_open(*args: Any) -> ServedVault:
-        opening.hold()
-        return open_vault(*args)
-
-    monkeypatch.setattr(process, "open_vault", held_open)
+    opening = hold(monkeypatch, process, "open_vault")
     with served(hashing_example) as (http, headers):
         assert opening.reached.wait(BOUND)
         answer = http.post("/api/hook/prompt", json=prompt_event("s-1"), headers=headers)  # answered, gate still shut
