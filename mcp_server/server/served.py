@@ -22,6 +22,7 @@ from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
+from starlette.types import Receive, Scope, Send
 
 from vault import VaultError
 from vault.errors import ConflictError, DiskFullError, NotFoundError, PathError, ValidationError
@@ -123,10 +124,11 @@ class ServedVault:
         hooks, which every session calls on every prompt, need neither."""
         from ..tools import mcp_tools as tools
 
+        assert self.service is not None  # built after load()
         self.mcp = tools.build(self.service)
         self._mcp_asgi = self.mcp.streamable_http_app(streamable_http_path="/mcp")
 
-    async def _mcp_endpoint(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def _mcp_endpoint(self, scope: Scope, receive: Receive, send: Send) -> None:
         # The server routes MCP requests here only once `build_mcp` ran and its session manager started.
         await self._mcp_asgi(scope, receive, send)
 
