@@ -35,7 +35,7 @@ from vault.model import Memory
 
 from .arrays import sorted_contains
 from .chunking import Chunk
-from .fresh_keywords import Fresh, FreshChunk, idf as fresh_idf
+from .fresh_keywords import Analysed, Fresh, FreshChunk, idf as fresh_idf, reusing
 from .stopwords import STOP_WORDS
 
 
@@ -205,15 +205,17 @@ class KeywordIndex:
                         hidden.extend(doc + offset for doc in reader.postings("memory", memory_id).all_ids())
         self._hidden = np.asarray(hidden, dtype=np.int64)
 
-    def stage(self, memories_and_chunks: Sequence[tuple[Memory, Sequence[Chunk]]], removed_ids: Iterable[str] = ()
-              ) -> int:
+    def stage(self, memories_and_chunks: Sequence[tuple[Memory, Sequence[Chunk]]], removed_ids: Iterable[str] = (),
+              analysed: Analysed | None = None) -> int:
         """Make these memories' new documents searchable now (and the removed ones unfindable), before Whoosh has
         them; returns the stage, which `replace` clears once it has committed them."""
-        analysed = {memory.id: [FreshChunk.of(self._ix.schema, _document(memory, chunk)) for chunk in chunks]
-                    for memory, chunks in memories_and_chunks}
+        schema = self._ix.schema  # read from the index's table of contents on every access
+        analysed = {} if analysed is None else analysed
+        chunks_by_memory = {memory.id: [FreshChunk.of(schema, _document(memory, chunk), analysed) for chunk in chunks]
+                            for memory, chunks in memories_and_chunks}
         with self._lock:
             self._stages += 1
-            self._fresh = self._fresh.staged(self._stages, analysed, removed_ids)
+            self._fresh = self._fresh.staged(self._stages, chunks_by_memory, removed_ids)
             self._hide()
             return self._stages
 
@@ -236,8 +238,9 @@ class KeywordIndex:
         a new one; so that no file an open reader maps is deleted, that commit merges no segments (the next
         ordinary commit does). The caller lets one writer in at a time."""
         removed_ids = list(removed_ids)
+        analysed: Analysed = {}
         if beside_searches:
-            stage = self.stage(memories_and_chunks, removed_ids)  # searchable now, not after Whoosh's commit
+            stage = self.stage(memories_and_chunks, removed_ids, analysed)  # searchable now, not after the commit
         else:
             with self._lock:
                 self._stages += 1
@@ -248,10 +251,12 @@ class KeywordIndex:
                 try:
                     for memory_id in removed_ids:
                         writer.delete_by_term("memory", memory_id)
-                    for memory, chunks in memories_and_chunks:
-                        writer.delete_by_term("memory", memory.id)
-                        for chunk in chunks:
-                            writer.add_document(**_document(memory, chunk))
+                    with reusing(writer.schema, analysed):
+                        for memory, chunks in memories_and_chunks:
+                            writer.delete_by_term("memory", memory.id)
+                            for chunk in chunks:
+                                writer.add_document(**_document(memory, chunk))
+                    analysed.clear()
                 except BaseException:
                     writer.cancel()
                     raise
