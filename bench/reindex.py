@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 # `--code CHECKOUT` measures another checkout's memdir with this bench (before and after in one session)
 CODE = Path(sys.argv[sys.argv.index("--code") + 1]).resolve() if "--code" in sys.argv[:-1] else REPO
 sys.path.insert(0, str(CODE))
-sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(CODE / "bench"))  # its locomo.py and speed.py put their own checkout first on the path
 
 from locomo import DEFAULT_DATA, memory_id, turn_text, turns_of  # noqa: E402
 from speed import generate, percentile  # noqa: E402
