@@ -4,7 +4,6 @@ has them the index equals a rebuild; a write that fails leaves nothing behind th
 
 from __future__ import annotations
 
-import shutil
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,7 +17,7 @@ from indexer.keyword import KeywordFilter, KeywordIndex
 from vault import Vault
 from vault.model import Memory
 
-from .helpers import fresh_rebuild, state
+from .helpers import rebuilt_state, state
 from .test_pull_beside_searches import BOUND, PULLED, pulled, search
 
 def whoosh_held_open(keyword: KeywordIndex) -> tuple[threading.Event, threading.Event]:
@@ -34,16 +33,6 @@ def whoosh_held_open(keyword: KeywordIndex) -> tuple[threading.Event, threading.
 
     keyword._ix.writer = writer_held_open  # type: ignore[method-assign]
     return writing, release
-
-
-def rebuilt_state(root: Path, tmp_path: Path) -> dict:
-    copy = tmp_path / "rebuilt"
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memdir"))
-    rebuilt = fresh_rebuild(copy)
-    try:
-        return {k: v for k, v in state(rebuilt).items() if k != "vectors"}
-    finally:
-        rebuilt.close()
 
 
 def test_a_pulled_memory_is_found_by_its_words_before_whoosh_commits_it(hashing_example: Path, tmp_path: Path):

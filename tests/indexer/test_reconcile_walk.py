@@ -6,7 +6,6 @@ seconds (issue 32 item 4). The result equals a rebuild."""
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from indexer.embed import HashingEmbedder
 from indexer.index import Index
 from vault import Vault
 
-from .helpers import fresh_rebuild, state
+from .helpers import rebuilt_state, state
 
 
 def settled(root: Path) -> None:
@@ -55,10 +54,4 @@ def test_a_whole_vault_reconcile_looks_again_under_the_lock_only_at_what_changed
         assert len(looked_at) == len(every)  # one gone, one new
     finally:
         index.close()
-    copy = tmp_path / "rebuilt"
-    shutil.copytree(hashing_example, copy, ignore=shutil.ignore_patterns(".memdir"))
-    rebuilt = fresh_rebuild(copy)
-    try:
-        assert after == {k: v for k, v in state(rebuilt).items() if k != "vectors"}
-    finally:
-        rebuilt.close()
+    assert after == rebuilt_state(hashing_example, tmp_path)
