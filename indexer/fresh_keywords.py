@@ -153,7 +153,7 @@ def reusing(schema: Schema, analysed: Analysed) -> Iterator[None]:
         field = schema[name]
         computed = field.index
 
-        def index(value: object, _name: str = name, _computed=computed, **options: object):  # type: ignore[no-untyped-def]
+        def index(value: object, _name: str = name, _computed=computed, **options: object):
             found = None if options else analysed.get((_name, value))
             return found if found is not None else _computed(value, **options)
 
