@@ -105,6 +105,14 @@ class _Read:
         return self.parsed
 
 
+@dataclass
+class _Walk:
+    """A walk of the whole vault made before a reconcile takes the lock (Index._read_ahead)."""
+
+    items: dict[str, Path | Skipped] = field(default_factory=dict)  # every file found
+    unchanged: set[str] = field(default_factory=set)  # ... of which these were as the manifest has them
+
+
 class Index:
     def __init__(self, vault: Vault, embedder: Embedder, generation: Path, *, writable: bool,
                  defer_embedding: bool = False) -> None:
@@ -423,12 +431,13 @@ class Index:
         started = time.perf_counter()
         report = SyncReport()
         paths = None if paths is None else list(paths)
-        read_ahead = self._read_ahead(paths)
+        forced = set(force_paths)
+        walked = _Walk() if paths is None and not deep and not forced else None
+        read_ahead = self._read_ahead(paths, walked)
         with self.lock:
             self._keyword_turn()
             batch = _Batch(read_ahead=read_ahead)
-            forced = set(force_paths)
-            candidates = self._candidates(paths)
+            candidates = self._candidates(paths, walked)
             for done, (rel, item) in enumerate(candidates, 1):
                 self._observe(rel, item, deep or rel in forced, batch, report)
                 if progress:
@@ -444,14 +453,25 @@ class Index:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _read_ahead(self, paths: list[str | Path] | None) -> dict[str, _Read]:
+    def _read_ahead(self, paths: list[str | Path] | None, walked: _Walk | None = None) -> dict[str, _Read]:
         """Read and parse the changed files of a big sync (the whole vault, or many paths: a pull) before it takes
         the index lock, so that searches do not wait for a thousand files to be read. A hint only: under the lock
-        each file is looked at again, and one that changed meanwhile is read again."""
+        each file is looked at again, and one that changed meanwhile is read again.
+
+        `walked` (a reconcile of the whole vault, not deep) receives every file of the walk, and which of them
+        were found as the manifest has them: under the lock only the others are looked at again. Walking and comparing 100k files
+        a second time under the lock made every search wait for it (tens of seconds at 100k memories on a loaded
+        machine, bench/README, issue 32 item 4). A file changed after this walk is in the watcher's next batch."""
         if paths is not None and len(paths) < READ_AHEAD_ABOVE:
             return {}
         if paths is None:
-            files = [p for p in walk(self.root) if isinstance(p, Path)]
+            files = []
+            for item in walk(self.root):
+                rel = relative(self.root, item) if isinstance(item, Path) else item.path
+                if walked is not None:
+                    walked.items[rel] = item
+                if isinstance(item, Path):
+                    files.append(item)
         else:
             files = [raw if isinstance(raw, Path) and raw.is_absolute() else self.root / str(raw) for raw in paths]
         ahead: dict[str, _Read] = {}
@@ -465,6 +485,8 @@ class Index:
                 continue
             previous = self._entries.get(rel)
             if previous is not None and (previous.size, previous.mtime_ns) == (info.st_size, info.st_mtime_ns):
+                if walked is not None and rel not in self._recheck:
+                    walked.unchanged.add(rel)  # as the manifest has it: not looked at again
                 continue
             checked_at = time.time_ns()
             data = atomic.read_bytes(path)
@@ -477,7 +499,12 @@ class Index:
             ahead[rel] = _Read(info.st_size, info.st_mtime_ns, checked_at, data, parsed)
         return ahead
 
-    def _candidates(self, paths: Iterable[str | Path] | None) -> list[tuple[str, Path | Skipped | None]]:
+    def _candidates(self, paths: Iterable[str | Path] | None, walked: _Walk | None = None
+                    ) -> list[tuple[str, Path | Skipped | None]]:
+        if paths is None and walked is not None:  # walked before the lock; unchanged files left out (_read_ahead)
+            gone = {path: None for path in self._entries if path not in walked.items}
+            return sorted({**{rel: item for rel, item in walked.items.items()
+                              if rel not in walked.unchanged or rel in self._recheck}, **gone}.items())
         if paths is None:
             found = {relative(self.root, p) if isinstance(p, Path) else p.path: p for p in walk(self.root)}
             gone = {path: None for path in self._entries if path not in found}
