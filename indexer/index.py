@@ -37,7 +37,7 @@ from vault.parse import sha256
 from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reason
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk
 
-from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text, pair_text, previous_key
+from .chunking import WHOLE, Chunk, Neighbours, Unit, chunk_id, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
 from .heap import release_free_memory
@@ -156,10 +156,16 @@ class Index:
         self.previous_key: dict[str, str] = {}  # memory id -> identity key of the memory it names as previous
         self._duplicates: set[str] | None = None  # paths whose entry names a duplicated id; None = not yet known
         self.pointed_by: dict[str, tuple[str, ...]] = {}  # identity key -> ids of the memories naming it as previous
+        chunk_rows: list[tuple[int, tuple[str, str]]] = []
+        unit_rows: list[tuple[int, tuple[str, str]]] = []
         for entry in self._entries.values():
             if entry.memory_id and entry.memory and entry.reason is None:
                 self._remember(entry.memory)
-                self._own(entry, chunks_for(entry.memory))
+                chunk_rows.extend(_chunk_headings(entry))
+                unit_rows.extend((unit, (entry.memory_id, role)) for unit, _, role in entry.units)
+        self._chunk_owner.update(chunk_rows)  # owned in one fold, not a fold every few thousand rows
+        self._unit_owner.update(unit_rows)
+        del chunk_rows, unit_rows
         self._graph = LinkGraph.build(self._memories.values())
         if len(self._entries) > RELEASE_AFTER:  # the manifest's decoded JSON and the chunks made to own them
             release_free_memory()
@@ -904,6 +910,16 @@ def _let_go(lock: threading.RLock) -> int:
 
 def _names_duplicate(entry: Entry) -> bool:
     return entry.memory is not None and is_duplicate_id_reason(entry.reason)
+
+
+def _chunk_headings(entry: Entry) -> Iterable[tuple[int, tuple[str, str]]]:
+    """(chunk id, (memory id, heading)) of an indexed entry's chunks. A memory read as one chunk (most of them)
+    has the chunk id of an empty key and no heading, which its entry tells without chunking the memory again."""
+    memory = entry.memory
+    assert memory is not None
+    if len(entry.chunk_ids) == 1 and entry.chunk_ids[0] == chunk_id(memory.id, ""):
+        return ((entry.chunk_ids[0], (memory.id, "")),)
+    return ((chunk.chunk_id, (chunk.memory_id, chunk.heading)) for chunk in chunks_for(memory))
 
 
 def _parse(vault: Vault, data: bytes, rel: str) -> Memory:

@@ -111,11 +111,35 @@ def _row(entry: Entry) -> tuple[Any, ...]:
 
 def _entry(row: tuple[Any, ...]) -> Entry:
     path, size, mtime_ns, content_hash, memory_id, chunk_ids, embed_hash, line, reason, memory, units, keyword_hash = row
+    decoded = decode_memory(memory) if memory else None
+    if decoded is not None:  # one object for what the entry and its memory both hold
+        path = decoded.path if decoded.path == path else path
+        memory_id = decoded.id if decoded.id == memory_id else memory_id
+        content_hash = decoded.content_hash if decoded.content_hash == content_hash else content_hash
+    chunks = tuple(json.loads(chunk_ids or "[]"))
+    one_chunk = {c: c for c in chunks}  # each unit names its chunk: the chunk's int, not one int per unit
     return Entry(
-        path, size, mtime_ns, content_hash, memory_id, tuple(json.loads(chunk_ids or "[]")), embed_hash or "",
-        line, reason, decode_memory(memory) if memory else None,
-        tuple((int(u), int(c), str(r)) for u, c, r in json.loads(units or "[]")), keyword_hash or "",
+        path, size, mtime_ns, content_hash, memory_id, chunks, embed_hash or "", line, reason, decoded,
+        tuple((int(u), one_chunk.get(c, c), shared(str(r))) for u, c, r in json.loads(units or "[]")),
+        keyword_hash or "",
     )
+
+
+# --- strings that repeat across memories (frontmatter keys, collections, types, unit roles), held once ---
+
+_SHARED: dict[str, str] = {}
+SHARED_MAX = 10_000  # distinct strings kept; past it a string is held per memory again (a vault of odd keys)
+SHARED_LONGEST = 40
+
+
+def shared(text: str) -> str:
+    """One object for a short string that many memories repeat (a decoded JSON string is a fresh object)."""
+    found = _SHARED.get(text)
+    if found is not None:
+        return found
+    if len(text) <= SHARED_LONGEST and len(_SHARED) < SHARED_MAX:
+        _SHARED[text] = text
+    return text
 
 
 # --- a lossless JSON form of Memory (datetimes and dates tagged so they come back as such) ---
@@ -132,20 +156,20 @@ def _tag(value: Any) -> Any:
     return value
 
 
-def _untag(value: Any) -> Any:
-    if isinstance(value, dict):
-        if "$dt" in value:
-            return datetime.fromisoformat(value["$dt"])
-        if "$d" in value:
-            return date.fromisoformat(value["$d"])
-        if "$map" in value:
-            return {k: _untag(v) for k, v in value["$map"]}
-    if isinstance(value, list):
-        return [_untag(v) for v in value]
+def _untag(value: dict[str, Any]) -> Any:
+    """json's object hook: called on each JSON object, inner ones first (every dict _tag writes is a tag)."""
+    if "$dt" in value:
+        return datetime.fromisoformat(value["$dt"])
+    if "$d" in value:
+        return date.fromisoformat(value["$d"])
+    if "$map" in value:
+        return {shared(k): v for k, v in value["$map"]}
     return value
 
 
 _TUPLE_FIELDS = {f.name for f in fields(Memory) if str(f.type).startswith("tuple")}
+_DECODER = json.JSONDecoder(object_hook=_untag)
+_SHARED_FIELDS = ("collection", "type", "status", "privacy", "source", "last_outcome")
 
 
 def encode_memory(memory: Memory) -> str:
@@ -155,8 +179,16 @@ def encode_memory(memory: Memory) -> str:
 
 
 def decode_memory(text: str) -> Memory:
-    data = _untag(json.loads(text))
-    data["frontmatter"] = MappingProxyType(data["frontmatter"])
+    data = _DECODER.decode(text)
+    front = data["frontmatter"]
+    for name in _SHARED_FIELDS:
+        value = data[name]
+        if isinstance(value, str):
+            data[name] = shared(value)
+    for name, value in front.items():  # a field as written in the frontmatter: one object for both
+        if name in data and type(data[name]) is type(value) and data[name] == value:
+            front[name] = data[name]
+    data["frontmatter"] = MappingProxyType(front)
     for name in _TUPLE_FIELDS:
         data[name] = tuple(data[name])
     return Memory(**data)

@@ -1,0 +1,78 @@
+"""An index opened from its files holds what the index that wrote them held, in less memory and less time:
+repeated strings held once, and no memory chunked again only to learn the owners of its chunks."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from pathlib import Path
+from types import MappingProxyType
+
+from indexer import chunking, index as index_module
+from indexer.generations import Layout
+from indexer.index import Index
+from indexer.manifest import Manifest, decode_memory, encode_memory
+from vault import Memory, Vault
+
+from .helpers import open_index, state
+
+LONG = "\n\n".join(f"## Part {n}\n\n" + f"Section {n} says something about the parser. " * 40 for n in range(3))
+
+
+def write_vault(root: Path) -> None:
+    (root / "patterns").mkdir(parents=True)
+    for n in range(6):
+        (root / "patterns" / f"n{n}.md").write_text(
+            f"---\nid: m-{n}\ntype: learning\ntitle: Note {n}\ntags: [db, ops]\ncreated_at: 2026-10-0{n + 1}T12:00:00Z\n"
+            f"---\nThe cache was cold on Monday. It warmed by noon. Note {n} links [[n{(n + 1) % 6}]].\n")
+    (root / "patterns" / "guide.md").write_text(f"---\nid: m-guide\ntitle: Guide\n---\n{LONG}\n")
+
+
+def test_a_memory_read_back_from_the_manifest_equals_the_memory_written():
+    memory = Memory(
+        id="m-1", path="notes/a.md", collection="notes", type="pattern", title="A", body="Body text.\n",
+        tags=("db",), created_at=datetime(2026, 10, 1, 12, tzinfo=timezone.utc), uses=3,
+        frontmatter=MappingProxyType({"id": "m-1", "title": "A", "tags": ["db"], "due": date(2026, 11, 2),
+                                      "nested": {"a": [1, {"b": datetime(2026, 1, 1)}], "$dt": "not a tag"},
+                                      "created_at": datetime(2026, 10, 1, 12, tzinfo=timezone.utc)}),
+        content_hash="ab" * 32, body_hash="cd" * 32,
+    )
+    decoded = decode_memory(encode_memory(memory))
+    assert decoded == memory
+    assert dict(decoded.frontmatter) == dict(memory.frontmatter)
+    assert isinstance(decoded.frontmatter["due"], date) and isinstance(decoded.frontmatter["nested"]["a"][1]["b"], datetime)
+    assert isinstance(decoded.tags, tuple) and isinstance(decoded.frontmatter["tags"], list)
+
+
+def test_strings_many_memories_repeat_are_held_once_after_a_load(tmp_path):
+    root = tmp_path / "vault"
+    write_vault(root)
+    open_index(root).close()
+    manifest = Manifest(Layout(root).current() / "manifest.sqlite")
+    entries = [e for e in manifest.entries() if e.memory is not None and e.memory.id.startswith("m-") and e.memory.id != "m-guide"]
+    manifest.close()
+    first, second = entries[0], entries[1]
+    assert first.memory.type is second.memory.type and first.memory.collection is second.memory.collection
+    assert next(iter(first.memory.frontmatter)) is next(iter(second.memory.frontmatter))  # the key "id"
+    assert first.memory.frontmatter["title"] is first.memory.title  # a field as written: one object for both
+    assert first.content_hash is first.memory.content_hash and first.path is first.memory.path
+    roles = [role for entry in entries for _, _, role in entry.units if role == "sentence"]
+    assert len(roles) > 2 and all(role is roles[0] for role in roles)
+    chunks = {id(chunk) for _, chunk, _ in first.units}
+    assert len(chunks) == 1 and first.units[0][1] is first.chunk_ids[0]
+
+
+def test_a_cold_open_owns_the_chunks_and_units_the_writer_owned_and_chunks_only_long_memories(tmp_path, monkeypatch):
+    root = tmp_path / "vault"
+    write_vault(root)
+    writer = open_index(root)
+    written = state(writer)
+    headings = {heading for _, (_, heading) in writer._chunk_owner.items()}
+    assert {"Part 0", "Part 1", "Part 2"} <= headings  # the long memory's chunks have headings to get right
+    chunked: list[str] = []
+    real = chunking.chunks_for
+    monkeypatch.setattr(index_module, "chunks_for", lambda memory, *rest: chunked.append(memory.id) or real(memory, *rest))
+    reader = Index(Vault(root), writer.embedder, writer.generation, writable=False)
+    assert chunked == ["m-guide"]
+    assert state(reader) == written
+    reader.close()
+    writer.close()
