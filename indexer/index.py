@@ -441,9 +441,9 @@ class Index:
                     progress("reading", done, len(candidates))
             self._name_duplicate_holders(batch)
             self._chunk(batch)
+            big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
             with disk_full(self.generation):
                 self._apply(batch, report, later, progress)
-            big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
             del batch
             if big:
                 release_free_memory()
@@ -712,8 +712,8 @@ class Index:
             if embed_hash != entry.embed_hash:
                 batch.removed_units.update(entry.unit_ids)
                 batch.embed.extend(units)
-            if keyword_hash != entry.keyword_hash:
-                batch.keyword_docs[memory_id] = (memory, chunks)
+            if keyword_hash != entry.keyword_hash:  # the documents need no units: their texts go once embedded
+                batch.keyword_docs[memory_id] = (memory, [replace(c, units=()) for c in chunks])
             if memory_id in batch.placed or embed_hash != entry.embed_hash or keyword_hash != entry.keyword_hash:
                 new = replace(entry, chunk_ids=tuple(c.chunk_id for c in chunks), embed_hash=embed_hash,
                               units=tuple((u.unit_id, u.chunk_id, u.role) for u in units), keyword_hash=keyword_hash)
@@ -768,19 +768,25 @@ class Index:
     def _vectors_now(self, units: list[Unit], left: list[Unit], later: bool = False,
                      progress: Progress | None = None) -> Iterator[tuple[list[Unit], np.ndarray]]:
         """The units to give vectors in this sync with their vectors, one slice of at most EMBED_SLICE
-        units at a time; the units left for the backfill are appended to `left`. A build embeds the whole
+        units at a time; the units left for the backfill are appended to `left`; `units` is emptied (each slice
+        is let go once given). A build embeds the whole
         vault in one sync, and a slice is embedded only when the one before is in FAISS: holding every
         slice until all were embedded was a second copy of the vault's vectors at the build's peak (1 GB
         at 100k memories; bench/README, issue 32). Embedded shortest first: a slice's batches hold texts
         of about one length (little padding), and a progress bar moves after each."""
         defer = self.defer_embedding and (later or len(units) > DEFER_ABOVE)
-        ordered = units if defer else sorted(units, key=lambda u: len(u.text))
-        for start in range(0, len(ordered), EMBED_SLICE):
-            part = ordered[start:start + EMBED_SLICE]
+        ordered = units.copy() if defer else sorted(units, key=lambda u: len(u.text))
+        units.clear()  # taken over: a slice's units and their texts go once it is in FAISS, not at the sync's end
+        slices = [ordered[start:start + EMBED_SLICE] for start in range(0, len(ordered), EMBED_SLICE)]
+        total, done = len(ordered), 0
+        del ordered
+        for n in range(len(slices)):
+            part, slices[n] = slices[n], []
+            done += len(part)
             if not defer:
                 yield part, self.embedder.embed([u.text for u in part])
                 if progress:
-                    progress("embedding", start + len(part), len(ordered))
+                    progress("embedding", done, total)
                 continue
             known = self.embedder.cached([u.text for u in part])  # already embedded once: free now
             left += [u for i, u in enumerate(part) if i not in known]
@@ -878,7 +884,10 @@ class Index:
         for memory_id in sorted(batch.placed):
             self._graph.upsert(self._memories[memory_id])
         if batch.keyword_docs or batch.removed_ids:
-            self._write_keywords(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
+            docs, removed = list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs)
+            batch.keyword_docs.clear()  # the chunks' texts go once Whoosh holds them, before the manifest is written
+            self._write_keywords(docs, removed)
+            del docs
         if batch.removed_units or added:
             self._vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors
         if batch.entries or batch.deleted_paths:

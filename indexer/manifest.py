@@ -82,7 +82,9 @@ class Manifest:
         with self.transaction():
             self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in deleted_paths])
             self._db.executemany(
-                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [_row(e) for e in upserts]
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                # Rows encoded one at a time: a list of them was a second copy of a build's every memory as JSON.
+                (_row(e) for e in upserts),
             )
 
     def transaction(self) -> "_Transaction":
