@@ -152,7 +152,7 @@ class Index:
         self._chunk_owner = Owners()  # chunk id -> (memory id, heading)
         self._unit_owner = Owners()  # unit id (a vector in FAISS) -> (memory id, role)
         # Memory ids as tuples, not sets (holders.py).
-        self.by_dedup_key: dict[str, tuple[str, ...]] = {}  # normalized text + type -> memory ids
+        self.by_dedup_key: dict[bytes, tuple[str, ...]] = {}  # digest of normalized text + type -> memory ids
         self.previous_key: dict[str, str] = {}  # memory id -> identity key of the memory it names as previous
         self._duplicates: set[str] | None = None  # paths whose entry names a duplicated id; None = not yet known
         self.pointed_by: dict[str, tuple[str, ...]] = {}  # identity key -> ids of the memories naming it as previous
@@ -388,7 +388,7 @@ class Index:
 
     def find_duplicate(self, text: str, memory_type: str) -> Memory | None:
         """An indexed memory with the same normalized text and type, if any (the oldest id wins)."""
-        twins = sorted(self.by_dedup_key.get(dedup_key(text, memory_type), ()))
+        twins = sorted(self.by_dedup_key.get(_dedup_digest(text, memory_type), ()))
         return self._memories[twins[0]] if twins else None
 
     def problems(self) -> list[Problem]:
@@ -665,7 +665,7 @@ class Index:
     def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
         self._forget(memory.id, touched)
         self._memories[memory.id] = memory
-        hold(self.by_dedup_key, dedup_key(memory.body, memory.type), memory.id)
+        hold(self.by_dedup_key, _dedup_digest(memory.body, memory.type), memory.id)
         self.path_of[identity_key(memory.id)] = memory.path
         key = previous_key(memory)
         if key is not None:
@@ -678,7 +678,7 @@ class Index:
         memory = self._memories.pop(memory_id, None)
         if memory is None:
             return
-        let_go(self.by_dedup_key, dedup_key(memory.body, memory.type), memory_id)
+        let_go(self.by_dedup_key, _dedup_digest(memory.body, memory.type), memory_id)
         if self.path_of.get(identity_key(memory_id)) == memory.path:
             del self.path_of[identity_key(memory_id)]
         key = self.previous_key.pop(memory_id, None)
@@ -919,6 +919,11 @@ def _let_go(lock: threading.RLock) -> int:
 
 def _names_duplicate(entry: Entry) -> bool:
     return entry.memory is not None and is_duplicate_id_reason(entry.reason)
+
+
+def _dedup_digest(text: str, memory_type: str) -> bytes:
+    """The dedup key as 16 bytes (49 bytes an object, the hex string's 113): a table entry per memory."""
+    return bytes.fromhex(dedup_key(text, memory_type)[:32])
 
 
 def _chunk_headings(entry: Entry) -> Iterable[tuple[int, tuple[str, str]]]:

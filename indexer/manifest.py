@@ -18,6 +18,8 @@ from typing import Any, Iterator
 
 from vault.model import Memory
 
+from .interned import shared
+
 SCHEMA_VERSION = 9
 
 
@@ -125,23 +127,6 @@ def _entry(row: tuple[Any, ...]) -> Entry:
         tuple((int(u), one_chunk.get(c, c), shared(str(r))) for u, c, r in json.loads(units or "[]")),
         keyword_hash or "",
     )
-
-
-# --- strings that repeat across memories (frontmatter keys, collections, types, unit roles), held once ---
-
-_SHARED: dict[str, str] = {}
-SHARED_MAX = 10_000  # distinct strings kept; past it a string is held per memory again (a vault of odd keys)
-SHARED_LONGEST = 40
-
-
-def shared(text: str) -> str:
-    """One object for a short string that many memories repeat (a decoded JSON string is a fresh object)."""
-    found = _SHARED.get(text)
-    if found is not None:
-        return found
-    if len(text) <= SHARED_LONGEST and len(_SHARED) < SHARED_MAX:
-        _SHARED[text] = text
-    return text
 
 
 # --- a lossless JSON form of Memory (datetimes and dates tagged so they come back as such) ---

@@ -76,3 +76,17 @@ def test_a_cold_open_owns_the_chunks_and_units_the_writer_owned_and_chunks_only_
     assert state(reader) == written
     reader.close()
     writer.close()
+
+
+def test_the_tables_keyed_by_a_memory_hold_its_own_strings_and_a_short_digest(tmp_path):
+    root = tmp_path / "vault"
+    write_vault(root)
+    index = open_index(root)
+    memory = index.memory("m-1")
+    key = next(k for k in index.path_of if k == "m-1")
+    assert key is memory.id  # a lower-case id is its own identity key: no second copy per table
+    assert all(isinstance(k, bytes) and len(k) == 16 for k in index.by_dedup_key)
+    assert index.find_duplicate(memory.body.upper(), memory.type) is memory
+    records = list(index.links._records.values())
+    assert records[0].folder is records[1].folder == "patterns"
+    index.close()
