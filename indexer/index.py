@@ -47,7 +47,6 @@ from .keyword import KeywordFilter, KeywordHit, KeywordIndex
 from .keyword import signature as keyword_signature
 from .manifest import Entry, Manifest
 from .owners import Owners
-from .packed_units import PackedUnits
 from .vectors import VectorIndex
 
 log = logging.getLogger("memdir.index")
@@ -321,11 +320,11 @@ class Index:
     def all_entries(self) -> ValuesView[Entry]:
         return self._entries.values()
 
-    def units_of(self, memory_id: str) -> PackedUnits:
+    def units_of(self, memory_id: str) -> tuple[tuple[int, int, str], ...]:
         """(unit id, chunk id, role) of every vector of an indexed memory; () for an unknown id."""
         memory = self._memories.get(memory_id)
         entry = self._entries.get(memory.path) if memory else None
-        return entry.units if entry else PackedUnits()
+        return entry.units if entry else ()
 
     def unit_owner(self, unit_id: int) -> tuple[str, str] | None:
         """(memory id, role) of a unit (a vector), if it is indexed."""

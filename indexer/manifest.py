@@ -19,9 +19,6 @@ from typing import Any, Iterator
 from vault.model import Memory
 
 from .interned import shared
-from .packed_units import PackedUnits, packed
-
-_NO_UNITS = PackedUnits()
 
 SCHEMA_VERSION = 9
 
@@ -38,16 +35,12 @@ class Entry:
     line: int | None = None
     reason: str | None = None  # why the file is not indexed
     memory: Memory | None = None
-    units: PackedUnits = _NO_UNITS  # (unit id, chunk id, role) of every vector in FAISS; given as tuples, packed
+    units: tuple[tuple[int, int, str], ...] = ()  # (unit id, chunk id, role) of every vector in FAISS
     keyword_hash: str = ""  # hash of the memory's keyword documents; equal → no rewrite
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.units, PackedUnits):
-            object.__setattr__(self, "units", packed(self.units) if self.units else _NO_UNITS)
 
     @property
     def unit_ids(self) -> tuple[int, ...]:
-        return self.units.ids()
+        return tuple(unit for unit, _, _ in self.units)
 
 
 class Manifest:
@@ -127,9 +120,12 @@ def _entry(row: tuple[Any, ...]) -> Entry:
         path = decoded.path if decoded.path == path else path
         memory_id = decoded.id if decoded.id == memory_id else memory_id
         content_hash = decoded.content_hash if decoded.content_hash == content_hash else content_hash
+    chunks = tuple(json.loads(chunk_ids or "[]"))
+    one_chunk = {c: c for c in chunks}  # each unit names its chunk: the chunk's int, not one int per unit
     return Entry(
-        path, size, mtime_ns, content_hash, memory_id, tuple(json.loads(chunk_ids or "[]")), embed_hash or "", line,
-        reason, decoded, packed((int(u), int(c), str(r)) for u, c, r in json.loads(units or "[]")), keyword_hash or "",
+        path, size, mtime_ns, content_hash, memory_id, chunks, embed_hash or "", line, reason, decoded,
+        tuple((int(u), one_chunk.get(c, c), shared(str(r))) for u, c, r in json.loads(units or "[]")),
+        keyword_hash or "",
     )
 
 

@@ -3,8 +3,6 @@ repeated strings held once, and no memory chunked again only to learn the owners
 
 from __future__ import annotations
 
-import sys
-from dataclasses import replace
 from datetime import date, datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
@@ -12,8 +10,7 @@ from types import MappingProxyType
 from indexer import chunking, index as index_module
 from indexer.generations import Layout
 from indexer.index import Index
-from indexer.manifest import Entry, Manifest, decode_memory, encode_memory
-from indexer.packed_units import PackedUnits
+from indexer.manifest import Manifest, decode_memory, encode_memory
 from vault import Memory, Vault
 
 from .helpers import open_index, state
@@ -60,6 +57,8 @@ def test_strings_many_memories_repeat_are_held_once_after_a_load(tmp_path):
     assert first.content_hash is first.memory.content_hash and first.path is first.memory.path
     roles = [role for entry in entries for _, _, role in entry.units if role == "sentence"]
     assert len(roles) > 2 and all(role is roles[0] for role in roles)
+    chunks = {id(chunk) for _, chunk, _ in first.units}
+    assert len(chunks) == 1 and first.units[0][1] is first.chunk_ids[0]
 
 
 def test_a_cold_open_owns_the_chunks_and_units_the_writer_owned_and_chunks_only_long_memories(tmp_path, monkeypatch):
@@ -91,13 +90,3 @@ def test_the_tables_keyed_by_a_memory_hold_its_own_strings_and_a_short_digest(tm
     records = list(index.links._records.values())
     assert records[0].folder is records[1].folder == "patterns"
     index.close()
-
-
-def test_an_entrys_units_packed_read_back_as_the_tuples_given():
-    rows = ((2**62 + 5, 7, "whole"), (-3, 7, "sentence"), (11, 2**63 - 1, "previous"))
-    entry = Entry("a.md", 1, 2, "h", "m-1", units=rows)
-    assert isinstance(entry.units, PackedUnits) and entry.units == rows and tuple(entry.units) == rows
-    assert entry.unit_ids == (2**62 + 5, -3, 11) and entry.units[1] == rows[1] and len(entry.units) == 3
-    assert entry == Entry("a.md", 1, 2, "h", "m-1", units=list(rows)) and hash(entry) == hash(replace(entry))
-    assert not Entry("b.md", 1, 2, "h", None).units and Entry("b.md", 1, 2, "h", None).unit_ids == ()
-    assert sys.getsizeof(entry.units) + sys.getsizeof(entry.units._data) < 200  # the tuples: ~400 bytes
