@@ -152,7 +152,9 @@ class Index:
         self._chunk_owner = Owners()  # chunk id -> (memory id, heading)
         self._unit_owner = Owners()  # unit id (a vector in FAISS) -> (memory id, role)
         # Memory ids as tuples, not sets (holders.py).
-        self.by_dedup_key: dict[bytes, tuple[str, ...]] = {}  # digest of normalized text + type -> memory ids
+        # Digest of normalized text + type -> memory ids; made on the first duplicate asked for, not at the open
+        # (normalizing and hashing every body was an eighth of a cold open's CPU).
+        self._by_dedup_key: dict[bytes, tuple[str, ...]] | None = None
         self.previous_key: dict[str, str] = {}  # memory id -> identity key of the memory it names as previous
         self._duplicates: set[str] | None = None  # paths whose entry names a duplicated id; None = not yet known
         self.pointed_by: dict[str, tuple[str, ...]] = {}  # identity key -> ids of the memories naming it as previous
@@ -385,6 +387,16 @@ class Index:
         if path is None:
             raise NotFoundError(f"no memory with id {memory_id!r}")
         return self._memories[self._entries[path].memory_id]  # type: ignore[index]
+
+    @property
+    def by_dedup_key(self) -> dict[bytes, tuple[str, ...]]:
+        with self.lock:
+            if self._by_dedup_key is None:
+                table: dict[bytes, tuple[str, ...]] = {}
+                for memory in self._memories.values():
+                    hold(table, _dedup_digest(memory.body, memory.type), memory.id)
+                self._by_dedup_key = table
+            return self._by_dedup_key
 
     def find_duplicate(self, text: str, memory_type: str) -> Memory | None:
         """An indexed memory with the same normalized text and type, if any (the oldest id wins)."""
@@ -665,7 +677,8 @@ class Index:
     def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
         self._forget(memory.id, touched)
         self._memories[memory.id] = memory
-        hold(self.by_dedup_key, _dedup_digest(memory.body, memory.type), memory.id)
+        if self._by_dedup_key is not None:
+            hold(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory.id)
         self.path_of[identity_key(memory.id)] = memory.path
         key = previous_key(memory)
         if key is not None:
@@ -678,7 +691,8 @@ class Index:
         memory = self._memories.pop(memory_id, None)
         if memory is None:
             return
-        let_go(self.by_dedup_key, _dedup_digest(memory.body, memory.type), memory_id)
+        if self._by_dedup_key is not None:
+            let_go(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory_id)
         if self.path_of.get(identity_key(memory_id)) == memory.path:
             del self.path_of[identity_key(memory_id)]
         key = self.previous_key.pop(memory_id, None)

@@ -90,3 +90,38 @@ def test_the_tables_keyed_by_a_memory_hold_its_own_strings_and_a_short_digest(tm
     records = list(index.links._records.values())
     assert records[0].folder is records[1].folder == "patterns"
     index.close()
+
+
+def test_a_cold_open_hashes_no_body_for_duplicates_until_one_is_asked_for(tmp_path, monkeypatch):
+    root = tmp_path / "vault"
+    write_vault(root)
+    writer = open_index(root)
+    hashed: list[str] = []
+    real = index_module.dedup_key
+    monkeypatch.setattr(index_module, "dedup_key", lambda text, kind: hashed.append(text) or real(text, kind))
+    reader = Index(Vault(root), writer.embedder, writer.generation, writable=False)
+    assert hashed == []
+    twin = reader.memory("m-2")
+    assert reader.find_duplicate(twin.body.lower(), twin.type) is twin
+    assert len(hashed) == reader.memory_count() + 1  # every body once, then the text asked about
+    reader.close()
+    writer.close()
+
+
+def test_duplicates_are_found_the_same_after_changes_whether_the_table_was_made_before_or_after(tmp_path):
+    root = tmp_path / "vault"
+    write_vault(root)
+    early = open_index(root)
+    assert early.find_duplicate("nothing like it", "learning") is None  # the table made now, kept up to date
+    (root / "patterns" / "n1.md").unlink()
+    (root / "patterns" / "n9.md").write_text("---\nid: m-9\ntype: learning\n---\nA brand new fact.\n")
+    early.sync()
+    late = Index(Vault(root), early.embedder, early.generation, writable=False)
+    for index in (early, late):
+        assert index.find_duplicate("a BRAND new fact", "learning").id == "m-9"
+        assert index.find_duplicate("The cache was cold on Monday. It warmed by noon. Note 1 links [[n2]].",
+                                    "learning") is None
+        assert index.find_duplicate("The cache was cold on Monday. It warmed by noon. Note 2 links [[n3]].",
+                                    "learning").id == "m-2"
+    late.close()
+    early.close()
