@@ -45,7 +45,7 @@ from .holders import hold, let_go
 from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex
 from .keyword import signature as keyword_signature
-from .manifest import Entry, Manifest
+from .manifest import Entry, Manifest, compacted
 from .owners import Owners
 from .vectors import VectorIndex
 
@@ -595,6 +595,7 @@ class Index:
 
     def _index_memory(self, rel: str, memory: Memory, previous: Entry | None, size: int, mtime_ns: int,
                       batch: _Batch, report: SyncReport) -> None:
+        memory = compacted(memory)  # held as long as it is indexed: its repeated strings once, as after a load
         if previous is not None and previous.memory_id and identity_key(previous.memory_id) != identity_key(memory.id):
             self._unindex(previous, batch)
             previous = None
@@ -613,7 +614,8 @@ class Index:
         # Chunked at the end of the sync, when every neighbour is known. Until then the entry keeps
         # what the indices hold for this file, so an unindex in between removes exactly that.
         kept = previous if previous is not None and previous.reason is None else None
-        entry = Entry(rel, size, mtime_ns, memory.content_hash, memory.id, kept.chunk_ids if kept else (),
+        entry = Entry(memory.path if memory.path == rel else rel, size, mtime_ns, memory.content_hash, memory.id,
+                      kept.chunk_ids if kept else (),
                       kept.embed_hash if kept else "", memory=memory, units=kept.units if kept else (),
                       keyword_hash=kept.keyword_hash if kept else "")
         batch.placed.add(memory.id)

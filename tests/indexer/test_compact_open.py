@@ -125,3 +125,14 @@ def test_duplicates_are_found_the_same_after_changes_whether_the_table_was_made_
                                     "learning").id == "m-2"
     late.close()
     early.close()
+
+
+def test_memories_a_sync_reads_from_their_files_hold_repeated_strings_once_too(tmp_path):
+    root = tmp_path / "vault"
+    write_vault(root)
+    index = open_index(root)  # built by a sync: every memory parsed from its file, none decoded
+    first, second = index.memory("m-0"), index.memory("m-1")
+    assert first.type is second.type and next(iter(first.frontmatter)) is next(iter(second.frontmatter))
+    assert first.frontmatter["title"] is first.title and index.entry(first.path).path is first.path
+    assert first == index.vault.load(first.path)  # equal to the memory as parsed, field for field
+    index.close()
