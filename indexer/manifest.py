@@ -185,8 +185,13 @@ def _held_once(data: dict[str, Any], front: dict[str, Any]) -> Memory:
         if isinstance(value, str):
             data[name] = shared(value)
     for name, value in front.items():  # a field as written in the frontmatter: one object for both
-        if name in data and type(data[name]) is type(value) and data[name] == value:
-            front[name] = data[name]
+        if name not in data:
+            continue
+        mine = data[name]
+        if type(mine) is type(value) and mine == value:
+            front[name] = mine
+        elif isinstance(value, list) and isinstance(mine, tuple) and mine == tuple(value):
+            data[name] = tuple(value)  # tags: the frontmatter's list and the field's tuple hold the same strings
     data["frontmatter"] = MappingProxyType(front)
     return Memory(**data)
 
