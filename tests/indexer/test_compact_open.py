@@ -7,7 +7,9 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
 
-from indexer import chunking, index as index_module
+import pytest
+
+from indexer import index as index_module
 from indexer.generations import Layout
 from indexer.index import Index
 from indexer.manifest import Manifest, decode_memory, encode_memory
@@ -27,6 +29,22 @@ def write_vault(root: Path) -> None:
     (root / "patterns" / "guide.md").write_text(f"---\nid: m-guide\ntitle: Guide\n---\n{LONG}\n")
 
 
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A vault of six short notes that link in a ring, and one long sectioned guide."""
+    folder = tmp_path / "vault"
+    write_vault(folder)
+    return folder
+
+
+def calls_to(monkeypatch, name: str) -> list:
+    """The first argument of every call the index module makes to one of the functions it imported."""
+    seen: list = []
+    real = getattr(index_module, name)
+    monkeypatch.setattr(index_module, name, lambda first, *rest: seen.append(first) or real(first, *rest))
+    return seen
+
+
 def test_a_memory_read_back_from_the_manifest_equals_the_memory_written():
     memory = Memory(
         id="m-1", path="notes/a.md", collection="notes", type="pattern", title="A", body="Body text.\n",
@@ -43,9 +61,7 @@ def test_a_memory_read_back_from_the_manifest_equals_the_memory_written():
     assert isinstance(decoded.tags, tuple) and isinstance(decoded.frontmatter["tags"], list)
 
 
-def test_strings_many_memories_repeat_are_held_once_after_a_load(tmp_path):
-    root = tmp_path / "vault"
-    write_vault(root)
+def test_strings_many_memories_repeat_are_held_once_after_a_load(root):
     open_index(root).close()
     manifest = Manifest(Layout(root).current() / "manifest.sqlite")
     entries = [e for e in manifest.entries() if e.memory is not None and e.memory.id.startswith("m-") and e.memory.id != "m-guide"]
@@ -61,26 +77,20 @@ def test_strings_many_memories_repeat_are_held_once_after_a_load(tmp_path):
     assert len(chunks) == 1 and first.units[0][1] is first.chunk_ids[0]
 
 
-def test_a_cold_open_owns_the_chunks_and_units_the_writer_owned_and_chunks_only_long_memories(tmp_path, monkeypatch):
-    root = tmp_path / "vault"
-    write_vault(root)
+def test_a_cold_open_owns_the_chunks_and_units_the_writer_owned_and_chunks_only_long_memories(root, monkeypatch):
     writer = open_index(root)
     written = state(writer)
     headings = {heading for _, (_, heading) in writer._chunk_owner.items()}
     assert {"Part 0", "Part 1", "Part 2"} <= headings  # the long memory's chunks have headings to get right
-    chunked: list[str] = []
-    real = chunking.chunks_for
-    monkeypatch.setattr(index_module, "chunks_for", lambda memory, *rest: chunked.append(memory.id) or real(memory, *rest))
+    chunked = calls_to(monkeypatch, "chunks_for")
     reader = Index(Vault(root), writer.embedder, writer.generation, writable=False)
-    assert chunked == ["m-guide"]
+    assert [memory.id for memory in chunked] == ["m-guide"]
     assert state(reader) == written
     reader.close()
     writer.close()
 
 
-def test_the_tables_keyed_by_a_memory_hold_its_own_strings_and_a_short_digest(tmp_path):
-    root = tmp_path / "vault"
-    write_vault(root)
+def test_the_tables_keyed_by_a_memory_hold_its_own_strings_and_a_short_digest(root):
     index = open_index(root)
     memory = index.memory("m-1")
     key = next(k for k in index.path_of if k == "m-1")
@@ -92,13 +102,9 @@ def test_the_tables_keyed_by_a_memory_hold_its_own_strings_and_a_short_digest(tm
     index.close()
 
 
-def test_a_cold_open_hashes_no_body_for_duplicates_until_one_is_asked_for(tmp_path, monkeypatch):
-    root = tmp_path / "vault"
-    write_vault(root)
+def test_a_cold_open_hashes_no_body_for_duplicates_until_one_is_asked_for(root, monkeypatch):
     writer = open_index(root)
-    hashed: list[str] = []
-    real = index_module.dedup_key
-    monkeypatch.setattr(index_module, "dedup_key", lambda text, kind: hashed.append(text) or real(text, kind))
+    hashed = calls_to(monkeypatch, "dedup_key")
     reader = Index(Vault(root), writer.embedder, writer.generation, writable=False)
     assert hashed == []
     twin = reader.memory("m-2")
@@ -108,9 +114,7 @@ def test_a_cold_open_hashes_no_body_for_duplicates_until_one_is_asked_for(tmp_pa
     writer.close()
 
 
-def test_duplicates_are_found_the_same_after_changes_whether_the_table_was_made_before_or_after(tmp_path):
-    root = tmp_path / "vault"
-    write_vault(root)
+def test_duplicates_are_found_the_same_after_changes_whether_the_table_was_made_before_or_after(root):
     early = open_index(root)
     assert early.find_duplicate("nothing like it", "learning") is None  # the table made now, kept up to date
     (root / "patterns" / "n1.md").unlink()
@@ -127,9 +131,7 @@ def test_duplicates_are_found_the_same_after_changes_whether_the_table_was_made_
     early.close()
 
 
-def test_memories_a_sync_reads_from_their_files_hold_repeated_strings_once_too(tmp_path):
-    root = tmp_path / "vault"
-    write_vault(root)
+def test_memories_a_sync_reads_from_their_files_hold_repeated_strings_once_too(root):
     index = open_index(root)  # built by a sync: every memory parsed from its file, none decoded
     first, second = index.memory("m-0"), index.memory("m-1")
     assert first.type is second.type and next(iter(first.frontmatter)) is next(iter(second.frontmatter))
