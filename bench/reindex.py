@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -29,8 +30,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
+# `--code CHECKOUT` measures another checkout's memdir with this bench (before and after in one session)
+CODE = Path(sys.argv[sys.argv.index("--code") + 1]).resolve() if "--code" in sys.argv[:-1] else REPO
+sys.path.insert(0, str(CODE))
+sys.path.insert(0, str(CODE / "bench"))  # its locomo.py and speed.py put their own checkout first on the path
 
 from locomo import DEFAULT_DATA, memory_id, turn_text, turns_of  # noqa: E402
 from speed import generate, percentile  # noqa: E402
@@ -86,11 +89,25 @@ def fresh(embedder_name: str, data: Path, limit: int | None) -> dict:
             "cpu_s": round(cpu, 1), "memories_per_cpu_s": round(report.memories / cpu, 1)}
 
 
-def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path) -> dict:
+def built_base(root: Path, base: int, data: Path, embedder: CachedEmbedder, keep: Path | None) -> None:
+    """Write the base vault at `root`, indexed; with `keep`, a copy built once there is reused (a 100k
+    build takes minutes; the pull, not the build, is measured)."""
+    if keep is not None and (keep / ".memdir").is_dir():
+        shutil.copytree(keep, root, symlinks=True)
+        return
+    generate(root, base, data)
+    Index.open(Vault(root), embedder).close()
+    if keep is not None:
+        shutil.copytree(root, keep, symlinks=True)
+
+
+def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path, keep: Path | None = None,
+         timeline: bool = False) -> dict:
     with tempfile.TemporaryDirectory(prefix="memdir-pull-") as tmp:
         root = Path(tmp) / "vault"
-        generate(root, base, data)
         embedder = CachedEmbedder(make_embedder(embedder_name), cache)
+        built_base(root, base, data, embedder, keep)
+        events = watch_events() if timeline else None
         index = Index.open(Vault(root), embedder, defer_embedding=True)
         searcher = Searcher(index, SearchSettings(embedder=embedder_name))
         stamp = f"{time.time_ns():x}"  # new texts every run: none of them is in the cache yet
@@ -119,7 +136,13 @@ def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path) -> 
             idle = list(latencies)
             latencies.clear()
             started = time.perf_counter()
+            cpu = time.process_time()
+            if events is not None:
+                events.clear()
+                events.append((time.perf_counter(), "pull written: start"))
             write(root, files)
+            if events is not None:
+                events.append((time.perf_counter(), "pull written: end"))
             last = f"number{count - 1}"
             searchable = None
             while searchable is None and time.perf_counter() - started < 600:
@@ -129,8 +152,10 @@ def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path) -> 
                     searchable = time.perf_counter() - started
                 else:
                     live.wait_for_sync(seen, 5)
+            keyword_cpu = time.process_time() - cpu
             live.backfill.wait_done(3600)
             embedded = time.perf_counter() - started
+            cpu = time.process_time() - cpu
             stop.set()
             searcher_thread.join()
         index.close()
@@ -139,7 +164,36 @@ def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path) -> 
             "embedded_s": round(embedded, 1), "memories_per_s": round(count / embedded, 1),
             "search_idle_p50_ms": round(statistics.median(idle), 1) if idle else None,
             "search_p50_ms": round(statistics.median(latencies), 1), "search_p95_ms": round(percentile(latencies, 0.95), 1),
-            "search_max_ms": round(max(latencies), 1), "searches": len(latencies)}
+            "search_max_ms": round(max(latencies), 1), "searches": len(latencies),
+            # CPU seconds of the whole process (every thread) until keyword-searchable and until embedded
+            "keyword_cpu_s": round(keyword_cpu, 1), "cpu_s": round(cpu, 1),
+            **({"timeline": [f"{t - started:7.2f} s  {name}" for t, name in events]} if events is not None else {})}
+
+
+def watch_events() -> list[tuple[float, str]]:
+    """Wrap the sync and the keyword write to note when each began and ended (`--timeline`)."""
+    from indexer.keyword import KeywordIndex
+    events: list[tuple[float, str]] = []
+
+    def noted(owner: type, name: str, describe) -> None:  # type: ignore[no-untyped-def]
+        inner = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+            label = f"{owner.__name__}.{name}({describe(*args, **kwargs)})"
+            events.append((time.perf_counter(), label + ": start"))
+            cpu = time.thread_time()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                events.append((time.perf_counter(), f"{label}: end, {time.thread_time() - cpu:.2f} s CPU in its thread"))
+        setattr(owner, name, wrapper)
+
+    noted(Index, "sync", lambda self, paths=None, **_: "all" if paths is None else f"{len(list(paths))} paths")
+    noted(KeywordIndex, "replace", lambda self, docs, removed=(), **_: f"{len(docs)} memories")
+    for name in ("stage", "fold"):
+        if hasattr(KeywordIndex, name):
+            noted(KeywordIndex, name, lambda self, *a, **_: "")
+    return events
 
 
 def main() -> None:
@@ -152,13 +206,21 @@ def main() -> None:
     parser.add_argument("--pull", type=int, default=1000, help="pull: memories the pull brings")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "speed-embeddings.sqlite",
                         help="pull: the base vault's embedding cache (kept between runs)")
+    parser.add_argument("--code", type=Path, help="the memdir checkout to measure (default: this one)")
+    parser.add_argument("--keep-base", type=Path, help="pull: build the base vault once in this folder, copy it for each run")
+    parser.add_argument("--runs", type=int, default=1, help="pull: runs in a row (the median is printed too)")
+    parser.add_argument("--timeline", action="store_true", help="pull: when each sync and keyword write began and ended")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results = {}
     if args.mode in ("fresh", "all"):
         results["fresh"] = fresh(args.embedder, args.data, args.limit)
     if args.mode in ("pull", "all"):
-        results["pull"] = pull(args.embedder, args.data, args.base, args.pull, args.cache)
+        runs = [pull(args.embedder, args.data, args.base, args.pull, args.cache, args.keep_base, args.timeline)
+                for _ in range(args.runs)]
+        results["pull"] = runs[0] if len(runs) == 1 else {
+            "runs": runs, "median": {key: statistics.median(run[key] for run in runs)
+                                     for key, value in runs[0].items() if isinstance(value, (int, float))}}
     if args.json:
         print(json.dumps(results, indent=2))
     else:

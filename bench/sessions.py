@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -52,7 +53,8 @@ def prompts_of(vault: Path) -> list[str]:
     return [f"remind me what we know about {title.lower()} before I change it" for title in titles]
 
 
-def hook(root: Path, event: str, payload: dict) -> tuple[float, str]:
+def hook(root: Path, event: str, payload: dict) -> tuple[float, str, str]:
+    """Milliseconds from start to exit, the context given, and why none was (the hook's stderr, classified)."""
     started = time.perf_counter()
     result = subprocess.run([*hook_command(), "hook", event, "--vault", str(root)], input=json.dumps(payload).encode(),
                             capture_output=True, timeout=60)
@@ -60,7 +62,17 @@ def hook(root: Path, event: str, payload: dict) -> tuple[float, str]:
     context = ""
     if result.stdout.strip():
         context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
-    return elapsed, context
+    return elapsed, context, "context" if context else why_none(result.stderr.decode(errors="replace"))
+
+
+def why_none(stderr: str) -> str:
+    """A context-less prompt's reason: the server was opening the vault, did not answer in the hook's time, or
+    said something else; "none" when the hook said nothing (no server yet, or an answer without context)."""
+    if not stderr.strip():
+        return "none"
+    if "is opening" in stderr:
+        return "opening"
+    return "no answer" if "did not answer" in stderr else "other"
 
 
 def session(root: Path, number: int, turns: int, prompts: list[str], records: list[dict], lock: threading.Lock) -> None:
@@ -69,14 +81,14 @@ def session(root: Path, number: int, turns: int, prompts: list[str], records: li
     for turn in range(turns):
         prompt = prompts[(number * 7 + turn) % len(prompts)]
         at = time.monotonic()
-        ms, context = hook(root, "prompt", {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt,
+        ms, context, reason = hook(root, "prompt", {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt,
                                             "permission_mode": "default"})
         answer = (f"Session {number}, turn {turn}: I read the notes on this and changed the handler in "
                   f"module_{number}_{turn}.py accordingly, then ran the tests, which passed.")
         hook(root, "stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
                             "last_assistant_message": answer})
         with lock:
-            records.append({"session": sid, "at": at, "ms": ms, "context": bool(context)})
+            records.append({"session": sid, "at": at, "ms": ms, "context": bool(context), "reason": reason})
 
 
 def captured(root: Path, sessions: set[str]) -> int:
@@ -111,7 +123,9 @@ def phase(records: list[dict]) -> dict:
     if not records:
         return {"prompts": 0}
     ms = sorted(r["ms"] for r in records)
+    reasons = {reason: sum(r["reason"] == reason for r in records) for reason in ("none", "opening", "no answer", "other")}
     return {"prompts": len(records), "with_context": sum(r["context"] for r in records),
+            "without": {k: v for k, v in reasons.items() if v},
             "context_rate": round(sum(r["context"] for r in records) / len(records), 3),
             "p50_ms": round(statistics.median(ms), 1), "p95_ms": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 1)}
 
@@ -135,11 +149,15 @@ def run(mode: str, count: int, turns: int) -> dict:
             lock = threading.Lock()
             threads = [threading.Thread(target=session, args=(root, n, turns, prompts, records, lock)) for n in range(count)]
             started = time.monotonic()
+            children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the hook processes this run waits for
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
             wall = time.monotonic() - started
+            spent = resource.getrusage(resource.RUSAGE_CHILDREN)
+            hook_cpu_ms = 1000 * (spent.ru_utime + spent.ru_stime - children.ru_utime - children.ru_stime) \
+                / max(1, 2 * len(records))
             sids = {r["session"] for r in records}
             expected = len(records)
             deadline = time.monotonic() + 60
@@ -161,17 +179,19 @@ def run(mode: str, count: int, turns: int) -> dict:
             "first_5s": phase([r for r in records if r["at"] - first < EARLY_SECONDS]),
             "after_5s": phase([r for r in records if r["at"] - first >= EARLY_SECONDS]),
             "first_half": phase(records[:half]), "second_half": phase(records[half:]),
-            "captured": got, "expected": expected, "peak_rss": peaks}
+            "captured": got, "expected": expected, "hook_cpu_ms": round(hook_cpu_ms, 1), "peak_rss": peaks}
 
 
 def line(r: dict) -> str:
     def p(name: str) -> str:
         x = r[name]
-        return (f"{name} {x.get('with_context', 0)}/{x['prompts']} context, p50 {x.get('p50_ms')} p95 {x.get('p95_ms')} ms"
+        without = ", ".join(f"{k} {v}" for k, v in x.get("without", {}).items())
+        return (f"{name} {x.get('with_context', 0)}/{x['prompts']} context"
+                f"{f' (without: {without})' if without else ''}, p50 {x.get('p50_ms')} p95 {x.get('p95_ms')} ms"
                 if x["prompts"] else f"{name} -")
     return (f"{r['mode']:>4}, {r['sessions']} sessions x {r['turns']} turns ({r['wall_s']} s): {p('all')}\n"
             f"      {p('first_5s')}; {p('after_5s')}\n      {p('first_half')}; {p('second_half')}\n"
-            f"      captured {r['captured']}/{r['expected']}; peak RSS server {r['peak_rss']['server_mb']} MB, "
+            f"      captured {r['captured']}/{r['expected']}; CPU per hook process {r['hook_cpu_ms']} ms; peak RSS server {r['peak_rss']['server_mb']} MB, "
             f"host {r['peak_rss']['host_mb']} MB; CPU server {r['peak_rss']['server_cpu_s']} s, "
             f"host {r['peak_rss']['host_cpu_s']} s")
 

@@ -25,6 +25,7 @@ from vault.ids import identity_key
 from vault.model import Memory
 
 from .holders import hold, let_go
+from .interned import shared
 from .links import (
     LINKS_TO,
     MAX_LINKS,
@@ -404,7 +405,7 @@ class LinkGraph:
 
 
 def _record(memory: Memory) -> _Record:
-    folder = memory.path.rsplit("/", 1)[0] if "/" in memory.path else ""
+    folder = shared(memory.path.rsplit("/", 1)[0]) if "/" in memory.path else ""  # a collection, mostly
     path = memory.path[:-3] if memory.path.lower().endswith(".md") else memory.path
     return _Record(
         node=memory.id,

@@ -37,7 +37,7 @@ from vault.parse import sha256
 from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reason
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk
 
-from .chunking import WHOLE, Chunk, Neighbours, Unit, chunks_for, neighbour_text, pair_text, previous_key
+from .chunking import WHOLE, Chunk, Neighbours, Unit, chunk_id, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
 from .heap import release_free_memory
@@ -45,7 +45,7 @@ from .holders import hold, let_go
 from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex
 from .keyword import signature as keyword_signature
-from .manifest import Entry, Manifest
+from .manifest import Entry, Manifest, compacted
 from .owners import Owners
 from .vectors import VectorIndex
 
@@ -105,6 +105,14 @@ class _Read:
         return self.parsed
 
 
+@dataclass
+class _Walk:
+    """A walk of the whole vault made before a reconcile takes the lock (Index._read_ahead)."""
+
+    items: dict[str, Path | Skipped] = field(default_factory=dict)  # every file found
+    unchanged: set[str] = field(default_factory=set)  # ... of which these were as the manifest has them
+
+
 class Index:
     def __init__(self, vault: Vault, embedder: Embedder, generation: Path, *, writable: bool,
                  defer_embedding: bool = False) -> None:
@@ -152,14 +160,22 @@ class Index:
         self._chunk_owner = Owners()  # chunk id -> (memory id, heading)
         self._unit_owner = Owners()  # unit id (a vector in FAISS) -> (memory id, role)
         # Memory ids as tuples, not sets (holders.py).
-        self.by_dedup_key: dict[str, tuple[str, ...]] = {}  # normalized text + type -> memory ids
+        # Digest of normalized text + type -> memory ids; made on the first duplicate asked for, not at the open
+        # (normalizing and hashing every body was an eighth of a cold open's CPU).
+        self._by_dedup_key: dict[bytes, tuple[str, ...]] | None = None
         self.previous_key: dict[str, str] = {}  # memory id -> identity key of the memory it names as previous
         self._duplicates: set[str] | None = None  # paths whose entry names a duplicated id; None = not yet known
         self.pointed_by: dict[str, tuple[str, ...]] = {}  # identity key -> ids of the memories naming it as previous
+        chunk_rows: list[tuple[int, tuple[str, str]]] = []
+        unit_rows: list[tuple[int, tuple[str, str]]] = []
         for entry in self._entries.values():
             if entry.memory_id and entry.memory and entry.reason is None:
                 self._remember(entry.memory)
-                self._own(entry, chunks_for(entry.memory))
+                chunk_rows.extend(_chunk_headings(entry))
+                unit_rows.extend((unit, (entry.memory_id, role)) for unit, _, role in entry.units)
+        self._chunk_owner.update(chunk_rows)  # owned in one fold, not a fold every few thousand rows
+        self._unit_owner.update(unit_rows)
+        del chunk_rows, unit_rows
         self._graph = LinkGraph.build(self._memories.values())
         if len(self._entries) > RELEASE_AFTER:  # the manifest's decoded JSON and the chunks made to own them
             release_free_memory()
@@ -380,9 +396,19 @@ class Index:
             raise NotFoundError(f"no memory with id {memory_id!r}")
         return self._memories[self._entries[path].memory_id]  # type: ignore[index]
 
+    @property
+    def by_dedup_key(self) -> dict[bytes, tuple[str, ...]]:
+        with self.lock:
+            if self._by_dedup_key is None:
+                table: dict[bytes, tuple[str, ...]] = {}
+                for memory in self._memories.values():
+                    hold(table, _dedup_digest(memory.body, memory.type), memory.id)
+                self._by_dedup_key = table
+            return self._by_dedup_key
+
     def find_duplicate(self, text: str, memory_type: str) -> Memory | None:
         """An indexed memory with the same normalized text and type, if any (the oldest id wins)."""
-        twins = sorted(self.by_dedup_key.get(dedup_key(text, memory_type), ()))
+        twins = sorted(self.by_dedup_key.get(_dedup_digest(text, memory_type), ()))
         return self._memories[twins[0]] if twins else None
 
     def problems(self) -> list[Problem]:
@@ -423,35 +449,47 @@ class Index:
         started = time.perf_counter()
         report = SyncReport()
         paths = None if paths is None else list(paths)
-        read_ahead = self._read_ahead(paths)
+        forced = set(force_paths)
+        walked = _Walk() if paths is None and not deep and not forced else None
+        read_ahead = self._read_ahead(paths, walked)
         with self.lock:
             self._keyword_turn()
             batch = _Batch(read_ahead=read_ahead)
-            forced = set(force_paths)
-            candidates = self._candidates(paths)
+            candidates = self._candidates(paths, walked)
             for done, (rel, item) in enumerate(candidates, 1):
                 self._observe(rel, item, deep or rel in forced, batch, report)
                 if progress:
                     progress("reading", done, len(candidates))
             self._name_duplicate_holders(batch)
             self._chunk(batch)
+            big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
             with disk_full(self.generation):
                 self._apply(batch, report, later, progress)
-            big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
             del batch
             if big:
                 release_free_memory()
         report.seconds = time.perf_counter() - started
         return report
 
-    def _read_ahead(self, paths: list[str | Path] | None) -> dict[str, _Read]:
+    def _read_ahead(self, paths: list[str | Path] | None, walked: _Walk | None = None) -> dict[str, _Read]:
         """Read and parse the changed files of a big sync (the whole vault, or many paths: a pull) before it takes
         the index lock, so that searches do not wait for a thousand files to be read. A hint only: under the lock
-        each file is looked at again, and one that changed meanwhile is read again."""
+        each file is looked at again, and one that changed meanwhile is read again.
+
+        `walked` (a reconcile of the whole vault, not deep) receives every file of the walk, and which of them
+        were found as the manifest has them: under the lock only the others are looked at again. Walking and comparing 100k files
+        a second time under the lock made every search wait for it (tens of seconds at 100k memories on a loaded
+        machine, bench/README, issue 32 item 4). A file changed after this walk is in the watcher's next batch."""
         if paths is not None and len(paths) < READ_AHEAD_ABOVE:
             return {}
         if paths is None:
-            files = [p for p in walk(self.root) if isinstance(p, Path)]
+            files = []
+            for item in walk(self.root):
+                rel = relative(self.root, item) if isinstance(item, Path) else item.path
+                if walked is not None:
+                    walked.items[rel] = item
+                if isinstance(item, Path):
+                    files.append(item)
         else:
             files = [raw if isinstance(raw, Path) and raw.is_absolute() else self.root / str(raw) for raw in paths]
         ahead: dict[str, _Read] = {}
@@ -465,6 +503,8 @@ class Index:
                 continue
             previous = self._entries.get(rel)
             if previous is not None and (previous.size, previous.mtime_ns) == (info.st_size, info.st_mtime_ns):
+                if walked is not None and rel not in self._recheck:
+                    walked.unchanged.add(rel)  # as the manifest has it: not looked at again
                 continue
             checked_at = time.time_ns()
             data = atomic.read_bytes(path)
@@ -477,7 +517,12 @@ class Index:
             ahead[rel] = _Read(info.st_size, info.st_mtime_ns, checked_at, data, parsed)
         return ahead
 
-    def _candidates(self, paths: Iterable[str | Path] | None) -> list[tuple[str, Path | Skipped | None]]:
+    def _candidates(self, paths: Iterable[str | Path] | None, walked: _Walk | None = None
+                    ) -> list[tuple[str, Path | Skipped | None]]:
+        if paths is None and walked is not None:  # walked before the lock; unchanged files left out (_read_ahead)
+            gone = {path: None for path in self._entries if path not in walked.items}
+            return sorted({**{rel: item for rel, item in walked.items.items()
+                              if rel not in walked.unchanged or rel in self._recheck}, **gone}.items())
         if paths is None:
             found = {relative(self.root, p) if isinstance(p, Path) else p.path: p for p in walk(self.root)}
             gone = {path: None for path in self._entries if path not in found}
@@ -577,6 +622,7 @@ class Index:
 
     def _index_memory(self, rel: str, memory: Memory, previous: Entry | None, size: int, mtime_ns: int,
                       batch: _Batch, report: SyncReport) -> None:
+        memory = compacted(memory)  # held as long as it is indexed: its repeated strings once, as after a load
         if previous is not None and previous.memory_id and identity_key(previous.memory_id) != identity_key(memory.id):
             self._unindex(previous, batch)
             previous = None
@@ -595,7 +641,8 @@ class Index:
         # Chunked at the end of the sync, when every neighbour is known. Until then the entry keeps
         # what the indices hold for this file, so an unindex in between removes exactly that.
         kept = previous if previous is not None and previous.reason is None else None
-        entry = Entry(rel, size, mtime_ns, memory.content_hash, memory.id, kept.chunk_ids if kept else (),
+        entry = Entry(memory.path if memory.path == rel else rel, size, mtime_ns, memory.content_hash, memory.id,
+                      kept.chunk_ids if kept else (),
                       kept.embed_hash if kept else "", memory=memory, units=kept.units if kept else (),
                       keyword_hash=kept.keyword_hash if kept else "")
         batch.placed.add(memory.id)
@@ -659,7 +706,8 @@ class Index:
     def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
         self._forget(memory.id, touched)
         self._memories[memory.id] = memory
-        hold(self.by_dedup_key, dedup_key(memory.body, memory.type), memory.id)
+        if self._by_dedup_key is not None:
+            hold(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory.id)
         self.path_of[identity_key(memory.id)] = memory.path
         key = previous_key(memory)
         if key is not None:
@@ -672,7 +720,8 @@ class Index:
         memory = self._memories.pop(memory_id, None)
         if memory is None:
             return
-        let_go(self.by_dedup_key, dedup_key(memory.body, memory.type), memory_id)
+        if self._by_dedup_key is not None:
+            let_go(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory_id)
         if self.path_of.get(identity_key(memory_id)) == memory.path:
             del self.path_of[identity_key(memory_id)]
         key = self.previous_key.pop(memory_id, None)
@@ -706,8 +755,8 @@ class Index:
             if embed_hash != entry.embed_hash:
                 batch.removed_units.update(entry.unit_ids)
                 batch.embed.extend(units)
-            if keyword_hash != entry.keyword_hash:
-                batch.keyword_docs[memory_id] = (memory, chunks)
+            if keyword_hash != entry.keyword_hash:  # the documents need no units: their texts go once embedded
+                batch.keyword_docs[memory_id] = (memory, [replace(c, units=()) for c in chunks])
             if memory_id in batch.placed or embed_hash != entry.embed_hash or keyword_hash != entry.keyword_hash:
                 new = replace(entry, chunk_ids=tuple(c.chunk_id for c in chunks), embed_hash=embed_hash,
                               units=tuple((u.unit_id, u.chunk_id, u.role) for u in units), keyword_hash=keyword_hash)
@@ -762,19 +811,25 @@ class Index:
     def _vectors_now(self, units: list[Unit], left: list[Unit], later: bool = False,
                      progress: Progress | None = None) -> Iterator[tuple[list[Unit], np.ndarray]]:
         """The units to give vectors in this sync with their vectors, one slice of at most EMBED_SLICE
-        units at a time; the units left for the backfill are appended to `left`. A build embeds the whole
+        units at a time; the units left for the backfill are appended to `left`; `units` is emptied (each slice
+        is let go once given). A build embeds the whole
         vault in one sync, and a slice is embedded only when the one before is in FAISS: holding every
         slice until all were embedded was a second copy of the vault's vectors at the build's peak (1 GB
         at 100k memories; bench/README, issue 32). Embedded shortest first: a slice's batches hold texts
         of about one length (little padding), and a progress bar moves after each."""
         defer = self.defer_embedding and (later or len(units) > DEFER_ABOVE)
-        ordered = units if defer else sorted(units, key=lambda u: len(u.text))
-        for start in range(0, len(ordered), EMBED_SLICE):
-            part = ordered[start:start + EMBED_SLICE]
+        ordered = units.copy() if defer else sorted(units, key=lambda u: len(u.text))
+        units.clear()  # taken over: a slice's units and their texts go once it is in FAISS, not at the sync's end
+        slices = [ordered[start:start + EMBED_SLICE] for start in range(0, len(ordered), EMBED_SLICE)]
+        total, done = len(ordered), 0
+        del ordered
+        for n in range(len(slices)):
+            part, slices[n] = slices[n], []
+            done += len(part)
             if not defer:
                 yield part, self.embedder.embed([u.text for u in part])
                 if progress:
-                    progress("embedding", start + len(part), len(ordered))
+                    progress("embedding", done, total)
                 continue
             known = self.embedder.cached([u.text for u in part])  # already embedded once: free now
             left += [u for i, u in enumerate(part) if i not in known]
@@ -872,7 +927,10 @@ class Index:
         for memory_id in sorted(batch.placed):
             self._graph.upsert(self._memories[memory_id])
         if batch.keyword_docs or batch.removed_ids:
-            self._write_keywords(list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs))
+            docs, removed = list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs)
+            batch.keyword_docs.clear()  # the chunks' texts go once Whoosh holds them, before the manifest is written
+            self._write_keywords(docs, removed)
+            del docs
         if batch.removed_units or added:
             self._vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors
         if batch.entries or batch.deleted_paths:
@@ -904,6 +962,21 @@ def _let_go(lock: threading.RLock) -> int:
 
 def _names_duplicate(entry: Entry) -> bool:
     return entry.memory is not None and is_duplicate_id_reason(entry.reason)
+
+
+def _dedup_digest(text: str, memory_type: str) -> bytes:
+    """The dedup key as 16 bytes (49 bytes an object, the hex string's 113): a table entry per memory."""
+    return bytes.fromhex(dedup_key(text, memory_type)[:32])
+
+
+def _chunk_headings(entry: Entry) -> Iterable[tuple[int, tuple[str, str]]]:
+    """(chunk id, (memory id, heading)) of an indexed entry's chunks. A memory read as one chunk (most of them)
+    has the chunk id of an empty key and no heading, which its entry tells without chunking the memory again."""
+    memory = entry.memory
+    assert memory is not None
+    if len(entry.chunk_ids) == 1 and entry.chunk_ids[0] == chunk_id(memory.id, ""):
+        return ((entry.chunk_ids[0], (memory.id, "")),)
+    return ((chunk.chunk_id, (chunk.memory_id, chunk.heading)) for chunk in chunks_for(memory))
 
 
 def _parse(vault: Vault, data: bytes, rel: str) -> Memory:

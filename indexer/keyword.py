@@ -35,6 +35,7 @@ from vault.model import Memory
 
 from .arrays import sorted_contains
 from .chunking import Chunk
+from .fresh_keywords import Analysed, Fresh, FreshChunk, idf as fresh_idf, reusing
 from .stopwords import STOP_WORDS
 
 
@@ -130,6 +131,27 @@ class KeywordFilter:
             parts.append(q.NumericRange("created_at", start, end))  # a superset; the caller filters exactly
         return q.And(parts) if parts else None
 
+    def allows(self, chunk: FreshChunk) -> bool:
+        """What `query` and `mask` decide, for a document not yet in Whoosh."""
+        if chunk.memory_id in self.excluded_ids:
+            return False
+        for field, values in (
+            ("collection", self.collections), ("type", self.types), ("status", self.statuses),
+            ("privacy", self.privacy), ("memory", self.memory_ids),
+        ):
+            if values is not None and not chunk.filters[field] & values:
+                return False
+        if self.tags and not chunk.filters["tags"] & {t.lower() for t in self.tags}:
+            return False
+        if self.created_after or self.created_before:
+            if chunk.created_at is None:
+                return False
+            if self.created_after and chunk.created_at < math.floor(self.created_after.timestamp()):
+                return False
+            if self.created_before and chunk.created_at > math.ceil(self.created_before.timestamp()):
+                return False
+        return True
+
 
 class KeywordIndex:
     def __init__(self, ix: whoosh_index.Index, b: float = 0.75, k1: float = 1.2, *, read_blocks: bool = True) -> None:
@@ -140,6 +162,10 @@ class KeywordIndex:
         self._weighting = scoring.BM25F(B=b, K1=k1)
         self._searcher = ix.searcher(weighting=self._weighting)
         self._chunk_of: dict[int, int] = {}  # document number -> chunk id, for the open searcher
+        # A big write's documents until its commit (fresh_keywords), and the Whoosh documents they hide.
+        self._fresh = Fresh()
+        self._hidden = np.zeros(0, dtype=np.int64)
+        self._stages = 0  # writes begun: a write's fresh documents leave when it (or a later one) commits
 
     @classmethod
     def create(cls, folder: Path) -> "KeywordIndex":
@@ -165,7 +191,33 @@ class KeywordIndex:
         old = self._searcher
         self._searcher = self._ix.searcher(weighting=self._weighting)
         self._chunk_of = {}  # document numbers change when segments merge
+        self._hide()
         old.close()
+
+    def _hide(self) -> None:
+        """Find the open searcher's documents of the memories held fresh: they are out of date."""
+        hidden: list[int] = []
+        if self._fresh:
+            for leaf, offset in self._searcher.leaf_searchers():
+                reader = leaf.reader()
+                for memory_id in self._fresh.memory_ids:
+                    if ("memory", memory_id) in reader:
+                        hidden.extend(doc + offset for doc in reader.postings("memory", memory_id).all_ids())
+        self._hidden = np.asarray(hidden, dtype=np.int64)
+
+    def stage(self, memories_and_chunks: Sequence[tuple[Memory, Sequence[Chunk]]], removed_ids: Iterable[str] = (),
+              analysed: Analysed | None = None) -> int:
+        """Make these memories' new documents searchable now (and the removed ones unfindable), before Whoosh has
+        them; returns the stage, which `replace` clears once it has committed them."""
+        schema = self._ix.schema  # read from the index's table of contents on every access
+        analysed = {} if analysed is None else analysed
+        chunks_by_memory = {memory.id: [FreshChunk.of(schema, _document(memory, chunk), analysed) for chunk in chunks]
+                            for memory, chunks in memories_and_chunks}
+        with self._lock:
+            self._stages += 1
+            self._fresh = self._fresh.staged(self._stages, chunks_by_memory, removed_ids)
+            self._hide()
+            return self._stages
 
     def close(self) -> None:
         """Close the searcher and let go of everything that points into its segments. Whoosh maps each segment
@@ -185,20 +237,37 @@ class KeywordIndex:
         the switch to the new searcher. A Whoosh reader keeps reading the segments it opened while a writer adds
         a new one; so that no file an open reader maps is deleted, that commit merges no segments (the next
         ordinary commit does). The caller lets one writer in at a time."""
+        removed_ids = list(removed_ids)
+        analysed: Analysed = {}
+        if beside_searches:
+            stage = self.stage(memories_and_chunks, removed_ids, analysed)  # searchable now, not after the commit
+        else:
+            with self._lock:
+                self._stages += 1
+                stage = self._stages
         with contextlib.nullcontext() if beside_searches else self._lock:
-            writer = self._ix.writer(timeout=30.0, limitmb=WRITER_LIMIT_MB)
             try:
-                for memory_id in removed_ids:
-                    writer.delete_by_term("memory", memory_id)
-                for memory, chunks in memories_and_chunks:
-                    writer.delete_by_term("memory", memory.id)
-                    for chunk in chunks:
-                        writer.add_document(**_document(memory, chunk))
+                writer = self._ix.writer(timeout=30.0, limitmb=WRITER_LIMIT_MB)
+                try:
+                    for memory_id in removed_ids:
+                        writer.delete_by_term("memory", memory_id)
+                    with reusing(writer.schema, analysed):
+                        for memory, chunks in memories_and_chunks:
+                            writer.delete_by_term("memory", memory.id)
+                            for chunk in chunks:
+                                writer.add_document(**_document(memory, chunk))
+                    analysed.clear()
+                except BaseException:
+                    writer.cancel()
+                    raise
+                writer.commit(merge=not beside_searches)
             except BaseException:
-                writer.cancel()
+                with self._lock:  # Whoosh has none of it: nor may the searches
+                    self._fresh = self._fresh.without_stage(stage)
+                    self._hide()
                 raise
-            writer.commit(merge=not beside_searches)
         with self._lock:
+            self._fresh = self._fresh.committed(stage)  # the new searcher and the fresh documents' leaving are one step for searches
             self._reopen()
 
     def compact(self) -> None:
@@ -250,9 +319,10 @@ class KeywordIndex:
             return []
         fields = {"title": 1.0, "body": 1.0, **({"context": context_boost} if context_boost > 0 else {})}
         with self._lock:
-            searcher = self._searcher
+            searcher, fresh = self._searcher, self._fresh
             terms = self._selective(asked, postings_budget, tuple(fields))
-            scores = bm25f_scores(searcher, terms, fields, self._b, self._k1, self._postings.postings)
+            statistics = _statistics(searcher, fresh, terms, fields) if fresh else None
+            scores = bm25f_scores(searcher, terms, fields, self._b, self._k1, self._postings.postings, statistics)
             filter_query = filters.query() if filters else None
             mask_query = filters.mask() if filters else None
             if filter_query is not None:
@@ -261,14 +331,24 @@ class KeywordIndex:
                 scores[~allowed] = 0.0
             if mask_query is not None:
                 scores[np.fromiter(searcher.docs_for_query(mask_query), dtype=np.int64)] = 0.0
-            found = np.flatnonzero(scores > 0.0)
-            if len(found) > k:
-                found = found[np.argpartition(-scores[found], k - 1)[:k]]
-            found = found[np.lexsort((found, -scores[found]))]  # best first, ties by document number
+            scores[self._hidden] = 0.0  # superseded by a fresh document, or removed
+            found = _top(scores, k)
             own = self._containing(searcher, asked, ("title", "body"), found)
             context = self._containing(searcher, asked, ("context",), found)
-            return [KeywordHit(self._chunk(searcher, int(doc)), float(scores[doc]), own[row], context[row])
+            hits = [KeywordHit(self._chunk(searcher, int(doc)), float(scores[doc]), own[row], context[row])
                     for row, doc in enumerate(found)]
+            if not fresh:
+                return hits
+            assert statistics is not None
+            scores = fresh.scores(terms, fields, self._b, self._k1, *statistics)
+            if filters:
+                scores[[row for row, chunk in enumerate(fresh.rows) if not filters.allows(chunk)]] = 0.0
+            hits += [KeywordHit(chunk.chunk_id, float(scores[row]),
+                                frozenset(t for t in asked if chunk.holds(t, ("title", "body"))),
+                                frozenset(t for t in asked if chunk.holds(t, ("context",))))
+                     for row in _top(scores, k).tolist() for chunk in (fresh.rows[row],)]
+            hits.sort(key=lambda hit: -hit.score)  # stable: on a tie Whoosh's document first, as a rebuild numbers them
+            return hits[:k]
 
     def _containing(self, searcher: Searcher, terms: Sequence[str], fields: Sequence[str],
                     docs: np.ndarray) -> list[frozenset[str]]:
@@ -296,12 +376,36 @@ class KeywordIndex:
     def _selective(self, terms: list[str], budget: int, fields: Sequence[str]) -> list[str]:
         if budget <= 0:
             return terms
-        return rarest_first(terms, {t: sum(self._searcher.doc_frequency(f, t) for f in fields) for t in terms}, budget)
+        return rarest_first(terms, {t: sum(self._searcher.doc_frequency(f, t) + self._fresh.doc_frequency(f, t)
+                                           for f in fields) for t in terms}, budget)
 
     def idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Inverse document frequency of each term in the body field (rare terms count more)."""
         with self._lock:
+            if self._fresh:
+                return {term: idf for (_, term), idf in _statistics(self._searcher, self._fresh, terms, ("body",))[0].items()}
             return {term: float(self._searcher.idf("body", term)) for term in terms}
+
+
+def _top(scores: np.ndarray, k: int) -> np.ndarray:
+    """The (at most k) positions of positive scores, best first, ties by position."""
+    found = np.flatnonzero(scores > 0.0)
+    if len(found) > k:
+        found = found[np.argpartition(-scores[found], k - 1)[:k]]
+    return found[np.lexsort((found, -scores[found]))]
+
+
+Statistics = tuple[dict[tuple[str, str], float], dict[str, float]]  # idf per (field, term), average field length
+
+
+def _statistics(searcher: Searcher, fresh: Fresh, terms: Sequence[str], fields: Iterable[str]) -> Statistics:
+    """BM25's collection statistics over Whoosh's documents and the fresh ones together, as Whoosh counts them
+    (deleted documents included): the same for both, so their scores compare."""
+    documents = searcher.doc_count_all() + fresh.doc_count()
+    idf = {(field, term): fresh_idf(documents, searcher.doc_frequency(field, term) + fresh.doc_frequency(field, term))
+           for field in fields for term in terms}
+    average = {field: (searcher.field_length(field) + fresh.field_length(field)) / (documents or 1) for field in fields}
+    return idf, average
 
 
 def rarest_first(terms: list[str], cost: dict[str, int], budget: int) -> list[str]:
@@ -317,19 +421,20 @@ def rarest_first(terms: list[str], cost: dict[str, int], budget: int) -> list[st
 
 
 def bm25f_scores(searcher: Searcher, terms: Sequence[str], fields: dict[str, float], b: float,
-                 k1: float, postings: Callable[[object, str, str], tuple[np.ndarray, np.ndarray]] | None = None
-                 ) -> np.ndarray:
+                 k1: float, postings: Callable[[object, str, str], tuple[np.ndarray, np.ndarray]] | None = None,
+                 statistics: Statistics | None = None) -> np.ndarray:
     """Whoosh's BM25F score of every document (0 for none, deleted ones included) for an OR of the terms
     over the fields, each field's score times its boost: what `searcher.search` would rank by.
 
     A stored weight is the term frequency times the field's `field_boost`, exactly as Whoosh's
-    scorer reads it; idf and average field lengths are Whoosh's own.
+    scorer reads it; idf and average field lengths are Whoosh's own, or the given `statistics` (documents not
+    yet in Whoosh counted too, see `_statistics`).
     """
     scores = np.zeros(searcher.doc_count_all(), dtype=np.float64)
     for field, boost in fields.items():
-        average_length = searcher.avg_field_length(field) or 1
+        average_length = (statistics[1][field] if statistics else searcher.avg_field_length(field)) or 1
         for term in terms:
-            idf = None
+            idf = statistics[0][(field, term)] if statistics else None
             for leaf, offset in searcher.leaf_searchers():
                 reader = leaf.reader()
                 if (field, term) not in reader:

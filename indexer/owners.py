@@ -11,7 +11,7 @@ the columns, and a load that adds every row folds them a bounded number of times
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -35,6 +35,14 @@ class Owners:
     def __setitem__(self, item_id: int, owner: tuple[str, str]) -> None:
         self._added[item_id] = owner
         self._removed.discard(item_id)
+        self._maybe_fold()
+
+    def update(self, rows: Iterable[tuple[int, tuple[str, str]]]) -> None:
+        """Set many rows, folded once (a load sets every row: one by one it would fold every few thousand)."""
+        for item_id, owner in rows:
+            self._added[item_id] = owner
+            if self._removed:
+                self._removed.discard(item_id)
         self._maybe_fold()
 
     def pop(self, item_id: int, default: None = None) -> tuple[str, str] | None:

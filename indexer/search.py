@@ -245,8 +245,10 @@ class Searcher:
             # The query's time words rank what falls in their window higher, unless an explicit window
             # (days_back, after, before) decided the time already: it wins over them (see window_used).
             named = None if _explicit(request) else timewords.window(request.query, now)
-            hits = order_hits(self._rank(candidates, allowed, request, now, named, query_vector, people),
-                              request.sort_by)[:limit]
+            hits = self._rank(candidates, allowed, request, now, named, query_vector, people)
+            # The turns around the best hit in its captured conversation rise with it (indexer/multihop.py).
+            hits = multihop.lift_thread(self.index, hits, self.settings.thread_reach, self.settings.thread_lift)
+            hits = order_hits(hits, request.sort_by)[:limit]
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 

@@ -83,6 +83,9 @@ class SearchSettings:
     quality_bank_outcome_uses: int = setting(3, "uses before a memory_bank fact's outcomes count at all")
     time_match_boost: float = setting(0.3, "added to a result's rank, times its relevance, when it was written in the "
                                             "window the query's time words name (\"the redis bug from yesterday\")")
+    thread_lift: float = setting(0.15, "the best hit and the memories up to thread_reach previous:/next links from it "
+                                       "(its captured conversation's nearby turns) rank by 1 + this (0 = off; indexer/multihop.py)")
+    thread_reach: int = setting(2, "how many turns before and after the best hit its thread lift reaches (0 = off)")
     hop_seeds: int = setting(0, "second hop: search again from this many of the strongest hits, the query vector moved towards each (0 = off)")
     hop_beta: float = setting(1.0, "second hop: how far the query vector is moved towards the hit it starts from")
     hop_share: float = setting(0.5, "second hop: share of its own score a memory found by the second hop enters with")

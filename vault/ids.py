@@ -24,8 +24,10 @@ def derived_id(relative_path: str) -> str:
 
 
 def identity_key(text: str) -> str:
-    """NFC + casefold: what makes two ids or names the same on every file system."""
-    return unicodedata.normalize("NFC", text).casefold()
+    """NFC + casefold: what makes two ids or names the same on every file system. An id that is its own key
+    (most are) comes back as the same object: the index keys its tables by it, once per memory and table."""
+    key = unicodedata.normalize("NFC", text).casefold()
+    return text if key == text else key
 
 
 def check_id(value: object) -> str:

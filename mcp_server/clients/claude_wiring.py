@@ -17,6 +17,7 @@ from typing import Any
 
 from .integrations import HOOKS, SERVER_NAME
 
+OLD_VAULT_ARGUMENT = '--vault "${CLAUDE_PROJECT_DIR:-.}/.memories"'  # what init wrote before the upward lookup
 TRUST_ADVICE = ("open Claude Code in {project} once (`claude`) and accept the trust prompt, or set "
                 "projects[\"{project}\"].hasTrustDialogAccepted to true in {config} (headless runs)")
 
@@ -39,13 +40,20 @@ def check_claude_code(project: Path, home: Path) -> list[Finding]:
     user_config = _read(user_config_path)
     settings_files = [project / ".claude" / "settings.json", project / ".claude" / "settings.local.json",
                       home / ".claude" / "settings.json"]
-    hooks = {path: _memdir_hooks(_read(path)) for path in settings_files}
+    settings = {path: _read(path) for path in settings_files}
+    hooks = {path: _memdir_hooks(found) for path, found in settings.items()}
     server = _server_entry(project, user_config)
     if not any(hooks.values()) and server is None:
         return []
     findings = [_hooks_finding(hooks)]
     commands = sorted({command for found in hooks.values() for command in found.values()})
     findings += [_command_finding(command) for command in commands]
+    old = [path for path, found in settings.items() if _names_the_vault_the_old_way(found)]
+    if old:
+        findings.append(Finding("hook form", False, f"memdir's hooks in {', '.join(map(str, old))} name the vault the old "
+                                                    f"way ({OLD_VAULT_ARGUMENT}), which finds no vault when Claude Code "
+                                                    "starts in a subfolder (no context, no capture, tool calls denied): "
+                                                    "run memdir init --claude-code again to rewrite them"))
     findings.append(Finding("mcp server", server is not None,
                             f"memdir MCP server registered in {server}" if server else
                             "no memdir MCP server in .mcp.json or ~/.claude.json: run memdir init --claude-code"))
@@ -92,6 +100,18 @@ def _trust_finding(project: Path, user_config: dict[str, Any], path: Path) -> Fi
     return Finding("workspace trust", True, f"{trusted} is trusted in {path}")
 
 
+def _names_the_vault_the_old_way(settings: dict[str, Any]) -> bool:
+    """Whether a memdir hook in this settings file still has `--vault "${CLAUDE_PROJECT_DIR:-.}/..."`: installs
+    keep the command init wrote until init runs again, and Claude Code sets CLAUDE_PROJECT_DIR to the folder
+    it started in, so from a subfolder that path names no vault (the hooks now look upward from a relative one)."""
+    for _, handler in _memdir_handlers_by_event(settings, (event for event, *_ in HOOKS)):
+        words = _words(handler.get("command"))
+        vault = words[words.index("--vault") + 1] if "--vault" in words[:-1] else ""
+        if "CLAUDE_PROJECT_DIR" in vault:
+            return True
+    return False
+
+
 def _memdir_hooks(settings: dict[str, Any]) -> dict[str, str]:
     """Claude Code event -> the executable of memdir's hook handler for it."""
     return _memdir_hooks_in(settings, (event for event, *_ in HOOKS))
@@ -100,7 +120,12 @@ def _memdir_hooks(settings: dict[str, Any]) -> dict[str, str]:
 def _memdir_hooks_in(settings: dict[str, Any], events: Any) -> dict[str, str]:
     """Event -> the executable of memdir's hook handler for it, in a settings file of Claude Code's shape
     (Gemini CLI's too)."""
-    found = {}
+    return {event: _words(handler.get("command"))[0] for event, handler in _memdir_handlers_by_event(settings, events)}
+
+
+def _memdir_handlers_by_event(settings: dict[str, Any], events: Any) -> list[tuple[str, dict[str, Any]]]:
+    """(event, handler) for each of memdir's hook handlers in a settings file of Claude Code's shape."""
+    found = []
     table = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
     for event in events:
         groups = table.get(event) if isinstance(table.get(event), list) else []
@@ -109,7 +134,7 @@ def _memdir_hooks_in(settings: dict[str, Any], events: Any) -> dict[str, str]:
             for handler in handlers:
                 words = _words(handler.get("command") if isinstance(handler, dict) else None)
                 if len(words) > 1 and words[1] == "hook" and Path(words[0]).name.startswith("memdir"):
-                    found[event] = words[0]
+                    found.append((event, handler))
     return found
 
 

@@ -49,14 +49,16 @@ class HookHandler:
 
     def prompt(self, event: Mapping[str, Any]) -> dict[str, Any]:
         session_id = _session_id(event)
-        if not self._claim(event):
-            return {"additionalContext": "", "shown": [], "scoring_required": False, "replayed": True}
-        self.replay_stale()
+        # A spool replay may have taken this prompt's event first (the drain when a vault opens, while the request
+        # waited for it): the turn was started by the replay, and the hook, still waiting, gets its context.
+        claimed = self._claim(event)
+        if claimed:
+            self.replay_stale()
         prompt = str(event.get("prompt") or "")
-        result: dict[str, Any] = {}
+        result: dict[str, Any] = {} if claimed else {"replayed": True}
 
         def turn(state: Session) -> None:
-            scoring = self._start_turn(state, prompt, event)
+            scoring = self._start_turn(state, prompt, event) if claimed else ""
             lines, explained = self._context_lines(state, prompt)
             block, kept = known_context(lines, self.settings.max_chars - len(scoring))
             for scorable in (True, False):

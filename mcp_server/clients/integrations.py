@@ -229,19 +229,27 @@ def _toml_error_line(message: str) -> str:
     return found.group(1) if found else "1"
 
 
+# Codex starts an MCP server with a short list of the environment (HOME, PATH, LANG, ...), its hooks with all
+# of it. Where XDG_RUNTIME_DIR is set (a desktop login) the hooks found the server registered under it and
+# `memdir mcp` looked under ~/.cache, started a second server that was refused the vault, and every tool call
+# failed (found by the e2e test sharing a server through XDG_RUNTIME_DIR).
+CODEX_FORWARDED = ("XDG_RUNTIME_DIR",)
+
+
 def _merge_toml_server(config: dict[str, Any], command: str, vault: str) -> bool:
     """memdir's [mcp_servers.memdir] table, appended or brought up to date in place; the rest of the text
     (the user's comments and order) is kept as written."""
     import re
     import tomllib
 
-    wanted = {"command": command, "args": ["mcp", "--vault", vault], "startup_timeout_sec": 30, "tool_timeout_sec": 60}
+    wanted = {"command": command, "args": ["mcp", "--vault", vault], "startup_timeout_sec": 30, "tool_timeout_sec": 60,
+              "env_vars": list(CODEX_FORWARDED)}
     text = config["text"]
     if tomllib.loads(text).get("mcp_servers", {}).get(SERVER_NAME) == wanted:
         return False
     block = (f"[mcp_servers.{SERVER_NAME}]\ncommand = {json.dumps(command)}\n"
              f"args = [{', '.join(json.dumps(a) for a in wanted['args'])}]\n"
-             "startup_timeout_sec = 30\ntool_timeout_sec = 60\n")
+             f"startup_timeout_sec = 30\ntool_timeout_sec = 60\nenv_vars = {json.dumps(list(CODEX_FORWARDED))}\n")
     header = re.compile(rf"^\[mcp_servers\.{SERVER_NAME}\]\s*$", re.MULTILINE)
     found = header.search(text)
     if found is None:
@@ -544,5 +552,5 @@ def client_config(client: str, vault_root: Path) -> str:
         quoted = ", ".join(json.dumps(a) for a in args)
         return ("# ~/.codex/config.toml (or .codex/config.toml in a trusted project)\n"
                 f"[mcp_servers.{SERVER_NAME}]\ncommand = {json.dumps(command)}\nargs = [{quoted}]\n"
-                "startup_timeout_sec = 30\ntool_timeout_sec = 60")
+                f"startup_timeout_sec = 30\ntool_timeout_sec = 60\nenv_vars = {json.dumps(list(CODEX_FORWARDED))}")
     raise ConfigError(f"unknown client {client!r}: choose one of {', '.join(CLIENTS)}")

@@ -51,6 +51,10 @@ from ..web.routes import web_app
 log = logging.getLogger("memdir.server")
 DRAIN_SECONDS = 5.0  # how long a closing vault waits for its requests in flight (an MCP event stream never ends)
 LOCK_WAIT_SECONDS = 30.0  # a server that is exiting still holds the process lock for a moment
+# How long a hook's request waits for a vault that is opening before it is told "opening" (its event stays
+# spooled and is applied once the vault is open). The hook waits 0.9 s in all (hooks.TIMEOUTS): a prompt that
+# came just before the vault opened still gets its context, and the rest of the budget is left for the answer.
+HOOK_OPEN_WAIT_SECONDS = 0.4
 
 
 class AlreadyRunning(Exception):
@@ -98,6 +102,7 @@ class Slot:
     closing: bool = False
     in_flight: int = 0
     ready: anyio.Event = field(default_factory=anyio.Event)
+    mcp_ready: anyio.Event = field(default_factory=anyio.Event)  # set when the MCP endpoint serves, or failed to
     closed: anyio.Event = field(default_factory=anyio.Event)
     drained: anyio.Event = field(default_factory=anyio.Event)
     end_mcp: anyio.Event = field(default_factory=anyio.Event)
@@ -157,7 +162,8 @@ class UserServer:
         info = ServerInfo(os.getpid(), self.port, self.token, self.started)
         data = {"pid": info.pid, "port": info.port, "token": info.token, "started": info.started}
         atomic.write_state(self.folder / ADDRESS_FILE, json.dumps(data).encode(), mode=0o600)
-        log.info("memdir server on 127.0.0.1:%d (pid %d)", self.port, os.getpid())
+        log.info("memdir server on 127.0.0.1:%d (pid %d, %.2f CPU s since its start)", self.port, os.getpid(),
+                 time.process_time())
         if ready:
             ready(info)
         try:
@@ -205,8 +211,7 @@ class UserServer:
     async def _load(self, slot: Slot) -> None:
         try:
             slot.vault = await anyio.to_thread.run_sync(open_vault, slot.root, self._embedder_for)
-            await self._tasks.start(self._run_mcp, slot)
-            log.info("serving %s", slot.root)
+            log.info("serving %s (%.2f CPU s since the server's start)", slot.root, time.process_time())
         except VaultError as exc:
             log.warning("cannot serve %s: %s", slot.root, exc)
             slot.failure = error(type(exc).__name__, f"cannot serve {slot.root}: {exc}", status_of(exc))
@@ -223,9 +228,29 @@ class UserServer:
                     log.info("%s: applied %d hook events spooled while it opened", slot.root, applied)
             except Exception:  # noqa: BLE001 - the spool timer tries again; the vault is served meanwhile
                 log.exception("%s: could not apply the spool", slot.root)
+            await self._start_mcp(slot)
+        else:
+            slot.mcp_ready.set()
         if slot.failure is not None and not any(s.vault is not None for s in self.slots.values()):
             self._forget(slot)  # nothing else to serve: exit (the reason is in the log) rather than idle on nothing
         # else the failure waits in its slot for the next request, which reports it and forgets it
+
+    async def _start_mcp(self, slot: Slot) -> None:
+        """The vault's MCP endpoint, after its hooks are served (ServedVault.build_mcp says why); MCP requests
+        that came meanwhile wait for it (_to_vault)."""
+        assert slot.vault is not None
+        try:
+            await anyio.to_thread.run_sync(slot.vault.build_mcp)
+            if slot.end_mcp.is_set():
+                slot.mcp_ended.set()  # the vault was let go while its endpoint was being built
+                return
+            await self._tasks.start(self._run_mcp, slot)
+            log.info("%s: MCP endpoint ready (%.2f CPU s since the server's start)", slot.root, time.process_time())
+        except Exception:  # noqa: BLE001 - the hooks and operations go on; MCP requests are told why
+            log.exception("%s: the MCP endpoint could not be built", slot.root)
+            slot.mcp_ended.set()  # nothing to end when the vault closes
+        finally:
+            slot.mcp_ready.set()
 
     async def _run_mcp(self, slot: Slot, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         assert slot.vault is not None
@@ -255,7 +280,8 @@ class UserServer:
                 slot.drained = anyio.Event()
                 await slot.drained.wait()
         slot.end_mcp.set()
-        await slot.mcp_ended.wait()
+        if slot.mcp_ready.is_set():  # else its endpoint is still being built, and will not be started
+            await slot.mcp_ended.wait()
         await anyio.to_thread.run_sync(slot.vault.close)
         self._forget(slot)
         slot.closed.set()
@@ -341,8 +367,9 @@ class UserServer:
         slot.vault.idle.touch()
         return slot.vault.service
 
-    async def _slot(self, root: Path, wait: bool) -> Slot | JSONResponse:
-        """The open vault, opening it when needed; without `wait` a vault still opening is a 503 (ask again)."""
+    async def _slot(self, root: Path, wait: bool, within: float = 0.0) -> Slot | JSONResponse:
+        """The open vault, opening it when needed; without `wait` a vault still opening `within` seconds is a
+        503 (ask again)."""
         while True:
             if self.exiting:
                 return error("Unavailable", "the memdir server is exiting; ask again", OPENING)
@@ -356,7 +383,11 @@ class UserServer:
                 continue
             if not slot.ready.is_set():
                 if not wait:
-                    return error("Opening", f"the memdir server is opening {root}; ask again", OPENING)
+                    with anyio.move_on_after(within):
+                        await slot.ready.wait()
+                    if not slot.ready.is_set():
+                        return error("Opening", f"the memdir server is opening {root}; ask again", OPENING)
+                    continue  # opened meanwhile (or failed, or is closing): look again
                 await slot.ready.wait()
             if slot.failure is not None:
                 if self.slots.get(root) is slot:
@@ -369,10 +400,20 @@ class UserServer:
         root = _named_vault(headers)
         if root is None:
             return await error("ValidationError", f"name the vault in {VAULT_HEADER}", 400)(scope, receive, send)
-        hook = scope.get("path", "").startswith("/api/hook/")
-        slot = await self._slot(root, wait=not hook)  # a hook never waits for a vault to open: its event is spooled
+        path = scope.get("path", "")
+        hook = path.startswith("/api/hook/")
+        # A hook never waits long for a vault to open: its event is spooled, and applied once the vault is open.
+        slot = await self._slot(root, wait=not hook, within=HOOK_OPEN_WAIT_SECONDS)
         if isinstance(slot, JSONResponse):
             return await slot(scope, receive, send)
+        if not path.startswith("/api/"):  # the MCP endpoint, built after the hooks are served
+            await slot.mcp_ready.wait()
+            if slot.closing:
+                return await error("Unavailable", f"the memdir server is letting go of {root}; ask again",
+                                   OPENING)(scope, receive, send)
+            if slot.vault is None or slot.vault.mcp is None:
+                return await error("ServerError", f"the MCP endpoint of {root} could not be built; see "
+                                   "the server log", 500)(scope, receive, send)
         vault = slot.vault
         assert vault is not None and vault.idle is not None
         vault.idle.touch()

@@ -22,12 +22,12 @@ from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
+from starlette.types import Receive, Scope, Send
 
 from vault import VaultError
 from vault.errors import ConflictError, DiskFullError, NotFoundError, PathError, ValidationError
 from vault.lock import open_lock_file, release, try_flock
 
-from ..tools import mcp_tools as tools
 from ..service.app import App
 from ..client import IDEMPOTENCY_HEADER, VAULT_LOCK, process_alive
 from ..config import load_config
@@ -60,6 +60,7 @@ class ServedVault:
         self.drainer: Every | None = None
         self.idle: IdleWatch | None = None
         self.mcp: Any = None
+        self._mcp_asgi: Any = None
         self.asgi: Any = None
         self.opened = time.time()
 
@@ -86,7 +87,8 @@ class ServedVault:
 
     def load(self, embedder: Callable[[Any], Any]) -> None:
         """Open the index (reconciling edits made while nothing served it), start the watcher, apply what the
-        hooks spooled meanwhile, start the lifecycle schedule and build the vault's MCP endpoint."""
+        hooks spooled meanwhile and start the lifecycle schedule: the hooks and operations are served from here
+        on. The MCP endpoint comes after (`build_mcp`), so the first prompts of a cold start do not wait for it."""
         from ..clients.hooks_server import HookHandler
 
         config = load_config(self.root)
@@ -105,17 +107,30 @@ class ServedVault:
         # has no request to deliver it: without this it would wait for the next prompt or a restart.
         self.drainer = Every(SPOOL_DRAIN_SECONDS, self.hooks.drain, f"spool {self.root.name}")
         self.drainer.start()
-        self.mcp = tools.build(self.service)
         self.asgi = Starlette(routes=[
             Route("/api/op", self._operation, methods=["POST"]),
             Route("/api/hook/{event}", self._hook, methods=["POST"]),
-            Mount("/", app=self.mcp.streamable_http_app(streamable_http_path="/mcp")),
+            Mount("/", app=self._mcp_endpoint),
         ])
         # The loaded indices are long-lived objects by the hundred thousand (578k at 10k memories), and
         # every full collection walked them all: 300 ms, landing on whichever call was running then.
         # Frozen, the collector skips them; what is created later is collected as usual.
         gc.collect()
         gc.freeze()
+
+    def build_mcp(self) -> None:
+        """The vault's MCP endpoint. Kept out of `load`: the MCP SDK's import and the tools' schemas were 40% of a
+        cold server's CPU before its first answer (bench/README.md, "A cold start under nine sessions"), and the
+        hooks, which every session calls on every prompt, need neither."""
+        from ..tools import mcp_tools as tools
+
+        assert self.service is not None  # built after load()
+        self.mcp = tools.build(self.service)
+        self._mcp_asgi = self.mcp.streamable_http_app(streamable_http_path="/mcp")
+
+    async def _mcp_endpoint(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # The server routes MCP requests here only once `build_mcp` ran and its session manager started.
+        await self._mcp_asgi(scope, receive, send)
 
     def drain_spool(self, spooled_before: int) -> int:
         """Apply what hooks spooled before `spooled_before` (time_ns): called the moment the vault is open."""

@@ -2,8 +2,9 @@
 
 Versions: the pinned one and the current one (`MEMDIR_E2E_CLAUDE_VERSIONS` overrides, comma
 separated). The cache is `$MEMDIR_E2E_CACHE`, else `~/.cache/memdir-e2e` (of the real HOME, read
-before the tests replace HOME). An install is reused while its binary answers `--version`; one of
-"latest" for a day (npm install took tens of seconds for every test that asked for it).
+before the tests replace HOME). An install is reused once its binary has answered `--version` (asked
+once per install: starting node for it took 5-15 s per binary and test session on a loaded machine); one
+of "latest" for a day (npm install took tens of seconds for every test that asked for it).
 """
 
 from __future__ import annotations
@@ -31,33 +32,41 @@ def claude_binary(version: str) -> Path:
     return npm_binary("@anthropic-ai/claude-code", version, "claude", f"claude-code-{version}")
 
 
-@functools.cache  # once per test session: each `--version` check starts node (seconds on a loaded machine)
+@functools.cache  # once per test session
 def npm_binary(package: str, version: str, name: str, folder_name: str) -> Path:
     """The executable `name` of npm `package` at `version`, installed into the cache folder `folder_name`
-    on first use (reused while it answers `--version`)."""
+    on first use (reused once it has answered `--version`)."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         raise Unavailable(f"node and npm are needed to install {package}; neither is on PATH")
     folder = CACHE / folder_name
     binary = folder / "node_modules" / ".bin" / name
     stamp = folder / ".installed"  # when npm last installed it: "latest" is asked for again once a day, not per test
     fresh = version != "latest" or (stamp.exists() and time.time() - stamp.stat().st_mtime < LATEST_SECONDS)
-    if not (fresh and _answers(binary)):
-        folder.mkdir(parents=True, exist_ok=True)
-        result = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder),
-                                 f"{package}@{version}"], capture_output=True, timeout=INSTALL_SECONDS)
-        if result.returncode != 0 and not _answers(binary):
+    answered = folder / ".answered"  # this install's binary answered `--version` once: not asked again
+    if fresh and _answers(binary, answered):
+        return binary
+    folder.mkdir(parents=True, exist_ok=True)
+    answered.unlink(missing_ok=True)
+    result = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(folder),
+                             f"{package}@{version}"], capture_output=True, timeout=INSTALL_SECONDS)
+    if result.returncode == 0:
+        stamp.touch()
+    if not _answers(binary, answered):
+        if result.returncode != 0:
             tail = result.stderr.decode(errors="replace").strip().splitlines()[-3:]
             raise Unavailable(f"npm install {package}@{version} failed: {' / '.join(tail)}")
-        if result.returncode == 0:
-            stamp.touch()
-    if not _answers(binary):
         raise Unavailable(f"{binary} does not run (its native binary is an optional npm dependency)")
     return binary
 
 
-def _answers(binary: Path) -> bool:
+def _answers(binary: Path, answered: Path) -> bool:
+    if answered.exists() and binary.exists():
+        return True
     try:
-        return binary.exists() and subprocess.run([str(binary), "--version"], capture_output=True,
-                                                  timeout=60).returncode == 0
+        ran = binary.exists() and subprocess.run([str(binary), "--version"], capture_output=True,
+                                                 timeout=60).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
+    if ran:
+        answered.touch()
+    return ran

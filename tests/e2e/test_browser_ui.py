@@ -21,8 +21,10 @@ SHOTS = os.environ.get("MEMDIR_UI_SCREENSHOTS")  # read at import: each test run
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser():
+    """One Chromium for the module (each test opens its own pages, each page its own context and cookies):
+    a launch took 2-5 s of each test on a loaded machine."""
     if not Path(CHROMIUM).exists():
         pytest.skip("no Chromium: apt-get install -y chromium (or set MEMDIR_CHROMIUM)")
     sync_api = pytest.importorskip("playwright.sync_api", reason="no Playwright: pip install -e '.[test]'")

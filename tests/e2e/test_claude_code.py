@@ -86,8 +86,9 @@ def example_project(folder: Path) -> Path:
 
 def checkout() -> dict[str, str]:
     """PYTHONPATH when the tests run from a checkout that precedes the installed memdir (a worktree): the
-    hooks and `memdir mcp` Claude Code starts must run the same code as this test and the server it starts."""
-    return {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+    hooks and `memdir mcp` Claude Code starts must run the same code as this test and the server it starts.
+    XDG_RUNTIME_DIR when the test shares the warm tests' server (conftest.py): they must find it too."""
+    return {name: os.environ[name] for name in ("PYTHONPATH", "XDG_RUNTIME_DIR") if os.environ.get(name)}
 
 
 def trust(home: Path, *projects: Path) -> None:
@@ -112,11 +113,10 @@ def initialized(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, 
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, warm: Any) -> Any:
     project, env = initialized(tmp_path, monkeypatch)
-    client.ensure(project / ".memories")  # warm, as after the first session (the cold one has its own test)
-    yield project, env
-    stop_all(project / ".memories")
+    warm(project / ".memories")  # as after the first session (the cold one has its own test)
+    return project, env
 
 
 @pytest.fixture
@@ -199,7 +199,8 @@ def test_memdir_works_inside_the_real_claude_code_headless(claude: Path, project
 
 
 def test_user_scope_serves_the_project_claude_code_runs_in_even_from_a_subfolder(claude: Path, tmp_path: Path,
-                                                                                 monkeypatch: pytest.MonkeyPatch):
+                                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                                 warm: Any):
     home, first = tmp_path / "home", tmp_path / "first"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
@@ -211,23 +212,18 @@ def test_user_scope_serves_the_project_claude_code_runs_in_even_from_a_subfolder
     second = example_project(tmp_path / "tidewater")  # registered nowhere itself
     (second / "src" / "billing").mkdir(parents=True)
     trust(home, first, second)
-    client.ensure(second / ".memories")
-    try:
-        with FakeMessages(Model()) as fake:
-            run(claude, second / "src" / "billing", env, fake, "how do we make celery retries safe")
-        first_request = texts(next(r for r in fake.requests if "Bash" in tool_names(r)))
-        assert f"[id:{PROVEN}]" in first_request  # the second project's own memory
-        assert _poll(lambda: exchanges(second / ".memories") == ["Exchange: how do we make celery retries safe"])
-        assert exchanges(first / ".memories") == []  # nothing leaks into the project init ran in
-    finally:
-        stop_all(second / ".memories")
-        stop_all(first / ".memories")
+    warm(second / ".memories")
+    with FakeMessages(Model()) as fake:
+        run(claude, second / "src" / "billing", env, fake, "how do we make celery retries safe")
+    first_request = texts(next(r for r in fake.requests if "Bash" in tool_names(r)))
+    assert f"[id:{PROVEN}]" in first_request  # the second project's own memory
+    assert _poll(lambda: exchanges(second / ".memories") == ["Exchange: how do we make celery retries safe"])
+    assert exchanges(first / ".memories") == []  # nothing leaks into the project init ran in
 
 
-def test_a_hung_server_does_not_hold_up_the_prompt_and_loses_no_event(claude: Path, project: Any):
-    project, env = project
+def test_a_hung_server_does_not_hold_up_the_prompt_and_loses_no_event(claude: Path, cold_project: Any):
+    project, env = cold_project  # no server of its own: the hung one below is this user's server
     vault = project / ".memories"
-    stop_all(vault)
     with hung_server():
         with FakeMessages(Model()) as fake:
             answer = run(claude, project, env, fake, "why is the deploy slow", mcp_timeout_ms=3000)
@@ -259,7 +255,7 @@ def test_a_cold_first_session_is_offered_memdirs_tools_at_claude_codes_default_w
 
 
 def test_project_scope_serves_a_session_started_in_a_subfolder(claude: Path, tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch):
+                                                                monkeypatch: pytest.MonkeyPatch, warm: Any):
     if "2.1.197" in str(claude):  # before any set-up: the e2e budget
         pytest.skip("Claude Code 2.1.197 reads a project's .claude/ settings only in the folder it starts in: "
                     "no hooks and no permissions from a subfolder (user scope serves it)")
@@ -267,13 +263,10 @@ def test_project_scope_serves_a_session_started_in_a_subfolder(claude: Path, tmp
     vault = project / ".memories"
     subprocess.run(["git", "init", "-q", str(project)], check=True)  # Claude Code finds the project at the git root
     (project / "src" / "billing").mkdir(parents=True)
-    client.ensure(vault)
-    try:
-        with FakeMessages(Model()) as fake:
-            run(claude, project / "src" / "billing", env, fake, "how do we make celery retries safe")
-        first = texts(next(r for r in fake.requests if "Bash" in tool_names(r)))
-        assert "KNOWN CONTEXT" in first and f"[id:{PROVEN}]" in first  # the hooks found the vault upward
-        assert PROVEN in texts(fake.requests[-1]), "the tool call was allowed and answered"
-        assert _poll(lambda: exchanges(vault) == ["Exchange: how do we make celery retries safe"]), exchanges(vault)
-    finally:
-        stop_all(vault)
+    warm(vault)
+    with FakeMessages(Model()) as fake:
+        run(claude, project / "src" / "billing", env, fake, "how do we make celery retries safe")
+    first = texts(next(r for r in fake.requests if "Bash" in tool_names(r)))
+    assert "KNOWN CONTEXT" in first and f"[id:{PROVEN}]" in first  # the hooks found the vault upward
+    assert PROVEN in texts(fake.requests[-1]), "the tool call was allowed and answered"
+    assert _poll(lambda: exchanges(vault) == ["Exchange: how do we make celery retries safe"]), exchanges(vault)

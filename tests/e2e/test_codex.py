@@ -22,7 +22,6 @@ import pytest
 
 from mcp_server import client
 
-from ..mcp_server.processes import stop_all
 from .claude_code import Unavailable, npm_binary
 from .fake_responses import FakeResponses, texts, tool_names
 from .test_claude_code import MEMDIR, PROVEN, _poll, checkout, example_project, exchanges
@@ -66,7 +65,7 @@ def codex() -> Path:
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, warm: Any) -> Any:
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))  # this test and Codex's hooks: one user, one memdir server
@@ -76,9 +75,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     init = subprocess.run([str(MEMDIR), "init", "--client", "codex"], cwd=project, env=env, check=True,
                           capture_output=True, text=True)
     assert "Hooks need review" in init.stdout and "codex` was not found" in init.stdout
-    client.ensure(project / ".memories")  # warm, as after the first session
-    yield project, env, home
-    stop_all(project / ".memories")
+    warm(project / ".memories")  # as after the first session
+    return project, env, home
 
 
 def user_config(home: Path, project: Path, url: str) -> None:

@@ -21,7 +21,6 @@ import pytest
 
 from mcp_server import client
 
-from ..mcp_server.processes import stop_all
 from .claude_code import Unavailable, npm_binary
 from .fake_gemini import FakeGemini, texts, tool_names
 from .test_claude_code import MEMDIR, PROVEN, _poll, checkout, example_project, exchanges
@@ -64,7 +63,7 @@ def gemini() -> Path:
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, warm: Any) -> Any:
     home = tmp_path / "home"
     (home / ".gemini").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))  # this test and Gemini CLI's hooks: one user, one memdir server
@@ -74,9 +73,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
                           capture_output=True, text=True)
     assert "Trust folder" in init.stdout and "gemini` was not found" in init.stdout
     user_settings(home, project)
-    client.ensure(project / ".memories")  # warm, as after the first session
-    yield project, env
-    stop_all(project / ".memories")
+    warm(project / ".memories")  # as after the first session
+    return project, env
 
 
 def user_settings(home: Path, project: Path) -> None:

@@ -15,10 +15,8 @@ from typing import Any
 
 import pytest
 
-from mcp_server import client
 from vault import Vault
 
-from ..mcp_server.processes import stop_all
 from . import test_codex, test_gemini_cli
 from .claude_code import Unavailable, npm_binary
 from .fake_gemini import FakeGemini, texts
@@ -56,7 +54,8 @@ class GeminiScorer:
 
 
 def test_an_exchange_captured_in_codex_is_shown_to_gemini_and_scored_there(binaries: tuple[Path, Path],
-                                                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+                                                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                          warm: Any):
     codex, gemini = binaries
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)
@@ -68,24 +67,21 @@ def test_an_exchange_captured_in_codex_is_shown_to_gemini_and_scored_there(binar
                    capture_output=True)
     test_gemini_cli.user_settings(home, project)
     vault = project / ".memories"
-    client.ensure(vault)
-    try:
-        with FakeResponses(test_codex.Model()) as fake_codex:
-            test_codex.user_config(home, project, fake_codex.url)
-            test_codex.run(codex, project, env, QUESTION)
-        assert _poll(lambda: exchanges(vault) == [f"Exchange: {QUESTION}"]), exchanges(vault)
-        [captured] = [m for m in Vault(vault).scan().memories if m.title == f"Exchange: {QUESTION}"]
+    warm(vault)
+    with FakeResponses(test_codex.Model()) as fake_codex:
+        test_codex.user_config(home, project, fake_codex.url)
+        test_codex.run(codex, project, env, QUESTION)
+    assert _poll(lambda: exchanges(vault) == [f"Exchange: {QUESTION}"]), exchanges(vault)
+    [captured] = [m for m in Vault(vault).scan().memories if m.title == f"Exchange: {QUESTION}"]
 
-        model = GeminiScorer()
-        model.exchange_id = captured.id
-        with FakeGemini(model) as fake_gemini:
-            test_gemini_cli.run(gemini, project, env, fake_gemini, "what did we decide about celery retries?")
-            shown = texts(next(r for r in fake_gemini.requests if "memdir-score-required" not in texts(r)
-                               and "KNOWN CONTEXT" in texts(r)))
-            assert f"[id:{captured.id}]" in shown  # Codex's exchange, in Gemini's KNOWN CONTEXT
-            test_gemini_cli.run(gemini, project, env, fake_gemini, "and the visibility timeout?", "--resume", "latest")
-        assert model.scored
-        [after] = [m for m in Vault(vault).scan().memories if m.id == captured.id]
-        assert after.uses == captured.uses + 1 and after.last_outcome == "worked", (captured, after)
-    finally:
-        stop_all(vault)
+    model = GeminiScorer()
+    model.exchange_id = captured.id
+    with FakeGemini(model) as fake_gemini:
+        test_gemini_cli.run(gemini, project, env, fake_gemini, "what did we decide about celery retries?")
+        shown = texts(next(r for r in fake_gemini.requests if "memdir-score-required" not in texts(r)
+                           and "KNOWN CONTEXT" in texts(r)))
+        assert f"[id:{captured.id}]" in shown  # Codex's exchange, in Gemini's KNOWN CONTEXT
+        test_gemini_cli.run(gemini, project, env, fake_gemini, "and the visibility timeout?", "--resume", "latest")
+    assert model.scored
+    [after] = [m for m in Vault(vault).scan().memories if m.id == captured.id]
+    assert after.uses == captured.uses + 1 and after.last_outcome == "worked", (captured, after)

@@ -21,7 +21,6 @@ import pytest
 
 from mcp_server import client
 
-from ..mcp_server.processes import stop_all
 from . import scenario
 from .claude_code import CACHE, Unavailable, npm_binary
 from .fake_responses import FakeResponses, texts, tool_names
@@ -93,34 +92,44 @@ def run_opencode(opencode: Path, project: Path, env: dict[str, str], prompt: str
     return result.stdout.decode()
 
 
-# OpenCode installs its plugin SDK (@opencode-ai/plugin) from npm into every .opencode/ folder it loads, on
-# the first start there (76 s on this machine); kept once, copied into each test project.
+# OpenCode installs its plugin SDK (@opencode-ai/plugin) with npm into every config folder it loads, on the
+# first start there: the project's .opencode/ (76 s on this machine) and the user's ~/.config/opencode/ (48 s
+# in each test's fresh HOME, measured from OpenCode's --print-logs). Installed once, kept in the cache, and
+# linked into both folders of each test (OpenCode sees package.json and node_modules and installs nothing).
 PLUGIN_DEPENDENCIES = CACHE / f"opencode-{OPENCODE_VERSION}-dot-opencode"
-DEPENDENCY_FILES = ("node_modules", "package.json", "package-lock.json", ".gitignore")
+DEPENDENCY_FILES = ("package.json", "package-lock.json", ".gitignore")
 
 
 def plugin_dependencies(folder: Path, keep: bool = False) -> None:
-    """Copy OpenCode's plugin SDK install into `folder` (.opencode/) from the cache, or with `keep`, from it."""
-    source, target = (folder, PLUGIN_DEPENDENCIES) if keep else (PLUGIN_DEPENDENCIES, folder)
-    if keep and PLUGIN_DEPENDENCIES.exists() or not keep and not PLUGIN_DEPENDENCIES.exists():
+    """Give `folder` (a config folder of OpenCode's) the plugin SDK install from the cache, or with `keep`,
+    fill the cache from the install OpenCode made in `folder` (the first run on this machine)."""
+    if keep:
+        if not PLUGIN_DEPENDENCIES.exists() and (folder / "node_modules").is_dir() \
+                and not (folder / "node_modules").is_symlink():
+            shutil.copytree(folder / "node_modules", PLUGIN_DEPENDENCIES / "node_modules", symlinks=True)
+            for name in DEPENDENCY_FILES:
+                if (folder / name).is_file():
+                    shutil.copy2(folder / name, PLUGIN_DEPENDENCIES / name)
         return
+    if not (PLUGIN_DEPENDENCIES / "node_modules").is_dir():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "node_modules").symlink_to(PLUGIN_DEPENDENCIES / "node_modules", target_is_directory=True)
     for name in DEPENDENCY_FILES:
-        if (source / name).is_dir():
-            shutil.copytree(source / name, target / name, symlinks=True, dirs_exist_ok=True)
-        elif (source / name).is_file():
-            target.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source / name, target / name)
+        if (PLUGIN_DEPENDENCIES / name).is_file():
+            shutil.copy2(PLUGIN_DEPENDENCIES / name, folder / name)
 
 
 @pytest.fixture
-def opencode_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+def opencode_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, warm: Any) -> Any:
     home, project, env, printed = scenario.set_up(tmp_path, monkeypatch, "opencode")
     assert "`opencode` was not found on PATH" in printed and "nothing to approve" in printed
+    user_config = home / ".config" / "opencode"
     plugin_dependencies(project / ".opencode")
-    client.ensure(project / ".memories")  # warm, as after the first session
+    plugin_dependencies(user_config)
+    warm(project / ".memories")  # as after the first session
     yield home, project, env
     plugin_dependencies(project / ".opencode", keep=True)
-    stop_all(project / ".memories")
 
 
 def test_memdir_works_inside_the_real_opencode_headless(opencode: Path, opencode_project: Any):

@@ -24,6 +24,19 @@ def fresh_rebuild(root: Path) -> Index:
     return open_index(root)
 
 
+def rebuilt_state(root: Path, scratch: Path) -> dict:
+    """`state` (vectors left out) of a rebuild from a copy of the vault's files, made in `scratch`."""
+    import shutil
+
+    copy = scratch / "rebuilt"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memdir"))
+    rebuilt = fresh_rebuild(copy)
+    try:
+        return {k: v for k, v in state(rebuilt).items() if k != "vectors"}
+    finally:
+        rebuilt.close()
+
+
 def state(index: Index) -> dict:
     """Everything that must be equal between an incrementally updated index and a rebuild.
 

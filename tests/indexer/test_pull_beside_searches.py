@@ -118,8 +118,8 @@ def test_a_file_changed_after_the_pull_was_read_ahead_is_indexed_as_it_is_now(ha
     index = Index.open(Vault(hashing_example), HashingEmbedder(), defer_embedding=True)
     real_read_ahead = index._read_ahead
 
-    def then_edited(paths):  # type: ignore[no-untyped-def]
-        ahead = real_read_ahead(paths)  # the pull's files read and parsed, before the sync takes the lock
+    def then_edited(paths, *walk):  # type: ignore[no-untyped-def]
+        ahead = real_read_ahead(paths, *walk)  # the pull's files read and parsed, before the sync takes the lock
         assert "memory_bank/pulled-5.md" in ahead
         (hashing_example / "memory_bank" / "pulled-5.md").write_text(  # an editor saves one of them meanwhile
             "---\nid: m-pull0005\ncollection: memory_bank\ntype: fact\ntitle: Pulled note 5\n---\n"

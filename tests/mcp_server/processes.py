@@ -51,8 +51,8 @@ def stop_all(root: Path | None = None, process: subprocess.Popen | None = None) 
         if info is None:
             break
         _terminate(info.pid)
-    for pid in _starting(root) if root is not None else ():
-        _terminate(pid)
+    if root is not None:
+        stop_starting(root)
     if process is not None:
         if process.poll() is None:
             process.terminate()
@@ -79,6 +79,13 @@ def hook_context(result: subprocess.CompletedProcess) -> str:
     if not result.stdout.strip():
         return ""
     return json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def stop_starting(root: Path, keep: int | None = None) -> None:
+    """Stop every server started for `root` (a hook's, maybe not registered yet) but the one with pid `keep`."""
+    for pid in _starting(root):
+        if pid != keep:
+            _terminate(pid)
 
 
 def _terminate(pid: int) -> None:

@@ -38,6 +38,9 @@ def test_init_adds_the_server_after_the_users_own_text_and_claude_codes_hooks_to
     assert text.startswith(USERS)  # comments, order and the user's server as they were
     server = tomllib.loads(text)["mcp_servers"]["memdir"]
     assert server["args"] == ["mcp", "--vault", ".memories"] and Path(server["command"]).is_absolute()
+    # Codex gives hooks the whole environment but an MCP server a short list: the server registry's folder
+    # must reach `memdir mcp` as it reaches the hooks, or each finds a different server.
+    assert server["env_vars"] == ["XDG_RUNTIME_DIR"]
     hooks = read(project / ".codex" / "hooks.json")["hooks"]
     for event, name in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop")):
         [handler] = [h for group in hooks[event] for h in group["hooks"]]

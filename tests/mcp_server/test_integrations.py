@@ -259,6 +259,25 @@ def test_doctor_names_a_missing_hook_and_a_hook_command_that_cannot_run(project:
     assert "Claude Code MISSING: hook command /gone/bin/memdir not found" in findings
 
 
+def test_doctor_says_hooks_of_an_earlier_init_find_no_vault_from_a_subfolder_until_init_runs_again(project: Path):
+    init("--claude-code")
+    path = project / ".claude" / "settings.local.json"
+    settings = read(path)
+    for event in ("SessionStart", "UserPromptSubmit", "Stop"):  # what init wrote before the upward lookup
+        for handler in memdir_handlers(settings, event):
+            handler["command"] = handler["command"].replace('--vault ".memories"',
+                                                            '--vault "${CLAUDE_PROJECT_DIR:-.}/.memories"')
+    path.write_text(json.dumps(settings))
+    findings = doctor_findings(project)
+    assert findings["hooks"]["ok"] and findings["hook command"]["ok"]  # registered and runnable, yet stale
+    assert not findings["hook form"]["ok"]
+    assert str(path) in findings["hook form"]["detail"] and "subfolder" in findings["hook form"]["detail"]
+    assert "Claude Code MISSING: memdir's hooks in" in CliRunner().invoke(cli, ["doctor"]).output
+    assert "run memdir init --claude-code again" in findings["hook form"]["detail"]
+    init("--claude-code")  # the advice works: the hooks are rewritten and doctor is content
+    assert "hook form" not in doctor_findings(project)
+
+
 def test_doctor_says_nothing_about_claude_code_for_a_user_without_it(project: Path):
     home = Path(os.environ["HOME"])
     assert not (home / ".claude.json").exists() and not (home / ".claude").exists()

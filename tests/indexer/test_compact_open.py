@@ -1,0 +1,140 @@
+"""An index opened from its files holds what the index that wrote them held, in less memory and less time:
+repeated strings held once, and no memory chunked again only to learn the owners of its chunks."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+
+from indexer import index as index_module
+from indexer.generations import Layout
+from indexer.index import Index
+from indexer.manifest import Manifest, decode_memory, encode_memory
+from vault import Memory, Vault
+
+from .helpers import open_index, state
+
+LONG = "\n\n".join(f"## Part {n}\n\n" + f"Section {n} says something about the parser. " * 40 for n in range(3))
+
+
+def write_vault(root: Path) -> None:
+    (root / "patterns").mkdir(parents=True)
+    for n in range(6):
+        (root / "patterns" / f"n{n}.md").write_text(
+            f"---\nid: m-{n}\ntype: learning\ntitle: Note {n}\ntags: [db, ops]\ncreated_at: 2026-10-0{n + 1}T12:00:00Z\n"
+            f"---\nThe cache was cold on Monday. It warmed by noon. Note {n} links [[n{(n + 1) % 6}]].\n")
+    (root / "patterns" / "guide.md").write_text(f"---\nid: m-guide\ntitle: Guide\n---\n{LONG}\n")
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """A vault of six short notes that link in a ring, and one long sectioned guide."""
+    folder = tmp_path / "vault"
+    write_vault(folder)
+    return folder
+
+
+def calls_to(monkeypatch, name: str) -> list:
+    """The first argument of every call the index module makes to one of the functions it imported."""
+    seen: list = []
+    real = getattr(index_module, name)
+    monkeypatch.setattr(index_module, name, lambda first, *rest: seen.append(first) or real(first, *rest))
+    return seen
+
+
+def test_a_memory_read_back_from_the_manifest_equals_the_memory_written():
+    memory = Memory(
+        id="m-1", path="notes/a.md", collection="notes", type="pattern", title="A", body="Body text.\n",
+        tags=("db",), created_at=datetime(2026, 10, 1, 12, tzinfo=timezone.utc), uses=3,
+        frontmatter=MappingProxyType({"id": "m-1", "title": "A", "tags": ["db"], "due": date(2026, 11, 2),
+                                      "nested": {"a": [1, {"b": datetime(2026, 1, 1)}], "$dt": "not a tag"},
+                                      "created_at": datetime(2026, 10, 1, 12, tzinfo=timezone.utc)}),
+        content_hash="ab" * 32, body_hash="cd" * 32,
+    )
+    decoded = decode_memory(encode_memory(memory))
+    assert decoded == memory
+    assert dict(decoded.frontmatter) == dict(memory.frontmatter)
+    assert isinstance(decoded.frontmatter["due"], date) and isinstance(decoded.frontmatter["nested"]["a"][1]["b"], datetime)
+    assert isinstance(decoded.tags, tuple) and isinstance(decoded.frontmatter["tags"], list)
+
+
+def test_strings_many_memories_repeat_are_held_once_after_a_load(root):
+    open_index(root).close()
+    manifest = Manifest(Layout(root).current() / "manifest.sqlite")
+    entries = [e for e in manifest.entries() if e.memory is not None and e.memory.id.startswith("m-") and e.memory.id != "m-guide"]
+    manifest.close()
+    first, second = entries[0], entries[1]
+    assert first.memory.type is second.memory.type and first.memory.collection is second.memory.collection
+    assert next(iter(first.memory.frontmatter)) is next(iter(second.memory.frontmatter))  # the key "id"
+    assert first.memory.frontmatter["title"] is first.memory.title  # a field as written: one object for both
+    assert first.content_hash is first.memory.content_hash and first.path is first.memory.path
+    roles = [role for entry in entries for _, _, role in entry.units if role == "sentence"]
+    assert len(roles) > 2 and all(role is roles[0] for role in roles)
+    chunks = {id(chunk) for _, chunk, _ in first.units}
+    assert len(chunks) == 1 and first.units[0][1] is first.chunk_ids[0]
+
+
+def test_a_cold_open_owns_the_chunks_and_units_the_writer_owned_and_chunks_only_long_memories(root, monkeypatch):
+    writer = open_index(root)
+    written = state(writer)
+    headings = {heading for _, (_, heading) in writer._chunk_owner.items()}
+    assert {"Part 0", "Part 1", "Part 2"} <= headings  # the long memory's chunks have headings to get right
+    chunked = calls_to(monkeypatch, "chunks_for")
+    reader = Index(Vault(root), writer.embedder, writer.generation, writable=False)
+    assert [memory.id for memory in chunked] == ["m-guide"]
+    assert state(reader) == written
+    reader.close()
+    writer.close()
+
+
+def test_the_tables_keyed_by_a_memory_hold_its_own_strings_and_a_short_digest(root):
+    index = open_index(root)
+    memory = index.memory("m-1")
+    key = next(k for k in index.path_of if k == "m-1")
+    assert key is memory.id  # a lower-case id is its own identity key: no second copy per table
+    assert all(isinstance(k, bytes) and len(k) == 16 for k in index.by_dedup_key)
+    assert index.find_duplicate(memory.body.upper(), memory.type) is memory
+    records = list(index.links._records.values())
+    assert records[0].folder is records[1].folder == "patterns"
+    index.close()
+
+
+def test_a_cold_open_hashes_no_body_for_duplicates_until_one_is_asked_for(root, monkeypatch):
+    writer = open_index(root)
+    hashed = calls_to(monkeypatch, "dedup_key")
+    reader = Index(Vault(root), writer.embedder, writer.generation, writable=False)
+    assert hashed == []
+    twin = reader.memory("m-2")
+    assert reader.find_duplicate(twin.body.lower(), twin.type) is twin
+    assert len(hashed) == reader.memory_count() + 1  # every body once, then the text asked about
+    reader.close()
+    writer.close()
+
+
+def test_duplicates_are_found_the_same_after_changes_whether_the_table_was_made_before_or_after(root):
+    early = open_index(root)
+    assert early.find_duplicate("nothing like it", "learning") is None  # the table made now, kept up to date
+    (root / "patterns" / "n1.md").unlink()
+    (root / "patterns" / "n9.md").write_text("---\nid: m-9\ntype: learning\n---\nA brand new fact.\n")
+    early.sync()
+    late = Index(Vault(root), early.embedder, early.generation, writable=False)
+    for index in (early, late):
+        assert index.find_duplicate("a BRAND new fact", "learning").id == "m-9"
+        assert index.find_duplicate("The cache was cold on Monday. It warmed by noon. Note 1 links [[n2]].",
+                                    "learning") is None
+        assert index.find_duplicate("The cache was cold on Monday. It warmed by noon. Note 2 links [[n3]].",
+                                    "learning").id == "m-2"
+    late.close()
+    early.close()
+
+
+def test_memories_a_sync_reads_from_their_files_hold_repeated_strings_once_too(root):
+    index = open_index(root)  # built by a sync: every memory parsed from its file, none decoded
+    first, second = index.memory("m-0"), index.memory("m-1")
+    assert first.type is second.type and next(iter(first.frontmatter)) is next(iter(second.frontmatter))
+    assert first.frontmatter["title"] is first.title and index.entry(first.path).path is first.path
+    assert first == index.vault.load(first.path)  # equal to the memory as parsed, field for field
+    index.close()

@@ -1,0 +1,149 @@
+"""A cold start under many sessions: the first prompts after the server starts get context as soon as the vault
+is open. The hooks are served before the MCP endpoint is built, a hook that arrives while its vault opens waits
+for it (within a bound, never beyond the hook's budget), and a prompt whose spooled event the opening vault's
+drain applied first still gets its context."""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import quote
+
+import pytest
+from starlette.testclient import TestClient
+
+from mcp_server.client import VAULT_HEADER, VAULT_LOCK, lock_held
+from mcp_server.clients import hooks
+from mcp_server.clients.hooks_server import HookHandler
+from mcp_server.server import process
+from mcp_server.server.served import ServedVault
+from mcp_server.service.app import App
+from mcp_server.service.memory_service import MemoryService
+
+PORT = 47321  # what the Guard expects in the Host header; nothing listens: the client calls the app in-process
+BOUND = 60.0  # a gate the test forgot to open fails the test instead of hanging it
+PROMPT = "how do we make celery retries safe"
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+class Gate:
+    """Holds a step of the server until the test opens it, and says when the step was reached."""
+
+    def __init__(self) -> None:
+        self.reached = threading.Event()
+        self.opened = threading.Event()
+
+    def hold(self) -> None:
+        self.reached.set()
+        assert self.opened.wait(BOUND), "the test never opened the gate"
+
+
+def hold(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> Gate:
+    """`owner.name` (a server step) held at a gate the test opens."""
+    gate, step = Gate(), getattr(owner, name)
+
+    def held(*args: Any) -> Any:
+        gate.hold()
+        return step(*args)
+
+    monkeypatch.setattr(owner, name, held)
+    return gate
+
+
+@contextmanager
+def served(root: Path) -> Iterator[tuple[TestClient, dict[str, str]]]:
+    """This user's server, in-process, opening `root` at its start (as `memdir serve --vault` does)."""
+    user = process.UserServer()
+    user.port = PORT
+    headers = {"Authorization": f"Bearer {user.token}", VAULT_HEADER: quote(str(root.resolve()))}
+    with TestClient(user._asgi(root.resolve()), base_url=f"http://127.0.0.1:{PORT}") as http:
+        yield http, headers
+
+
+def prompt_event(session: str) -> dict[str, Any]:
+    return {"session_id": session, "prompt": PROMPT, "hook_event_name": "UserPromptSubmit"}
+
+
+def in_thread(call: Any) -> tuple[threading.Thread, list[Any]]:
+    answers: list[Any] = []
+    thread = threading.Thread(target=lambda: answers.append(call()), daemon=True)
+    thread.start()
+    return thread, answers
+
+
+def test_a_prompt_is_answered_while_the_mcp_endpoint_is_still_being_built(hashing_example: Path, monkeypatch):
+    building = hold(monkeypatch, ServedVault, "build_mcp")
+    with served(hashing_example) as (http, headers):
+        assert building.reached.wait(BOUND)  # the vault is open; its MCP endpoint is not built yet
+        answer = http.post("/api/hook/prompt", json=prompt_event("s-1"), headers=headers)
+        assert answer.status_code == 200 and "m-a4c81f63" in answer.json()["shown"]
+        # An MCP request that comes now waits for its endpoint, and is answered once it is built.
+        thread, answers = in_thread(lambda: http.post("/mcp", json=INITIALIZE, headers={**headers, **MCP_HEADERS}))
+        assert not answers
+        building.opened.set()
+        thread.join(BOUND)
+        assert answers and answers[0].status_code == 200 and "serverInfo" in answers[0].text
+
+
+def test_a_vault_let_go_while_its_mcp_endpoint_is_built_closes_without_waiting_for_it(hashing_example: Path,
+                                                                                      monkeypatch):
+    building = hold(monkeypatch, ServedVault, "build_mcp")
+    with served(hashing_example) as (http, headers):
+        assert building.reached.wait(BOUND)
+        thread, answers = in_thread(lambda: http.post("/api/close", headers=headers))  # the folder was deleted, say
+        thread.join(BOUND)
+        building.opened.set()
+        assert answers and answers[0].json() == {"closed": True}
+    assert not lock_held(hashing_example / VAULT_LOCK)  # the vault was let go: another process may serve it
+
+
+def test_a_prompt_that_comes_while_its_vault_opens_waits_for_it_and_gets_context(hashing_example: Path, monkeypatch):
+    opening = hold(monkeypatch, process, "open_vault")
+    asked = threading.Event()
+    slot = process.UserServer._slot
+
+    async def noticed_slot(self: process.UserServer, root: Path, wait: bool, within: float = 0.0) -> Any:
+        if not wait:
+            asked.set()  # a hook's request reached the server
+        return await slot(self, root, wait, within)
+
+    monkeypatch.setattr(process.UserServer, "_slot", noticed_slot)
+    monkeypatch.setattr(process, "HOOK_OPEN_WAIT_SECONDS", BOUND)  # the vault opens while the hook waits
+    with served(hashing_example) as (http, headers):
+        assert opening.reached.wait(BOUND)
+        thread, answers = in_thread(lambda: http.post("/api/hook/prompt", json=prompt_event("s-1"), headers=headers))
+        assert asked.wait(BOUND)
+        opening.opened.set()
+        thread.join(BOUND)
+        assert answers and answers[0].status_code == 200 and "m-a4c81f63" in answers[0].json()["shown"]
+
+
+def test_a_hook_is_told_opening_within_its_bound_when_the_vault_takes_longer(hashing_example: Path, monkeypatch):
+    opening = hold(monkeypatch, process, "open_vault")
+    with served(hashing_example) as (http, headers):
+        assert opening.reached.wait(BOUND)
+        answer = http.post("/api/hook/prompt", json=prompt_event("s-1"), headers=headers)  # answered, gate still shut
+        opening.opened.set()
+    assert answer.status_code == process.OPENING and "is opening" in answer.json()["error"]["message"]
+    # The hook itself gives up after its timeout: the server's wait leaves it room for an answer.
+    assert process.HOOK_OPEN_WAIT_SECONDS < hooks.TIMEOUTS["prompt"]
+
+
+def test_a_prompt_whose_spooled_event_a_drain_applied_first_still_gets_its_context(hashing_example: Path):
+    app = App(hashing_example, defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        event = {**prompt_event("s-1"), "client": "claude-code"}
+        name = hooks.spool(hashing_example, "prompt", event)
+        assert handler.drain(spooled_before=time.time_ns()) == 1  # the vault opened: the spool is applied
+        answer = handler.prompt({**event, "spool": name})  # then the request, which waited meanwhile, arrives
+        assert "m-a4c81f63" in answer["shown"] and "KNOWN CONTEXT" in answer["additionalContext"]
+        session = handler.service.sessions.load("s-1")
+        assert session.turn == 1 and "m-a4c81f63" in session.turn_shown  # one turn, started by the drain
+    finally:
+        app.close()
