@@ -32,9 +32,9 @@ class SearchSettings:
     vector_weight: float = setting(0.5, "weight of the vector channel in the fusion")
     keyword_weight: float = setting(0.8, "weight of the keyword channel in the fusion, when it has something to say "
                                           "(see keyword_confidence_low/high)")
-    keyword_confidence_low: float = setting(0.3, "the keyword channel counts for nothing in the fusion when its best hit "
-                                                 "covers at most this share of the query's words (idf-weighted)")
-    keyword_confidence_high: float = setting(0.7, "... and for its full keyword_weight from this share up")
+    keyword_confidence_low: float = setting(0.3, "a keyword hit counts for nothing in the fusion when it covers at most "
+                                                 "this share of the query's words (idf-weighted)")
+    keyword_confidence_high: float = setting(0.7, "... and for the full keyword_weight from this share up")
     bm25_b: float = setting(0.0, "BM25 length normalisation (0 = none; memories and chunks are short)")
     bm25_k1: float = setting(0.5, "BM25 term-frequency saturation")
     context_boost: float = setting(0.35, "keyword weight of a word found in a memory's neighbours (previous/next)")
