@@ -38,6 +38,7 @@ from .ranking import (
     calibrate,
     combined_evidence,
     recency_bonus,
+    shown_relevance,
     vector_evidence,
 )
 from .settings import SearchSettings
@@ -113,6 +114,9 @@ class Hit:
     stale: tuple[dict[str, Any], ...] = ()  # cited files changed since the memory was anchored
     written: datetime | None = None  # created_at, else the file's mtime (seed 004)
     explain: dict[str, float] | None = None  # ranked hits: the terms `final` was made of (see Searcher._rank)
+    # What a ranked hit shows as its relevance: `relevance` lowered by how far behind the best hit it is (see
+    # with_shown); None for lookups and timelines. Thresholds (score_threshold, the hook's) read `relevance`.
+    shown: float | None = None
 
     def moment(self) -> float:
         """When the memory was written, for newest-first orders (-inf when unknown)."""
@@ -245,8 +249,8 @@ class Searcher:
             # The query's time words rank what falls in their window higher, unless an explicit window
             # (days_back, after, before) decided the time already: it wins over them (see window_used).
             named = None if _explicit(request) else timewords.window(request.query, now)
-            hits = order_hits(self._rank(candidates, allowed, request, now, named, query_vector, people),
-                              request.sort_by)[:limit]
+            hits = with_shown(order_hits(self._rank(candidates, allowed, request, now, named, query_vector, people),
+                                         request.sort_by)[:limit], self.settings)
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
@@ -784,6 +788,24 @@ def _explicit_start(request: SearchRequest, now: datetime) -> datetime | None:
 
 def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
+
+
+def with_shown(hits: list[Hit], settings: SearchSettings) -> list[Hit]:
+    """Ranked hits with the relevance they show: each one's relevance, lowered by how far its match (the order
+    score before the outcome record, recency and staleness move it) is behind the best hit's
+    (`shown_gap_scale`, `shown_gap_floor`): a stale or unproven memory is as relevant as it matches.
+
+    A relevance alone says how strongly a memory matches the question, not whether it is the one that
+    answers: on the coding set a hit at 0.5-0.6 was right less often than one at 0.4-0.5, and on LoCoMo
+    nearly every turn showed 0.8 or more (they all name the speakers the question names). How far a hit
+    is behind the best one says the rest; with both, a higher number is right more often on every set
+    (bench/README, issue 26 session 4). Hits from several vaults are shown against the best of them all."""
+    ranked = [h for h in hits if h.explain is not None]
+    if not ranked:
+        return hits
+    best = max(h.explain["order"] for h in ranked)
+    return [replace(h, shown=shown_relevance(h.relevance, best - h.explain["order"], settings.shown_gap_scale,
+                                             settings.shown_gap_floor)) if h.explain is not None else h for h in hits]
 
 
 def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:
