@@ -51,7 +51,7 @@ def _asked(root: Path, embedder, questions: list[tuple[str, set[str], dict]]) ->
             for hit in searcher.search(SearchRequest(query=text, limit=10, **request_fields)):
                 if hit.channel == "timeline":
                     continue  # "what did we do yesterday": listed by time, with no relevance to read
-                pairs.append((hit.relevance, hit.memory.id in wanted))
+                pairs.append((hit.relevance if hit.shown is None else hit.shown, hit.memory.id in wanted))
     finally:
         index.close()
     return pairs

@@ -37,6 +37,14 @@ def combined_evidence(vector: float | None, keyword: float | None) -> float:
     return 1.0 - missing_v * missing_k
 
 
+def shown_relevance(relevance: float, behind: float, scale: float, floor: float) -> float:
+    """The relevance a result shows: its own evidence, lowered by how far its order score is `behind` the best
+    result's. How strongly a memory matches says whether anything answers; how far behind the best it is says
+    whether this one is the answer. A hit tied with the best shows its relevance, one `scale` behind about
+    floor + (1 - floor) / e of it, one far behind `floor` of it (so filler keeps distinct values, never one 0)."""
+    return relevance * (floor + (1.0 - floor) * math.exp(-max(0.0, behind) / scale))
+
+
 def recency_bonus(memory: Memory, now: datetime, table: Mapping[str, Mapping[str, float]]) -> float:
     """Additive bonus for young memories of time-sensitive types; old memories are never penalised."""
     rule = table.get(memory.type)

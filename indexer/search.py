@@ -38,6 +38,7 @@ from .ranking import (
     calibrate,
     combined_evidence,
     recency_bonus,
+    shown_relevance,
     vector_evidence,
 )
 from .settings import SearchSettings
@@ -113,6 +114,9 @@ class Hit:
     stale: tuple[dict[str, Any], ...] = ()  # cited files changed since the memory was anchored
     written: datetime | None = None  # created_at, else the file's mtime (seed 004)
     explain: dict[str, float] | None = None  # ranked hits: the terms `final` was made of (see Searcher._rank)
+    # What a ranked hit shows as its relevance: `relevance` lowered by how far behind the best hit it is (see
+    # with_shown); None for lookups and timelines. Thresholds (score_threshold, the hook's) read `relevance`.
+    shown: float | None = None
 
     def moment(self) -> float:
         """When the memory was written, for newest-first orders (-inf when unknown)."""
@@ -248,7 +252,7 @@ class Searcher:
             hits = self._rank(candidates, allowed, request, now, named, query_vector, people)
             # The turns around the best hit in its captured conversation rise with it (indexer/multihop.py).
             hits = multihop.lift_thread(self.index, hits, self.settings.thread_reach, self.settings.thread_lift)
-            hits = order_hits(hits, request.sort_by)[:limit]
+            hits = with_shown(order_hits(hits, request.sort_by)[:limit], self.settings)
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
@@ -407,13 +411,14 @@ class Searcher:
             candidates.setdefault(memory_id, c)
         if query_vector is not None:
             self._score_vectors(candidates, query_vector, prefetched, self._whole_share(request))
-        confidence = keyword_confidence(candidates.values(), settings) if request.mode == "hybrid" else 1.0
+        hybrid = request.mode == "hybrid"
+        confidence = {i: keyword_confidence(c, settings) if hybrid else 1.0 for i, c in candidates.items()}
         self._fuse(candidates, request.mode, confidence)
-        for c in candidates.values():
+        for memory_id, c in candidates.items():
             v = vector_evidence(c.vector_score, settings.cosine_floor, settings.cosine_full) if c.vector_score is not None else None
             k = None if c.keyword_rank is None else c.keyword_coverage
             c.evidence = combined_evidence(v, k)
-            c.weighed = combined_evidence(v, None if k is None else k * (1.0 if c.keyword_exact else confidence))
+            c.weighed = combined_evidence(v, None if k is None else k * confidence[memory_id])
             by_vector = c.vector_rank is not None and (c.vector_score or 0.0) > settings.cosine_floor
             by_keyword = c.keyword_rank is not None
             c.channel = "both" if by_vector and by_keyword else "keyword" if by_keyword else "vector"
@@ -511,9 +516,9 @@ class Searcher:
         for rank, c in enumerate(by_vector):
             c.vector_rank = rank
 
-    def _fuse(self, candidates: dict[str, _Candidate], mode: Mode, confidence: float = 1.0) -> None:
-        """Order the union of both channels' candidates (`confidence`: keyword_confidence's share of the
-        keyword weight in hybrid mode).
+    def _fuse(self, candidates: dict[str, _Candidate], mode: Mode, confidence: dict[str, float] | None = None) -> None:
+        """Order the union of both channels' candidates (`confidence`: each candidate's keyword_confidence, its
+        share of the keyword weight in hybrid mode; all of it when not given).
 
         zscore (default): each channel's raw scores are standardized over the candidates, mixed
         with the channel weights, and squashed to 0..1 with a logistic. Unlike rank fusion this
@@ -534,10 +539,11 @@ class Searcher:
         vector_z = _zscores({i: c.vector_score or 0.0 for i, c in candidates.items()}, floor=COSINE_NOISE)
         keyword = {i: c.keyword_score or 0.0 for i, c in candidates.items()}
         keyword_z = _zscores(keyword, floor=0.1 * max(keyword.values()))
-        weights = {"hybrid": (s.vector_weight, s.keyword_weight * confidence),
+        weights = {"hybrid": (s.vector_weight, s.keyword_weight),
                    "vector": (1.0, 0.0), "keyword": (0.0, 1.0)}[mode]
         for memory_id, c in candidates.items():
-            c.mix = (weights[0] * vector_z[memory_id], weights[1] * keyword_z[memory_id])
+            share = 1.0 if confidence is None else confidence[memory_id]
+            c.mix = (weights[0] * vector_z[memory_id], weights[1] * share * keyword_z[memory_id])
             mixed = c.mix[0] + c.mix[1]
             c.fused = 1.0 / (1.0 + math.exp(-mixed))
 
@@ -647,20 +653,24 @@ def _done(vector: np.ndarray) -> Future[np.ndarray]:
     return future
 
 
-def keyword_confidence(candidates: Iterable[_Candidate], settings: SearchSettings) -> float:
-    """0..1: how much the keyword channel has to say about this query.
+def keyword_confidence(candidate: _Candidate, settings: SearchSettings) -> float:
+    """0..1: how much the keyword channel has to say about this candidate for this query.
 
-    BM25 ranks whatever shares a word with the query, so its z-scores spread as widely for
-    "how do I get a database running on my laptop" (whose answer says "docker compose" and
-    "postgres") as for "what did Caroline say about the adoption agency". What differs is how
-    much of the query its best hit covers: little when the words are the user's own, most of it
-    when they name what the memory names. A hit on a code-like term (ERR_4711) counts as full cover. Below `keyword_confidence_low` the channel is left out
-    of the mix, from `keyword_confidence_high` it counts fully (fresh-paraphrase set: hybrid
-    MRR@10 0.40 -> 0.57 with LoCoMo unchanged; bench/README, issue 26 session 2).
+    BM25 ranks whatever shares a word with the query, and its z-scores make any shared word stand out
+    among candidates that share none. For "how do I get a database running on my laptop" (whose answer
+    says "docker compose" and "postgres") the notes that share "database" are not evidence; for "what did
+    Caroline say about the adoption agency" the turns that say it are. What differs is how much of the
+    query a hit covers (idf-weighted): little when the words are the user's own, most of it when they
+    name what the memory names. Each candidate is weighed by its own coverage: nothing up to
+    `keyword_confidence_low`, all of it from `keyword_confidence_high`. It used to be the best hit's
+    coverage for every candidate, so one hit that covered the query lent its weight to twenty that
+    shared one word with it (bench/README, issue 26 session 4). A hit on a code-like term (ERR_4711)
+    counts in full: exact tokens always hit.
     """
-    best = max((1.0 if c.keyword_exact else c.keyword_coverage for c in candidates), default=0.0)
+    if candidate.keyword_exact:
+        return 1.0
     low, high = settings.keyword_confidence_low, settings.keyword_confidence_high
-    return min(1.0, max(0.0, (best - low) / (high - low)))
+    return min(1.0, max(0.0, (candidate.keyword_coverage - low) / (high - low)))
 
 
 def _zscores(scores: dict[str, float], floor: float) -> dict[str, float]:
@@ -780,6 +790,24 @@ def _explicit_start(request: SearchRequest, now: datetime) -> datetime | None:
 
 def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
+
+
+def with_shown(hits: list[Hit], settings: SearchSettings) -> list[Hit]:
+    """Ranked hits with the relevance they show: each one's relevance, lowered by how far its match (the order
+    score before the outcome record, recency and staleness move it) is behind the best hit's
+    (`shown_gap_scale`, `shown_gap_floor`): a stale or unproven memory is as relevant as it matches.
+
+    A relevance alone says how strongly a memory matches the question, not whether it is the one that
+    answers: on the coding set a hit at 0.5-0.6 was right less often than one at 0.4-0.5, and on LoCoMo
+    nearly every turn showed 0.8 or more (they all name the speakers the question names). How far a hit
+    is behind the best one says the rest; with both, a higher number is right more often on every set
+    (bench/README, issue 26 session 4). Hits from several vaults are shown against the best of them all."""
+    ranked = [h for h in hits if h.explain is not None]
+    if not ranked:
+        return hits
+    best = max(h.explain["order"] for h in ranked)
+    return [replace(h, shown=shown_relevance(h.relevance, best - h.explain["order"], settings.shown_gap_scale,
+                                             settings.shown_gap_floor)) if h.explain is not None else h for h in hits]
 
 
 def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:

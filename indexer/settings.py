@@ -32,9 +32,9 @@ class SearchSettings:
     vector_weight: float = setting(0.5, "weight of the vector channel in the fusion")
     keyword_weight: float = setting(0.8, "weight of the keyword channel in the fusion, when it has something to say "
                                           "(see keyword_confidence_low/high)")
-    keyword_confidence_low: float = setting(0.3, "the keyword channel counts for nothing in the fusion when its best hit "
-                                                 "covers at most this share of the query's words (idf-weighted)")
-    keyword_confidence_high: float = setting(0.7, "... and for its full keyword_weight from this share up")
+    keyword_confidence_low: float = setting(0.3, "a keyword hit counts for nothing in the fusion when it covers at most "
+                                                 "this share of the query's words (idf-weighted)")
+    keyword_confidence_high: float = setting(0.7, "... and for the full keyword_weight from this share up")
     bm25_b: float = setting(0.0, "BM25 length normalisation (0 = none; memories and chunks are short)")
     bm25_k1: float = setting(0.5, "BM25 term-frequency saturation")
     context_boost: float = setting(0.35, "keyword weight of a word found in a memory's neighbours (previous/next)")
@@ -97,6 +97,9 @@ class SearchSettings:
     max_limit: int = setting(100, "largest limit a caller may ask for")
     max_query_chars: int = setting(2000, "a longer query is asked by its first this many characters")
     score_threshold: float = setting(0.05, "results whose relevance is below this are dropped")
+    shown_gap_scale: float = setting(0.05, "the relevance a result shows falls with how far its match is behind the best "
+                                           "result's: to floor + (1 - floor) / e of its relevance at this gap ...")
+    shown_gap_floor: float = setting(0.2, "... and to this share of it far behind (thresholds read the relevance itself)")
     stale_factor: float = setting(0.85, "a memory whose cited code changed since it was anchored ranks at this share (1 = no penalty)")
     recency_weight: float = setting(0.5, "share of the per-type recency boost (below) that is added to a result's rank")
     recency: dict[str, dict[str, float]] = setting(
@@ -131,6 +134,10 @@ class SearchSettings:
         if not 0 <= self.long_query_from < self.long_query_full:
             raise InvalidSetting("long_query_full", f"long_query_from ({self.long_query_from}) and long_query_full "
                                  f"({self.long_query_full}) must satisfy 0 <= from < full")
+        if self.shown_gap_scale <= 0.0:
+            raise InvalidSetting("shown_gap_scale", f"{self.shown_gap_scale} is not positive")
+        if not 0.0 <= self.shown_gap_floor <= 1.0:
+            raise InvalidSetting("shown_gap_floor", f"{self.shown_gap_floor} is not in [0, 1]")
         for key in ("quality_lift_cap", "recency_weight", "pooling_sharpness"):
             if getattr(self, key) < 0.0:
                 raise InvalidSetting(key, f"{getattr(self, key)} is negative")

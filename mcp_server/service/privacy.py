@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
-from indexer.search import Hit, SearchRequest, order_hits
+from indexer.search import Hit, SearchRequest, order_hits, with_shown
 from vault import Memory, NotFoundError, ValidationError
 
 from .app import USER, App, Side
@@ -43,7 +43,7 @@ def search(app: App, request: SearchRequest, include_private: bool = True) -> li
         return hits
     hits = [hit for side in sides for hit in side.searcher.search(request)]
     limit = request.limit or app.config.search.default_limit
-    return order_hits(hits, request.sort_by)[:limit]
+    return with_shown(order_hits(hits, request.sort_by)[:limit], app.config.search)
 
 
 def add_side(app: App, privacy: str) -> Side:

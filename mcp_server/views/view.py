@@ -115,7 +115,7 @@ def view_of(memory: Memory, now: datetime | None = None, *, hit: Hit | None = No
         values.update(importance=bank_weight(memory.importance), confidence=bank_weight(memory.confidence),
                       always_inject=memory.always_inject)
     if hit is not None:
-        values.update(relevance=round(hit.relevance, 4), final_score=round(hit.final, 4), channel=hit.channel,
+        values.update(relevance=round(hit.relevance if hit.shown is None else hit.shown, 4), final_score=round(hit.final, 4), channel=hit.channel,
                       heading=hit.heading, successor=hit.successor, via=hit.via)
         if hit.excerpt:
             values.update(content=hit.excerpt, excerpt_of=memory.path)  # the whole document is one lookup away

@@ -416,7 +416,7 @@ def search_page(service: Any, query: str, limit: int = 20) -> str:
         told = ", ".join(f"{name} {share:+.0%}" for name, share in shares.items())
         via = f" via {_link(hit.via)}" if hit.via else ""
         rows.append((esc(rank), _link(hit.memory.id, hit.memory.title) + via, esc(hit.channel),
-                     esc(f"{hit.relevance:.2f}"), esc(f"{hit.final:.3f}"), _share_bar(shares) + f"<br><span class=muted>{esc(told)}</span>"))
+                     esc(f"{hit.relevance if hit.shown is None else hit.shown:.2f}"), esc(f"{hit.final:.3f}"), _share_bar(shares) + f"<br><span class=muted>{esc(told)}</span>"))
     legend = " ".join(f'<span class=kind style="background:{c};color:#fff">{n}</span>' for n, c in SHARE_COLOURS.items())
     body = box + f"<p class=muted>{len(hits)} results · each bar: what made its final score {legend}</p>" + (
         table(("#", "memory", "channel", "relevance", "final", "share of the final score"), rows) if rows else "<p>no match</p>")

@@ -99,7 +99,7 @@ def test_with_the_real_model_the_answer_two_turns_after_the_match_passes_a_look_
              ("c3", "Dana", "I made a lopsided bowl and a mug for my sister.", "c2"),
              ("d1", "Dana", "My sister visited last weekend.", None),
              ("d2", "Lee", "How was it?", "d1"),
-             ("d3", "Dana", "My sister took a class downtown.", "d2")]
+             ("d3", "Dana", "My sister made a bowl at a class downtown.", "d2")]
     for memory_id, who, text, previous in turns:
         extra = f"speaker: {who}\n" + (f"previous: {previous}\n" if previous else "")
         write(tmp_path, f"history/{memory_id}.md", memory_text(memory_id, f"{who}, 1 May", f"{who}: {text}", extra=extra))
