@@ -51,11 +51,79 @@ def drop_roles(roles: set[str]) -> None:
     chunking._with_units = fewer
 
 
+PAIR = "\x00pair\x00"  # a unit text standing for "the vector of these two whole texts, averaged"
+
+
+def pairs_from_wholes() -> None:
+    """A memory's `previous` and `next` units get the mean of the two memories' whole-unit vectors (both
+    embedded anyway) instead of a model call on the pair text: what the pair units would cost then."""
+    import numpy as np
+
+    import indexer.chunking as chunking
+    import indexer.embed as embed
+    from indexer.index import Index
+
+    around: dict[str, tuple] = {}
+    neighbours = Index.neighbours
+
+    def remembered(self, memory):  # type: ignore[no-untyped-def]
+        around[memory.id] = (self.previous_of(memory.id), self.next_of(memory.id))
+        return neighbours(self, memory)
+
+    Index.neighbours = remembered
+    with_units = chunking._with_units
+
+    def whole(memory) -> str:  # type: ignore[no-untyped-def]
+        return chunking.chunks_for(memory)[0].embedding_text
+
+    def standing_in(chunk, extra):  # type: ignore[no-untyped-def]
+        previous, follower = around.get(chunk.memory_id, (None, None))
+        swapped = []
+        for role, text in extra:
+            if role == chunking.PREVIOUS and previous is not None:
+                text = PAIR + whole(previous) + "\x00" + chunk.embedding_text
+            elif role == chunking.NEXT and follower is not None:
+                text = PAIR + chunk.embedding_text + "\x00" + whole(follower)
+            swapped.append((role, text))
+        return with_units(chunk, swapped)
+
+    chunking._with_units = standing_in
+    plain = embed.make_embedder
+
+    class Averaging:
+        def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+            self.inner, self.id, self.dim = inner, inner.id, inner.dim
+            self.seen: dict[str, np.ndarray] = {}
+
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            texts = list(texts)
+            parts = {t: t[len(PAIR):].split("\x00") for t in texts if t.startswith(PAIR)}
+            wanted = list(dict.fromkeys([t for t in texts if t not in parts and t not in self.seen]
+                                        + [p for two in parts.values() for p in two if p not in self.seen]))
+            if wanted:
+                self.seen.update(zip(wanted, self.inner.embed(wanted)))
+            out = np.zeros((len(texts), self.dim), dtype=np.float32)
+            for row, text in enumerate(texts):
+                if text in parts:
+                    mean = self.seen[parts[text][0]] + self.seen[parts[text][1]]
+                    out[row] = mean / np.linalg.norm(mean)
+                else:
+                    out[row] = self.seen[text]
+            return out
+
+        def embed_query(self, text):  # type: ignore[no-untyped-def]
+            return self.inner.embed_query(text)
+
+    embed.make_embedder = lambda name: Averaging(plain(name))
+
+
 def main() -> None:
     argv = sys.argv[1:]
     split = argv.index("--") if "--" in argv else len(argv)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--encoder", choices=["per-token", "per-tensor"])
+    parser.add_argument("--pairs-from-wholes", action="store_true",
+                        help="pair units averaged from the two whole vectors, no model call of their own")
     parser.add_argument("--drop-roles", default="", help="comma-separated unit roles to leave out")
     args = parser.parse_args(argv[:split])
     roles = {r.strip() for r in args.drop_roles.split(",") if r.strip()}
@@ -68,6 +136,8 @@ def main() -> None:
         swap_encoder(args.encoder)
     if roles:
         drop_roles(roles)
+    if args.pairs_from_wholes:
+        pairs_from_wholes()
     sys.argv = bench
     runpy.run_path(bench[0], run_name="__main__")
 
