@@ -35,6 +35,8 @@ class SearchSettings:
     keyword_confidence_low: float = setting(0.3, "a keyword hit counts for nothing in the fusion when it covers at most "
                                                  "this share of the query's words (idf-weighted)")
     keyword_confidence_high: float = setting(0.7, "... and for the full keyword_weight from this share up")
+    keyword_confidence_lent: float = setting(0.65, "each keyword hit counts as covering at least this fraction of what "
+                                                  "the best keyword hit covers (0: each hit by its own coverage alone)")
     bm25_b: float = setting(0.0, "BM25 length normalisation (0 = none; memories and chunks are short)")
     bm25_k1: float = setting(0.5, "BM25 term-frequency saturation")
     context_boost: float = setting(0.35, "keyword weight of a word found in a memory's neighbours (previous/next)")
@@ -136,6 +138,8 @@ class SearchSettings:
                                  f"({self.long_query_full}) must satisfy 0 <= from < full")
         if self.shown_gap_scale <= 0.0:
             raise InvalidSetting("shown_gap_scale", f"{self.shown_gap_scale} is not positive")
+        if not 0.0 <= self.keyword_confidence_lent <= 1.0:
+            raise InvalidSetting("keyword_confidence_lent", f"{self.keyword_confidence_lent} is not in [0, 1]")
         if not 0.0 <= self.shown_gap_floor <= 1.0:
             raise InvalidSetting("shown_gap_floor", f"{self.shown_gap_floor} is not in [0, 1]")
         for key in ("quality_lift_cap", "recency_weight", "pooling_sharpness"):

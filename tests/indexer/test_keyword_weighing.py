@@ -25,10 +25,11 @@ def test_a_hit_sharing_one_word_gets_no_keyword_weight_though_another_hit_covers
     for n, text in enumerate(FILLER):
         write(hashing_root, f"patterns/f{n}.md", memory_text(f"m-f000000{n}", "Note", text))
     index = concept_index(hashing_root)
-    hits = {h.memory.id: h for h in searcher(index, score_threshold=0.0).search(
-        SearchRequest(query="zebra crossing paint schedule, and the car", now=NOW))}
-    assert hits["m-0000000a"].explain["keyword_mix"] > 0.0  # it names what the question names
-    assert hits["m-0000000b"].explain["keyword_mix"] == 0.0  # "zebra" alone: a word shared by chance
+    question = SearchRequest(query="zebra crossing paint schedule, and the car", now=NOW)
+    alone = {h.memory.id: h for h in searcher(index, score_threshold=0.0, keyword_confidence_lent=0.0).search(question)}
+    assert alone["m-0000000a"].explain["keyword_mix"] > 0.0  # it names what the question names
+    assert alone["m-0000000b"].explain["keyword_mix"] == 0.0  # "zebra" alone: a word shared by chance
+    hits = {h.memory.id: h for h in searcher(index, score_threshold=0.0).search(question)}  # half of a's lent
     assert hits["m-0000000c"].final > hits["m-0000000b"].final  # meaning decides between the others
     index.close()
 
@@ -38,3 +39,22 @@ def test_a_hit_sharing_one_word_gets_no_keyword_weight_though_another_hit_covers
 def test_a_hits_keyword_weight_ramps_with_its_own_coverage_and_a_code_like_term_counts_in_full(coverage, exact, weight):
     candidate = _Candidate("m-0000000a", keyword_rank=0, keyword_coverage=coverage, keyword_exact=exact)
     assert keyword_confidence(candidate, SearchSettings()) == pytest.approx(weight)
+
+
+@pytest.mark.parametrize(("own", "best", "lent", "weight"), [
+    (0.2, 0.9, 0.0, 0.0),    # by its own coverage alone: a word shared by chance
+    (0.2, 0.9, 0.5, 0.375),  # half the best hit's 0.9 is lent: (0.45 - 0.3) / 0.4
+    (0.2, 0.9, 1.0, 1.0),    # all of it: the best hit's coverage for every hit
+    (0.6, 0.9, 0.5, 0.75),   # its own coverage is more than what is lent
+    (0.2, 0.5, 0.5, 0.0)])   # a best hit that covers half the question lends too little to count
+def test_a_hit_is_lent_part_of_the_best_hits_coverage_when_that_is_more_than_its_own(own, best, lent, weight):
+    candidate = _Candidate("m-0000000a", keyword_rank=1, keyword_coverage=own)
+    settings = SearchSettings(keyword_confidence_lent=lent)
+    assert keyword_confidence(candidate, settings, settings.keyword_confidence_lent * best) == pytest.approx(weight)
+
+
+def test_a_lent_share_outside_0_to_1_is_refused_naming_the_setting():
+    from indexer.settings import InvalidSetting
+    with pytest.raises(InvalidSetting, match="1.5 is not in") as refused:
+        SearchSettings(keyword_confidence_lent=1.5)
+    assert refused.value.key == "keyword_confidence_lent"
