@@ -1,0 +1,80 @@
+"""One in-process search tool call, timed: what the typed contract costs between the SDK and the service.
+
+    python bench/tool_call.py            # the bundled example vault, hashing embedder; medians in ms
+    python bench/tool_call.py --calls 400
+
+Two paths over the same queries: `search_memory` through the MCP SDK's in-process client (arguments checked,
+the Search request built, the service run, the answer rendered and validated against its output schema), and
+the bare `service.run(Search(...))` underneath it. Compare two checkouts in one run by calling this script with
+each on PYTHONPATH in turn (the machine's load shifts between runs; ratios within one run hold better).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+BENCH = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
+from mcp import Client  # noqa: E402
+
+from mcp_server.service import operations as ops  # noqa: E402
+from mcp_server.service.app import App  # noqa: E402
+from mcp_server.service.memory_service import MemoryService  # noqa: E402
+from mcp_server.tools import mcp_tools as tools  # noqa: E402
+
+EXAMPLE = BENCH.parent / ".memories-example"
+QUERIES = ["how do we lock statement imports", "deploy to fly", "database migrations", "test fixtures",
+           "why did the build fail", "auth token refresh", "flaky test", "release checklist"]
+
+
+async def tool_calls(service: MemoryService, calls: int) -> list[float]:
+    times = []
+    async with Client(tools.build(service)) as client:
+        for n in range(calls):
+            started = time.perf_counter()
+            result = await client.call_tool("search_memory", {"query": QUERIES[n % len(QUERIES)], "limit": 5})
+            times.append((time.perf_counter() - started) * 1000)
+            assert not result.is_error, result.content
+    return times
+
+
+def service_calls(service: MemoryService, calls: int) -> list[float]:
+    times = []
+    for n in range(calls):
+        started = time.perf_counter()
+        service.run(ops.Search(query=QUERIES[n % len(QUERIES)], limit=5))
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=200)
+    calls = parser.parse_args().calls
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch) / "vault"
+        shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".memdir"))
+        (root / "memdir.toml").write_text('[search]\nembedder = "hashing-256"\n')
+        app = App(root)
+        try:
+            service = MemoryService(app)
+            service_calls(service, 20)  # warm: caches, first imports
+            tool = anyio.run(tool_calls, service, calls)
+            bare = service_calls(service, calls)
+        finally:
+            app.close()
+    print(json.dumps({"tool_call_ms": round(statistics.median(tool), 3), "service_run_ms": round(statistics.median(bare), 3),
+                      "calls": calls}))
+
+
+if __name__ == "__main__":
+    main()
