@@ -38,7 +38,7 @@ from .lookup import looks_like_path
 from .sessions import Session, SessionStore
 from ..views.results import (
     Added, Book, Cluster, Decision, Deleted, Dependant, DoctorResult, Ingested, Insights, LinkedResult, LogResult,
-    Reindexed, Relations, Restored, ReviewItem, ReviewResult, Scored, ScoreResult, SearchResult, Similar, Stats,
+    LinkResult, Reindexed, Relations, Restored, ReviewItem, ReviewResult, Scored, ScoreResult, SearchResult, Similar, Stats,
     Verified, VerifyResult,
 )
 from ..views.view import MemoryView, view_of
@@ -166,7 +166,7 @@ class MemoryService:
         return DoctorResult(memories=self.index.memory_count(), errors=[p.as_dict() for p in problems],
                             warnings=checks.warnings(self.index.all_memories(), self.app.root))
 
-    def link(self, asked: ops.Link) -> Relations:
+    def link(self, asked: ops.Link) -> LinkResult:
         """Record that `source` supersedes / depends on / contradicts / derives from `target`, in the
         source's frontmatter (a list of ids under the relation's key), so it travels with the file."""
         source, target, relation, session = asked.source, asked.target, asked.relation, asked.session
@@ -182,9 +182,9 @@ class MemoryService:
         key_values = memory.supersedes if relation == "supersedes" else memory.frontmatter.get(relation, [])
         current = [str(v) for v in (key_values if isinstance(key_values, (list, tuple)) else [key_values])]
         if target in current or f"[[{target}]]" in current:
-            return Relations(**self._relations(source), changed=False)
+            return LinkResult(**self._relations(source), changed=False)
         vaults.update(self.app, source, None, {relation: [*current, target]})
-        return Relations(**self._relations(source), changed=True)
+        return LinkResult(**self._relations(source), changed=True)
 
     def relationships(self, asked: ops.Relationships) -> Relations:
         return Relations(**self._relations(asked.memory_id, asked.relationship_type, asked.include_private))

@@ -22,7 +22,7 @@ from vault.model import COLLECTIONS, TYPES
 
 from ..views.results import (
     Added, Book, Cluster, Decision, Deleted, DoctorResult, Ingested, Insights as InsightsResult, LinkedResult, LogResult,
-    Reindexed, Relations, Restored, ReviewResult, ScoreResult, SearchResult, Stats as StatsResult, VerifyResult,
+    LinkResult, Reindexed, Relations, Restored, ReviewResult, ScoreResult, SearchResult, Stats as StatsResult, VerifyResult,
 )
 from ..views.view import MemoryView
 
@@ -258,9 +258,9 @@ class Append(Op[MemoryView]):
     session: str | None = None
 
 
-class Link(Op[Relations]):
+class Link(Op[LinkResult]):
     op = "link"
-    result = Relations
+    result = LinkResult
     source: str
     target: str
     relation: Linkable = "depends_on"
