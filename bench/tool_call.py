@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,12 +24,12 @@ BENCH = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
 from mcp import Client  # noqa: E402
 
+sys.path.insert(0, str(BENCH))
 from mcp_server.service import operations as ops  # noqa: E402
-from mcp_server.service.app import App  # noqa: E402
 from mcp_server.service.memory_service import MemoryService  # noqa: E402
 from mcp_server.tools import mcp_tools as tools  # noqa: E402
+from toolsize import example_service  # noqa: E402
 
-EXAMPLE = BENCH.parent / ".memories-example"
 QUERIES = ["how do we lock statement imports", "deploy to fly", "database migrations", "test fixtures",
            "why did the build fail", "auth token refresh", "flaky test", "release checklist"]
 
@@ -60,18 +58,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=200)
     calls = parser.parse_args().calls
-    with tempfile.TemporaryDirectory() as scratch:
-        root = Path(scratch) / "vault"
-        shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".memdir"))
-        (root / "memdir.toml").write_text('[search]\nembedder = "hashing-256"\n')
-        app = App(root)
-        try:
-            service = MemoryService(app)
-            service_calls(service, 20)  # warm: caches, first imports
-            tool = anyio.run(tool_calls, service, calls)
-            bare = service_calls(service, calls)
-        finally:
-            app.close()
+    with example_service() as service:
+        service_calls(service, 20)  # warm: caches, first imports
+        tool = anyio.run(tool_calls, service, calls)
+        bare = service_calls(service, calls)
     print(json.dumps({"tool_call_ms": round(statistics.median(tool), 3), "service_run_ms": round(statistics.median(bare), 3),
                       "calls": calls}))
 
