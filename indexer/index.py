@@ -37,6 +37,7 @@ from vault.parse import sha256
 from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reason
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk
 
+from . import collector
 from .chunking import WHOLE, Chunk, Neighbours, Unit, chunk_id, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
@@ -145,6 +146,10 @@ class Index:
 
     def _load(self, generation: Path) -> None:
         """Read one generation's files into memory (constructor, and the swap after a rebuild)."""
+        with collector.paused():
+            self._read_generation(generation)
+
+    def _read_generation(self, generation: Path) -> None:
         self.generation = generation
         self.manifest = Manifest(generation / "manifest.sqlite")
         try:
