@@ -3,9 +3,9 @@
     python bench/tool_call.py            # the bundled example vault, hashing embedder; medians in ms
     python bench/tool_call.py --calls 400
 
-Medians of wall and of CPU time (the process's, all threads). Two paths over the same queries: `search_memory` through the MCP SDK's in-process client (arguments checked,
-the Search request built, the service run, the answer rendered and validated against its output schema), and
-the bare `service.run(Search(...))` underneath it. Compare two checkouts in one run by calling this script with
+Medians of wall and of CPU time (the process's, all threads). Two paths over the same queries: `search_memory`
+through the MCP SDK's in-process client (arguments checked, the Search request built, the service run, the answer
+rendered and validated against its output schema), and the bare `service.run(Search(...))` underneath it. Compare two checkouts in one run by calling this script with
 each on PYTHONPATH in turn (the machine's load shifts between runs; ratios within one run hold better).
 """
 
