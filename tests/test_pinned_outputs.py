@@ -2,7 +2,8 @@
 answers change from dicts to the typed result models: pinned against tests/fixtures/pinned_outputs.json.
 
 Only what a run cannot repeat is masked: the temporary vault's path and the ages (they grow with the clock).
-Regenerate the pins (after a change meant to alter an output) with PIN_OUTPUTS_WRITE=1.
+The vault's own times are moved forward by however long ago the pins were recorded, so that what depends on
+a memory's age (gc's plan in the review queue, recency in ranking) is the same on any later day. Regenerate the pins (after a change meant to alter an output) with PIN_OUTPUTS_WRITE=1.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,9 @@ from tests.conftest import EXAMPLE_VAULT
 EXAMPLE = EXAMPLE_VAULT  # the ids a new memory's random one is told from
 PINS = Path(__file__).parent / "fixtures" / "pinned_outputs.json"
 WRITE = os.environ.get("PIN_OUTPUTS_WRITE") == "1"
+RECORDED = datetime(2026, 11, 27, 11, 0, tzinfo=timezone.utc)  # when the pins were last written
+_STAMP = re.compile(r"^((?:created_at|updated_at|last_used_at): )(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$", re.M)
+_DAY = re.compile(r"^(deadline: )(\d{4}-\d\d-\d\d)$", re.M)
 
 CLI_RUNS = {
     "search": ["search", "celery retries", "--limit", "3", "--json"],
@@ -54,9 +59,24 @@ TOOL_CALLS = {
 def masked(text: str, root: Path) -> str:
     text = text.replace(str(root), "<vault>").replace(str(root.parent), "<tmp>")
     text = re.sub(r'("age": )"[^"]*"', r'\1"<age>"', text)
+    text = re.sub(r"\(this one is \d+ d old\)", "(this one is <n> d old)", text)  # a review reason's age
     known = {m for path in EXAMPLE.rglob("*.md") for m in re.findall(r"^id: (m-[0-9a-f]{8})$", path.read_text(), re.M)}
     text = re.sub(r"\bm-[0-9a-f]{8}\b", lambda m: m[0] if m[0] in known else "<new id>", text)
-    return re.sub(r'("(?:created_at|updated_at|last_used_at|start|end)": )"\d{4}-[^"]*"', r'\1"<when>"', text)
+    return re.sub(r'("(?:created_at|updated_at|last_used_at|deadline|start|end)": )"\d{4}-[^"]*"', r'\1"<when>"', text)
+
+
+@pytest.fixture
+def example_as_recorded(hashing_example: Path) -> Path:
+    """The example vault as it was, relative to its clock, when the pins were recorded."""
+    shift = timedelta(0) if WRITE else datetime.now(timezone.utc) - RECORDED
+    for path in hashing_example.rglob("*.md"):
+        text = path.read_text()
+        moved = _STAMP.sub(lambda m: m[1] + (datetime.strptime(m[2], "%Y-%m-%dT%H:%M:%SZ") + shift).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"), text)
+        moved = _DAY.sub(lambda m: m[1] + (date.fromisoformat(m[2]) + timedelta(days=shift.days)).isoformat(), moved)
+        if moved != text:
+            path.write_text(moved)
+    return hashing_example
 
 
 def pinned(outputs: dict[str, str], part: str) -> None:
@@ -67,18 +87,18 @@ def pinned(outputs: dict[str, str], part: str) -> None:
     assert outputs == pins[part]
 
 
-def test_the_cli_json_outputs_are_as_pinned(hashing_example: Path):
+def test_the_cli_json_outputs_are_as_pinned(example_as_recorded: Path):
     outputs = {}
     for name, args in CLI_RUNS.items():
-        done = CliRunner().invoke(cli, [*args, "--vault", str(hashing_example)], catch_exceptions=False)
+        done = CliRunner().invoke(cli, [*args, "--vault", str(example_as_recorded)], catch_exceptions=False)
         assert done.exit_code == 0, done.output
-        outputs[name] = masked(done.stdout, hashing_example)
+        outputs[name] = masked(done.stdout, example_as_recorded)
     pinned(outputs, "cli")
 
 
 @pytest.mark.anyio
-async def test_the_mcp_tool_outputs_are_as_pinned(hashing_example: Path):
-    app = App(hashing_example)
+async def test_the_mcp_tool_outputs_are_as_pinned(example_as_recorded: Path):
+    app = App(example_as_recorded)
     try:
         async with Client(mcp_tools.build(MemoryService(app))) as client:
             outputs = {}
@@ -86,7 +106,7 @@ async def test_the_mcp_tool_outputs_are_as_pinned(hashing_example: Path):
                 result = await client.call_tool(name, arguments)
                 assert not result.is_error, result.content
                 answer = {"text": [block.text for block in result.content], "data": result.structured_content}
-                outputs[name] = masked(json.dumps(answer, indent=1, ensure_ascii=False), hashing_example)
+                outputs[name] = masked(json.dumps(answer, indent=1, ensure_ascii=False), example_as_recorded)
     finally:
         app.close()
     pinned(outputs, "mcp")
