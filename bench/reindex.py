@@ -188,7 +188,8 @@ def watch_events() -> list[tuple[float, str]]:
                 events.append((time.perf_counter(), f"{label}: end, {time.thread_time() - cpu:.2f} s CPU in its thread"))
         setattr(owner, name, wrapper)
 
-    noted(Index, "sync", lambda self, paths=None, **_: "all" if paths is None else f"{len(list(paths))} paths")
+    noted(Index, "sync", lambda self, paths=None, folders=(), **_: "all" if paths is None else
+          f"{len(list(paths))} paths" + (f", {len(folders)} folders" if folders else ""))
     noted(KeywordIndex, "replace", lambda self, docs, removed=(), **_: f"{len(docs)} memories")
     for name in ("stage", "fold"):
         if hasattr(KeywordIndex, name):
