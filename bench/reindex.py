@@ -190,6 +190,8 @@ def watch_events() -> list[tuple[float, str]]:
 
     noted(Index, "sync", lambda self, paths=None, folders=(), **_: "all" if paths is None else
           f"{len(list(paths))} paths" + (f", {len(folders)} folders" if folders else ""))
+    noted(Index, "_read_ahead", lambda self, paths, *_: "all" if paths is None else f"{len(paths)} paths")
+    noted(Index, "_apply", lambda self, batch, *_, **__: f"{len(batch.keyword_docs)} keyword documents")
     noted(KeywordIndex, "replace", lambda self, docs, removed=(), **_: f"{len(docs)} memories")
     for name in ("stage", "fold"):
         if hasattr(KeywordIndex, name):
