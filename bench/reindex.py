@@ -115,6 +115,7 @@ def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path, kee
                       "\n---\n", f"\ntags: [pull{stamp}]\n---\n", 1) + f"pulled {stamp} number{i}\n")
                  for i, (rel, text) in enumerate(turn_files(data, count))]
         latencies: list[float] = []
+        finished: list[float] = []  # when each search ended (perf_counter): latencies until searchable are told apart
         stop = threading.Event()
         questions = ["what did she paint", "when is the race", "adoption agency", "camping trip with kids"]
 
@@ -123,7 +124,8 @@ def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path, kee
             while not stop.is_set():
                 started = time.perf_counter()  # a new query each time: its embedding is timed too
                 searcher.search(SearchRequest(query=f"{questions[n % len(questions)]} {n}", limit=10))
-                latencies.append((time.perf_counter() - started) * 1000)
+                finished.append(time.perf_counter())
+                latencies.append((finished[-1] - started) * 1000)
                 n += 1
                 stop.wait(0.05)
 
@@ -132,9 +134,12 @@ def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path, kee
             live.backfill.wait_done(3600)  # the base vault embedded (from the cache) before the pull
             searcher_thread = threading.Thread(target=searching, daemon=True)
             searcher_thread.start()
-            time.sleep(1.0)  # latencies of an idle server first
+            idle_until = time.perf_counter() + 30
+            while len(latencies) < 10 and time.perf_counter() < idle_until:  # an idle server's latencies first
+                time.sleep(0.1)  # (one second gave none on a loaded machine: a search took longer)
             idle = list(latencies)
             latencies.clear()
+            finished.clear()
             started = time.perf_counter()
             cpu = time.process_time()
             if events is not None:
@@ -165,9 +170,21 @@ def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path, kee
             "search_idle_p50_ms": round(statistics.median(idle), 1) if idle else None,
             "search_p50_ms": round(statistics.median(latencies), 1), "search_p95_ms": round(percentile(latencies, 0.95), 1),
             "search_max_ms": round(max(latencies), 1), "searches": len(latencies),
+            **until_searchable(latencies, finished, started + (searchable or 0)),
             # CPU seconds of the whole process (every thread) until keyword-searchable and until embedded
             "keyword_cpu_s": round(keyword_cpu, 1), "cpu_s": round(cpu, 1),
             **({"timeline": [f"{t - started:7.2f} s  {name}" for t, name in events]} if events is not None else {})}
+
+
+def until_searchable(latencies: list[float], finished: list[float], at: float) -> dict:
+    """p50 / p95 / max of the searches that ended before the pull was keyword-searchable: the latency while
+    the pull is read and staged, apart from the Whoosh commit and the backfill after it."""
+    before = [ms for ms, end in zip(latencies, finished) if end <= at]
+    if not before:
+        return {"searches_until_searchable": 0}
+    return {"searches_until_searchable": len(before), "search_p50_until_searchable_ms": round(statistics.median(before), 1),
+            "search_p95_until_searchable_ms": round(percentile(before, 0.95), 1),
+            "search_max_until_searchable_ms": round(max(before), 1)}
 
 
 def watch_events() -> list[tuple[float, str]]:
@@ -188,7 +205,10 @@ def watch_events() -> list[tuple[float, str]]:
                 events.append((time.perf_counter(), f"{label}: end, {time.thread_time() - cpu:.2f} s CPU in its thread"))
         setattr(owner, name, wrapper)
 
-    noted(Index, "sync", lambda self, paths=None, **_: "all" if paths is None else f"{len(list(paths))} paths")
+    noted(Index, "sync", lambda self, paths=None, folders=(), **_: "all" if paths is None else
+          f"{len(list(paths))} paths" + (f", {len(folders)} folders" if folders else ""))
+    noted(Index, "_read_ahead", lambda self, paths, *_: "all" if paths is None else f"{len(paths)} paths")
+    noted(Index, "_apply", lambda self, batch, *_, **__: f"{len(batch.keyword_docs)} keyword documents")
     noted(KeywordIndex, "replace", lambda self, docs, removed=(), **_: f"{len(docs)} memories")
     for name in ("stage", "fold"):
         if hasattr(KeywordIndex, name):

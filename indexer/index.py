@@ -35,7 +35,7 @@ from vault.dedup import dedup_key
 from vault.ids import identity_key
 from vault.parse import sha256
 from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reason
-from vault.paths import Skipped, inspect, is_memory_path, relative, walk
+from vault.paths import Skipped, inspect, is_memory_path, relative, walk, walk_below
 
 from . import collector
 from .chunking import WHOLE, Chunk, Neighbours, Unit, chunk_id, chunks_for, neighbour_text, pair_text, previous_key
@@ -459,8 +459,13 @@ class Index:
     # -- changing ----------------------------------------------------------------------
 
     def sync(self, paths: Iterable[str | Path] | None = None, *, deep: bool = False,
-             force_paths: Iterable[str] = (), progress: Progress | None = None, later: bool = False) -> SyncReport:
+             force_paths: Iterable[str] = (), progress: Progress | None = None, later: bool = False,
+             folders: Iterable[str | Path] = ()) -> SyncReport:
         """Bring the index in line with the disk for `paths` (vault-relative), or for the whole vault.
+
+        `folders` (with `paths`): whole subtrees to bring in line as well, every file found below each and
+        every indexed memory below it (one no longer found is removed): a folder a `git pull` created, moved
+        in or moved away, without walking the rest of the vault. The vault itself as a folder is all of it.
 
         `later`: with `defer_embedding`, every new vector is left for the backfill, however few (a captured
         exchange: keyword-searchable at once, and no model call made while the index lock is held)."""
@@ -469,13 +474,21 @@ class Index:
         started = time.perf_counter()
         report = SyncReport()
         paths = None if paths is None else list(paths)
+        below: dict[str, set[str]] = {}  # folder -> the files found below it (walked before the lock)
+        if paths is not None and folders:
+            below = self._walk_folders(folders)
+            if "" in below:
+                paths, below = None, {}  # the vault itself
+            else:
+                paths = list(dict.fromkeys([self._relative(raw) for raw in paths]
+                                           + [rel for found in below.values() for rel in sorted(found)]))
         forced = set(force_paths)
         walked = _Walk() if paths is None and not forced else None
         read_ahead = self._read_ahead(paths, walked, deep)
         with self.lock:
             self._keyword_turn()
             batch = _Batch(read_ahead=read_ahead)
-            candidates = self._candidates(paths, walked)
+            candidates = self._candidates(paths, walked, below)
             for done, (rel, item) in enumerate(candidates, 1):
                 self._observe(rel, item, deep or rel in forced, batch, report)
                 if progress:
@@ -549,8 +562,26 @@ class Index:
             ahead[rel] = _Read(info.st_size, info.st_mtime_ns, checked_at, data, parsed)
         return ahead
 
-    def _candidates(self, paths: Iterable[str | Path] | None, walked: _Walk | None = None
-                    ) -> list[tuple[str, Path | Skipped | None]]:
+    def _walk_folders(self, folders: Iterable[str | Path]) -> dict[str, set[str]]:
+        """Each outermost of `folders` (vault-relative, "" for the vault) -> the vault-relative paths of the files a
+        walk finds below it; a folder inside another one given is walked with it."""
+        rels = sorted({self._relative(raw).strip("/") for raw in folders})
+        if "" in rels:
+            return {"": set()}
+        given = set(rels)
+        outermost = [rel for rel in rels
+                     if not any("/".join(rel.split("/")[:depth]) in given for depth in range(1, rel.count("/") + 1))]
+        return {rel: {relative(self.root, item) if isinstance(item, Path) else item.path
+                      for item in walk_below(self.root, self.root / rel)} for rel in outermost}
+
+    def _relative(self, raw: str | Path) -> str:
+        """A path given to sync, vault-relative ("" for the vault itself)."""
+        if isinstance(raw, Path) and raw.is_absolute():
+            return "" if raw == self.root else relative(self.root, raw)
+        return str(raw)
+
+    def _candidates(self, paths: Iterable[str | Path] | None, walked: _Walk | None = None,
+                    below: dict[str, set[str]] | None = None) -> list[tuple[str, Path | Skipped | None]]:
         if paths is None and walked is not None:  # walked before the lock; unchanged files left out (_read_ahead)
             gone = {path: None for path in self._entries if path not in walked.items}
             return sorted({**{rel: item for rel, item in walked.items.items()
@@ -565,7 +596,15 @@ class Index:
             if not is_memory_path(self.root, self.root / rel):
                 continue  # .trash/, .memdir/, .git/ ... are never memories, whoever asks
             items.append((rel, inspect(self.root, self.root / rel)))
-        return sorted(dict(items).items())
+        named = dict(items)
+        if below:
+            # Below a synced folder its walk decides: what it did not find is gone (a folder moved away), also a file
+            # still reachable some way a vault walk does not go (through a folder symlink). A file that appeared
+            # there after the walk is in the watcher's next batch: its events came after this batch was taken.
+            found = set().union(*below.values())
+            prefixes = tuple(folder + "/" for folder in below)
+            named.update({rel: None for rel in [*self._entries, *named] if rel.startswith(prefixes) and rel not in found})
+        return sorted(named.items())
 
     def _observe(self, rel: str, item: Path | Skipped | None, deep: bool, batch: _Batch, report: SyncReport) -> None:
         previous = self._entries.get(rel)

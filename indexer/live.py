@@ -72,7 +72,7 @@ class LiveIndex:
         self.stop()
 
     def _on_batch(self, batch: Batch) -> None:
-        report = self.index.sync(None if batch.full else batch.paths)
+        report = self.index.sync(None if batch.full else batch.paths, folders=batch.folders)
         self.watcher.recheck(report.held)  # files caught mid-save: look again once the save is done
         # Deleted keyword documents skew BM25 until purged: purge on the periodic rescan, or
         # sooner when they pile up, so results converge on what a fresh rebuild would give.

@@ -5,8 +5,11 @@ writing it again, and a `git checkout` deletes and recreates hundreds of files i
 only thing an event says reliably is "look at this path again". The watcher collects those paths,
 waits for a quiet moment (but never longer than `max_wait` after the first event of a batch), and
 calls `on_batch`, which reconciles each path against the disk: present means upsert, missing means
-delete. Changes that cannot be named as files (a folder moved or removed) ask for a full
-reconcile, and so does a periodic rescan, the safety net for events the kernel dropped.
+delete. A folder created, moved in, moved away or removed is named as a folder: its whole subtree is
+reconciled (what is found below it, and what was indexed below it), not the whole vault, since the
+files of a folder moved in, or written before its own watch existed, bring no events of their own.
+A full reconcile is asked for when the vault folder itself changes, when the kernel's event queue
+overflowed (events were lost), and by the periodic rescan, the safety net for anything else.
 """
 
 from __future__ import annotations
@@ -59,12 +62,33 @@ WATCHED_EVENTS: list[type[FileSystemEvent]] = [
 ]
 
 
+# watchdog (7.1) rebuilds its watches when the kernel's inotify queue overflows but tells no event handler: it
+# only logs this warning, on its reader thread. Every watcher of a process shares that one inotify instance, so
+# all of them lost events. (Seen only while that logger lets warnings through, as memdir's logging does.)
+OVERFLOW_LOGGER = "watchdog.observers.inotify_c"
+OVERFLOW_MESSAGE = "Inotify queue overflowed"
+
+
+class _OverflowListener(logging.Handler):
+    """Calls `on_overflow` when watchdog logs that the kernel's event queue overflowed."""
+
+    def __init__(self, on_overflow: Callable[[], None]) -> None:
+        super().__init__(logging.WARNING)
+        self._on_overflow = on_overflow
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if str(record.msg).startswith(OVERFLOW_MESSAGE):
+            self._on_overflow()
+
+
 @dataclass(frozen=True, slots=True)
 class Batch:
-    """Absolute paths to reconcile against the disk; `full` asks for a reconcile of the whole vault."""
+    """Absolute paths to reconcile against the disk, and folders whose whole subtree is to be reconciled;
+    `full` asks for a reconcile of the whole vault."""
 
     paths: frozenset[Path] = field(default_factory=frozenset)
     full: bool = False
+    folders: frozenset[Path] = field(default_factory=frozenset)
 
 
 def outside_dot_folders(root: Path, path: Path) -> bool:
@@ -123,6 +147,7 @@ class VaultWatcher:
 
         self._cond = threading.Condition()  # guards the pending batch, the deadlines and `_stopping`
         self._paths: set[Path] = set()
+        self._folders: set[Path] = set()
         self._full = False
         self._first_event: float | None = None
         self._last_event = 0.0
@@ -134,6 +159,7 @@ class VaultWatcher:
         self._batches_delivered = 0
 
         self._observer: BaseObserver | None = None
+        self._overflow = _OverflowListener(self._on_overflow)
         self._worker: threading.Thread | None = None
         self._started = False
         self._stopped = False
@@ -149,6 +175,7 @@ class VaultWatcher:
             raise NotADirectoryError(f"vault folder {self.root} does not exist")
         self._started = True
         self._observer = self._start_observer()
+        logging.getLogger(OVERFLOW_LOGGER).addHandler(self._overflow)
         if self._rescan_interval is not None:
             self._next_rescan = time.monotonic() + self._rescan_interval
         self._worker = threading.Thread(target=self._run, name="memdir-watcher", daemon=True)
@@ -163,6 +190,7 @@ class VaultWatcher:
         if self._observer is not None:
             self._observer.stop()
             self._observer.join()
+        logging.getLogger(OVERFLOW_LOGGER).removeHandler(self._overflow)
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
@@ -210,22 +238,29 @@ class VaultWatcher:
     # -- events ------------------------------------------------------------------------------
 
     def _on_event(self, event: FileSystemEvent) -> None:
-        """Collect memory paths, or ask for a full reconcile on a folder change outside dot-folders."""
+        """Collect memory paths, and the folders outside dot-folders that were created, moved or removed."""
         paths = event_paths(event)
         if event.is_directory:
-            if any(outside_dot_folders(self.root, path) for path in paths):
-                self._add(set(), full=True)
+            # both ends of a move: what left the source is removed, what arrived at the destination is read
+            folders = {path for path in paths if outside_dot_folders(self.root, path)}
+            self._add(set(), folders=folders - {self.root}, full=self.root in folders)
             return
         # both ends of a move: an atomic save renames a temp file (not a memory) over the note
         self._add({path for path in paths if is_memory_path(self.root, path)}, full=False)
 
-    def _add(self, paths: set[Path], *, full: bool) -> None:
+    def _on_overflow(self) -> None:
+        """The kernel dropped events (its queue overflowed): only a walk of the whole vault finds what they named."""
+        logger.warning("file events were lost (the kernel's event queue overflowed); reconciling the whole vault")
+        self._add(set(), full=True)
+
+    def _add(self, paths: set[Path], *, full: bool, folders: set[Path] | None = None) -> None:
         """Add to the pending batch and restart its quiet timer."""
-        if not paths and not full:
+        if not paths and not full and not folders:
             return
         with self._cond:
             now = time.monotonic()
             self._paths |= paths
+            self._folders |= folders or set()
             self._full = self._full or full
             self._last_event = now
             if self._first_event is None:
@@ -296,8 +331,9 @@ class VaultWatcher:
         with self._cond:
             if self._first_event is None:
                 return None
-            batch = Batch(frozenset(self._paths), full=self._full)
+            batch = Batch(frozenset(self._paths), full=self._full, folders=frozenset(self._folders))
             self._paths = set()
+            self._folders = set()
             self._full = False
             self._first_event = None
             return batch

@@ -111,7 +111,31 @@ class Skipped:
 
 def walk(root: Path) -> Iterator[Path | Skipped]:
     """Every Markdown file of the vault, in a stable order; dot-folders and dot-files are never memories."""
-    for folder, dirs, files in os.walk(root, followlinks=False):
+    return _walk_from(root, root)
+
+
+def walk_below(root: Path, folder: Path) -> Iterator[Path | Skipped]:
+    """The files of `walk(root)` that lie below `folder`, found without walking the rest of the vault (a folder
+    a `git pull` created or moved in). Nothing when the whole-vault walk would not enter the folder: it is
+    gone, outside the vault, a dot-folder or inside one, or a symlink or below one (a walk follows none)."""
+    try:
+        parts = folder.relative_to(root).parts
+    except ValueError:
+        return iter(())
+    step = root
+    for part in parts:
+        step = step / part
+        try:
+            info = os.lstat(step)
+        except OSError:
+            return iter(())
+        if part.startswith(".") or not stat.S_ISDIR(info.st_mode):
+            return iter(())  # a dot-name, a symlink or a file: the whole-vault walk stops here too
+    return _walk_from(root, folder)
+
+
+def _walk_from(root: Path, top: Path) -> Iterator[Path | Skipped]:
+    for folder, dirs, files in os.walk(top, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith(".") or not name.lower().endswith(".md"):

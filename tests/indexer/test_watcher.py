@@ -8,6 +8,7 @@ batch holds the fence alone.
 from __future__ import annotations
 
 import errno
+import inspect
 import itertools
 import logging
 import os
@@ -23,7 +24,7 @@ import pytest
 from watchdog.observers import inotify_c
 
 from indexer import watcher as watcher_module
-from indexer.watcher import Batch, VaultWatcher
+from indexer.watcher import Batch, VaultWatcher, outside_dot_folders
 
 # When a folder is moved inside the tree, or `mkdir -p` races watchdog's recursive walk, watchdog
 # 7.1.0 re-adds an inotify watch it already holds and warns "Callback with id ... already exists"
@@ -248,16 +249,44 @@ def _bring_in_folder(root: Path) -> None:
     os.rename(outside, root / "imported")
 
 
-@pytest.mark.parametrize("change", [_move_folder, _remove_folder, _trash_folder, _bring_in_folder])
-def test_a_folder_moved_removed_or_brought_in_asks_for_a_full_reconcile(
-    root: Path, start: Start, change: Callable[[Path], None]
+@pytest.mark.parametrize("change, named", [
+    (_move_folder, {"notes", "archive"}),
+    (_remove_folder, {"notes"}),
+    (_trash_folder, {"notes"}),  # the other end is in a dot-folder: never memories
+    (_bring_in_folder, {"imported"}),
+])
+def test_a_folder_moved_removed_or_brought_in_is_named_for_its_subtree_to_be_reconciled_not_the_vault(
+    root: Path, start: Start, change: Callable[[Path], None], named: set[str]
 ):
     for name in ("a", "b", "c"):
         write(root / "notes" / f"{name}.md", name)
     watcher, recorder = start()
     change(root)
+    wanted = {root / name for name in named}
+    batches = wait_until(watcher, recorder, lambda got: wanted <= set().union(*(batch.folders for batch in got)))
+    assert not any(batch.full for batch in batches)
+    assert all(outside_dot_folders(root, folder) for batch in batches for folder in batch.folders)
+
+
+def test_the_vault_folder_itself_removed_asks_for_a_full_reconcile(root: Path, start: Start):
+    watcher, recorder = start()
+    shutil.rmtree(root)
     batches = wait_until(watcher, recorder, lambda got: any(batch.full for batch in got))
-    assert batches[-1].full
+    assert root not in set().union(*(batch.folders for batch in batches))
+
+
+def test_an_overflowed_kernel_event_queue_asks_for_a_full_reconcile(start: Start):
+    watcher, recorder = start()
+    # what watchdog does on IN_Q_OVERFLOW: it rebuilds its watches and logs this, telling no handler
+    logging.getLogger(watcher_module.OVERFLOW_LOGGER).warning("Inotify queue overflowed; filesystem events were lost")
+    batches = wait_until(watcher, recorder, lambda got: any(batch.full for batch in got))
+    assert batches[-1] == Batch(frozenset(), full=True)
+
+
+def test_watchdog_still_reports_an_overflow_with_the_words_the_watcher_listens_for():
+    source = inspect.getsource(inotify_c.InotifyFD.handle_event)
+    assert f'logger.warning("{watcher_module.OVERFLOW_MESSAGE}' in source
+    assert inotify_c.logger.name == watcher_module.OVERFLOW_LOGGER
 
 
 def test_a_periodic_rescan_asks_for_a_full_reconcile_without_any_change(start: Start):

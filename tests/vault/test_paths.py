@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vault import PathError
-from vault.paths import Skipped, resolve_inside, walk
+from vault.paths import Skipped, resolve_inside, walk, walk_below
 
 ATTACKS = [
     "../secret.md",
@@ -85,6 +85,31 @@ def test_walk_skips_dot_folders_and_reports_links_that_leave_the_vault(tmp_path:
     skipped = {s.path: s.reason for s in items if isinstance(s, Skipped)}
     assert paths == ["a.md", "notes/b.md", "notes/inner-link.md"]
     assert "outside the vault" in skipped["notes/link.md"] and "hard-linked" in skipped["hard.md"]
+
+
+def test_walking_below_a_folder_finds_what_the_vault_walk_finds_there_and_nothing_a_vault_walk_would_not_enter(
+        tmp_path: Path):
+    root = tmp_path / "vault"
+    for relative in ("a.md", "notes/b.md", "notes/deep/c.md", "notes/.hidden/d.md", ".trash/notes/e.md", "other/f.md"):
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text("x")
+    (tmp_path / "private" / "sub").mkdir(parents=True)
+    (tmp_path / "private" / "sub" / "secret.md").write_text("secret")
+    os.symlink(tmp_path / "private", root / "linked", target_is_directory=True)
+    os.symlink(tmp_path / "outside.md", root / "notes" / "deep" / "link.md")
+
+    def below(folder: Path) -> list[Path | Skipped]:
+        return list(walk_below(root, folder))
+
+    assert below(root / "notes") == [item for item in walk(root) if
+                                     (item.as_posix() if isinstance(item, Path) else str(root / item.path))
+                                     .startswith(str(root / "notes") + "/")]
+    assert [p.relative_to(root).as_posix() for p in below(root / "notes") if isinstance(p, Path)] == [
+        "notes/b.md", "notes/deep/c.md"]
+    assert [s.path for s in below(root / "notes" / "deep") if isinstance(s, Skipped)] == ["notes/deep/link.md"]
+    for never in (root / "linked", root / "linked" / "sub", root / ".trash" / "notes", root / "notes" / ".hidden",
+                  root / "a.md", root / "gone", tmp_path / "private"):
+        assert below(never) == [], never
 
 
 def test_resolved_within_follows_every_symlink_and_answers_only_inside_the_bounds(tmp_path):
