@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, KeysView, Sequence, ValuesView
+from typing import Callable, Iterable, Iterator, KeysView, Sequence, TypeVar, ValuesView
 
 import numpy as np
 
@@ -50,6 +50,7 @@ from .owners import Owners
 from .vectors import VectorIndex
 
 log = logging.getLogger("memdir.index")
+_T = TypeVar("_T")
 Progress = Callable[[str, int, int], None]  # (stage, done, total): "reading" files, then "embedding" texts
 
 
@@ -128,6 +129,12 @@ class Index:
         # wait on this for it to finish, the lock let go meanwhile too (Index._keyword_turn).
         self._keyword_idle = threading.Condition(self.lock)
         self._keyword_writing = False
+        # Small keyword writes commit without merging Whoosh segments; a merger thread (segment_merger.py, started
+        # by LiveIndex) merges them when the index is idle or they pass SEGMENTS_BOUND. Without one, a write merges
+        # them itself once they pass the bound.
+        self.merge_later = False
+        self.merge_wanted = threading.Event()  # set after a keyword write left a new segment
+        self.keyword_written_at = 0.0  # time.monotonic() of the last keyword write
         self.version = 0  # bumped on every change; readers use it to invalidate caches
         self._owner: Ownership | None = None
         # A server must answer before a fresh vault is embedded (a vault of a few dozen notes is ~20k
@@ -297,10 +304,35 @@ class Index:
         old_manifest.close()
 
     def compact(self) -> None:
-        """Purge deleted keyword documents; afterwards search results equal a fresh rebuild's exactly."""
+        """Purge deleted keyword documents; afterwards search results equal a fresh rebuild's exactly.
+        Searches go on meanwhile (the index lock is let go for Whoosh's rewrite, see `_keyword_aside`)."""
+        self._keyword_aside(self._keyword.compact)
+
+    def keyword_segments(self) -> int:
+        return self._keyword.segment_count()
+
+    def merge_keywords(self) -> int:
+        """Merge the small keyword segments that small writes left (see KeywordIndex.merge_segments); returns how
+        many were merged. Searches go on meanwhile; a sync that comes waits for it without holding the lock."""
+        merged = self._keyword_aside(self._keyword.merge_segments)
+        return merged or 0
+
+    def _keyword_aside(self, rewrite: Callable[[], _T]) -> _T | None:
+        """Run a keyword rewrite that changes no document (a merge of segments) as the one keyword writer, with the
+        index lock let go: searches read the open keyword searcher meanwhile, whose segments stay readable."""
         with self.lock:
             self._keyword_turn()
-            self._keyword.compact()
+            if not self.writable:
+                return None
+            self._keyword_writing = True
+            held = _let_go(self.lock)
+            try:
+                return rewrite()
+            finally:
+                for _ in range(held):
+                    self.lock.acquire()
+                self._keyword_writing = False
+                self._keyword_idle.notify_all()
 
     # -- reading ---------------------------------------------------------------------
     # The read API: what other modules ask of the index. The dicts behind it are the index's own, so
@@ -794,8 +826,10 @@ class Index:
         would wait behind it. They read the last committed keyword state meanwhile, over memories already in
         their new state: a changed memory keeps its chunk ids (its old text's words still find it), a removed
         one's chunks have no owner and are skipped (search._best_per_memory), a new one is not found yet."""
+        self.keyword_written_at = time.monotonic()
         if len(docs) + len(removed) < KEYWORD_BESIDE_SEARCHES:
             self._keyword.replace(docs, removed)
+            self._segments_left()
             return
         self.version += 1  # the memories, vectors and graph changed: searches meanwhile see them
         self._keyword_writing = True
@@ -807,6 +841,18 @@ class Index:
                 self.lock.acquire()
             self._keyword_writing = False
             self._keyword_idle.notify_all()
+        self._segments_left()
+
+    def _segments_left(self) -> None:
+        """After a keyword write: ask the merger for a merge, or merge here when none runs (or it fell far behind)
+        and the segments passed their bound."""
+        count = self._keyword.segment_count()
+        if count < 2:
+            return
+        if self.merge_later and count <= SEGMENTS_BOUND * 4:
+            self.merge_wanted.set()
+        elif count > SEGMENTS_BOUND:
+            self._keyword.merge_segments()
 
     def _vectors_now(self, units: list[Unit], left: list[Unit], later: bool = False,
                      progress: Progress | None = None) -> Iterator[tuple[list[Unit], np.ndarray]]:
@@ -944,6 +990,7 @@ held_clock = time.monotonic  # memdir's own clock for that (tests move it forwar
 EMBED_SLICE = 512  # units per model call and per FAISS add in a sync that embeds at once (a progress step each)
 RELEASE_AFTER = 2048  # units and keyword documents: a sync this big gives the memory it freed back (heap.py)
 READ_AHEAD_ABOVE = 50  # paths: a sync of more reads and parses its changed files before it takes the lock
+SEGMENTS_BOUND = 8  # keyword segments: past this many the merger merges even while writes go on (segment_merger.py)
 KEYWORD_BESIDE_SEARCHES = 200  # keyword documents: a sync writing more lets searches go on meanwhile (_write_keywords)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload

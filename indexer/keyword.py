@@ -29,6 +29,7 @@ from whoosh import query as q
 from whoosh import scoring
 from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
 from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
+from whoosh.reading import SegmentReader
 from whoosh.searching import Searcher
 
 from vault.model import Memory
@@ -260,7 +261,10 @@ class KeywordIndex:
                 except BaseException:
                     writer.cancel()
                     raise
-                writer.commit(merge=not beside_searches)
+                # No segment is merged here: merging rewrote every small segment on about every fifth commit, up to
+                # a second of pure Python under the index lock while prompts waited (bench/README, issue 32 item 6).
+                # `merge_segments` does it later, off the write path.
+                writer.commit(merge=False)
             except BaseException:
                 with self._lock:  # Whoosh has none of it: nor may the searches
                     self._fresh = self._fresh.without_stage(stage)
@@ -271,10 +275,45 @@ class KeywordIndex:
             self._reopen()
 
     def compact(self) -> None:
-        """Merge segments and purge deleted documents, so BM25 statistics equal a fresh build's."""
+        """Merge segments and purge deleted documents, so BM25 statistics equal a fresh build's.
+
+        Searches go on meanwhile, on the open searcher (its segments stay readable: a Whoosh reader keeps the
+        files it opened); they wait only for the switch to the new one. The caller lets one writer in at a time."""
+        self._merge(mergetype=None, optimize=True)
+
+    def segment_count(self) -> int:
+        """How many segments the open searcher reads (each commit without a merge adds one)."""
         with self._lock:
-            writer = self._ix.writer(timeout=30.0)
-            writer.commit(optimize=True)
+            return len(self._searcher.leaf_searchers()) if self._searcher.doc_count_all() else 0
+
+    def merge_segments(self) -> int:
+        """Merge the small segments at the end of the index into one (see `tail_to_merge`); returns how many
+        segments were merged (0: nothing worth it). Searches go on meanwhile, as in `compact`."""
+        merged: list[int] = []
+
+        def policy(writer, segments):  # type: ignore[no-untyped-def]
+            tail = tail_to_merge([s.doc_count_all() for s in segments])
+            if tail < 2:
+                return segments
+            for segment in segments[-tail:]:  # in their order: documents keep the order a rebuild gives them
+                reader = SegmentReader(writer.storage, writer.schema, segment)
+                writer.add_reader(reader)
+                reader.close()
+            merged.append(tail)
+            return segments[:-tail]
+
+        self._merge(mergetype=policy, optimize=False)
+        return merged[0] if merged else 0
+
+    def _merge(self, mergetype: Callable[..., list] | None, optimize: bool) -> None:
+        writer = self._ix.writer(timeout=30.0, limitmb=WRITER_LIMIT_MB)
+        try:
+            writer.commit(mergetype=mergetype, optimize=optimize)
+        except BaseException:
+            if not writer.is_closed:
+                writer.cancel()
+            raise
+        with self._lock:
             self._reopen()
 
     def deleted_share(self) -> float:
@@ -385,6 +424,19 @@ class KeywordIndex:
             if self._fresh:
                 return {term: idf for (_, term), idf in _statistics(self._searcher, self._fresh, terms, ("body",))[0].items()}
             return {term: float(self._searcher.idf("body", term)) for term in terms}
+
+
+def tail_to_merge(sizes: Sequence[int]) -> int:
+    """How many segments at the end of the index (sizes in documents, oldest first) to merge into one: the
+    newest, and each older one no bigger than those taken so far. Segments are then each bigger than all
+    newer ones together, so there are O(log documents) of them, and a merge rewrites the big old segment only
+    when the new ones add up to it (each document is rewritten O(log documents) times)."""
+    taken, total = 0, 0
+    for size in reversed(sizes):
+        if taken and size > total:
+            break
+        taken, total = taken + 1, total + size
+    return taken
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:

@@ -7,6 +7,7 @@ import threading
 
 from .backfill import Backfill
 from .index import Index, SyncReport
+from .segment_merger import SegmentMerger
 from .settings import WatchSettings
 from .watcher import Batch, VaultWatcher
 
@@ -24,6 +25,7 @@ class LiveIndex:
         self.last_report: SyncReport | None = None
         self._synced = threading.Condition()
         self.backfill = Backfill(index) if index.defer_embedding else None
+        self.merger = SegmentMerger(index)
         self.watcher = VaultWatcher(
             index.root,
             self._on_batch,
@@ -39,6 +41,7 @@ class LiveIndex:
         self.watcher.recheck(report.held)
         if self.backfill is not None:
             self.backfill.start()
+        self.merger.start()
         return self
 
     def stop(self) -> None:
@@ -46,6 +49,7 @@ class LiveIndex:
         self.watcher.stop()
         if self.backfill is not None:
             self.backfill.stop()
+        self.merger.stop()
 
     def __enter__(self) -> "LiveIndex":
         return self.start()
