@@ -9,7 +9,7 @@ from pathlib import Path
 
 from indexer.embed import HashingEmbedder
 from indexer.index import SEGMENTS_BOUND, Index
-from indexer.keyword import tail_to_merge
+from indexer.keyword import KeywordIndex, tail_to_merge
 from indexer.search import SearchRequest, Searcher
 from indexer.segment_merger import SegmentMerger
 from indexer.settings import SearchSettings
@@ -21,11 +21,12 @@ BOUND = 60.0  # seconds: never reached unless something waits for what it must n
 NEVER_IDLE = 3600.0
 
 
-def captures(index: Index, count: int, sessions: int = 3, start: int = 0) -> list[str]:
+def captures(index: Index, count: int, sessions: int = 3, start: int = 0,
+             previous: dict[int, str] | None = None) -> list[str]:
     """`count` captured exchanges from a few sessions, each linked to its session's previous one (as the Stop hook
     stores them: the previous exchange's neighbour text changes, so its keyword documents are rewritten too)."""
     curator = default_curator(index)
-    previous: dict[int, str] = {}
+    previous = {} if previous is None else previous  # session -> its last exchange
     ids = []
     for n in range(start, start + count):
         session = n % sessions
@@ -161,3 +162,27 @@ def test_the_merged_tail_keeps_segments_logarithmic_and_old_big_ones_untouched()
         if tail >= 2:
             sizes[-tail:] = [sum(sizes[-tail:])]
     assert sum(sizes) == 1000 and len(sizes) <= 11  # log2(1000) + 1
+
+
+def test_a_capture_reopens_only_the_segments_it_changed_and_searches_as_a_fresh_open(hashing_example: Path):
+    index = opened(hashing_example)
+    index.merge_later = True  # as under a merger: segments pile up between merges
+    try:
+        sessions: dict[int, str] = {}
+        captures(index, 6, previous=sessions)
+        keyword = index._keyword
+        before = {leaf.segment().segment_id(): leaf for leaf, _ in keyword._searcher.reader().leaf_readers()}
+        captures(index, 1, start=6, previous=sessions)  # session 0's exchange: its previous one (in an older segment) is rewritten
+        after = {leaf.segment().segment_id(): leaf for leaf, _ in keyword._searcher.reader().leaf_readers()}
+        taken_over = [sid for sid in before if sid in after and after[sid] is before[sid]]
+        assert len(after) == len(before) + 1 and len(taken_over) == len(before) - 1  # one changed, one new
+        assert all(not leaf.is_closed for leaf in after.values())
+        fresh = KeywordIndex.open(index.generation / "keyword")
+        try:
+            for query in ("walrus3 image", "walrus6 deploy", "deploy pipeline", "celery retries"):
+                assert [(h.chunk_id, round(h.score, 9)) for h in keyword.search(query, 10)] == \
+                    [(h.chunk_id, round(h.score, 9)) for h in fresh.search(query, 10)]
+        finally:
+            fresh.close()
+    finally:
+        index.close()
