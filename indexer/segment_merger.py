@@ -74,7 +74,7 @@ class SegmentMerger:
             merged = self.index.merge_keywords()
             if merged:
                 self.merges += 1
-                log.debug("merged %d keyword segments in %.0f ms", merged, (time.perf_counter() - started) * 1000)
+                log.info("merged %d keyword segments in %.0f ms", merged, (time.perf_counter() - started) * 1000)
             if not merged or self.index.keyword_segments() <= 1:
                 return
 

@@ -186,3 +186,31 @@ def test_a_capture_reopens_only_the_segments_it_changed_and_searches_as_a_fresh_
             fresh.close()
     finally:
         index.close()
+
+
+class LockWatchingEmbedder(HashingEmbedder):
+    """Notes, for every text it embeds, whether the index lock was held meanwhile."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.index: Index | None = None
+        self.under_lock: list[bool] = []
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        assert self.index is not None
+        self.under_lock += [self.index.lock._is_owned()] * len(texts)  # type: ignore[attr-defined]
+        return super().embed(texts)
+
+
+def test_a_capture_embeds_nothing_while_holding_the_index_lock(hashing_example: Path):
+    embedder = LockWatchingEmbedder()
+    index = Index.open(Vault(hashing_example), embedder, defer_embedding=True)
+    embedder.index, embedder.under_lock = index, []
+    try:
+        captures(index, 6)  # new exchanges, and their previous ones whose neighbour text changed
+        assert index.waiting_units() > 0 and not any(embedder.under_lock)
+        while index.backfill(64):  # the background embedding: outside the lock
+            pass
+        assert embedder.under_lock and not any(embedder.under_lock)
+    finally:
+        index.close()
