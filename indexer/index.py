@@ -495,11 +495,19 @@ class Index:
             self._name_duplicate_holders(batch)
             self._chunk(batch)
             big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
+            after: list[Unit] = []
             with disk_full(self.generation):
-                self._apply(batch, report, later, progress)
+                self._apply(batch, report, later, progress, after)
             del batch
             if big:
                 release_free_memory()
+        if after:  # the model runs with the lock let go: searches and other syncs go on meanwhile
+            try:
+                with disk_full(self.generation):
+                    report.embedded += self._embed_queued([u.unit_id for u in after])
+            except Exception as exc:  # noqa: BLE001 - indexed and queued already: the backfill tries again
+                log.warning("embedding %d units after a sync failed (%s); left for the backfill", len(after), _short(exc))
+                self.embedding_wanted.set()
         report.seconds = time.perf_counter() - started
         return report
 
@@ -855,7 +863,8 @@ class Index:
             self._keyword.merge_segments()
 
     def _vectors_now(self, units: list[Unit], left: list[Unit], later: bool = False,
-                     progress: Progress | None = None) -> Iterator[tuple[list[Unit], np.ndarray]]:
+                     progress: Progress | None = None, after: list[Unit] | None = None
+                     ) -> Iterator[tuple[list[Unit], np.ndarray]]:
         """The units to give vectors in this sync with their vectors, one slice of at most EMBED_SLICE
         units at a time; the units left for the backfill are appended to `left`; `units` is emptied (each slice
         is let go once given). A build embeds the whole
@@ -864,6 +873,10 @@ class Index:
         at 100k memories; bench/README, issue 32). Embedded shortest first: a slice's batches hold texts
         of about one length (little padding), and a progress bar moves after each."""
         defer = self.defer_embedding and (later or len(units) > DEFER_ABOVE)
+        # A served index embeds an edit's few units at once too, but once the sync has let go of the index lock
+        # (`after`, see sync): the model took seconds under nine sessions, and every prompt waited for the lock.
+        now = after if self.defer_embedding and not defer and after is not None else None
+        defer = defer or now is not None
         ordered = units.copy() if defer else sorted(units, key=lambda u: len(u.text))
         units.clear()  # taken over: a slice's units and their texts go once it is in FAISS, not at the sync's end
         slices = [ordered[start:start + EMBED_SLICE] for start in range(0, len(ordered), EMBED_SLICE)]
@@ -878,7 +891,7 @@ class Index:
                     progress("embedding", done, total)
                 continue
             known = self.embedder.cached([u.text for u in part])  # already embedded once: free now
-            left += [u for i, u in enumerate(part) if i not in known]
+            (now if now is not None else left).extend(u for i, u in enumerate(part) if i not in known)
             if known:
                 yield ([u for i, u in enumerate(part) if i in known],
                        np.stack([known[i] for i in range(len(part)) if i in known]))
@@ -899,6 +912,12 @@ class Index:
             if not chosen:
                 self.embedding_wanted.clear()
                 return 0
+        self._embed_queued(chosen)
+        return len(chosen)
+
+    def _embed_queued(self, chosen: list[int]) -> int:
+        """Embed these queued units outside the index lock and add those still wanted; returns how many were added."""
+        with self.lock:
             texts = self._unit_texts(chosen)
             for unit in chosen:
                 if unit not in texts:
@@ -922,7 +941,7 @@ class Index:
             if keep and (not self._unembedded or time.monotonic() - self._readers_told > READERS_EVERY_SECONDS):
                 self.manifest.mark_changed()
                 self._readers_told = time.monotonic()
-        return len(chosen)
+        return len(keep)
 
     def _unit_texts(self, unit_ids: list[int]) -> dict[int, tuple[str, str, str, str]]:
         """unit id -> (text, role, path, the entry's embed hash), chunked again from the indexed memory."""
@@ -951,7 +970,8 @@ class Index:
                                                  for unit in chunk.units}
         return texts
 
-    def _apply(self, batch: _Batch, report: SyncReport, later: bool = False, progress: Progress | None = None) -> None:
+    def _apply(self, batch: _Batch, report: SyncReport, later: bool = False, progress: Progress | None = None,
+               after: list[Unit] | None = None) -> None:
         added = False
         # Old vectors go first (a changed text keeps its unit id). The files are untouched until the
         # vectors are persisted below, so a model that fails mid-way leaves the disk as it was.
@@ -959,7 +979,7 @@ class Index:
         for unit in batch.removed_units:
             self._unembedded.pop(unit, None)
         deferred: list[Unit] = []
-        for embed, vectors in self._vectors_now(batch.embed, deferred, later, progress):
+        for embed, vectors in self._vectors_now(batch.embed, deferred, later, progress, after):
             self._vectors.add([u.unit_id for u in embed], vectors, [u.role == WHOLE for u in embed])
             for unit in embed:
                 self._unembedded.pop(unit.unit_id, None)
@@ -968,6 +988,8 @@ class Index:
             del vectors  # before the next slice is embedded
         report.deferred += len(deferred)
         self._defer([u.unit_id for u in deferred])
+        for unit in after or ():
+            self._unembedded[unit.unit_id] = None  # queued, but embedded by the sync itself (no backfill wake-up)
         for memory_id in sorted(batch.removed_ids):
             self._graph.remove(memory_id)
         for memory_id in sorted(batch.placed):

@@ -214,3 +214,21 @@ def test_a_capture_embeds_nothing_while_holding_the_index_lock(hashing_example: 
         assert embedder.under_lock and not any(embedder.under_lock)
     finally:
         index.close()
+
+
+def test_a_small_edit_in_a_served_vault_is_embedded_at_once_with_the_index_lock_let_go(hashing_example: Path):
+    embedder = LockWatchingEmbedder()
+    index = Index.open(Vault(hashing_example), embedder, defer_embedding=True)
+    embedder.index = index
+    try:
+        while index.backfill(64):
+            pass
+        embedder.under_lock = []
+        memory = next(m for m in index.all_memories() if m.collection != "working")
+        path = hashing_example / memory.path
+        path.write_text(path.read_text() + "\nOne more sentence about the quokka connection pool.\n")
+        report = index.sync([memory.path])  # as the watcher syncs a saved file
+        assert report.embedded > 0 and report.deferred == 0 and not index.waiting_units()  # searchable by meaning now
+        assert embedder.under_lock and not any(embedder.under_lock)
+    finally:
+        index.close()
