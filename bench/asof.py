@@ -33,6 +33,7 @@ from mcp_server.config import default_config_text  # noqa: E402
 from mcp_server.service.memory_service import MemoryService  # noqa: E402
 from speed import DEFAULT_DATA, generate, queries  # noqa: E402
 from vault import init_vault  # noqa: E402
+from mcp_server.service import operations as ops
 
 
 def git(root: Path, *args: str, date: str | None = None) -> None:
@@ -84,23 +85,23 @@ def main() -> None:
         service = MemoryService(app)
         asked = queries(40, args.data)
         try:
-            service.search(query=asked[0])  # the live index and the model are warm, as in a server
+            service.search(ops.Search(query=asked[0]))  # the live index and the model are warm, as in a server
             middle = dates[len(dates) // 2]
             started = time.perf_counter()
-            service.search(query=asked[0], as_of=middle)
+            service.search(ops.Search(query=asked[0], as_of=middle))
             first = (time.perf_counter() - started) * 1000
             warm = []
             cache = app.project.index.embedder
             for question in asked[1:]:
                 cache.forget_queries()  # each search pays for its query's embedding
                 started = time.perf_counter()
-                service.search(query=question, as_of=middle)
+                service.search(ops.Search(query=question, as_of=middle))
                 warm.append((time.perf_counter() - started) * 1000)
             live = []
             for question in asked[1:]:
                 cache.forget_queries()
                 started = time.perf_counter()
-                service.search(query=question)
+                service.search(ops.Search(query=question))
                 live.append((time.perf_counter() - started) * 1000)
         finally:
             app.close()

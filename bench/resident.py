@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import inspect
 import json
 import resource
 import subprocess
@@ -103,8 +104,10 @@ def build(size: int, root: Path, cache: Path, embedder_name: str) -> dict:
     return {**result, **steps("build", marks)}
 
 
-def open_cold(root: Path, cache: Path, embedder_name: str) -> dict:
-    """In a fresh process: the index's load, step by step, then the deep size of each structure."""
+def open_cold(root: Path, cache: Path, embedder_name: str, owner: bool = False, searches: int = 200) -> dict:
+    """In a fresh process: the index's load, step by step, then the first answer of an index opened as a
+    reader (`Index()`) or, with `owner`, as the server's owner opens it (`Index.open`: load, heal, deep
+    reconcile of every file), then `searches` more searches and the deep size of each structure."""
     gc.disable()
     started = time.perf_counter()
     marks, clock, cpu = [("python", rss_mb())], [started], [time.process_time()]
@@ -120,11 +123,11 @@ def open_cold(root: Path, cache: Path, embedder_name: str) -> dict:
 
     from indexer.embed import CachedEmbedder, make_embedder
     from indexer.graph import LinkGraph
-    from indexer.chunking import chunks_for
     from indexer.generations import Layout
-    from indexer.index import Index
+    from indexer.index import Index, _chunk_headings
     from indexer.keyword import KeywordIndex
-    from indexer.manifest import Manifest
+    from indexer.manifest import Manifest, _entry
+    from indexer.owners import Owners
     from indexer.search import SearchRequest, Searcher
     from indexer.settings import SearchSettings
     from indexer.vectors import VectorIndex
@@ -136,30 +139,52 @@ def open_cold(root: Path, cache: Path, embedder_name: str) -> dict:
     mark("model loaded")
     generation = Layout(root).current()
     manifest = Manifest(generation / "manifest.sqlite")
-    entries = {e.path: e for e in manifest.entries()}
+    rows = manifest._db.execute("SELECT * FROM files ORDER BY path").fetchall()
+    mark("manifest rows read (sqlite, no decoding)")
+    entries = {e.path: e for e in map(_entry, rows)}
+    del rows
     mark("manifest entries decoded (Entry + Memory per file)")
     vectors = VectorIndex.load(generation, embedder.dim)
     mark("vectors loaded (FAISS, both parts)")
     keyword = KeywordIndex.open(generation / "keyword")
     mark("keyword index opened (Whoosh)")
-    owners = {}
-    for entry in entries.values():
-        if entry.memory is not None and entry.reason is None:
-            for chunk in chunks_for(entry.memory):
-                owners[chunk.chunk_id] = (chunk.memory_id, chunk.heading)
-    mark("chunk owners (chunks_for per memory)")
-    graph = LinkGraph.build(e.memory for e in entries.values() if e.memory is not None and e.reason is None)
+    indexed = [e for e in entries.values() if e.memory_id and e.memory is not None and e.reason is None]
+    chunk_owner, unit_owner = Owners(), Owners()
+    chunk_owner.update([row for e in indexed for row in _chunk_headings(e)])
+    unit_owner.update([(unit, (e.memory_id, role)) for e in indexed for unit, _, role in e.units])
+    mark("chunk and unit owners")
+    graph = LinkGraph.build(e.memory for e in indexed)
     mark("link graph built")
-    del graph, owners, entries, keyword, vectors
+    del graph, chunk_owner, unit_owner, indexed, entries, keyword, vectors
     manifest.close()
     gc.enable()
     gc.collect()
     mark("pieces dropped")
-    index = Index(Vault(root), embedder, generation, writable=False)
-    mark("Index() as the server opens it")
+    # The server opens its vault with reconcile=False where the code has it (the reconcile follows the first answer).
+    later = owner and "reconcile" in inspect.signature(Index.open).parameters
+    index_step = ("Index.open(reconcile=False): load" if later else "Index.open(): load, heal, deep reconcile"
+                  ) if owner else "Index() as a reader opens it"
+    inside = _timed(Index, ("_load", "heal", "sync")) if owner else {}
+    if owner:
+        index = Index.open(Vault(root), embedder, **({"reconcile": False} if later else {}))
+    else:
+        index = Index(Vault(root), embedder, generation, writable=False)
+    mark(index_step)
     searcher = Searcher(index, SearchSettings(embedder=embedder_name))
     searcher.search(SearchRequest(query="what did they say about the trip", limit=10))
     mark("first search answered")
+    first_answer_rss = rss_mb()
+    if later:  # what LiveIndex.start runs in its thread; timed here alone
+        index.reconcile()
+        mark("reconcile after the first answer: heal, deep reconcile")
+    from bench.speed import DEFAULT_DATA, percentile, queries
+    latencies = []
+    for query in queries(searches, DEFAULT_DATA):
+        started_one = time.perf_counter()
+        searcher.search(SearchRequest(query=query, limit=10))
+        latencies.append((time.perf_counter() - started_one) * 1000)
+    mark(f"{len(latencies)} searches")
+    after_searches_rss = rss_mb()
     seen: set[int] = set()
     sizes = {}
     # The index's own structures, behind its read API: a profile of their layout reads them directly.
@@ -175,15 +200,39 @@ def open_cold(root: Path, cache: Path, embedder_name: str) -> dict:
         (vec._searched.ntotal * 2 + len(vec._stored) * 2) * 8 / 2**20, 1)
     # What a server's cold open costs: imports, the model, Index() and the first search (not the pieces above).
     named = dict(zip((name for name, _ in marks), range(len(marks))))
-    cold = sum(clock[named[n]] - clock[named[n] - 1] for n in (
-        "imports (numpy, faiss, whoosh, memdir)", "model loaded", "Index() as the server opens it", "first search answered"))
-    cold_cpu = sum(cpu[named[n]] - cpu[named[n] - 1] for n in (
-        "imports (numpy, faiss, whoosh, memdir)", "model loaded", "Index() as the server opens it", "first search answered"))
-    result = {"cold_open_to_first_answer_seconds": round(cold, 2), "cold_open_cpu_seconds": round(cold_cpu, 2), "peak_rss_mb": round(peak_mb(), 1),
+    counted = ("imports (numpy, faiss, whoosh, memdir)", "model loaded", index_step, "first search answered")
+    cold = sum(clock[named[n]] - clock[named[n] - 1] for n in counted)
+    cold_cpu = sum(cpu[named[n]] - cpu[named[n] - 1] for n in counted)
+    result = {"memories": index.memory_count(), "inside_index_open_cpu_seconds": inside, "opened_as": "owner (Index.open)" if owner else "reader (Index())",
+              "cold_open_to_first_answer_seconds": round(cold, 2), "cold_open_cpu_seconds": round(cold_cpu, 2),
+              "rss_at_first_answer_mb": round(first_answer_rss, 1),
+              f"rss_after_{len(latencies)}_searches_mb": round(after_searches_rss, 1),
+              "search_ms_p50_p95": [round(percentile(latencies, 0.5), 1), round(percentile(latencies, 0.95), 1)],
+              "peak_rss_mb": round(peak_mb(), 1),
               "searched_vectors": int(vec._searched.ntotal), "stored_vectors": len(vec._stored),
               "deep_size_mb": sizes}
     index.close()
     return {**result, **steps("open", marks, clock, cpu)}
+
+
+def _timed(cls: type, names: tuple[str, ...]) -> dict[str, float]:
+    """CPU seconds spent in each of these methods (summed over calls), filled in as they run."""
+    spent = dict.fromkeys(names, 0.0)
+
+    def wrap(name: str):
+        method = getattr(cls, name)
+
+        def timed(self, *args, **kwargs):
+            started = time.process_time()
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                spent[name] = round(spent[name] + time.process_time() - started, 2)
+        return timed
+
+    for name in names:
+        setattr(cls, name, wrap(name))
+    return spent
 
 
 def main() -> None:
@@ -193,14 +242,17 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "speed-embeddings.sqlite")
     parser.add_argument("--vault", type=Path, help="build the vault here and keep it; if it holds an index, "
                         "only open it cold (repeat the open without rebuilding)")
+    parser.add_argument("--owner", action="store_true", help="open as the server's owner does (Index.open: "
+                        "load, heal, a deep reconcile of every file) instead of as a reader (Index())")
+    parser.add_argument("--searches", type=int, default=200, help="searches after the first answer")
     parser.add_argument("--open", type=Path, help=argparse.SUPPRESS)  # the cold-open child
     args = parser.parse_args()
     if args.open:
-        print(json.dumps(open_cold(args.open, args.cache, args.embedder)))
+        print(json.dumps(open_cold(args.open, args.cache, args.embedder, args.owner, args.searches)))
         return
     if args.vault:
         built = {} if (args.vault / ".memdir").exists() else build(args.size, args.vault, args.cache, args.embedder)
-        print(json.dumps({"memories": args.size, **built, **cold_open(args.vault, args)}, indent=2))
+        print(json.dumps({**built, **cold_open(args.vault, args)}, indent=2))
         return
     with tempfile.TemporaryDirectory(prefix="memdir-resident-") as tmp:
         root = Path(tmp) / "vault"
@@ -211,7 +263,8 @@ def main() -> None:
 
 def cold_open(root: Path, args: argparse.Namespace) -> dict:
     child = subprocess.run([sys.executable, __file__, "--open", str(root), "--cache", str(args.cache),
-                            "--embedder", args.embedder], capture_output=True, text=True, check=True)
+                            "--embedder", args.embedder, "--searches", str(args.searches)]
+                           + (["--owner"] if args.owner else []), capture_output=True, text=True, check=True)
     return json.loads(child.stdout.strip().splitlines()[-1])
 
 

@@ -13,7 +13,9 @@ import shutil
 import statistics
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import anyio
 
@@ -42,16 +44,23 @@ async def measure(service: MemoryService) -> dict[str, list[int]]:
     return sizes
 
 
-def main() -> None:
+@contextmanager
+def example_service() -> Iterator[MemoryService]:
+    """The bundled example vault, copied to a scratch folder, with the hashing embedder: open, then closed."""
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "vault"
         shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".memdir"))
         (root / "memdir.toml").write_text('[search]\nembedder = "hashing-256"\n')
         app = App(root)
         try:
-            sizes = anyio.run(measure, MemoryService(app))
+            yield MemoryService(app)
         finally:
             app.close()
+
+
+def main() -> None:
+    with example_service() as service:
+        sizes = anyio.run(measure, service)
     print(json.dumps({key: {"median": statistics.median(values), "each": values} for key, values in sizes.items()}))
 
 

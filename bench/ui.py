@@ -31,6 +31,7 @@ from speed import queries
 
 from mcp_server.service import turns
 from mcp_server.web import inbox_review, pages
+from mcp_server.service import operations as ops
 
 TURNS = 2000  # prompt records in the turn log (5 memories shown each), with a score after each
 
@@ -90,11 +91,11 @@ def measure(root: Path, size: int, data: Path, embedder: str, runs: int) -> dict
             ready_after_start.append(timed(lambda: pages.review_items(service, wait=600)))
         changed, ready_after_change, added = [], [], []
         for n in range(min(runs, 5)):
-            added.append(service.add(f"The bench added note number {n} about the ui page budget.", type="context").memory.id)
+            added.append(service.add(ops.Add(content=f"The bench added note number {n} about the ui page budget.", type="context")).memory.id)
             changed.append(timed(lambda: pages.inbox(service, "csrf")))  # the first page after a change
             ready_after_change.append(timed(lambda: pages.review_items(service, wait=600)))
         for memory_id in added:
-            service.delete(memory_id)
+            service.delete(ops.Delete(memory_id=memory_id))
         ids = random.Random(5).sample(sorted(app.index.memory_ids()), runs)
         memory = [timed(lambda i=i: pages.memory_page(service, i, "csrf")) for i in ids]
         search = [timed(lambda q=q: pages.search_page(service, q)) for q in queries(runs, data)]
@@ -106,7 +107,7 @@ def measure(root: Path, size: int, data: Path, embedder: str, runs: int) -> dict
         for _ in range(min(runs, 5)):
             pages._VAULT_PAGES.clear()  # the first Vault page after a change
             vault_uncached.append(timed(lambda: pages.vault_page(service)))
-        items = len(service.review().items)
+        items = len(service.review(ops.Review()).items)
     finally:
         app.close()
     return {"memories": size, "inbox_items": items, "inbox_first_in_process_ms": round(first_inbox, 1),

@@ -37,6 +37,7 @@ from vault.parse import sha256
 from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reason
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk
 
+from . import collector
 from .chunking import WHOLE, Chunk, Neighbours, Unit, chunk_id, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
@@ -146,10 +147,16 @@ class Index:
         self.embedding_wanted = threading.Event()  # set when units are left for the backfill
         self._readers_told = time.monotonic()
         self._backfill_texts: dict[tuple[str, str], dict[int, tuple[str, str]]] = {}  # see _texts_of
+        self.reconcile_pending = False  # opened by its owner with reconcile=False: reconcile() is the caller's
+        self.reconciled = threading.Event()  # set once reconcile() has run
         self._load(generation)
 
     def _load(self, generation: Path) -> None:
         """Read one generation's files into memory (constructor, and the swap after a rebuild)."""
+        with collector.paused():
+            self._read_generation(generation)
+
+    def _read_generation(self, generation: Path) -> None:
         self.generation = generation
         self.manifest = Manifest(generation / "manifest.sqlite")
         try:
@@ -191,8 +198,12 @@ class Index:
 
     @classmethod
     def open(cls, vault: Vault, embedder: Embedder, *, writable: bool = True, progress: Progress | None = None,
-             defer_embedding: bool = False) -> "Index":
-        """Open the live generation (building one if there is none or it is foreign) and reconcile the files."""
+             defer_embedding: bool = False, reconcile: bool = True) -> "Index":
+        """Open the live generation (building one if there is none or it is foreign) and reconcile the files.
+
+        `reconcile=False` (the server): the owner answers from the generation as it was committed, like a reader,
+        and `reconcile()` is left to the caller, which runs it once its watcher is up (LiveIndex.start). At 100k
+        memories the reconcile was most of a served vault's cold open (bench/README, issue 32 item 5)."""
         layout = Layout(vault.root)
         owner = layout.try_own() if writable else None
         try:
@@ -217,9 +228,10 @@ class Index:
             index._owner = owner
             if owner is not None:
                 layout.sweep(generation)
-                index.heal()
-                atomic.sweep_temp_files(vault.root)
-                index.sync(deep=True)
+                if reconcile:
+                    index.reconcile()
+                else:
+                    index.reconcile_pending = True
         except BaseException:
             if owner is not None:  # a failed open must never keep the index locked (reindex would refuse)
                 owner.release()
@@ -237,6 +249,16 @@ class Index:
             if self._owner is not None:
                 self._owner.release()
                 self._owner = None
+
+    def reconcile(self) -> SyncReport:
+        """The owner's catch-up with what happened while no process owned the index: heal what a crash left, sweep
+        temporary files, and read every file again (deep: a file saved with its old size and mtime is found too)."""
+        self.heal()
+        atomic.sweep_temp_files(self.root)
+        report = self.sync(deep=True)
+        self.reconcile_pending = False
+        self.reconciled.set()
+        return report
 
     def heal(self) -> int:
         """Make FAISS and Whoosh agree with the manifest after a crash; returns the files re-indexed."""
@@ -282,9 +304,7 @@ class Index:
                                                   defer_embedding=self.defer_embedding)
                 self.swap(generation)
                 self._owner, self.writable = owner, True
-                self.heal()
-                atomic.sweep_temp_files(self.root)
-                self.sync(deep=True)
+                self.reconcile()
                 return True
             if generation is None or not layout.compatible(generation, self.embedder):
                 return False  # the owner is rebuilding, or indexes with another embedder: keep what we have
@@ -482,8 +502,8 @@ class Index:
         report = SyncReport()
         paths = None if paths is None else list(paths)
         forced = set(force_paths)
-        walked = _Walk() if paths is None and not deep and not forced else None
-        read_ahead = self._read_ahead(paths, walked)
+        walked = _Walk() if paths is None and not forced else None
+        read_ahead = self._read_ahead(paths, walked, deep)
         with self.lock:
             self._keyword_turn()
             batch = _Batch(read_ahead=read_ahead)
@@ -511,7 +531,8 @@ class Index:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _read_ahead(self, paths: list[str | Path] | None, walked: _Walk | None = None) -> dict[str, _Read]:
+    def _read_ahead(self, paths: list[str | Path] | None, walked: _Walk | None = None,
+                    deep: bool = False) -> dict[str, _Read]:
         """Read and parse the changed files of a big sync (the whole vault, or many paths: a pull) before it takes
         the index lock, so that searches do not wait for a thousand files to be read. A hint only: under the lock
         each file is looked at again, and one that changed meanwhile is read again.
@@ -519,7 +540,11 @@ class Index:
         `walked` (a reconcile of the whole vault, not deep) receives every file of the walk, and which of them
         were found as the manifest has them: under the lock only the others are looked at again. Walking and comparing 100k files
         a second time under the lock made every search wait for it (tens of seconds at 100k memories on a loaded
-        machine, bench/README, issue 32 item 4). A file changed after this walk is in the watcher's next batch."""
+        machine, bench/README, issue 32 item 4). A file changed after this walk is in the watcher's next batch.
+
+        A deep reconcile (`deep`: the owner's open) reads and hashes every file here too, and counts as unchanged only
+        a file whose stat and content hash are the manifest's and whose mtime is safely past (RACY_NS): it used to
+        walk the vault a second time and read every file under the lock (issue 32 item 5, bench/README)."""
         if paths is not None and len(paths) < READ_AHEAD_ABOVE:
             return {}
         if paths is None:
@@ -542,7 +567,8 @@ class Index:
             except OSError:
                 continue
             previous = self._entries.get(rel)
-            if previous is not None and (previous.size, previous.mtime_ns) == (info.st_size, info.st_mtime_ns):
+            same_stat = previous is not None and (previous.size, previous.mtime_ns) == (info.st_size, info.st_mtime_ns)
+            if same_stat and not deep:
                 if walked is not None and rel not in self._recheck:
                     walked.unchanged.add(rel)  # as the manifest has it: not looked at again
                 continue
@@ -550,6 +576,12 @@ class Index:
             data = atomic.read_bytes(path)
             if not data:
                 continue  # gone, or empty (a save in progress?): the sync looks at it under the lock
+            if same_stat:  # deep: the stat says unchanged; the content hash decides
+                assert previous is not None
+                if (sha256(data) == previous.content_hash and walked is not None and rel not in self._recheck
+                        and info.st_mtime_ns < checked_at - RACY_NS):
+                    walked.unchanged.add(rel)
+                    continue
             try:
                 parsed: Memory | ParseError = _parse(self.vault, data, rel)
             except ParseError as exc:

@@ -24,6 +24,7 @@ class LiveIndex:
         self.syncs = 0
         self.last_report: SyncReport | None = None
         self._synced = threading.Condition()
+        self._reconciling: threading.Thread | None = None
         self.backfill = Backfill(index) if index.defer_embedding else None
         self.merger = SegmentMerger(index)
         self.watcher = VaultWatcher(
@@ -37,14 +38,31 @@ class LiveIndex:
 
     def start(self) -> "LiveIndex":
         self.watcher.start()
-        report = self.index.sync()  # edits made between the index's own reconcile and the watcher's start
-        self.watcher.recheck(report.held)
+        if not self.index.reconcile_pending:
+            report = self.index.sync()  # edits made between the index's own reconcile and the watcher's start
+            self.watcher.recheck(report.held)
+        else:  # opened with reconcile=False: searches are answered meanwhile, from the committed generation
+            self._reconciling = threading.Thread(target=self._reconcile, name=f"reconcile {self.index.root.name}",
+                                                 daemon=True)
+            self._reconciling.start()
         if self.backfill is not None:
             self.backfill.start()
         self.merger.start()
         return self
 
+    def _reconcile(self) -> None:
+        """The deep reconcile Index.open left out, once the watcher is up: what changed before it started is found
+        here, what changes after is in its batches."""
+        try:
+            report = self.index.reconcile()
+        except Exception:  # the next batch or rescan reconciles again; the server goes on answering meanwhile
+            log.exception("reconciling %s at open failed", self.index.root)
+            return
+        self.watcher.recheck(report.held)
+
     def stop(self) -> None:
+        if self._reconciling is not None:
+            self._reconciling.join()  # holds the index lock in turns: the index must not close under it
         self.watcher.flush_now()
         self.watcher.stop()
         if self.backfill is not None:

@@ -92,7 +92,7 @@ class ServedVault:
         from ..clients.hooks_server import HookHandler
 
         config = load_config(self.root)
-        self.app = App(self.root, config=config, embedder=embedder(config), defer_embedding=True)
+        self.app = App(self.root, config=config, embedder=embedder(config), defer_embedding=True, reconcile_later=True)
         self.service = MemoryService(self.app)
         self.service.sessions.clean()
         self.app.start_watching()

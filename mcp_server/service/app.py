@@ -46,11 +46,13 @@ class Side:
 
 
 def open_side(root: Path, source: str, config: Config, embedder: Embedder, search: SearchSettings, *,
-              writable: bool, progress: Progress | None = None, defer_embedding: bool = False) -> Side:
+              writable: bool, progress: Progress | None = None, defer_embedding: bool = False,
+              reconcile: bool = True) -> Side:
     vault = Vault(root, config.vault, source=source)
     if isinstance(embedder, CachedEmbedder):
         embedder = embedder.inner  # each vault caches its own texts' vectors under its own .memdir/
-    index = Index.open(vault, embedder, writable=writable, progress=progress, defer_embedding=defer_embedding)
+    index = Index.open(vault, embedder, writable=writable, progress=progress, defer_embedding=defer_embedding,
+                       reconcile=reconcile)
     # With the schedule off (`[lifecycle] every = "off"`) the lifecycle is wholly manual: reads
     # show everything until `memdir gc` runs. Benchmarks of old corpora rely on that.
     curator = Curator(index, config.scoring, config.lifecycle, config.dedup,
@@ -62,7 +64,8 @@ class App:
     """Everything a command or the server needs, built from `<vault>/memdir.toml`."""
 
     def __init__(self, root: Path, *, config: Config | None = None, embedder: Embedder | None = None,
-                 writable: bool = True, progress: Progress | None = None, defer_embedding: bool = False) -> None:
+                 writable: bool = True, progress: Progress | None = None, defer_embedding: bool = False,
+                 reconcile_later: bool = False) -> None:
         self.root = root
         self.config = config or load_config(root)
         self.embedder = embedder or _embedder(self.config)  # one model for both vaults
@@ -70,8 +73,12 @@ class App:
         # A server answers before a fresh vault is embedded and fills the vectors in behind (Index.backfill);
         # a command that exits when done embeds everything first.
         self.defer_embedding = defer_embedding
+        # A server (`reconcile_later`) answers from the committed index at once; each vault it owns reconciles its
+        # files in the background once `start_watching` has its watcher up (Index.open, LiveIndex.start).
+        self.reconcile_later = reconcile_later
         self.project = open_side(root, PROJECT, self.config, self.embedder, self.config.search,
-                                 writable=writable, progress=progress, defer_embedding=defer_embedding)
+                                 writable=writable, progress=progress, defer_embedding=defer_embedding,
+                                 reconcile=not reconcile_later)
         self.vault, self.index, self.searcher, self.curator = (
             self.project.vault, self.project.index, self.project.searcher, self.project.curator)
         self.user_root = user_vault_root(self.config, root)
@@ -131,7 +138,7 @@ class App:
         # The project's search settings rank both vaults, so their results compare; the user vault's
         # own [search] embedder is not used: the one model this process loaded indexes both.
         side = open_side(self.user_root, USER, user_config, self.embedder, self.config.search, writable=self.writable,
-                         defer_embedding=self.defer_embedding)
+                         defer_embedding=self.defer_embedding, reconcile=not self.reconcile_later)
         if self._watching:
             self._watch(side)
         return side

@@ -1,5 +1,7 @@
-"""memdir's operations, each answering its typed result (views/results.py): what the CLI, the vault server's
-endpoints and the MCP tools call. The JSON they send is the result's (operations.as_json), made where it is sent.
+"""memdir's operations, each taking its request model (operations.py) and answering its typed result
+(views/results.py): what the CLI, the vault server's endpoints, the MCP tools and the web view call. A method
+restates none of its arguments: the model names them, types them, checks them and holds their defaults. The JSON
+they send is the result's (operations.as_json), made where it is sent.
 
 One instance lives in whichever process owns the vault (the server, or a CLI command when no
 server runs), so everyone sees one index and one writer.
@@ -11,7 +13,7 @@ from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypedDict, TypeVar, get_args
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypedDict, TypeVar
 
 from indexer import books as book_files
 from indexer import review
@@ -27,7 +29,8 @@ from vault.paths import resolved_within
 from vault.model import bank_weight
 
 from . import capture, checks, leaks, turns
-from .operations import Linkable, Op, R
+from . import operations as ops
+from .operations import Op, R
 from . import privacy as vaults
 from .app import App
 from .idempotency import Recent
@@ -35,7 +38,7 @@ from .lookup import looks_like_path
 from .sessions import Session, SessionStore
 from ..views.results import (
     Added, Book, Cluster, Decision, Deleted, Dependant, DoctorResult, Ingested, Insights, LinkedResult, LogResult,
-    Reindexed, Relations, Restored, ReviewItem, ReviewResult, Scored, ScoreResult, SearchResult, Similar, Stats,
+    LinkResult, Reindexed, Relations, Restored, ReviewItem, ReviewResult, Scored, ScoreResult, SearchResult, Similar, Stats,
     Verified, VerifyResult,
 )
 from ..views.view import MemoryView, view_of
@@ -44,7 +47,6 @@ T = TypeVar("T")
 
 LIMIT_MAX = 50
 REVIEW_REMINDER_EVERY = 10  # get_context_insights calls between two review-queue reminders in a session
-LINKABLE = get_args(Linkable)  # the contract states them; a direct caller (the web view) is checked here too
 
 
 class MemoryService:
@@ -58,7 +60,8 @@ class MemoryService:
 
     def run(self, request: Op[R]) -> R:
         """An operation of the contract (operations.py), answered with its typed result: the `Operations`
-        the CLI calls when no server serves the vault."""
+        the CLI calls when no server serves the vault. Each method below takes its operation's request model,
+        checked when it was built, so the arguments and their defaults are stated once, there."""
         return request.run_on(self)
 
     def once(self, key: str | None, name: str, call: Callable[[], T]) -> T:
@@ -82,25 +85,21 @@ class MemoryService:
 
     # -- reading -------------------------------------------------------------------------
 
-    def search(self, *, query: str | None = None, days_back: float | None = None, id: str | None = None,
-               collections: Sequence[str] = (), types: Sequence[str] = (), tags: Sequence[str] = (),
-               sort_by: str = "relevance", limit: int | None = None, include_superseded: bool = False,
-               session: str | None = None, include_private: bool = True, as_of: str | None = None,
-               after: str | None = None, before: str | None = None) -> SearchResult:
-        if not query and days_back is None and not id and not after and not before:
+    def search(self, asked: ops.Search) -> SearchResult:
+        if not asked.query and asked.days_back is None and not asked.id and not asked.after and not asked.before:
             raise ValidationError("give at least one of: query, days_back, after, before, id")
-        start, end = moment(after, "after"), moment(before, "before")
+        start, end = moment(asked.after, "after"), moment(asked.before, "before")
         if start is not None and end is not None and start >= end:
-            raise ValidationError(f"after ({after}) is not earlier than before ({before}): no moment is in that "
-                                  "window; swap them, or drop one")
-        request = SearchRequest(query=query, memory_id=id, limit=limit, collections=tuple(collections),
-                                types=tuple(types), tags=tuple(tags), days_back=days_back, sort_by=sort_by,  # type: ignore[arg-type]
-                                include_superseded=include_superseded or bool(id),
-                                after=start, before=end)
-        if as_of:
-            return self._search_as_of(request, as_of, include_private)
-        hits = self.hits(request, include_private)
-        self._shown(session, (h.memory for h in hits))
+            raise ValidationError(f"after ({asked.after}) is not earlier than before ({asked.before}): no moment is "
+                                  "in that window; swap them, or drop one")
+        request = SearchRequest(query=asked.query, memory_id=asked.id, limit=asked.limit,
+                                collections=tuple(asked.collections), types=tuple(asked.types), tags=tuple(asked.tags),
+                                days_back=asked.days_back, sort_by=asked.sort_by,
+                                include_superseded=asked.include_superseded or bool(asked.id), after=start, before=end)
+        if asked.as_of:
+            return self._search_as_of(request, asked.as_of, asked.include_private)
+        hits = self.hits(request, asked.include_private)
+        self._shown(asked.session, (h.memory for h in hits))
         results = [view_of(h.memory, hit=h) for h in hits]
         window = window_used(request)
         if window is None:
@@ -123,11 +122,11 @@ class MemoryService:
                                      if vaults.visible(h.memory, include_private)],
                             as_of=commit_shape(commit))
 
-    def log(self, ref: str, include_private: bool = True) -> LogResult:
+    def log(self, asked: ops.Log) -> LogResult:
         """A memory's committed versions, newest first: what changed in each (body, keys, counters)."""
-        memory = self._lookup(ref)
-        if not vaults.visible(memory, include_private):
-            raise NotFoundError(f"no memory {ref!r}")
+        memory = self._lookup(asked.ref)
+        if not vaults.visible(memory, asked.include_private):
+            raise NotFoundError(f"no memory {asked.ref!r}")
         versions = VaultHistory(self.app.side_of(memory.id).root).versions(memory.path)
         committed = next((v.memory for v in versions if v.memory is not None), None)
         return LogResult(id=memory.id, path=memory.path,
@@ -138,14 +137,13 @@ class MemoryService:
         """Search every vault the caller may read (both, for the local user), merged and labelled by source."""
         return vaults.search(self.app, request, include_private)
 
-    def read(self, ref: str, session: str | None = None, include_private: bool = True,
-             version: str | None = None) -> MemoryView:
-        memory = self._lookup(ref)
-        if not vaults.visible(memory, include_private):
-            raise NotFoundError(f"no memory {ref!r}")
-        if version:
-            return self._read_version(memory, version)
-        self._shown(session, [memory])
+    def read(self, asked: ops.Read) -> MemoryView:
+        memory = self._lookup(asked.ref)
+        if not vaults.visible(memory, asked.include_private):
+            raise NotFoundError(f"no memory {asked.ref!r}")
+        if asked.version:
+            return self._read_version(memory, asked.version)
+        self._shown(asked.session, [memory])
         side = self.app.side_of(memory.id)
         return view_of(memory, successor=side.index.links.successor(memory.id), stale=self.stale(memory),
                        written=side.searcher.written(memory))
@@ -163,16 +161,15 @@ class MemoryService:
         """Cited project files that changed since the memory was anchored ([] when fresh)."""
         return self.index.vault.stale(memory)
 
-    def doctor(self) -> DoctorResult:
+    def doctor(self, asked: ops.Doctor = ops.Doctor()) -> DoctorResult:
         problems = self.index.problems() + self.index.vault.anchor_problems(self.index.all_memories())
         return DoctorResult(memories=self.index.memory_count(), errors=[p.as_dict() for p in problems],
                             warnings=checks.warnings(self.index.all_memories(), self.app.root))
 
-    def link(self, source: str, target: str, relation: str = "depends_on", session: str | None = None) -> Relations:
+    def link(self, asked: ops.Link) -> LinkResult:
         """Record that `source` supersedes / depends on / contradicts / derives from `target`, in the
         source's frontmatter (a list of ids under the relation's key), so it travels with the file."""
-        if relation not in LINKABLE:
-            raise ValidationError(f"relation must be one of {', '.join(LINKABLE)}, not {relation!r}")
+        source, target, relation, session = asked.source, asked.target, asked.relation, asked.session
         if check_id(source) == check_id(target):
             raise ValidationError("a memory cannot be linked to itself")
         side = self.app.side_of(source)
@@ -185,13 +182,12 @@ class MemoryService:
         key_values = memory.supersedes if relation == "supersedes" else memory.frontmatter.get(relation, [])
         current = [str(v) for v in (key_values if isinstance(key_values, (list, tuple)) else [key_values])]
         if target in current or f"[[{target}]]" in current:
-            return Relations(**self._relations(source), changed=False)
+            return LinkResult(**self._relations(source), changed=False)
         vaults.update(self.app, source, None, {relation: [*current, target]})
-        return Relations(**self._relations(source), changed=True)
+        return LinkResult(**self._relations(source), changed=True)
 
-    def relationships(self, memory_id: str, relationship_type: str | None = None,
-                      include_private: bool = True) -> Relations:
-        return Relations(**self._relations(memory_id, relationship_type, include_private))
+    def relationships(self, asked: ops.Relationships) -> Relations:
+        return Relations(**self._relations(asked.memory_id, asked.relationship_type, asked.include_private))
 
     def _relations(self, memory_id: str, relationship_type: str | None = None,
                    include_private: bool = True) -> dict[str, Any]:
@@ -207,9 +203,9 @@ class MemoryService:
             report["supersedes_chain"] = [e for e in report["supersedes_chain"] if e["id"] not in hidden]
         return report
 
-    def linked(self, target: str, query: str | None = None, limit: int = 10,
-               include_private: bool = True) -> LinkedResult:
+    def linked(self, asked: ops.Linked) -> LinkedResult:
         """Memories that link to a target (a memory or a ghost such as a project file), best first."""
+        target, query, limit, include_private = asked.target, asked.query, asked.limit, asked.include_private
         found: list[tuple[Memory, str]] = []
         for side in self.app.sides(include_private):
             for edge in side.index.links.linking_to(target):
@@ -224,7 +220,7 @@ class MemoryService:
         return LinkedResult(target=target, results=[view_of(memory, anchor_context=context)
                                                     for memory, context in found[:limit]])
 
-    def stats(self, include_private: bool = True) -> Stats:
+    def stats(self, asked: ops.Stats = ops.Stats()) -> Stats:
         """The project vault's numbers (private memories are not counted in them) and, for the local user,
         the user vault's count beside them."""
         project = self.app.project
@@ -243,7 +239,7 @@ class MemoryService:
             "books": sum(1 for m in memories if m.collection == "books"),
             "vault": str(self.app.root),
         }
-        if include_private:
+        if asked.include_private:
             user = self.app.user_side()
             private_here = project.index.memory_count() - len(memories)
             report["private"] = {
@@ -271,9 +267,9 @@ class MemoryService:
         except (NotFoundError, ValidationError):
             return None
 
-    def insights(self, query: str, session: str | None = None, limit: int = 6,
-                 include_private: bool = True) -> Insights:
+    def insights(self, asked: ops.Insights) -> Insights:
         """What memdir knows that bears on `query`: standing facts, the best memories, where to look."""
+        query, session, limit, include_private = asked.query, asked.session, asked.limit, asked.include_private
         if not query or not query.strip():
             raise ValidationError("query is empty")
         hits = self.hits(SearchRequest(query=query, limit=LIMIT_MAX), include_private)
@@ -296,16 +292,14 @@ class MemoryService:
 
     # -- writing -----------------------------------------------------------------------
 
-    def add(self, content: str, *, type: str | None = None, tags: Sequence[str] = (), title: str | None = None,
-            collection: str = "memory_bank", importance: float | None = None, confidence: float | None = None,
-            always_inject: bool = False, privacy: str = "shared", allow_secret: bool = False,
-            session: str | None = None) -> Added:
+    def add(self, asked: ops.Add) -> Added:
+        content, title, tags, collection = asked.content, asked.title, asked.tags, asked.collection
         privacy, kept_private = self._privacy_for({"content": content, "title": title, "tags": list(tags)},
-                                                  privacy, session)
+                                                  asked.privacy, asked.session)
         extra: dict[str, Any] = {}
         if collection == "memory_bank":
-            extra.update(importance=bank_weight(importance), confidence=bank_weight(confidence))
-            if always_inject:
+            extra.update(importance=bank_weight(asked.importance), confidence=bank_weight(asked.confidence))
+            if asked.always_inject:
                 extra["always_inject"] = True
         if privacy != "shared":
             extra["privacy"] = privacy
@@ -313,36 +307,36 @@ class MemoryService:
             if key in extra and not 0.0 <= extra[key] <= 1.0:
                 raise ValidationError(f"{key} must be between 0 and 1")
         curator = vaults.add_side(self.app, privacy).curator
-        added = curator.add(content, title=title, type=type, collection=collection, tags=tags, extra=extra,
-                            allow_secrets=allow_secret)
+        added = curator.add(content, title=title, type=asked.type, collection=collection, tags=tags, extra=extra,
+                            allow_secrets=asked.allow_secret)
         return Added(memory=view_of(added.memory, **_kept_private(kept_private)), status=added.status,
                      near_duplicates=[Similar(**vars(s)) for s in added.near_duplicates],
                      possible_conflicts=[Similar(**vars(s)) for s in added.possible_conflicts])
 
-    def update(self, memory_id: str, content: str | None = None, fields: Mapping[str, Any] | None = None,
-               allow_secret: bool = False, session: str | None = None) -> MemoryView:
+    def update(self, asked: ops.Update) -> MemoryView:
+        memory_id, content, fields = asked.memory_id, asked.content, asked.fields
         target = self.app.side_of(check_id(memory_id)).index.get(memory_id)
         if (fields or {}).get("privacy") != vaults.PRIVATE:
-            self._refuse_leak({"content": content, **(fields or {})}, target, session)
-        return view_of(vaults.update(self.app, memory_id, content, fields, allow_secrets=allow_secret))
+            self._refuse_leak({"content": content, **(fields or {})}, target, asked.session)
+        return view_of(vaults.update(self.app, memory_id, content, fields, allow_secrets=asked.allow_secret))
 
-    def append(self, memory_id: str, content: str, allow_secret: bool = False, session: str | None = None) -> MemoryView:
-        side = self.app.side_of(check_id(memory_id))
-        self._refuse_leak({"appended text": content}, side.index.get(memory_id), session)
-        return view_of(side.curator.append(memory_id, content, allow_secrets=allow_secret))
+    def append(self, asked: ops.Append) -> MemoryView:
+        side = self.app.side_of(check_id(asked.memory_id))
+        self._refuse_leak({"appended text": asked.content}, side.index.get(asked.memory_id), asked.session)
+        return view_of(side.curator.append(asked.memory_id, asked.content, allow_secrets=asked.allow_secret))
 
-    def delete(self, memory_id: str) -> Deleted:
-        side = self.app.side_of(check_id(memory_id))
-        memory = side.index.get(memory_id)
+    def delete(self, asked: ops.Delete) -> Deleted:
+        side = self.app.side_of(check_id(asked.memory_id))
+        memory = side.index.get(asked.memory_id)
         # Memories that depend on it keep their depends_on (a restore mends it): the answer names them.
         dependants = sorted({edge.source for edge in side.index.links.backlinks(memory.id, "depends_on")} - {memory.id})
         found = [m for m in map(self.find, dependants) if m is not None]
         return Deleted(id=memory.id, title=memory.title, moved_to=side.curator.delete(memory.id),
                        dependants=[Dependant(id=m.id, title=m.title) for m in found])
 
-    def verify(self, ids: Sequence[str]) -> VerifyResult:
+    def verify(self, asked: ops.Verify) -> VerifyResult:
         """Someone confirmed these memories still hold: anchor each to its cited files as they are now."""
-        verified = []
+        ids, verified = asked.ids, []
         sides = [self.app.side_of(check_id(memory_id)) for memory_id in ids]  # every id known before any write
         for memory_id, side in zip(ids, sides):
             memory, was_stale = side.curator.verify(memory_id)
@@ -352,8 +346,9 @@ class MemoryService:
                                      was_stale=was_stale, still_stale=side.index.vault.stale(memory)))
         return VerifyResult(verified=verified)
 
-    def review(self, dismiss: Sequence[str] = ()) -> ReviewResult:
+    def review(self, asked: ops.Review = ops.Review()) -> ReviewResult:
         """What needs a human decision in each vault, one item each; `dismiss` hides items until they change."""
+        dismiss = asked.dismiss
         items: list[ReviewItem] = []
         for side in self.app.sides(include_user=True):
             queue = review.Inbox(side.curator).items()
@@ -369,9 +364,9 @@ class MemoryService:
             raise NotFoundError(f"no review item {', '.join(unknown)}; `memdir review` lists the current keys")
         return ReviewResult(items=items)
 
-    def restore(self, memory_id: str) -> Restored:
+    def restore(self, asked: ops.Restore) -> Restored:
         """Bring a deleted memory back from .trash/ (the project vault's, else the user vault's)."""
-        check_id(memory_id)
+        memory_id = check_id(asked.memory_id)
         errors = []
         for side in self.app.sides(include_user=True):
             try:
@@ -382,42 +377,39 @@ class MemoryService:
             return Restored(id=memory.id, title=memory.title, restored_to=memory.path)
         raise NotFoundError(errors[0] if errors else f"no trashed copy of {memory_id}")
 
-    def ingest(self, paths: Sequence[str], title: str | None = None, tags: Sequence[str] = (),
-               dry_run: bool = False, session: str | None = None) -> list[Ingested]:
+    def ingest(self, asked: ops.Ingest) -> list[Ingested]:
         """Reference documents into the project vault's books; one result per file, errors included.
         The title and tags given go into shared books, so they pass the privacy rule."""
-        self._refuse_leak({"title": title, "tags": list(tags)}, None, session)
+        self._refuse_leak({"title": asked.title, "tags": list(asked.tags)}, None, asked.session)
         side = self.app.project
-        results = book_files.ingest(side.curator, [Path(p) for p in paths], project=self.app.root.parent, title=title,
-                                    tags=tags, dry_run=dry_run,
+        results = book_files.ingest(side.curator, [Path(p) for p in asked.paths], project=self.app.root.parent,
+                                    title=asked.title, tags=asked.tags, dry_run=asked.dry_run,
                                     max_bytes=int(self.app.config.vault.max_document_mb * 1024 * 1024))
         return [Ingested(**vars(r)) for r in results]
 
-    def ingest_document(self, path: str, title: str | None = None, tags: Sequence[str] = (),
-                        session: str | None = None) -> list[Ingested]:
+    def ingest_document(self, asked: ops.IngestDocument) -> list[Ingested]:
         """The MCP tool's ingest: only paths inside the project (the model must not read the user's files);
         the title and tags the model gives go into shared books, so they pass the privacy rule."""
-        project = self.app.root.parent.resolve()
+        path, project = asked.path, self.app.root.parent.resolve()
         target = resolved_within(project / path, project)
         if target is None:
             raise PathError(f"{path}: outside the project ({project}); only the project's documents can be ingested")
         if not target.exists():
             raise NotFoundError(f"{path}: no such file or folder in the project")
-        return self.ingest([str(target)], title=title, tags=tags, session=session)
+        return self.ingest(ops.Ingest(paths=[str(target)], title=asked.title, tags=asked.tags, session=asked.session))
 
-    def books(self) -> list[Book]:
+    def books(self, asked: ops.Books = ops.Books()) -> list[Book]:
         """The project vault's books: title, source, size and when, ingested or hand-written."""
         return [Book(id=m.id, title=m.title, path=m.path, source=m.frontmatter.get(book_files.SOURCE_PATH),
                      kind=m.frontmatter.get("source_kind", "markdown"), chars=len(m.body),
                      sections=section_count(m.body), updated_at=_isoformat(m.updated_at or m.created_at))
                 for m in book_files.books(self.app.project.index.all_memories())]
 
-    def record_response(self, key_takeaway: str, initial_score: str | None = None,
-                        session: str | None = None, privacy: str = "shared", allow_secret: bool = False) -> MemoryView:
-        privacy, kept_private = self._privacy_for({"key_takeaway": key_takeaway}, privacy, session)
+    def record_response(self, asked: ops.RecordResponse) -> MemoryView:
+        privacy, kept_private = self._privacy_for({"key_takeaway": asked.key_takeaway}, asked.privacy, asked.session)
         extra = {"privacy": privacy} if privacy != "shared" else None
-        memory = vaults.add_side(self.app, privacy).curator.record_response(key_takeaway, initial_score, extra=extra,
-                                                                             allow_secrets=allow_secret)
+        memory = vaults.add_side(self.app, privacy).curator.record_response(
+            asked.key_takeaway, asked.initial_score, extra=extra, allow_secrets=asked.allow_secret)
         return view_of(memory, **_kept_private(kept_private))
 
     def _privacy_for(self, fields: Mapping[str, Any], privacy: str, session: str | None) -> tuple[str, str | None]:
@@ -428,9 +420,9 @@ class MemoryService:
             return privacy, None
         return vaults.PRIVATE, f"stored as a private memory: {found.reason()}, and private memories are for the user only"
 
-    def score(self, memory_scores: Mapping[str, str], outcome: str | None = None,
-              session: str | None = None) -> ScoreResult:
+    def score(self, asked: ops.Score) -> ScoreResult:
         """Score memories (and, with `outcome`, the session's previous exchange); name what is still unscored."""
+        memory_scores, outcome, session = asked.memory_scores, asked.outcome, asked.session
         state = self.sessions.load(session) if session else None
         awaiting = list(state.awaiting) if state else []
         unknown = [i for i in memory_scores if not self._exists(check_id(i))]  # check_id: a 100 kB "id" is refused, not echoed
@@ -466,26 +458,27 @@ class MemoryService:
         memory = self.find(memory_id)
         return memory is not None and bool(self.stale(memory))
 
-    def gc(self, dry_run: bool = False) -> list[Decision]:
+    def gc(self, asked: ops.Gc = ops.Gc()) -> list[Decision]:
         """The lifecycle of each vault this process owns, inside that vault (nothing crosses between them)."""
         return [Decision(**vars(a.decision), result=a.result, source=side.source)
-                for side in self.app.sides() if side.index.writable or dry_run
-                for a in side.curator.gc(dry_run=dry_run)]
+                for side in self.app.sides() if side.index.writable or asked.dry_run
+                for a in side.curator.gc(dry_run=asked.dry_run)]
 
-    def suggest_merges(self, threshold: float | None = None, type: str | None = None, limit: int = 10) -> list[Cluster]:
-        clusters = [(side.source, c) for side in self.app.sides() for c in side.curator.suggest_merges(threshold, type, limit)]
+    def suggest_merges(self, asked: ops.SuggestMerges = ops.SuggestMerges()) -> list[Cluster]:
+        clusters = [(side.source, c) for side in self.app.sides()
+                    for c in side.curator.suggest_merges(asked.threshold, asked.type, asked.limit)]
         clusters.sort(key=lambda item: (-item[1].similarity, item[1].ids))
         return [Cluster(ids=list(c.ids), titles=list(c.titles), similarity=c.similarity, source=source)
-                for source, c in clusters[:limit]]
+                for source, c in clusters[:asked.limit]]
 
-    def merge(self, ids: Sequence[str], title: str, content: str | None = None,
-              allow_secret: bool = False, session: str | None = None) -> MemoryView:
-        sources = [self.app.side_of(check_id(i)).index.get(i) for i in ids]
+    def merge(self, asked: ops.Merge) -> MemoryView:
+        sources = [self.app.side_of(check_id(i)).index.get(i) for i in asked.ids]
         if all(vaults.visible(m, include_private=False) for m in sources):  # else the result is private
-            self._refuse_leak({"title": title, "merged text": content}, sources[0], session)
-        return view_of(vaults.merge(self.app, list(ids), title, content, allow_secrets=allow_secret))
+            self._refuse_leak({"title": asked.title, "merged text": asked.content}, sources[0], asked.session)
+        return view_of(vaults.merge(self.app, list(asked.ids), asked.title, asked.content,
+                                    allow_secrets=asked.allow_secret))
 
-    def reindex(self) -> Reindexed:
+    def reindex(self, asked: ops.Reindex = ops.Reindex()) -> Reindexed:
         from indexer.rebuild import reindex
 
         report = reindex(self.index)
@@ -562,9 +555,9 @@ class MemoryService:
         return capture.store_exchange(self.app, exchange)
 
     # Last in the class: below it, `list` in an annotation would name this method, not the builtin.
-    def list(self, include_private: bool = True) -> list[MemoryView]:
-        memories = [m for side in self.app.sides(include_private) for m in side.index.all_memories()
-                    if vaults.visible(m, include_private)]
+    def list(self, asked: ops.List = ops.List()) -> list[MemoryView]:
+        memories = [m for side in self.app.sides(asked.include_private) for m in side.index.all_memories()
+                    if vaults.visible(m, asked.include_private)]
         return [view_of(m) for m in sorted(memories, key=lambda m: (m.source != "project", m.path))]
 
 

@@ -22,7 +22,7 @@ from vault.model import COLLECTIONS, TYPES
 
 from ..views.results import (
     Added, Book, Cluster, Decision, Deleted, DoctorResult, Ingested, Insights as InsightsResult, LinkedResult, LogResult,
-    Reindexed, Relations, Restored, ReviewResult, ScoreResult, SearchResult, Stats as StatsResult, VerifyResult,
+    LinkResult, Reindexed, Relations, Restored, ReviewResult, ScoreResult, SearchResult, Stats as StatsResult, VerifyResult,
 )
 from ..views.view import MemoryView
 
@@ -84,12 +84,9 @@ class Op(BaseModel, Generic[R]):
         except PydanticError as exc:
             raise ValidationError(f"bad arguments for {self.op}: {problems(exc)}.") from None
 
-    def arguments(self) -> dict[str, Any]:
-        """The arguments the caller gave (the service's own defaults stand for the rest)."""
-        return {name: getattr(self, name) for name in self.model_fields_set}
-
     def wire(self) -> dict[str, Any]:
-        """The arguments as JSON, for the server's /api/op."""
+        """The arguments the caller gave, as JSON, for the server's /api/op (the model's defaults stand for the
+        rest there as here)."""
         return self.model_dump(mode="json", include=self.model_fields_set)
 
     def result_of(self, data: Any) -> R:
@@ -97,9 +94,9 @@ class Op(BaseModel, Generic[R]):
         return adapter(self.result).validate_python(data)
 
     def run_on(self, service: Any) -> R:
-        """Call the service method this operation names: its typed result (tests/test_operations.py checks that
-        each method is annotated with its operation's result)."""
-        result: R = getattr(service, self.op)(**self.arguments())
+        """Hand this request to the service method it names: its typed result (tests/test_operations.py checks
+        that each method takes its operation's model and is annotated with its result)."""
+        result: R = getattr(service, self.op)(self)
         return result
 
 
@@ -261,9 +258,9 @@ class Append(Op[MemoryView]):
     session: str | None = None
 
 
-class Link(Op[Relations]):
+class Link(Op[LinkResult]):
     op = "link"
-    result = Relations
+    result = LinkResult
     source: str
     target: str
     relation: Linkable = "depends_on"

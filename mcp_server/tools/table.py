@@ -2,6 +2,7 @@
 description the model reads and how the answer is shown. Types, constraints and argument descriptions come from
 the operation models (service/operations.py), so a tool restates none of them; `mcp_tools.build` registers these
 rows with the SDK, and `tests/mcp_server/test_tool_table.py` checks the served schemas against the models.
+A tool's output schema is its operation's result, as tools/outputs.py shows it to a model.
 
 The tool and argument names are what the assistants already call: they stay, even where the operation's
 field is named otherwise (a tool's `id` fills `memory_id`).
@@ -25,7 +26,7 @@ from ..service.operations import Count, MemoryId, MemoryType, Outcome, Query, Re
 from ..views import render
 from ..views.view import MemoryView
 from . import descriptions as said
-from . import schemas
+from .outputs import output_model
 
 # What a tool does to the vault, as MCP's annotations say it (clients ask before destructive calls).
 READ = {"read_only_hint": True, "open_world_hint": False}
@@ -52,13 +53,17 @@ class Tool:
     op: type[ops.Op[Any]]
     description: str
     hints: dict[str, bool]
-    out: type[BaseModel]
     text: Callable[[Any], str]  # the readable answer: from the operation's typed result, or with `lists` from
     # the answer whose memory lists are outward views
     args: dict[str, Arg] = field(default_factory=dict)
     once: bool = False  # a write the proxy may retry: run once per idempotency key
     lists: tuple[str, ...] = ()  # memory lists in the answer, shown as compact outward views
     wrap: str = ""  # a list answer, wrapped as {wrap: [...]}
+
+    @property
+    def out(self) -> type[BaseModel]:
+        """The tool's structured output: its operation's result as the model reads it (outputs.py)."""
+        return output_model(self.op.result, f"{self.op.__name__}Out", self.lists, self.wrap)
 
     def field_of(self, argument: str) -> str:
         return self.args[argument].field or argument
@@ -104,10 +109,10 @@ Tags = Annotated[list[Tag], Field(max_length=20)]
 Limit = Arg(narrow=Count, default=10)
 
 TOOLS: tuple[Tool, ...] = (
-    Tool("get_context_insights", ops.Insights, said.OVERVIEW, READ, schemas.InsightsOut, render.insights,
+    Tool("get_context_insights", ops.Insights, said.OVERVIEW, READ, render.insights,
          {"query": Arg(narrow=Annotated[str, Field(min_length=1, max_length=2000)])},
          lists=("always", "facts", "memories")),
-    Tool("search_memory", ops.Search, said.SEARCH, READ, schemas.SearchOut, render.search_answer, {
+    Tool("search_memory", ops.Search, said.SEARCH, READ, render.search_answer, {
         "query": Arg(narrow=Query | None),
         "days_back": Arg(),
         "id": Arg(narrow=MemoryId | None),
@@ -120,7 +125,7 @@ TOOLS: tuple[Tool, ...] = (
         "before": Arg(narrow=ops.Moment | None),
         "as_of": Arg(narrow=ops.Version | None),
     }, lists=("results",)),
-    Tool("add_to_memory_bank", ops.Add, said.ADD_BANK, ADD, schemas.AddOut, render.added, {
+    Tool("add_to_memory_bank", ops.Add, said.ADD_BANK, ADD, render.added, {
              "content": Arg(narrow=Text),
              "type": Arg(narrow=MemoryType, default="fact"),
              "tags": Arg(narrow=Tags),
@@ -131,42 +136,41 @@ TOOLS: tuple[Tool, ...] = (
              "title": Arg(narrow=Annotated[str | None, Field(max_length=200)]),
              "allow_secret": Arg(),
          }, once=True),
-    Tool("update_memory", ops.Update, said.UPDATE, CHANGE, schemas.MemoryOut, changed("updated"), {
+    Tool("update_memory", ops.Update, said.UPDATE, CHANGE, changed("updated"), {
         "id": OneId, "content": Arg(narrow=Annotated[str | None, Field(max_length=20_000)]), "fields": Arg(),
         "allow_secret": Arg()}),
-    Tool("append_memory", ops.Append, said.APPEND_TEXT, APPEND, schemas.MemoryOut, changed("appended to"),
+    Tool("append_memory", ops.Append, said.APPEND_TEXT, APPEND, changed("appended to"),
          {"id": OneId, "content": Arg(narrow=Text), "allow_secret": Arg()}, once=True),
-    Tool("read_memory", ops.Read, said.READ_TEXT, READ, schemas.MemoryOut, render.full_memory,
+    Tool("read_memory", ops.Read, said.READ_TEXT, READ, render.full_memory,
          {"id": Arg("ref", narrow=MemoryId), "version": Arg(narrow=ops.Version | None)}),
-    Tool("delete_memory", ops.Delete, said.DELETE, REMOVE, schemas.DeleteOut, render.deleted,
+    Tool("delete_memory", ops.Delete, said.DELETE, REMOVE, render.deleted,
          {"id": OneId}, once=True),
-    Tool("verify_memory", ops.Verify, said.VERIFY, APPEND, schemas.VerifyOut, render.verified,
+    Tool("verify_memory", ops.Verify, said.VERIFY, APPEND, render.verified,
          {"ids": Arg(narrow=Annotated[Ids, Field(min_length=1, max_length=20)])}),
-    Tool("get_review_queue", ops.Review, said.REVIEW, READ, schemas.ReviewOut,
-         render.review_items),
-    Tool("ingest_document", ops.IngestDocument, said.INGEST, ADD, schemas.IngestOut, render.ingested,
+    Tool("get_review_queue", ops.Review, said.REVIEW, READ, render.review_items),
+    Tool("ingest_document", ops.IngestDocument, said.INGEST, ADD, render.ingested,
          {"path": Arg(), "title": Arg(narrow=Annotated[str | None, Field(max_length=200)]),
           "tags": Arg(narrow=Annotated[list[str], Field(max_length=20)])}, wrap="results"),
-    Tool("score_memories", ops.Score, said.SCORE, APPEND, schemas.ScoreOut, render.score_answer,
+    Tool("score_memories", ops.Score, said.SCORE, APPEND, render.score_answer,
          {"outcome": Arg(narrow=Outcome, required=True),
           "memory_scores": Arg(narrow=Annotated[dict[MemoryId, Outcome], Field(max_length=50)], default={})},
          once=True),
-    Tool("record_response", ops.RecordResponse, said.RECORD, ADD, schemas.MemoryOut, changed("recorded"), {
+    Tool("record_response", ops.RecordResponse, said.RECORD, ADD, changed("recorded"), {
         "key_takeaway": Arg(narrow=Annotated[str, Field(min_length=1, max_length=2000)]),
         "initial_score": Arg(narrow=Literal["worked", "partial", "failed"] | None),
         "allow_secret": Arg(), "privacy": Arg()}, once=True),
-    Tool("get_memory_relationships", ops.Relationships, said.RELATIONSHIPS, READ, schemas.RelationshipsOut,
-         render.relations, {"id": OneId, "relationship_type": Arg(narrow=Relation | None)}),
-    Tool("link_memories", ops.Link, said.LINK, CHANGE, schemas.RelationshipsOut, render.relations,
+    Tool("get_memory_relationships", ops.Relationships, said.RELATIONSHIPS, READ, render.relations,
+         {"id": OneId, "relationship_type": Arg(narrow=Relation | None)}),
+    Tool("link_memories", ops.Link, said.LINK, CHANGE, render.relations,
          {"source": Arg(narrow=MemoryId), "target": Arg(narrow=MemoryId), "relation": Arg()}),
-    Tool("search_linked_memories", ops.Linked, said.LINKED, READ, schemas.LinkedOut, render.linked,
+    Tool("search_linked_memories", ops.Linked, said.LINKED, READ, render.linked,
          {"target": Arg(), "query": Arg(narrow=Query | None), "limit": Limit}, lists=("results",)),
-    Tool("suggest_memory_merges", ops.SuggestMerges, said.SUGGEST, READ, schemas.MergeSuggestionsOut,
-         render.suggested_merges, {"threshold": Arg(narrow=Annotated[float | None, Field(gt=0, le=1)]),
+    Tool("suggest_memory_merges", ops.SuggestMerges, said.SUGGEST, READ, render.suggested_merges,
+         {"threshold": Arg(narrow=Annotated[float | None, Field(gt=0, le=1)]),
                                 "type": Arg(narrow=MemoryType | None), "limit": Limit}, wrap="clusters"),
-    Tool("merge_memories", ops.Merge, said.MERGE, REMOVE, schemas.MemoryOut, changed("merged into"), {
+    Tool("merge_memories", ops.Merge, said.MERGE, REMOVE, changed("merged into"), {
         "ids": Arg(narrow=Annotated[Ids, Field(min_length=2, max_length=20)]), "title": Arg(narrow=Title),
         "content": Arg(narrow=Text, required=True), "allow_secret": Arg()}, once=True),
-    Tool("get_memory_stats", ops.Stats, said.STATS, READ, schemas.StatsOut, render.stats),
+    Tool("get_memory_stats", ops.Stats, said.STATS, READ, render.stats),
 )
 BY_NAME = {tool.name: tool for tool in TOOLS}

@@ -1,23 +1,28 @@
 """What the operations answer (operations.py names which answers what), read by attributes wherever it is shown.
 
 Here, beside the memory's own outward model, so the renderers read them without reaching into the service.
+A field's description is what the MCP tools publish about it (tools/outputs.py derives their output schemas from
+these models); text from the vault is marked `VaultText`, which the tools quote.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from .view import MemoryView, StaleCite
+from .view import MemoryView, StaleCite, VaultText
 
 Json = dict[str, Any]
 
 
 class SearchResult(BaseModel):
     results: list[MemoryView]
-    window: Json | None = None  # the time window applied, when one shaped the answer
-    as_of: Json | None = None  # the commit answered from, with as_of
+    window: Json | None = Field(
+        default=None, description="the time window applied: source (days_back, after/before or query), use (filter "
+                                  "or boost), start, end, the query's time words, and a note when an explicit window "
+                                  "overrode them")
+    as_of: dict[str, str] | None = Field(default=None, description="the commit answered from, with as_of")
 
 
 class Result(BaseModel):
@@ -28,27 +33,27 @@ class Result(BaseModel):
 
 class Similar(Result):
     id: str
-    title: str
+    title: VaultText
     similarity: float
 
 
 class Added(Result):
     memory: MemoryView
-    status: str  # created, or restated when the same text and type already existed
+    status: str = Field(description="created, or restated when the same text and type already existed")
     near_duplicates: list[Similar]
     possible_conflicts: list[Similar]
 
 
 class Dependant(Result):
     id: str
-    title: str
+    title: VaultText
 
 
 class Deleted(Result):
     id: str
-    title: str
+    title: VaultText
     moved_to: str
-    dependants: list[Dependant] = []  # memories whose depends_on now names a deleted memory
+    dependants: list[Dependant] = Field(default_factory=list, description="memories that depend on the deleted one")
 
 
 class Restored(Result):
@@ -66,17 +71,19 @@ class Scored(Result):
 
 class ScoreResult(Result):
     scored: list[Scored]
-    exchange: str | None  # the previous exchange's memory, scored with `outcome`
-    unscored: list[str]
-    verify: list[str] = []  # scored worked, yet the code they cite changed
+    exchange: str | None = Field(description="the previous exchange's memory, scored with `outcome`")
+    unscored: list[str] = Field(description="memories shown last turn that are still waiting for a score")
+    verify: list[str] = Field(default=[], description="memories scored worked whose cited code changed: "
+                                                       "if they still hold, verify_memory them")
 
 
 class Verified(Result):
     id: str
-    title: str
-    anchors: list[str]  # path[::symbol]@blob: the cited files as they are now
-    was_stale: list[StaleCite]
-    still_stale: list[StaleCite] = []  # what re-anchoring cannot mend: the memory is NOT verified
+    title: VaultText
+    anchors: list[str] = Field(description="path[::symbol]@blob: the cited files as they are now")
+    was_stale: list[StaleCite] = Field(description="what had changed under the memory before")
+    still_stale: list[StaleCite] = Field(default_factory=list, description="what re-anchoring cannot mend (a cited "
+                                         "symbol the code no longer defines): the memory is NOT verified; update it")
 
 
 class VerifyResult(Result):
@@ -84,11 +91,12 @@ class VerifyResult(Result):
 
 
 class ReviewItem(Result):
-    kind: str
+    kind: str = Field(description="stale, duplicates, contradiction, supersede, promote, remove, demote, archive, "
+                                  "invalid, secret, imitation")
     ids: list[str]
-    reason: str
-    action: str  # the one command that resolves it
-    key: str  # `memdir review --dismiss KEY` hides it until it changes
+    reason: VaultText
+    action: str = Field(description="the one command that resolves it")
+    key: str = Field(description="`memdir review --dismiss KEY` hides it until it changes")
     path: str | None = None
     line: int | None = None
     source: str
@@ -102,7 +110,7 @@ class ReviewResult(Result):
 
 
 class Relations(Result):
-    """A memory's relations (`relationships`); `link` adds whether it changed anything."""
+    """A memory's relations (`relationships`)."""
 
     id: str
     title: str
@@ -112,7 +120,12 @@ class Relations(Result):
     outgoing: list[Json]  # {relation, context, origin, id, title[, heading]}
     backlinks: list[Json]
     ghosts: list[Json]  # link targets that are no memory: {relation, ghost, ...}
-    changed: bool | None = None
+
+
+class LinkResult(Relations):
+    """`link`'s answer: the source's relations, and whether the link was new."""
+
+    changed: bool
 
 
 class LinkedResult(Result):
@@ -121,13 +134,14 @@ class LinkedResult(Result):
 
 
 class Insights(Result):
-    review: dict[str, int] | None = None  # now and then: what waits in the review queue, by kind
     query: str
-    always: list[MemoryView]
-    facts: list[MemoryView]
-    memories: list[MemoryView]
+    always: list[MemoryView] = Field(description="memory_bank facts marked always_inject")
+    facts: list[MemoryView] = Field(description="memory_bank facts relevant to the query")
+    memories: list[MemoryView] = Field(description="the best working, history and patterns memories")
     recommended_collections: list[str]
     memory_count: int
+    review: dict[str, int] | None = Field(None, description="now and then: how many items of each kind wait in the "
+                                                              "review queue (get_review_queue lists them)")
 
 
 class Stats(Result):
@@ -171,7 +185,7 @@ class Book(Result):
 
 class Cluster(Result):
     ids: list[str]
-    titles: list[str]
+    titles: list[VaultText]
     similarity: float
     source: str
 
@@ -181,7 +195,7 @@ class Ingested(Result):
     status: str  # created | updated | unchanged | error | skipped (dry runs: would-create, would-update)
     id: str | None = None
     path: str | None = None
-    title: str | None = None
+    title: VaultText | None = None
     kind: str | None = None
     parts: int = 0  # pages of a PDF, sections otherwise
     reason: str = ""

@@ -17,6 +17,7 @@ from vault.errors import NotFoundError, PathError, ValidationError, VaultError
 from vault.ids import check_id
 from vault.paths import check_relative
 
+from ..service import operations as ops
 from ..views.results import Relations, ReviewItem
 from . import inbox_review
 from .markup import diff, esc, form, frame, markdown, memory_href, plot, table
@@ -169,28 +170,28 @@ def _ids(value: str) -> list[str]:
 
 
 def _verify(service: Any, fields: Mapping[str, str]) -> str:  # memdir verify ID
-    done = service.verify(ids=_ids(fields.get("ids", ""))).verified
+    done = service.verify(ops.Verify(ids=_ids(fields.get("ids", "")))).verified
     return "verified: " + ", ".join(v.title for v in done)
 
 
 def _supersede(service: Any, fields: Mapping[str, str]) -> str:  # memdir link NEWER OLDER --as supersedes
     source, target = _ids(fields.get("source", ""))[0], _ids(fields.get("target", ""))[0]
-    report = service.link(source=source, target=target, relation="supersedes")
+    report = service.link(ops.Link(source=source, target=target, relation="supersedes"))
     return f"recorded: {source} supersedes {target}" + ("" if report.changed else " (already so)")
 
 
 def _merge(service: Any, fields: Mapping[str, str]) -> str:  # memdir merge IDS --into TITLE
-    merged = service.merge(ids=_ids(fields.get("ids", "")), title=_title_of(fields))
+    merged = service.merge(ops.Merge(ids=_ids(fields.get("ids", "")), title=_title_of(fields)))
     return f"merged into {merged.id} ({merged.path}); the sources moved to .trash/"
 
 
 def _delete(service: Any, fields: Mapping[str, str]) -> str:  # memdir delete ID
-    deleted = service.delete(memory_id=_ids(fields.get("id", ""))[0])
+    deleted = service.delete(ops.Delete(memory_id=_ids(fields.get("id", ""))[0]))
     return f"moved «{deleted.title}» to {deleted.moved_to} (memdir restore {deleted.id} brings it back)"
 
 
 def _dismiss(service: Any, fields: Mapping[str, str]) -> str:  # memdir review --dismiss KEY
-    service.review(dismiss=[_key(fields.get("key", ""))])
+    service.review(ops.Review(dismiss=[_key(fields.get("key", ""))]))
     return "dismissed until what it is about changes"
 
 
@@ -227,7 +228,7 @@ def memory_page(service: Any, memory_id: str, csrf: str) -> str:
     if memory is None:
         raise NotFoundError(f"no memory {memory_id!r}")
     vault = str(service.app.root)
-    relations = service.relationships(memory_id)
+    relations = service.relationships(ops.Relationships(memory_id=memory_id))
     versions, why_none = _history(service, memory)
     known: dict[str, str] = {}  # a link names its target by path, stem or id (indexer/graph.py): as resolved there
     for edge in relations.outgoing:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.conftest import login_url, served  # noqa: F401  (fixture)
+from tests.web.conftest import login_url, make_project
 
 CHROMIUM = os.environ.get("MEMDIR_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -36,6 +36,33 @@ def browser():
             launched.close()
 
 
+@pytest.fixture(scope="module")
+def made() -> dict[Path, dict[str, str]]:
+    """The module's one project (root -> its memory ids), made by the first test that asks for it."""
+    return {}
+
+
+@pytest.fixture
+def inbox(made, warm, tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """The project the tests that only read, or add what the others do not count, share: made once (8-10 s of
+    set-up per test on a loaded machine with a server of its own) and opened in the warm tests' server."""
+    if not made:
+        root = tmp_path_factory.mktemp("browsed") / "project"
+        made[root] = make_project(root)
+    [(root, ids)] = made.items()
+    warm(root / ".memories")
+    return root, ids
+
+
+@pytest.fixture
+def own_inbox(warm, tmp_path) -> tuple[Path, dict[str, str]]:
+    """A project of the test's own, for a test that changes what the others read (verifying the stale memory)."""
+    root = tmp_path / "project"
+    ids = make_project(root)
+    warm(root / ".memories")
+    return root, ids
+
+
 def shots(tmp_path: Path) -> Path:
     folder = Path(SHOTS or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
@@ -51,8 +78,8 @@ def blob_id(path: Path) -> str:
     return subprocess.run(["git", "hash-object", str(path)], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def test_browser_verifies_a_stale_memory_with_a_click_and_the_file_is_reanchored(browser, served, tmp_path):
-    root, ids, _ = served
+def test_browser_verifies_a_stale_memory_with_a_click_and_the_file_is_reanchored(browser, own_inbox, tmp_path):
+    root, ids = own_inbox
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(login_url(root / ".memories"))
     assert page.url.endswith("/ui/") and "code=" not in page.url  # the code is not in the history
@@ -76,8 +103,8 @@ def test_browser_verifies_a_stale_memory_with_a_click_and_the_file_is_reanchored
     assert f"services/auth.py@{blob_id(root / 'services/auth.py')[:12]}" in memory_file.read_text()
 
 
-def test_browser_opens_a_memory_page_from_the_inbox_and_sees_its_score_plot(browser, served, tmp_path):
-    root, ids, _ = served
+def test_browser_opens_a_memory_page_from_the_inbox_and_sees_its_score_plot(browser, inbox, tmp_path):
+    root, ids = inbox
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(login_url(root / ".memories"))
     settled(page)
@@ -95,10 +122,10 @@ def test_browser_opens_a_memory_page_from_the_inbox_and_sees_its_score_plot(brow
     page.screenshot(path=str(shots(tmp_path) / "memory.png"), full_page=True)
 
 
-def test_browser_shows_turns_search_and_vault_pages_readable_on_a_phone(browser, served, tmp_path):
+def test_browser_shows_turns_search_and_vault_pages_readable_on_a_phone(browser, inbox, tmp_path):
     from mcp_server import client
 
-    root, ids, _ = served
+    root, ids = inbox
     vault = root / ".memories"
     info = client.ensure(vault)
     client.request(info, "POST", "/api/hook/prompt", {"session_id": "s-shot", "prompt": "How long is the token lifetime?"},

@@ -86,21 +86,54 @@ def user_config(home: Path, project: Path, url: str) -> None:
         f'env_key = "FAKE_OPENAI_KEY"\nwire_api = "responses"\n\n[projects."{project}"]\ntrust_level = "trusted"\n')
 
 
+def checkout_code(env: dict[str, str]) -> list[str]:
+    """Codex gives `memdir mcp` a short environment without PYTHONPATH (its hooks get all of it): from a
+    checkout that precedes the installed memdir (a worktree), the tool calls ran the installed code. The
+    checkout is named for this run only (`-c`), not in the project's config."""
+    if not env.get("PYTHONPATH"):
+        return []
+    return ["-c", f"mcp_servers.memdir.env.PYTHONPATH={json.dumps(env['PYTHONPATH'])}"]
+
+
 def run(codex: Path, project: Path, env: dict[str, str], *args: str) -> str:
-    result = subprocess.run([str(codex), "exec", "--dangerously-bypass-hook-trust", *args], cwd=project,
-                            capture_output=True, timeout=240, stdin=subprocess.DEVNULL,
+    result = subprocess.run([str(codex), "exec", "--dangerously-bypass-hook-trust", *checkout_code(env), *args],
+                            cwd=project, capture_output=True, timeout=240, stdin=subprocess.DEVNULL,
                             env={**env, "FAKE_OPENAI_KEY": "test-key"})
     assert result.returncode == 0, result.stderr.decode(errors="replace")[-2000:]
     return result.stdout.decode()
+
+
+def proxy_pythonpaths(project: Path) -> list[str | None]:
+    """PYTHONPATH of each `memdir mcp` running in `project` (the stdio servers Codex started there)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+            if b"mcp" not in words or b"--vault" not in words or (entry / "cwd").resolve() != project.resolve():
+                continue
+            environ = dict(item.split("=", 1) for item in (entry / "environ").read_text(errors="replace").split("\0")
+                           if "=" in item)
+        except OSError:
+            continue
+        found.append(environ.get("PYTHONPATH"))
+    return found
 
 
 def test_memdir_works_inside_the_real_codex_cli_headless(codex: Path, project: Any):
     project, env, home = project
     vault = project / ".memories"
     model = Model()
-    with FakeResponses(model) as fake:
+    proxies: list[list[str | None]] = []
+
+    def answer_and_look(request: dict[str, Any]) -> dict[str, Any]:
+        if not proxies:  # Codex lists its MCP servers' tools before the first request: memdir mcp is running
+            proxies.append(proxy_pythonpaths(project))
+        return model(request)
+
+    with FakeResponses(answer_and_look) as fake:
         user_config(home, project, fake.url)
         answer = run(codex, project, env, "how do we make celery retries safe")
+        assert proxies[0] == [env.get("PYTHONPATH")], proxies  # the tool calls run this checkout's memdir
         assert "idempotent" in answer, [tool_names(r) for r in fake.requests]
         first = texts(fake.requests[0])
         assert "memdir memory vault:" in first  # the SessionStart orientation

@@ -50,8 +50,9 @@ def test_a_whole_vault_reconcile_looks_again_under_the_lock_only_at_what_changed
         assert index.memory("m-new00001") is not None and index.memory_count() == count
         after = {k: v for k, v in state(index).items() if k != "vectors"}
         looked_at.clear()
-        index.sync(deep=True)  # deep still reads every file
-        assert len(looked_at) == len(every)  # one gone, one new
+        index.sync(deep=True)  # deep reads and hashes every file, before the lock
+        # Under the lock: at most the two files written just now, whose mtime cannot vouch for them yet (RACY_NS).
+        assert set(looked_at) <= {every[0], "memory_bank/pulled/new.md"}
     finally:
         index.close()
     assert after == rebuilt_state(hashing_example, tmp_path)

@@ -16,6 +16,7 @@ from mcp_server.service.memory_service import MemoryService
 from mcp_server.views.results import SearchResult
 from tests.conftest import HASHING_TOML, write
 from vault import ValidationError, init_vault
+from mcp_server.service import operations as ops
 
 OLD_LOCK = ("---\nid: m-000000a1\ncollection: patterns\ntype: decision\ntitle: Lock imports with Redis SETNX\n"
             "created_at: 2026-09-20T10:00:00Z\n---\nStatement imports take a Redis SETNX lock with a 120 s TTL.\n")
@@ -77,38 +78,38 @@ def git_state(project: Path) -> dict[str, int]:
 
 def test_a_search_as_of_a_date_answers_from_the_vault_as_it_was_then(service: MemoryService, project: Path):
     before = git_state(project)
-    today = service.search(query="how do we lock statement imports")
-    then = service.search(query="how do we lock statement imports", as_of="2026-10-01")
+    today = service.search(ops.Search(query="how do we lock statement imports"))
+    then = service.search(ops.Search(query="how do we lock statement imports", as_of="2026-10-01"))
     assert ids(today)[0] == "m-000000a2" and "m-000000a1" not in ids(today), "today: the successor, old one hidden"
     assert ids(then)[0] == "m-000000a1" and "m-000000a2" not in ids(then), "then: only the Redis decision existed"
     assert then.as_of["subject"] == "Redis lock for imports" and then.as_of["date"].startswith("2026-09-20")
-    by_commit = service.search(query="how do we lock statement imports", as_of=then.as_of["commit"])
+    by_commit = service.search(ops.Search(query="how do we lock statement imports", as_of=then.as_of["commit"]))
     assert ids(by_commit) == ids(then)
     assert git_state(project) == before, "nothing was written to .git"
     assert git(project.parent, "status", "--porcelain") == "", "nor to the working tree"
 
 
 def test_counters_are_as_committed_then(service: MemoryService):
-    then = service.search(query="decimal money", as_of="2026-10-15")
-    later = service.search(query="decimal money", as_of="2026-10-21")
+    then = service.search(ops.Search(query="decimal money", as_of="2026-10-15"))
+    later = service.search(ops.Search(query="decimal money", as_of="2026-10-21"))
     assert then.results[0].uses == 0 and later.results[0].uses == 1
 
 
 def test_a_memorys_log_lists_its_versions_newest_first_with_what_changed(service: MemoryService):
-    log = service.log("m-000000a1")
+    log = service.log(ops.Log(ref="m-000000a1"))
     assert [v["subject"] for v in log.versions] == ["Postgres advisory locks replace Redis", "Redis lock for imports"]
     newest, first = log.versions
     assert first["created"] and newest["keys_changed"] == ["status"] and not newest["body_changed"]
     assert newest["status"] == "superseded" and not log.uncommitted_changes
-    scored = service.log("m-000000b1").versions[0]
+    scored = service.log(ops.Log(ref="m-000000b1")).versions[0]
     assert scored["counters_changed"] == ["outcomes", "score", "success_count", "uses"] and not scored["body_changed"]
 
 
 def test_read_takes_a_version(service: MemoryService):
-    old = service.read("m-000000a1", version="2026-09-30")
+    old = service.read(ops.Read(ref="m-000000a1", version="2026-09-30"))
     assert old.status == "active" and old.version["subject"] == "Redis lock for imports"
     with pytest.raises(Exception, match="not committed yet"):
-        service.read("m-000000a2", version="2026-09-30")
+        service.read(ops.Read(ref="m-000000a2", version="2026-09-30"))
 
 
 @pytest.mark.parametrize("as_of, message", [
@@ -119,7 +120,7 @@ def test_read_takes_a_version(service: MemoryService):
 ])
 def test_a_bad_as_of_says_what_was_expected(service: MemoryService, as_of: str, message: str):
     with pytest.raises(ValidationError, match=message):
-        service.search(query="lock", as_of=as_of)
+        service.search(ops.Search(query="lock", as_of=as_of))
 
 
 def test_a_vault_outside_git_says_why_it_has_no_past(tmp_path: Path):
@@ -128,7 +129,7 @@ def test_a_vault_outside_git_says_why_it_has_no_past(tmp_path: Path):
     app = App(root)
     try:
         with pytest.raises(ValidationError, match="not in a git repository"):
-            MemoryService(app).search(query="x", as_of="2026-10-01")
+            MemoryService(app).search(ops.Search(query="x", as_of="2026-10-01"))
     finally:
         app.close()
 

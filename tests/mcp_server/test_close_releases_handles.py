@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from mcp_server.server.served import open_vault
+from mcp_server.service import operations as ops
 
 
 def open_descriptors() -> dict[str, str]:
@@ -24,7 +25,7 @@ def test_a_closed_vault_keeps_no_descriptor_open_even_while_something_still_refe
     gc.disable()  # nothing may depend on a collection
     try:
         served = open_vault(hashing_example, lambda config: None)
-        served.service.search(query="celery retries")  # the keyword segments and the embedding cache are read
+        served.service.search(ops.Search(query="celery retries"))  # the keyword segments and the embedding cache are read
         served.close()
         left = {fd: target for fd, target in open_descriptors().items()
                 if fd not in before and str(hashing_example) in target}

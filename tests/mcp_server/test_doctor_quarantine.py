@@ -7,12 +7,13 @@ from pathlib import Path
 from indexer.generations import Layout
 from mcp_server.service.app import App
 from mcp_server.service.memory_service import MemoryService
+from mcp_server.service import operations as ops
 
 
 def test_doctor_names_the_index_files_that_did_not_load_and_were_moved_aside(hashing_example: Path):
     app = App(hashing_example)
     try:
-        assert not [w for w in MemoryService(app).doctor().warnings if "quarantine" in w["path"]]
+        assert not [w for w in MemoryService(app).doctor(ops.Doctor()).warnings if "quarantine" in w["path"]]
     finally:
         app.close()
     vectors = Layout(hashing_example).current() / "vectors.faiss"
@@ -20,8 +21,8 @@ def test_doctor_names_the_index_files_that_did_not_load_and_were_moved_aside(has
     app = App(hashing_example)
     try:
         service = MemoryService(app)
-        report = service.doctor()
-        assert service.search(query="celery")  # the vault answers: it was rebuilt from the files
+        report = service.doctor(ops.Doctor())
+        assert service.search(ops.Search(query="celery"))  # the vault answers: it was rebuilt from the files
     finally:
         app.close()
     moved = [w for w in report.warnings if w["path"].startswith(".memdir/quarantine/")]

@@ -10,6 +10,7 @@ from mcp_server.service.app import App
 from mcp_server.service.memory_service import MemoryService
 
 from ..conftest import write
+from mcp_server.service import operations as ops
 
 
 def test_a_note_without_created_at_shows_its_files_age_in_search_lookup_and_read(hashing_root: Path):
@@ -20,10 +21,10 @@ def test_a_note_without_created_at_shows_its_files_age_in_search_lookup_and_read
     app = App(hashing_root)
     try:
         service = MemoryService(app)
-        ranked = service.search(query="ledger import lock").results[0]
-        looked_up = service.search(id="m-0da7ed02").results[0]
-        timeline = service.search(days_back=7).results[0]
-        read = service.read("m-0da7ed02")
+        ranked = service.search(ops.Search(query="ledger import lock")).results[0]
+        looked_up = service.search(ops.Search(id="m-0da7ed02")).results[0]
+        timeline = service.search(ops.Search(days_back=7)).results[0]
+        read = service.read(ops.Read(ref="m-0da7ed02"))
     finally:
         app.close()
     assert ranked.created_at is None  # nothing is made up: the file has no created_at

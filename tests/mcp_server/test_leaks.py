@@ -13,6 +13,7 @@ from mcp_server.service.memory_service import MemoryService
 from vault import ValidationError
 
 from ..conftest import memory_text, write
+from mcp_server.service import operations as ops
 
 RELOCATION = "Dana relocates to Berlin in December; she has not told the team yet."
 CONTACT = "Dana's phone number is +31 6 1234 5678 and her personal mail is dana.okafor@fastmail.com."
@@ -63,8 +64,8 @@ def service(hashing_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         "m-5ea0c102", "Review rota", "Reviews rotate weekly between the backend developers.", collection="patterns"))
     app = App(hashing_root)
     service = MemoryService(app)
-    private = service.add(RELOCATION, type="fact", privacy="private").memory
-    service.search(id=private.id, session="s")  # the conversation has been shown it
+    private = service.add(ops.Add(content=RELOCATION, type="fact", privacy="private")).memory
+    service.search(ops.Search(id=private.id, session="s"))  # the conversation has been shown it
     yield service
     app.close()
 
@@ -74,22 +75,22 @@ def project_files(root: Path) -> str:
 
 
 def test_a_takeaway_repeating_a_shown_private_memory_is_stored_privately(service: MemoryService, hashing_root: Path):
-    stored = service.record_response("Dana relocates to Berlin in December, so plan the handover.", session="s")
+    stored = service.record_response(ops.RecordResponse(key_takeaway="Dana relocates to Berlin in December, so plan the handover.", session="s"))
     assert stored.source == "user" and stored.privacy == "private" and stored.kept_private
-    plain = service.record_response("Handover notes live in patterns/handover.md.", session="s")
+    plain = service.record_response(ops.RecordResponse(key_takeaway="Handover notes live in patterns/handover.md.", session="s"))
     assert plain.source == "project" and plain.kept_private is None
     assert "Berlin" not in project_files(hashing_root)
 
 
 def test_a_takeaway_of_another_conversation_is_not_judged_by_this_ones_private_memories(service: MemoryService):
-    assert service.record_response("Dana relocates to Berlin in December.", session="other").source == "project"
+    assert service.record_response(ops.RecordResponse(key_takeaway="Dana relocates to Berlin in December.", session="other")).source == "project"
 
 
 @pytest.mark.parametrize("write_it", [
-    lambda s: s.update("m-5ea0c101", content="Dana relocates to Berlin in December: Tom covers billing.", session="s"),
-    lambda s: s.append("m-5ea0c101", "From December Dana works from Berlin.", session="s"),
-    lambda s: s.merge(["m-5ea0c101", "m-5ea0c102"], "Handover and reviews",
-                      "Reviews rotate weekly. Dana relocates to Berlin in December.", session="s"),
+    lambda s: s.update(ops.Update(memory_id="m-5ea0c101", content="Dana relocates to Berlin in December: Tom covers billing.", session="s")),
+    lambda s: s.append(ops.Append(memory_id="m-5ea0c101", content="From December Dana works from Berlin.", session="s")),
+    lambda s: s.merge(ops.Merge(ids=["m-5ea0c101", "m-5ea0c102"], title="Handover and reviews",
+                      content="Reviews rotate weekly. Dana relocates to Berlin in December.", session="s")),
 ])
 def test_an_edit_that_would_copy_private_text_into_a_shared_file_is_refused(service: MemoryService, hashing_root: Path,
                                                                            write_it):
@@ -100,7 +101,7 @@ def test_an_edit_that_would_copy_private_text_into_a_shared_file_is_refused(serv
 
 
 def test_an_edit_without_private_content_goes_through(service: MemoryService):
-    assert "Tom covers billing" in service.append("m-5ea0c101", "Tom covers billing in December.", session="s").content
+    assert "Tom covers billing" in service.append(ops.Append(memory_id="m-5ea0c101", content="Tom covers billing in December.", session="s")).content
 
 
 def test_a_captured_exchange_is_private_only_when_it_repeats_a_private_memory_shown(service: MemoryService,
@@ -108,7 +109,7 @@ def test_a_captured_exchange_is_private_only_when_it_repeats_a_private_memory_sh
     handler = HookHandler(service)
     handler.prompt({"session_id": "t", "prompt": "who covers billing when Dana leaves for Berlin?"})
     private_id = next(m.id for side in service.app.sides() for m in side.index.all_memories() if m.source == "user")
-    service.search(id=private_id, session="t")
+    service.search(ops.Search(id=private_id, session="t"))
     leaked = handler.stop({"session_id": "t", "last_assistant_message": "Tom, from December."})
     assert service.find(leaked["stored"]).source == "user"
     handler.prompt({"session_id": "t", "prompt": "how do reviews rotate?"})
@@ -121,5 +122,5 @@ def test_add_to_memory_bank_keeps_a_repeated_private_memory_private(
         service: MemoryService, hashing_root: Path):
     # record_response, update, append, merge and the Stop capture check this; add (the
     # add_to_memory_bank tool) takes no session and writes the private sentence to the project.
-    service.add(RELOCATION + " Plan the handover.", type="fact", session="s")  # type: ignore[call-arg]
+    service.add(ops.Add(content=RELOCATION + " Plan the handover.", type="fact", session="s"))
     assert "Berlin" not in project_files(hashing_root)

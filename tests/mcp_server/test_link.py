@@ -15,6 +15,7 @@ from mcp_server.service.memory_service import MemoryService
 from vault import NotFoundError, ValidationError
 
 from ..conftest import memory_text, write
+from mcp_server.service import operations as ops
 
 pytestmark = pytest.mark.anyio
 
@@ -31,28 +32,29 @@ def service(hashing_root: Path):
 
 
 def test_a_link_lands_in_the_source_frontmatter_and_in_its_relations(service: MemoryService, hashing_root: Path):
-    report = service.link("m-00000a02", "m-00000a01", "depends_on")
+    report = service.link(ops.Link(source="m-00000a02", target="m-00000a01", relation="depends_on"))
     assert report.changed and [(e["id"], e["relation"]) for e in report.outgoing] == [("m-00000a01", "depends_on")]
     assert "depends_on: [m-00000a01]" in (hashing_root / "patterns/impl.md").read_text()
-    assert not service.link("m-00000a02", "m-00000a01", "depends_on").changed, "linking twice changes nothing"
-    backlinks = service.relationships("m-00000a01").backlinks
+    assert not service.link(ops.Link(source="m-00000a02", target="m-00000a01", relation="depends_on")).changed, "linking twice changes nothing"
+    backlinks = service.relationships(ops.Relationships(memory_id="m-00000a01")).backlinks
     assert [(e["id"], e["relation"]) for e in backlinks] == [("m-00000a02", "depends_on")]
 
 
 def test_a_supersedes_link_hides_the_older_memory_behind_its_successor(service: MemoryService):
-    service.link("m-00000a02", "m-00000a01", "supersedes")
-    assert "m-00000a01" not in [r.id for r in service.search(query="import lock").results]
-    assert service.relationships("m-00000a01").successor == "m-00000a02"
+    service.link(ops.Link(source="m-00000a02", target="m-00000a01", relation="supersedes"))
+    assert "m-00000a01" not in [r.id for r in service.search(ops.Search(query="import lock")).results]
+    assert service.relationships(ops.Relationships(memory_id="m-00000a01")).successor == "m-00000a02"
 
 
 @pytest.mark.parametrize("source, target, relation, error, message", [
     ("m-00000a02", "m-0000dead", "depends_on", NotFoundError, "no memory with id 'm-0000dead' to link"),
     ("m-00000a02", "m-00000a02", "depends_on", ValidationError, "cannot be linked to itself"),
-    ("m-00000a02", "m-00000a01", "likes", ValidationError, "relation must be one of"),
+    ("m-00000a02", "m-00000a01", "likes", ValidationError,
+     "argument `relation` should be 'supersedes', 'depends_on', 'contradicts' or 'derives_from' \\(got 'likes'\\)"),
 ])
 def test_a_bad_link_is_refused_with_the_reason(service: MemoryService, source, target, relation, error, message):
     with pytest.raises(error, match=message):
-        service.link(source, target, relation)
+        service.link(ops.Link(source=source, target=target, relation=relation))
 
 
 async def test_the_link_memories_tool_and_the_cli_record_a_relation(service: MemoryService, hashing_root: Path):

@@ -26,6 +26,7 @@ from vault.model import BANK_DEFAULT, Memory
 
 from ..conftest import memory_text, write
 from .processes import start_server, stop_all
+from mcp_server.service import operations as ops
 
 NOW = datetime(2026, 11, 25, tzinfo=timezone.utc)
 
@@ -110,7 +111,7 @@ async def test_a_memory_bank_fact_scored_zero_reads_uncertain_to_the_model(hashi
 
 
 def test_a_result_read_back_from_the_json_the_server_sends_is_the_same_model_and_every_renderer_reads_it(service):
-    results = service.search(query="deploy to fly", limit=3).results
+    results = service.search(ops.Search(query="deploy to fly", limit=3)).results
     read_back = [MemoryView.model_validate(view.as_json()) for view in results]
     assert read_back == results  # the keys a memory did not set stay unset on the far side too
     assert render.search_results(read_back).count("[id:") == 3

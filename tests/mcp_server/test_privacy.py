@@ -22,6 +22,7 @@ from vault import Vault, init_vault
 from vault.errors import NotFoundError
 
 from ..conftest import HASHING_TOML, memory_text, write
+from mcp_server.service import operations as ops
 
 pytestmark = pytest.mark.anyio
 SECRET = "Dana's therapist appointment is every Tuesday at noon"
@@ -57,7 +58,7 @@ def project_texts(root: Path) -> str:
 
 
 def add_private(service: MemoryService, content: str = SECRET, **fields) -> MemoryView:
-    return service.add(content, type="fact", tags=["personal"], privacy="private", **fields).memory
+    return service.add(ops.Add(content=content, type="fact", tags=["personal"], privacy="private", **fields)).memory
 
 
 async def test_a_private_add_lands_in_the_user_vault_and_never_in_the_project_files_or_git(service, project, user_root):
@@ -83,47 +84,47 @@ async def test_a_project_search_finds_a_private_memory_labelled_as_the_users(ser
     first = result.structured_content["results"][0]
     assert first["id"] == memory.id and first["where"] == "memory_bank · user"
     assert "(memory_bank · user," in result.content[0].text
-    assert service.search(query="therapist appointment tuesday", include_private=False).results == [] or all(
-        r.source == "project" for r in service.search(query="therapist appointment tuesday",
-                                                           include_private=False).results)
+    assert service.search(ops.Search(query="therapist appointment tuesday", include_private=False)).results == [] or all(
+        r.source == "project" for r in service.search(ops.Search(query="therapist appointment tuesday",
+                                                           include_private=False)).results)
 
 
 def test_results_from_both_vaults_are_merged_in_one_ranking(service):
     add_private(service, "Celery workers on my laptop need the retries flag turned off")
-    results = service.search(query="celery retries").results
+    results = service.search(ops.Search(query="celery retries")).results
     assert {r.source for r in results} == {"project", "user"}
     assert [r.final_score for r in results] == sorted((r.final_score for r in results), reverse=True)
 
 
 def test_project_stats_do_not_count_private_memories(service):
-    before = service.stats().memories
+    before = service.stats(ops.Stats()).memories
     add_private(service)
-    stats = service.stats()
+    stats = service.stats(ops.Stats())
     assert stats.memories == before
     assert stats.private and stats.private["user_memories"] == 1
-    assert service.stats(include_private=False).private is None
+    assert service.stats(ops.Stats(include_private=False)).private is None
 
 
 def test_a_caller_not_entitled_to_private_memories_cannot_read_or_list_them(service):
     memory = add_private(service)
-    assert service.read(memory.id).source == "user"
+    assert service.read(ops.Read(ref=memory.id)).source == "user"
     with pytest.raises(NotFoundError):
-        service.read(memory.id, include_private=False)
+        service.read(ops.Read(ref=memory.id, include_private=False))
     with pytest.raises(NotFoundError):
-        service.search(id=memory.id, include_private=False)
-    assert memory.id in {m.id for m in service.list()}
-    assert memory.id not in {m.id for m in service.list(include_private=False)}
+        service.search(ops.Search(id=memory.id, include_private=False))
+    assert memory.id in {m.id for m in service.list(ops.List())}
+    assert memory.id not in {m.id for m in service.list(ops.List(include_private=False))}
 
 
 def test_a_private_takeaway_is_recorded_in_the_user_vault(service, project, user_root):
-    recorded = service.record_response("My own shell alias gco means git checkout", "worked", privacy="private")
+    recorded = service.record_response(ops.RecordResponse(key_takeaway="My own shell alias gco means git checkout", initial_score="worked", privacy="private"))
     assert recorded.source == "user" and recorded.collection == "working"
     assert (user_root / recorded.path).is_file() and not (project / recorded.path).exists()
 
 
 def test_merging_a_private_with_a_shared_memory_writes_the_result_into_the_user_vault(service, project, user_root):
     private = add_private(service, "Celery on my laptop: run the worker with --pool=solo", collection="memory_bank")
-    merged = service.merge(["m-5ea0c001", private.id], "Celery retries and my laptop worker")
+    merged = service.merge(ops.Merge(ids=["m-5ea0c001", private.id], title="Celery retries and my laptop worker"))
     assert merged.source == "user" and merged.privacy == "private"
     assert (user_root / merged.path).is_file()
     assert not (project / "patterns/celery-retries.md").exists()  # the shared source moved out and was merged
@@ -132,17 +133,17 @@ def test_merging_a_private_with_a_shared_memory_writes_the_result_into_the_user_
 
 
 def test_merging_shared_memories_stays_in_the_project_vault(service, project, user_root):
-    merged = service.merge(["m-5ea0c001", "m-5ea0c002"], "Release habits")
+    merged = service.merge(ops.Merge(ids=["m-5ea0c001", "m-5ea0c002"], title="Release habits"))
     assert merged.source == "project" and (project / merged.path).is_file()
     assert not user_root.exists()
 
 
 def test_making_a_project_memory_private_moves_it_with_its_id_and_counters(service, project, user_root):
-    service.score({"m-5ea0c001": "worked"})
-    moved = service.update("m-5ea0c001", fields={"privacy": "private"})
+    service.score(ops.Score(memory_scores={"m-5ea0c001": "worked"}))
+    moved = service.update(ops.Update(memory_id="m-5ea0c001", fields={"privacy": "private"}))
     assert moved.id == "m-5ea0c001" and moved.source == "user" and moved.uses == 1
     assert (user_root / moved.path).is_file() and not (project / "patterns/celery-retries.md").exists()
-    assert service.read("m-5ea0c001").source == "user"
+    assert service.read(ops.Read(ref="m-5ea0c001")).source == "user"
 
 
 def test_lifecycle_promotion_keeps_a_user_vault_memory_in_the_user_vault(project, user_root):
@@ -152,7 +153,7 @@ def test_lifecycle_promotion_keeps_a_user_vault_memory_in_the_user_vault(project
         extra="score: 0.85\nuses: 3\nsuccess_count: 3.0\nprivacy: private\n"))
     app = App(project)
     try:
-        decisions = MemoryService(app).gc()
+        decisions = MemoryService(app).gc(ops.Gc())
     finally:
         app.close()
     promoted = [d for d in decisions if d.id == "m-0de7a001"]
@@ -162,7 +163,7 @@ def test_lifecycle_promotion_keeps_a_user_vault_memory_in_the_user_vault(project
 
 
 async def test_scoring_a_user_vault_memory_through_the_tool_updates_the_user_vault_file(service, user_root):
-    memory = service.record_response("My laptop needs the corporate proxy for pip", privacy="private")
+    memory = service.record_response(ops.RecordResponse(key_takeaway="My laptop needs the corporate proxy for pip", privacy="private"))
     async with Client(tools.build(service)) as client:
         result = await client.call_tool("score_memories", {"outcome": "unknown", "memory_scores": {memory.id: "worked"}})
     assert not result.is_error, result.content[0].text
@@ -186,20 +187,20 @@ def test_a_shared_memorys_neighbours_and_graph_never_reveal_a_private_project_fi
     write(project, "history/deploy-friday.md", memory_text(
         "m-5ea0c002", "Deploys on Friday", "We stopped deploying on Friday after the ledger outage; [[note-7]]."))
     service.index.sync()
-    assert "m-5ea0c0ff" in {h.id for h in service.search(query="ledger outage salary").results}  # the owner's view
-    hits = service.search(query="deploying friday ledger outage salary", include_private=False).results
+    assert "m-5ea0c0ff" in {h.id for h in service.search(ops.Search(query="ledger outage salary")).results}  # the owner's view
+    hits = service.search(ops.Search(query="deploying friday ledger outage salary", include_private=False)).results
     assert hits and "m-5ea0c0ff" not in {h.id for h in hits}
     assert not any("salary" in str(h).lower() for h in hits)
-    relations = service.relationships("m-5ea0c002", include_private=False)
+    relations = service.relationships(ops.Relationships(memory_id="m-5ea0c002", include_private=False))
     assert "salary" not in str(relations).lower() and "m-5ea0c0ff" not in str(relations)
-    assert "salary" not in str(service.linked("deploy-friday", include_private=False)).lower()
-    assert service.stats(include_private=False).memories == 2
-    assert any("privacy: private" in w["reason"] for w in service.doctor().warnings)
+    assert "salary" not in str(service.linked(ops.Linked(target="deploy-friday", include_private=False))).lower()
+    assert service.stats(ops.Stats(include_private=False)).memories == 2
+    assert any("privacy: private" in w["reason"] for w in service.doctor(ops.Doctor()).warnings)
 
 
 def test_a_user_vault_memory_that_links_a_project_memory_is_not_in_the_project_graph(service):
     add_private(service, "My notes on [[celery-retries]]: I keep forgetting the retries flag")
-    assert service.relationships("m-5ea0c001").backlinks == []
+    assert service.relationships(ops.Relationships(memory_id="m-5ea0c001")).backlinks == []
 
 
 def test_without_a_user_vault_setting_a_private_add_is_refused_clearly(project, monkeypatch):
@@ -207,7 +208,7 @@ def test_without_a_user_vault_setting_a_private_add_is_refused_clearly(project, 
     app = App(project)
     try:
         with pytest.raises(Exception, match="user vault"):
-            MemoryService(app).add(SECRET, privacy="private")
+            MemoryService(app).add(ops.Add(content=SECRET, privacy="private"))
     finally:
         app.close()
     assert "Tuesday" not in project_texts(project)
@@ -221,11 +222,11 @@ def test_two_projects_share_one_user_vault_one_owning_its_index_and_one_reading_
     try:
         other = MemoryService(other_app)
         assert other_app.user is not None and not other_app.user.index.writable
-        assert other.search(query="therapist appointment tuesday").results[0].id == memory.id
-        other.score({memory.id: "worked"})  # a reader writes the file; the owner's watcher indexes it
+        assert other.search(ops.Search(query="therapist appointment tuesday")).results[0].id == memory.id
+        other.score(ops.Score(memory_scores={memory.id: "worked"}))  # a reader writes the file; the owner's watcher indexes it
         assert Vault(user_root, source="user").find(memory.id).uses == 1
         service.app.user.index.sync()
-        assert other.read(memory.id).uses == 1
+        assert other.read(ops.Read(ref=memory.id)).uses == 1
         service.app.close()  # the owner exits: the reader takes its place
         assert other_app.user_side() is not None and other_app.user.index.writable
     finally:
@@ -269,7 +270,7 @@ def test_a_note_without_created_at_is_placed_in_a_timeline_by_its_files_mtime(ha
     os.utime(undated, (time.time() - 3600, time.time() - 3600))  # an hour ago: newer than the dated one
     app = App(hashing_root)
     try:
-        results = MemoryService(app).search(days_back=5).results
+        results = MemoryService(app).search(ops.Search(days_back=5)).results
     finally:
         app.close()
     assert [r.id for r in results] == ["m-0da7ed01", "m-da7ed001"]

@@ -14,6 +14,7 @@ from mcp_server.tools.descriptions import OVERVIEW, SEARCH
 from mcp_server.service.memory_service import MemoryService
 
 from ..conftest import write
+from mcp_server.service import operations as ops
 
 pytestmark = pytest.mark.anyio
 FACTS = re.compile(r"^\d+\. \[id:[^\]]+\] \((.*?)\) «", re.M)
@@ -28,7 +29,7 @@ def service(hashing_example: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
           "Ledger imports take an advisory lock.\n")
     app = App(hashing_example)
     service = MemoryService(app)
-    service.add("I review ledger pull requests before lunch.", type="preference", privacy="private", confidence=0.3)
+    service.add(ops.Add(content="I review ledger pull requests before lunch.", type="preference", privacy="private", confidence=0.3))
     yield service
     app.close()
 

@@ -7,6 +7,7 @@ import pytest
 from mcp import Client
 from mcp_server.tools import mcp_tools as tools
 from mcp_server.clients.hooks_server import HookHandler
+from mcp_server.service import operations as ops
 
 TOKEN = "sk-" + "proj-Abc123Def456Ghi789Jkl012Mno345Pqr"
 
@@ -33,7 +34,7 @@ def test_the_stop_hook_stores_the_exchange_with_the_secret_redacted(service):
     hooks = HookHandler(service)
     hooks.prompt({"session_id": "s-1", "prompt": f"my key is {TOKEN}, why does the client 401?"})
     answer = hooks.stop({"session_id": "s-1", "last_assistant_message": "Rotate it: postgres://app:hunter22@db/app too."})
-    stored = service.read(answer["stored"])
+    stored = service.read(ops.Read(ref=answer["stored"]))
     assert "[REDACTED:openai-key]" in stored.content and "[REDACTED:connection-password]" in stored.content
     assert TOKEN not in stored.content and "hunter22" not in stored.content
     assert TOKEN not in (service.app.root / stored.path).read_text()
@@ -48,7 +49,7 @@ def test_a_captured_aws_key_pair_loses_both_halves_in_the_file_the_session_and_t
     hooks = HookHandler(service)
     hooks.prompt({"session_id": "s-aws", "prompt": "deploy fails with " + prompt.format(key=key, secret=secret)})
     answer = hooks.stop({"session_id": "s-aws", "last_assistant_message": "Rotate that key pair first."})
-    stored = service.read(answer["stored"])
+    stored = service.read(ops.Read(ref=answer["stored"]))
     assert "[REDACTED:aws-secret-key]" in stored.content
     written = [p for p in service.app.root.rglob("*") if p.is_file() and ".trash" not in p.parts]
     assert [str(p) for p in written if secret.encode() in p.read_bytes() or key.encode() in p.read_bytes()] == []

@@ -13,6 +13,7 @@ from mcp_server.service.memory_service import MemoryService
 from mcp_server.service.sessions import MAX_AGE_SECONDS, SessionStore
 
 from ..conftest import write
+from mcp_server.service import operations as ops
 
 
 def test_a_session_saved_by_one_server_is_read_by_the_next(tmp_path: Path):
@@ -126,8 +127,8 @@ def test_where_did_we_leave_off_injects_the_newest_working_and_history_memories_
     app = App(hashing_example)
     try:
         service = MemoryService(app)
-        fresh = service.add("Half-way through moving the FX importer to ECB rates; the tests for rounding still fail.",
-                            type="context", collection="working").memory.id
+        fresh = service.add(ops.Add(content="Half-way through moving the FX importer to ECB rates; the tests for rounding still fail.",
+                            type="context", collection="working")).memory.id
         context = HookHandler(service).prompt({"session_id": "leave-off", "prompt": "where did we leave off?"})
     finally:
         app.close()

@@ -19,6 +19,7 @@ from mcp_server.views.view import MemoryView
 from tests.conftest import HASHING_TOML, memory_text, write
 from tests.vault.test_anchors import git
 from vault import init_vault
+from mcp_server.service import operations as ops
 
 AUTH = "TTL_MINUTES = 15\n\ndef issue_token(user):\n    return sign(user, TTL_MINUTES)\n"
 SESSION = "TTL_MINUTES = 15\n\ndef open_session(user):\n    return remember(user, TTL_MINUTES)\n"
@@ -46,13 +47,13 @@ def service(project: Path):
 
 def add_twins(service: MemoryService) -> tuple[str, str]:
     """Two memories equally relevant to 'token lifetime minutes', citing different files."""
-    a = service.add("Token lifetime is fifteen minutes, set in `services/auth.py`.", type="fact").memory.id
-    b = service.add("Token lifetime is fifteen minutes, set in `services/session.py`.", type="fact").memory.id
+    a = service.add(ops.Add(content="Token lifetime is fifteen minutes, set in `services/auth.py`.", type="fact")).memory.id
+    b = service.add(ops.Add(content="Token lifetime is fifteen minutes, set in `services/session.py`.", type="fact")).memory.id
     return a, b
 
 
 def ranked(service: MemoryService) -> list[MemoryView]:
-    return service.search(query="token lifetime fifteen minutes").results
+    return service.search(ops.Search(query="token lifetime fifteen minutes")).results
 
 
 def test_a_stale_memory_is_flagged_in_search_and_ranks_below_an_equally_relevant_fresh_one(service, project):
@@ -133,12 +134,12 @@ def test_a_nonsense_anchor_key_is_a_doctor_error_with_file_and_line_and_the_memo
     app = App(root)
     try:
         service = MemoryService(app)
-        report = service.doctor()
+        report = service.doctor(ops.Doctor())
         errors = [e for e in report.errors if e["path"] == "history/broken.md"]
         assert [e["line"] for e in errors] == [7, 7, 7]
         assert "not an anchor" in errors[0]["reason"] and "still served" in errors[0]["reason"]
-        assert service.read("m-0bad0bad").title == "Deploy notes"
-        assert any(r.id == "m-0bad0bad" for r in service.search(query="deploys friday").results)
+        assert service.read(ops.Read(ref="m-0bad0bad")).title == "Deploy notes"
+        assert any(r.id == "m-0bad0bad" for r in service.search(ops.Search(query="deploys friday")).results)
     finally:
         app.close()
     result = CliRunner().invoke(cli, ["doctor", "--vault", str(root)])
@@ -146,29 +147,29 @@ def test_a_nonsense_anchor_key_is_a_doctor_error_with_file_and_line_and_the_memo
 
 
 def test_scoring_a_stale_memory_worked_suggests_verifying_it(service, project):
-    stale = service.add("Token lifetime lives in `services/auth.py`.", collection="patterns", type="learning").memory.id
-    fresh = service.add("Sessions open in `services/session.py`.", collection="patterns", type="learning").memory.id
+    stale = service.add(ops.Add(content="Token lifetime lives in `services/auth.py`.", collection="patterns", type="learning")).memory.id
+    fresh = service.add(ops.Add(content="Sessions open in `services/session.py`.", collection="patterns", type="learning")).memory.id
     write(project, "services/auth.py", AUTH.replace("15", "30"))
-    answer = service.score({stale: "worked", fresh: "worked"})
+    answer = service.score(ops.Score(memory_scores={stale: "worked", fresh: "worked"}))
     assert answer.verify == [stale]
     from mcp_server.views import render
     assert f'verify_memory(ids=["{stale}"])' in render.score_answer(answer)
-    assert service.score({stale: "failed"}).verify == []
+    assert service.score(ops.Score(memory_scores={stale: "failed"})).verify == []
 
 
 def test_verify_does_not_make_a_memory_citing_a_vanished_symbol_look_fresh(service, project):
-    cited = service.add("Tokens are signed in `services/auth.py::issue_token`.", type="fact").memory.id
+    cited = service.add(ops.Add(content="Tokens are signed in `services/auth.py::issue_token`.", type="fact")).memory.id
     write(project, "services/auth.py", "TTL_MINUTES = 15\n\ndef mint_token(user):\n    return sign(user, TTL_MINUTES)\n")
-    assert [s.reason for s in service.read(cited).stale or []] == ["symbol-missing"]
-    answer = service.verify([cited])  # the cited symbol is gone: verify must not make the memory look fresh
-    assert [s.reason for s in service.read(cited).stale or []] == ["symbol-missing"]
+    assert [s.reason for s in service.read(ops.Read(ref=cited)).stale or []] == ["symbol-missing"]
+    answer = service.verify(ops.Verify(ids=[cited]))  # the cited symbol is gone: verify must not make the memory look fresh
+    assert [s.reason for s in service.read(ops.Read(ref=cited)).stale or []] == ["symbol-missing"]
     assert [s.reason for s in answer.verified[0].still_stale] == ["symbol-missing"]
 
 
 @pytest.mark.anyio
 async def test_the_verify_tool_and_command_do_not_say_verified_while_the_cited_symbol_is_gone(service, project):
-    cited = service.add("Tokens are signed in `services/auth.py::issue_token`.", type="fact").memory.id
-    fresh = service.add("Sessions open in `services/session.py::open_session`.", type="fact").memory.id
+    cited = service.add(ops.Add(content="Tokens are signed in `services/auth.py::issue_token`.", type="fact")).memory.id
+    fresh = service.add(ops.Add(content="Sessions open in `services/session.py::open_session`.", type="fact")).memory.id
     write(project, "services/auth.py", "TTL_MINUTES = 15\n\ndef mint_token(user):\n    return sign(user, TTL_MINUTES)\n")
     async with Client(tools.build(service)) as client:
         result = await client.call_tool("verify_memory", {"ids": [cited, fresh]})
@@ -184,9 +185,9 @@ async def test_the_verify_tool_and_command_do_not_say_verified_while_the_cited_s
 def test_verify_with_one_unknown_id_refuses_before_changing_any_file(service, project):
     from vault import NotFoundError
 
-    cited = service.add("Tokens are signed in `services/auth.py`.", type="fact").memory.id
+    cited = service.add(ops.Add(content="Tokens are signed in `services/auth.py`.", type="fact")).memory.id
     write(project, "services/auth.py", "TTL_MINUTES = 30\n")
-    before = (project / ".memories" / service.read(cited).path).read_text()
+    before = (project / ".memories" / service.read(ops.Read(ref=cited)).path).read_text()
     with pytest.raises(NotFoundError):
-        service.verify([cited, "m-00000bad"])
-    assert (project / ".memories" / service.read(cited).path).read_text() == before
+        service.verify(ops.Verify(ids=[cited, "m-00000bad"]))
+    assert (project / ".memories" / service.read(ops.Read(ref=cited)).path).read_text() == before

@@ -8,6 +8,7 @@ from mcp import Client
 from mcp_server.views import outward
 from mcp_server.tools import mcp_tools as tools
 from mcp_server.views.view import MemoryView
+from mcp_server.service import operations as ops
 
 pytestmark = pytest.mark.anyio
 
@@ -192,7 +193,7 @@ def compact_json(value) -> int:
 
 async def test_a_five_hit_search_is_at_most_half_the_full_shapes_and_keeps_what_the_model_decides_by(service):
     query = "deploy to fly"
-    full = [view.as_json() for view in service.search(query=query, limit=5).results]  # the JSON shapes
+    full = [view.as_json() for view in service.search(ops.Search(query=query, limit=5)).results]  # the JSON shapes
     async with Client(tools.build(service)) as client:
         result = await call(client, "search_memory", query=query, limit=5)
     hits = result.structured_content["results"]
@@ -207,7 +208,7 @@ async def test_a_five_hit_search_is_at_most_half_the_full_shapes_and_keeps_what_
 
 
 async def test_list_results_mark_superseded_and_stale_memories_and_leave_empty_fields_out(service):
-    superseded = service.search(id="m-1b6e2d90").results[0]
+    superseded = service.search(ops.Search(id="m-1b6e2d90")).results[0]
     async with Client(tools.build(service)) as client:
         by_id = await call(client, "search_memory", id="m-1b6e2d90")
         fresh = await call(client, "search_memory", query="celery retries", limit=3)

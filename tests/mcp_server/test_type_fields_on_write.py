@@ -12,6 +12,7 @@ from mcp_server.service.app import App
 from mcp_server.service.memory_service import MemoryService
 
 from ..conftest import memory_text, write
+from mcp_server.service import operations as ops
 
 pytestmark = pytest.mark.anyio
 
@@ -45,6 +46,6 @@ async def test_update_memory_refuses_a_per_type_field_that_does_not_fit_and_writ
 
 
 def test_fitting_per_type_fields_are_written(service):
-    service.update("m-7e0a0001", fields={"decided_on": "2026-11-20"})
-    service.update("m-7e0a0002", fields={"weight": 0.8})
+    service.update(ops.Update(memory_id="m-7e0a0001", fields={"decided_on": "2026-11-20"}))
+    service.update(ops.Update(memory_id="m-7e0a0002", fields={"weight": 0.8}))
     assert service.find("m-7e0a0002").frontmatter["weight"] == 0.8

@@ -11,6 +11,7 @@ import pytest
 from indexer.search import SearchRequest, window_used
 from mcp_server.service.app import App
 from mcp_server.service.memory_service import MemoryService
+from mcp_server.service import operations as ops
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
 
@@ -48,15 +49,15 @@ def test_a_query_without_time_words_or_window_reports_none():
 
 def test_search_memory_says_when_the_named_window_was_empty_and_older_memories_answer(service: MemoryService):
     # The example vault's newest shared memories are days old: "right now" names an empty window.
-    answer = service.search(query="what am I working on right now")
+    answer = service.search(ops.Search(query="what am I working on right now"))
     assert answer.results and answer.window and answer.window["words"] == "right now"
     assert answer.window["note"].startswith("nothing was written in that window")
 
 
 def test_a_vague_question_lists_memories_not_reference_documents(service: MemoryService):
-    listed = service.search(query="what did we work on", limit=50).results
+    listed = service.search(ops.Search(query="what did we work on", limit=50)).results
     assert listed and all(hit.collection != "books" for hit in listed)
-    books = service.search(query="what did we work on", collections=["books"], limit=50).results
+    books = service.search(ops.Search(query="what did we work on", collections=["books"], limit=50)).results
     assert books and all(hit.collection == "books" for hit in books)
 
 
@@ -70,8 +71,8 @@ def test_a_timeline_shows_no_relevance_number_where_a_ranked_answer_does(hashing
     app = App(hashing_example)
     try:
         service = MemoryService(app)
-        listed = service.search(query="what did we work on").results
-        ranked = service.search(query="deploy").results
+        listed = service.search(ops.Search(query="what did we work on")).results
+        ranked = service.search(ops.Search(query="deploy")).results
     finally:
         app.close()
     assert listed and {h.channel for h in listed} == {"timeline"}
@@ -86,8 +87,8 @@ def test_an_after_not_earlier_than_before_is_an_error_naming_both(service: Memor
     from vault import ValidationError
 
     with pytest.raises(ValidationError, match=f"after \\({after}\\) is not earlier than before \\({before}\\)"):
-        service.search(query="deploy", after=after, before=before)
-    assert service.search(query="deploy", after=before if after > before else "2026-10-01", before="2026-11-21")
+        service.search(ops.Search(query="deploy", after=after, before=before))
+    assert service.search(ops.Search(query="deploy", after=before if after > before else "2026-10-01", before="2026-11-21"))
 
 
 def test_the_cli_says_so_too(hashing_example: Path):

@@ -18,6 +18,7 @@ from mcp_server.clients.hooks_server import HookHandler
 from mcp_server.service.memory_service import MemoryService
 
 from ..conftest import memory_text, write
+from mcp_server.service import operations as ops
 
 pytestmark = pytest.mark.anyio
 PRIVATE_TEXT = "Dana is relocating to Berlin in December 2026 and will hand over tidewater to Priya Raman."
@@ -84,7 +85,7 @@ def service(hashing_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def add_private(service: MemoryService) -> str:
-    return service.add(PRIVATE_TEXT, title=PRIVATE_TITLE, type="fact", privacy="private").memory.id
+    return service.add(ops.Add(content=PRIVATE_TEXT, title=PRIVATE_TITLE, type="fact", privacy="private")).memory.id
 
 
 def with_id(value: Any, private_id: str) -> Any:
@@ -168,8 +169,8 @@ async def test_the_same_writes_without_private_text_go_to_the_shared_files(servi
 def test_a_private_target_is_refused_even_when_not_shown_and_a_private_source_may_link_a_shared_one(service):
     private_id = add_private(service)
     with pytest.raises(Exception, match="depends_on names private memory"):
-        service.link(SHARED, private_id)
-    assert service.link(private_id, SHARED).changed is True
+        service.link(ops.Link(source=SHARED, target=private_id))
+    assert service.link(ops.Link(source=private_id, target=SHARED)).changed is True
 
 
 def test_an_exchange_naming_a_private_memory_is_captured_privately(service, hashing_root):

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator
 from mcp_server.waiting import wait_until
 from tests.conftest import memory_text, write
 from tests.reliability.harness import new_vault
+from mcp_server.service import operations as ops
 
 HALF_OPEN = 2000  # the attack held 20,800; enough to show whether they are held, without loading the machine
 A, B = "m-0000000a", "m-0000000b"
@@ -263,7 +264,7 @@ def lingering_handles(work: Path) -> dict[str, int]:
         return found
 
     served = open_vault(root, lambda config: None)
-    served.service.search(query="celery retries")
+    served.service.search(ops.Search(query="celery retries"))
     served.close()
     left = len(into_vault())
     del served
@@ -284,7 +285,7 @@ def messages(work: Path) -> dict[str, int]:
     root = small_vault(work / "messages")
     app = App(root)
     try:
-        MemoryService(app).score({"m-" + "a" * 100_000: "worked"})
+        MemoryService(app).score(ops.Score(memory_scores={"m-" + "a" * 100_000: "worked"}))
         echoed = 0
     except VaultError as exc:
         echoed = max(0, len(str(exc)) - 200)

@@ -22,6 +22,7 @@ from tests.conftest import HASHING_TOML, write
 from tests.mcp_server.processes import start_server, stop_all
 from tests.vault.test_anchors import git
 from vault import init_vault
+from mcp_server.service import operations as ops
 
 AUTH = "TTL_MINUTES = 15\n\ndef issue_token(user):\n    return sign(user, TTL_MINUTES)\n"
 HOSTILE_TITLE = '<script>alert("title")</script>'
@@ -38,18 +39,18 @@ def make_project(root: Path) -> dict[str, str]:
     app = App(root / ".memories")
     service = MemoryService(app)
     try:
-        billing = service.add("We use Postgres for the billing service.", type="decision", title="Billing database").memory
+        billing = service.add(ops.Add(content="We use Postgres for the billing service.", type="decision", title="Billing database")).memory
         ids = {
-            "stale": service.add(f"Token lifetime lives in `services/auth.py`, see [[{Path(billing.path).stem}|Billing database]].",
-                                 type="fact", title="Token lifetime").memory.id,
+            "stale": service.add(ops.Add(content=f"Token lifetime lives in `services/auth.py`, see [[{Path(billing.path).stem}|Billing database]].",
+                                 type="fact", title="Token lifetime")).memory.id,
             "yes": billing.id,
-            "no": service.add("We do not use Postgres for the billing service.", type="decision").memory.id,
-            "twin_a": service.add("The nightly ledger export runs at 02:00 UTC from the reports worker.", type="fact").memory.id,
-            "twin_b": service.add("The nightly ledger export runs at 02:00 UTC from the reports worker node.", type="fact").memory.id,
-            "hostile": service.add('<img src=x onerror="alert(1)"> <script>alert("body")</script> [x](javascript:alert(2))',
-                                   type="context", title=HOSTILE_TITLE, tags=["<b>tag</b>"]).memory.id,
+            "no": service.add(ops.Add(content="We do not use Postgres for the billing service.", type="decision")).memory.id,
+            "twin_a": service.add(ops.Add(content="The nightly ledger export runs at 02:00 UTC from the reports worker.", type="fact")).memory.id,
+            "twin_b": service.add(ops.Add(content="The nightly ledger export runs at 02:00 UTC from the reports worker node.", type="fact")).memory.id,
+            "hostile": service.add(ops.Add(content='<img src=x onerror="alert(1)"> <script>alert("body")</script> [x](javascript:alert(2))',
+                                   type="context", title=HOSTILE_TITLE, tags=["<b>tag</b>"])).memory.id,
         }
-        service.score(memory_scores={ids["stale"]: "worked"})
+        service.score(ops.Score(memory_scores={ids["stale"]: "worked"}))
     finally:
         app.close()
     git(root, "add", "-A")

@@ -17,6 +17,7 @@ from mcp_server.cli.commands import cli
 from mcp_server.service.app import App
 from mcp_server.service.memory_service import MemoryService
 from mcp_server.web import inbox_review, pages
+from mcp_server.service import operations as ops
 
 
 def inbox_keys(page: str) -> list[str]:
@@ -91,7 +92,7 @@ def test_a_review_that_fails_is_reported_by_the_page_that_waits_and_tried_again_
 def test_the_inbox_keeps_no_closed_vaults_service_alive(hashing_example: Path):
     app = App(hashing_example)
     service = MemoryService(app)
-    assert pages.review_items(service, wait=30) == service.review().items
+    assert pages.review_items(service, wait=30) == service.review(ops.Review()).items
     gone = weakref.ref(service)
     app.close()
     del service

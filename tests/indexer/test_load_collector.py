@@ -1,0 +1,65 @@
+"""An index load runs without the cyclic garbage collector, and leaves it as it found it (issue 32 item 5)."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+from indexer import collector
+from indexer.embed import HashingEmbedder
+from indexer.generations import Layout
+from indexer.index import Index
+from tests.conftest import memory_text, write
+from tests.indexer.helpers import open_index
+from vault import Vault
+
+
+def _collections_during(action) -> list[int]:  # type: ignore[no-untyped-def]
+    seen: list[int] = []
+
+    def record(phase: str, info: dict) -> None:
+        if phase == "start":
+            seen.append(info["generation"])
+
+    gc.callbacks.append(record)
+    try:
+        action()
+    finally:
+        gc.callbacks.remove(record)
+    return seen
+
+
+def test_the_garbage_collector_waits_while_an_index_loads_its_files_and_is_on_again_after(
+        hashing_root: Path):
+    for i in range(300):
+        write(hashing_root, f"history/n{i}.md", memory_text(f"m-{i:08x}", f"Note {i}", f"words of note {i} about x{i}"))
+    open_index(hashing_root).close()
+    generation = Layout(hashing_root).current()
+    index = Index(Vault(hashing_root), HashingEmbedder(), generation, writable=False)
+    try:
+        assert gc.isenabled()
+        during = _collections_during(lambda: index.swap(generation))  # a reader's reload: the same load as an open
+        # One collection at most: the one the load's allocations owe once the collector is back (without the pause:
+        # one every 700 allocations, five at 300 memories, and the older generations walked as they fill).
+        assert len(during) <= 1
+        assert gc.isenabled()
+        assert index.memory_count() == 300
+    finally:
+        index.close()
+
+
+def test_the_pause_gives_the_collector_back_as_it_found_it_even_when_the_block_fails():
+    with pytest.raises(RuntimeError):
+        with collector.paused():
+            assert not gc.isenabled()
+            raise RuntimeError("a damaged file")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector.paused():
+            pass
+        assert not gc.isenabled()  # a caller that turned it off keeps it off
+    finally:
+        gc.enable()
