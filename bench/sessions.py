@@ -9,7 +9,7 @@ together. "warm": the server has the vault open and every vector built before th
 Every hook is a new `memdir hook` process, as Claude Code starts it; a prompt hook's latency is from
 process start to exit with its output. Printed per run: context rate and prompt hook p50 / p95 per
 phase (the first 5 s after the first prompt, the rest; the first and second half of the prompts),
-exchanges captured of those expected (counted in the vault once the spool is empty), and peak resident
+exchanges captured of those expected (counted in the vault once the spool is empty), Stop hook p50 / p95, and peak resident
 memory (VmHWM) of the server and the embedding host.
 """
 
@@ -39,6 +39,7 @@ from mcp_server.embedding import host as embed_host  # noqa: E402
 
 EXAMPLE = REPO / ".memories-example"
 EARLY_SECONDS = 5.0
+KEEP_LOG: Path | None = None  # --log
 
 
 def hook_command() -> list[str]:
@@ -85,10 +86,11 @@ def session(root: Path, number: int, turns: int, prompts: list[str], records: li
                                             "permission_mode": "default"})
         answer = (f"Session {number}, turn {turn}: I read the notes on this and changed the handler in "
                   f"module_{number}_{turn}.py accordingly, then ran the tests, which passed.")
-        hook(root, "stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
-                            "last_assistant_message": answer})
+        stop_ms, _, _ = hook(root, "stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                                            "last_assistant_message": answer})
         with lock:
-            records.append({"session": sid, "at": at, "ms": ms, "context": bool(context), "reason": reason})
+            records.append({"session": sid, "at": at, "ms": ms, "context": bool(context), "reason": reason,
+                            "stop_ms": stop_ms})
 
 
 def captured(root: Path, sessions: set[str]) -> int:
@@ -128,6 +130,11 @@ def phase(records: list[dict]) -> dict:
             "without": {k: v for k, v in reasons.items() if v},
             "context_rate": round(sum(r["context"] for r in records) / len(records), 3),
             "p50_ms": round(statistics.median(ms), 1), "p95_ms": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 1)}
+
+
+def _quantiles(ms: list[float]) -> dict:
+    ms = sorted(ms)
+    return {"p50": round(statistics.median(ms), 1), "p95": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 1)} if ms else {}
 
 
 def run(mode: str, count: int, turns: int) -> dict:
@@ -171,6 +178,8 @@ def run(mode: str, count: int, turns: int) -> dict:
         finally:
             from mcp_server.server import registry
             registry.stop()
+            if KEEP_LOG is not None:  # the server's log: what it did meanwhile (merges, backfill, errors)
+                shutil.copy(Path(tmp) / "servers" / client.LOG_NAME, KEEP_LOG.with_suffix(f".{mode}.log"))
     records.sort(key=lambda r: r["at"])
     first = records[0]["at"] if records else 0.0
     half = len(records) // 2
@@ -179,7 +188,7 @@ def run(mode: str, count: int, turns: int) -> dict:
             "first_5s": phase([r for r in records if r["at"] - first < EARLY_SECONDS]),
             "after_5s": phase([r for r in records if r["at"] - first >= EARLY_SECONDS]),
             "first_half": phase(records[:half]), "second_half": phase(records[half:]),
-            "captured": got, "expected": expected, "hook_cpu_ms": round(hook_cpu_ms, 1), "peak_rss": peaks}
+            "captured": got, "expected": expected, "stop_hook_ms": _quantiles([r["stop_ms"] for r in records]), "hook_cpu_ms": round(hook_cpu_ms, 1), "peak_rss": peaks}
 
 
 def line(r: dict) -> str:
@@ -191,7 +200,8 @@ def line(r: dict) -> str:
                 if x["prompts"] else f"{name} -")
     return (f"{r['mode']:>4}, {r['sessions']} sessions x {r['turns']} turns ({r['wall_s']} s): {p('all')}\n"
             f"      {p('first_5s')}; {p('after_5s')}\n      {p('first_half')}; {p('second_half')}\n"
-            f"      captured {r['captured']}/{r['expected']}; CPU per hook process {r['hook_cpu_ms']} ms; peak RSS server {r['peak_rss']['server_mb']} MB, "
+            f"      captured {r['captured']}/{r['expected']} (Stop hook p50 {r['stop_hook_ms'].get('p50')} "
+            f"p95 {r['stop_hook_ms'].get('p95')} ms); CPU per hook process {r['hook_cpu_ms']} ms; peak RSS server {r['peak_rss']['server_mb']} MB, "
             f"host {r['peak_rss']['host_mb']} MB; CPU server {r['peak_rss']['server_cpu_s']} s, "
             f"host {r['peak_rss']['host_cpu_s']} s")
 
@@ -202,9 +212,14 @@ if __name__ == "__main__":
     parser.add_argument("--sessions", type=int, default=9)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--log", type=Path, help="keep each run's server log as LOG.<mode>.log")
     parser.add_argument("--code", type=Path, help="run the hooks and the server from this checkout (an A/B in one run)")
     options = parser.parse_args()
     if options.code:
         os.environ["PYTHONPATH"] = str(options.code.resolve())  # the spawned hooks, server and host import it first
+    # The server and the embedding host start as `python -m mcp_server`, which puts the working directory first on
+    # their path, before PYTHONPATH: run from a checkout, they imported that checkout whatever `--code` said.
+    os.chdir(tempfile.gettempdir())
+    KEEP_LOG = options.log
     results = [run(m, options.sessions, options.turns) for m in (("cold", "warm") if options.mode == "both" else (options.mode,))]
     print(json.dumps(results, indent=2) if options.json else "\n".join(line(r) for r in results))

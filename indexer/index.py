@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, KeysView, Sequence, ValuesView
+from typing import Callable, Iterable, Iterator, KeysView, Sequence, TypeVar, ValuesView
 
 import numpy as np
 
@@ -51,6 +51,7 @@ from .owners import Owners
 from .vectors import VectorIndex
 
 log = logging.getLogger("memdir.index")
+_T = TypeVar("_T")
 Progress = Callable[[str, int, int], None]  # (stage, done, total): "reading" files, then "embedding" texts
 
 
@@ -129,6 +130,12 @@ class Index:
         # wait on this for it to finish, the lock let go meanwhile too (Index._keyword_turn).
         self._keyword_idle = threading.Condition(self.lock)
         self._keyword_writing = False
+        # Small keyword writes commit without merging Whoosh segments; a merger thread (segment_merger.py, started
+        # by LiveIndex) merges them when the index is idle or they pass SEGMENTS_BOUND. Without one, a write merges
+        # them itself once they pass the bound.
+        self.merge_later = False
+        self.merge_wanted = threading.Event()  # set after a keyword write left a new segment
+        self.keyword_written_at = 0.0  # time.monotonic() of the last keyword write
         self.version = 0  # bumped on every change; readers use it to invalidate caches
         self._owner: Ownership | None = None
         # A server must answer before a fresh vault is embedded (a vault of a few dozen notes is ~20k
@@ -317,10 +324,35 @@ class Index:
         old_manifest.close()
 
     def compact(self) -> None:
-        """Purge deleted keyword documents; afterwards search results equal a fresh rebuild's exactly."""
+        """Purge deleted keyword documents; afterwards search results equal a fresh rebuild's exactly.
+        Searches go on meanwhile (the index lock is let go for Whoosh's rewrite, see `_keyword_aside`)."""
+        self._keyword_aside(self._keyword.compact)
+
+    def keyword_segments(self) -> int:
+        return self._keyword.segment_count()
+
+    def merge_keywords(self) -> int:
+        """Merge the small keyword segments that small writes left (see KeywordIndex.merge_segments); returns how
+        many were merged. Searches go on meanwhile; a sync that comes waits for it without holding the lock."""
+        merged = self._keyword_aside(self._keyword.merge_segments)
+        return merged or 0
+
+    def _keyword_aside(self, rewrite: Callable[[], _T]) -> _T | None:
+        """Run a keyword rewrite that changes no document (a merge of segments) as the one keyword writer, with the
+        index lock let go: searches read the open keyword searcher meanwhile, whose segments stay readable."""
         with self.lock:
             self._keyword_turn()
-            self._keyword.compact()
+            if not self.writable:
+                return None
+            self._keyword_writing = True
+            held = _let_go(self.lock)
+            try:
+                return rewrite()
+            finally:
+                for _ in range(held):
+                    self.lock.acquire()
+                self._keyword_writing = False
+                self._keyword_idle.notify_all()
 
     # -- reading ---------------------------------------------------------------------
     # The read API: what other modules ask of the index. The dicts behind it are the index's own, so
@@ -496,11 +528,19 @@ class Index:
             self._name_duplicate_holders(batch)
             self._chunk(batch)
             big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
+            after: list[Unit] = []
             with disk_full(self.generation):
-                self._apply(batch, report, later, progress)
+                self._apply(batch, report, later, progress, after)
             del batch
             if big:
                 release_free_memory()
+        if after:  # the model runs with the lock let go: searches and other syncs go on meanwhile
+            try:
+                with disk_full(self.generation):
+                    report.embedded += self._embed_queued([u.unit_id for u in after])
+            except Exception as exc:  # noqa: BLE001 - indexed and queued already: the backfill tries again
+                log.warning("embedding %d units after a sync failed (%s); left for the backfill", len(after), _short(exc))
+                self.embedding_wanted.set()
         report.seconds = time.perf_counter() - started
         return report
 
@@ -865,8 +905,10 @@ class Index:
         would wait behind it. They read the last committed keyword state meanwhile, over memories already in
         their new state: a changed memory keeps its chunk ids (its old text's words still find it), a removed
         one's chunks have no owner and are skipped (search._best_per_memory), a new one is not found yet."""
+        self.keyword_written_at = time.monotonic()
         if len(docs) + len(removed) < KEYWORD_BESIDE_SEARCHES:
             self._keyword.replace(docs, removed)
+            self._segments_left()
             return
         self.version += 1  # the memories, vectors and graph changed: searches meanwhile see them
         self._keyword_writing = True
@@ -878,9 +920,22 @@ class Index:
                 self.lock.acquire()
             self._keyword_writing = False
             self._keyword_idle.notify_all()
+        self._segments_left()
+
+    def _segments_left(self) -> None:
+        """After a keyword write: ask the merger for a merge, or merge here when none runs (or it fell far behind)
+        and the segments passed their bound."""
+        count = self._keyword.segment_count()
+        if count < 2:
+            return
+        if self.merge_later and count <= SEGMENTS_BOUND * 4:
+            self.merge_wanted.set()
+        elif count > SEGMENTS_BOUND:
+            self._keyword.merge_segments()
 
     def _vectors_now(self, units: list[Unit], left: list[Unit], later: bool = False,
-                     progress: Progress | None = None) -> Iterator[tuple[list[Unit], np.ndarray]]:
+                     progress: Progress | None = None, after: list[Unit] | None = None
+                     ) -> Iterator[tuple[list[Unit], np.ndarray]]:
         """The units to give vectors in this sync with their vectors, one slice of at most EMBED_SLICE
         units at a time; the units left for the backfill are appended to `left`; `units` is emptied (each slice
         is let go once given). A build embeds the whole
@@ -889,6 +944,10 @@ class Index:
         at 100k memories; bench/README, issue 32). Embedded shortest first: a slice's batches hold texts
         of about one length (little padding), and a progress bar moves after each."""
         defer = self.defer_embedding and (later or len(units) > DEFER_ABOVE)
+        # A served index embeds an edit's few units at once too, but once the sync has let go of the index lock
+        # (`after`, see sync): the model took seconds under nine sessions, and every prompt waited for the lock.
+        now = after if self.defer_embedding and not defer and after is not None else None
+        defer = defer or now is not None
         ordered = units.copy() if defer else sorted(units, key=lambda u: len(u.text))
         units.clear()  # taken over: a slice's units and their texts go once it is in FAISS, not at the sync's end
         slices = [ordered[start:start + EMBED_SLICE] for start in range(0, len(ordered), EMBED_SLICE)]
@@ -903,7 +962,7 @@ class Index:
                     progress("embedding", done, total)
                 continue
             known = self.embedder.cached([u.text for u in part])  # already embedded once: free now
-            left += [u for i, u in enumerate(part) if i not in known]
+            (now if now is not None else left).extend(u for i, u in enumerate(part) if i not in known)
             if known:
                 yield ([u for i, u in enumerate(part) if i in known],
                        np.stack([known[i] for i in range(len(part)) if i in known]))
@@ -924,6 +983,12 @@ class Index:
             if not chosen:
                 self.embedding_wanted.clear()
                 return 0
+        self._embed_queued(chosen)
+        return len(chosen)
+
+    def _embed_queued(self, chosen: list[int]) -> int:
+        """Embed these queued units outside the index lock and add those still wanted; returns how many were added."""
+        with self.lock:
             texts = self._unit_texts(chosen)
             for unit in chosen:
                 if unit not in texts:
@@ -947,7 +1012,7 @@ class Index:
             if keep and (not self._unembedded or time.monotonic() - self._readers_told > READERS_EVERY_SECONDS):
                 self.manifest.mark_changed()
                 self._readers_told = time.monotonic()
-        return len(chosen)
+        return len(keep)
 
     def _unit_texts(self, unit_ids: list[int]) -> dict[int, tuple[str, str, str, str]]:
         """unit id -> (text, role, path, the entry's embed hash), chunked again from the indexed memory."""
@@ -976,7 +1041,8 @@ class Index:
                                                  for unit in chunk.units}
         return texts
 
-    def _apply(self, batch: _Batch, report: SyncReport, later: bool = False, progress: Progress | None = None) -> None:
+    def _apply(self, batch: _Batch, report: SyncReport, later: bool = False, progress: Progress | None = None,
+               after: list[Unit] | None = None) -> None:
         added = False
         # Old vectors go first (a changed text keeps its unit id). The files are untouched until the
         # vectors are persisted below, so a model that fails mid-way leaves the disk as it was.
@@ -984,7 +1050,7 @@ class Index:
         for unit in batch.removed_units:
             self._unembedded.pop(unit, None)
         deferred: list[Unit] = []
-        for embed, vectors in self._vectors_now(batch.embed, deferred, later, progress):
+        for embed, vectors in self._vectors_now(batch.embed, deferred, later, progress, after):
             self._vectors.add([u.unit_id for u in embed], vectors, [u.role == WHOLE for u in embed])
             for unit in embed:
                 self._unembedded.pop(unit.unit_id, None)
@@ -993,6 +1059,8 @@ class Index:
             del vectors  # before the next slice is embedded
         report.deferred += len(deferred)
         self._defer([u.unit_id for u in deferred])
+        for unit in after or ():
+            self._unembedded[unit.unit_id] = None  # queued, but embedded by the sync itself (no backfill wake-up)
         for memory_id in sorted(batch.removed_ids):
             self._graph.remove(memory_id)
         for memory_id in sorted(batch.placed):
@@ -1015,6 +1083,7 @@ held_clock = time.monotonic  # memdir's own clock for that (tests move it forwar
 EMBED_SLICE = 512  # units per model call and per FAISS add in a sync that embeds at once (a progress step each)
 RELEASE_AFTER = 2048  # units and keyword documents: a sync this big gives the memory it freed back (heap.py)
 READ_AHEAD_ABOVE = 50  # paths: a sync of more reads and parses its changed files before it takes the lock
+SEGMENTS_BOUND = 8  # keyword segments: past this many the merger merges even while writes go on (segment_merger.py)
 KEYWORD_BESIDE_SEARCHES = 200  # keyword documents: a sync writing more lets searches go on meanwhile (_write_keywords)
 DEFER_ABOVE = 64  # units: an edit or two embeds at once (saved is searchable); a fresh vault or a big pull defers
 READERS_EVERY_SECONDS = 10.0  # how often a backfill lets other processes' readers of the index reload

@@ -29,6 +29,7 @@ from whoosh import query as q
 from whoosh import scoring
 from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
 from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
+from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 from whoosh.searching import Searcher
 
 from vault.model import Memory
@@ -186,13 +187,32 @@ class KeywordIndex:
             self._reopen()
 
     def _reopen(self) -> None:
-        # refresh() of a searcher over an empty index fails in whoosh-reloaded 2.7.5 (its empty
-        # reader has no segments), so open a new searcher after each commit instead.
+        """A searcher over the last commit, reading the segments it shares with the open one through the same
+        readers: opening a segment's reader (its term table) cost ~3 ms each, and a commit that merges nothing
+        leaves every segment but one or two as it was. (Whoosh's own `refresh` fails on an empty index in
+        whoosh-reloaded 2.7.5, and its reader reuse adds the old searcher's segments back, merged ones too.)"""
         old = self._searcher
-        self._searcher = self._ix.searcher(weighting=self._weighting)
+        reader, kept = _reader_reusing(self._ix, old.reader())
+        self._searcher = Searcher(reader, weighting=self._weighting, fromindex=self._ix)
         self._chunk_of = {}  # document numbers change when segments merge
         self._hide()
+        old._closereader = False  # its readers that the new searcher does not read are closed here
         old.close()
+        for leaf, _ in old.reader().leaf_readers():
+            if id(leaf) not in kept:
+                leaf.close()
+
+    def _numbers_of(self, writer: object, memory_ids: Iterable[str]) -> list[int] | None:
+        """The document numbers of these memories as `writer` numbers them, read from the open searcher when
+        it reads the same segments (None otherwise): Whoosh's `delete_by_term` opens a reader of every segment
+        to find them."""
+        with self._lock:
+            leaves = list(self._searcher.reader().leaf_readers()) if self._searcher.doc_count_all() else []
+            if [(leaf.segment().segment_id(), leaf.doc_count_all()) for leaf, _ in leaves] != \
+                    [(s.segment_id(), s.doc_count_all()) for s in writer.segments]:  # type: ignore[attr-defined]
+                return None
+            return [doc + offset for memory_id in memory_ids for leaf, offset in leaves
+                    if ("memory", memory_id) in leaf for doc in leaf.postings("memory", memory_id).all_ids()]
 
     def _hide(self) -> None:
         """Find the open searcher's documents of the memories held fresh: they are out of date."""
@@ -249,18 +269,25 @@ class KeywordIndex:
             try:
                 writer = self._ix.writer(timeout=30.0, limitmb=WRITER_LIMIT_MB)
                 try:
-                    for memory_id in removed_ids:
-                        writer.delete_by_term("memory", memory_id)
+                    stale = [*removed_ids, *(memory.id for memory, _ in memories_and_chunks)]
+                    numbers = self._numbers_of(writer, stale)
+                    if numbers is None:
+                        for memory_id in stale:
+                            writer.delete_by_term("memory", memory_id)
+                    for number in numbers or ():
+                        writer.delete_document(number)
                     with reusing(writer.schema, analysed):
                         for memory, chunks in memories_and_chunks:
-                            writer.delete_by_term("memory", memory.id)
                             for chunk in chunks:
                                 writer.add_document(**_document(memory, chunk))
                     analysed.clear()
                 except BaseException:
                     writer.cancel()
                     raise
-                writer.commit(merge=not beside_searches)
+                # No segment is merged here: merging rewrote every small segment on about every fifth commit, up to
+                # a second of pure Python under the index lock while prompts waited (bench/README, issue 32 item 6).
+                # `merge_segments` does it later, off the write path.
+                writer.commit(merge=False)
             except BaseException:
                 with self._lock:  # Whoosh has none of it: nor may the searches
                     self._fresh = self._fresh.without_stage(stage)
@@ -271,10 +298,45 @@ class KeywordIndex:
             self._reopen()
 
     def compact(self) -> None:
-        """Merge segments and purge deleted documents, so BM25 statistics equal a fresh build's."""
+        """Merge segments and purge deleted documents, so BM25 statistics equal a fresh build's.
+
+        Searches go on meanwhile, on the open searcher (its segments stay readable: a Whoosh reader keeps the
+        files it opened); they wait only for the switch to the new one. The caller lets one writer in at a time."""
+        self._merge(mergetype=None, optimize=True)
+
+    def segment_count(self) -> int:
+        """How many segments the open searcher reads (each commit without a merge adds one)."""
         with self._lock:
-            writer = self._ix.writer(timeout=30.0)
-            writer.commit(optimize=True)
+            return len(self._searcher.leaf_searchers()) if self._searcher.doc_count_all() else 0
+
+    def merge_segments(self) -> int:
+        """Merge the small segments at the end of the index into one (see `tail_to_merge`); returns how many
+        segments were merged (0: nothing worth it). Searches go on meanwhile, as in `compact`."""
+        merged: list[int] = []
+
+        def policy(writer, segments):  # type: ignore[no-untyped-def]
+            tail = tail_to_merge([s.doc_count_all() for s in segments])
+            if tail < 2:
+                return segments
+            for segment in segments[-tail:]:  # in their order: documents keep the order a rebuild gives them
+                reader = SegmentReader(writer.storage, writer.schema, segment)
+                writer.add_reader(reader)
+                reader.close()
+            merged.append(tail)
+            return segments[:-tail]
+
+        self._merge(mergetype=policy, optimize=False)
+        return merged[0] if merged else 0
+
+    def _merge(self, mergetype: Callable[..., list] | None, optimize: bool) -> None:
+        writer = self._ix.writer(timeout=30.0, limitmb=WRITER_LIMIT_MB)
+        try:
+            writer.commit(mergetype=mergetype, optimize=optimize)
+        except BaseException:
+            if not writer.is_closed:
+                writer.cancel()
+            raise
+        with self._lock:
             self._reopen()
 
     def deleted_share(self) -> float:
@@ -385,6 +447,34 @@ class KeywordIndex:
             if self._fresh:
                 return {term: idf for (_, term), idf in _statistics(self._searcher, self._fresh, terms, ("body",))[0].items()}
             return {term: float(self._searcher.idf("body", term)) for term in terms}
+
+
+def _reader_reusing(ix: whoosh_index.Index, old: object) -> tuple[object, set[int]]:
+    """A reader of the index's last commit that takes over `old`'s reader of each segment unchanged since (same
+    segment, same deleted documents); returns it and the ids of the readers taken over."""
+    toc = ix._read_toc()  # type: ignore[attr-defined]
+    if not toc.segments:
+        return EmptyReader(toc.schema), set()
+    unchanged = {(leaf.segment().segment_id(), frozenset(leaf.segment().deleted_docs())): leaf
+                 for leaf, _ in old.leaf_readers() if leaf.segment() is not None}  # type: ignore[attr-defined]
+    readers = [unchanged.pop((segment.segment_id(), frozenset(segment.deleted_docs())), None)
+               or SegmentReader(ix.storage, toc.schema, segment, generation=toc.generation)  # type: ignore[attr-defined]
+               for segment in toc.segments]
+    reader = readers[0] if len(readers) == 1 else MultiReader(readers, generation=toc.generation)
+    return reader, {id(r) for r in readers}
+
+
+def tail_to_merge(sizes: Sequence[int]) -> int:
+    """How many segments at the end of the index (sizes in documents, oldest first) to merge into one: the
+    newest, and each older one no bigger than those taken so far. Segments are then each bigger than all
+    newer ones together, so there are O(log documents) of them, and a merge rewrites the big old segment only
+    when the new ones add up to it (each document is rewritten O(log documents) times)."""
+    taken, total = 0, 0
+    for size in reversed(sizes):
+        if taken and size > total:
+            break
+        taken, total = taken + 1, total + size
+    return taken
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:

@@ -7,6 +7,7 @@ import threading
 
 from .backfill import Backfill
 from .index import Index, SyncReport
+from .segment_merger import SegmentMerger
 from .settings import WatchSettings
 from .watcher import Batch, VaultWatcher
 
@@ -25,6 +26,7 @@ class LiveIndex:
         self._synced = threading.Condition()
         self._reconciling: threading.Thread | None = None
         self.backfill = Backfill(index) if index.defer_embedding else None
+        self.merger = SegmentMerger(index)
         self.watcher = VaultWatcher(
             index.root,
             self._on_batch,
@@ -45,6 +47,7 @@ class LiveIndex:
             self._reconciling.start()
         if self.backfill is not None:
             self.backfill.start()
+        self.merger.start()
         return self
 
     def _reconcile(self) -> None:
@@ -64,6 +67,7 @@ class LiveIndex:
         self.watcher.stop()
         if self.backfill is not None:
             self.backfill.stop()
+        self.merger.stop()
 
     def __enter__(self) -> "LiveIndex":
         return self.start()
