@@ -200,7 +200,12 @@ def neighbour_text(memory: Memory) -> str:
 
 
 def _sections(body: str) -> list[tuple[str, str]]:
-    """(heading path, text) pairs; text before the first heading has an empty path."""
+    """(heading path, text) pairs; text before the first heading has an empty path.
+
+    A heading with no text of its own ("## Deploying" straight above "### Normal deploy") is no section: its
+    name lives on in its subsections' paths. As a chunk it was the book's title and that name alone, a short
+    generic text close to any question on the book's topic, and a hit on it showed an empty excerpt
+    ("Ledger schema reference > Tables" for a question the notes answered; bench/README, issue 26 session 5)."""
     sections: list[tuple[str, list[str]]] = [("", [])]
     path: list[tuple[int, str]] = []
     for line, in_code in markdown.fenced(body.splitlines()):
@@ -211,7 +216,7 @@ def _sections(body: str) -> list[tuple[str, str]]:
             sections.append((" > ".join(name for _, name in path), []))
         else:
             sections[-1][1].append(line)
-    return [(heading, "\n".join(lines).strip()) for heading, lines in sections if heading or "".join(lines).strip()]
+    return [(heading, "\n".join(lines).strip()) for heading, lines in sections if "".join(lines).strip()]
 
 
 def _pieces(text: str) -> list[str]:
