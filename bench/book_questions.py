@@ -19,7 +19,6 @@ baseline, is shown too (it embeds a book's first 256 word pieces, so it can name
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -35,7 +34,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from book_questions_set import QUESTIONS, SHARED_ALLOWED  # noqa: E402
 from coding import NOW, PlainBM25, misses, plain_cosine, summarize, system_figures, table  # noqa: E402
-from fresh_paraphrase import EXAMPLE_VAULT, build, content_words  # noqa: E402
+from fresh_paraphrase import EXAMPLE_VAULT, arguments, build, content_words  # noqa: E402
 
 MIN_QUESTIONS = 30
 
@@ -157,16 +156,7 @@ def evaluate(embedder_name: str, cache: Path, settings_overrides: list[str]) -> 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "embeddings.sqlite",
-                        help="embedding cache shared by runs (documents only; queries are always embedded)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a [search] setting, e.g. --set evidence_weight=0.7")
-    parser.add_argument("--check", action="store_true", help="only check the set's rules")
-    parser.add_argument("--misses", action="store_true", help="list the questions hybrid misses in its top 3")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = arguments(__doc__)
     problems = rule_violations()
     if problems:
         sys.exit("the set breaks its rules:\n" + "\n".join(problems))

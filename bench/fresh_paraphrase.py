@@ -140,8 +140,9 @@ def evaluate(embedder_name: str, cache: Path, settings_overrides: list[str]) -> 
     return result, rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def arguments(description: str) -> argparse.Namespace:
+    """The options this bench and bench/book_questions.py share."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "embeddings.sqlite",
                         help="embedding cache shared by runs (documents only; queries are always embedded)")
@@ -150,7 +151,11 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="only check the set's rules")
     parser.add_argument("--misses", action="store_true", help="list the questions hybrid misses in its top 3")
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = arguments(__doc__)
     problems = rule_violations()
     if problems:
         sys.exit("the set breaks its rules:\n" + "\n".join(problems))
