@@ -74,6 +74,14 @@ def test_a_heading_with_no_text_of_its_own_is_no_chunk_and_lives_on_in_its_subse
     assert all(c.text for c in chunks)
 
 
+def test_a_section_is_embedded_under_its_own_heading_path_and_the_text_before_any_under_the_books_title():
+    body = "Read me first.\n\n# Caroline, 8 May 2023\n\nIntro.\n\n## Deploying\n\n### Rollback\n\nRedeploy the image."
+    whole = {c.heading: c.units[0].text for c in chunks_for(memory(body, collection="books"))}
+    assert whole == {"": "Caroline, 8 May 2023\nRead me first.",
+                     "Caroline, 8 May 2023": "Caroline, 8 May 2023\nIntro.",
+                     "Caroline, 8 May 2023 > Deploying > Rollback": "Deploying > Rollback\nRedeploy the image."}
+
+
 def test_a_document_of_headings_alone_is_still_one_chunk():
     [chunk] = chunks_for(memory("# Runbook\n\n## Deploying\n", collection="books"))
     assert chunk.heading == "" and roles(chunk) == [WHOLE]
