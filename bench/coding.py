@@ -151,17 +151,19 @@ def first_hit(wanted: list[str], ranked: list[str]) -> int | None:
     return next((n for n, i in enumerate(ranked[:10], 1) if i in wanted), None)
 
 
+def system_figures(rows: list[dict], system: str) -> dict:
+    """hit@1, hit@3 and MRR@10 of one system's rankings."""
+    ranks = [first_hit(r["wanted"], r["ranked"][system]) for r in rows]
+    return {
+        "hit@1": round(statistics.fmean(r == 1 for r in ranks), 3),
+        "hit@3": round(statistics.fmean(r is not None and r <= 3 for r in ranks), 3),
+        "mrr@10": round(statistics.fmean(1 / r if r else 0.0 for r in ranks), 3),
+    }
+
+
 def summarize(rows: list[dict], latency: list[float], memories: int) -> dict:
     def figures(subset: list[dict]) -> dict:
-        out = {}
-        for system in SYSTEMS:
-            ranks = [first_hit(r["wanted"], r["ranked"][system]) for r in subset]
-            out[system] = {
-                "hit@1": round(statistics.fmean(r == 1 for r in ranks), 3),
-                "hit@3": round(statistics.fmean(r is not None and r <= 3 for r in ranks), 3),
-                "mrr@10": round(statistics.fmean(1 / r if r else 0.0 for r in ranks), 3),
-            }
-        return out
+        return {system: system_figures(subset, system) for system in SYSTEMS}
 
     result = {"questions": len(rows), "memories": memories, **figures(rows)}
     result["by_kind"] = {kind: {"questions": n, **figures([r for r in rows if r["kind"] == kind])}

@@ -7,6 +7,9 @@ searched the way the vault server does (default settings), as bench/coding.py do
 every memory:
   cosine  all-MiniLM-L6-v2 over "title\\nbody" (the query embedded the way memdir embeds it)
   bm25    Okapi BM25 over lower-cased word tokens of title and body
+and, on a line of its own, cosine over the pieces memdir indexes (a book by section, each memory once with its
+best piece, as bench/book_questions.py ranks them): whole-memory cosine reads only a book's first 256 word
+pieces, so it hardly ever shows a book; this one meets the book sections memdir's search meets.
 
     python bench/fresh_paraphrase.py            # checks the set's rules, then the table
     python bench/fresh_paraphrase.py --check    # only the rules (no model)
@@ -31,7 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from coding import NOW, PlainBM25, build_vault, misses, plain_cosine, summarize, table  # noqa: E402
+from coding import NOW, PlainBM25, build_vault, misses, plain_cosine, summarize, system_figures, table  # noqa: E402
 from coding_set import MEMORIES as CODING_MEMORIES  # noqa: E402
 from fresh_paraphrase_set import FRESH, QUESTIONS  # noqa: E402
 from indexer.stopwords import STOP_WORDS  # noqa: E402
@@ -91,6 +94,9 @@ def build(root: Path) -> dict[str, str]:
 
 
 def evaluate(embedder_name: str, cache: Path, settings_overrides: list[str]) -> tuple[dict, list[dict]]:
+    import numpy as np
+
+    from book_questions import best_per_memory, pieces
     from indexer.embed import CachedEmbedder, make_embedder
     from indexer.index import Index
     from indexer.search import SearchRequest, Searcher
@@ -106,6 +112,8 @@ def evaluate(embedder_name: str, cache: Path, settings_overrides: list[str]) -> 
         texts = build(root)
         ids = list(texts)
         vectors = dict(zip(ids, embedder.embed([texts[i] for i in ids])))
+        found = pieces(root)
+        piece_matrix = np.asarray(embedder.embed([text for _, _, text in found]))
         bm25 = PlainBM25(texts)
         index = Index.open(Vault(root), embedder)
         searcher = Searcher(index, search_settings(settings_overrides), lifecycle=LifecycleSettings())
@@ -120,16 +128,21 @@ def evaluate(embedder_name: str, cache: Path, settings_overrides: list[str]) -> 
                 for system, mode in (("memdir-vector", "vector"), ("memdir-keyword", "keyword")):
                     ranked[system] = [h.memory.id for h in searcher.search(replace(request, mode=mode))]
                 ranked["cosine"] = plain_cosine(vectors, embedder.embed_query(text), set(ids))
+                by_piece = best_per_memory((piece_matrix @ embedder.embed_query(text)).tolist(), found)
+                ranked["cosine-pieces"] = [memory_id.split("#")[0] for memory_id in by_piece]
                 ranked["bm25"] = bm25.rank(text, set(ids))
                 split = f"{kind}, {'near proven' if near_proven else 'own topic'}"
                 rows.append({"question": text, "kind": split, "wanted": list(wanted), "ranked": ranked})
         finally:
             index.close()
-    return summarize(rows, latency, len(texts)), rows
+    result = summarize(rows, latency, len(texts))
+    result["cosine-pieces"] = system_figures(rows, "cosine-pieces")
+    return result, rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def arguments(description: str) -> argparse.Namespace:
+    """The options this bench and bench/book_questions.py share."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "embeddings.sqlite",
                         help="embedding cache shared by runs (documents only; queries are always embedded)")
@@ -138,7 +151,11 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="only check the set's rules")
     parser.add_argument("--misses", action="store_true", help="list the questions hybrid misses in its top 3")
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = arguments(__doc__)
     problems = rule_violations()
     if problems:
         sys.exit("the set breaks its rules:\n" + "\n".join(problems))
@@ -146,7 +163,13 @@ def main() -> None:
         print(f"ok: {len(FRESH)} fresh memories, {len(QUESTIONS)} questions, no shared content word")
         return
     result, rows = evaluate(args.embedder, args.cache, args.set)
-    print(json.dumps(result, indent=2) if args.json else table(result, what=f" ({len(FRESH)} fresh)", group="split", width=22))
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(table(result, what=f" ({len(FRESH)} fresh)", group="split", width=22))
+        pieces = result["cosine-pieces"]
+        print(f"cosine over indexed pieces (a book by section): hit@1 {pieces['hit@1']:.3f}  "
+              f"hit@3 {pieces['hit@3']:.3f}  mrr@10 {pieces['mrr@10']:.3f}")
     if args.misses:
         print(misses(rows))
 

@@ -20,7 +20,7 @@ from vault.model import Memory
 
 from .interned import shared
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,3 +54,14 @@ def recency_bonus(memory: Memory, now: datetime, table: Mapping[str, Mapping[str
     if age_days > rule["window_days"]:
         return 0.0
     return rule["max_boost"] * rule["decay"] ** age_days
+
+
+def section_score(best: float, second: float | None, lead: float, share: float) -> float:
+    """A memory of several chunks (a book's sections) scores its best chunk's cosine, less `share` of how far
+    that chunk falls short of leading the next best one by `lead`. A book is many chances at one result: when
+    its best two sections are about as close to the question, the best is a draw among near-equals (the book
+    is on the question's topic), not a section that answers it, which stands out from its siblings. A memory
+    of one chunk (`second` None) keeps its cosine."""
+    if second is None:
+        return best
+    return best - share * max(0.0, lead - (best - second))

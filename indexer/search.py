@@ -38,6 +38,7 @@ from .ranking import (
     calibrate,
     combined_evidence,
     recency_bonus,
+    section_score,
     shown_relevance,
     vector_evidence,
 )
@@ -635,13 +636,16 @@ class Searcher:
 
     def _best_chunks(self, block: _Units, query_vector: np.ndarray,
                      whole_share: float = 0.0) -> dict[str, tuple[float, int]]:
-        """Each memory's vector score and the chunk that gave it: its best chunk (ties: the smallest chunk id)."""
+        """Each memory's vector score and the chunk that gave it: its best chunk (ties: the smallest chunk id),
+        less what `section_score` takes from a book whose best section barely leads the next."""
         scores = block.chunk_scores(query_vector, self.settings.previous_weight, self.settings.next_weight,
                                     self.settings.pooling_sharpness, whole_share)
         best = {}
         for memory_id, span in block.groups.items():
-            g = max(range(span.start, span.stop), key=lambda g: (scores[g], -block.chunks[g]))
-            best[memory_id] = (scores[g], block.chunks[g])
+            ranked = sorted(range(span.start, span.stop), key=lambda g: (-scores[g], block.chunks[g]))
+            second = scores[ranked[1]] if len(ranked) > 1 else None
+            score = section_score(scores[ranked[0]], second, self.settings.section_lead, self.settings.section_lead_share)
+            best[memory_id] = (score, block.chunks[ranked[0]])
         return best
 
     def _successor(self, memory: Memory) -> str | None:

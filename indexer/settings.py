@@ -45,6 +45,10 @@ class SearchSettings:
     pooling_sharpness: float = setting(12.0, "vector score of a standalone note: soft maximum (log-mean-exp) of its whole "
                                              "text's and its sentences' cosines at this sharpness (0 = mean of the best "
                                              "sentence and the whole)")
+    section_lead: float = setting(0.05, "a memory of several sections (a book) whose best section leads the next by less "
+                                        "than this cosine ...")
+    section_lead_share: float = setting(0.5, "... scores its best section less this share of the shortfall (0 = off): "
+                                             "near-equal sections say the book is on the topic, not which part answers")
     long_query_from: int = setting(15, "a question longer than this many words reads standalone notes more as a whole "
                                        "(a pasted paragraph or log is compared whole to whole) ...")
     long_query_full: int = setting(35, "... and from this many words only as a whole")
@@ -142,7 +146,9 @@ class SearchSettings:
             raise InvalidSetting("keyword_confidence_lent", f"{self.keyword_confidence_lent} is not in [0, 1]")
         if not 0.0 <= self.shown_gap_floor <= 1.0:
             raise InvalidSetting("shown_gap_floor", f"{self.shown_gap_floor} is not in [0, 1]")
-        for key in ("quality_lift_cap", "recency_weight", "pooling_sharpness"):
+        if not 0.0 <= self.section_lead_share <= 1.0:
+            raise InvalidSetting("section_lead_share", f"{self.section_lead_share} is not in [0, 1]")
+        for key in ("quality_lift_cap", "recency_weight", "pooling_sharpness", "section_lead"):
             if getattr(self, key) < 0.0:
                 raise InvalidSetting(key, f"{getattr(self, key)} is negative")
 

@@ -57,11 +57,12 @@ def first_heading(body: str) -> str:
 
 def section_count(body: str) -> int:
     """How many sections the chunker reads in the body: the text before the first heading (when there is
-    any), then one per heading outside code blocks. `memdir ingest` and `memdir books` both report it."""
-    count, text_before = 0, False
+    any), then one per heading outside code blocks that has text of its own (a heading straight above a
+    subheading is only part of the subsection's path). `memdir ingest` and `memdir books` both report it."""
+    count, has_text = 0, False
     for line, in_code in fenced(body.splitlines()):
         if not in_code and HEADING.match(line):
-            count += 1
-        elif count == 0 and line.strip():
-            text_before = True
-    return count + text_before
+            count, has_text = count + has_text, False
+        elif line.strip():
+            has_text = True
+    return count + has_text

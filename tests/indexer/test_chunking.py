@@ -67,6 +67,26 @@ def test_a_long_document_keeps_one_unit_per_section_and_takes_no_neighbours():
     assert len(chunks) == 3 and all(roles(c) == [WHOLE] and c.context == "" for c in chunks)
 
 
+def test_a_heading_with_no_text_of_its_own_is_no_chunk_and_lives_on_in_its_subsections_paths():
+    body = "# Runbook\n\n## Deploying\n\n### Normal deploy\n\nMerge, then watch the release.\n\n### Rollback\n\nRedeploy the image."
+    chunks = chunks_for(memory(body, collection="books"))
+    assert [c.heading for c in chunks] == ["Runbook > Deploying > Normal deploy", "Runbook > Deploying > Rollback"]
+    assert all(c.text for c in chunks)
+
+
+def test_a_section_is_embedded_under_its_own_heading_path_and_the_text_before_any_under_the_books_title():
+    body = "Read me first.\n\n# Caroline, 8 May 2023\n\nIntro.\n\n## Deploying\n\n### Rollback\n\nRedeploy the image."
+    whole = {c.heading: c.units[0].text for c in chunks_for(memory(body, collection="books"))}
+    assert whole == {"": "Caroline, 8 May 2023\nRead me first.",
+                     "Caroline, 8 May 2023": "Caroline, 8 May 2023\nIntro.",
+                     "Caroline, 8 May 2023 > Deploying > Rollback": "Deploying > Rollback\nRedeploy the image."}
+
+
+def test_a_document_of_headings_alone_is_still_one_chunk():
+    [chunk] = chunks_for(memory("# Runbook\n\n## Deploying\n", collection="books"))
+    assert chunk.heading == "" and roles(chunk) == [WHOLE]
+
+
 def test_unit_ids_are_stable_and_distinct_by_memory_role_and_number():
     first = chunks_for(memory("One sentence here. Another sentence there."), Neighbours("a", "b"))[0]
     again = chunks_for(memory("One sentence here. Another sentence there."), Neighbours("a", "b"))[0]

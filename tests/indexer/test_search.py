@@ -216,9 +216,11 @@ def _soft_maximum(cosines: list[float], sharpness: float = SearchSettings().pool
     return top + math.log(sum(math.exp(sharpness * (c - top)) for c in cosines) / len(cosines)) / sharpness
 
 
-def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_previous: float, w_next: float) -> float:
+def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_previous: float, w_next: float,
+                            lead: float = 0.05, share: float = 0.5) -> float:
     """The vector score as specified, one unit at a time: per chunk, the best sentence (else the whole
-    chunk), blended with the best previous and next units (else the whole chunk); the best chunk wins."""
+    chunk), blended with the best previous and next units (else the whole chunk); the best chunk wins, less
+    `share` of what it lacks of leading the second best chunk by `lead`."""
     units = index.entry(index.memory(memory_id).path).units
     cosines = {u: float(index.unit_vectors(np.array([u]))[0] @ query) for u, _, _ in units}
     scores = []
@@ -232,7 +234,11 @@ def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_p
             text = _soft_maximum([cosines[u] for u, c, r in units if c == chunk and r in ("whole", "sentence")])
         text, before, after = (whole if v is None else v for v in (text, before, after))
         scores.append(((text + (w_previous * before + w_next * after)) / (1.0 + w_previous + w_next), -chunk))
-    return max(scores)[0]
+    ordered = sorted(scores, reverse=True)
+    if len(ordered) == 1:
+        return ordered[0][0]
+    shortfall = lead - (ordered[0][0] - ordered[1][0])
+    return ordered[0][0] - (share * shortfall if shortfall > 0 else 0.0)
 
 
 def test_every_candidates_vector_score_is_its_best_chunk_blended_with_its_neighbours(hashing_root: Path):

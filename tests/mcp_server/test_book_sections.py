@@ -1,5 +1,5 @@
 """`memdir ingest` and `memdir books` count a book's sections alike, as the chunker splits it: the text before
-the first heading is one, each heading outside a code block another."""
+the first heading is one, each heading outside a code block that has text of its own another."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ DOCUMENTS = {  # name: (content, sections)
     "guide.md": ("Intro before any heading.\n\n# Guide\n\n#hashtag is text.\n\n```sh\n# a shell comment\n# another\n```\n\n"
                  "## Rollback\n\nSteps.\n", 3),
     "runbook.html": ("<html><body><h1>Runbook</h1><p>One.</p><h2>Refunds</h2><p>Two.</p></body></html>", 2),
+    # a heading straight above a subheading holds no text of its own: only part of the subsection's path
+    "nested.md": ("# Runbook\n\n## Deploying\n\n### Normal deploy\n\nMerge.\n\n### Rollback\n\nRedeploy.\n", 2),
 }
 
 
