@@ -133,7 +133,8 @@ class _Candidate:
     vector_score: float | None = None
     keyword_score: float | None = None
     keyword_coverage: float = 0.0
-    keyword_exact: bool = False  # it holds a code-like query term (ERR_4711, parse_config, v2.3): no paraphrase of it exists
+    # The share of the query's code-like terms (ERR_4711, parse_config, v2.3) it holds: no paraphrase of them exists.
+    keyword_exact: float = 0.0
     heading: str = ""
     fused: float = 0.0
     mix: tuple[float, float] = (0.0, 0.0)  # the vector and the keyword term inside `fused`, for Hit.explain
@@ -417,11 +418,17 @@ class Searcher:
         lent = settings.keyword_confidence_lent * best
         confidence = {i: keyword_confidence(c, settings, lent) if hybrid else 1.0 for i, c in candidates.items()}
         self._fuse(candidates, request.mode, confidence)
+        # A long question read whole to whole sits at 0.6-0.75 from several notes at once: for the order (not the
+        # relevance shown) its cosines reach full evidence later, or a 3 % outcome lift decides between them.
+        share = self._whole_share(request)
+        full = settings.cosine_full + share * (settings.long_query_cosine_full - settings.cosine_full)
         for memory_id, c in candidates.items():
             v = vector_evidence(c.vector_score, settings.cosine_floor, settings.cosine_full) if c.vector_score is not None else None
             k = None if c.keyword_rank is None else c.keyword_coverage
             c.evidence = combined_evidence(v, k)
-            c.weighed = combined_evidence(v, None if k is None else k * confidence[memory_id])
+            ranked = v if c.vector_score is None or full == settings.cosine_full else vector_evidence(
+                c.vector_score, settings.cosine_floor, full)
+            c.weighed = combined_evidence(ranked, None if k is None else k * confidence[memory_id])
             by_vector = c.vector_rank is not None and (c.vector_score or 0.0) > settings.cosine_floor
             by_keyword = c.keyword_rank is not None
             c.channel = "both" if by_vector and by_keyword else "keyword" if by_keyword else "vector"
@@ -458,7 +465,7 @@ class Searcher:
                 coverage = sum(idf[t] * (1.0 if t in hit.own_terms else settings.context_boost
                                          if t in hit.context_terms else 0.0) for t in terms) / total
                 c.keyword_coverage = coverage * (hit.score / top if top else 0.0) ** 0.5
-                c.keyword_exact = any(t in hit.own_terms for t in code)
+                c.keyword_exact = sum(t in hit.own_terms for t in code) / len(code) if code else 0.0
         return candidates
 
     def _keyword_hits(self, request: SearchRequest, allowed: dict[str, Memory]) -> list[KeywordHit]:
@@ -674,13 +681,14 @@ def keyword_confidence(candidate: _Candidate, settings: SearchSettings, lent: fl
     `keyword_confidence_lent` times the best hit's coverage, when that is more than a hit's own): a question
     whose words are the memories' own ("what did Melanie say about swimming") makes its partial hits
     likelier too. Lending 0.65 of it was the best on the dev sets (coding dev MRR@10 0.857 -> 0.858, LoCoMo
-    R@10 0.788 -> 0.796, against none lent), and left the fresh and hold-out sets as they were. A hit on a code-like term (ERR_4711)
-    counts in full: exact tokens always hit.
+    R@10 0.788 -> 0.796, against none lent), and left the fresh and hold-out sets as they were. A hit on code-like terms
+    counts at least by the share of the query's code-like terms it holds: all of it for "why ERR_4711", a sixth for
+    a note that shares only `billing/webhooks.py` with a pasted traceback naming six (that one path put the wrong
+    note first on long coding prompts; bench/README, issue 26 session 5b). Exact tokens still always hit: the
+    relevance that lists a result is not weighed.
     """
-    if candidate.keyword_exact:
-        return 1.0
     low, high = settings.keyword_confidence_low, settings.keyword_confidence_high
-    return min(1.0, max(0.0, (max(candidate.keyword_coverage, lent) - low) / (high - low)))
+    return max(candidate.keyword_exact, min(1.0, max(0.0, (max(candidate.keyword_coverage, lent) - low) / (high - low))))
 
 
 def _zscores(scores: dict[str, float], floor: float) -> dict[str, float]:

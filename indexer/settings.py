@@ -54,6 +54,9 @@ class SearchSettings:
     long_query_full: int = setting(35, "... and from this many words only as a whole")
     cosine_floor: float = setting(0.15, "cosine at or below which the vector channel gives no evidence")
     cosine_full: float = setting(0.65, "cosine at or above which it gives full evidence")
+    long_query_cosine_full: float = setting(0.95, "the cosine of full evidence in the order (not the relevance shown) for a "
+                                                  "question read whole to whole (long_query_full words), linear from "
+                                                  "cosine_full: a pasted log sits at 0.6-0.75 from several notes at once")
     calibration_midpoint: float = setting(0.35, "evidence that calibrates to relevance 0.5")
     calibration_steepness: float = setting(8.0, "steepness of the sigmoid calibration")
     evidence_weight: float = setting(0.5, "order by (1 - w) * fused rank + w * calibrated relevance")
@@ -140,6 +143,8 @@ class SearchSettings:
         if not 0 <= self.long_query_from < self.long_query_full:
             raise InvalidSetting("long_query_full", f"long_query_from ({self.long_query_from}) and long_query_full "
                                  f"({self.long_query_full}) must satisfy 0 <= from < full")
+        if not self.cosine_floor < self.long_query_cosine_full <= 1.0:
+            raise InvalidSetting("long_query_cosine_full", f"{self.long_query_cosine_full} is not in (cosine_floor, 1]")
         if self.shown_gap_scale <= 0.0:
             raise InvalidSetting("shown_gap_scale", f"{self.shown_gap_scale} is not positive")
         if not 0.0 <= self.keyword_confidence_lent <= 1.0:
