@@ -7,6 +7,7 @@ delete it and `memdir reindex` rebuilds it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
@@ -18,6 +19,7 @@ from typing import Any, Iterator
 
 from vault.model import Memory
 
+from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE
 from .interned import shared
 
 SCHEMA_VERSION = 10
@@ -76,13 +78,21 @@ class Manifest:
             self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
 
     def entries(self) -> Iterator[Entry]:
+        layouts = self._layouts()
         for row in self._db.execute("SELECT * FROM files ORDER BY path"):
-            yield _entry(row)
+            yield _entry(row, layouts)
+
+    def _layouts(self) -> dict[str, tuple[str, ...]]:
+        """The field names of each memory layout the rows were written in (see encode_memory)."""
+        found = self._db.execute("SELECT key, value FROM meta WHERE key LIKE ?", (LAYOUT_KEY + "%",)).fetchall()
+        return {key[len(LAYOUT_KEY):]: tuple(json.loads(value)) for key, value in found}
 
     def write(self, upserts: list[Entry], deleted_paths: list[str]) -> None:
         """Apply one batch atomically."""
         with self.transaction():
             self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in deleted_paths])
+            if upserts:  # the rows about to be written name their layout; the manifest says what it holds
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (LAYOUT_KEY + _LAYOUT, json.dumps(_FIELDS)))
             self._db.executemany(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 # Rows encoded one at a time: a list of them was a second copy of a build's every memory as JSON.
@@ -113,18 +123,19 @@ def _row(entry: Entry) -> tuple[Any, ...]:
     )
 
 
-def _entry(row: tuple[Any, ...]) -> Entry:
+def _entry(row: tuple[Any, ...], layouts: dict[str, tuple[str, ...]] | None = None) -> Entry:
     path, size, mtime_ns, content_hash, memory_id, chunk_ids, embed_hash, line, reason, memory, units, keyword_hash = row
-    decoded = decode_memory(memory) if memory else None
+    decoded = decode_memory(memory, layouts) if memory else None
     if decoded is not None:  # one object for what the entry and its memory both hold
         path = decoded.path if decoded.path == path else path
         memory_id = decoded.id if decoded.id == memory_id else memory_id
         content_hash = decoded.content_hash if decoded.content_hash == content_hash else content_hash
     chunks = tuple(json.loads(chunk_ids or "[]"))
     one_chunk = {c: c for c in chunks}  # each unit names its chunk: the chunk's int, not one int per unit
+    roles = _ROLES
     return Entry(
         path, size, mtime_ns, content_hash, memory_id, chunks, embed_hash or "", line, reason, decoded,
-        tuple((int(u), one_chunk.get(c, c), shared(str(r))) for u, c, r in json.loads(units or "[]")),
+        tuple((int(u), one_chunk.get(c, c), roles.get(r) or shared(str(r))) for u, c, r in json.loads(units or "[]")),
         keyword_hash or "",
     )
 
@@ -150,23 +161,50 @@ def _untag(value: dict[str, Any]) -> Any:
     if "$d" in value:
         return date.fromisoformat(value["$d"])
     if "$map" in value:
-        return {shared(k): v for k, v in value["$map"]}
+        known = _KNOWN_KEYS
+        return {known.get(k) or shared(k): v for k, v in value["$map"]}
     return value
 
 
 _TUPLE_FIELDS = {f.name for f in fields(Memory) if str(f.type).startswith("tuple")}
+# The strings a decoded row repeats most, each already held once: a map's keys (Memory's field names, which most
+# frontmatter keys are too) and the unit roles. A dict lookup hands back the held object; calling `shared` for each
+# was ~40 calls a memory, a sixth of decoding a row (bench/README, issue 32 item 5, session 5). Others are `shared`.
+_KNOWN_KEYS = {shared(f.name): shared(f.name) for f in fields(Memory)}
+_ROLES = {role: shared(role) for role in (WHOLE, SENTENCE, PREVIOUS, NEXT)}
 _DECODER = json.JSONDecoder(object_hook=_untag)
 _SHARED_FIELDS = ("collection", "type", "status", "privacy", "source", "last_outcome")
 
 
+# A memory is written as a JSON array: its layout's digest, then its fields' values in the layout's order. The
+# {"$map": [[name, value], ...]} form it replaced (still read: rows written before stay until their file changes)
+# repeated the 33 names in every row: a third of the row's text and of the strings a cold open made from it, and
+# half its JSON decoding (bench/README, issue 32 item 5, session 5). A Memory gaining or losing a field changes the
+# digest; the manifest's meta keeps each digest's names, so older rows still decode by name.
+_FIELDS = tuple(f.name for f in fields(Memory))
+_LAYOUT = hashlib.sha256(",".join(_FIELDS).encode()).hexdigest()[:12]
+LAYOUT_KEY = "memory_layout:"
+
+
 def encode_memory(memory: Memory) -> str:
-    data = {f.name: getattr(memory, f.name) for f in fields(Memory)}
-    data["frontmatter"] = dict(memory.frontmatter)
-    return json.dumps(_tag(data), ensure_ascii=False)
+    values: list[Any] = [_LAYOUT]
+    for name in _FIELDS:
+        value = getattr(memory, name)
+        values.append(_tag(dict(value) if name == "frontmatter" else value))
+    return json.dumps(values, ensure_ascii=False)
 
 
-def decode_memory(text: str) -> Memory:
-    data = _DECODER.decode(text)
+def decode_memory(text: str, layouts: dict[str, tuple[str, ...]] | None = None) -> Memory:
+    """The memory of a manifest row; `layouts` names the fields of rows written in an older layout."""
+    decoded = _DECODER.decode(text)
+    if isinstance(decoded, dict):  # the $map form
+        data = decoded
+    else:
+        layout = decoded[0]
+        names = _FIELDS if layout == _LAYOUT else (layouts or {}).get(layout)
+        if names is None:
+            raise ValueError(f"a manifest row's memory is in layout {layout!r}, which its manifest does not name")
+        data = dict(zip(names, decoded[1:]))
     for name in _TUPLE_FIELDS:
         data[name] = tuple(data[name])
     return _held_once(data, data["frontmatter"])
