@@ -27,7 +27,6 @@ from tests.conftest import EXAMPLE_VAULT
 EXAMPLE = EXAMPLE_VAULT  # the ids a new memory's random one is told from
 PINS = Path(__file__).parent / "fixtures" / "pinned_outputs.json"
 WRITE = os.environ.get("PIN_OUTPUTS_WRITE") == "1"
-RECORDED = datetime(2026, 11, 27, 11, 0, tzinfo=timezone.utc)  # when the pins were last written
 _STAMP = re.compile(r"^((?:created_at|updated_at|last_used_at): )(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$", re.M)
 _DAY = re.compile(r"^(deadline: )(\d{4}-\d\d-\d\d)$", re.M)
 
@@ -61,7 +60,8 @@ def masked(text: str, root: Path) -> str:
     text = re.sub(r'("age": )"[^"]*"', r'\1"<age>"', text)
     text = re.sub(r"\(this one is \d+ d old\)", "(this one is <n> d old)", text)  # a review reason's age
     # a review item's key hashes the file, whose times were moved
-    text = re.sub(r'("key": )"[0-9a-f]{12}"|(--dismiss )[0-9a-f]{12}\b', lambda m: (m[1] or m[2]) + ('"<key>"' if m[1] else "<key>"), text)
+    text = re.sub(r'("key": )"[0-9a-f]{12}"', r'\1"<key>"', text)
+    text = re.sub(r"(--dismiss )[0-9a-f]{12}\b", r"\1<key>", text)
     known = {m for path in EXAMPLE.rglob("*.md") for m in re.findall(r"^id: (m-[0-9a-f]{8})$", path.read_text(), re.M)}
     text = re.sub(r"\bm-[0-9a-f]{8}\b", lambda m: m[0] if m[0] in known else "<new id>", text)
     return re.sub(r'("(?:created_at|updated_at|last_used_at|deadline|start|end)": )"\d{4}-[^"]*"', r'\1"<when>"', text)
@@ -70,7 +70,11 @@ def masked(text: str, root: Path) -> str:
 @pytest.fixture
 def example_as_recorded(hashing_example: Path) -> Path:
     """The example vault as it was, relative to its clock, when the pins were recorded."""
-    shift = timedelta(0) if WRITE else datetime.now(timezone.utc) - RECORDED
+    pins = json.loads(PINS.read_text()) if PINS.exists() else {}
+    if WRITE:  # the pins are written now: the vault stays as it is, and the pins say when
+        pins["recorded"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        PINS.write_text(json.dumps(pins, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    shift = datetime.now(timezone.utc) - datetime.fromisoformat(pins["recorded"])
     for path in hashing_example.rglob("*.md"):
         text = path.read_text()
         moved = _STAMP.sub(lambda m: m[1] + (datetime.strptime(m[2], "%Y-%m-%dT%H:%M:%SZ") + shift).strftime(
