@@ -9,17 +9,29 @@ issue 32 item 5). A load frees no cycles worth finding, so the collector waits u
 from __future__ import annotations
 
 import gc
+import threading
 from contextlib import contextmanager
 from typing import Iterator
+
+_lock = threading.Lock()
+_pauses = 0  # loads under way (one server loads several vaults at once)
+_was_on = False  # the collector's state before the first of them
 
 
 @contextmanager
 def paused() -> Iterator[None]:
-    """The collector off for the block, then as it was (another thread's pause or a caller's gc.disable kept)."""
-    was_on = gc.isenabled()
-    gc.disable()
+    """The collector off for the block, and back as it was once the last overlapping pause ends (a caller's
+    gc.disable is kept)."""
+    global _pauses, _was_on
+    with _lock:
+        if _pauses == 0:
+            _was_on = gc.isenabled()
+            gc.disable()
+        _pauses += 1
     try:
         yield
     finally:
-        if was_on:
-            gc.enable()
+        with _lock:
+            _pauses -= 1
+            if _pauses == 0 and _was_on:
+                gc.enable()

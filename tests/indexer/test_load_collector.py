@@ -63,3 +63,15 @@ def test_the_pause_gives_the_collector_back_as_it_found_it_even_when_the_block_f
         assert not gc.isenabled()  # a caller that turned it off keeps it off
     finally:
         gc.enable()
+
+
+def test_overlapping_loads_keep_the_collector_off_until_the_last_one_ends():
+    first, second = collector.paused(), collector.paused()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    try:
+        assert not gc.isenabled()  # the second load is still under way
+    finally:
+        second.__exit__(None, None, None)
+    assert gc.isenabled()
