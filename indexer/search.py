@@ -426,8 +426,7 @@ class Searcher:
             v = vector_evidence(c.vector_score, settings.cosine_floor, settings.cosine_full) if c.vector_score is not None else None
             k = None if c.keyword_rank is None else c.keyword_coverage
             c.evidence = combined_evidence(v, k)
-            ranked = v if c.vector_score is None or full == settings.cosine_full else vector_evidence(
-                c.vector_score, settings.cosine_floor, full)
+            ranked = vector_evidence(c.vector_score, settings.cosine_floor, full) if c.vector_score is not None else None
             c.weighed = combined_evidence(ranked, None if k is None else k * confidence[memory_id])
             by_vector = c.vector_rank is not None and (c.vector_score or 0.0) > settings.cosine_floor
             by_keyword = c.keyword_rank is not None
