@@ -172,8 +172,6 @@ class Index:
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
         self._memories: dict[str, Memory] = {}
         self.path_of: dict[str, str] = {}  # identity_key(id) -> path
-        self._chunk_owner = Owners()  # chunk id -> (memory id, heading)
-        self._unit_owner = Owners()  # unit id (a vector in FAISS) -> (memory id, role)
         # Memory ids as tuples, not sets (holders.py).
         # Digest of normalized text + type -> memory ids; made on the first duplicate asked for, not at the open
         # (normalizing and hashing every body was an eighth of a cold open's CPU).
@@ -181,16 +179,14 @@ class Index:
         self.previous_key: dict[str, str] = {}  # memory id -> identity key of the memory it names as previous
         self._duplicates: set[str] | None = None  # paths whose entry names a duplicated id; None = not yet known
         self.pointed_by: dict[str, tuple[str, ...]] = {}  # identity key -> ids of the memories naming it as previous
-        chunk_rows: list[tuple[int, tuple[str, str]]] = []
-        unit_rows: list[tuple[int, tuple[str, str]]] = []
-        for entry in self._entries.values():
-            if entry.memory_id and entry.memory and entry.reason is None:
-                self._remember(entry.memory)
-                chunk_rows.extend(_chunk_headings(entry))
-                unit_rows.extend((unit, (entry.memory_id, role)) for unit, _, role in entry.units)
-        self._chunk_owner.update(chunk_rows)  # owned in one fold, not a fold every few thousand rows
-        self._unit_owner.update(unit_rows)
-        del chunk_rows, unit_rows
+        indexed = [entry for entry in self._entries.values() if entry.memory_id and entry.memory and entry.reason is None]
+        for entry in indexed:
+            self._remember(entry.memory)  # type: ignore[arg-type]
+        # Made in one pass each, straight into their columns (Owners.of).
+        self._chunk_owner = Owners.of(row for entry in indexed for row in _chunk_headings(entry))  # chunk -> (memory, heading)
+        self._unit_owner = Owners.of((unit, (entry.memory_id, role)) for entry in indexed  # unit -> (memory, role)
+                                     for unit, _, role in entry.units)
+        del indexed
         # A search reads the generation's link table; the full graph is built when something needs more of it
         # (link_table.py). A generation written before the table existed is read as before, and its owner writes
         # the whole table with its next batch.
