@@ -104,9 +104,18 @@ class Manifest:
 
     def links_complete(self) -> bool:
         """Whether the link table holds every memory's links: written so from a generation's first batch on, or
-        once in full by the owner of a generation written before the table existed (LinkChanges.whole)."""
-        return self._db.execute("SELECT 1 FROM meta WHERE key = ?", (LINKS_KEY,)).fetchone() is not None \
-            or self._db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
+        once in full by the owner of a generation written before the table existed (LinkChanges.whole). The mark
+        is the files table's stamp after the last batch that wrote the table: a batch written by a memdir that does
+        not know the table (an older version on the same vault) changes the stamp, and the table is not trusted."""
+        found = self._db.execute("SELECT value FROM meta WHERE key = ?", (LINKS_KEY,)).fetchone()
+        stamp = self._files_stamp()
+        return stamp == "0:0" if found is None else found[0] == stamp
+
+    def _files_stamp(self) -> str:
+        """The largest rowid and the row count of the files table: any row written or deleted changes it (an upsert
+        is a delete and an insert with a new rowid)."""
+        biggest, count = self._db.execute("SELECT coalesce(max(rowid), 0), count(*) FROM files").fetchone()
+        return f"{biggest}:{count}"
 
     def link_rows(self) -> list[LinkRow]:
         """The link table's rows, by source id."""
@@ -122,7 +131,6 @@ class Manifest:
                 self._db.executemany("DELETE FROM links WHERE source = ?", [(s,) for s in links.removed])
                 self._db.executemany("INSERT OR REPLACE INTO links VALUES (?, ?, ?)",
                                      [(s, c, json.dumps(t, ensure_ascii=False)) for s, c, t in links.rows])
-                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (LINKS_KEY,))
             self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in deleted_paths])
             if upserts:  # the rows about to be written name their layout; the manifest says what it holds
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (LAYOUT_KEY + _LAYOUT, json.dumps(_FIELDS)))
@@ -131,6 +139,8 @@ class Manifest:
                 # Rows encoded one at a time: a list of them was a second copy of a build's every memory as JSON.
                 (_row(e) for e in upserts),
             )
+            if links is not None:
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (LINKS_KEY, self._files_stamp()))
 
     def transaction(self) -> "_Transaction":
         return _Transaction(self._db)

@@ -142,3 +142,26 @@ def test_link_rows_not_written_are_written_with_the_next_batch(root: Path, tmp_p
     assert index.manifest.link_rows() == index.links.link_rows()
     assert ("m-newest", "2026-10-04T12:00:00+00:00", (("m-new", "supersedes"),)) in index.manifest.link_rows()
     index.close()
+
+
+def test_a_batch_written_by_a_memdir_that_does_not_know_the_table_makes_the_table_untrusted(root: Path, tmp_path: Path,
+                                                                                           monkeypatch):
+    index = open_index(root)
+    index.close()
+    note(root, "patterns/newest.md", "m-newest", "Deploy now.", "supersedes: [m-new]\n", "2026-10-04")
+    index = open_index(root)
+    manifest = index.manifest
+    real = manifest.write
+    monkeypatch.setattr(manifest, "write", lambda upserts, deleted, links=None: real(upserts, deleted))  # an older memdir
+    index.sync(["patterns/newest.md"], deep=True, force_paths=["patterns/newest.md"])
+    (root / "patterns" / "mid.md").unlink()
+    index.sync()
+    index.close()
+    made = builds(monkeypatch)
+    cold = reader(root)
+    assert made == [1] and cold.link_view.successor("m-old") is None  # from the graph, not the stale table
+    cold.close()
+    owner = open_index(root)  # its next batch writes the whole table again
+    assert owner.manifest.links_complete()
+    assert owner.manifest.link_rows() == rebuilt_state(root, tmp_path)["link_table"]
+    owner.close()
