@@ -16,6 +16,7 @@ memory (VmHWM) of the server and the embedding host.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import re
@@ -248,6 +249,12 @@ if __name__ == "__main__":
         os.environ["PYTHONPATH"] = str(options.code.resolve())  # the spawned hooks, server and host import it first
     # The server and the embedding host start as `python -m mcp_server`, which puts the working directory first on
     # their path, before PYTHONPATH: run from a checkout, they imported that checkout whatever `--code` said.
+    # Bytecode for the code under test, as an installed package has: with PYTHONDONTWRITEBYTECODE set (as on this
+    # machine) a checkout never used before compiled every module in every hook, server and host process, and an
+    # A/B against a checkout that had its __pycache__ measured the compiler.
+    for checkout in {REPO, *([options.code.resolve()] if options.code else [])}:
+        for package in ("mcp_server", "indexer", "vault"):
+            compileall.compile_dir(checkout / package, quiet=1)
     os.chdir(tempfile.gettempdir())
     KEEP_LOG = options.log
     results = [run(m, options.sessions, options.turns) for m in (("cold", "warm") if options.mode == "both" else (options.mode,))]
