@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -74,3 +76,10 @@ def test_a_start_lock_without_a_record_is_no_start_under_way(tmp_path: Path, spa
     lock.write_text("")  # an older memdir's lock file: empty
     exec_done(lock)
     assert client.spawn_once(lock, lambda: False, ["serve"], log) is not None
+
+
+def test_the_server_imports_the_web_pages_only_when_a_page_is_asked_for():
+    code = ("import sys, mcp_server.server.process as p; p.UserServer()._asgi(None); "
+            "print(sorted(m for m in ('mcp_server.web.routes', 'mcp_server.web.pages', 'markdown_it') if m in sys.modules))")
+    imported = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert imported.stdout.strip() == "[]"
