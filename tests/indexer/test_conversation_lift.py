@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.multihop import lift_conversation, nearest_whole
 from indexer.search import SearchRequest
 from tests.conftest import memory_text, write
 from tests.indexer.test_search import ConceptEmbedder, concept_index, ids, searcher
+from tests.indexer.test_thread import _Hit, _Memory, _turn
 
 AUTOMOBILE = ConceptEmbedder().embed_query("automobile")
-
-
-def _turn(root: Path, memory_id: str, body: str, previous: str | None = None) -> None:
-    extra = f"previous: {previous}\n" if previous else ""
-    write(root, f"history/{memory_id}.md", memory_text(memory_id, memory_id, body, extra=extra))
 
 
 def _two_sessions(root: Path) -> None:
@@ -29,18 +24,6 @@ def _two_sessions(root: Path) -> None:
     _turn(root, "b1", "the car and the espresso and the database and postgres")
     _turn(root, "b2", "coffee first", previous="b1")
     _turn(root, "b3", "the sedan and the espresso and the database", previous="b2")
-
-
-@dataclass(frozen=True)
-class _Memory:
-    id: str
-
-
-@dataclass(frozen=True)
-class _Hit:
-    memory: _Memory
-    final: float
-    explain: dict | None = None
 
 
 def test_the_memory_nearest_the_query_is_read_by_its_whole_text_not_by_its_place_in_the_list(tmp_path: Path):
