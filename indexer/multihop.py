@@ -14,8 +14,8 @@ is nearest the question marks the conversation that speaks of it, and that hit's
 `conversation_reach` turns before and after it) rises a little. The best hit by the fused order is
 often a turn that repeats the question's words; the turn nearest in meaning as a whole points at the
 session where the topic is discussed, and a list question's other items are often said there. On
-LoCoMo dev at turn level it lifted R@10 0.796 -> 0.804 and multi-hop R@10 0.534 -> 0.548, on both
-halves of the dev conversations (bench/README.md, "Issue 26 item 3, session 6").
+LoCoMo dev at turn level it lifted R@10 0.796 -> 0.805 on both halves of the dev conversations and
+multi-hop R@10 0.534 -> 0.542, at 0.003 of MRR@10 (bench/README.md, "Issue 26 item 3, session 6").
 
 The vector hop (below, off by default, `hop_seeds`):
 
