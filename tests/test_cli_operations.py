@@ -93,6 +93,7 @@ def test_every_field_of_the_operation_is_an_option_of_the_fields_type_or_named_a
 def test_a_field_added_to_an_operation_becomes_an_option_and_one_the_cli_cannot_type_is_refused_at_import():
     class Wider(ops.Search):
         colour: Annotated[Literal["red", "blue"], Field(description="A colour")] = "red"
+        pair: Annotated[list[str], Field(max_length=2, description="At most two")] = []
 
     seen: list[ops.Op[Any]] = []
 
@@ -105,6 +106,9 @@ def test_a_field_added_to_an_operation_becomes_an_option_and_one_the_cli_cannot_
     assert seen[0].colour == "blue" and seen[0].days_back == 2.0  # type: ignore[attr-defined]
     refused = CliRunner().invoke(wider, ["--colour", "green"])
     assert refused.exit_code == 2 and "'--colour'" in refused.output
+    too_many = CliRunner().invoke(wider, ["--pair", "a", "--pair", "b", "--pair", "c"])  # what no one value shows
+    assert too_many.exit_code == 2 and "`--pair` list should have at most 2 items" in too_many.output
+    assert len(seen) == 1
 
     class Untyped(ops.Search):
         weights: dict[str, float] = {}
@@ -153,6 +157,7 @@ def test_search_builds_the_request_from_every_option_and_leaves_out_what_was_not
     (["link", "m-1", "m-2", "--as", "cousin"], "'--as'", "depends_on"),
     (["add", "x", "--importance", "high"], "'--importance'", "not a valid float"),
     (["score", "m-1"], "", "give pairs: ID OUTCOME"),
+    (["search", "q", "--limt", "3"], "'--limt'", "No such option"),
 ])
 def test_a_value_the_operation_refuses_is_a_usage_error_naming_the_option(asked, vault_root: Path, args, option,
                                                                           reason):

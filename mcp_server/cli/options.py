@@ -116,7 +116,7 @@ def parameter(op: type[ops.Op[Any]], field: str, opt: Opt) -> Callable[[F], F]:
     many = kind.many or opt.many
     default = info.get_default()
     required = info.is_required()
-    name = opt.name or "--" + field.replace("_", "-")
+    name = option_name(field, opt)
     attrs: dict[str, Any] = {"help": help_text(info, many), "metavar": opt.metavar, "required": required}
     if opt.flag_value is not None:
         return click.option(name, field, flag_value=opt.flag_value, default=default, **attrs)
@@ -128,6 +128,13 @@ def parameter(op: type[ops.Op[Any]], field: str, opt: Opt) -> Callable[[F], F]:
     shown = not required and default not in (None, [], False)
     return click.option(name, field, type=ptype, multiple=many, default=None if required or many else default,
                         show_default=shown, **attrs)
+
+
+def option_name(field: str, opt: Opt) -> str:
+    """`--days-back` for days_back; an argument by its metavar (`QUERY`)."""
+    if opt.positional:
+        return opt.metavar or field.upper()
+    return opt.name or "--" + field.replace("_", "-")
 
 
 def operation(op: type[ops.Op[Any]], skip: dict[str, str] | None = None,
@@ -154,8 +161,11 @@ def operation(op: type[ops.Op[Any]], skip: dict[str, str] | None = None,
                 arguments[name] = opt.convert(value) if opt.convert else value
             try:
                 request = op(**arguments)
-            except ValidationError as exc:  # what no single option could check (a list too long)
-                raise click.UsageError(str(exc), ctx) from None
+            except ValidationError as exc:  # what no single option could check (a list too long), named as typed
+                said = str(exc)
+                for name, opt in offered.items():
+                    said = said.replace(f"argument `{name}`", f"`{option_name(name, opt)}`")
+                raise click.UsageError(said, ctx) from None
             return command(request=request, **given)
 
         for name, opt in reversed(offered.items()):  # click lists the parameters in the order they are decorated
