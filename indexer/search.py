@@ -591,7 +591,7 @@ class Searcher:
             stale = tuple(self.index.vault.stale(memory))
             factor = settings.stale_factor if stale else 1.0
             final *= factor
-            explain = {"order": order, "quality": quality, "recency": recency, "stale_factor": factor,
+            explain = {"order": order, "weighed": weight, "quality": quality, "recency": recency, "stale_factor": factor,
                        "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author}
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
@@ -823,8 +823,9 @@ def with_shown(hits: list[Hit], settings: SearchSettings) -> list[Hit]:
     if not ranked:
         return hits
     best = max(h.explain["order"] for h in ranked)
-    return [replace(h, shown=shown_relevance(h.relevance, best - h.explain["order"], settings.shown_gap_scale,
-                                             settings.shown_gap_floor)) if h.explain is not None else h for h in hits]
+    return [replace(h, shown=shown_relevance(h.explain.get("weighed", h.relevance), best - h.explain["order"],
+                                             settings.shown_gap_scale, settings.shown_gap_floor))
+            if h.explain is not None else h for h in hits]
 
 
 def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:

@@ -29,3 +29,4 @@ def test_the_checker_catches_a_memory_asked_twice(monkeypatch):
 
 def test_shown_relevance_plateau_counts_values_as_printed():
     assert served_fresh.plateau([0.551, 0.5512, 0.549, 0.30, 0.56, None]) == 3
+    assert served_fresh.plateau([0.01, 0.012, 0.009, 0.30, 0.31], 0.10, 0.99) == 1
