@@ -568,7 +568,12 @@ class Searcher:
             if memory is None:
                 continue
             relevance = calibrate(c.evidence, settings.calibration_midpoint, settings.calibration_steepness)
-            if relevance < settings.score_threshold:
+            # A question in other words puts its answer near cosine 0.15-0.19, a relevance under 0.05, where plain
+            # cosine still ranks it first: what the vector channel finds above its floor is listed however weak.
+            # The threshold keeps cutting what only shares a word or two (a keyword-only answer while the vectors
+            # are still being filled in) and what nothing finds at all.
+            weak_vector = c.vector_score is not None and c.vector_score > settings.cosine_floor
+            if relevance < settings.score_threshold and not weak_vector:
                 continue
             # The order weighs the keyword channel by what it has to say for this query (keyword_confidence);
             # the relevance shown stays what both channels found, so a word-for-word hit is still listed.

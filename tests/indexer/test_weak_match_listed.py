@@ -24,3 +24,20 @@ def test_a_weak_but_real_match_is_listed_first_with_the_default_settings(hashing
         assert 0.0 < hits[0].relevance < 0.05  # the weak band the old threshold cut off
     finally:
         index.close()
+
+
+def test_a_keyword_only_answer_still_leaves_out_a_note_that_shares_one_word_of_many(hashing_root: Path):
+    # While a served vault's vectors are still being filled in, it answers by keyword alone: a note that shares one
+    # word of a long question is not evidence, and the threshold still cuts it there.
+    write(hashing_root, "history/a.md", memory_text("m-0000000a", "Espresso", "Grind finer for espresso"))
+    write(hashing_root, "history/b.md", memory_text("m-0000000b", "Backups", "Nightly backups of the ledger database"))
+    index = concept_index(hashing_root)
+    try:
+        question = ("quarterly planning offsite agenda budget travel hotel catering speakers workshop venue "
+                    "schedule invitations badges parking espresso")
+        hits = searcher(index).search(SearchRequest(query=question, now=NOW, mode="keyword"))
+        assert [h.memory.id for h in hits] == []
+        assert [h.memory.id for h in searcher(index, score_threshold=0.0).search(
+            SearchRequest(query=question, now=NOW, mode="keyword"))] == ["m-0000000a"]  # it was a candidate
+    finally:
+        index.close()
