@@ -254,6 +254,9 @@ class Searcher:
             hits = self._rank(candidates, allowed, request, now, named, query_vector, people)
             # The turns around the best hit in its captured conversation rise with it (indexer/multihop.py).
             hits = multihop.lift_thread(self.index, hits, self.settings.thread_reach, self.settings.thread_lift)
+            # The session of the strong hit nearest the question in meaning rises too (indexer/multihop.py).
+            hits = multihop.lift_conversation(self.index, hits, query_vector, self.settings.conversation_reach,
+                                              self.settings.conversation_lift)
             hits = with_shown(order_hits(hits, request.sort_by)[:limit], self.settings)
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]

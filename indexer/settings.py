@@ -95,6 +95,10 @@ class SearchSettings:
     thread_lift: float = setting(0.15, "the best hit and the memories up to thread_reach previous:/next links from it "
                                        "(its captured conversation's nearby turns) rank by 1 + this (0 = off; indexer/multihop.py)")
     thread_reach: int = setting(2, "how many turns before and after the best hit its thread lift reaches (0 = off)")
+    conversation_lift: float = setting(0.1, "among the 30 strongest hits, the one whose whole text is nearest the query and "
+                                             "the memories up to conversation_reach previous:/next links from it (its "
+                                             "session) rank by 1 + this (0 = off; indexer/multihop.py)")
+    conversation_reach: int = setting(10, "how many turns before and after that hit its conversation lift reaches (0 = off)")
     hop_seeds: int = setting(0, "second hop: search again from this many of the strongest hits, the query vector moved towards each (0 = off)")
     hop_beta: float = setting(1.0, "second hop: how far the query vector is moved towards the hit it starts from")
     hop_share: float = setting(0.5, "second hop: share of its own score a memory found by the second hop enters with")
