@@ -109,7 +109,9 @@ class SearchSettings:
     default_limit: int = setting(10, "results returned when no limit is given")
     max_limit: int = setting(100, "largest limit a caller may ask for")
     max_query_chars: int = setting(2000, "a longer query is asked by its first this many characters")
-    score_threshold: float = setting(0.05, "results whose relevance is below this are dropped")
+    score_threshold: float = setting(0.05, "results whose relevance is below this are dropped, unless the vector "
+                                           "channel finds them above cosine_floor (a question in other words puts its "
+                                           "answer near cosine 0.15-0.19, under 0.05)")
     shown_gap_scale: float = setting(0.05, "the relevance a result shows falls with how far its match is behind the best "
                                            "result's: to floor + (1 - floor) / e of its relevance at this gap ...")
     shown_gap_floor: float = setting(0.2, "... and to this share of it far behind (thresholds read the relevance itself)")
