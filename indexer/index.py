@@ -44,7 +44,7 @@ from .graph import LinkGraph
 from .heap import release_free_memory
 from .holders import hold, let_go
 from .generations import Layout, Ownership, disk_full
-from .keyword import KeywordFilter, KeywordHit, KeywordIndex
+from .keyword import KeywordFilter, KeywordHit, KeywordIndex, Staged
 from .keyword import signature as keyword_signature
 from .manifest import Entry, Manifest, compacted
 from .owners import Owners
@@ -89,6 +89,7 @@ class _Batch:
     keyword_docs: dict[str, tuple[Memory, list[Chunk]]] = field(default_factory=dict)
     read_ahead: dict[str, _Read] = field(default_factory=dict)  # path -> read before the lock (Index._read_ahead)
     keyword_commit_began: Callable[[], None] | None = None  # see Index.sync
+    staged: Staged | None = None  # keyword documents made searchable while an earlier write committed
 
 
 @dataclass(frozen=True)
@@ -523,9 +524,9 @@ class Index:
         walked = _Walk() if paths is None and not forced else None
         read_ahead = self._read_ahead(paths, walked, deep)
         with self.lock:
-            # Not the keyword turn: a sync may read and apply its batch while an earlier one commits keyword
-            # documents with the lock let go; it waits for that commit only at its own keyword write
-            # (_write_keywords). One such sync at a time, so keyword writes stay in the order of the syncs.
+            # Not the keyword turn: a sync may read and chunk its batch while an earlier one commits keyword
+            # documents with the lock let go, and waits for that commit before applying it (_after_keyword_writer).
+            # One such sync at a time, so keyword writes stay in the order of the syncs.
             self._keyword_idle.wait_for(lambda: not self._sync_waiting)
             batch = _Batch(read_ahead=read_ahead, keyword_commit_began=keyword_commit_began)
             candidates = self._candidates(paths, walked, below)
@@ -535,6 +536,7 @@ class Index:
                     progress("reading", done, len(candidates))
             self._name_duplicate_holders(batch)
             self._chunk(batch)
+            self._after_keyword_writer(batch)
             big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
             after: list[Unit] = []
             with disk_full(self.generation):
@@ -905,30 +907,36 @@ class Index:
     def _keyword_turn(self) -> None:
         """Wait while a big sync writes keyword documents outside the lock (the lock let go meanwhile): one keyword
         writer at a time, and none of them holding the lock while it waits for Whoosh's. A sync waiting to write
-        goes first: its batch is applied already, and its keyword write must follow the one it waited for."""
+        goes first: its batch is read already, and its keyword write must follow the one it waited for."""
         self._keyword_idle.wait_for(lambda: not self._keyword_writing and not self._sync_waiting)
 
+    def _after_keyword_writer(self, batch: _Batch) -> None:
+        """Wait, the lock let go, while an earlier sync commits its big keyword write (a pull the watcher cut in two
+        batches): this batch's keyword documents are searchable meanwhile (fresh_keywords), and it is applied (vectors,
+        graph, keywords, manifest) once that commit ends, so that what the earlier sync persists is its own batch."""
+        if not self._keyword_writing:
+            return
+        if batch.keyword_docs or batch.removed_ids:
+            batch.staged = self._keyword.stage_ahead(list(batch.keyword_docs.values()),
+                                                     batch.removed_ids - set(batch.keyword_docs))
+            self.version += 1
+        self._sync_waiting = True
+        try:
+            self._keyword_idle.wait_for(lambda: not self._keyword_writing)
+        finally:
+            self._sync_waiting = False
+            self._keyword_idle.notify_all()
+
     def _write_keywords(self, docs: list[tuple[Memory, list[Chunk]]], removed: set[str],
-                        began: Callable[[], None] | None = None) -> None:
+                        began: Callable[[], None] | None = None, staged: Staged | None = None) -> None:
         """Index the keyword documents of a sync. A big one (a pull of hundreds of files) is written with the
         index lock let go: adding and committing 1,000 memories' documents takes Whoosh seconds, and searches
         would wait behind it. They read the last committed keyword state meanwhile, over memories already in
         their new state: a changed memory keeps its chunk ids (its old text's words still find it), a removed
         one's chunks have no owner and are skipped (search._best_per_memory), a new one is not found yet.
 
-        An earlier sync may be committing its own big write meanwhile (a pull the watcher cut in two batches):
-        these documents are then made searchable at once (fresh_keywords) and written when that commit ends."""
+        `staged`: these documents were made searchable already, while an earlier write committed (_after_keyword_writer)."""
         self.keyword_written_at = time.monotonic()
-        staged = None
-        if self._keyword_writing:
-            staged = self._keyword.stage_ahead(docs, removed)
-            self.version += 1  # searches see this batch whole now: memories, vectors, graph and keywords
-            self._sync_waiting = True
-            try:
-                self._keyword_idle.wait_for(lambda: not self._keyword_writing)
-            finally:
-                self._sync_waiting = False
-                self._keyword_idle.notify_all()
         if len(docs) + len(removed) < KEYWORD_BESIDE_SEARCHES:
             self._keyword.replace(docs, removed, staged=staged)
             self._segments_left()
@@ -1093,7 +1101,7 @@ class Index:
         if batch.keyword_docs or batch.removed_ids:
             docs, removed = list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs)
             batch.keyword_docs.clear()  # the chunks' texts go once Whoosh holds them, before the manifest is written
-            self._write_keywords(docs, removed, batch.keyword_commit_began)
+            self._write_keywords(docs, removed, batch.keyword_commit_began, batch.staged)
             del docs
         if batch.removed_units or added:
             self._vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors

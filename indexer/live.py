@@ -81,7 +81,7 @@ class LiveIndex:
 
     def _on_batch(self, batch: Batch) -> None:
         """Apply a batch in a thread of its own, and hand the watcher its next batch as soon as this one's sync ends
-        or lets go of the index lock to commit a big keyword write: a pull the watcher cut in two is then applied
+        or lets go of the index lock to commit a big keyword write: a pull the watcher cut in two is then read
         and keyword-searchable while the first part commits, not after (Whoosh commits 1,000 memories in
         seconds at 100k; bench/README, issue 32 item 4). The syncs keep their order (Index._write_keywords)."""
         handed_on = threading.Event()

@@ -1,4 +1,4 @@
-"""A pull the watcher cuts in two batches (issue 32 item 4): the second batch is applied, and keyword-searchable,
+"""A pull the watcher cuts in two batches (issue 32 item 4): the second batch is read, and keyword-searchable,
 while Whoosh still commits the first; its answers then are the answers after both commits, and the index
 ends equal to a rebuild."""
 
