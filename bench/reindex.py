@@ -174,7 +174,7 @@ def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path, kee
             cpu = time.process_time() - cpu
             stop.set()
             searcher_thread.join()
-            batches = live.watcher.batches_delivered - batches
+        batches = live.watcher.batches_delivered - batches  # after stop: the last batch's sync has returned
         index.close()
         embedder.close()
     return {"base": base, "pulled": count, "parts": parts, "watcher_batches": batches,
