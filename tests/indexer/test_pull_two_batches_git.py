@@ -22,7 +22,7 @@ from indexer.search import SearchRequest, Searcher
 from indexer.settings import SearchSettings
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import fresh_rebuild, state, top_ids
-from tests.indexer.test_pull_folders import FAST, git, wait_until
+from tests.indexer.test_pull_folders import FAST, git, shared_with_a_teammate, wait_until
 from tests.indexer.test_pull_two_batches import BOUND, commit_held_open
 from vault import Vault
 
@@ -40,13 +40,7 @@ def teammate_commits(root: Path, tmp_path: Path) -> tuple[str, str, dict[str, st
     for i in range(20):
         write(root, f"history/n{i}.md", memory_text(f"m-{i:08x}", f"Note {i}", f"postgres lock base{i}"))
         expected[f"m-{i:08x}"] = f"base{i}"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
-    git(root, "remote", "add", "origin", str(remote))
-    git(root, "push", "-q", "origin", "main")
-    git(tmp_path, "clone", "-q", str(remote), str(teammate))
+    shared_with_a_teammate(root, remote, teammate)
 
     for i in range(PART):  # new folders, a changed note, a deleted one
         write(teammate, f"pulled/team{i % 3}/p{i}.md", memory_text(f"m-p{i:07x}", f"Pulled {i}", f"kafka kiwi{i}"))
