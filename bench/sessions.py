@@ -16,6 +16,7 @@ memory (VmHWM) of the server and the embedding host.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import re
@@ -89,7 +90,7 @@ def session(root: Path, number: int, turns: int, prompts: list[str], records: li
         stop_ms, _, _ = hook(root, "stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
                                             "last_assistant_message": answer})
         with lock:
-            records.append({"session": sid, "at": at, "ms": ms, "context": bool(context), "reason": reason,
+            records.append({"session": sid, "at": at, "wall": time.time() - (time.monotonic() - at), "ms": ms, "context": bool(context), "reason": reason,
                             "stop_ms": stop_ms})
 
 
@@ -178,17 +179,45 @@ def run(mode: str, count: int, turns: int) -> dict:
         finally:
             from mcp_server.server import registry
             registry.stop()
+            logs = [Path(tmp) / "servers" / name for name in (client.LOG_NAME, embed_host.LOG_FILE)]
+            timeline = milestones(logs, min((r["wall"] for r in records), default=0.0))
             if KEEP_LOG is not None:  # the server's log: what it did meanwhile (merges, backfill, errors)
-                shutil.copy(Path(tmp) / "servers" / client.LOG_NAME, KEEP_LOG.with_suffix(f".{mode}.log"))
+                shutil.copy(logs[0], KEEP_LOG.with_suffix(f".{mode}.log"))
+                if logs[1].exists():
+                    shutil.copy(logs[1], KEEP_LOG.with_suffix(f".{mode}.host.log"))
     records.sort(key=lambda r: r["at"])
     first = records[0]["at"] if records else 0.0
+    context = [r for r in records if r["context"]]
+    timeline["first context (prompt sent)"] = round(context[0]["at"] - first, 2) if context else None
     half = len(records) // 2
     return {"mode": mode, "sessions": count, "turns": turns, "wall_s": round(wall, 1),
             "all": phase(records),
             "first_5s": phase([r for r in records if r["at"] - first < EARLY_SECONDS]),
             "after_5s": phase([r for r in records if r["at"] - first >= EARLY_SECONDS]),
             "first_half": phase(records[:half]), "second_half": phase(records[half:]),
-            "captured": got, "expected": expected, "stop_hook_ms": _quantiles([r["stop_ms"] for r in records]), "hook_cpu_ms": round(hook_cpu_ms, 1), "peak_rss": peaks}
+            "captured": got, "expected": expected, "timeline_s": timeline, "stop_hook_ms": _quantiles([r["stop_ms"] for r in records]), "hook_cpu_ms": round(hook_cpu_ms, 1), "peak_rss": peaks}
+
+
+# What a cold start goes through, in the server's and the embedding host's logs (their first line of each kind).
+MILESTONES = {"server on": "memdir server on 127", "index open": ": index open in", "watching": "memdir.watcher INFO watching",
+              "spool replayed": "hook events spooled while it was not served", "serving": "memdir.server INFO serving",
+              "MCP ready": "MCP endpoint ready", "host on": "memdir embedding host on",
+              "model loaded": "model loaded", "first backfill": "deferred units in"}
+
+
+def milestones(logs: list[Path], first_wall: float) -> dict:
+    """Seconds from the first prompt to each milestone's first log line (its text after the level kept)."""
+    found: dict = {}
+    for log in logs:
+        for text in (log.read_text(errors="replace").splitlines() if log.exists() else []):
+            match = re.match(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ", text)
+            if not match:
+                continue
+            at = time.mktime(time.strptime(match.group(1), "%Y-%m-%d %H:%M:%S")) + int(match.group(2)) / 1000
+            for name, pattern in MILESTONES.items():
+                if pattern in text and name not in found:
+                    found[name] = (round(at - first_wall, 2), text.split(" INFO ", 1)[-1][-90:])
+    return dict(sorted(found.items(), key=lambda item: item[1][0]))
 
 
 def line(r: dict) -> str:
@@ -203,7 +232,8 @@ def line(r: dict) -> str:
             f"      captured {r['captured']}/{r['expected']} (Stop hook p50 {r['stop_hook_ms'].get('p50')} "
             f"p95 {r['stop_hook_ms'].get('p95')} ms); CPU per hook process {r['hook_cpu_ms']} ms; peak RSS server {r['peak_rss']['server_mb']} MB, "
             f"host {r['peak_rss']['host_mb']} MB; CPU server {r['peak_rss']['server_cpu_s']} s, "
-            f"host {r['peak_rss']['host_cpu_s']} s")
+            f"host {r['peak_rss']['host_cpu_s']} s\n      timeline (s after the first prompt): "
+            + "; ".join(f"{k} {v if not isinstance(v, tuple) else v[0]}" for k, v in r["timeline_s"].items()))
 
 
 if __name__ == "__main__":
@@ -219,6 +249,12 @@ if __name__ == "__main__":
         os.environ["PYTHONPATH"] = str(options.code.resolve())  # the spawned hooks, server and host import it first
     # The server and the embedding host start as `python -m mcp_server`, which puts the working directory first on
     # their path, before PYTHONPATH: run from a checkout, they imported that checkout whatever `--code` said.
+    # Bytecode for the code under test, as an installed package has: with PYTHONDONTWRITEBYTECODE set (as on this
+    # machine) a checkout never used before compiled every module in every hook, server and host process, and an
+    # A/B against a checkout that had its __pycache__ measured the compiler.
+    for checkout in {REPO, *([options.code.resolve()] if options.code else [])}:
+        for package in ("mcp_server", "indexer", "vault"):
+            compileall.compile_dir(checkout / package, quiet=1)
     os.chdir(tempfile.gettempdir())
     KEEP_LOG = options.log
     results = [run(m, options.sessions, options.turns) for m in (("cold", "warm") if options.mode == "both" else (options.mode,))]

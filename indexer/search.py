@@ -254,6 +254,9 @@ class Searcher:
             hits = self._rank(candidates, allowed, request, now, named, query_vector, people)
             # The turns around the best hit in its captured conversation rise with it (indexer/multihop.py).
             hits = multihop.lift_thread(self.index, hits, self.settings.thread_reach, self.settings.thread_lift)
+            # The session of the strong hit nearest the question in meaning rises too (indexer/multihop.py).
+            hits = multihop.lift_conversation(self.index, hits, query_vector, self.settings.conversation_reach,
+                                              self.settings.conversation_lift)
             hits = with_shown(order_hits(hits, request.sort_by)[:limit], self.settings)
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
@@ -568,7 +571,12 @@ class Searcher:
             if memory is None:
                 continue
             relevance = calibrate(c.evidence, settings.calibration_midpoint, settings.calibration_steepness)
-            if relevance < settings.score_threshold:
+            # A question in other words puts its answer near cosine 0.15-0.19, a relevance under 0.05, where plain
+            # cosine still ranks it first: what the vector channel finds above its floor is listed however weak.
+            # The threshold keeps cutting what only shares a word or two (a keyword-only answer while the vectors
+            # are still being filled in) and what nothing finds at all.
+            weak_vector = c.vector_score is not None and c.vector_score > settings.cosine_floor
+            if relevance < settings.score_threshold and not weak_vector:
                 continue
             # The order weighs the keyword channel by what it has to say for this query (keyword_confidence);
             # the relevance shown stays what both channels found, so a word-for-word hit is still listed.
@@ -591,7 +599,7 @@ class Searcher:
             stale = tuple(self.index.vault.stale(memory))
             factor = settings.stale_factor if stale else 1.0
             final *= factor
-            explain = {"order": order, "quality": quality, "recency": recency, "stale_factor": factor,
+            explain = {"order": order, "weighed": weight, "quality": quality, "recency": recency, "stale_factor": factor,
                        "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author}
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
@@ -823,8 +831,9 @@ def with_shown(hits: list[Hit], settings: SearchSettings) -> list[Hit]:
     if not ranked:
         return hits
     best = max(h.explain["order"] for h in ranked)
-    return [replace(h, shown=shown_relevance(h.relevance, best - h.explain["order"], settings.shown_gap_scale,
-                                             settings.shown_gap_floor)) if h.explain is not None else h for h in hits]
+    return [replace(h, shown=shown_relevance(h.explain.get("weighed", h.relevance), best - h.explain["order"],
+                                             settings.shown_gap_scale, settings.shown_gap_floor))
+            if h.explain is not None else h for h in hits]
 
 
 def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:

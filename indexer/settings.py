@@ -95,6 +95,10 @@ class SearchSettings:
     thread_lift: float = setting(0.15, "the best hit and the memories up to thread_reach previous:/next links from it "
                                        "(its captured conversation's nearby turns) rank by 1 + this (0 = off; indexer/multihop.py)")
     thread_reach: int = setting(2, "how many turns before and after the best hit its thread lift reaches (0 = off)")
+    conversation_lift: float = setting(0.1, "among the 30 strongest hits, the one whose whole text is nearest the query and "
+                                             "the memories up to conversation_reach previous:/next links from it (its "
+                                             "session) rank by 1 + this (0 = off; indexer/multihop.py)")
+    conversation_reach: int = setting(10, "how many turns before and after that hit its conversation lift reaches (0 = off)")
     hop_seeds: int = setting(0, "second hop: search again from this many of the strongest hits, the query vector moved towards each (0 = off)")
     hop_beta: float = setting(1.0, "second hop: how far the query vector is moved towards the hit it starts from")
     hop_share: float = setting(0.5, "second hop: share of its own score a memory found by the second hop enters with")
@@ -105,7 +109,9 @@ class SearchSettings:
     default_limit: int = setting(10, "results returned when no limit is given")
     max_limit: int = setting(100, "largest limit a caller may ask for")
     max_query_chars: int = setting(2000, "a longer query is asked by its first this many characters")
-    score_threshold: float = setting(0.05, "results whose relevance is below this are dropped")
+    score_threshold: float = setting(0.05, "results whose relevance is below this are dropped, unless the vector "
+                                           "channel finds them above cosine_floor (a question in other words puts its "
+                                           "answer near cosine 0.15-0.19, under 0.05)")
     shown_gap_scale: float = setting(0.05, "the relevance a result shows falls with how far its match is behind the best "
                                            "result's: to floor + (1 - floor) / e of its relevance at this gap ...")
     shown_gap_floor: float = setting(0.2, "... and to this share of it far behind (thresholds read the relevance itself)")

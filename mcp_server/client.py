@@ -12,6 +12,7 @@ import json
 import os
 import socket
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -23,6 +24,10 @@ ADDRESS_FILE = "server.json"  # in the per-user folder: pid, port and token of t
 PROCESS_LOCK = "server.lock"  # in the per-user folder: held by the one server process of this user
 START_LOCK = "server.start.lock"
 LOG_NAME = "server.log"
+# A process spawned by `spawn_once` counts as starting for this long, until it holds its own lock: a server under
+# load took 6.6 s of imports to get there, and every hook that came meanwhile spawned another one (bench/README,
+# "a cold start's seconds").
+STARTING_SECONDS = 30.0
 VAULT_LOCK = ".memdir/server.lock"  # in each vault: held by whichever process serves it (one writer)
 VAULT_HEADER = "X-Memdir-Vault"  # every request names its vault; the server opens it on the first one
 IDEMPOTENCY_HEADER = "X-Memdir-Idempotency-Key"  # one per logical call, sent again on a retry (idempotency.py)
@@ -231,7 +236,9 @@ def start_detached(vault_root: Path) -> int | None:
 
 def spawn_once(start_lock: Path, present: Callable[[], bool], args: list[str], log: Path) -> int | None:
     """`memdir ARGS` started detached by exactly one of many concurrent callers: the one that takes
-    `start_lock` and finds the process not `present`. The others return None at once.
+    `start_lock` and finds the process neither `present` nor starting. The others return None at once.
+    The child's pid and start time stay in `start_lock`: until the child is `present` (it holds its own lock, after
+    its imports) it is starting, and a caller that comes meanwhile spawns no second one to import all of it again.
     (Its flock is not vault.lock's: the hooks import this module, and vault/ costs them yaml and more.)"""
     fd = os.open(start_lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -241,9 +248,23 @@ def spawn_once(start_lock: Path, present: Callable[[], bool], args: list[str], l
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                 return None  # another process is starting it right now
             raise
-        return None if present() else spawn_memdir(args, log)
+        if present() or _starting(fd):
+            return None
+        pid = spawn_memdir(args, log)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{pid} {time.time():.3f}".encode(), 0)
+        return pid
     finally:
         os.close(fd)
+
+
+def _starting(start_lock_fd: int) -> bool:
+    """Whether the process the last `spawn_once` started is alive and younger than STARTING_SECONDS."""
+    try:
+        pid, at = os.pread(start_lock_fd, 64, 0).decode().split()
+        return time.time() - float(at) < STARTING_SECONDS and process_alive(int(pid))
+    except (ValueError, UnicodeDecodeError):
+        return False  # empty (never used) or written by an older memdir
 
 
 def spawn_memdir(args: list[str], log: Path) -> int:

@@ -1,1 +1,1 @@
-"""The `memdir` command line: click commands that parse, call one service operation and format the result."""
+"""The `memdir` command line: click commands that parse (their options derived from the operations, options.py), call one service operation and format the result."""

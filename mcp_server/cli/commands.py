@@ -12,7 +12,7 @@ import shutil
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar, get_args
+from typing import Any, Callable, Iterator, TypeVar
 
 import click
 
@@ -21,6 +21,7 @@ from vault import Memory, NotFoundError, Vault, VaultError, gitmerge, init_vault
 from ..service import checks
 from ..service import operations as ops
 from .. import client
+from .options import ARGUMENT, Opt, operation
 from ..clients import integrations, opencode_wiring
 from ..views import render
 from ..config import Config, default_config_text, load_config, user_vault_root
@@ -241,65 +242,58 @@ def _report_files(label: str, registration: integrations.Registration, binary: s
 
 
 @cli.command()
-@click.argument("content")
-@click.option("--title", help="Title (default: the first line of the content).")
-@click.option("--type", "memory_type", help="preference, fact, decision, constraint, learning, ...")
-@click.option("--collection", default="memory_bank", show_default=True, help="Where the memory lives.")
-@click.option("--tag", "tags", multiple=True, help="A tag; repeat for more.")
-@click.option("--allow-secret", is_flag=True, help="Store it even if it looks like an API key, token or password.")
-@click.option("--private", is_flag=True, help="Keep it in your user vault, never in the project vault.")
+@operation(ops.Add, content=ARGUMENT, tags=Opt("--tag"), privacy=Opt("--private", flag_value="private"))
 @vault_option
-def add(content: str, title: str | None, memory_type: str | None, collection: str, tags: tuple[str, ...],
-        allow_secret: bool, private: bool, vault_path: Path) -> None:
+def add(request: ops.Add, vault_path: Path) -> None:
     """Write a new memory and print its id (an exact re-statement returns the existing one)."""
     with service(vault_path) as svc:
-        added = svc.run(ops.Add(content=content, title=title, type=memory_type, collection=collection, tags=list(tags),
-                                allow_secret=allow_secret, privacy="private" if private else "shared"))
+        added = svc.run(request)
     click.echo(added.memory.id)
     for line in render.added_notes(added):
         click.echo(line, err=True)
 
 
 @cli.command()
-@click.argument("ref")
+@operation(ops.Read, ref=ARGUMENT, version=Opt(metavar="DATE|COMMIT"))
 @click.option("--json", "as_json", is_flag=True, help="Print the normalized memory as JSON.")
-@click.option("--version", "version", metavar="DATE|COMMIT", help="The memory as committed then (a vault under git).")
 @vault_option
-def show(ref: str, as_json: bool, version: str | None, vault_path: Path) -> None:
+def show(request: ops.Read, as_json: bool, vault_path: Path) -> None:
     """Print one memory, given its id or its path inside the vault."""
     root = vault_root(vault_path)
-    if version:
+    if request.version:
         with service(vault_path) as svc:
-            view = svc.run(ops.Read(ref=ref, version=version))
+            view = svc.run(request)
     elif client.serving(root) is not None:
-        view = Remote(root).run(ops.Read(ref=ref))
+        view = Remote(root).run(request)
     else:
-        memory = lookup_anywhere(vault_path, ref)
+        memory = lookup_anywhere(vault_path, request.ref)
         view = view_of(memory, stale=local_vault(vault_path)[0].stale(memory))
     emit_json(view.as_json()) if as_json else click.echo(render.memory_detail(view))
 
 
 @cli.command(name="list")
+@operation(ops.List)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of normalized memories.")
 @vault_option
-def list_(as_json: bool, vault_path: Path) -> None:
+def list_(request: ops.List, as_json: bool, vault_path: Path) -> None:
     """List every memory in the vault."""
     root = vault_root(vault_path)
     if client.serving(root) is not None:
-        listed = Remote(root).run(ops.List())
+        listed = Remote(root).run(request)
     else:
         listed = [view_of(m) for vault in local_vaults(vault_path) for m in vault.scan().memories]
     emit_json([view.as_json() for view in listed]) if as_json else click.echo(render.memory_rows(listed))
 
 
 @cli.command()
+@operation(ops.Doctor)
 @click.option("--json", "as_json", is_flag=True, help='Print {"memories": N, "errors": [...]}.')
 @vault_option
-def doctor(as_json: bool, vault_path: Path) -> None:
+def doctor(request: ops.Doctor, as_json: bool, vault_path: Path) -> None:
     """Check every file; exit status 1 when any file has a problem."""
     root = vault_root(vault_path)
     if client.serving(root) is not None:
-        found = Remote(root).run(ops.Doctor())
+        found = Remote(root).run(request)
     else:
         vault, _ = local_vault(vault_path)
         scan = vault.scan()
@@ -361,12 +355,13 @@ def merge_driver(base: Path, ours: Path, theirs: Path, path: str | None) -> None
 # -- the index -------------------------------------------------------------------------------
 
 @cli.command()
+@operation(ops.Reindex)
 @vault_option
-def reindex(vault_path: Path) -> None:
+def reindex(request: ops.Reindex, vault_path: Path) -> None:
     """Rebuild every index from the files (into a new generation, swapped in whole)."""
     root = vault_root(vault_path)
     if client.serving(root) is not None:
-        report = Remote(root).run(ops.Reindex())
+        report = Remote(root).run(request)
         click.echo(f"indexed {report.memories} memories ({report.chunks} chunks) in {report.seconds:.1f} s "
                    f"by the running server; {report.problems} problem files")
         return
@@ -383,199 +378,184 @@ def reindex(vault_path: Path) -> None:
 
 
 @cli.command()
-@click.argument("query", required=False)
-@click.option("--limit", type=int, help="How many results (default 10).")
-@click.option("--days-back", type=float, help="Only memories created in the last N days.")
-@click.option("--collection", "collections", multiple=True, help="Only this collection; repeat for more.")
-@click.option("--type", "types", multiple=True, help="Only this type; repeat for more.")
-@click.option("--tag", "tags", multiple=True, help="Only memories with this tag; repeat for more.")
-@click.option("--sort-by", type=click.Choice(get_args(ops.SortBy)), default="relevance")
-@click.option("--all", "include_superseded", is_flag=True, help="Include superseded and archived memories.")
-@click.option("--after", metavar="DATE", help="Only memories created on or after (file mtime when they have no created_at).")
-@click.option("--before", metavar="DATE", help="Only memories created before (file mtime when they have no created_at).")
-@click.option("--as-of", "as_of", metavar="DATE|COMMIT",
-              help="Answer from the vault as git had it then (YYYY-MM-DD: the last commit that day).")
+@operation(ops.Search, query=ARGUMENT, collections=Opt("--collection"), types=Opt("--type"), tags=Opt("--tag"),
+           include_superseded=Opt("--all"), as_of=Opt(metavar="DATE|COMMIT"), after=Opt(metavar="DATE"),
+           before=Opt(metavar="DATE"))
 @click.option("--json", "as_json", is_flag=True, help='Print {"results": [...]} as JSON, with "window" or "as_of" when a time window or a past commit shaped them.')
 @vault_option
-def search(query: str | None, limit: int | None, days_back: float | None, collections: tuple[str, ...],
-           types: tuple[str, ...], tags: tuple[str, ...], sort_by: str, include_superseded: bool, after: str | None,
-           before: str | None, as_of: str | None, as_json: bool, vault_path: Path) -> None:
+def search(request: ops.Search, as_json: bool, vault_path: Path) -> None:
     """Hybrid search (meaning + keywords + links); without QUERY, --days-back, --after or --before list a timeline."""
     with service(vault_path) as svc:
-        found = svc.run(ops.Search(query=query, days_back=days_back, collections=list(collections), types=list(types),
-                                   tags=list(tags), sort_by=sort_by, limit=limit, include_superseded=include_superseded,
-                                   after=after, before=before, as_of=as_of))
+        found = svc.run(request)
     if as_json:  # one shape for scripts and the model: {"results": [...]} and what shaped it, when anything did
         emit_json(ops.as_json(found))
     else:
-        click.echo((render.as_of(found.as_of) if as_of and found.as_of else "") + render.window(found.window)
+        click.echo((render.as_of(found.as_of) if request.as_of and found.as_of else "") + render.window(found.window)
                    + render.search_results(found.results))
 
 
 @cli.command()
-@click.argument("ref")
+@operation(ops.Log, ref=ARGUMENT)
 @click.option("--json", "as_json", is_flag=True, help="Print the versions as JSON.")
 @vault_option
-def log(ref: str, as_json: bool, vault_path: Path) -> None:
+def log(request: ops.Log, as_json: bool, vault_path: Path) -> None:
     """A memory's committed versions, newest first: commit, date, author and what changed."""
     with service(vault_path) as svc:
-        report = svc.run(ops.Log(ref=ref))
+        report = svc.run(request)
     emit_json(ops.as_json(report)) if as_json else click.echo(render.memory_log(report))
 
 
 @cli.command()
-@click.argument("memory_id")
+@operation(ops.Relationships, memory_id=ARGUMENT, relationship_type=Opt("--type"))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @vault_option
-def links(memory_id: str, as_json: bool, vault_path: Path) -> None:
+def links(request: ops.Relationships, as_json: bool, vault_path: Path) -> None:
     """Show a memory's relations: links out, backlinks, its supersedes chain and ghost targets."""
     with service(vault_path) as svc:
-        report = svc.run(ops.Relationships(memory_id=memory_id))
+        report = svc.run(request)
     emit_json(ops.as_json(report)) if as_json else click.echo(render.relations(report))
 
 
 @cli.command()
-@click.argument("source")
-@click.argument("target")
-@click.option("--as", "relation", type=click.Choice(get_args(ops.Linkable)),
-              default="depends_on", show_default=True, help="How SOURCE relates to TARGET.")
+@operation(ops.Link, source=ARGUMENT, target=ARGUMENT, relation=Opt("--as"))
 @click.option("--json", "as_json", is_flag=True, help="Print SOURCE's relations as JSON.")
 @vault_option
-def link(source: str, target: str, relation: str, as_json: bool, vault_path: Path) -> None:
+def link(request: ops.Link, as_json: bool, vault_path: Path) -> None:
     """Record a typed relation from SOURCE to TARGET in SOURCE's frontmatter (both are memory ids)."""
     with service(vault_path) as svc:
-        report = svc.run(ops.Link(source=source, target=target, relation=relation))
+        report = svc.run(request)
     emit_json(ops.as_json(report)) if as_json else click.echo(
         ("" if report.changed else "already recorded; nothing changed\n") + render.relations(report))
 
 
 # -- outcome learning -------------------------------------------------------------------------
 
-@cli.command()
-@click.argument("pairs", nargs=-1, required=True, metavar="ID OUTCOME [ID OUTCOME ...]")
-@vault_option
-def score(pairs: tuple[str, ...], vault_path: Path) -> None:
-    """Record outcomes (worked, partial, failed, unknown) for memories; only their counters change."""
-    if len(pairs) % 2:
+def pairs(values: list[str]) -> dict[str, str]:
+    """`ID OUTCOME [ID OUTCOME ...]` as {id: outcome}."""
+    if len(values) % 2:
         raise click.UsageError("give pairs: ID OUTCOME [ID OUTCOME ...]")
+    return dict(zip(values[::2], values[1::2]))
+
+
+@cli.command()
+@operation(ops.Score, skip={"outcome": "how a conversation's previous exchange went; a command is no conversation"},
+           memory_scores=Opt(positional=True, many=True, type=click.STRING, convert=pairs,
+                             metavar="ID OUTCOME [ID OUTCOME ...]"))
+@vault_option
+def score(request: ops.Score, vault_path: Path) -> None:
+    """Record outcomes (worked, partial, failed, unknown) for memories; only their counters change."""
     with service(vault_path) as svc:
-        result = svc.run(ops.Score(memory_scores=dict(zip(pairs[::2], pairs[1::2]))))
+        result = svc.run(request)
     click.echo(render.score_answer(result))
 
 
 @cli.command()
-@click.option("--dry-run", is_flag=True, help="Show what would happen; change nothing.")
+@operation(ops.Gc)
 @vault_option
-def gc(dry_run: bool, vault_path: Path) -> None:
+def gc(request: ops.Gc, vault_path: Path) -> None:
     """Apply the lifecycle: promote, demote and expire memories (logged to .memdir/lifecycle.jsonl)."""
     with service(vault_path) as svc:
-        decisions = svc.run(ops.Gc(dry_run=dry_run))
-    click.echo(render.lifecycle(decisions, dry_run))
+        decisions = svc.run(request)
+    click.echo(render.lifecycle(decisions, request.dry_run))
 
 
 @cli.command()
+@operation(ops.Stats)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 @vault_option
-def stats(as_json: bool, vault_path: Path) -> None:
+def stats(request: ops.Stats, as_json: bool, vault_path: Path) -> None:
     """Count the vault's memories by collection and type, scored, superseded and problem files."""
     with service(vault_path) as svc:
-        report = svc.run(ops.Stats())
+        report = svc.run(request)
     emit_json(ops.as_json(report)) if as_json else click.echo(render.stats(report))
 
 
 @cli.command()
-@click.argument("memory_id")
+@operation(ops.Delete, memory_id=ARGUMENT)
 @vault_option
-def delete(memory_id: str, vault_path: Path) -> None:
+def delete(request: ops.Delete, vault_path: Path) -> None:
     """Move a memory's file to .trash/ (`memdir restore ID` brings it back)."""
     with service(vault_path) as svc:
-        deleted = svc.run(ops.Delete(memory_id=memory_id))
+        deleted = svc.run(request)
     click.echo(render.deleted(deleted))
 
 
 @cli.command()
-@click.argument("memory_ids", nargs=-1, required=True)
+@operation(ops.Verify, ids=Opt(positional=True, metavar="MEMORY_IDS..."))
 @click.option("--json", "as_json", is_flag=True, help='Print {"verified": [{id, title, anchors, was_stale}]}.')
 @vault_option
-def verify(memory_ids: tuple[str, ...], as_json: bool, vault_path: Path) -> None:
+def verify(request: ops.Verify, as_json: bool, vault_path: Path) -> None:
     """Confirm memories still hold: anchor them to the project files they cite as those are now."""
     with service(vault_path) as svc:
-        report = svc.run(ops.Verify(ids=list(memory_ids)))
+        report = svc.run(request)
     emit_json(ops.as_json(report)) if as_json else click.echo(render.verified(report))
 
 
 @cli.command()
+@operation(ops.Review)
 @click.option("--json", "as_json", is_flag=True, help='Print {"items": [{kind, ids, reason, action, key}]}.')
-@click.option("--dismiss", "keys", multiple=True, help="Hide an item (by its key) until what it is about changes.")
 @vault_option
-def review(as_json: bool, keys: tuple[str, ...], vault_path: Path) -> None:
+def review(request: ops.Review, as_json: bool, vault_path: Path) -> None:
     """What needs a human decision: stale, duplicate, contradicting, expiring, invalid or suspicious memories."""
     with service(vault_path) as svc:
-        report = svc.run(ops.Review(dismiss=list(keys)))
+        report = svc.run(request)
     emit_json(ops.as_json(report)) if as_json else click.echo(render.review_items(report))
 
 
 @cli.command()
-@click.argument("memory_id")
+@operation(ops.Restore, memory_id=ARGUMENT)
 @vault_option
-def restore(memory_id: str, vault_path: Path) -> None:
+def restore(request: ops.Restore, vault_path: Path) -> None:
     """Put a deleted memory back from .trash/ where it was; refuses if its id or place is taken."""
     with service(vault_path) as svc:
-        restored = svc.run(ops.Restore(memory_id=memory_id))
+        restored = svc.run(request)
     click.echo(render.restored(restored))
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--title", help="Title of the book (default: the document's own title or file name).")
-@click.option("--tag", "tags", multiple=True, help="Tag the books (repeatable).")
-@click.option("--dry-run", is_flag=True, help="Say what would be created or updated; write nothing.")
+@operation(ops.Ingest, paths=Opt(positional=True, type=click.Path(path_type=Path),
+                                 convert=lambda paths: [str(p.resolve()) for p in paths]), tags=Opt("--tag"))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per file.")
 @vault_option
-def ingest(paths: tuple[Path, ...], title: str | None, tags: tuple[str, ...], dry_run: bool, as_json: bool,
-           vault_path: Path) -> None:
+def ingest(request: ops.Ingest, as_json: bool, vault_path: Path) -> None:
     """Bring PDF, HTML, text and Markdown documents (or folders of them) into books/."""
     with service(vault_path) as svc:
-        results = svc.run(ops.Ingest(paths=[str(p.resolve()) for p in paths], title=title, tags=list(tags), dry_run=dry_run))
+        results = svc.run(request)
     emit_json(ops.as_json(results)) if as_json else click.echo(render.ingested(results))
     if any(r.status == "error" for r in results):
         sys.exit(1)
 
 
 @cli.command()
+@operation(ops.Books)
 @click.option("--json", "as_json", is_flag=True, help="Print the books as JSON.")
 @vault_option
-def books(as_json: bool, vault_path: Path) -> None:
+def books(request: ops.Books, as_json: bool, vault_path: Path) -> None:
     """List the books: ingested documents and hand-written references (remove one with `memdir delete ID`)."""
     with service(vault_path) as svc:
-        listed = svc.run(ops.Books())
+        listed = svc.run(request)
     emit_json(ops.as_json(listed)) if as_json else click.echo(render.books(listed))
 
 
 @cli.command(name="suggest-merges")
-@click.option("--threshold", type=float, help="Cosine similarity that makes two memories candidates (default 0.85).")
-@click.option("--type", "memory_type", help="Only memories of this type.")
-@click.option("--limit", type=int, default=10, show_default=True)
+@operation(ops.SuggestMerges)
 @click.option("--json", "as_json", is_flag=True)
 @vault_option
-def suggest_merges(threshold: float | None, memory_type: str | None, limit: int, as_json: bool, vault_path: Path) -> None:
+def suggest_merges(request: ops.SuggestMerges, as_json: bool, vault_path: Path) -> None:
     """List groups of near-duplicate memories (nothing is merged automatically)."""
     with service(vault_path) as svc:
-        clusters = svc.run(ops.SuggestMerges(threshold=threshold, type=memory_type, limit=limit))
+        clusters = svc.run(request)
     emit_json(ops.as_json(clusters)) if as_json else click.echo(render.clusters(clusters))
 
 
 @cli.command()
-@click.argument("ids", nargs=-1, required=True)
-@click.option("--into", "title", required=True, help="Title of the merged memory.")
-@click.option("--content", help="Body of the merged memory (default: the sources' bodies, joined).")
-@click.option("--allow-secret", is_flag=True, help="Merge even if the text looks like an API key, token or password.")
+@operation(ops.Merge, ids=ARGUMENT, title=Opt("--into"))
 @vault_option
-def merge(ids: tuple[str, ...], title: str, content: str | None, allow_secret: bool, vault_path: Path) -> None:
+def merge(request: ops.Merge, vault_path: Path) -> None:
     """Merge memories into one that supersedes them; the sources move to .trash/."""
     with service(vault_path) as svc:
-        merged = svc.run(ops.Merge(ids=list(ids), title=title, content=content, allow_secret=allow_secret))
-    click.echo(f"{merged.id}  {merged.path}  (supersedes {', '.join(ids)}; sources moved to .trash/)")
+        merged = svc.run(request)
+    click.echo(f"{merged.id}  {merged.path}  (supersedes {', '.join(request.ids)}; sources moved to .trash/)")
 
 
 # -- the server and assistants -------------------------------------------------------------

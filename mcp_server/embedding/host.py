@@ -307,6 +307,7 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
 
             model = make_embedder("all-MiniLM-L6-v2")
             model.embed_query("warm up")
+            log.info("memdir embedding host: model loaded (%.2f CPU s since its start)", time.process_time())
         host = _Host(model, secrets.token_urlsafe(32))
         stop = stop or threading.Event()
         if threading.current_thread() is threading.main_thread():

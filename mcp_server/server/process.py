@@ -46,7 +46,6 @@ from ..waiting import attempts
 from .http_limits import BoundedH11
 from .served import ServedVault, error, open_vault, status_of
 from ..web.auth import WebAuth
-from ..web.routes import web_app
 
 log = logging.getLogger("memdir.server")
 DRAIN_SECONDS = 5.0  # how long a closing vault waits for its requests in flight (an MCP event stream never ends)
@@ -328,7 +327,7 @@ class UserServer:
             Route("/api/health", self._health, methods=["GET"]),
             Route("/api/close", self._close_request, methods=["POST"]),
             Route("/api/ui/code", self._ui_code, methods=["POST"]),
-            Mount("/ui", app=web_app(self.web, self._web_service)),
+            Mount("/ui", app=_BuiltOnFirstRequest(lambda: _web_app(self.web, self._web_service))),
             Mount("/", app=self._to_vault),
         ]
         return Guard(Starlette(routes=routes, lifespan=lifespan), self.token, lambda: self.port)
@@ -425,6 +424,26 @@ class UserServer:
             vault.idle.touch()
             if not slot.in_flight:
                 slot.drained.set()
+
+
+class _BuiltOnFirstRequest:
+    """An ASGI app made when its first request comes. The `memdir ui` pages (and markdown-it under them) were 60 ms
+    of a cold server's imports before its first hook answer (bench/README, "a cold start's seconds")."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = build
+        self._app: Any = None
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if self._app is None:
+            self._app = self._build()  # on the event loop: two first requests cannot both build it
+        await self._app(scope, receive, send)
+
+
+def _web_app(auth: WebAuth, service_for: Callable[[Path], Any]) -> Any:
+    from ..web.routes import web_app
+
+    return web_app(auth, service_for)
 
 
 def _web_page(path: str) -> bool:

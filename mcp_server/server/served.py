@@ -91,15 +91,20 @@ class ServedVault:
         on. The MCP endpoint comes after (`build_mcp`), so the first prompts of a cold start do not wait for it."""
         from ..clients.hooks_server import HookHandler
 
+        started, cpu = time.monotonic(), time.process_time()
         config = load_config(self.root)
         self.app = App(self.root, config=config, embedder=embedder(config), defer_embedding=True, reconcile_later=True)
+        log.info("%s: index open in %.2f s (%.2f CPU s of the process)", self.root, time.monotonic() - started,
+                 time.process_time() - cpu)  # the timeline of a cold start (bench/sessions.py --log)
         self.service = MemoryService(self.app)
         self.service.sessions.clean()
         self.app.start_watching()
         self.hooks = HookHandler(self.service)
+        started, cpu = time.monotonic(), time.process_time()
         replayed = self.hooks.replay(self.root / ".memdir" / "spool")
         if replayed:
-            log.info("%s: replayed %d hook events spooled while it was not served", self.root, replayed)
+            log.info("%s: replayed %d hook events spooled while it was not served, in %.2f s (%.2f CPU s)", self.root,
+                     replayed, time.monotonic() - started, time.process_time() - cpu)
         self.idle = IdleWatch(self.root, config.server.idle_exit_seconds)
         self.lifecycle = Every(config.lifecycle.every_seconds, self._lifecycle, f"lifecycle {self.root.name}")
         self.lifecycle.start()

@@ -57,6 +57,8 @@ Moment = Annotated[str, Field(max_length=40)]
 Version = Annotated[str, Field(max_length=100)]
 assert set(COLLECTIONS) == set(Collection.__args__) and set(TYPES) == set(MemoryType.__args__)  # type: ignore[attr-defined]
 
+# When a memory was created, for a time filter: the file's mtime stands in for a missing created_at.
+UNDATED = "(file mtime when they have no created_at)"
 AS_OF = "A date (YYYY-MM-DD: the last commit that day) or a git commit: the vault as committed then"
 # memdir refuses text that looks like a credential: memories are plain files that get committed and shared.
 AllowSecret = Annotated[bool, Field(description=(
@@ -127,19 +129,19 @@ class Search(Op[SearchResult]):
     op = "search"
     result = SearchResult
     query: Annotated[str | None, Field(description="Search by meaning and keywords")] = None
-    days_back: Annotated[DaysBack | None, Field(description="Only the last N days")] = None
+    days_back: Annotated[DaysBack | None, Field(description="Only memories created in the last N days")] = None
     id: Annotated[str | None, Field(description="Look one memory up directly")] = None
-    collections: list[str] = []
-    types: list[str] = []
-    tags: list[str] = []
-    sort_by: SortBy = "relevance"
-    limit: int | None = None
-    include_superseded: bool = False
+    collections: Annotated[list[str], Field(description="Only memories in these collections")] = []
+    types: Annotated[list[str], Field(description="Only memories of this type")] = []
+    tags: Annotated[list[str], Field(description="Only memories with these tags")] = []
+    sort_by: Annotated[SortBy, Field(description="The order of the results")] = "relevance"
+    limit: Annotated[int | None, Field(description="How many results (default 10)")] = None
+    include_superseded: Annotated[bool, Field(description="Include superseded and archived memories")] = False
     session: str | None = None
     include_private: bool = True
     as_of: Annotated[str | None, Field(description=AS_OF)] = None
-    after: Annotated[str | None, Field(description="Only memories created on or after this date")] = None
-    before: Annotated[str | None, Field(description="Only memories created before this date")] = None
+    after: Annotated[str | None, Field(description=f"Only memories created on or after this date {UNDATED}")] = None
+    before: Annotated[str | None, Field(description=f"Only memories created before this date {UNDATED}")] = None
 
 
 class Read(Op[MemoryView]):
@@ -173,7 +175,7 @@ class Relationships(Op[Relations]):
     op = "relationships"
     result = Relations
     memory_id: str
-    relationship_type: str | None = None
+    relationship_type: Annotated[Relation | None, Field(description="Only relations of this type")] = None
     include_private: bool = True
 
 
@@ -209,15 +211,16 @@ class Books(Op[list[Book]]):
 class SuggestMerges(Op[list[Cluster]]):
     op = "suggest_merges"
     result = list[Cluster]
-    threshold: float | None = None
-    type: str | None = None
-    limit: int = 10
+    threshold: Annotated[float | None, Field(
+        description="Cosine similarity that makes two memories candidates (default 0.85)")] = None
+    type: Annotated[str | None, Field(description="Only memories of this type")] = None
+    limit: Annotated[int, Field(description="How many groups")] = 10
 
 
 class Review(Op[ReviewResult]):
     op = "review"
     result = ReviewResult
-    dismiss: list[str] = []
+    dismiss: Annotated[list[str], Field(description="Hide an item (by its key) until what it is about changes")] = []
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -227,14 +230,19 @@ class Add(Op[Added]):
     op = "add"
     result = Added
     content: str
-    type: str | None = None
-    tags: list[str] = []
-    title: str | None = None
-    collection: str = "memory_bank"
-    importance: float | None = None
-    confidence: float | None = None
-    always_inject: bool = False
-    privacy: Privacy = "shared"
+    type: Annotated[str | None, Field(
+        description="The kind of memory (preference, fact, decision, constraint, learning, ...)")] = None
+    tags: Annotated[list[str], Field(description="Tags")] = []
+    title: Annotated[str | None, Field(description="Title (default: the first line of the content)")] = None
+    collection: Annotated[str, Field(description="Where the memory lives")] = "memory_bank"
+    importance: Annotated[float | None, Field(
+        description="How much it should shape answers, 0 to 1 (memory_bank; default 0.7)")] = None
+    confidence: Annotated[float | None, Field(
+        description="0.9 or more: verified against a source; 0.5: unverified (memory_bank; default 0.7)")] = None
+    always_inject: Annotated[bool, Field(
+        description="Put it in every turn's context: for identity and core preferences")] = False
+    privacy: Annotated[Privacy, Field(
+        description="private: kept in the user vault only, never in the shared project vault")] = "shared"
     allow_secret: AllowSecret = False
     session: str | None = None
 
@@ -263,7 +271,7 @@ class Link(Op[LinkResult]):
     result = LinkResult
     source: str
     target: str
-    relation: Linkable = "depends_on"
+    relation: Annotated[Linkable, Field(description="How the source relates to the target")] = "depends_on"
     session: str | None = None
 
 
@@ -283,9 +291,10 @@ class Ingest(Op[list[Ingested]]):
     op = "ingest"
     result = list[Ingested]
     paths: list[str]
-    title: str | None = None
-    tags: list[str] = []
-    dry_run: bool = False
+    title: Annotated[str | None, Field(
+        description="Title of the book (default: the document's own title or file name)")] = None
+    tags: Annotated[list[str], Field(description="Tags for the books")] = []
+    dry_run: Annotated[bool, Field(description="Say what would be created or updated; write nothing")] = False
     session: str | None = None
 
 
@@ -328,8 +337,9 @@ class Merge(Op[MemoryView]):
     op = "merge"
     result = MemoryView
     ids: list[str]
-    title: str
-    content: str | None = None
+    title: Annotated[str, Field(description="Title of the merged memory")]
+    content: Annotated[str | None, Field(
+        description="Body of the merged memory (default: the sources' bodies, joined)")] = None
     allow_secret: AllowSecret = False
     session: str | None = None
 
@@ -340,7 +350,7 @@ class Merge(Op[MemoryView]):
 class Gc(Op[list[Decision]]):
     op = "gc"
     result = list[Decision]
-    dry_run: bool = False
+    dry_run: Annotated[bool, Field(description="Show what would happen; change nothing")] = False
 
 
 class Reindex(Op[Reindexed]):
@@ -381,10 +391,14 @@ def problems(error: PydanticError) -> str:
         if item["type"] == "missing":
             parts.append(f"argument `{where}` is required")
             continue
-        expected = item["msg"].removeprefix("Input ").removeprefix("Value error, ")
-        expected = expected[:1].lower() + expected[1:]
-        parts.append(f"argument `{where}` {expected} (got {echo(item.get('input'))})")
+        parts.append(f"argument `{where}` {expected(item)} (got {echo(item.get('input'))})")
     return "; ".join(parts)
+
+
+def expected(item: Any) -> str:
+    """What pydantic expected, as the rest of a sentence: `should be greater than 0`."""
+    said: str = item["msg"].removeprefix("Input ").removeprefix("Value error, ")
+    return said[:1].lower() + said[1:]
 
 
 def echo(value: Any) -> str:

@@ -42,8 +42,9 @@ def test_the_turn_near_the_best_hit_ranks_above_the_same_words_in_another_conver
     _two_conversations(tmp_path)
     index = concept_index(tmp_path)
     question = SearchRequest(query="automobile")
-    off = {h.memory.id: h for h in searcher(index, thread_lift=0.0).search(question)}
-    hits = searcher(index).search(question)
+    # The conversation lift (tests/indexer/test_conversation_lift.py) is off: this is the thread's own effect.
+    off = {h.memory.id: h for h in searcher(index, thread_lift=0.0, conversation_lift=0.0).search(question)}
+    hits = searcher(index, conversation_lift=0.0).search(question)
     on = {h.memory.id: h for h in hits}
     assert off["a3"].final == off["b3"].final  # without the lift the two are tied
     assert ids(hits)[0] == "a1" and ids(hits).index("a3") < ids(hits).index("b3")
@@ -58,7 +59,7 @@ def test_memories_in_no_conversation_keep_their_order_and_scores(tmp_path: Path)
     write(tmp_path, "history/c.md", memory_text("m-c", "Vehicle", "a vehicle, coffee and postgres"))
     index = concept_index(tmp_path)
     question = SearchRequest(query="automobile")
-    off = searcher(index, thread_lift=0.0).search(question)
+    off = searcher(index, thread_lift=0.0, conversation_lift=0.0).search(question)
     on = searcher(index).search(question)
     assert [(h.memory.id, h.final) for h in on] == [(h.memory.id, h.final) for h in off]
     index.close()
@@ -105,7 +106,7 @@ def test_with_the_real_model_the_answer_two_turns_after_the_match_passes_a_look_
         write(tmp_path, f"history/{memory_id}.md", memory_text(memory_id, f"{who}, 1 May", f"{who}: {text}", extra=extra))
     index = Index.open(Vault(tmp_path), make_embedder("all-MiniLM-L6-v2"))
     question = SearchRequest(query="What did Dana make at her pottery class?")
-    off = ids(Searcher(index, SearchSettings(thread_lift=0.0)).search(question))
+    off = ids(Searcher(index, SearchSettings(thread_lift=0.0, conversation_lift=0.0)).search(question))
     on = ids(Searcher(index, SearchSettings()).search(question))
     assert off[0] == on[0] == "c1"
     assert off.index("d3") < off.index("c3")  # the look-alike's words win without the thread

@@ -1,0 +1,32 @@
+"""The served fresh-memory hold-out set (bench/served_fresh_set.py) keeps its rules, so a later edit cannot
+quietly make it a set that keyword search solves or that asks one memory twice."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+sys.path.insert(0, str(BENCH))
+
+import served_fresh  # noqa: E402
+
+
+def test_the_set_keeps_its_rules():
+    assert served_fresh.rule_violations() == []
+
+
+def test_the_checker_catches_a_question_that_shares_a_word_with_its_memory(monkeypatch):
+    leaky = [("where is the local postgres", ("s01",)), *served_fresh.QUESTIONS[1:]]
+    monkeypatch.setattr(served_fresh, "QUESTIONS", leaky)
+    assert any("postgr" in problem and "s01" in problem for problem in served_fresh.rule_violations())
+
+
+def test_the_checker_catches_a_memory_asked_twice(monkeypatch):
+    monkeypatch.setattr(served_fresh, "QUESTIONS", [*served_fresh.QUESTIONS, ("what hosts the mail", ("s02",))])
+    assert "s02 is asked for 2 times (once each)" in served_fresh.rule_violations()
+
+
+def test_shown_relevance_plateau_counts_values_as_printed():
+    assert served_fresh.plateau([0.551, 0.5512, 0.549, 0.30, 0.56, None]) == 3
+    assert served_fresh.plateau([0.01, 0.012, 0.009, 0.30, 0.31], 0.10, 0.99) == 1
