@@ -155,6 +155,12 @@ def open_cold(root: Path, cache: Path, embedder_name: str, owner: bool = False, 
     mark("chunk and unit owners")
     graph = LinkGraph.build(e.memory for e in indexed)
     mark("link graph built")
+    if hasattr(manifest, "link_rows") and manifest.links_complete():  # what a search reads instead (link_table.py)
+        from indexer.link_table import LinkTable
+
+        table = LinkTable(manifest.link_rows())
+        mark("link table read (what a search reads of the graph)")
+        del table
     del graph, chunk_owner, unit_owner, indexed, entries, keyword, vectors
     manifest.close()
     gc.enable()
@@ -189,8 +195,8 @@ def open_cold(root: Path, cache: Path, embedder_name: str, owner: bool = False, 
     sizes = {}
     # The index's own structures, behind its read API: a profile of their layout reads them directly.
     for name in ("_memories", "_entries", "path_of", "_chunk_owner", "_unit_owner", "by_dedup_key", "previous_key",
-                 "pointed_by", "_graph"):
-        sizes[name.lstrip("_")] = round(deep_size(getattr(index, name), seen) / 2**20, 1)
+                 "pointed_by", "_graph", "_link_table"):
+        sizes[name.lstrip("_")] = round(deep_size(getattr(index, name, None), seen) / 2**20, 1)
     bodies = sum(sys.getsizeof(m.body) for m in index.all_memories())
     sizes["(of memories: bodies)"] = round(bodies / 2**20, 1)
     vec = index._vectors

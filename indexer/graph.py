@@ -26,6 +26,7 @@ from vault.model import Memory
 
 from .holders import hold, let_go
 from .interned import shared
+from .link_table import LinkRow
 from .links import (
     LINKS_TO,
     MAX_LINKS,
@@ -126,6 +127,9 @@ class LinkGraph:
         self._asks: dict[str, frozenset[str]] = {}  # record key -> the lookup keys its links asked for
         self._ambiguous: dict[str, tuple[Ambiguity, ...]] = {}
         self._superseded: set[str] | None = None  # cache; any change clears it
+        # Nodes whose links were resolved again or that left since `take_changed`: the rows of the generation's
+        # link table (link_table.py) to write again.
+        self._changed: set[str] = set()
 
     @classmethod
     def build(cls, memories: Iterable[Memory]) -> LinkGraph:
@@ -136,6 +140,29 @@ class LinkGraph:
         for key in graph._records:
             graph._resolve(key, fresh=True)
         return graph
+
+    def take_changed(self) -> set[str]:
+        """The nodes whose row in the link table may differ since the last call (see link_row)."""
+        changed, self._changed = self._changed, set()
+        return changed
+
+    def keep_changed(self, nodes: set[str]) -> None:
+        """Nodes taken by `take_changed` whose rows were not written after all."""
+        self._changed |= nodes
+
+    def link_row(self, node: str) -> LinkRow | None:
+        """A memory's row of the generation's link table: its created time and the (target id, relation) pairs of
+        its links to memories; None for a node no longer here or with no link to a memory."""
+        record = self._records.get(identity_key(node))
+        if record is None or record.node != node:
+            return None
+        targets = tuple(sorted({(v, r) for _, v, r in self.graph.out_edges(node, data="relation")
+                                if not v.startswith(GHOST)}))
+        return (node, record.created, targets) if targets else None
+
+    def link_rows(self) -> list[LinkRow]:
+        """Every row of the link table, by source id."""
+        return sorted(row for record in self._records.values() if (row := self.link_row(record.node)) is not None)
 
     # -- changes --------------------------------------------------------------------------
 
@@ -285,6 +312,7 @@ class LinkGraph:
 
     def _unregister(self, key: str) -> None:
         record = self._records.pop(key)
+        self._changed.add(record.node)
         self._clear_links(key, record.node)
         for index, name in self._indexes(record):
             let_go(index, name, key)
@@ -310,6 +338,7 @@ class LinkGraph:
     def _resolve(self, key: str, fresh: bool = False) -> None:
         """Replace a memory's edges with a fresh resolution of its links (`fresh`: it has none yet)."""
         record = self._records[key]
+        self._changed.add(record.node)
         if not fresh:
             self._clear_links(key, record.node)
         asks: set[str] = set()

@@ -46,7 +46,8 @@ from .holders import hold, let_go
 from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex, Staged
 from .keyword import signature as keyword_signature
-from .manifest import Entry, Manifest, compacted
+from .link_table import LinkRow, LinkTable
+from .manifest import Entry, LinkChanges, Manifest, compacted
 from .owners import Owners
 from .vectors import VectorIndex
 
@@ -174,8 +175,6 @@ class Index:
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
         self._memories: dict[str, Memory] = {}
         self.path_of: dict[str, str] = {}  # identity_key(id) -> path
-        self._chunk_owner = Owners()  # chunk id -> (memory id, heading)
-        self._unit_owner = Owners()  # unit id (a vector in FAISS) -> (memory id, role)
         # Memory ids as tuples, not sets (holders.py).
         # Digest of normalized text + type -> memory ids; made on the first duplicate asked for, not at the open
         # (normalizing and hashing every body was an eighth of a cold open's CPU).
@@ -183,17 +182,25 @@ class Index:
         self.previous_key: dict[str, str] = {}  # memory id -> identity key of the memory it names as previous
         self._duplicates: set[str] | None = None  # paths whose entry names a duplicated id; None = not yet known
         self.pointed_by: dict[str, tuple[str, ...]] = {}  # identity key -> ids of the memories naming it as previous
-        chunk_rows: list[tuple[int, tuple[str, str]]] = []
-        unit_rows: list[tuple[int, tuple[str, str]]] = []
-        for entry in self._entries.values():
-            if entry.memory_id and entry.memory and entry.reason is None:
-                self._remember(entry.memory)
-                chunk_rows.extend(_chunk_headings(entry))
-                unit_rows.extend((unit, (entry.memory_id, role)) for unit, _, role in entry.units)
-        self._chunk_owner.update(chunk_rows)  # owned in one fold, not a fold every few thousand rows
-        self._unit_owner.update(unit_rows)
-        del chunk_rows, unit_rows
-        self._graph = LinkGraph.build(self._memories.values())
+        indexed = [entry for entry in self._entries.values() if entry.memory_id and entry.memory and entry.reason is None]
+        for entry in indexed:
+            self._remember(entry.memory)  # type: ignore[arg-type]
+        # Made in one pass each, straight into their columns (Owners.of).
+        self._chunk_owner = Owners.of(row for entry in indexed for row in _chunk_headings(entry))  # chunk -> (memory, heading)
+        self._unit_owner = Owners.of((unit, (entry.memory_id, role)) for entry in indexed  # unit -> (memory, role)
+                                     for unit, _, role in entry.units)
+        del indexed
+        # A search reads the generation's link table; the full graph is built when something needs more of it
+        # (link_table.py). A generation written before the table existed is read as before, and its owner writes
+        # the whole table with its next batch.
+        self._graph: LinkGraph | None = None
+        self._link_table: LinkTable | None = None
+        self._links_whole = False  # the next batch writes every row of the link table
+        if self.manifest.links_complete():
+            self._link_table = LinkTable(self.manifest.link_rows())
+        else:
+            self._graph = LinkGraph.build(self._memories.values())
+            self._links_whole = True
         if len(self._entries) > RELEASE_AFTER:  # the manifest's decoded JSON and the chunks made to own them
             release_free_memory()
 
@@ -412,8 +419,22 @@ class Index:
 
     @property
     def links(self) -> LinkGraph:
-        """The link graph, to read (the index changes it as files change)."""
-        return self._graph
+        """The link graph, to read (the index changes it as files change); built on the first call after an open
+        that read the generation's link table instead."""
+        with self.lock:
+            if self._graph is None:
+                with collector.paused():
+                    self._graph = LinkGraph.build(self._memories.values())
+                self._graph.take_changed()  # what it resolved is what the table holds
+                self._link_table = None
+            return self._graph
+
+    @property
+    def link_view(self) -> LinkGraph | LinkTable:
+        """What a search reads of the links (superseded_ids, successor, neighbours): the graph once it is built, else
+        the generation's link table, which answers the same."""
+        with self.lock:
+            return self._graph if self._graph is not None else self._link_table  # type: ignore[return-value]
 
     def search_units(self, query: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
         """The k units nearest a query vector (cosine), among `allowed` if given."""
@@ -528,6 +549,7 @@ class Index:
             # documents with the lock let go, and waits for that commit before applying it (_after_keyword_writer).
             # One such sync at a time, so keyword writes stay in the order of the syncs.
             self._keyword_idle.wait_for(lambda: not self._sync_waiting)
+            self.links  # the graph the batch changes, built from the memories before it (see _link_changes)
             batch = _Batch(read_ahead=read_ahead, keyword_commit_began=keyword_commit_began)
             candidates = self._candidates(paths, walked, below)
             for done, (rel, item) in enumerate(candidates, 1):
@@ -744,7 +766,9 @@ class Index:
     def _index_memory(self, rel: str, memory: Memory, previous: Entry | None, size: int, mtime_ns: int,
                       batch: _Batch, report: SyncReport) -> None:
         memory = compacted(memory)  # held as long as it is indexed: its repeated strings once, as after a load
-        if previous is not None and previous.memory_id and identity_key(previous.memory_id) != identity_key(memory.id):
+        if previous is not None and previous.memory_id and previous.memory_id != memory.id:
+            # Another id, or the same in another case: the old one's memory goes (its units are keyed by the id as
+            # written). Comparing identity keys kept a case-changed id's old memory beside the new one.
             self._unindex(previous, batch)
             previous = None
         owner = self.path_of.get(identity_key(memory.id))
@@ -1094,10 +1118,12 @@ class Index:
         self._defer([u.unit_id for u in deferred])
         for unit in after or ():
             self._unembedded[unit.unit_id] = None  # queued, but embedded by the sync itself (no backfill wake-up)
+        graph = self._graph
+        assert graph is not None, "sync builds the graph before it changes memories"
         for memory_id in sorted(batch.removed_ids):
-            self._graph.remove(memory_id)
+            graph.remove(memory_id)
         for memory_id in sorted(batch.placed):
-            self._graph.upsert(self._memories[memory_id])
+            graph.upsert(self._memories[memory_id])
         if batch.keyword_docs or batch.removed_ids:
             docs, removed = list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs)
             batch.keyword_docs.clear()  # the chunks' texts go once Whoosh holds them, before the manifest is written
@@ -1105,9 +1131,30 @@ class Index:
             del docs
         if batch.removed_units or added:
             self._vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors
-        if batch.entries or batch.deleted_paths:
-            self.manifest.write(list(batch.entries.values()), batch.deleted_paths)
+        changed = graph.take_changed()
+        links = self._link_changes(graph, changed)
+        if batch.entries or batch.deleted_paths or links.rows or links.removed or links.whole:
+            try:
+                self.manifest.write(list(batch.entries.values()), batch.deleted_paths, links)
+            except BaseException:
+                graph.keep_changed(changed)  # not written: the next batch writes these rows
+                raise
+            self._links_whole = False
             self.version += 1
+
+    def _link_changes(self, graph: LinkGraph, changed: set[str]) -> LinkChanges:
+        """The link table's rows that this batch changed: those of every memory whose links were resolved again."""
+        if self._links_whole:
+            return LinkChanges(graph.link_rows(), [], whole=True)
+        rows: list[LinkRow] = []
+        removed: list[str] = []
+        for node in sorted(changed):
+            row = graph.link_row(node)
+            if row is None:
+                removed.append(node)
+            else:
+                rows.append(row)
+        return LinkChanges(rows, removed)
 
 
 RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), see Index._observe

@@ -21,6 +21,7 @@ from vault.model import Memory
 
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE
 from .interned import shared
+from .link_table import LinkRow
 
 SCHEMA_VERSION = 10
 
@@ -45,6 +46,18 @@ class Entry:
         return tuple(unit for unit, _, _ in self.units)
 
 
+@dataclass(frozen=True)
+class LinkChanges:
+    """The link table's rows to write with a batch, and the sources whose rows go (`whole`: all rows are given)."""
+
+    rows: list[LinkRow]
+    removed: list[str]
+    whole: bool = False
+
+
+LINKS_KEY = "links_complete"
+
+
 class Manifest:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -57,6 +70,8 @@ class Manifest:
             " keyword_hash TEXT)"
         )
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        # The link table a search reads (link_table.py): a row per memory that links to another memory.
+        self._db.execute("CREATE TABLE IF NOT EXISTS links (source TEXT PRIMARY KEY, created TEXT, targets TEXT)")
 
     def close(self) -> None:
         self._db.close()
@@ -87,9 +102,35 @@ class Manifest:
         found = self._db.execute("SELECT key, value FROM meta WHERE key LIKE ?", (LAYOUT_KEY + "%",)).fetchall()
         return {key[len(LAYOUT_KEY):]: tuple(json.loads(value)) for key, value in found}
 
-    def write(self, upserts: list[Entry], deleted_paths: list[str]) -> None:
-        """Apply one batch atomically."""
+    def links_complete(self) -> bool:
+        """Whether the link table holds every memory's links: written so from a generation's first batch on, or
+        once in full by the owner of a generation written before the table existed (LinkChanges.whole). The mark
+        is the files table's stamp after the last batch that wrote the table: a batch written by a memdir that does
+        not know the table (an older version on the same vault) changes the stamp, and the table is not trusted."""
+        found = self._db.execute("SELECT value FROM meta WHERE key = ?", (LINKS_KEY,)).fetchone()
+        stamp = self._files_stamp()
+        return stamp == "0:0" if found is None else found[0] == stamp
+
+    def _files_stamp(self) -> str:
+        """The largest rowid and the row count of the files table: any row written or deleted changes it (an upsert
+        is a delete and an insert with a new rowid)."""
+        biggest, count = self._db.execute("SELECT coalesce(max(rowid), 0), count(*) FROM files").fetchone()
+        return f"{biggest}:{count}"
+
+    def link_rows(self) -> list[LinkRow]:
+        """The link table's rows, by source id."""
+        return [(source, created, tuple((t, r) for t, r in json.loads(targets)))
+                for source, created, targets in self._db.execute("SELECT * FROM links ORDER BY source")]
+
+    def write(self, upserts: list[Entry], deleted_paths: list[str], links: LinkChanges | None = None) -> None:
+        """Apply one batch atomically, with the link table's rows that changed in it."""
         with self.transaction():
+            if links is not None:
+                if links.whole:
+                    self._db.execute("DELETE FROM links")
+                self._db.executemany("DELETE FROM links WHERE source = ?", [(s,) for s in links.removed])
+                self._db.executemany("INSERT OR REPLACE INTO links VALUES (?, ?, ?)",
+                                     [(s, c, json.dumps(t, ensure_ascii=False)) for s, c, t in links.rows])
             self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in deleted_paths])
             if upserts:  # the rows about to be written name their layout; the manifest says what it holds
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (LAYOUT_KEY + _LAYOUT, json.dumps(_FIELDS)))
@@ -98,6 +139,8 @@ class Manifest:
                 # Rows encoded one at a time: a list of them was a second copy of a build's every memory as JSON.
                 (_row(e) for e in upserts),
             )
+            if links is not None:
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (LINKS_KEY, self._files_stamp()))
 
     def transaction(self) -> "_Transaction":
         return _Transaction(self._db)

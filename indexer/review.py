@@ -123,7 +123,7 @@ class Inbox:
         updates the older), an order flipped, a negation or an antonym as a `contradiction`. Pairs
         where one already supersedes the other are left out."""
         floor = self.curator.dedup.possible_conflict
-        superseded = self.index.links.superseded_ids()
+        superseded = self.index.link_view.superseded_ids()
         seen: set[tuple[str, str]] = set()
         items = []
         deciding = [m.id for m in self._memories()

@@ -334,7 +334,7 @@ class Searcher:
     def out_of_sight(self, now: datetime) -> frozenset[str]:
         """What reads leave out unless asked (`--all`): memories a newer one supersedes, and those the
         next lifecycle run removes or archives."""
-        return frozenset(self.index.links.superseded_ids()) | self._leaving(now)
+        return frozenset(self.index.link_view.superseded_ids()) | self._leaving(now)
 
     def _leaving(self, now: datetime) -> frozenset[str]:
         """The memories the next lifecycle run removes or archives; kept per index version and minute
@@ -613,7 +613,7 @@ class Searcher:
         runbook every note links to) must not hand its relevance, equal for all, to ten unrelated notes
         (issue 26: eight of ten results at one value, 0.551, above the fresh memory that answered).
         """
-        graph, factor = self.index.links, self.settings.graph_factor
+        graph, factor = self.index.link_view, self.settings.graph_factor
         for c in list(candidates.values()):
             if c.memory_id in allowed or request.include_superseded:
                 continue
@@ -663,7 +663,7 @@ class Searcher:
         return best
 
     def _successor(self, memory: Memory) -> str | None:
-        return self.index.links.successor(memory.id)
+        return self.index.link_view.successor(memory.id)
 
 
 def _done(vector: np.ndarray) -> Future[np.ndarray]:
@@ -736,7 +736,7 @@ def _keyword_filter(request: SearchRequest, allowed: dict[str, Memory], index: I
     """Push the request's filters into Whoosh's own fields; hidden-by-graph memories become a mask."""
     if len(allowed) == index.memory_count():
         return None
-    hidden = frozenset() if request.include_superseded else frozenset(index.links.superseded_ids())
+    hidden = frozenset() if request.include_superseded else frozenset(index.link_view.superseded_ids())
     # Whoosh knows created_at only; a memory without one is dated by its file's mtime, which only
     # the exact filter (`allowed`) sees, so time filters stay out of Whoosh when such a memory exists.
     dated = all(m.created_at is not None for m in allowed.values())

@@ -145,7 +145,7 @@ class MemoryService:
             return self._read_version(memory, asked.version)
         self._shown(asked.session, [memory])
         side = self.app.side_of(memory.id)
-        return view_of(memory, successor=side.index.links.successor(memory.id), stale=self.stale(memory),
+        return view_of(memory, successor=side.index.link_view.successor(memory.id), stale=self.stale(memory),
                        written=side.searcher.written(memory))
 
     def _read_version(self, memory: Memory, version: str) -> MemoryView:
@@ -225,7 +225,7 @@ class MemoryService:
         the user vault's count beside them."""
         project = self.app.project
         memories = [m for m in project.index.all_memories() if m.privacy != vaults.PRIVATE]
-        superseded = project.index.links.superseded_ids()
+        superseded = project.index.link_view.superseded_ids()
         report: dict[str, Any] = {  # a dict first: `private` is absent, not null, when it is not the caller's
             "memories": len(memories),
             "collections": dict(Counter(m.collection for m in memories)),

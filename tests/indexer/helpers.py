@@ -52,6 +52,7 @@ def state(index: Index) -> dict:
         "neighbours": sorted((i, getattr(index.previous_of(i), "id", None), getattr(index.next_of(i), "id", None))
                              for i in index.memory_ids()),
         "graph": index.links.to_edge_list(),
+        "link_table": index.manifest.link_rows(),  # what a cold open's searches read of the graph (link_table.py)
         "problems": sorted((p.path, p.line, p.reason) for p in index.problems()),
     }
 

@@ -37,3 +37,16 @@ def test_names_of_memories_gone_for_good_are_let_go(monkeypatch):
     assert ids.tolist() == [199]
     assert names[codes[0]] == "m-199"
     assert len(names) < 20
+
+
+def test_a_table_made_in_one_pass_reads_as_one_made_row_by_row():
+    rng = random.Random(5)
+    rows = [(rng.randrange(-2**62, 2**62), (f"m-{n // 4}", rng.choice(["whole", "turn", "", "## Setup"]))) for n in range(2000)]
+    rows += [(rows[7][0], ("m-late", "pair"))]  # an id given again: the later row wins, as with update
+    made, expected = Owners.of(iter(rows)), Owners()
+    expected.update(rows)
+    assert made.items() == expected.items() and made.items()[0][0] == min(i for i, _ in rows)
+    assert made.get(rows[7][0]) == ("m-late", "pair") and made.get(rows[3][0]) == rows[3][1]
+    made[1] = ("m-new", "whole")  # and changes as any table does
+    assert made.pop(rows[5][0]) == rows[5][1] and made.get(1) == ("m-new", "whole") and len(made) == len(expected.items())
+    assert Owners.of([]).items() == []
