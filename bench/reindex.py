@@ -11,8 +11,9 @@ own function with an empty embedding cache. Prints memories/s and texts/s, and t
 
 pull: a vault of --base memories (bench/speed.py's generator; its embedding cache makes the base
 cheap after the first run) is opened as the server opens it (vectors deferred to the background
-backfill, a watcher on the files); then --pull new memories are written at once, as `git pull` does,
-their texts new to the cache. A thread searches all the time. Prints when the last new memory became
+backfill, a watcher on the files); then --pull new memories are written at once, as `git pull` does
+(or in --parts parts, --part-gap s apart: a slow pull, which the watcher cuts into batches), their
+texts new to the cache. A thread searches all the time. Prints when the last new memory became
 keyword-searchable, when the last vector landed (and that rate), and the search latencies meanwhile
 (the longest is what a prompt hook waited).
 """
@@ -105,7 +106,7 @@ SEARCHABLE_POLL = 0.5  # seconds between looks for the pulled memories (it was 5
 
 
 def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path, keep: Path | None = None,
-         timeline: bool = False) -> dict:
+         timeline: bool = False, parts: int = 1, gap: float = 1.0) -> dict:
     with tempfile.TemporaryDirectory(prefix="memdir-pull-") as tmp:
         root = Path(tmp) / "vault"
         embedder = CachedEmbedder(make_embedder(embedder_name), cache)
@@ -145,12 +146,18 @@ def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path, kee
             finished.clear()
             started = time.perf_counter()
             cpu = time.process_time()
+            batches = live.watcher.batches_delivered
             if events is not None:
                 events.clear()
-                events.append((time.perf_counter(), "pull written: start"))
-            write(root, files)
-            if events is not None:
-                events.append((time.perf_counter(), "pull written: end"))
+            for part in range(parts):  # a pull written over more than the watcher's max_wait reaches it in parts
+                if part:
+                    time.sleep(gap)
+                if events is not None:
+                    events.append((time.perf_counter(), f"pull written, part {part + 1}/{parts}: start"))
+                write(root, files[part * count // parts:(part + 1) * count // parts])
+                if events is not None:
+                    events.append((time.perf_counter(), f"pull written, part {part + 1}/{parts}: end"))
+            last_written = time.perf_counter()
             last = f"number{count - 1}"
             searchable = None
             while searchable is None and time.perf_counter() - started < 600:
@@ -161,14 +168,19 @@ def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path, kee
                 else:  # a pull is searchable once staged (fresh_keywords), before its sync ends: look again soon
                     live.wait_for_sync(seen, SEARCHABLE_POLL)
             keyword_cpu = time.process_time() - cpu
+            searchable_after_last_part = time.perf_counter() - last_written if searchable else None
             live.backfill.wait_done(3600)
             embedded = time.perf_counter() - started
             cpu = time.process_time() - cpu
             stop.set()
             searcher_thread.join()
+        batches = live.watcher.batches_delivered - batches  # after stop: the last batch's sync has returned
         index.close()
         embedder.close()
-    return {"base": base, "pulled": count, "keyword_searchable_s": round(searchable or -1, 2),
+    return {"base": base, "pulled": count, "parts": parts, "watcher_batches": batches,
+            "keyword_searchable_s": round(searchable or -1, 2),
+            **({"part_gap_s": gap, "keyword_searchable_after_last_part_s": round(searchable_after_last_part or -1, 2)}
+               if parts > 1 else {}),
             "embedded_s": round(embedded, 1), "memories_per_s": round(count / embedded, 1),
             "search_idle_p50_ms": round(statistics.median(idle), 1) if idle else None,
             "search_p50_ms": round(statistics.median(latencies), 1), "search_p95_ms": round(percentile(latencies, 0.95), 1),
@@ -212,6 +224,8 @@ def watch_events() -> list[tuple[float, str]]:
           f"{len(list(paths))} paths" + (f", {len(folders)} folders" if folders else ""))
     noted(Index, "_read_ahead", lambda self, paths, *_: "all" if paths is None else f"{len(paths)} paths")
     noted(Index, "_apply", lambda self, batch, *_, **__: f"{len(batch.keyword_docs)} keyword documents")
+    if hasattr(KeywordIndex, "stage_ahead"):  # a later batch staged while an earlier one commits (pullstage)
+        noted(KeywordIndex, "stage_ahead", lambda self, *a, **_: "")
     noted(KeywordIndex, "replace", lambda self, docs, removed=(), **_: f"{len(docs)} memories")
     for name in ("stage", "fold"):
         if hasattr(KeywordIndex, name):
@@ -233,13 +247,17 @@ def main() -> None:
     parser.add_argument("--keep-base", type=Path, help="pull: build the base vault once in this folder, copy it for each run")
     parser.add_argument("--runs", type=int, default=1, help="pull: runs in a row (the median is printed too)")
     parser.add_argument("--timeline", action="store_true", help="pull: when each sync and keyword write began and ended")
+    parser.add_argument("--parts", type=int, default=1, help="pull: write it in this many parts, --part-gap apart "
+                        "(a pull written slower than the watcher's max_wait reaches the server in several batches)")
+    parser.add_argument("--part-gap", type=float, default=1.0, help="pull: seconds between the parts")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results = {}
     if args.mode in ("fresh", "all"):
         results["fresh"] = fresh(args.embedder, args.data, args.limit)
     if args.mode in ("pull", "all"):
-        runs = [pull(args.embedder, args.data, args.base, args.pull, args.cache, args.keep_base, args.timeline)
+        runs = [pull(args.embedder, args.data, args.base, args.pull, args.cache, args.keep_base, args.timeline,
+                     args.parts, args.part_gap)
                 for _ in range(args.runs)]
         results["pull"] = runs[0] if len(runs) == 1 else {
             "runs": runs, "median": {key: statistics.median(run[key] for run in runs)

@@ -44,7 +44,7 @@ from .graph import LinkGraph
 from .heap import release_free_memory
 from .holders import hold, let_go
 from .generations import Layout, Ownership, disk_full
-from .keyword import KeywordFilter, KeywordHit, KeywordIndex
+from .keyword import KeywordFilter, KeywordHit, KeywordIndex, Staged
 from .keyword import signature as keyword_signature
 from .link_table import LinkRow, LinkTable
 from .manifest import Entry, LinkChanges, Manifest, compacted
@@ -89,6 +89,8 @@ class _Batch:
     embed: list[Unit] = field(default_factory=list)
     keyword_docs: dict[str, tuple[Memory, list[Chunk]]] = field(default_factory=dict)
     read_ahead: dict[str, _Read] = field(default_factory=dict)  # path -> read before the lock (Index._read_ahead)
+    keyword_commit_began: Callable[[], None] | None = None  # see Index.sync
+    staged: Staged | None = None  # keyword documents made searchable while an earlier write committed
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,7 @@ class Index:
         # wait on this for it to finish, the lock let go meanwhile too (Index._keyword_turn).
         self._keyword_idle = threading.Condition(self.lock)
         self._keyword_writing = False
+        self._sync_waiting = False  # a sync has applied its batch and waits for an earlier one's keyword commit
         # Small keyword writes commit without merging Whoosh segments; a merger thread (segment_merger.py, started
         # by LiveIndex) merges them when the index is idle or they pass SEGMENTS_BOUND. Without one, a write merges
         # them itself once they pass the bound.
@@ -513,7 +516,7 @@ class Index:
 
     def sync(self, paths: Iterable[str | Path] | None = None, *, deep: bool = False,
              force_paths: Iterable[str] = (), progress: Progress | None = None, later: bool = False,
-             folders: Iterable[str | Path] = ()) -> SyncReport:
+             folders: Iterable[str | Path] = (), keyword_commit_began: Callable[[], None] | None = None) -> SyncReport:
         """Bring the index in line with the disk for `paths` (vault-relative), or for the whole vault.
 
         `folders` (with `paths`): whole subtrees to bring in line as well, every file found below each and
@@ -521,7 +524,10 @@ class Index:
         in or moved away, without walking the rest of the vault. The vault itself as a folder is all of it.
 
         `later`: with `defer_embedding`, every new vector is left for the backfill, however few (a captured
-        exchange: keyword-searchable at once, and no model call made while the index lock is held)."""
+        exchange: keyword-searchable at once, and no model call made while the index lock is held).
+
+        `keyword_commit_began`: called once this sync has let go of the lock to commit a big keyword write, when a
+        following sync can begin (LiveIndex): its documents are searchable while this one commits."""
         if not self.writable:
             raise IndexUnusable("this index was opened read-only (another process owns it)")
         started = time.perf_counter()
@@ -539,9 +545,12 @@ class Index:
         walked = _Walk() if paths is None and not forced else None
         read_ahead = self._read_ahead(paths, walked, deep)
         with self.lock:
-            self._keyword_turn()
+            # Not the keyword turn: a sync may read and chunk its batch while an earlier one commits keyword
+            # documents with the lock let go, and waits for that commit before applying it (_after_keyword_writer).
+            # One such sync at a time, so keyword writes stay in the order of the syncs.
+            self._keyword_idle.wait_for(lambda: not self._sync_waiting)
             self.links  # the graph the batch changes, built from the memories before it (see _link_changes)
-            batch = _Batch(read_ahead=read_ahead)
+            batch = _Batch(read_ahead=read_ahead, keyword_commit_began=keyword_commit_began)
             candidates = self._candidates(paths, walked, below)
             for done, (rel, item) in enumerate(candidates, 1):
                 self._observe(rel, item, deep or rel in forced, batch, report)
@@ -549,6 +558,7 @@ class Index:
                     progress("reading", done, len(candidates))
             self._name_duplicate_holders(batch)
             self._chunk(batch)
+            self._after_keyword_writer(batch)
             big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
             after: list[Unit] = []
             with disk_full(self.generation):
@@ -920,25 +930,48 @@ class Index:
 
     def _keyword_turn(self) -> None:
         """Wait while a big sync writes keyword documents outside the lock (the lock let go meanwhile): one keyword
-        writer at a time, and none of them holding the lock while it waits for Whoosh's."""
-        self._keyword_idle.wait_for(lambda: not self._keyword_writing)
+        writer at a time, and none of them holding the lock while it waits for Whoosh's. A sync waiting to write
+        goes first: its batch is read already, and its keyword write must follow the one it waited for."""
+        self._keyword_idle.wait_for(lambda: not self._keyword_writing and not self._sync_waiting)
 
-    def _write_keywords(self, docs: list[tuple[Memory, list[Chunk]]], removed: set[str]) -> None:
+    def _after_keyword_writer(self, batch: _Batch) -> None:
+        """Wait, the lock let go, while an earlier sync commits its big keyword write (a pull the watcher cut in two
+        batches): this batch's keyword documents are searchable meanwhile (fresh_keywords), and it is applied (vectors,
+        graph, keywords, manifest) once that commit ends, so that what the earlier sync persists is its own batch."""
+        if not self._keyword_writing:
+            return
+        if batch.keyword_docs or batch.removed_ids:
+            batch.staged = self._keyword.stage_ahead(list(batch.keyword_docs.values()),
+                                                     batch.removed_ids - set(batch.keyword_docs))
+            self.version += 1
+        self._sync_waiting = True
+        try:
+            self._keyword_idle.wait_for(lambda: not self._keyword_writing)
+        finally:
+            self._sync_waiting = False
+            self._keyword_idle.notify_all()
+
+    def _write_keywords(self, docs: list[tuple[Memory, list[Chunk]]], removed: set[str],
+                        began: Callable[[], None] | None = None, staged: Staged | None = None) -> None:
         """Index the keyword documents of a sync. A big one (a pull of hundreds of files) is written with the
         index lock let go: adding and committing 1,000 memories' documents takes Whoosh seconds, and searches
         would wait behind it. They read the last committed keyword state meanwhile, over memories already in
         their new state: a changed memory keeps its chunk ids (its old text's words still find it), a removed
-        one's chunks have no owner and are skipped (search._best_per_memory), a new one is not found yet."""
+        one's chunks have no owner and are skipped (search._best_per_memory), a new one is not found yet.
+
+        `staged`: these documents were made searchable already, while an earlier write committed (_after_keyword_writer)."""
         self.keyword_written_at = time.monotonic()
         if len(docs) + len(removed) < KEYWORD_BESIDE_SEARCHES:
-            self._keyword.replace(docs, removed)
+            self._keyword.replace(docs, removed, staged=staged)
             self._segments_left()
             return
         self.version += 1  # the memories, vectors and graph changed: searches meanwhile see them
         self._keyword_writing = True
         held = _let_go(self.lock)
         try:
-            self._keyword.replace(docs, removed, beside_searches=True)
+            if began is not None:
+                began()
+            self._keyword.replace(docs, removed, beside_searches=True, staged=staged)
         finally:
             for _ in range(held):
                 self.lock.acquire()
@@ -1094,7 +1127,7 @@ class Index:
         if batch.keyword_docs or batch.removed_ids:
             docs, removed = list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs)
             batch.keyword_docs.clear()  # the chunks' texts go once Whoosh holds them, before the manifest is written
-            self._write_keywords(docs, removed)
+            self._write_keywords(docs, removed, batch.keyword_commit_began, batch.staged)
             del docs
         if batch.removed_units or added:
             self._vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors

@@ -154,6 +154,14 @@ class KeywordFilter:
         return True
 
 
+@dataclass(frozen=True)
+class Staged:
+    """A write's documents made searchable before their write (KeywordIndex.stage_ahead), and their analysis."""
+
+    stage: int
+    analysed: Analysed
+
+
 class KeywordIndex:
     def __init__(self, ix: whoosh_index.Index, b: float = 0.75, k1: float = 1.2, *, read_blocks: bool = True) -> None:
         self._ix = ix
@@ -239,6 +247,12 @@ class KeywordIndex:
             self._hide()
             return self._stages
 
+    def stage_ahead(self, memories_and_chunks: Sequence[tuple[Memory, Sequence[Chunk]]],
+                    removed_ids: Iterable[str] = ()) -> "Staged":
+        """`stage` for a write that must wait for an earlier one's commit: searchable now, handed to `replace` later."""
+        analysed: Analysed = {}
+        return Staged(self.stage(memories_and_chunks, removed_ids, analysed), analysed)
+
     def close(self) -> None:
         """Close the searcher and let go of everything that points into its segments. Whoosh maps each segment
         file and cannot unmap it while a view into it lives; the views live as long as the reader objects, so
@@ -250,16 +264,20 @@ class KeywordIndex:
             self._chunk_of = {}
 
     def replace(self, memories_and_chunks: Sequence[tuple[Memory, Sequence[Chunk]]], removed_ids: Iterable[str] = (),
-                *, beside_searches: bool = False) -> None:
+                *, beside_searches: bool = False, staged: "Staged | None" = None) -> None:
         """Delete every chunk of the given memories (and of removed ones), then add their chunks; one commit.
 
         `beside_searches` (a big pull): searches go on meanwhile, on the last committed state, and wait only for
         the switch to the new searcher. A Whoosh reader keeps reading the segments it opened while a writer adds
         a new one; so that no file an open reader maps is deleted, that commit merges no segments (the next
-        ordinary commit does). The caller lets one writer in at a time."""
+        ordinary commit does). The caller lets one writer in at a time.
+
+        `staged`: these documents were staged already (`stage_ahead`, while an earlier write committed)."""
         removed_ids = list(removed_ids)
         analysed: Analysed = {}
-        if beside_searches:
+        if staged is not None:
+            stage, analysed = staged.stage, staged.analysed
+        elif beside_searches:
             stage = self.stage(memories_and_chunks, removed_ids, analysed)  # searchable now, not after the commit
         else:
             with self._lock:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Callable
 
 from .backfill import Backfill
 from .index import Index, SyncReport
@@ -24,6 +25,7 @@ class LiveIndex:
         self.syncs = 0
         self.last_report: SyncReport | None = None
         self._synced = threading.Condition()
+        self._applying: set[threading.Thread] = set()  # batches being applied (_on_batch)
         self._reconciling: threading.Thread | None = None
         self.backfill = Backfill(index) if index.defer_embedding else None
         self.merger = SegmentMerger(index)
@@ -65,6 +67,8 @@ class LiveIndex:
             self._reconciling.join()  # holds the index lock in turns: the index must not close under it
         self.watcher.flush_now()
         self.watcher.stop()
+        with self._synced:
+            self._synced.wait_for(lambda: not self._applying)  # a batch's keyword commit ends before the index closes
         if self.backfill is not None:
             self.backfill.stop()
         self.merger.stop()
@@ -76,7 +80,31 @@ class LiveIndex:
         self.stop()
 
     def _on_batch(self, batch: Batch) -> None:
-        report = self.index.sync(None if batch.full else batch.paths, folders=batch.folders)
+        """Apply a batch in a thread of its own, and hand the watcher its next batch as soon as this one's sync ends
+        or lets go of the index lock to commit a big keyword write: a pull the watcher cut in two is then read
+        and keyword-searchable while the first part commits, not after (Whoosh commits 1,000 memories in
+        seconds at 100k; bench/README, issue 32 item 4). The syncs keep their order (Index._write_keywords)."""
+        handed_on = threading.Event()
+        thread = threading.Thread(target=self._apply, args=(batch, handed_on), name="memdir-sync", daemon=True)
+        with self._synced:
+            self._applying.add(thread)
+        thread.start()
+        handed_on.wait()
+
+    def _apply(self, batch: Batch, handed_on: threading.Event) -> None:
+        try:
+            self._sync(batch, handed_on.set)
+        except Exception:  # the next batch or the periodic rescan reconciles whatever this one missed
+            log.exception("applying a batch of %d path(s) (full=%s) failed", len(batch.paths), batch.full)
+        finally:
+            handed_on.set()
+            with self._synced:
+                self._applying.discard(threading.current_thread())
+                self._synced.notify_all()
+
+    def _sync(self, batch: Batch, keyword_commit_began: Callable[[], None]) -> None:
+        report = self.index.sync(None if batch.full else batch.paths, folders=batch.folders,
+                                 keyword_commit_began=keyword_commit_began)
         self.watcher.recheck(report.held)  # files caught mid-save: look again once the save is done
         # Deleted keyword documents skew BM25 until purged: purge on the periodic rescan, or
         # sooner when they pile up, so results converge on what a fresh rebuild would give.

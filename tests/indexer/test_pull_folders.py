@@ -33,6 +33,17 @@ def git(cwd: Path, *args: str) -> None:
     subprocess.run([*GIT, *args], cwd=cwd, check=True, capture_output=True, text=True, timeout=60)
 
 
+def shared_with_a_teammate(root: Path, remote: Path, teammate: Path) -> None:
+    """The vault as it is committed and pushed to a bare `remote`, and a teammate's clone of it."""
+    git(remote.parent, "init", "-q", "--bare", "-b", "main", str(remote))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    git(root, "remote", "add", "origin", str(remote))
+    git(root, "push", "-q", "origin", "main")
+    git(teammate.parent, "clone", "-q", str(remote), str(teammate))
+
+
 def wait_until(live: LiveIndex, predicate) -> None:  # type: ignore[no-untyped-def]
     seen = live.syncs
     while not predicate():
@@ -84,13 +95,7 @@ def test_a_git_pull_that_creates_nested_folders_is_indexed_without_walking_the_v
     remote, teammate = tmp_path / "remote.git", tmp_path / "teammate"
     for i in range(30):
         write(hashing_root, f"history/n{i}.md", memory_text(f"m-{i:08x}", f"Note {i}", f"postgres lock {i}"))
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    git(hashing_root, "init", "-q", "-b", "main")
-    git(hashing_root, "add", "-A")
-    git(hashing_root, "commit", "-qm", "base")
-    git(hashing_root, "remote", "add", "origin", str(remote))
-    git(hashing_root, "push", "-q", "origin", "main")
-    git(tmp_path, "clone", "-q", str(remote), str(teammate))
+    shared_with_a_teammate(hashing_root, remote, teammate)
     pulled = {}
     for i in range(120):  # three levels of new folders, each with files of its own
         rel = f"pulled/team{i % 3}/week{i % 4}/p{i}.md" if i % 5 else f"pulled/team{i % 3}/p{i}.md"
