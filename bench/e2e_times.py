@@ -9,7 +9,8 @@ binaries, the hooks and the servers alike.
     PYTHONPATH=$PWD .venv/bin/python bench/e2e_times.py --checkout DIR test_codex.py test_opencode.py
 
 `--checkout` measures another checkout's tests (a copy of main: before and after in one period).
-`--together` runs the files in one pytest instead, as CI does. The load average is printed with each row.
+`--together` runs the files in one pytest instead, as CI does; `--workers N` adds `-n N --dist loadgroup`
+(pytest-xdist: the tests spread over N worker processes, the browser tests on one). The load average is printed with each row.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def main() -> None:
     parser.add_argument("files", nargs="*", help="test files under tests/e2e (default: all)")
     parser.add_argument("--checkout", type=Path, default=Path.cwd(), help="the checkout whose tests run")
     parser.add_argument("--together", action="store_true", help="all the files in one pytest run")
+    parser.add_argument("--workers", type=int, default=0, help="pytest-xdist workers (-n N --dist loadgroup); 0: none")
     args = parser.parse_args()
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
@@ -65,6 +67,8 @@ def main() -> None:
     files = args.files or sorted(p.name for p in (checkout / "tests" / "e2e").glob("test_*.py"))
     env = {**os.environ, "MEMDIR_E2E": "1", "PYTHONPATH": str(checkout)}
     pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=0"]
+    if args.workers:
+        pytest += ["-n", str(args.workers), "--dist", "loadgroup"]
     runs = [(name, [f"tests/e2e/{name}"]) for name in files]
     if args.together:
         runs = [("all together", [f"tests/e2e/{name}" for name in files])]

@@ -9,6 +9,7 @@ of "latest" for a day (npm install took tens of seconds for every test that aske
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
 import shutil
@@ -38,7 +39,13 @@ def npm_binary(package: str, version: str, name: str, folder_name: str) -> Path:
     on first use (reused once it has answered `--version`)."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         raise Unavailable(f"node and npm are needed to install {package}; neither is on PATH")
-    folder = CACHE / folder_name
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f"{folder_name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel workers (pytest -n): one installs, the others wait and reuse it
+        return _installed(package, version, name, CACHE / folder_name)
+
+
+def _installed(package: str, version: str, name: str, folder: Path) -> Path:
     binary = folder / "node_modules" / ".bin" / name
     stamp = folder / ".installed"  # when npm last installed it: "latest" is asked for again once a day, not per test
     fresh = version != "latest" or (stamp.exists() and time.time() - stamp.stat().st_mtime < LATEST_SECONDS)

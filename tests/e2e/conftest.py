@@ -19,8 +19,16 @@ from mcp_server import client
 from ..mcp_server.processes import stop_all, stop_starting
 
 
+# The files whose one test keeps a client busy longest (OpenCode's two turns 70-125 s, Codex then Gemini CLI
+# 40-85 s, Gemini CLI's two turns 45-60 s at load 15-22). Under `pytest -n` they start first: in name order
+# they came last, and a long test handed out last ends the run alone on one worker.
+LONGEST_FIRST = ("test_opencode.py", "test_one_vault_two_clients.py", "test_gemini_cli.py")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if "e2e" in (config.getoption("markexpr") or "") or os.environ.get("MEMDIR_E2E") == "1":
+        items.sort(key=lambda item: next((i for i, name in enumerate(LONGEST_FIRST) if item.path.name == name),
+                                         len(LONGEST_FIRST)))
         return
     skip = pytest.mark.skip(reason="end-to-end test (real Claude Code or Chromium): run with `pytest -m e2e` or MEMDIR_E2E=1")
     for item in items:

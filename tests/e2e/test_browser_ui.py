@@ -18,7 +18,7 @@ CHROMIUM = os.environ.get("MEMDIR_CHROMIUM") or shutil.which("chromium") or "/us
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
 SHOTS = os.environ.get("MEMDIR_UI_SCREENSHOTS")  # read at import: each test runs in a cleaned environment
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("chromium")]  # under `pytest -n`: one worker, one Chromium
 
 
 @pytest.fixture(scope="module")
