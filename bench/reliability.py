@@ -79,11 +79,14 @@ def hostile(work: Path) -> dict:
             inputs += 1
             if result.exit_code not in (1, 2) or not isinstance(result.exception, SystemExit) or "Error" not in result.output:
                 unclear.append(f"{args}: {result.output.strip()[:200]}")
-    for args in (["search", "lock " * 20_000], ["search", "lock", "--limit", str(10**9)]):
+    # An oversized question is asked by its beginning (max_query_chars, as the prompt hook does): an answer, not an
+    # error. An oversized limit is refused, naming the bound.
+    for args, refused in ((["search", "lock " * 20_000], False), (["search", "lock", "--limit", str(10**9)], True)):
         result = runner.invoke(cli, [*args, "--vault", str(root)])
         inputs += 1
-        if result.exit_code != 1 or "Error" not in result.output:
-            unclear.append(f"{args[:1]} oversized: {result.output.strip()[:200]}")
+        answered = result.exit_code == 0 and result.exception is None and "relevance" in result.output
+        if not ((result.exit_code == 1 and "Error" in result.output) if refused else answered):
+            unclear.append(f"{args[:1]} oversized ({'limit' if refused else 'question'}): {result.output.strip()[:200]}")
     for line in unclear[:20]:
         print("unclear:", line, file=sys.stderr)
     return {"hostile_inputs": inputs, "unclear_errors": len(unclear), "index_drift": len(drifted)}
