@@ -422,12 +422,16 @@ class Index:
         """The link graph, to read (the index changes it as files change); built on the first call after an open
         that read the generation's link table instead."""
         with self.lock:
-            if self._graph is None:
-                with collector.paused():
-                    self._graph = LinkGraph.build(self._memories.values())
-                self._graph.take_changed()  # what it resolved is what the table holds
-                self._link_table = None
-            return self._graph
+            return self._built_graph()
+
+    def _built_graph(self) -> LinkGraph:
+        """The link graph, built from the memories now if the open read the link table instead (the lock held)."""
+        if self._graph is None:
+            with collector.paused():
+                self._graph = LinkGraph.build(self._memories.values())
+            self._graph.take_changed()  # what it resolved is what the table holds
+            self._link_table = None
+        return self._graph
 
     @property
     def link_view(self) -> LinkGraph | LinkTable:
@@ -549,7 +553,7 @@ class Index:
             # documents with the lock let go, and waits for that commit before applying it (_after_keyword_writer).
             # One such sync at a time, so keyword writes stay in the order of the syncs.
             self._keyword_idle.wait_for(lambda: not self._sync_waiting)
-            self.links  # the graph the batch changes, built from the memories before it (see _link_changes)
+            self._built_graph()  # the graph the batch changes, built from the memories before it (see _link_changes)
             batch = _Batch(read_ahead=read_ahead, keyword_commit_began=keyword_commit_began)
             candidates = self._candidates(paths, walked, below)
             for done, (rel, item) in enumerate(candidates, 1):
