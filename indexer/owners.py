@@ -45,7 +45,7 @@ class Owners:
         for item_id, (name, text) in rows:
             if name is not last_name:  # a memory's rows come together: its code is looked up once
                 last_name, last_code = name, cls._code(names, name_code, name)
-            code = label_code.get(text)
+            code = label_code.get(text)  # most labels are known: one dict lookup, not a call, per row
             ids.append(item_id)
             owner.append(last_code)
             label.append(cls._code(labels, label_code, text) if code is None else code)
