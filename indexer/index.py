@@ -19,6 +19,7 @@ texts come out the same costs nothing.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -534,9 +535,20 @@ class Index:
         following sync can begin (LiveIndex): its documents are searchable while this one commits."""
         if not self.writable:
             raise IndexUnusable("this index was opened read-only (another process owns it)")
+        paths = None if paths is None else list(paths)
+        folders = list(folders)
+        # A pull's sync (many paths, or new folders) makes hundreds of thousands of objects (parsed memories, chunks,
+        # keyword documents, Whoosh's postings) and frees no cycles worth finding: the collector's passes over them,
+        # and a full pass over the whole index they set off, were 40 % of the CPU time to keyword-searchable at 10k
+        # memories (bench/README, issue 32 item 4). Whole-vault syncs (a build, the rescan) keep it: their peak counts.
+        pull = paths is not None and (len(paths) >= READ_AHEAD_ABOVE or bool(folders))
+        with collector.paused() if pull else contextlib.nullcontext():
+            return self._sync(paths, deep, force_paths, progress, later, folders, keyword_commit_began)
+
+    def _sync(self, paths: list[str | Path] | None, deep: bool, force_paths: Iterable[str], progress: Progress | None,
+              later: bool, folders: Iterable[str | Path], keyword_commit_began: Callable[[], None] | None) -> SyncReport:
         started = time.perf_counter()
         report = SyncReport()
-        paths = None if paths is None else list(paths)
         below: dict[str, set[str]] = {}  # folder -> the files found below it (walked before the lock)
         if paths is not None and folders:
             below = self._walk_folders(folders)
