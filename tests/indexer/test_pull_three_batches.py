@@ -12,20 +12,16 @@ from indexer.index import Index
 from vault import Vault
 
 from .helpers import fresh_rebuild, state, top_ids
-from .test_pull_two_batches import BOUND, PART, commit_held_open, first_part, second_part
+from .test_pull_two_batches import BOUND, PART, commit_held_open, first_part, note, second_part
 
 
 def third_part(root: Path) -> list[str]:
     """New memories (one names a first-part memory as `previous:`), one of the second part's changed again, one of
     the first part's deleted."""
     for n in range(PART):
-        previous = "previous: m-pull0001\n" if n == 0 else ""
-        (root / "memory_bank" / f"third-{n}.md").write_text(
-            f"---\nid: m-third{n:04d}\ncollection: memory_bank\ntype: fact\ntitle: Third note {n}\n{previous}---\n"
-            f"The yak{n} queue drains at night.\n")
-    (root / "memory_bank" / "later-3.md").write_text(
-        "---\nid: m-late0003\ncollection: memory_bank\ntype: fact\ntitle: Later note 3\n---\n"
-        "Edited again: the narwhal flag is set.\n")
+        note(root, f"third-{n}.md", f"m-third{n:04d}", f"Third note {n}", f"The yak{n} queue drains at night.",
+             "previous: m-pull0001\n" if n == 0 else "")
+    note(root, "later-3.md", "m-late0003", "Later note 3", "Edited again: the narwhal flag is set.")
     (root / "memory_bank" / "pulled-7.md").unlink()
     return [f"memory_bank/third-{n}.md" for n in range(PART)] + ["memory_bank/later-3.md", "memory_bank/pulled-7.md"]
 

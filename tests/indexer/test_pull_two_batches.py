@@ -20,12 +20,16 @@ PART = KEYWORD_BESIDE_SEARCHES + 20  # each part is a big write: committed besid
 QUERIES = ("zanzibar5", "zanzibar6", "zanzibar7", "wombat", "quokka3", "celery retries idempotent")
 
 
+def note(root: Path, name: str, memory_id: str, title: str, body: str, front: str = "") -> None:
+    """Write a fact memory in memory_bank/ (`front`: more frontmatter lines)."""
+    (root / "memory_bank" / name).write_text(
+        f"---\nid: {memory_id}\ncollection: memory_bank\ntype: fact\ntitle: {title}\n{front}---\n{body}\n")
+
+
 def first_part(root: Path) -> list[str]:
     """New memories, and a teammate deleted one (m-a4c81f63, celery retries)."""
     for n in range(PART):
-        (root / "memory_bank" / f"pulled-{n}.md").write_text(
-            f"---\nid: m-pull{n:04d}\ncollection: memory_bank\ntype: fact\ntitle: Pulled note {n}\n---\n"
-            f"The zanzibar{n} service answers on port {8000 + n}.\n")
+        note(root, f"pulled-{n}.md", f"m-pull{n:04d}", f"Pulled note {n}", f"The zanzibar{n} service answers on port {8000 + n}.")
     (root / "patterns" / "retry-celery-tasks-idempotently.md").unlink()
     return [f"memory_bank/pulled-{n}.md" for n in range(PART)] + ["patterns/retry-celery-tasks-idempotently.md"]
 
@@ -33,12 +37,8 @@ def first_part(root: Path) -> list[str]:
 def second_part(root: Path) -> list[str]:
     """More new memories, and two of the first part's again: one changed, one deleted (written twice in one pull)."""
     for n in range(PART):
-        (root / "memory_bank" / f"later-{n}.md").write_text(
-            f"---\nid: m-late{n:04d}\ncollection: memory_bank\ntype: fact\ntitle: Later note {n}\n---\n"
-            f"The quokka{n} flag is set.\n")
-    (root / "memory_bank" / "pulled-5.md").write_text(
-        "---\nid: m-pull0005\ncollection: memory_bank\ntype: fact\ntitle: Pulled note 5\n---\n"
-        "Edited: the wombat service moved to port 9005.\n")
+        note(root, f"later-{n}.md", f"m-late{n:04d}", f"Later note {n}", f"The quokka{n} flag is set.")
+    note(root, "pulled-5.md", "m-pull0005", "Pulled note 5", "Edited: the wombat service moved to port 9005.")
     (root / "memory_bank" / "pulled-6.md").unlink()
     return [f"memory_bank/later-{n}.md" for n in range(PART)] + ["memory_bank/pulled-5.md", "memory_bank/pulled-6.md"]
 
