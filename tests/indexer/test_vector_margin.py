@@ -8,14 +8,11 @@ and the numbers shown do not rise. Measured in bench/README, issue 26 session 7.
 
 from __future__ import annotations
 
-import shutil
-from datetime import datetime, timedelta, timezone
-
 import pytest
 
 from indexer.search import SearchRequest, Searcher
 from indexer.settings import InvalidSetting, SearchSettings
-from tests.conftest import EXAMPLE_VAULT
+from tests.indexer.helpers import example_with_fresh
 
 ABSOLUTE = SearchSettings(vector_margin=0.0)  # before: cosine_floor alone decided
 HOOK_MIN_RELEVANCE = 0.35  # mcp_server/config.py
@@ -30,19 +27,7 @@ CREDENTIALS = "where do I fetch credentials when setting up a computer"
 
 @pytest.fixture(scope="module")
 def paraphrased(tmp_path_factory):
-    from indexer.embed import make_embedder
-    from indexer.index import Index
-    from vault import Vault
-
-    root = tmp_path_factory.mktemp("vector-top") / "example"
-    shutil.copytree(EXAMPLE_VAULT, root, ignore=shutil.ignore_patterns(".memdir", "memdir.toml"))
-    vault = Vault(root)
-    now = datetime.now(timezone.utc)
-    for memory_id, collection, kind, title, body in FRESH:
-        front = {"id": memory_id, "collection": collection, "type": kind, "title": title,
-                 "created_at": now - timedelta(hours=5)}
-        vault.writer.create(f"{collection}/{memory_id}.md", front, body)
-    index = Index.open(Vault(root), make_embedder("all-MiniLM-L6-v2"))
+    index = example_with_fresh(tmp_path_factory.mktemp("vector-margin") / "example", FRESH)
     yield index
     index.close()
 
