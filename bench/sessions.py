@@ -182,7 +182,19 @@ def run(mode: str, count: int, turns: int) -> dict:
                                                    or captured(root, sids) < expected):
                 time.sleep(0.2)  # spooled events the server applies on its timer
             got = captured(root, sids)
+            # The captured exchanges' vectors: the host embeds them behind the prompts' queries (at a lower priority),
+            # so the CPU below is read once they are all in, and how long after the last turn that was is printed.
             server, host = client.running(), embed_host.running()
+            embedded_after = None
+            while server is not None and time.monotonic() < deadline + 60:
+                try:
+                    if not client.request(server, "GET", "/api/health", timeout=5, vault=root).get("unembedded"):
+                        embedded_after = round(time.monotonic() - started - wall, 1)
+                        break
+                except (client.Unavailable, client.RemoteError):
+                    pass
+                time.sleep(0.2)  # the backfill's count: nothing to wait on from outside
+            host = embed_host.running()
             peaks = {"server_mb": peak_mb(server.pid if server else None), "host_mb": peak_mb(host.pid if host else None),
                      "server_cpu_s": cpu_s(server.pid if server else None), "host_cpu_s": cpu_s(host.pid if host else None)}
         finally:
@@ -205,7 +217,7 @@ def run(mode: str, count: int, turns: int) -> dict:
             "first_5s": phase([r for r in records if r["at"] - first < EARLY_SECONDS]),
             "after_5s": phase([r for r in records if r["at"] - first >= EARLY_SECONDS]),
             "first_half": phase(records[:half]), "second_half": phase(records[half:]),
-            "captured": got, "expected": expected, "timeline_s": timeline, "stop_hook_ms": _quantiles([r["stop_ms"] for r in records]), "hook_cpu_ms": round(hook_cpu_ms, 1), "peak_rss": peaks}
+            "captured": got, "expected": expected, "embedded_after_s": embedded_after, "timeline_s": timeline, "stop_hook_ms": _quantiles([r["stop_ms"] for r in records]), "hook_cpu_ms": round(hook_cpu_ms, 1), "peak_rss": peaks}
 
 
 # What a cold start goes through, in the server's and the embedding host's logs (their first line of each kind).
@@ -241,7 +253,7 @@ def line(r: dict) -> str:
     return (f"{r['mode']:>4}, {r['sessions']} sessions x {r['turns']} turns{think} ({r['wall_s']} s, load "
             f"{r['load'][0]} -> {r['load'][1]}): {p('all')}\n"
             f"      {p('first_5s')}; {p('after_5s')}\n      {p('first_half')}; {p('second_half')}\n"
-            f"      captured {r['captured']}/{r['expected']} (Stop hook p50 {r['stop_hook_ms'].get('p50')} "
+            f"      captured {r['captured']}/{r['expected']}, all embedded {r['embedded_after_s']} s after the last turn (Stop hook p50 {r['stop_hook_ms'].get('p50')} "
             f"p95 {r['stop_hook_ms'].get('p95')} ms); CPU per hook process {r['hook_cpu_ms']} ms; peak RSS server {r['peak_rss']['server_mb']} MB, "
             f"host {r['peak_rss']['host_mb']} MB; CPU server {r['peak_rss']['server_cpu_s']} s, "
             f"host {r['peak_rss']['host_cpu_s']} s\n      timeline (s after the first prompt): "
