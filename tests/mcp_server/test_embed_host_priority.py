@@ -15,6 +15,8 @@ from indexer.embed import HashingEmbedder
 from mcp_server.embedding import host as embed_host
 from mcp_server.embedding.host import SharedEmbedder
 
+from .test_embed_host import serving
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
 
 
@@ -51,19 +53,10 @@ class _Recording(HashingEmbedder):
 @pytest.fixture
 def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
-    model, stop = _Recording(), threading.Event()
-    thread = threading.Thread(target=embed_host.serve, args=(0.0, model, stop), daemon=True)
-    thread.start()
-    for _ in range(400):
-        if embed_host.running() is not None:
-            break
-        stop.wait(0.01)
-    assert embed_host.running() is not None, "the host wrote its address"
-    yield model
-    model.go.set()
-    stop.set()
-    thread.join(10)
-    assert not thread.is_alive()
+    model = _Recording()
+    with serving(model):
+        yield model
+        model.go.set()  # a batch a failed test left holding lets the host stop
 
 
 def test_documents_are_embedded_at_a_lower_priority_than_queries_and_a_query_does_not_wait_for_them(served):
