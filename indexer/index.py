@@ -19,13 +19,14 @@ texts come out the same costs nothing.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, KeysView, Sequence, TypeVar, ValuesView
+from typing import Callable, Iterable, Iterator, KeysView, Mapping, Sequence, TypeVar, ValuesView
 
 import numpy as np
 
@@ -47,7 +48,9 @@ from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex, Staged
 from .keyword import signature as keyword_signature
 from .link_table import LinkRow, LinkTable
-from .manifest import Entry, LinkChanges, Manifest, compacted
+from .interned import shared
+from .lazy_rows import AllBut, Entries, Memories
+from .manifest import Entry, LinkChanges, Manifest, compacted, unit_roles
 from .owners import Owners
 from .vectors import VectorIndex
 
@@ -170,10 +173,12 @@ class Index:
         except BaseException:  # damaged files (see open): hold no handle on a generation about to be moved aside
             self.manifest.close()
             raise
-        self._entries: dict[str, Entry] = {e.path: e for e in self.manifest.entries()}
+        # Rows decoded when first read (lazy_rows.py): a search reads a few dozen of 100k.
+        rows = self.manifest.rows()
+        self._entries: Entries = Entries(rows, self.manifest.decoder())
         self._recheck: set[str] = set()  # paths whose recorded size and mtime cannot tell a newer save apart
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
-        self._memories: dict[str, Memory] = {}
+        self._memories: Memories = Memories(self._entries)
         self.path_of: dict[str, str] = {}  # identity_key(id) -> path
         # Memory ids as tuples, not sets (holders.py).
         # Digest of normalized text + type -> memory ids; made on the first duplicate asked for, not at the open
@@ -182,13 +187,12 @@ class Index:
         self.previous_key: dict[str, str] = {}  # memory id -> identity key of the memory it names as previous
         self._duplicates: set[str] | None = None  # paths whose entry names a duplicated id; None = not yet known
         self.pointed_by: dict[str, tuple[str, ...]] = {}  # identity key -> ids of the memories naming it as previous
-        indexed = [entry for entry in self._entries.values() if entry.memory_id and entry.memory and entry.reason is None]
-        for entry in indexed:
-            self._remember(entry.memory)  # type: ignore[arg-type]
-        # Made in one pass each, straight into their columns (Owners.of).
-        self._chunk_owner = Owners.of(row for entry in indexed for row in _chunk_headings(entry))  # chunk -> (memory, heading)
-        self._unit_owner = Owners.of((unit, (entry.memory_id, role)) for entry in indexed  # unit -> (memory, role)
-                                     for unit, _, role in entry.units)
+        indexed = [row for row in rows if row[4] and row[9] and row[8] is None]  # memory id, memory, no reason
+        del rows
+        self._remember_rows(indexed)
+        # Made in one pass each, straight into their columns (Owners.of), from the rows' columns.
+        self._chunk_owner = Owners.of(row for found in indexed for row in self._row_chunk_headings(found))
+        self._unit_owner = Owners.of(_row_unit_owners(indexed))  # unit -> (memory, role)
         del indexed
         # A search reads the generation's link table; the full graph is built when something needs more of it
         # (link_table.py). A generation written before the table existed is read as before, and its owner writes
@@ -379,6 +383,17 @@ class Index:
         """Every indexed memory (a live view: copy it before the index may change)."""
         return self._memories.values()
 
+    def memories_but(self, left_out: Iterable[str]) -> Mapping[str, Memory]:
+        """Every indexed memory but these ids, as a live read-only mapping in `all_memories()`'s order, decoding only
+        what is read from it (a copy before the index may change)."""
+        return AllBut(self._memories, left_out)
+
+    def memories_mentioning(self, words: tuple[str, ...]) -> Iterator[Memory]:
+        """A subset of the indexed memories holding every one whose file says one of `words` somewhere (a key, a
+        value, the body; case as given): the caller tests the field it means. Those whose manifest row is not read
+        yet and holds none of the words are left out without being decoded (lazy_rows.py)."""
+        return self._memories.mentioning(words)
+
     def memory_ids(self) -> KeysView[str]:
         return self._memories.keys()
 
@@ -405,6 +420,10 @@ class Index:
     def unit_owners(self) -> list[tuple[int, tuple[str, str]]]:
         """Every unit with its (memory id, role), units ascending."""
         return self._unit_owner.items()
+
+    def whole_units_but(self, left_out: Iterable[str]) -> np.ndarray:
+        """The whole-chunk units (the ones a vector search scans) of every indexed memory but these ids, sorted."""
+        return self._unit_owner.ids_but(left_out, WHOLE)
 
     def chunk_owner(self, chunk_id: int) -> tuple[str, str] | None:
         """(memory id, heading) of a chunk (a keyword document), if it is indexed."""
@@ -865,6 +884,25 @@ class Index:
         if touched is not None:
             touched.update(k for k in (identity_key(memory.id), key) if k)
 
+    def _remember_rows(self, rows: list[tuple]) -> None:
+        """`_remember` for the memories of an open's rows, from their columns: their memories stay undecoded, except
+        the few whose text may name a `previous:` (their neighbour keys need it) or whose id came before."""
+        memories, path_of = self._memories, self.path_of
+        for row in rows:
+            path, memory_id, text = row[0], row[4], row[9]
+            if memory_id in memories or '"previous"' in text:
+                self._remember(self._entries[path].memory)  # type: ignore[arg-type]
+            else:
+                memories.load(memory_id, row)
+                path_of[identity_key(memory_id)] = path
+
+    def _row_chunk_headings(self, row: tuple) -> Iterable[tuple[int, tuple[str, str]]]:
+        """_chunk_headings of an open's row: a memory read as one chunk from its columns, others decoded."""
+        chunks = json.loads(row[5] or "[]")
+        if len(chunks) == 1 and chunks[0] == chunk_id(row[4], ""):
+            return ((chunks[0], (row[4], "")),)
+        return _chunk_headings(self._entries[row[0]])
+
     def _forget(self, memory_id: str, touched: set[str] | None = None) -> None:
         memory = self._memories.pop(memory_id, None)
         if memory is None:
@@ -1191,6 +1229,15 @@ def _names_duplicate(entry: Entry) -> bool:
 def _dedup_digest(text: str, memory_type: str) -> bytes:
     """The dedup key as 16 bytes (49 bytes an object, the hex string's 113): a table entry per memory."""
     return bytes.fromhex(dedup_key(text, memory_type)[:32])
+
+
+def _row_unit_owners(rows: list[tuple]) -> Iterator[tuple[int, tuple[str, str]]]:
+    """(unit, (memory id, role)) of every unit of an open's rows, from their units column (manifest._row)."""
+    loads, roles = json.loads, unit_roles()
+    for row in rows:
+        memory_id = row[4]
+        for unit, _, role in loads(row[10] or "[]"):
+            yield int(unit), (memory_id, roles.get(role) or shared(str(role)))
 
 
 def _chunk_headings(entry: Entry) -> Iterable[tuple[int, tuple[str, str]]]:

@@ -114,6 +114,18 @@ class Owners:
         self._fold()
         return self._ids, self._owner, self._names
 
+    def ids_but(self, left_out: Iterable[str], label: str) -> np.ndarray:
+        """The ids (sorted) with this label whose memory is none of `left_out`, read off the columns."""
+        self._fold()
+        code = self._label_code.get(label)
+        if code is None:
+            return np.zeros(0, dtype=np.int64)
+        keep = self._label == code
+        codes = [self._name_code[name] for name in left_out if name in self._name_code]
+        if codes:
+            keep &= ~np.isin(self._owner, np.array(codes, dtype=np.int32))
+        return self._ids[keep]
+
     # -- internals ---------------------------------------------------------------------
 
     def _row(self, item_id: int) -> int | None:

@@ -1,0 +1,195 @@
+"""The manifest's rows as the index holds them after an open: each row decoded the first time it is read.
+
+Decoding every row into an `Entry` and its `Memory` was most of a cold open at 100k memories (~5-7 CPU s of ~10,
+bench/README, issue 32 item 5), before a search that reads a few dozen of them. `Entries` (path -> Entry) keeps a row
+as sqlite returned it until it is asked for; `Memories` (memory id -> Memory) names each loaded memory's path until it
+is asked for. Both are the index's own dicts behind its read API, with the same order, so a walk over every value
+(`Index.all_memories()`) still gives what the eager load gave, decoding what is left on the way.
+
+A row's memory is stored as JSON text, so whether it can say a word (a status, a frontmatter key) is a substring test
+of that text: `Entries.mentioning` decodes only the rows that pass it, which is how a first search finds the hidden
+memories and the named speakers without decoding the others.
+
+Changes made after the open (a sync's entries, a remembered memory) are stored decoded, as before. A write-back of a
+decoded row is made only if the slot still holds the row it decoded: a search walking the memories outside the index
+lock (people.py) must not put back a memory a sync replaced meanwhile. A loaded memory is held as its row, not its
+path: a sync stores a file's new entry before it forgets the old memory, which must still be the old one.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping
+
+from vault.model import Memory
+
+from .manifest import Entry
+
+Row = tuple[Any, ...]  # a files-table row, as Manifest.rows() returns it
+MEMORY_COLUMN = 9  # the row's memory JSON (see manifest._row)
+
+
+class Entries(MutableMapping[str, Entry]):
+    """path -> Entry over the rows read at an open; a row is decoded on first read and kept decoded."""
+
+    def __init__(self, rows: Iterable[Row], decode: Callable[[Row], Entry]) -> None:
+        self._slots: dict[str, Entry | Row] = {row[0]: row for row in rows}
+        self._decode = decode
+        self._lock = threading.Lock()
+        self._origin: dict[str, int] = {}  # path -> id() of the row its held entry was decoded from (see memory_of)
+
+    def __getitem__(self, path: str) -> Entry:
+        held = self._slots[path]
+        return held if type(held) is Entry else self._decoded(path, held)  # type: ignore[arg-type, return-value]
+
+    def get(self, path: str, default: Any = None) -> Any:  # the hot read: one dict lookup when decoded
+        held = self._slots.get(path)
+        if held is None:
+            return default
+        return held if type(held) is Entry else self._decoded(path, held)  # type: ignore[arg-type]
+
+    def _decoded(self, path: str, row: Row) -> Entry:
+        entry = self._decode(row)
+        with self._lock:
+            if self._slots.get(path) is row:
+                self._slots[path] = entry
+                self._origin[path] = id(row)
+        return entry
+
+    def __setitem__(self, path: str, entry: Entry) -> None:
+        with self._lock:
+            self._slots[path] = entry
+            self._origin.pop(path, None)
+
+    def __delitem__(self, path: str) -> None:
+        with self._lock:
+            del self._slots[path]
+            self._origin.pop(path, None)
+
+    def memory_of(self, row: Row) -> Memory | None:
+        """The memory of a row read at the open: the held entry's when the path still holds that row (or the entry
+        decoded from it: one object for both), else decoded from the row alone (the path holds a newer entry)."""
+        path = row[0]
+        held = self._slots.get(path)
+        if held is row:
+            return self._decoded(path, row).memory
+        if type(held) is Entry and self._origin.get(path) == id(row):  # the row is alive (the caller holds it)
+            return held.memory  # type: ignore[union-attr]
+        return self._decode(row).memory
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._slots
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._slots)
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def row(self, path: str) -> Entry | Row | None:
+        """What is held for a path without decoding it: its Entry, or the row not read yet."""
+        return self._slots.get(path)
+
+
+
+class Memories(MutableMapping[str, Memory]):
+    """memory id -> Memory; a memory loaded at the open is held as its manifest row until it is read."""
+
+    def __init__(self, entries: Entries) -> None:
+        self._slots: dict[str, Memory | Row] = {}
+        self._entries = entries
+        self._lock = threading.Lock()
+
+    def load(self, memory_id: str, row: Row) -> None:
+        """A memory of the open, decoded when first asked for (a later one of the same id wins and moves to the end,
+        as remembering it again did)."""
+        slots = self._slots
+        if memory_id in slots:
+            del slots[memory_id]
+        slots[memory_id] = row
+
+    def __getitem__(self, memory_id: str) -> Memory:
+        held = self._slots[memory_id]
+        return held if type(held) is not tuple else self._decoded(memory_id, held)  # type: ignore[return-value]
+
+    def get(self, memory_id: str, default: Any = None) -> Any:
+        held = self._slots.get(memory_id)
+        if held is None:
+            return default
+        return held if type(held) is not tuple else self._decoded(memory_id, held)  # type: ignore[arg-type]
+
+    def _decoded(self, memory_id: str, row: Row) -> Memory:
+        memory = self._entries.memory_of(row)
+        assert memory is not None and memory.id == memory_id, (row[0], memory_id)
+        with self._lock:
+            if self._slots.get(memory_id) is row:
+                self._slots[memory_id] = memory
+        return memory
+
+    def __setitem__(self, memory_id: str, memory: Memory) -> None:
+        with self._lock:
+            self._slots[memory_id] = memory
+
+    def __delitem__(self, memory_id: str) -> None:
+        with self._lock:
+            del self._slots[memory_id]
+
+    def pop(self, memory_id: str, default: Any = None) -> Any:
+        with self._lock:
+            held = self._slots.pop(memory_id, None)
+        if held is None:
+            return default
+        return held if type(held) is not tuple else self._entries.memory_of(held)  # type: ignore[arg-type]
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._slots
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._slots)
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def mentioning(self, words: tuple[str, ...]) -> Iterator[Memory]:
+        """The memories whose text may hold one of `words` (anywhere: a key, a value, the body): every decoded
+        one, and of those not decoded yet only the ones whose stored row holds a word. The caller tests the field
+        it wants; what is left out cannot have it."""
+        for memory_id, held in list(self._slots.items()):
+            if type(held) is not tuple:
+                yield held  # type: ignore[misc]
+            elif any(word in (held[MEMORY_COLUMN] or "") for word in words):  # type: ignore[index]
+                memory = self.get(memory_id)
+                if memory is not None:
+                    yield memory
+
+
+class AllBut(Mapping[str, Memory]):
+    """The memories of `memories` but the `left_out` ids, in their order, decoded as read: what a search without
+    filters allows (every memory but the hidden ones), without decoding every memory to build a dict of them."""
+
+    def __init__(self, memories: Mapping[str, Memory], left_out: Iterable[str]) -> None:
+        self._memories = memories
+        self._left_out = frozenset(i for i in left_out if i in memories)
+
+    @property
+    def left_out(self) -> frozenset[str]:
+        """The indexed ids this view leaves out."""
+        return self._left_out
+
+    def __getitem__(self, memory_id: str) -> Memory:
+        if memory_id in self._left_out:
+            raise KeyError(memory_id)
+        return self._memories[memory_id]
+
+    def get(self, memory_id: str, default: Any = None) -> Any:
+        return default if memory_id in self._left_out else self._memories.get(memory_id, default)
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._memories and memory_id not in self._left_out
+
+    def __iter__(self) -> Iterator[str]:
+        left_out = self._left_out
+        return (i for i in self._memories if i not in left_out)
+
+    def __len__(self) -> int:
+        return len(self._memories) - len(self._left_out)
