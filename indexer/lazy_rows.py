@@ -86,11 +86,6 @@ class Entries(MutableMapping[str, Entry]):
     def __len__(self) -> int:
         return len(self._slots)
 
-    def row(self, path: str) -> Entry | Row | None:
-        """What is held for a path without decoding it: its Entry, or the row not read yet."""
-        return self._slots.get(path)
-
-
 
 class Memories(MutableMapping[str, Memory]):
     """memory id -> Memory; a memory loaded at the open is held as its manifest row until it is read."""
@@ -100,13 +95,15 @@ class Memories(MutableMapping[str, Memory]):
         self._entries = entries
         self._lock = threading.Lock()
 
-    def load(self, memory_id: str, row: Row) -> None:
-        """A memory of the open, decoded when first asked for (a later one of the same id wins and moves to the end,
-        as remembering it again did)."""
-        slots = self._slots
-        if memory_id in slots:
-            del slots[memory_id]
-        slots[memory_id] = row
+    def load_all(self, rows: list[Row]) -> bool:
+        """Hold each row of an open as its memory, into an empty table, in one pass; False (nothing held) if an id
+        repeats (the caller remembers them one by one, the later one winning)."""
+        assert not self._slots
+        slots = {row[4]: row for row in rows}
+        if len(slots) != len(rows):
+            return False
+        self._slots = slots  # type: ignore[assignment]
+        return True
 
     def __getitem__(self, memory_id: str) -> Memory:
         held = self._slots[memory_id]
@@ -157,10 +154,14 @@ class Memories(MutableMapping[str, Memory]):
         for memory_id, held in list(self._slots.items()):
             if type(held) is not tuple:
                 yield held  # type: ignore[misc]
-            elif any(word in (held[MEMORY_COLUMN] or "") for word in words):  # type: ignore[index]
-                memory = self.get(memory_id)
-                if memory is not None:
-                    yield memory
+                continue
+            text = held[MEMORY_COLUMN] or ""  # type: ignore[index]
+            for word in words:  # a loop, not any() over a generator: this runs for every row of a cold open
+                if word in text:
+                    memory = self.get(memory_id)
+                    if memory is not None:
+                        yield memory
+                    break
 
 
 class AllBut(Mapping[str, Memory]):

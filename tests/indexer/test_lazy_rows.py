@@ -79,6 +79,9 @@ def test_a_first_search_decodes_its_hits_and_the_few_rows_that_may_hide_or_name_
     builds: list = []
     real_build = index_module.LinkGraph.build
     monkeypatch.setattr(index_module.LinkGraph, "build", staticmethod(lambda m: builds.append(1) or real_build(m)))
+    unit_tables: list = []
+    real_units = index_module._row_unit_owners
+    monkeypatch.setattr(index_module, "_row_unit_owners", lambda rows: unit_tables.append(1) or real_units(rows))
     index = reader(root)
     at_open = set(decoded)
     assert at_open == {"m-turn2", "m-sections"}  # a `previous:` to place, and the note whose chunks have headings
@@ -91,6 +94,11 @@ def test_a_first_search_decodes_its_hits_and_the_few_rows_that_may_hide_or_name_
     assert len(candidates) <= 2 * settings.candidates  # what the two channels brought, no other row
     assert len(set(decoded)) < index.memory_count() // 2
     assert builds == []  # superseded and successors came from the link table
+    assert unit_tables == []  # the vector hits' owners came from the whole units' table
+    whole = reader(root)
+    assert sorted(index.unit_owners()) == sorted(whole.unit_owners()) and unit_tables == [1, 1]  # made when asked
+    assert {role for _, (_, role) in whole.unit_owners()} > {"whole"}  # the other units too, not only the whole ones
+    whole.close()
     index.close()
 
 
