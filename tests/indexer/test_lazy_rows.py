@@ -15,9 +15,9 @@ from indexer.generations import Layout
 from indexer.index import Index
 from indexer.search import SearchRequest, Searcher
 from indexer.settings import SearchSettings
-from vault import Vault
+from vault import Change, Vault
 
-from .helpers import open_index, rebuilt_state, state
+from .helpers import counting, open_index, rebuilt_state, state
 
 TOPICS = ["caching", "deploys", "billing", "search", "logging", "backups", "tokens", "queues", "fonts", "maps"]
 QUERIES = ["cache eviction", "deploy rollback", "what did Alice say about billing", "Bob's queue plan",
@@ -148,3 +148,15 @@ def test_a_sync_after_a_lazy_open_ends_equal_to_a_rebuild(root: Path, tmp_path: 
     hits = Searcher(cold, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="backups archived"))
     assert "m-t05" not in [h.memory.id for h in hits]
     cold.close()
+
+
+def test_counter_changes_after_a_lazy_open_embed_nothing(root: Path):
+    open_index(root).close()
+    owner = Index.open(Vault(root), HashingEmbedder(), reconcile=False)
+    before = counting(owner).misses
+    vault = Vault(root)
+    for memory_id in ("m-t07", "m-turn2", "m-t06", "m-sections"):  # a plain one, a thread's two turns, sections
+        vault.edit(owner.get(memory_id), Change(derive=lambda m: {"uses": m.uses + 1, "last_outcome": "worked"}))
+    report = owner.sync(["history/t07.md", "history/turn2.md", "history/t06.md", "patterns/sections.md"])
+    assert report.updated == 4 and report.embedded == 0 and counting(owner).misses == before
+    owner.close()
