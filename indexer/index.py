@@ -197,7 +197,7 @@ class Index:
         # the first unit of each row's units column; the table of every unit (600k at 100k memories, most of a cold
         # open's remaining second) is made from the same rows when first needed, before any change to it.
         self._whole_owner: Owners | None = _row_whole_owners(indexed)
-        self._unit_rows = indexed
+        self._unit_rows = [(row[4], row[10]) for row in indexed]  # (memory id, units column): not the rows' memories
         self._all_units: Owners | None = None
         del indexed
         # A search reads the generation's link table; the full graph is built when something needs more of it
@@ -1288,17 +1288,17 @@ def _row_whole_owners(rows: list[tuple]) -> Owners:
                              [row[4] for row in rows], np.zeros(len(ids), dtype=np.int32), [unit_roles()[WHOLE]])
 
 
-def _row_unit_owners(rows: list[tuple]) -> Owners:
-    """unit -> (memory id, role) of an open's rows, from their units column (manifest._row), parsed as one JSON text
-    and made into columns without a Python tuple a unit (600k units at 100k memories)."""
-    units = json.loads("[" + ",".join(row[10] or "[]" for row in rows) + "]")
+def _row_unit_owners(rows: list[tuple[str, str]]) -> Owners:
+    """unit -> (memory id, role) of an open's rows, given as (memory id, units column) (manifest._row), parsed as one
+    JSON text and made into columns without a Python tuple a unit (600k units at 100k memories)."""
+    units = json.loads("[" + ",".join(text or "[]" for _, text in rows) + "]")
     counts = np.fromiter(map(len, units), dtype=np.int64, count=len(units))
     unit_ids, _, role_names = zip(*chain.from_iterable(units)) if counts.sum() else ((), (), ())  # columns, in C
     codes = {role: code for code, role in enumerate(dict.fromkeys(role_names))}
     label = np.fromiter(map(codes.__getitem__, role_names), dtype=np.int32, count=len(role_names))
     owner = np.repeat(np.arange(len(rows), dtype=np.int32), counts)
     roles = unit_roles()
-    return Owners.of_columns(np.array(unit_ids, dtype=np.int64), owner, [row[4] for row in rows], label,
+    return Owners.of_columns(np.array(unit_ids, dtype=np.int64), owner, [memory_id for memory_id, _ in rows], label,
                              [roles.get(r) or shared(r) for r in codes])
 
 
