@@ -29,7 +29,22 @@ Row = tuple[Any, ...]  # a files-table row, as Manifest.rows() returns it
 MEMORY_COLUMN = 9  # the row's memory JSON (see manifest._row)
 
 
-class Entries(MutableMapping[str, Entry]):
+class _Held(MutableMapping):
+    """A mapping over `_slots`, each holding a decoded value or what it is decoded from."""
+
+    _slots: dict
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._slots
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._slots)
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+
+class Entries(_Held):
     """path -> Entry over the rows read at an open; a row is decoded on first read and kept decoded."""
 
     def __init__(self, rows: Iterable[Row], decode: Callable[[Row], Entry]) -> None:
@@ -40,7 +55,7 @@ class Entries(MutableMapping[str, Entry]):
 
     def __getitem__(self, path: str) -> Entry:
         held = self._slots[path]
-        return held if type(held) is Entry else self._decoded(path, held)  # type: ignore[arg-type, return-value]
+        return held if type(held) is Entry else self._decoded(path, held)  # type: ignore[arg-type]
 
     def get(self, path: str, default: Any = None) -> Any:  # the hot read: one dict lookup when decoded
         held = self._slots.get(path)
@@ -74,20 +89,12 @@ class Entries(MutableMapping[str, Entry]):
         if held is row:
             return self._decoded(path, row).memory
         if type(held) is Entry and self._origin.get(path) == id(row):  # the row is alive (the caller holds it)
-            return held.memory  # type: ignore[union-attr]
+            return held.memory
         return self._decode(row).memory
 
-    def __contains__(self, path: object) -> bool:
-        return path in self._slots
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._slots)
-
-    def __len__(self) -> int:
-        return len(self._slots)
 
 
-class Memories(MutableMapping[str, Memory]):
+class Memories(_Held):
     """memory id -> Memory; a memory loaded at the open is held as its manifest row until it is read."""
 
     def __init__(self, entries: Entries) -> None:
@@ -113,7 +120,7 @@ class Memories(MutableMapping[str, Memory]):
         held = self._slots.get(memory_id)
         if held is None:
             return default
-        return held if type(held) is not tuple else self._decoded(memory_id, held)  # type: ignore[arg-type]
+        return held if type(held) is not tuple else self._decoded(memory_id, held)
 
     def _decoded(self, memory_id: str, row: Row) -> Memory:
         memory = self._entries.memory_of(row)
@@ -136,16 +143,7 @@ class Memories(MutableMapping[str, Memory]):
             held = self._slots.pop(memory_id, None)
         if held is None:
             return default
-        return held if type(held) is not tuple else self._entries.memory_of(held)  # type: ignore[arg-type]
-
-    def __contains__(self, memory_id: object) -> bool:
-        return memory_id in self._slots
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._slots)
-
-    def __len__(self) -> int:
-        return len(self._slots)
+        return held if type(held) is not tuple else self._entries.memory_of(held)
 
     def mentioning(self, words: tuple[str, ...]) -> Iterator[Memory]:
         """The memories whose text may hold one of `words` (anywhere: a key, a value, the body): every decoded
@@ -155,7 +153,7 @@ class Memories(MutableMapping[str, Memory]):
             if type(held) is not tuple:
                 yield held  # type: ignore[misc]
                 continue
-            text = held[MEMORY_COLUMN] or ""  # type: ignore[index]
+            text = held[MEMORY_COLUMN] or ""
             for word in words:  # a loop, not any() over a generator: this runs for every row of a cold open
                 if word in text:
                     memory = self.get(memory_id)

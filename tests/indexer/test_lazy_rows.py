@@ -11,23 +11,16 @@ import pytest
 from indexer import index as index_module
 from indexer import manifest as manifest_module
 from indexer.embed import HashingEmbedder
-from indexer.generations import Layout
 from indexer.index import Index
 from indexer.search import SearchRequest, Searcher
 from indexer.settings import SearchSettings
 from vault import Change, Vault
 
-from .helpers import counting, open_index, rebuilt_state, state
+from .helpers import counting, note, open_index, reader, rebuilt_state, state
 
 TOPICS = ["caching", "deploys", "billing", "search", "logging", "backups", "tokens", "queues", "fonts", "maps"]
 QUERIES = ["cache eviction", "deploy rollback", "what did Alice say about billing", "Bob's queue plan",
            "old deploy script", "search ranking", "how to rotate tokens"]
-
-
-def note(root: Path, path: str, memory_id: str, body: str, front: str = "", created: str = "2026-10-01") -> None:
-    file = root / path
-    file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text(f"---\nid: {memory_id}\ntitle: {memory_id}\ncreated_at: {created}T12:00:00Z\n{front}---\n{body}\n")
 
 
 @pytest.fixture
@@ -48,10 +41,6 @@ def root(tmp_path: Path) -> Path:
     ranking, recall = " ".join(["Search ranking weighs words."] * 45), " ".join(["Search recall counts hits."] * 45)
     note(folder, "patterns/sections.md", "m-sections", f"Intro to search.\n\n## Ranking\n\n{ranking}\n\n## Recall\n\n{recall}")
     return folder
-
-
-def reader(root: Path) -> Index:
-    return Index(Vault(root), HashingEmbedder(), Layout(root).current(), writable=False)  # type: ignore[arg-type]
 
 
 def decoded_rows(monkeypatch) -> list[str]:
