@@ -2,12 +2,12 @@
 
 Decoding every row into an `Entry` and its `Memory` was most of a cold open at 100k memories (~5-7 CPU s of ~10,
 bench/README, issue 32 item 5), before a search that reads a few dozen of them. `Entries` (path -> Entry) keeps a row
-as sqlite returned it until it is asked for; `Memories` (memory id -> Memory) names each loaded memory's path until it
-is asked for. Both are the index's own dicts behind its read API, with the same order, so a walk over every value
+as sqlite returned it until it is asked for; `Memories` (memory id -> Memory) holds the same row until it or its entry
+is read (one decoding serves both, and lets the row go from both). Both are the index's own dicts behind its read API, with the same order, so a walk over every value
 (`Index.all_memories()`) still gives what the eager load gave, decoding what is left on the way.
 
 A row's memory is stored as JSON text, so whether it can say a word (a status, a frontmatter key) is a substring test
-of that text: `Entries.mentioning` decodes only the rows that pass it, which is how a first search finds the hidden
+of that text: `Memories.mentioning` decodes only the rows that pass it, which is how a first search finds the hidden
 memories and the named speakers without decoding the others.
 
 Changes made after the open (a sync's entries, a remembered memory) are stored decoded, as before. A write-back of a
@@ -23,7 +23,10 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping
 
 from vault.model import Memory
 
+from .heap import release_free_memory
 from .manifest import Entry
+
+RELEASE_AFTER = 2048  # rows past which the last one decoded gives the freed heap back (as a sync that big does, index.py)
 
 Row = tuple[Any, ...]  # a files-table row, as Manifest.rows() returns it
 MEMORY_COLUMN = 9  # the row's memory JSON (see manifest._row)
@@ -51,7 +54,8 @@ class Entries(_Held):
         self._slots: dict[str, Entry | Row] = {row[0]: row for row in rows}
         self._decode = decode
         self._lock = threading.Lock()
-        self._origin: dict[str, int] = {}  # path -> id() of the row its held entry was decoded from (see memory_of)
+        self._undecoded = len(self._slots)
+        self.settled: Callable[[Row, Entry], None] = lambda row, entry: None  # told of each row decoded (Memories)
 
     def __getitem__(self, path: str) -> Entry:
         held = self._slots[path]
@@ -66,41 +70,47 @@ class Entries(_Held):
     def _decoded(self, path: str, row: Row) -> Entry:
         entry = self._decode(row)
         with self._lock:
-            if self._slots.get(path) is row:
-                self._slots[path] = entry
-                self._origin[path] = id(row)
+            if self._slots.get(path) is not row:
+                return entry  # a sync stored another entry meanwhile
+            self._slots[path] = entry
+            self._undecoded -= 1
+            last = self._undecoded == 0
+        self.settled(row, entry)  # its memory too: one object for both, and the row let go by both
+        if last and len(self._slots) > RELEASE_AFTER:
+            release_free_memory()  # the rows' text, freed one by one, back to the system (heap.py)
         return entry
 
     def __setitem__(self, path: str, entry: Entry) -> None:
         with self._lock:
+            if type(self._slots.get(path)) is tuple:
+                self._undecoded -= 1
             self._slots[path] = entry
-            self._origin.pop(path, None)
 
     def __delitem__(self, path: str) -> None:
         with self._lock:
-            del self._slots[path]
-            self._origin.pop(path, None)
+            if type(self._slots.pop(path)) is tuple:
+                self._undecoded -= 1
 
     def memory_of(self, row: Row) -> Memory | None:
-        """The memory of a row read at the open: the held entry's when the path still holds that row (or the entry
-        decoded from it: one object for both), else decoded from the row alone (the path holds a newer entry)."""
-        path = row[0]
-        held = self._slots.get(path)
-        if held is row:
-            return self._decoded(path, row).memory
-        if type(held) is Entry and self._origin.get(path) == id(row):  # the row is alive (the caller holds it)
-            return held.memory
-        return self._decode(row).memory
-
+        """The memory of a row read at the open: through its entry while the path holds that row, else (a sync
+        stored the path's next entry and now forgets this memory) decoded from the row alone."""
+        held = self._slots.get(row[0])
+        return self._decoded(row[0], row).memory if held is row else self._decode(row).memory
 
 
 class Memories(_Held):
-    """memory id -> Memory; a memory loaded at the open is held as its manifest row until it is read."""
+    """memory id -> Memory; a memory loaded at the open is held as its manifest row until it or its entry is read."""
 
     def __init__(self, entries: Entries) -> None:
         self._slots: dict[str, Memory | Row] = {}
         self._entries = entries
         self._lock = threading.Lock()
+        entries.settled = self._settle
+
+    def _settle(self, row: Row, entry: Entry) -> None:
+        with self._lock:
+            if entry.memory is not None and self._slots.get(row[4]) is row:
+                self._slots[row[4]] = entry.memory
 
     def load_all(self, rows: list[Row]) -> bool:
         """Hold each row of an open as its memory, into an empty table, in one pass; False (nothing held) if an id
@@ -123,11 +133,8 @@ class Memories(_Held):
         return held if type(held) is not tuple else self._decoded(memory_id, held)
 
     def _decoded(self, memory_id: str, row: Row) -> Memory:
-        memory = self._entries.memory_of(row)
+        memory = self._entries.memory_of(row)  # settles this slot when the entry is the row's
         assert memory is not None and memory.id == memory_id, (row[0], memory_id)
-        with self._lock:
-            if self._slots.get(memory_id) is row:
-                self._slots[memory_id] = memory
         return memory
 
     def __setitem__(self, memory_id: str, memory: Memory) -> None:
