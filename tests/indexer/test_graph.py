@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from hypothesis import given, settings
@@ -448,6 +449,12 @@ operations = st.lists(st.one_of(memories, st.sampled_from(IDS)), min_size=1, max
 @settings(max_examples=120, deadline=None)
 @given(operations)
 def test_any_sequence_of_upserts_and_removes_gives_the_graph_a_rebuild_gives(steps: list[Memory | str]):
+    for graph, current in applied(steps):
+        assert_same_graph(graph, current)
+
+
+def applied(steps: list[Memory | str]) -> Iterator[tuple[LinkGraph, list[Memory]]]:
+    """The graph after each step (an upsert, or the remove of an id) and the memories it then holds."""
     graph = LinkGraph()
     current: dict[str, Memory] = {}
     for step in steps:
@@ -457,7 +464,7 @@ def test_any_sequence_of_upserts_and_removes_gives_the_graph_a_rebuild_gives(ste
         else:
             graph.upsert(step)
             current[step.id] = step
-        assert_same_graph(graph, list(current.values()))
+        yield graph, list(current.values())
 
 
 # -- the example vault --------------------------------------------------------------------
