@@ -9,6 +9,7 @@ is read from there, never copied into this project).
     python bench/locomo.py --mode all --json            # hybrid, bm25 and vector in one run
     python bench/locomo.py --granularity session --json
     python bench/locomo.py --granularity window --mode all   # 6-turn windows, 1-turn overlap (Engram's unit)
+    python bench/locomo.py --halves --json              # also each half: tune on A, report on B
 
 `--mode all` also runs two plain baselines over the same memories in the same run: `cosine`
 (all-MiniLM-L6-v2 over each memory's text, nothing else) and `plain-bm25` (Okapi BM25, k1 1.2,
@@ -44,6 +45,8 @@ WINDOW_OVERLAP = 1  # ... sharing this many with the window before (snap-researc
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 MODES = {"hybrid": "hybrid", "bm25": "keyword", "vector": "vector"}
 PLAIN = ("cosine", "plain-bm25")  # baselines outside memdir, run with --mode all
+# The dev conversations split in two (issue 26, sessions 6-7): a rule is tuned on half A and reported on half B.
+HALVES = {"A": range(0, 3), "B": range(3, 5)}
 _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 
 
@@ -119,14 +122,14 @@ def relevant_ids(item: dict, known: set[str]) -> set[str]:
 
 
 def evaluate(data: list[dict], granularity: str, modes: list[str], settings: SearchSettings,
-             embedder: CachedEmbedder, conversations: int | None) -> dict:
+             embedder: CachedEmbedder, conversations: int | None, halves: bool = False) -> dict:
     from coding import PlainBM25, plain_cosine  # the coding bench's baselines (it imports this module)
 
     plain = [m for m in modes if m in PLAIN]
     per_mode: dict[str, dict] = {m: {"rows": [], "latency": []} for m in modes}
     memories = 0
     index_seconds = 0.0
-    for sample in data[:conversations]:
+    for number, sample in enumerate(data[:conversations]):
         with tempfile.TemporaryDirectory(prefix="memdir-locomo-") as tmp:
             root = Path(tmp)
             texts: dict[str, str] = {}
@@ -149,7 +152,7 @@ def evaluate(data: list[dict], granularity: str, modes: list[str], settings: Sea
                 for mode in plain:
                     ranked_ids = (plain_cosine(vectors, embedder.embed_query(item["question"]), set(ids)) if mode == "cosine"
                                   else bm25.rank(item["question"], set(ids)))  # type: ignore[union-attr]
-                    per_mode[mode]["rows"].append((item["category"], wanted, [contains[i] for i in ranked_ids[:10]]))
+                    per_mode[mode]["rows"].append((item["category"], wanted, [contains[i] for i in ranked_ids[:10]], number))
                 for mode in modes:
                     if mode in PLAIN:
                         continue
@@ -160,9 +163,15 @@ def evaluate(data: list[dict], granularity: str, modes: list[str], settings: Sea
                     hits = searcher.search(request)
                     per_mode[mode]["latency"].append((time.perf_counter() - started) * 1000)
                     ranked = [contains[h.memory.id] for h in hits]
-                    per_mode[mode]["rows"].append((item["category"], wanted, ranked))
+                    per_mode[mode]["rows"].append((item["category"], wanted, ranked, number))
             index.close()
-    return {mode: summarize(v["rows"], v["latency"], memories, index_seconds) for mode, v in per_mode.items()}
+    results = {}
+    for mode, v in per_mode.items():
+        results[mode] = summarize([r[:3] for r in v["rows"]], v["latency"], memories, index_seconds)
+        if halves:
+            parts = {name: [r[:3] for r in v["rows"] if r[3] in part] for name, part in HALVES.items()}
+            results[mode]["halves"] = {name: summarize(rows, [], memories, index_seconds) for name, rows in parts.items() if rows}
+    return results
 
 
 def summarize(rows: list, latency: list[float], memories: int, index_seconds: float) -> dict:
@@ -219,6 +228,8 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, help="only the first N conversations")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a [search] setting, e.g. --set evidence_weight=0.7")
+    parser.add_argument("--halves", action="store_true",
+                        help="also report conversations 1-3 (A, where rules are tuned) and 4-5 (B, held) apart")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -226,7 +237,7 @@ def main() -> None:
     embedder = CachedEmbedder(make_embedder(args.embedder), args.cache)
     modes = ["hybrid", "bm25", "vector", *PLAIN] if args.mode == "all" else [args.mode]
     data = json.loads(args.data.read_text())
-    results = evaluate(data, args.granularity, modes, settings, embedder, args.conversations)
+    results = evaluate(data, args.granularity, modes, settings, embedder, args.conversations, args.halves)
     if "vector" in modes and "bm25" in modes:
         best = {k: max(results["bm25"][k], results["vector"][k]) for k in ("recall@10", "mrr@10")}
         results["hybrid_gain_over_best_single"] = {
@@ -238,14 +249,15 @@ def main() -> None:
 
 def _table(results: dict) -> str:
     names = list(CATEGORIES.values())
-    lines = [f"{'mode':10} {'R@5':>6} {'R@10':>6} {'MRR@10':>7} {'p50 ms':>7} {'p95 ms':>7}   R@5 / R@10 / MRR@10: "
+    lines = [f"{'mode':12} {'R@5':>6} {'R@10':>6} {'MRR@10':>7} {'p50 ms':>7} {'p95 ms':>7}   R@5 / R@10 / MRR@10: "
              + "  ".join(f"{n:>19}" for n in names)]
-    for mode, r in results.items():
-        if mode in MODES or mode in PLAIN:
-            lines.append(f"{mode:10} {r['recall@5']:6.3f} {r['recall@10']:6.3f} {r['mrr@10']:7.3f} {r['p50_ms']:7.1f} "
-                         f"{r['p95_ms']:7.1f}   " + "  ".join(
-                             f"{r['by_category'][n]['recall@5']:.3f}/{r['by_category'][n]['recall@10']:.3f}/"
-                             f"{r['mrr@10_by_category'][n]:.3f}" for n in names))
+    rows = [(mode, r) for mode, r in results.items() if mode in MODES or mode in PLAIN]
+    rows += [(f"{mode} {name}", half) for mode, r in rows for name, half in r.get("halves", {}).items()]
+    for mode, r in rows:
+        lines.append(f"{mode:12} {r['recall@5']:6.3f} {r['recall@10']:6.3f} {r['mrr@10']:7.3f} {r['p50_ms']:7.1f} "
+                     f"{r['p95_ms']:7.1f}   " + "  ".join(
+                         f"{r['by_category'][n]['recall@5']:.3f}/{r['by_category'][n]['recall@10']:.3f}/"
+                         f"{r['mrr@10_by_category'][n]:.3f}" for n in names))
     return "\n".join(lines)
 
 
