@@ -142,6 +142,7 @@ class _Candidate:
     weighed: float = 0.0  # the same with the keyword channel weighed by what it has to say here: what ranks
     channel: str = ""
     via: str | None = None
+    near: bool = False  # within vector_margin of the question's best vector score, under cosine_floor (found_by_vector)
 
 
 _ROLE_CODE = {WHOLE: 0, SENTENCE: 1, PREVIOUS: 2, NEXT: 3}
@@ -425,16 +426,23 @@ class Searcher:
         # relevance shown) its cosines reach full evidence later, or a 3 % outcome lift decides between them.
         share = self._whole_share(request)
         full = settings.cosine_full + share * (settings.long_query_cosine_full - settings.cosine_full)
+        # The vector channel's own order: when even its best match is weak (a question in other words), what is
+        # nearly as near is listed too, under cosine_floor (found_by_vector).
+        best_vector = max((c.vector_score for c in candidates.values()
+                           if c.vector_rank is not None and c.vector_score is not None), default=math.inf)
         for memory_id, c in candidates.items():
             v = vector_evidence(c.vector_score, settings.cosine_floor, settings.cosine_full) if c.vector_score is not None else None
             k = None if c.keyword_rank is None else c.keyword_coverage
             c.evidence = combined_evidence(v, k)
             ranked = vector_evidence(c.vector_score, settings.cosine_floor, full) if c.vector_score is not None else None
             c.weighed = combined_evidence(ranked, None if k is None else k * confidence[memory_id])
-            by_vector = c.vector_rank is not None and (c.vector_score or 0.0) > settings.cosine_floor
+            c.near = c.vector_rank is not None and (c.vector_score or 0.0) > best_vector - settings.vector_margin
+            # The label says which channel had evidence for it: a note the vector channel lists only for its place
+            # (found_by_vector) has none, and a note that shares a word with the question is "keyword", not "both".
+            by_vector = c.vector_rank is not None and above_cosine_floor(c, settings)
             by_keyword = c.keyword_rank is not None
             c.channel = "both" if by_vector and by_keyword else "keyword" if by_keyword else "vector"
-        kept = {k: c for k, c in candidates.items() if c.channel != "vector" or (c.vector_score or 0) > settings.cosine_floor}
+        kept = {k: c for k, c in candidates.items() if c.channel != "vector" or found_by_vector(c, settings)}
         return kept, query_vector
 
     def _vector_candidates(self, query_vector: np.ndarray, allowed: dict[str, Memory]) -> list[str]:
@@ -572,11 +580,10 @@ class Searcher:
                 continue
             relevance = calibrate(c.evidence, settings.calibration_midpoint, settings.calibration_steepness)
             # A question in other words puts its answer near cosine 0.15-0.19, a relevance under 0.05, where plain
-            # cosine still ranks it first: what the vector channel finds above its floor is listed however weak.
+            # cosine still ranks it first: what the vector channel finds (found_by_vector) is listed however weak.
             # The threshold keeps cutting what only shares a word or two (a keyword-only answer while the vectors
             # are still being filled in) and what nothing finds at all.
-            weak_vector = c.vector_score is not None and c.vector_score > settings.cosine_floor
-            if relevance < settings.score_threshold and not weak_vector:
+            if relevance < settings.score_threshold and not found_by_vector(c, settings):
                 continue
             # The order weighs the keyword channel by what it has to say for this query (keyword_confidence);
             # the relevance shown stays what both channels found, so a word-for-word hit is still listed.
@@ -618,11 +625,11 @@ class Searcher:
             if c.memory_id in allowed or request.include_superseded:
                 continue
             successor = graph.successor(c.memory_id)
-            if successor and successor in allowed and successor not in candidates:
+            if successor and successor in allowed and self._open_to_lending(candidates.get(successor)):
                 candidates[successor] = replace(c, memory_id=successor, channel="graph", via=c.memory_id)
         strongest = sorted(candidates.values(), key=lambda c: c.fused, reverse=True)[:3]
         linked = {n: c for c in reversed(strongest) for n in sorted(graph.neighbours(c.memory_id))
-                  if n in allowed and n not in candidates}  # the strongest linker wins
+                  if n in allowed and self._open_to_lending(candidates.get(n))}  # the strongest linker wins
         own = self._own_vector_scores(list(linked), query_vector, self._whole_share(request))
         for neighbour, c in linked.items():
             cosine = own.get(neighbour)
@@ -631,6 +638,12 @@ class Searcher:
             candidates[neighbour] = _Candidate(neighbour, vector_score=cosine, fused=c.fused * share,
                                                evidence=c.evidence * share, weighed=c.weighed * share,
                                                channel="graph", via=c.memory_id)
+
+    def _open_to_lending(self, candidate: _Candidate | None) -> bool:
+        """Whether a link (or a succession) may bring this memory in: it is no candidate, or one listed only for its
+        place in the vector channel's order (below cosine_floor, no keyword hit; found_by_vector), with no evidence
+        of its own. Without the second, a linked note near nothing in a small vault lost what its link lends."""
+        return candidate is None or (candidate.channel == "vector" and not above_cosine_floor(candidate, self.settings))
 
     def _own_vector_scores(self, memory_ids: list[str], query_vector: np.ndarray | None,
                            whole_share: float = 0.0) -> dict[str, float]:
@@ -671,6 +684,24 @@ def _done(vector: np.ndarray) -> Future[np.ndarray]:
     future: Future[np.ndarray] = Future()
     future.set_result(vector)
     return future
+
+
+def above_cosine_floor(candidate: _Candidate, settings: SearchSettings) -> bool:
+    """Whether the vector channel has evidence for this candidate: its score is above `cosine_floor`."""
+    return candidate.vector_score is not None and candidate.vector_score > settings.cosine_floor
+
+
+def found_by_vector(candidate: _Candidate, settings: SearchSettings) -> bool:
+    """Whether the vector channel speaks for this candidate, so that it is listed however weak its relevance:
+    above `cosine_floor`, or within `vector_margin` of the vector channel's best score for this question (`near`,
+    which only reaches under the floor when that best is itself weak: a question in other words).
+
+    MiniLM puts an answer asked in other words at cosine 0.15-0.25, and pools a short note a little under its whole
+    text's cosine, so the absolute floor alone left out answers plain cosine ranks second (bench/README, issue 26
+    session 7: "where do I fetch credentials when setting up a computer", its note pooled at 0.143). Such a hit
+    keeps the relevance `cosine_floor` gives it (about 0): it is listed, not shown as relevant, and the hook does
+    not inject it. A memory reached through a link has no rank in the vector channel: its own cosine decides."""
+    return candidate.near or above_cosine_floor(candidate, settings)
 
 
 def keyword_confidence(candidate: _Candidate, settings: SearchSettings, lent: float = 0.0) -> float:

@@ -53,6 +53,9 @@ class SearchSettings:
                                        "(a pasted paragraph or log is compared whole to whole) ...")
     long_query_full: int = setting(35, "... and from this many words only as a whole")
     cosine_floor: float = setting(0.15, "cosine at or below which the vector channel gives no evidence")
+    vector_margin: float = setting(0.1, "what the vector channel puts within this cosine of its best match for the "
+                                        "question is listed even under cosine_floor, at the relevance cosine_floor gives "
+                                        "it (a question in other words puts its answer near 0.15; 0 = off)")
     cosine_full: float = setting(0.65, "cosine at or above which it gives full evidence")
     long_query_cosine_full: float = setting(0.95, "the cosine of full evidence in the order (not the relevance shown) for a "
                                                   "question read whole to whole (long_query_full words), linear from "
@@ -110,8 +113,8 @@ class SearchSettings:
     max_limit: int = setting(100, "largest limit a caller may ask for")
     max_query_chars: int = setting(2000, "a longer query is asked by its first this many characters")
     score_threshold: float = setting(0.05, "results whose relevance is below this are dropped, unless the vector "
-                                           "channel finds them above cosine_floor (a question in other words puts its "
-                                           "answer near cosine 0.15-0.19, under 0.05)")
+                                           "channel finds them above cosine_floor or within vector_margin of its best (a "
+                                           "question in other words puts its answer near cosine 0.15-0.19, under 0.05)")
     shown_gap_scale: float = setting(0.05, "the relevance a result shows falls with how far its match is behind the best "
                                            "result's: to floor + (1 - floor) / e of its relevance at this gap ...")
     shown_gap_floor: float = setting(0.2, "... and to this share of it far behind (thresholds read the relevance itself)")
@@ -149,6 +152,8 @@ class SearchSettings:
         if not 0 <= self.long_query_from < self.long_query_full:
             raise InvalidSetting("long_query_full", f"long_query_from ({self.long_query_from}) and long_query_full "
                                  f"({self.long_query_full}) must satisfy 0 <= from < full")
+        if self.vector_margin < 0.0:
+            raise InvalidSetting("vector_margin", f"{self.vector_margin} is negative")
         if not self.cosine_floor < self.long_query_cosine_full <= 1.0:
             raise InvalidSetting("long_query_cosine_full", f"{self.long_query_cosine_full} is not in (cosine_floor, 1]")
         if self.shown_gap_scale <= 0.0:

@@ -16,6 +16,25 @@ def open_index(root: Path, embedder: HashingEmbedder | None = None) -> Index:
     return Index.open(Vault(root), embedder or HashingEmbedder())
 
 
+def example_with_fresh(root: Path, notes: list[tuple]) -> Index:
+    """The bundled example vault copied to `root` with `notes` ((id, collection, type, title, body, ...)) written five
+    hours ago, indexed with the real model: fresh memories among older ones, as a user's vault holds them."""
+    import shutil
+    from datetime import datetime, timedelta, timezone
+
+    from indexer.embed import make_embedder
+    from tests.conftest import EXAMPLE_VAULT
+
+    shutil.copytree(EXAMPLE_VAULT, root, ignore=shutil.ignore_patterns(".memdir", "memdir.toml"))
+    vault = Vault(root)
+    now = datetime.now(timezone.utc)
+    for memory_id, collection, kind, title, body, *_ in notes:
+        front = {"id": memory_id, "collection": collection, "type": kind, "title": title,
+                 "created_at": now - timedelta(hours=5)}
+        vault.writer.create(f"{collection}/{memory_id}.md", front, body)
+    return Index.open(Vault(root), make_embedder("all-MiniLM-L6-v2"))
+
+
 def fresh_rebuild(root: Path) -> Index:
     """An index built from nothing but the files (in a scratch copy of the index folder)."""
     import shutil

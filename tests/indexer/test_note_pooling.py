@@ -5,9 +5,6 @@ paraphrased question is close to it all through. Unit tests on hand-made cosines
 
 from __future__ import annotations
 
-import shutil
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +12,7 @@ import pytest
 from indexer.chunking import SENTENCE, WHOLE
 from indexer.search import _ROLE_CODE, SearchRequest, Searcher, _Units
 from indexer.settings import InvalidSetting, SearchSettings
-from tests.conftest import EXAMPLE_VAULT
+from tests.indexer.helpers import example_with_fresh
 
 
 def note(cosines: dict[str, list[float]]) -> tuple[_Units, np.ndarray]:
@@ -91,19 +88,7 @@ FRESH = [  # written hours ago, no outcome record; asked with no content word in
 
 @pytest.fixture(scope="module")
 def fresh_index(tmp_path_factory):
-    from indexer.embed import make_embedder
-    from indexer.index import Index
-    from vault import Vault
-
-    root = tmp_path_factory.mktemp("pooling") / "example"
-    shutil.copytree(EXAMPLE_VAULT, root, ignore=shutil.ignore_patterns(".memdir", "memdir.toml"))
-    vault = Vault(root)
-    now = datetime.now(timezone.utc)
-    for memory_id, collection, kind, title, body, _ in FRESH:
-        front = {"id": memory_id, "collection": collection, "type": kind, "title": title,
-                 "created_at": now - timedelta(hours=5)}
-        vault.writer.create(f"{collection}/{memory_id}.md", front, body)
-    index = Index.open(Vault(root), make_embedder("all-MiniLM-L6-v2"))
+    index = example_with_fresh(tmp_path_factory.mktemp("pooling") / "example", FRESH)
     yield index
     index.close()
 
