@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 from bench.locomo import DEFAULT_DATA, turn_text, turns_of  # noqa: E402
 
 CANDIDATES = ("torch", "onnxruntime", "numpy")
-# What each runtime installs beyond memdir's other dependencies (numpy, tokenizers, safetensors, networkx ...).
+# What each runtime installs beyond memdir's other dependencies (numpy, tokenizers, safetensors ...).
 PACKAGES = {
     "torch": ("torch", "sympy", "mpmath", "jinja2", "MarkupSafe", "fsspec", "filelock"),
     "onnxruntime": ("onnxruntime", "onnx", "protobuf", "flatbuffers", "ml_dtypes"),

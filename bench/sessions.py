@@ -3,9 +3,13 @@ capture every turn, on a copy of the example vault, from a cold start or warm.
 
     python bench/sessions.py                      # 9 sessions x 20 turns, cold then warm
     python bench/sessions.py --mode cold --sessions 9 --turns 20 --json
+    python bench/sessions.py --think 5            # each answer takes 2.5-7.5 s between its prompt and its Stop
 
 "cold": no server, no embedding host, no index (a fresh copy of the example vault); the sessions start
 together. "warm": the server has the vault open and every vector built before the first prompt.
+Without `--think` each session sends its next turn as soon as the last returned (nine sessions asking for CPU
+back to back, the worst case); `--think S` models the assistant's answer between a prompt and its Stop, a pause of
+0.5-1.5 x S seconds (seeded per session), and is printed in the run's first line.
 Every hook is a new `memdir hook` process, as Claude Code starts it; a prompt hook's latency is from
 process start to exit with its output. Printed per run: context rate and prompt hook p50 / p95 per
 phase (the first 5 s after the first prompt, the rest; the first and second half of the prompts),
@@ -19,6 +23,7 @@ import argparse
 import compileall
 import json
 import os
+import random
 import re
 import resource
 import shutil
@@ -41,6 +46,7 @@ from mcp_server.embedding import host as embed_host  # noqa: E402
 EXAMPLE = REPO / ".memories-example"
 EARLY_SECONDS = 5.0
 KEEP_LOG: Path | None = None  # --log
+THINK = 0.0  # --think
 
 
 def hook_command() -> list[str]:
@@ -80,11 +86,14 @@ def why_none(stderr: str) -> str:
 def session(root: Path, number: int, turns: int, prompts: list[str], records: list[dict], lock: threading.Lock) -> None:
     sid = f"bench-{number}-{uuid.uuid4().hex[:8]}"
     base = {"session_id": sid, "cwd": str(root.parent), "transcript_path": "/dev/null"}
+    answering = random.Random(number)  # the same answer times in every run (an A/B compares like with like)
     for turn in range(turns):
         prompt = prompts[(number * 7 + turn) % len(prompts)]
         at = time.monotonic()
         ms, context, reason = hook(root, "prompt", {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt,
                                             "permission_mode": "default"})
+        if THINK:
+            time.sleep(THINK * answering.uniform(0.5, 1.5))  # the assistant answering: nothing to wait on, it is time
         answer = (f"Session {number}, turn {turn}: I read the notes on this and changed the handler in "
                   f"module_{number}_{turn}.py accordingly, then ran the tests, which passed.")
         stop_ms, _, _ = hook(root, "stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
@@ -156,13 +165,13 @@ def run(mode: str, count: int, turns: int) -> dict:
             records: list[dict] = []
             lock = threading.Lock()
             threads = [threading.Thread(target=session, args=(root, n, turns, prompts, records, lock)) for n in range(count)]
-            started = time.monotonic()
+            started, load_before = time.monotonic(), os.getloadavg()[0]
             children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the hook processes this run waits for
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
-            wall = time.monotonic() - started
+            wall, load_after = time.monotonic() - started, os.getloadavg()[0]
             spent = resource.getrusage(resource.RUSAGE_CHILDREN)
             hook_cpu_ms = 1000 * (spent.ru_utime + spent.ru_stime - children.ru_utime - children.ru_stime) \
                 / max(1, 2 * len(records))
@@ -173,7 +182,19 @@ def run(mode: str, count: int, turns: int) -> dict:
                                                    or captured(root, sids) < expected):
                 time.sleep(0.2)  # spooled events the server applies on its timer
             got = captured(root, sids)
+            # The captured exchanges' vectors: the host embeds them behind the prompts' queries (at a lower priority),
+            # so the CPU below is read once they are all in, and how long after the last turn that was is printed.
             server, host = client.running(), embed_host.running()
+            embedded_after = None
+            while server is not None and time.monotonic() < deadline + 60:
+                try:
+                    if not client.request(server, "GET", "/api/health", timeout=5, vault=root).get("unembedded"):
+                        embedded_after = round(time.monotonic() - started - wall, 1)
+                        break
+                except (client.Unavailable, client.RemoteError):
+                    pass
+                time.sleep(0.2)  # the backfill's count: nothing to wait on from outside
+            host = embed_host.running()
             peaks = {"server_mb": peak_mb(server.pid if server else None), "host_mb": peak_mb(host.pid if host else None),
                      "server_cpu_s": cpu_s(server.pid if server else None), "host_cpu_s": cpu_s(host.pid if host else None)}
         finally:
@@ -190,12 +211,13 @@ def run(mode: str, count: int, turns: int) -> dict:
     context = [r for r in records if r["context"]]
     timeline["first context (prompt sent)"] = round(context[0]["at"] - first, 2) if context else None
     half = len(records) // 2
-    return {"mode": mode, "sessions": count, "turns": turns, "wall_s": round(wall, 1),
+    return {"mode": mode, "sessions": count, "turns": turns, "think_s": THINK, "wall_s": round(wall, 1),
+            "load": [round(load_before, 1), round(load_after, 1)],
             "all": phase(records),
             "first_5s": phase([r for r in records if r["at"] - first < EARLY_SECONDS]),
             "after_5s": phase([r for r in records if r["at"] - first >= EARLY_SECONDS]),
             "first_half": phase(records[:half]), "second_half": phase(records[half:]),
-            "captured": got, "expected": expected, "timeline_s": timeline, "stop_hook_ms": _quantiles([r["stop_ms"] for r in records]), "hook_cpu_ms": round(hook_cpu_ms, 1), "peak_rss": peaks}
+            "captured": got, "expected": expected, "embedded_after_s": embedded_after, "timeline_s": timeline, "stop_hook_ms": _quantiles([r["stop_ms"] for r in records]), "hook_cpu_ms": round(hook_cpu_ms, 1), "peak_rss": peaks}
 
 
 # What a cold start goes through, in the server's and the embedding host's logs (their first line of each kind).
@@ -227,9 +249,11 @@ def line(r: dict) -> str:
         return (f"{name} {x.get('with_context', 0)}/{x['prompts']} context"
                 f"{f' (without: {without})' if without else ''}, p50 {x.get('p50_ms')} p95 {x.get('p95_ms')} ms"
                 if x["prompts"] else f"{name} -")
-    return (f"{r['mode']:>4}, {r['sessions']} sessions x {r['turns']} turns ({r['wall_s']} s): {p('all')}\n"
+    think = f", think {r['think_s']} s" if r["think_s"] else ""
+    return (f"{r['mode']:>4}, {r['sessions']} sessions x {r['turns']} turns{think} ({r['wall_s']} s, load "
+            f"{r['load'][0]} -> {r['load'][1]}): {p('all')}\n"
             f"      {p('first_5s')}; {p('after_5s')}\n      {p('first_half')}; {p('second_half')}\n"
-            f"      captured {r['captured']}/{r['expected']} (Stop hook p50 {r['stop_hook_ms'].get('p50')} "
+            f"      captured {r['captured']}/{r['expected']}, all embedded {r['embedded_after_s']} s after the last turn (Stop hook p50 {r['stop_hook_ms'].get('p50')} "
             f"p95 {r['stop_hook_ms'].get('p95')} ms); CPU per hook process {r['hook_cpu_ms']} ms; peak RSS server {r['peak_rss']['server_mb']} MB, "
             f"host {r['peak_rss']['host_mb']} MB; CPU server {r['peak_rss']['server_cpu_s']} s, "
             f"host {r['peak_rss']['host_cpu_s']} s\n      timeline (s after the first prompt): "
@@ -242,6 +266,9 @@ if __name__ == "__main__":
     parser.add_argument("--sessions", type=int, default=9)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--think", type=float, default=0.0, metavar="S",
+                        help="the assistant's answer time between a prompt and its Stop: 0.5-1.5 x S seconds (default 0: "
+                             "back to back)")
     parser.add_argument("--log", type=Path, help="keep each run's server log as LOG.<mode>.log")
     parser.add_argument("--code", type=Path, help="run the hooks and the server from this checkout (an A/B in one run)")
     options = parser.parse_args()
@@ -256,6 +283,6 @@ if __name__ == "__main__":
         for package in ("mcp_server", "indexer", "vault"):
             compileall.compile_dir(checkout / package, quiet=1)
     os.chdir(tempfile.gettempdir())
-    KEEP_LOG = options.log
+    KEEP_LOG, THINK = options.log, options.think
     results = [run(m, options.sessions, options.turns) for m in (("cold", "warm") if options.mode == "both" else (options.mode,))]
     print(json.dumps(results, indent=2) if options.json else "\n".join(line(r) for r in results))

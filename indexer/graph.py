@@ -10,6 +10,10 @@ each memory's parsed links and, per lookup key, the memories whose links asked f
 When a memory arrives, leaves, moves or changes id, its names (path, stem, id) are the
 only index entries that change, and every memory that asked for one of them is resolved
 again; nothing else can have changed.
+
+The graph is held in two maps, not a graph library: each linking memory's edges as (target, link) pairs, and per
+target the memories linking to it. Every query here is one or two lookups in them; networkx was 12.8 MB of a
+vault server's resident memory and 314 modules for these (bench/README, issue 32 item 1, branch mem10k-w3s7).
 """
 
 from __future__ import annotations
@@ -18,8 +22,6 @@ import logging
 import posixpath
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Iterator
-
-import networkx as nx
 
 from vault.ids import identity_key
 from vault.model import Memory
@@ -114,10 +116,14 @@ class _Record:
 
 
 class LinkGraph:
-    """A networkx MultiDiGraph of wikilinks, kept equal to a rebuild under upsert and remove."""
+    """A directed multigraph of wikilinks, kept equal to a rebuild under upsert and remove."""
 
     def __init__(self) -> None:
-        self.graph = nx.MultiDiGraph()
+        # Edges: linking memory -> its links as (target node, link), in resolution order; a memory without links
+        # has no entry. Incoming: target node -> the memories with an edge to it. A ghost node exists while some
+        # edge points at it, so the ghosts are the incoming map's "ghost:" keys.
+        self._out: dict[str, tuple[tuple[str, _Pending], ...]] = {}
+        self._in: dict[str, set[str]] = {}
         self._records: dict[str, _Record] = {}  # identity key of the id -> record
         # Name -> record keys, as tuples (holders.py): almost every name is one memory's.
         self._paths: dict[str, tuple[str, ...]] = {}  # identity key of "folder/note" -> record keys
@@ -156,8 +162,7 @@ class LinkGraph:
         record = self._records.get(identity_key(node))
         if record is None or record.node != node:
             return None
-        targets = tuple(sorted({(v, r) for _, v, r in self.graph.out_edges(node, data="relation")
-                                if not v.startswith(GHOST)}))
+        targets = tuple(sorted({(v, link.relation) for v, link in self._out.get(node, ()) if not v.startswith(GHOST)}))
         return (node, record.created, targets) if targets else None
 
     def link_rows(self) -> list[LinkRow]:
@@ -172,8 +177,7 @@ class LinkGraph:
         old = self._records.get(key)
         if old is not None and (old.node, old.path) == (memory.id, memory.path):
             # Same names: other memories' links resolve as before; only this one's links changed.
-            self._records[key] = _record(memory)
-            self.graph.add_node(memory.id, **_memory_attributes(self._records[key]))
+            self._records[key] = _record(memory)  # the node's attributes are its record's
             self._resolve(key)
             return
         changed = old.names if old is not None else frozenset()
@@ -203,8 +207,8 @@ class LinkGraph:
         node = self._node(memory_id)
         if node is None:
             return []
-        edges = (_edge(u, v, data) for u, v, data in self.graph.out_edges(node, data=True))
-        return _sorted(e for e in edges if relation is None or e.relation == relation)
+        return _sorted(_edge(node, v, link) for v, link in self._out.get(node, ())
+                       if relation is None or link.relation == relation)
 
     def backlinks(self, memory_id: str, relation: str | None = None) -> list[Edge]:
         """The links other memories (or this one) make to a memory."""
@@ -213,11 +217,8 @@ class LinkGraph:
 
     def ghosts(self) -> dict[str, list[str]]:
         """Each ghost target and the ids of the memories linking to it."""
-        return {
-            data["target"]: sorted({u for u, _ in self.graph.in_edges(node)})
-            for node, data in sorted(self.graph.nodes(data=True))
-            if data["kind"] == "ghost"
-        }
+        return {node.removeprefix(GHOST): sorted(sources) for node, sources in sorted(self._in.items())
+                if node.startswith(GHOST)}
 
     def linking_to(self, target: str) -> list[Edge]:
         """Links to a memory or ghost named as text, e.g. "src/app.py"; ghost paths also match by suffix."""
@@ -228,8 +229,8 @@ class LinkGraph:
         edges: list[Edge] = []
         for key in self._find(lookup, False, ""):  # a bare stem may fit memories in several folders
             edges += self._incoming(self._records[key].node, None)
-        for node, data in self.graph.nodes(data=True):
-            if data["kind"] == "ghost" and _same_file(data["target"], lookup):
+        for node in self._in:
+            if node.startswith(GHOST) and _same_file(node.removeprefix(GHOST), lookup):
                 edges += self._incoming(node, None)
         return _sorted(edges)
 
@@ -264,8 +265,9 @@ class LinkGraph:
         if self._superseded is None:
             self._superseded = {
                 v
-                for u, v, relation in self.graph.edges(data="relation")
-                if relation == SUPERSEDES and u != v and not v.startswith(GHOST)
+                for u, links in self._out.items()
+                for v, link in links
+                if link.relation == SUPERSEDES and u != v and not v.startswith(GHOST)
             }
         return set(self._superseded)
 
@@ -274,7 +276,7 @@ class LinkGraph:
         node = self._node(memory_id)
         if node is None:
             return set()
-        near = set(self.graph.successors(node)) | set(self.graph.predecessors(node))
+        near = {v for v, _ in self._out.get(node, ())} | self._in.get(node, set())
         return {n for n in near if n != node and not n.startswith(GHOST)}
 
     def relationships(self, memory_id: str) -> dict[str, dict[str, list[Edge]]]:
@@ -291,11 +293,14 @@ class LinkGraph:
 
     def to_edge_list(self) -> list[Edge]:
         """Every edge, sorted: two graphs of the same memories give equal lists."""
-        return _sorted(_edge(u, v, data) for u, v, data in self.graph.edges(data=True))
+        return _sorted(_edge(u, v, link) for u, links in self._out.items() for v, link in links)
 
     def to_node_list(self) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
         """Every node with its attributes, sorted, for the same comparison."""
-        return sorted((node, tuple(sorted(data.items()))) for node, data in self.graph.nodes(data=True))
+        memories = ((r.node, _memory_attributes(r)) for r in self._records.values())
+        ghosts = ((node, {"kind": "ghost", "target": node.removeprefix(GHOST)}) for node in self._in
+                  if node.startswith(GHOST))
+        return sorted((node, tuple(sorted(data.items()))) for node, data in (*memories, *ghosts))
 
     # -- names ----------------------------------------------------------------------------
 
@@ -307,7 +312,6 @@ class LinkGraph:
         self._records[key] = record
         for index, name in self._indexes(record):
             hold(index, name, key)
-        self.graph.add_node(record.node, **_memory_attributes(record))
         return record
 
     def _unregister(self, key: str) -> None:
@@ -316,7 +320,7 @@ class LinkGraph:
         self._clear_links(key, record.node)
         for index, name in self._indexes(record):
             let_go(index, name, key)
-        self.graph.remove_node(record.node)  # links into it go too; their memories are resolved again
+        self._drop_links_into(record.node)  # their memories are resolved again
 
     def _indexes(self, record: _Record) -> Iterator[tuple[dict[str, tuple[str, ...]], str]]:
         yield self._paths, record.path_key
@@ -343,13 +347,17 @@ class LinkGraph:
             self._clear_links(key, record.node)
         asks: set[str] = set()
         ambiguities: set[Ambiguity] = set()
+        edges: list[tuple[str, _Pending]] = []
         for link in record.links:
             lookup, relative = _lookup_key(link.written, record.folder)
             if not lookup:
                 continue
             asks.add(lookup)
-            target = self._target(lookup, relative, record, link, ambiguities)
-            self.graph.add_edge(record.node, target, **_edge_attributes(link))
+            edges.append((self._target(lookup, relative, record, link, ambiguities), link))
+        if edges:
+            self._out[record.node] = tuple(edges)
+            for target, _ in edges:
+                self._in.setdefault(target, set()).add(record.node)
         if asks:  # most memories link nowhere: no empty frozenset (216 bytes) kept for them
             self._asks[key] = frozenset(asks)
         for lookup in asks:
@@ -358,13 +366,10 @@ class LinkGraph:
             self._ambiguous[key] = tuple(sorted(ambiguities))
 
     def _target(self, lookup: str, relative: bool, record: _Record, link: _Pending, ambiguities: set[Ambiguity]) -> str:
-        """The node a link points at, adding its ghost when it names no memory."""
+        """The node a link points at: a ghost when it names no memory."""
         found = self._find(lookup, relative, record.folder)
         if not found:
-            ghost = GHOST + lookup
-            if ghost not in self.graph:
-                self.graph.add_node(ghost, kind="ghost", target=lookup)
-            return ghost
+            return GHOST + lookup
         nodes = tuple(self._records[k].node for k in found)
         if len(nodes) > 1:
             ambiguities.add(Ambiguity(record.node, link.written, nodes[0], nodes))
@@ -390,27 +395,41 @@ class LinkGraph:
     def _clear_links(self, key: str, node: str) -> None:
         """Remove a memory's outgoing edges, the ghosts left without links, and what it asked for."""
         self._superseded = None
-        targets = {v for _, v in self.graph.out_edges(node)}
-        self.graph.remove_edges_from(list(self.graph.out_edges(node, keys=True)))
-        for target in targets:
-            if target.startswith(GHOST) and self.graph.in_degree(target) == 0:
-                self.graph.remove_node(target)
+        for target in {v for v, _ in self._out.pop(node, ())}:
+            self._let_go_of(target, node)  # a ghost left without links goes with its last one
         for lookup in self._asks.pop(key, ()):
             self._asked[lookup].discard(key)
             if not self._asked[lookup]:
                 del self._asked[lookup]
         self._ambiguous.pop(key, None)
 
+    def _drop_links_into(self, node: str) -> None:
+        """A memory leaves: the edges other memories have to it go with it, as they would with its node."""
+        self._superseded = None
+        for source in self._in.pop(node, ()):
+            kept = tuple((v, link) for v, link in self._out[source] if v != node)
+            if kept:
+                self._out[source] = kept
+            else:
+                del self._out[source]
+
+    def _let_go_of(self, target: str, source: str) -> None:
+        sources = self._in.get(target)
+        if sources is not None:
+            sources.discard(source)
+            if not sources:
+                del self._in[target]
+
     # -- supersedes -----------------------------------------------------------------------
 
     def _superseders(self, node: str) -> set[str]:
-        return {u for u, _, r in self.graph.in_edges(node, data="relation") if r == SUPERSEDES and u != node}
+        return {u for u, _, link in self._edges_into(node) if link.relation == SUPERSEDES and u != node}
 
     def _superseded_by(self, node: str) -> set[str]:
         return {
             v
-            for _, v, r in self.graph.out_edges(node, data="relation")
-            if r == SUPERSEDES and v != node and not v.startswith(GHOST)
+            for v, link in self._out.get(node, ())
+            if link.relation == SUPERSEDES and v != node and not v.startswith(GHOST)
         }
 
     def _supersedes_family(self, node: str) -> set[str]:
@@ -426,11 +445,17 @@ class LinkGraph:
         return family
 
     def _newness(self, node: str) -> tuple[str, str]:
-        return self.graph.nodes[node]["created"], node
+        return self._records[identity_key(node)].created, node
+
+    def _edges_into(self, node: str) -> Iterator[tuple[str, str, _Pending]]:
+        for source in self._in.get(node, ()):
+            for target, link in self._out[source]:
+                if target == node:
+                    yield source, target, link
 
     def _incoming(self, node: str, relation: str | None) -> list[Edge]:
-        edges = (_edge(u, v, data) for u, v, data in self.graph.in_edges(node, data=True))
-        return _sorted(e for e in edges if relation is None or e.relation == relation)
+        return _sorted(_edge(u, v, link) for u, v, link in self._edges_into(node)
+                       if relation is None or link.relation == relation)
 
 
 def _record(memory: Memory) -> _Record:
@@ -517,32 +542,9 @@ def _same_file(ghost: str, wanted: str) -> bool:
     return ghost == wanted or ghost.endswith("/" + wanted) or wanted.endswith("/" + ghost)
 
 
-def _edge_attributes(link: _Pending) -> dict[str, Any]:
-    return {
-        "relation": link.relation,
-        "context": link.context,
-        "heading": link.heading,
-        "block": link.block,
-        "embed": link.embed,
-        "source": link.origin,
-        "written": link.written,
-        "start": link.start,
-    }
-
-
-def _edge(source: str, target: str, data: dict[str, Any]) -> Edge:
-    return Edge(
-        source=source,
-        target=target,
-        relation=data["relation"],
-        context=data["context"],
-        heading=data["heading"],
-        block=data["block"],
-        embed=data["embed"],
-        origin=data["source"],
-        written=data["written"],
-        start=data["start"],
-    )
+def _edge(source: str, target: str, link: _Pending) -> Edge:
+    return Edge(source=source, target=target, relation=link.relation, context=link.context, heading=link.heading,
+                block=link.block, embed=link.embed, origin=link.origin, written=link.written, start=link.start)
 
 
 def _sorted(edges: Iterable[Edge]) -> list[Edge]:

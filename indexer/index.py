@@ -19,13 +19,15 @@ texts come out the same costs nothing.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
+from array import array
 from dataclasses import dataclass, field, replace
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, KeysView, Sequence, TypeVar, ValuesView
+from typing import Callable, Iterable, Iterator, KeysView, Mapping, Sequence, TypeVar, ValuesView
 
 import numpy as np
 
@@ -47,7 +49,9 @@ from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex, Staged
 from .keyword import signature as keyword_signature
 from .link_table import LinkRow, LinkTable
-from .manifest import Entry, LinkChanges, Manifest, compacted
+from .interned import shared
+from .lazy_rows import AllBut, Entries, Memories
+from .manifest import Entry, LinkChanges, Manifest, compacted, unit_roles
 from .owners import Owners
 from .vectors import VectorIndex
 
@@ -170,10 +174,12 @@ class Index:
         except BaseException:  # damaged files (see open): hold no handle on a generation about to be moved aside
             self.manifest.close()
             raise
-        self._entries: dict[str, Entry] = {e.path: e for e in self.manifest.entries()}
+        # Rows decoded when first read (lazy_rows.py): a search reads a few dozen of 100k.
+        rows = self.manifest.rows()
+        self._entries: Entries = Entries(rows, self.manifest.decoder())
         self._recheck: set[str] = set()  # paths whose recorded size and mtime cannot tell a newer save apart
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
-        self._memories: dict[str, Memory] = {}
+        self._memories: Memories = Memories(self._entries)
         self.path_of: dict[str, str] = {}  # identity_key(id) -> path
         # Memory ids as tuples, not sets (holders.py).
         # Digest of normalized text + type -> memory ids; made on the first duplicate asked for, not at the open
@@ -182,13 +188,17 @@ class Index:
         self.previous_key: dict[str, str] = {}  # memory id -> identity key of the memory it names as previous
         self._duplicates: set[str] | None = None  # paths whose entry names a duplicated id; None = not yet known
         self.pointed_by: dict[str, tuple[str, ...]] = {}  # identity key -> ids of the memories naming it as previous
-        indexed = [entry for entry in self._entries.values() if entry.memory_id and entry.memory and entry.reason is None]
-        for entry in indexed:
-            self._remember(entry.memory)  # type: ignore[arg-type]
-        # Made in one pass each, straight into their columns (Owners.of).
-        self._chunk_owner = Owners.of(row for entry in indexed for row in _chunk_headings(entry))  # chunk -> (memory, heading)
-        self._unit_owner = Owners.of((unit, (entry.memory_id, role)) for entry in indexed  # unit -> (memory, role)
-                                     for unit, _, role in entry.units)
+        indexed = [row for row in rows if row[4] and row[9] and row[8] is None]  # memory id, memory, no reason
+        del rows
+        self._remember_rows(indexed)
+        # Made straight into their columns from the rows' columns (Owners.of_columns).
+        self._chunk_owner = self._row_chunk_owners(indexed)  # chunk -> (memory, heading)
+        # unit -> (memory, role): a search looks up only the whole-chunk units it scans, whose rows are read here from
+        # the first unit of each row's units column; the table of every unit (600k at 100k memories, most of a cold
+        # open's remaining second) is made from the same rows when first needed, before any change to it.
+        self._whole_owner: Owners | None = _row_whole_owners(indexed)
+        self._unit_rows = [(row[4], row[10]) for row in indexed]  # (memory id, units column): not the rows' memories
+        self._all_units: Owners | None = None
         del indexed
         # A search reads the generation's link table; the full graph is built when something needs more of it
         # (link_table.py). A generation written before the table existed is read as before, and its owner writes
@@ -379,6 +389,17 @@ class Index:
         """Every indexed memory (a live view: copy it before the index may change)."""
         return self._memories.values()
 
+    def memories_but(self, left_out: Iterable[str]) -> Mapping[str, Memory]:
+        """Every indexed memory but these ids, as a live read-only mapping in `all_memories()`'s order, decoding only
+        what is read from it (a copy before the index may change)."""
+        return AllBut(self._memories, left_out)
+
+    def memories_mentioning(self, words: tuple[str, ...]) -> Iterator[Memory]:
+        """A subset of the indexed memories holding every one whose file says one of `words` somewhere (a key, a
+        value, the body; case as given): the caller tests the field it means. Those whose manifest row is not read
+        yet and holds none of the words are left out without being decoded (lazy_rows.py)."""
+        return self._memories.mentioning(words)
+
     def memory_ids(self) -> KeysView[str]:
         return self._memories.keys()
 
@@ -400,11 +421,27 @@ class Index:
 
     def unit_owner(self, unit_id: int) -> tuple[str, str] | None:
         """(memory id, role) of a unit (a vector), if it is indexed."""
-        return self._unit_owner.get(unit_id)
+        whole = self._whole_owner
+        found = whole.get(unit_id) if whole is not None else None
+        return found if found is not None else self._unit_owner.get(unit_id)
+
+    @property
+    def _unit_owner(self) -> Owners:
+        """Every unit's (memory id, role), made from the open's rows on first need (see _read_generation)."""
+        with self.lock:
+            if self._all_units is None:
+                self._all_units = _row_unit_owners(self._unit_rows)
+                self._whole_owner, self._unit_rows = None, []
+            return self._all_units
 
     def unit_owners(self) -> list[tuple[int, tuple[str, str]]]:
         """Every unit with its (memory id, role), units ascending."""
         return self._unit_owner.items()
+
+    def whole_units_but(self, left_out: Iterable[str]) -> np.ndarray:
+        """The whole-chunk units (the ones a vector search scans) of every indexed memory but these ids, sorted."""
+        whole = self._whole_owner
+        return (whole if whole is not None else self._unit_owner).ids_but(left_out, WHOLE)
 
     def chunk_owner(self, chunk_id: int) -> tuple[str, str] | None:
         """(memory id, heading) of a chunk (a keyword document), if it is indexed."""
@@ -889,6 +926,43 @@ class Index:
         if touched is not None:
             touched.update(k for k in (identity_key(memory.id), key) if k)
 
+    def _remember_rows(self, rows: list[tuple]) -> None:
+        """`_remember` for the memories of an open's rows, from their columns: their memories stay undecoded, except
+        the few whose text may name a `previous:` (their neighbour keys need it). Same order, same tables."""
+        if not self._memories.load_all(rows):  # an id on two rows: remembered one by one, the later one winning
+            for row in rows:
+                self._remember(self._entries[row[0]].memory)  # type: ignore[arg-type]
+            return
+        self.path_of.update((identity_key(row[4]), row[0]) for row in rows)
+        for row in rows:
+            if '"previous"' in row[9]:  # the frontmatter key, as the row's JSON holds it
+                memory = self._memories[row[4]]
+                key = previous_key(memory)
+                if key is not None:
+                    self.previous_key[memory.id] = key
+                    hold(self.pointed_by, key, memory.id)
+
+    def _row_chunk_owners(self, rows: list[tuple]) -> Owners:
+        """chunk -> (memory id, heading) of an open's rows: a memory read as one chunk (the chunk id of an empty
+        heading, see _chunk_headings) from its columns, the others decoded and chunked again."""
+        chunk_lists = json.loads("[" + ",".join(row[5] or "[]" for row in rows) + "]")  # one parse, not one a row
+        ids: list[int] = []
+        owner: list[int] = []
+        label: list[int] = []
+        headings: dict[str, int] = {"": 0}
+        for code, (row, chunks) in enumerate(zip(rows, chunk_lists)):
+            if len(chunks) == 1 and chunks[0] == chunk_id(row[4], ""):
+                ids.append(chunks[0])
+                owner.append(code)
+                label.append(0)
+                continue
+            for chunk, (_, heading) in _chunk_headings(self._entries[row[0]]):
+                ids.append(chunk)
+                owner.append(code)
+                label.append(headings.setdefault(heading, len(headings)))
+        return Owners.of_columns(np.array(ids, dtype=np.int64), np.array(owner, dtype=np.int32),
+                                 [row[4] for row in rows], np.array(label, dtype=np.int32), list(headings))
+
     def _forget(self, memory_id: str, touched: set[str] | None = None) -> None:
         memory = self._memories.pop(memory_id, None)
         if memory is None:
@@ -1238,6 +1312,41 @@ def _names_duplicate(entry: Entry) -> bool:
 def _dedup_digest(text: str, memory_type: str) -> bytes:
     """The dedup key as 16 bytes (49 bytes an object, the hex string's 113): a table entry per memory."""
     return bytes.fromhex(dedup_key(text, memory_type)[:32])
+
+
+def _row_whole_owners(rows: list[tuple]) -> Owners:
+    """The whole-chunk units of an open's rows with their (memory id, "whole"). A row's units column is json.dumps of
+    its (unit, chunk, role) lists, a memory of one chunk its whole unit first: that one is read off the text's start;
+    a row with another layout is parsed."""
+    ids, owner = array("q"), array("i")
+    for code, row in enumerate(rows):
+        text = row[10] or "[]"
+        if text.startswith("[[") and text.count('"whole"') == 1:
+            first = text[2:text.index("]")].split(", ")
+            if len(first) == 3 and first[2] == '"whole"' and first[0].lstrip("-").isdigit():
+                ids.append(int(first[0]))
+                owner.append(code)
+                continue
+        for unit, _, role in json.loads(text):
+            if role == WHOLE:
+                ids.append(int(unit))
+                owner.append(code)
+    return Owners.of_columns(np.frombuffer(ids, dtype=np.int64), np.frombuffer(owner, dtype=np.int32),
+                             [row[4] for row in rows], np.zeros(len(ids), dtype=np.int32), [unit_roles()[WHOLE]])
+
+
+def _row_unit_owners(rows: list[tuple[str, str]]) -> Owners:
+    """unit -> (memory id, role) of an open's rows, given as (memory id, units column) (manifest._row), parsed as one
+    JSON text and made into columns without a Python tuple a unit (600k units at 100k memories)."""
+    units = json.loads("[" + ",".join(text or "[]" for _, text in rows) + "]")
+    counts = np.fromiter(map(len, units), dtype=np.int64, count=len(units))
+    unit_ids, _, role_names = zip(*chain.from_iterable(units)) if counts.sum() else ((), (), ())  # columns, in C
+    codes = {role: code for code, role in enumerate(dict.fromkeys(role_names))}
+    label = np.fromiter(map(codes.__getitem__, role_names), dtype=np.int32, count=len(role_names))
+    owner = np.repeat(np.arange(len(rows), dtype=np.int32), counts)
+    roles = unit_roles()
+    return Owners.of_columns(np.array(unit_ids, dtype=np.int64), owner, [memory_id for memory_id, _ in rows], label,
+                             [roles.get(r) or shared(r) for r in codes])
 
 
 def _chunk_headings(entry: Entry) -> Iterable[tuple[int, tuple[str, str]]]:

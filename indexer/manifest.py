@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 from datetime import date, datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from vault.model import Memory
 
@@ -93,9 +93,18 @@ class Manifest:
             self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
 
     def entries(self) -> Iterator[Entry]:
+        decode = self.decoder()
+        for row in self.rows():
+            yield decode(row)
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        """Every files-table row as stored, by path: what `decoder()` turns into entries (lazy_rows.py)."""
+        return self._db.execute("SELECT * FROM files ORDER BY path").fetchall()
+
+    def decoder(self) -> Callable[[tuple[Any, ...]], Entry]:
+        """A row's Entry, for rows read now (the layouts their memories were written in are read once here)."""
         layouts = self._layouts()
-        for row in self._db.execute("SELECT * FROM files ORDER BY path"):
-            yield _entry(row, layouts)
+        return lambda row: _entry(row, layouts)
 
     def _layouts(self) -> dict[str, tuple[str, ...]]:
         """The field names of each memory layout the rows were written in (see encode_memory)."""
@@ -168,10 +177,10 @@ def _row(entry: Entry) -> tuple[Any, ...]:
 
 def _entry(row: tuple[Any, ...], layouts: dict[str, tuple[str, ...]] | None = None) -> Entry:
     path, size, mtime_ns, content_hash, memory_id, chunk_ids, embed_hash, line, reason, memory, units, keyword_hash = row
-    decoded = decode_memory(memory, layouts) if memory else None
-    if decoded is not None:  # one object for what the entry and its memory both hold
-        path = decoded.path if decoded.path == path else path
-        memory_id = decoded.id if decoded.id == memory_id else memory_id
+    # One object for what the entry and its memory both hold: the row's path and id, which a lazy open already keys
+    # its tables by (lazy_rows.py), and the memory's content hash.
+    decoded = decode_memory(memory, layouts, (path, memory_id)) if memory else None
+    if decoded is not None:
         content_hash = decoded.content_hash if decoded.content_hash == content_hash else content_hash
     chunks = tuple(json.loads(chunk_ids or "[]"))
     one_chunk = {c: c for c in chunks}  # each unit names its chunk: the chunk's int, not one int per unit
@@ -216,6 +225,12 @@ _TUPLE_FIELDS = {f.name for f in fields(Memory) if str(f.type).startswith("tuple
 _KNOWN_KEYS = {shared(f.name): shared(f.name) for f in fields(Memory)}
 _ROLES = {role: shared(role) for role in (WHOLE, SENTENCE, PREVIOUS, NEXT)}
 _DECODER = json.JSONDecoder(object_hook=_untag)
+
+
+def unit_roles() -> dict[str, str]:
+    """Each unit role, held once (what a decoded row's units name)."""
+    return _ROLES
+
 _SHARED_FIELDS = ("collection", "type", "status", "privacy", "source", "last_outcome")
 
 
@@ -237,8 +252,10 @@ def encode_memory(memory: Memory) -> str:
     return json.dumps(values, ensure_ascii=False)
 
 
-def decode_memory(text: str, layouts: dict[str, tuple[str, ...]] | None = None) -> Memory:
-    """The memory of a manifest row; `layouts` names the fields of rows written in an older layout."""
+def decode_memory(text: str, layouts: dict[str, tuple[str, ...]] | None = None,
+                  held: tuple[str, str | None] = ("", None)) -> Memory:
+    """The memory of a manifest row; `layouts` names the fields of rows written in an older layout. `held`: the
+    row's (path, memory id) strings, which the memory takes where its own are equal (one object for both)."""
     decoded = _DECODER.decode(text)
     if isinstance(decoded, dict):  # the $map form
         data = decoded
@@ -250,6 +267,11 @@ def decode_memory(text: str, layouts: dict[str, tuple[str, ...]] | None = None) 
         data = dict(zip(names, decoded[1:]))
     for name in _TUPLE_FIELDS:
         data[name] = tuple(data[name])
+    path, memory_id = held
+    if data["path"] == path:
+        data["path"] = path
+    if data["id"] == memory_id:
+        data["id"] = memory_id
     return _held_once(data, data["frontmatter"])
 
 

@@ -49,16 +49,27 @@ class Owners:
             ids.append(item_id)
             owner.append(last_code)
             label.append(cls._code(labels, label_code, text) if code is None else code)
-        order = np.argsort(np.frombuffer(ids, dtype=np.int64), kind="stable")
-        sorted_ids = np.frombuffer(ids, dtype=np.int64)[order]
-        if len(sorted_ids) > 1 and bool(np.any(sorted_ids[1:] == sorted_ids[:-1])):  # an id given twice: the last wins
-            again = cls()
-            again.update((int(i), (names[o], labels[r])) for i, o, r in zip(ids, owner, label))
-            again._fold()
-            return again
-        table._ids = sorted_ids
-        table._owner = np.frombuffer(owner, dtype=np.int32)[order]
-        table._label = np.frombuffer(label, dtype=np.int32)[order]
+        return cls.of_columns(np.frombuffer(ids, dtype=np.int64), np.frombuffer(owner, dtype=np.int32), names,
+                              np.frombuffer(label, dtype=np.int32), labels)
+
+    @classmethod
+    def of_columns(cls, ids: np.ndarray, owner: np.ndarray, names: list[str], label: np.ndarray,
+                   labels: list[str]) -> Owners:
+        """A table of rows given as columns: ids, and codes into `names` and `labels` (a cold open makes them from the
+        manifest's columns without a Python tuple a row). A later row of an id replaces an earlier one."""
+        order = np.argsort(ids, kind="stable")
+        sorted_ids = ids[order]
+        again = len(set(names)) != len(names) or len(set(labels)) != len(labels)  # a string given two codes
+        if again or (len(sorted_ids) > 1 and bool(np.any(sorted_ids[1:] == sorted_ids[:-1]))):  # or an id twice
+            table = cls()
+            table.update((int(i), (names[o], labels[r])) for i, o, r in zip(ids.tolist(), owner.tolist(), label.tolist()))
+            table._fold()
+            return table
+        table = cls()
+        table._ids, table._owner, table._label = sorted_ids, owner[order], label[order]
+        table._names, table._labels = list(names), list(labels)
+        table._name_code = {name: code for code, name in enumerate(table._names)}
+        table._label_code = {text: code for code, text in enumerate(table._labels)}
         return table
 
     def __setitem__(self, item_id: int, owner: tuple[str, str]) -> None:
@@ -113,6 +124,18 @@ class Owners:
         """The ids (sorted), the code of each one's memory, and the memory ids the codes index."""
         self._fold()
         return self._ids, self._owner, self._names
+
+    def ids_but(self, left_out: Iterable[str], label: str) -> np.ndarray:
+        """The ids (sorted) with this label whose memory is none of `left_out`, read off the columns."""
+        self._fold()
+        code = self._label_code.get(label)
+        if code is None:
+            return np.zeros(0, dtype=np.int64)
+        keep = self._label == code
+        codes = [self._name_code[name] for name in left_out if name in self._name_code]
+        if codes:
+            keep &= ~np.isin(self._owner, np.array(codes, dtype=np.int32))
+        return self._ids[keep]
 
     # -- internals ---------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, Mapping
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from . import multihop, timewords
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, chunks_for
 from .index import Index
 from .keyword import KeywordFilter, KeywordHit, query_terms
+from .lazy_rows import AllBut
 from .learner import QualityModel
 from .people import NOBODY, Named, People
 from .ranking import (
@@ -221,7 +222,7 @@ class Searcher:
         self.lifecycle = lifecycle  # when set, memories the next lifecycle run removes are left out now
         self._leaving_cache: tuple[tuple[int, int], frozenset[str]] | None = None
         index.set_bm25(settings.bm25_b, settings.bm25_k1)
-        self._unfiltered: tuple[tuple[int, bool, int], dict[str, Memory]] | None = None  # (index version, superseded?, minute) -> allowed
+        self._unfiltered: tuple[tuple[int, bool, int], Mapping[str, Memory]] | None = None  # (index version, superseded?, minute) -> allowed
         self._people = People()
 
     def search(self, request: SearchRequest) -> list[Hit]:
@@ -268,7 +269,8 @@ class Searcher:
         """The memories' speakers or authors the query names (indexer/people.py); nobody when that is off."""
         if self.settings.author_boost <= 0 or not request.query:
             return NOBODY
-        return self._people.named(request.query, self.index.version, self.index.all_memories())
+        # Only memories whose file says "speaker" or "author" can name one (people._known_names).
+        return self._people.named(request.query, self.index.version, self.index.memories_mentioning(("speaker", "author")))
 
     def _limit(self, limit: int | None) -> int:
         limit = self.settings.default_limit if limit is None else limit
@@ -284,7 +286,7 @@ class Searcher:
         memory = self.index.get(memory_id)
         return Hit(memory, 1.0, 1.0, "lookup", successor=self._successor(memory), written=self.written(memory))
 
-    def _allowed(self, request: SearchRequest, now: datetime) -> dict[str, Memory]:
+    def _allowed(self, request: SearchRequest, now: datetime) -> Mapping[str, Memory]:
         """The memories that compete. Without filters this depends only on the index state, so it
         is kept until the index changes (walking 10k memories cost several ms per search)."""
         unfiltered = not (request.collections or request.types or request.tags or request.after or request.before
@@ -298,11 +300,19 @@ class Searcher:
             self._unfiltered = (key, allowed)
         return allowed
 
-    def _filter(self, request: SearchRequest, now: datetime) -> dict[str, Memory]:
+    def _filter(self, request: SearchRequest, now: datetime) -> Mapping[str, Memory]:
         after = _explicit_start(request, now)
         hidden = frozenset() if request.include_superseded else self.out_of_sight(now)
         wanted_tags = {t.lower().lstrip("#") for t in request.tags}
-        allowed: dict[str, Memory] = {}
+        if not (request.collections or request.types or wanted_tags or after or request.before
+                or request.privacy is not None or request.sources is not None):
+            # Only the status can leave a memory out: the memories whose file may say a hidden status are read,
+            # not every memory (a cold open decodes rows as they are read, lazy_rows.py).
+            if request.include_superseded:
+                return self.index.memories_but(())
+            statused = (m.id for m in self.index.memories_mentioning(tuple(HIDDEN_STATUSES)) if m.status in HIDDEN_STATUSES)
+            return self.index.memories_but(hidden.union(statused))
+        allowed: Mapping[str, Memory] = {}
         for memory in self.index.all_memories():
             memory_id = memory.id
             if request.collections and memory.collection not in request.collections:
@@ -348,7 +358,7 @@ class Searcher:
             self._leaving_cache = (key, ids)
         return self._leaving_cache[1]
 
-    def _timeline(self, allowed: dict[str, Memory], request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
+    def _timeline(self, allowed: Mapping[str, Memory], request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
         if not _explicit(request):
             return []  # nothing asked and no window: a clearly empty answer, not an error (issue 26)
         # A memory without created_at is dated by its file's mtime, as the window was.
@@ -389,7 +399,7 @@ class Searcher:
         request = replace(request, after=datetime.min.replace(tzinfo=timezone.utc), before=None)
         return self._timeline(self._allowed(request, now), request, now, limit)
 
-    def _retrieve(self, request: SearchRequest, allowed: dict[str, Memory],
+    def _retrieve(self, request: SearchRequest, allowed: Mapping[str, Memory],
                   embedding: Future[np.ndarray] | None = None) -> tuple[dict[str, _Candidate], np.ndarray | None]:
         """Both channels' candidates, scored and fused, and the query's vector (None in keyword mode).
 
@@ -445,12 +455,16 @@ class Searcher:
         kept = {k: c for k, c in candidates.items() if c.channel != "vector" or found_by_vector(c, settings)}
         return kept, query_vector
 
-    def _vector_candidates(self, query_vector: np.ndarray, allowed: dict[str, Memory]) -> list[str]:
+    def _vector_candidates(self, query_vector: np.ndarray, allowed: Mapping[str, Memory]) -> list[str]:
         """The memories whose chunks are nearest the query (FAISS over chunk vectors, filtered before top-k)."""
         index, settings = self.index, self.settings
         unrestricted = len(allowed) == index.memory_count()
-        unit_filter = None if unrestricted else (
-            u for m in allowed.values() for u, _, role in index.entry(m.path).units if role == WHOLE)
+        if unrestricted:
+            unit_filter = None
+        elif isinstance(allowed, AllBut):  # every memory but a few: read off the unit owners, none decoded
+            unit_filter = index.whole_units_but(allowed.left_out)
+        else:
+            unit_filter = (u for m in allowed.values() for u, _, role in index.entry(m.path).units if role == WHOLE)
         hits = sorted(index.search_units(query_vector, settings.candidates * CHUNK_HITS_PER_CANDIDATE, unit_filter),
                       key=_stable)
         owners = dict.fromkeys(owner[0] for unit, _ in hits if (owner := index.unit_owner(unit)) is not None)
@@ -478,7 +492,7 @@ class Searcher:
                 c.keyword_exact = sum(t in hit.own_terms for t in code) / len(code) if code else 0.0
         return candidates
 
-    def _keyword_hits(self, request: SearchRequest, allowed: dict[str, Memory]) -> list[KeywordHit]:
+    def _keyword_hits(self, request: SearchRequest, allowed: Mapping[str, Memory]) -> list[KeywordHit]:
         """The keyword channel's chunk hits within `allowed`, best first (ties by chunk id)."""
         index, settings = self.index, self.settings
         found = index.keyword_search(request.query or "", settings.candidates, _keyword_filter(request, allowed, index),
@@ -567,7 +581,7 @@ class Searcher:
             mixed = c.mix[0] + c.mix[1]
             c.fused = 1.0 / (1.0 + math.exp(-mixed))
 
-    def _rank(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest,
+    def _rank(self, candidates: dict[str, _Candidate], allowed: Mapping[str, Memory], request: SearchRequest,
               now: datetime, named: timewords.Window | None = None, query_vector: np.ndarray | None = None,
               people: Named = NOBODY) -> list[Hit]:
         settings = self.settings
@@ -612,7 +626,7 @@ class Searcher:
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
         return hits
 
-    def _expand_graph(self, candidates: dict[str, _Candidate], allowed: dict[str, Memory], request: SearchRequest,
+    def _expand_graph(self, candidates: dict[str, _Candidate], allowed: Mapping[str, Memory], request: SearchRequest,
                       query_vector: np.ndarray | None = None) -> None:
         """Successors stand in for superseded hits; the strongest hits lend relevance to linked memories.
 
@@ -763,19 +777,20 @@ def _best_per_memory(index: Index, hits: Iterable[KeywordHit]) -> list[KeywordHi
     return best
 
 
-def _keyword_filter(request: SearchRequest, allowed: dict[str, Memory], index: Index) -> KeywordFilter | None:
+def _keyword_filter(request: SearchRequest, allowed: Mapping[str, Memory], index: Index) -> KeywordFilter | None:
     """Push the request's filters into Whoosh's own fields; hidden-by-graph memories become a mask."""
     if len(allowed) == index.memory_count():
         return None
     hidden = frozenset() if request.include_superseded else frozenset(index.link_view.superseded_ids())
-    # Whoosh knows created_at only; a memory without one is dated by its file's mtime, which only
-    # the exact filter (`allowed`) sees, so time filters stay out of Whoosh when such a memory exists.
-    dated = all(m.created_at is not None for m in allowed.values())
     after = None
     if request.days_back is not None:
         after = (request.now or datetime.now(timezone.utc)) - timedelta(days=request.days_back)
     if request.after is not None:
         after = max(after, request.after) if after else request.after
+    # Whoosh knows created_at only; a memory without one is dated by its file's mtime, which only
+    # the exact filter (`allowed`) sees, so time filters stay out of Whoosh when such a memory exists.
+    # Without a time filter nothing is asked of the dates (and no memory is decoded to read them).
+    dated = (after is None and request.before is None) or all(m.created_at is not None for m in allowed.values())
     return KeywordFilter(
         collections=frozenset(request.collections) or None,
         types=frozenset(request.types) or None,

@@ -98,7 +98,10 @@ class StoredVectors:
 
     def ids(self) -> np.ndarray:
         """Every unit held, ascending."""
-        return np.union1d(self._base_ids[self._base_live], self._new_ids[self._new_live])
+        base = self._base_ids[self._base_live]
+        if not len(self._new_ids) and bool(np.all(base[1:] > base[:-1])):  # as a snapshot writes them: 0.4 s less
+            return base  # of a cold open at 530k units than sorting them again (bench/README, issue 32 item 5)
+        return np.union1d(base, self._new_ids[self._new_live])
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add units held nowhere yet (the caller removes a unit before adding it again)."""

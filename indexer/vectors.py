@@ -63,7 +63,7 @@ class VectorIndex:
         self._first_pass: SignCodes | None = None  # kept while the searched part is large (see _fit_first_pass)
         # Which part holds a unit, sorted: reads look a unit up here, and a removal asks FAISS only for
         # ids it holds (its remove_ids scans the whole part: 170 ms at 100k memories, even for an id it lacks).
-        self._searched_ids = np.unique(faiss.vector_to_array(self._searched.id_map))
+        self._searched_ids = _ascending(faiss.vector_to_array(self._searched.id_map))
         self._stored_ids = self._stored.ids()
         self._lock = threading.RLock()
         self._pending: list[bytes] = []  # log records of the changes not yet on disk
@@ -318,3 +318,9 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except FileNotFoundError:
         return 0
+
+
+def _ascending(ids: np.ndarray) -> np.ndarray:
+    """The distinct ids, ascending: a sort (FAISS holds each id once), np.unique's hashing only if one repeats."""
+    ordered = np.sort(ids)
+    return np.unique(ordered) if len(ordered) > 1 and bool(np.any(ordered[1:] == ordered[:-1])) else ordered

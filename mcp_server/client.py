@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import errno
 import fcntl
+# The C module, not `socket`: socket.py builds its enums (AddressFamily and the rest) from every constant at import,
+# and a hook only ever connects to 127.0.0.1 (bench/README, "the hook process's CPU").
+import _socket
 import json
 import os
-import socket
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
-from urllib.parse import quote
 
 from .waiting import attempts
+
+TYPE_CHECKING = False  # a constant, not typing's: a hook process imports no typing (annotations are strings)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 ADDRESS_FILE = "server.json"  # in the per-user folder: pid, port and token of this user's server (0600)
 PROCESS_LOCK = "server.lock"  # in the per-user folder: held by the one server process of this user
@@ -76,12 +79,26 @@ def log_file() -> Path:
     return servers_folder() / LOG_NAME
 
 
-@dataclass(frozen=True)
 class ServerInfo:
-    pid: int
-    port: int
-    token: str
-    started: float
+    """The address file's four fields. A plain class, not a dataclass: `dataclasses` imports inspect and ast,
+    about a fifth of a hook process's CPU (bench/README, "the hook process's CPU")."""
+
+    __slots__ = ("pid", "port", "token", "started")
+
+    def __init__(self, pid: int, port: int, token: str, started: float) -> None:
+        self.pid, self.port, self.token, self.started = pid, port, token, started
+
+    def _fields(self) -> tuple[int, int, str, float]:
+        return self.pid, self.port, self.token, self.started
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ServerInfo) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"ServerInfo(pid={self.pid}, port={self.port}, started={self.started})"  # never the token
 
     @classmethod
     def read(cls, folder: Path | None = None) -> "ServerInfo | None":
@@ -150,9 +167,14 @@ def request(info: ServerInfo, method: str, path: str, body: Any = None, timeout:
             f"Content-Type: application/json\r\nAccept: application/json\r\nContent-Length: {len(payload)}\r\n"
             "Connection: close\r\n\r\n")
     try:
-        with socket.create_connection(("127.0.0.1", info.port), timeout=timeout) as connection:
+        connection = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+        try:
+            connection.settimeout(timeout)
+            connection.connect(("127.0.0.1", info.port))
             connection.sendall(head.encode("latin-1") + payload)
             status, data = _read_response(connection)
+        finally:
+            connection.close()
     except TimeoutError as exc:
         raise NoAnswer(f"the memdir server on port {info.port} did not answer: {exc}") from None
     except (OSError, ValueError) as exc:
@@ -167,7 +189,15 @@ def request(info: ServerInfo, method: str, path: str, body: Any = None, timeout:
     return decoded
 
 
-def _read_response(connection: socket.socket) -> tuple[int, bytes]:
+_PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
+
+
+def quote(text: str) -> str:
+    """`urllib.parse.quote(text)`'s answer (UTF-8, "/" kept) without importing urllib.parse in every hook."""
+    return "".join(chr(b) if b in _PLAIN else f"%{b:02X}" for b in text.encode("utf-8"))
+
+
+def _read_response(connection: _socket.socket) -> tuple[int, bytes]:
     """Status and body of an HTTP/1.1 answer to a `Connection: close` request.
 
     A hand-rolled reader because importing http.client (and the email package under it) costs

@@ -5,7 +5,9 @@ Standard library only: the hooks' client imports it."""
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterator
+TYPE_CHECKING = False  # a constant, not typing's: importing typing costs every hook process a few ms
+if TYPE_CHECKING:
+    from typing import Callable, Iterator
 
 FIRST_PAUSE = 0.05  # a process that is nearly there is seen at once...
 LONGEST_PAUSE = 0.5  # ...and one that takes seconds (a model loading) is asked twice a second, not twenty times

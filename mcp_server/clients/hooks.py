@@ -15,10 +15,13 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from .. import client
 from ..locate import locate
+
+TYPE_CHECKING = False  # typing is not imported by a hook process (client.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "SessionStart"}
 # How long a hook waits for the server. No hook may stall a turn on a hung server: within 1 s (process

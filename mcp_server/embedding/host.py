@@ -22,8 +22,10 @@ import json
 import logging
 import os
 import secrets
+import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -48,6 +50,12 @@ START_LOCK = "embedder.start.lock"
 LOG_FILE = "embedder.log"
 BATCH = 256  # texts per request: bounds a request's body and the host's working memory
 MAX_BODY = 64 * 1024 * 1024
+# How much lower documents run than queries (a thread's nice value, Linux). Nine sessions each capturing an
+# exchange every turn kept the host's document batches on both cores while every prompt's query waited its turn
+# for a core: a prompt hook's p95 was the CPU queue (bench/README, "the prompt ahead of the captures"). At nice 5
+# the scheduler gives a busy query thread about three times a document thread's share; an idle machine still
+# embeds documents at full speed.
+DOCUMENTS_NICE = 5
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -215,6 +223,11 @@ class _Host(ThreadingHTTPServer):
         self.model = model
         self.token = token
         self.model_lock = threading.Lock()  # one batch of documents at a time: a batch already uses every core
+        # The documents' lane: one thread at a lower priority runs every batch of documents; the model's own
+        # threads for a batch are started from it and inherit its priority (Linux threads do). A query runs in
+        # its request's thread, at the host's own priority.
+        self.documents = ThreadPoolExecutor(1, thread_name_prefix="memdir-documents", initializer=lower_priority,
+                                            initargs=(DOCUMENTS_NICE,))
         self.last_request = time.monotonic()
         self.started = time.time()
 
@@ -285,7 +298,7 @@ class _Handler(BaseHTTPRequestHandler):
             vectors = self.server.model.embed_query(texts[0])[None, :]
         else:
             with self.server.model_lock:
-                vectors = self.server.model.embed(texts)
+                vectors = self.server.documents.submit(self.server.model.embed, texts).result()
         self.server.last_request = time.monotonic()
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self._send(200, vectors.tobytes(), "application/octet-stream", {"X-Shape": f"{vectors.shape[0]},{vectors.shape[1]}"})
@@ -323,12 +336,25 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
                 break
         host.shutdown()
         host.server_close()
+        host.documents.shutdown(wait=False)
         current = HostInfo.read(folder)
         if current is not None and current.pid == os.getpid():
             (folder / ADDRESS_FILE).unlink(missing_ok=True)
         return 0
     finally:
         release(lock_fd)
+
+
+def lower_priority(nice: int) -> None:
+    """Lower the calling thread's CPU priority by `nice` (Linux: a thread's nice value is its own, and threads it
+    starts inherit it). Elsewhere, or when refused, it runs as it was: a priority is not worth failing for."""
+    if not sys.platform.startswith("linux") or nice <= 0:
+        return
+    try:
+        thread = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + nice))
+    except OSError as exc:
+        log.info("documents run at the host's own priority: %s", exc)
 
 
 def main(argv: list[str]) -> int:

@@ -35,6 +35,20 @@ def example_with_fresh(root: Path, notes: list[tuple]) -> Index:
     return Index.open(Vault(root), make_embedder("all-MiniLM-L6-v2"))
 
 
+def reader(root: Path) -> Index:
+    """The vault's index as a reader opens it (Index(), no reconcile): what a cold open reads of the generation."""
+    from indexer.generations import Layout
+
+    return Index(Vault(root), HashingEmbedder(), Layout(root).current(), writable=False)  # type: ignore[arg-type]
+
+
+def note(root: Path, path: str, memory_id: str, body: str, front: str = "", created: str = "2026-10-01") -> None:
+    """A memory file with an id, a title, a creation time, more frontmatter lines (`front`) and a body."""
+    file = root / path
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(f"---\nid: {memory_id}\ntitle: {memory_id}\ncreated_at: {created}T12:00:00Z\n{front}---\n{body}\n")
+
+
 def fresh_rebuild(root: Path) -> Index:
     """An index built from nothing but the files (in a scratch copy of the index folder)."""
     import shutil

@@ -10,22 +10,14 @@ from pathlib import Path
 import pytest
 
 from indexer import index as index_module
-from indexer.embed import HashingEmbedder
 from indexer.generations import Layout
 from indexer.index import Index
 from indexer.link_table import LinkTable
 from indexer.manifest import LINKS_KEY
 from indexer.search import SearchRequest, Searcher
 from indexer.settings import SearchSettings
-from vault import Vault
 
-from .helpers import open_index, rebuilt_state, state
-
-
-def note(root: Path, path: str, memory_id: str, body: str, front: str = "", created: str = "2026-10-01") -> None:
-    file = root / path
-    file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text(f"---\nid: {memory_id}\ntitle: {memory_id}\ncreated_at: {created}T12:00:00Z\n{front}---\n{body}\n")
+from .helpers import note, open_index, reader, rebuilt_state, state
 
 
 @pytest.fixture
@@ -39,11 +31,6 @@ def root(tmp_path: Path) -> Path:
     note(folder, "patterns/new.md", "m-new", "The way to deploy.", "supersedes: [\"[[mid]]\"]\n", "2026-10-03")
     note(folder, "patterns/self.md", "m-self", "Deploy notes that name themselves.", "supersedes: [m-self]\n")
     return folder
-
-
-def reader(root: Path) -> Index:
-    layout = Layout(root)
-    return Index(Vault(root), HashingEmbedder(), layout.current(), writable=False)  # type: ignore[arg-type]
 
 
 def builds(monkeypatch) -> list:

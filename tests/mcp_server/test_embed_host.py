@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import threading
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pytest
@@ -15,12 +17,11 @@ from mcp_server.embedding import host as embed_host
 from mcp_server.embedding.host import HostInfo, SharedEmbedder, request
 
 
-@pytest.fixture
-def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A host with the deterministic test model, in a thread, registered in a temporary folder."""
-    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+@contextmanager
+def serving(model: HashingEmbedder) -> Iterator[HostInfo]:
+    """A host with this test model, in a thread, registered in $MEMDIR_SERVERS_DIR; stopped on leaving."""
     stop = threading.Event()
-    thread = threading.Thread(target=embed_host.serve, args=(0.0, HashingEmbedder(384), stop), daemon=True)
+    thread = threading.Thread(target=embed_host.serve, args=(0.0, model, stop), daemon=True)
     thread.start()
     info = None
     for _ in range(400):
@@ -29,10 +30,20 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
             break
         stop.wait(0.01)
     assert info is not None, "the host wrote its address"
-    yield info
-    stop.set()
-    thread.join(10)
+    try:
+        yield info
+    finally:
+        stop.set()
+        thread.join(10)
     assert not thread.is_alive()
+
+
+@pytest.fixture
+def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A host with the deterministic test model, in a thread, registered in a temporary folder."""
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    with serving(HashingEmbedder(384)) as info:
+        yield info
 
 
 def test_vault_servers_get_the_same_vectors_from_the_host_as_from_the_model_itself(host: HostInfo):
@@ -133,20 +144,13 @@ class _SlowDocuments(HashingEmbedder):
 def test_a_query_is_answered_while_a_batch_of_documents_is_being_embedded(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
-    model, stop = _SlowDocuments(), threading.Event()
-    thread = threading.Thread(target=embed_host.serve, args=(0.0, model, stop), daemon=True)
-    thread.start()
-    for _ in range(400):
-        if embed_host.running() is not None:
-            break
-        stop.wait(0.01)
-    documents = threading.Thread(target=SharedEmbedder().embed, args=(["a pulled memory"] * 64,), daemon=True)
-    documents.start()
-    assert model.busy.wait(30)
-    vector = SharedEmbedder().embed_query("redis locks")  # before the batch in front of it is done
-    assert model.answered_inside == [True] and np.allclose(vector, HashingEmbedder(384).embed_query("redis locks"))
-    model.go.set()
-    documents.join(30)
-    stop.set()
-    thread.join(10)
-    assert not thread.is_alive() and not documents.is_alive()
+    model = _SlowDocuments()
+    with serving(model):
+        documents = threading.Thread(target=SharedEmbedder().embed, args=(["a pulled memory"] * 64,), daemon=True)
+        documents.start()
+        assert model.busy.wait(30)
+        vector = SharedEmbedder().embed_query("redis locks")  # before the batch in front of it is done
+        assert model.answered_inside == [True] and np.allclose(vector, HashingEmbedder(384).embed_query("redis locks"))
+        model.go.set()
+        documents.join(30)
+    assert not documents.is_alive()

@@ -1,0 +1,82 @@
+"""A reader's cold open to its first answer, two code trees alternating on the same built vault.
+
+    python bench/cold_open.py --vault DIR --code /path/to/base --code . --rounds 3 --embedder hashing-384
+
+Each run is a fresh Python process with one tree first on its path: it imports memdir, opens the vault's index as a
+reader does (`Index()`), and answers one search. The figures are the process's CPU seconds up to the answer (the
+interpreter's start, imports, the open, the search; the steadier figure on a shared machine), the wall seconds from
+the parent's start of the process, and the resident memory at the answer. The trees run in turn, round after round,
+so load that comes and goes falls on both; medians per tree are printed with each run, and the answers' ids, which
+must be the same for every tree (asserted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+QUERY = "what did they say about the trip"
+
+CHILD = """
+import json, resource, sys, time
+from pathlib import Path
+from indexer.embed import CachedEmbedder, make_embedder
+from indexer.generations import Layout
+from indexer.index import Index
+from indexer.search import SearchRequest, Searcher
+from indexer.settings import SearchSettings
+from vault import Vault
+root, name, query = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+imported = time.process_time()
+index = Index(Vault(root), CachedEmbedder(make_embedder(name), None), Layout(root).current(), writable=False)
+opened = time.process_time()
+hits = Searcher(index, SearchSettings(embedder=name)).search(SearchRequest(query=query, limit=10))
+answered = time.process_time()
+rss = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmRSS:")) / 1024
+print(json.dumps({"at": time.time(), "cpu": answered, "imports_cpu": imported, "open_cpu": opened - imported,
+                  "search_cpu": answered - opened, "rss_mb": rss, "hits": [h.memory.id for h in hits]}))
+"""
+
+
+def run(code: Path, vault: Path, embedder: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    started = time.time()
+    out = subprocess.run([sys.executable, "-c", CHILD, str(vault), embedder, QUERY], env=env, cwd=code,
+                         capture_output=True, text=True, check=True)
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    found["wall"] = found.pop("at") - started
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--vault", type=Path, required=True)
+    parser.add_argument("--code", type=Path, action="append", required=True, help="a source tree (give two or more)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--embedder", default="hashing-384")
+    args = parser.parse_args()
+    runs: dict[Path, list[dict]] = {code: [] for code in args.code}
+    answers = set()
+    for round_ in range(args.rounds):
+        for code in args.code:
+            found = run(code.resolve(), args.vault, args.embedder)
+            runs[code].append(found)
+            answers.add(tuple(found["hits"]))
+            print(f"round {round_ + 1} {code}: CPU {found['cpu']:.2f} s (imports {found['imports_cpu']:.2f}, open "
+                  f"{found['open_cpu']:.2f}, search {found['search_cpu']:.2f}), wall {found['wall']:.2f} s, "
+                  f"RSS {found['rss_mb']:.0f} MB, load {os.getloadavg()[0]:.1f}", flush=True)
+    assert len(answers) == 1, f"the trees answered differently: {answers}"
+    for code, found in runs.items():
+        median = {key: statistics.median(f[key] for f in found) for key in ("cpu", "open_cpu", "search_cpu", "wall", "rss_mb")}
+        print(f"median {code}: CPU {median['cpu']:.2f} s (open {median['open_cpu']:.2f}, search {median['search_cpu']:.2f}),"
+              f" wall {median['wall']:.2f} s, RSS {median['rss_mb']:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""The manifest's rows as the index holds them after an open: each row decoded the first time it is read.
+
+Decoding every row into an `Entry` and its `Memory` was most of a cold open at 100k memories (~5-7 CPU s of ~10,
+bench/README, issue 32 item 5), before a search that reads a few dozen of them. `Entries` (path -> Entry) keeps a row
+as sqlite returned it until it is asked for; `Memories` (memory id -> Memory) holds the same row until it or its entry
+is read (one decoding serves both, and lets the row go from both). Both are the index's own dicts behind its read API, with the same order, so a walk over every value
+(`Index.all_memories()`) still gives what the eager load gave, decoding what is left on the way.
+
+A row's memory is stored as JSON text, so whether it can say a word (a status, a frontmatter key) is a substring test
+of that text: `Memories.mentioning` decodes only the rows that pass it, which is how a first search finds the hidden
+memories and the named speakers without decoding the others.
+
+Changes made after the open (a sync's entries, a remembered memory) are stored decoded, as before. A write-back of a
+decoded row is made only if the slot still holds the row it decoded: a search walking the memories outside the index
+lock (people.py) must not put back a memory a sync replaced meanwhile. A loaded memory is held as its row, not its
+path: a sync stores a file's new entry before it forgets the old memory, which must still be the old one.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping
+
+from vault.model import Memory
+
+from .heap import release_free_memory
+from .manifest import Entry
+
+RELEASE_AFTER = 2048  # rows past which the last one decoded gives the freed heap back (as a sync that big does, index.py)
+
+Row = tuple[Any, ...]  # a files-table row, as Manifest.rows() returns it
+MEMORY_COLUMN = 9  # the row's memory JSON (see manifest._row)
+
+
+class _Held(MutableMapping):
+    """A mapping over `_slots`, each holding a decoded value or what it is decoded from."""
+
+    _slots: dict
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._slots
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._slots)
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+
+class Entries(_Held):
+    """path -> Entry over the rows read at an open; a row is decoded on first read and kept decoded."""
+
+    def __init__(self, rows: Iterable[Row], decode: Callable[[Row], Entry]) -> None:
+        self._slots: dict[str, Entry | Row] = {row[0]: row for row in rows}
+        self._decode = decode
+        self._lock = threading.Lock()
+        self._undecoded = len(self._slots)
+        self.settled: Callable[[Row, Entry], None] = lambda row, entry: None  # told of each row decoded (Memories)
+
+    def __getitem__(self, path: str) -> Entry:
+        held = self._slots[path]
+        return held if type(held) is Entry else self._decoded(path, held)  # type: ignore[arg-type]
+
+    def get(self, path: str, default: Any = None) -> Any:  # the hot read: one dict lookup when decoded
+        held = self._slots.get(path)
+        if held is None:
+            return default
+        return held if type(held) is Entry else self._decoded(path, held)  # type: ignore[arg-type]
+
+    def _decoded(self, path: str, row: Row) -> Entry:
+        entry = self._decode(row)
+        with self._lock:
+            if self._slots.get(path) is not row:
+                return entry  # a sync stored another entry meanwhile
+            self._slots[path] = entry
+            self._undecoded -= 1
+            last = self._undecoded == 0
+        self.settled(row, entry)  # its memory too: one object for both, and the row let go by both
+        if last and len(self._slots) > RELEASE_AFTER:
+            release_free_memory()  # the rows' text, freed one by one, back to the system (heap.py)
+        return entry
+
+    def __setitem__(self, path: str, entry: Entry) -> None:
+        with self._lock:
+            if type(self._slots.get(path)) is tuple:
+                self._undecoded -= 1
+            self._slots[path] = entry
+
+    def __delitem__(self, path: str) -> None:
+        with self._lock:
+            if type(self._slots.pop(path)) is tuple:
+                self._undecoded -= 1
+
+    def memory_of(self, row: Row) -> Memory | None:
+        """The memory of a row read at the open: through its entry while the path holds that row, else (a sync
+        stored the path's next entry and now forgets this memory) decoded from the row alone."""
+        held = self._slots.get(row[0])
+        return self._decoded(row[0], row).memory if held is row else self._decode(row).memory
+
+
+class Memories(_Held):
+    """memory id -> Memory; a memory loaded at the open is held as its manifest row until it or its entry is read."""
+
+    def __init__(self, entries: Entries) -> None:
+        self._slots: dict[str, Memory | Row] = {}
+        self._entries = entries
+        self._lock = threading.Lock()
+        entries.settled = self._settle
+
+    def _settle(self, row: Row, entry: Entry) -> None:
+        with self._lock:
+            if entry.memory is not None and self._slots.get(row[4]) is row:
+                self._slots[row[4]] = entry.memory
+
+    def load_all(self, rows: list[Row]) -> bool:
+        """Hold each row of an open as its memory, into an empty table, in one pass; False (nothing held) if an id
+        repeats (the caller remembers them one by one, the later one winning)."""
+        assert not self._slots
+        slots = {row[4]: row for row in rows}
+        if len(slots) != len(rows):
+            return False
+        self._slots = slots  # type: ignore[assignment]
+        return True
+
+    def __getitem__(self, memory_id: str) -> Memory:
+        held = self._slots[memory_id]
+        return held if type(held) is not tuple else self._decoded(memory_id, held)  # type: ignore[return-value]
+
+    def get(self, memory_id: str, default: Any = None) -> Any:
+        held = self._slots.get(memory_id)
+        if held is None:
+            return default
+        return held if type(held) is not tuple else self._decoded(memory_id, held)
+
+    def _decoded(self, memory_id: str, row: Row) -> Memory:
+        memory = self._entries.memory_of(row)  # settles this slot when the entry is the row's
+        assert memory is not None and memory.id == memory_id, (row[0], memory_id)
+        return memory
+
+    def __setitem__(self, memory_id: str, memory: Memory) -> None:
+        with self._lock:
+            self._slots[memory_id] = memory
+
+    def __delitem__(self, memory_id: str) -> None:
+        with self._lock:
+            del self._slots[memory_id]
+
+    def pop(self, memory_id: str, default: Any = None) -> Any:
+        with self._lock:
+            held = self._slots.pop(memory_id, None)
+        if held is None:
+            return default
+        return held if type(held) is not tuple else self._entries.memory_of(held)
+
+    def mentioning(self, words: tuple[str, ...]) -> Iterator[Memory]:
+        """The memories whose text may hold one of `words` (anywhere: a key, a value, the body): every decoded
+        one, and of those not decoded yet only the ones whose stored row holds a word. The caller tests the field
+        it wants; what is left out cannot have it."""
+        for memory_id, held in list(self._slots.items()):
+            if type(held) is not tuple:
+                yield held  # type: ignore[misc]
+                continue
+            text = held[MEMORY_COLUMN] or ""
+            for word in words:  # a loop, not any() over a generator: this runs for every row of a cold open
+                if word in text:
+                    memory = self.get(memory_id)
+                    if memory is not None:
+                        yield memory
+                    break
+
+
+class AllBut(Mapping[str, Memory]):
+    """The memories of `memories` but the `left_out` ids, in their order, decoded as read: what a search without
+    filters allows (every memory but the hidden ones), without decoding every memory to build a dict of them."""
+
+    def __init__(self, memories: Mapping[str, Memory], left_out: Iterable[str]) -> None:
+        self._memories = memories
+        self._left_out = frozenset(i for i in left_out if i in memories)
+
+    @property
+    def left_out(self) -> frozenset[str]:
+        """The indexed ids this view leaves out."""
+        return self._left_out
+
+    def __getitem__(self, memory_id: str) -> Memory:
+        if memory_id in self._left_out:
+            raise KeyError(memory_id)
+        return self._memories[memory_id]
+
+    def get(self, memory_id: str, default: Any = None) -> Any:
+        return default if memory_id in self._left_out else self._memories.get(memory_id, default)
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._memories and memory_id not in self._left_out
+
+    def __iter__(self) -> Iterator[str]:
+        left_out = self._left_out
+        return (i for i in self._memories if i not in left_out)
+
+    def __len__(self) -> int:
+        return len(self._memories) - len(self._left_out)
