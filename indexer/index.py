@@ -631,6 +631,30 @@ class Index:
         report.seconds = time.perf_counter() - started
         return report
 
+    def fill(self, progress: Progress | None = None, slice_files: int | None = None) -> SyncReport:
+        """Index every file of the vault into this new, empty generation, `slice_files` (BUILD_SLICE) files at a time.
+
+        Each slice is one ordinary sync of its paths: read, parse, chunk, keyword-write, embed and persist, then let
+        go, before the next is read. A build as one sync held every file's parse, chunks and units to its end (2.2-2.4
+        GB at 100k memories, bench/README, issue 32 item 1); now the peak grows with a slice. Syncs of paths are the
+        incremental index, so a sliced build equals a one-sync build: a memory whose neighbour (`previous:`) or
+        duplicate id turns up in a later slice is chunked again there, as an edit would be (its unchanged texts come
+        from the embedding cache). A crash between slices leaves a generation that never went live."""
+        size = slice_files or BUILD_SLICE
+        files = sorted(relative(self.root, item) if isinstance(item, Path) else item.path for item in walk(self.root))
+        report = SyncReport()
+        counts = _BuildProgress(progress, len(files))
+        for start in range(0, len(files), size):
+            part = files[start:start + size]
+            done = self.sync(part, deep=True, progress=counts.slice(start, len(part)) if progress else None)
+            report.added += done.added
+            report.errors += done.errors
+            report.embedded += done.embedded
+            report.deferred += done.deferred
+            report.held += done.held
+            del part, done
+        return report
+
     def _read_ahead(self, paths: list[str | Path] | None, walked: _Walk | None = None,
                     deep: bool = False) -> dict[str, _Read]:
         """Read and parse the changed files of a big sync (the whole vault, or many paths: a pull) before it takes
@@ -1268,6 +1292,7 @@ class Index:
 RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), see Index._observe
 SAVE_IN_PROGRESS_SECONDS = 1.0  # how long an empty memory file is taken for a save in progress (Index._save_in_progress)
 held_clock = time.monotonic  # memdir's own clock for that (tests move it forward instead of waiting)
+BUILD_SLICE = 2000  # files a fresh build reads, chunks, embeds and writes at a time (Index.fill): ~25 MB of them
 EMBED_SLICE = 512  # units per model call and per FAISS add in a sync that embeds at once (a progress step each)
 RELEASE_AFTER = 2048  # units and keyword documents: a sync this big gives the memory it freed back (heap.py)
 READ_AHEAD_ABOVE = 50  # paths: a sync of more reads and parses its changed files before it takes the lock
@@ -1286,6 +1311,28 @@ def _let_go(lock: threading.RLock) -> int:
         except RuntimeError:  # no longer held by this thread
             return held
         held += 1
+
+
+class _BuildProgress:
+    """A sliced build's progress in the vault's terms: "reading" counts the vault's files, "embedding" its texts,
+    the total texts estimated from the slices done so far (exact once the last slice is chunked)."""
+
+    def __init__(self, progress: Progress | None, files: int) -> None:
+        self.progress, self.files = progress, files
+        self.units_before = 0  # texts given vectors by the slices done
+
+    def slice(self, start: int, files: int) -> Progress:
+        def told(stage: str, done: int, total: int) -> None:
+            assert self.progress is not None
+            if stage == "reading":
+                self.progress(stage, start + done, self.files)
+                return
+            seen = self.units_before + total  # texts of the slices chunked so far
+            estimate = seen if start + files >= self.files else round(seen * self.files / (start + files))
+            self.progress(stage, self.units_before + done, max(estimate, seen))
+            if done == total:
+                self.units_before += total
+        return told
 
 
 def _names_duplicate(entry: Entry) -> bool:
@@ -1376,7 +1423,7 @@ def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress:
     with layout.building(generation):  # removed again if anything below fails before it is live
         index = Index(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
         try:
-            index.sync(None, deep=True, progress=progress)
+            index.fill(progress)
         finally:
             index.close()
         layout.seal(generation, embedder)

@@ -446,7 +446,8 @@ class Searcher:
             c.evidence = combined_evidence(v, k)
             ranked = vector_evidence(c.vector_score, settings.cosine_floor, full) if c.vector_score is not None else None
             c.weighed = combined_evidence(ranked, None if k is None else k * confidence[memory_id])
-            c.near = c.vector_rank is not None and (c.vector_score or 0.0) > best_vector - settings.vector_margin
+            # Never further under the floor than the margin: a question nothing answers lists nothing, as before.
+            c.near = c.vector_rank is not None and (c.vector_score or 0.0) > max(best_vector, settings.cosine_floor) - settings.vector_margin
             # The label says which channel had evidence for it: a note the vector channel lists only for its place
             # (found_by_vector) has none, and a note that shares a word with the question is "keyword", not "both".
             by_vector = c.vector_rank is not None and above_cosine_floor(c, settings)

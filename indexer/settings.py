@@ -54,8 +54,9 @@ class SearchSettings:
     long_query_full: int = setting(35, "... and from this many words only as a whole")
     cosine_floor: float = setting(0.15, "cosine at or below which the vector channel gives no evidence")
     vector_margin: float = setting(0.1, "what the vector channel puts within this cosine of its best match for the "
-                                        "question is listed even under cosine_floor, at the relevance cosine_floor gives "
-                                        "it (a question in other words puts its answer near 0.15; 0 = off)")
+                                        "question is listed even under cosine_floor (never more than this under it), at the "
+                                        "relevance cosine_floor gives it (a question in other words puts its answer near "
+                                        "0.15; 0 = off)")
     cosine_full: float = setting(0.65, "cosine at or above which it gives full evidence")
     long_query_cosine_full: float = setting(0.95, "the cosine of full evidence in the order (not the relevance shown) for a "
                                                   "question read whole to whole (long_query_full words), linear from "

@@ -77,3 +77,13 @@ def test_a_link_still_lends_to_a_note_listed_only_for_its_place_in_the_vector_ch
         assert linked.channel == "graph" and linked.via == "m-0000000a" and linked.relevance > 0.05  # ...with the link's share
     finally:
         index.close()
+
+
+@pytest.mark.model
+def test_a_question_nothing_in_the_vault_is_near_lists_nothing_under_the_floor_less_the_margin(paraphrased):
+    """The margin reaches under `cosine_floor` by at most `vector_margin`: when even the best match is far (a
+    question about something the vault never mentions), the vector channel's order is no evidence at all."""
+    settings = SearchSettings()
+    hits = ranked(paraphrased, settings, "recipe for banana bread")  # best cosine 0.09: the rest was listed down to -0.01
+    for hit in hits:
+        assert hit.channel != "vector" or hit.vector_score > settings.cosine_floor - settings.vector_margin, hit

@@ -7,7 +7,7 @@ MODE is one of
              write-path system calls (write, fsync, replace, link, unlink, rename).
     score    Index.open (reconcile) then Curator.score rounds; KILL_AT counts Python and C
              function calls from before the open, so it lands anywhere in reconcile, write or sync.
-    reindex  Index.open then a full reindex into a new generation; KILL_AT counts calls in the reindex.
+    reindex  Index.open then a full reindex into a new generation, 2 files a slice; KILL_AT counts calls in the reindex.
     swap     as reindex, but counting starts when the new generation is swapped in.
     edit     like write, for one file: python -m tests.reliability.worker edit VAULT KILL_AT ROUNDS PATH
     race     scores every history memory ROUNDS times as Curator.score would (outcome_updates), no index:
@@ -139,9 +139,11 @@ def run_score(root: Path, trigger: Trigger, rounds: int) -> None:
 
 
 def run_reindex(root: Path, trigger: Trigger, at_swap: bool) -> None:
+    import indexer.index
     from indexer.generations import Layout
     from indexer.rebuild import reindex
 
+    indexer.index.BUILD_SLICE = 2  # the crash vault's few files in several slices: kills land between slices too
     index = _open(root)
     if at_swap:
         original = Layout.swap
