@@ -17,14 +17,16 @@ import math
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from whoosh.fields import Schema
 from whoosh.util.numeric import byte_to_length, length_to_byte
 
+from .analysis import Item
+
 SEARCHED = ("title", "body", "context")
-Analysed = dict[tuple[str, object], list[tuple[bytes, int, float, bytes]]]  # (field, text) -> Whoosh's `field.index`
+Analysed = dict[tuple[str, object], list[Item]]  # (field, text) -> Whoosh's `field.index`
 IDS = ("memory", "type", "collection", "status", "privacy")
 
 
@@ -40,9 +42,11 @@ class FreshChunk:
     created_at: int | None
 
     @classmethod
-    def of(cls, schema: Schema, document: Mapping[str, object], analysed: Analysed) -> "FreshChunk":
-        """`document` is what KeywordIndex hands to Whoosh's `add_document`; analysed by the schema's own fields,
-        and the analysis kept in `analysed` for Whoosh's writer to take instead of doing it again (`reuse`)."""
+    def of(cls, analysers: Mapping[str, Callable[[str], list[Item]]], document: Mapping[str, object],
+           analysed: Analysed) -> "FreshChunk":
+        """`document` is what KeywordIndex hands to Whoosh's `add_document`; each searched field analysed as the
+        schema's own field does (`analysers`: `keyword.index_analysis` of each), and the analysis kept in
+        `analysed` for Whoosh's writer to take instead of doing it again (`reusing`)."""
         terms: dict[str, dict[str, float]] = {}
         lengths: dict[str, int] = {}
         for field in SEARCHED:
@@ -51,7 +55,7 @@ class FreshChunk:
                 continue
             weights: dict[str, float] = {}
             length = 0
-            items = analysed[(field, value)] = list(schema[field].index(value))
+            items = analysed[(field, value)] = analysers[field](value)  # type: ignore[arg-type]
             for term, frequency, weight, _ in items:
                 weights[_text(term)] = float(np.float32(weight))  # Whoosh stores weights as float32
                 length += frequency

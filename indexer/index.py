@@ -19,6 +19,7 @@ texts come out the same costs nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -80,7 +81,7 @@ class SyncReport:
         return bool(self.added or self.updated or self.removed)
 
 
-@dataclass
+@dataclass(eq=False)  # a batch is itself: syncs wait in line by identity (Index._waiting_syncs)
 class _Batch:
     """Mutations collected during one sync and applied to the indices together."""
 
@@ -95,6 +96,7 @@ class _Batch:
     read_ahead: dict[str, _Read] = field(default_factory=dict)  # path -> read before the lock (Index._read_ahead)
     keyword_commit_began: Callable[[], None] | None = None  # see Index.sync
     staged: Staged | None = None  # keyword documents made searchable while an earlier write committed
+    placed_memories: dict[str, Memory] = field(default_factory=dict)  # placed, as read here (see _after_keyword_writer)
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,9 @@ class Index:
         # wait on this for it to finish, the lock let go meanwhile too (Index._keyword_turn).
         self._keyword_idle = threading.Condition(self.lock)
         self._keyword_writing = False
-        self._sync_waiting = False  # a sync has applied its batch and waits for an earlier one's keyword commit
+        # Syncs that have read and chunked their batch and wait to apply it until the earlier keyword write and the
+        # syncs before them are done, in the order they read (see _after_keyword_writer).
+        self._waiting_syncs: list[_Batch] = []
         # Small keyword writes commit without merging Whoosh segments; a merger thread (segment_merger.py, started
         # by LiveIndex) merges them when the index is idle or they pass SEGMENTS_BOUND. Without one, a write merges
         # them itself once they pass the bound.
@@ -567,13 +571,25 @@ class Index:
         `later`: with `defer_embedding`, every new vector is left for the backfill, however few (a captured
         exchange: keyword-searchable at once, and no model call made while the index lock is held).
 
-        `keyword_commit_began`: called once this sync has let go of the lock to commit a big keyword write, when a
-        following sync can begin (LiveIndex): its documents are searchable while this one commits."""
+        `keyword_commit_began`: called once this sync has let go of the lock to commit a big keyword write, or has
+        made its documents searchable while it waits for an earlier one's: then a following sync can begin
+        (LiveIndex), and its documents are searchable while this one commits or waits."""
         if not self.writable:
             raise IndexUnusable("this index was opened read-only (another process owns it)")
+        paths = None if paths is None else list(paths)
+        folders = list(folders)
+        # A pull's sync (many paths, or new folders) makes hundreds of thousands of objects (parsed memories, chunks,
+        # keyword documents, Whoosh's postings) and frees no cycles worth finding: the collector's passes over them,
+        # and a full pass over the whole index they set off, were 40 % of the CPU time to keyword-searchable at 10k
+        # memories (bench/README, issue 32 item 4). Whole-vault syncs (a build, the rescan) keep it: their peak counts.
+        pull = paths is not None and (len(paths) >= READ_AHEAD_ABOVE or bool(folders))
+        with collector.paused() if pull else contextlib.nullcontext():
+            return self._sync(paths, deep, force_paths, progress, later, folders, keyword_commit_began)
+
+    def _sync(self, paths: list[str | Path] | None, deep: bool, force_paths: Iterable[str], progress: Progress | None,
+              later: bool, folders: Iterable[str | Path], keyword_commit_began: Callable[[], None] | None) -> SyncReport:
         started = time.perf_counter()
         report = SyncReport()
-        paths = None if paths is None else list(paths)
         below: dict[str, set[str]] = {}  # folder -> the files found below it (walked before the lock)
         if paths is not None and folders:
             below = self._walk_folders(folders)
@@ -587,9 +603,7 @@ class Index:
         read_ahead = self._read_ahead(paths, walked, deep)
         with self.lock:
             # Not the keyword turn: a sync may read and chunk its batch while an earlier one commits keyword
-            # documents with the lock let go, and waits for that commit before applying it (_after_keyword_writer).
-            # One such sync at a time, so keyword writes stay in the order of the syncs.
-            self._keyword_idle.wait_for(lambda: not self._sync_waiting)
+            # documents with the lock let go, and then waits its turn to apply it (_after_keyword_writer).
             self._built_graph()  # the graph the batch changes, built from the memories before it (see _link_changes)
             batch = _Batch(read_ahead=read_ahead, keyword_commit_began=keyword_commit_began)
             candidates = self._candidates(paths, walked, below)
@@ -1034,23 +1048,38 @@ class Index:
         """Wait while a big sync writes keyword documents outside the lock (the lock let go meanwhile): one keyword
         writer at a time, and none of them holding the lock while it waits for Whoosh's. A sync waiting to write
         goes first: its batch is read already, and its keyword write must follow the one it waited for."""
-        self._keyword_idle.wait_for(lambda: not self._keyword_writing and not self._sync_waiting)
+        self._keyword_idle.wait_for(lambda: not self._keyword_writing and not self._waiting_syncs)
 
     def _after_keyword_writer(self, batch: _Batch) -> None:
         """Wait, the lock let go, while an earlier sync commits its big keyword write (a pull the watcher cut in two
-        batches): this batch's keyword documents are searchable meanwhile (fresh_keywords), and it is applied (vectors,
-        graph, keywords, manifest) once that commit ends, so that what the earlier sync persists is its own batch."""
-        if not self._keyword_writing:
+        or more batches), and after the syncs that were waiting before this one: this batch's keyword documents are
+        searchable meanwhile (fresh_keywords), and it is applied (vectors, graph, keywords, manifest) in its turn, so
+        that what each sync persists is its own batch, in the order the batches were read.
+
+        The next batch is handed on as soon as this one is staged (`keyword_commit_began`): a third part of a slow
+        pull is then read and searchable while the first still commits, not after the second's commit began. A later
+        sync may change a memory this one placed before this one applies: the graph takes the versions this batch
+        read (`placed_memories`), and the later sync applies its own over them."""
+        if not self._keyword_writing and not self._waiting_syncs:
             return
-        if batch.keyword_docs or batch.removed_ids:
-            batch.staged = self._keyword.stage_ahead(list(batch.keyword_docs.values()),
-                                                     batch.removed_ids - set(batch.keyword_docs))
-            self.version += 1
-        self._sync_waiting = True
+        self._waiting_syncs.append(batch)  # in line before the lock is let go: a later sync queues behind it
         try:
-            self._keyword_idle.wait_for(lambda: not self._keyword_writing)
+            batch.placed_memories = {memory_id: self._memories[memory_id] for memory_id in batch.placed}
+            self.version += 1  # the memories changed: what searches keep by version (their allowed set) is stale
+            if batch.keyword_docs or batch.removed_ids:
+                held = _let_go(self.lock)  # searches go on while it is analysed, as while it waits
+                try:
+                    batch.staged = self._keyword.stage_ahead(list(batch.keyword_docs.values()),
+                                                             batch.removed_ids - set(batch.keyword_docs))
+                finally:
+                    for _ in range(held):
+                        self.lock.acquire()
+                self.version += 1
+            if batch.keyword_commit_began is not None:
+                batch.keyword_commit_began()
+            self._keyword_idle.wait_for(lambda: not self._keyword_writing and self._waiting_syncs[0] is batch)
         finally:
-            self._sync_waiting = False
+            self._waiting_syncs.remove(batch)
             self._keyword_idle.notify_all()
 
     def _write_keywords(self, docs: list[tuple[Memory, list[Chunk]]], removed: set[str],
@@ -1225,7 +1254,8 @@ class Index:
         for memory_id in sorted(batch.removed_ids):
             graph.remove(memory_id)
         for memory_id in sorted(batch.placed):
-            graph.upsert(self._memories[memory_id])
+            read = batch.placed_memories.get(memory_id)
+            graph.upsert(read if read is not None else self._memories[memory_id])
         if batch.keyword_docs or batch.removed_ids:
             docs, removed = list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs)
             batch.keyword_docs.clear()  # the chunks' texts go once Whoosh holds them, before the manifest is written

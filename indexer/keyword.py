@@ -28,12 +28,14 @@ from whoosh import index as whoosh_index
 from whoosh import query as q
 from whoosh import scoring
 from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
-from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, Schema
+from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, FieldType, Schema
+from whoosh.formats import Positions
 from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 from whoosh.searching import Searcher
 
 from vault.model import Memory
 
+from .analysis import Item, identifier_parts, one_pass
 from .arrays import sorted_contains
 from .chunking import Chunk
 from .fresh_keywords import Analysed, Fresh, FreshChunk, idf as fresh_idf, reusing
@@ -51,17 +53,9 @@ class IdentifierParts(Filter):
 
     def __call__(self, tokens):  # type: ignore[no-untyped-def]
         for token in tokens:
-            whole = token.text
-            yield token
-            if "." not in whole and "_" not in whole:
-                continue
-            parts = {whole}
-            for dotted in whole.split("."):
-                for part in (dotted, *dotted.split("_")):
-                    if part and part not in parts:
-                        parts.add(part)
-                        token.text = part
-                        yield token
+            for part in identifier_parts(token.text):
+                token.text = part
+                yield token
 
 
 # Whoosh's StemmingAnalyzer; documents also index each identifier's parts. Queries are not split:
@@ -70,6 +64,14 @@ class IdentifierParts(Filter):
 QUERY_ANALYZER = RegexTokenizer() | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS) | StemFilter()
 ANALYZER = RegexTokenizer() | IdentifierParts() | LowercaseFilter() | StopFilter(stoplist=STOP_WORDS) | StemFilter()
 SEARCH_FIELDS = ("title", "body", "context")
+
+
+def index_analysis(field: FieldType) -> Callable[[str], list[Item]]:
+    """`field.index` of a searched field, in one pass (analysis.py) when the index's stored schema analyses it as
+    ANALYZER does and stores positions, as every index of this schema does; Whoosh's own otherwise."""
+    if field.analyzer == ANALYZER and type(field.format) is Positions:
+        return one_pass(field.format)
+    return lambda value: list(field.index(value))
 # The private methods of whoosh3's W3LeafMatcher that `_postings` reads whole blocks with.
 BLOCK_READER = ("_read_ids", "_read_weights", "_next_block")
 MAX_QUERY_TERMS = 64
@@ -238,8 +240,9 @@ class KeywordIndex:
         """Make these memories' new documents searchable now (and the removed ones unfindable), before Whoosh has
         them; returns the stage, which `replace` clears once it has committed them."""
         schema = self._ix.schema  # read from the index's table of contents on every access
+        analysers = {field: index_analysis(schema[field]) for field in SEARCH_FIELDS}
         analysed = {} if analysed is None else analysed
-        chunks_by_memory = {memory.id: [FreshChunk.of(schema, _document(memory, chunk), analysed) for chunk in chunks]
+        chunks_by_memory = {memory.id: [FreshChunk.of(analysers, _document(memory, chunk), analysed) for chunk in chunks]
                             for memory, chunks in memories_and_chunks}
         with self._lock:
             self._stages += 1
