@@ -274,6 +274,9 @@ if __name__ == "__main__":
     options = parser.parse_args()
     if options.code:
         os.environ["PYTHONPATH"] = str(options.code.resolve())  # the spawned hooks, server and host import it first
+        # Its own example vault: a checkout refuses a memdir.toml that names settings it does not know (an older
+        # one served nothing, every prompt got no context, when the vault was this checkout's).
+        EXAMPLE = options.code.resolve() / ".memories-example"
     # The server and the embedding host start as `python -m mcp_server`, which puts the working directory first on
     # their path, before PYTHONPATH: run from a checkout, they imported that checkout whatever `--code` said.
     # Bytecode for the code under test, as an installed package has: with PYTHONDONTWRITEBYTECODE set (as on this
