@@ -561,7 +561,8 @@ class Index:
 
     def sync(self, paths: Iterable[str | Path] | None = None, *, deep: bool = False,
              force_paths: Iterable[str] = (), progress: Progress | None = None, later: bool = False,
-             folders: Iterable[str | Path] = (), keyword_commit_began: Callable[[], None] | None = None) -> SyncReport:
+             folders: Iterable[str | Path] = (), keyword_commit_began: Callable[[], None] | None = None,
+             building: bool = False) -> SyncReport:
         """Bring the index in line with the disk for `paths` (vault-relative), or for the whole vault.
 
         `folders` (with `paths`): whole subtrees to bring in line as well, every file found below each and
@@ -582,7 +583,9 @@ class Index:
         # keyword documents, Whoosh's postings) and frees no cycles worth finding: the collector's passes over them,
         # and a full pass over the whole index they set off, were 40 % of the CPU time to keyword-searchable at 10k
         # memories (bench/README, issue 32 item 4). Whole-vault syncs (a build, the rescan) keep it: their peak counts.
-        pull = paths is not None and (len(paths) >= READ_AHEAD_ABOVE or bool(folders))
+        # `building`: a slice of a fresh build (fill) is many paths too, but a build's peak counts, and a collector
+        # off for every slice is off for the whole build, in every thread of the process.
+        pull = not building and paths is not None and (len(paths) >= READ_AHEAD_ABOVE or bool(folders))
         with collector.paused() if pull else contextlib.nullcontext():
             return self._sync(paths, deep, force_paths, progress, later, folders, keyword_commit_began)
 
@@ -646,7 +649,8 @@ class Index:
         counts = _BuildProgress(progress, len(files))
         for start in range(0, len(files), size):
             part = files[start:start + size]
-            done = self.sync(part, deep=True, progress=counts.slice(start, len(part)) if progress else None)
+            done = self.sync(part, deep=True, progress=counts.slice(start, len(part)) if progress else None,
+                             building=True)
             report.added += done.added
             report.errors += done.errors
             report.embedded += done.embedded

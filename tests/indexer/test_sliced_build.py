@@ -108,3 +108,27 @@ def test_a_build_killed_between_slices_is_never_live_and_the_next_open_builds_it
     index = open_index(hashing_example)
     assert index.memory_count() == 36 + 20 and index.previous_of("m-c3000004").id == "m-c3000003"
     index.close()
+
+
+def test_a_build_in_slices_keeps_the_garbage_collector_on(tmp_path: Path, monkeypatch):
+    """A slice is many paths, as a pull is, but a pull's pause of the collector (every thread of the process) would
+    last the whole build: slices of a build keep it on."""
+    import gc
+
+    root = tmp_path / "vault"
+    for n in range(120):
+        file = root / "notes" / f"n{n}.md"
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(f"---\nid: m-{n:08x}\ntitle: note {n}\n---\nbody {n}\n")
+    seen: list[bool] = []
+    real = index_module.Index._sync
+
+    def watched(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(gc.isenabled())
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(index_module.Index, "_sync", watched)
+    monkeypatch.setattr(index_module, "BUILD_SLICE", 60)  # two slices, each past READ_AHEAD_ABOVE (a pull's size)
+    assert gc.isenabled()
+    open_index(root).close()
+    assert len(seen) >= 2 and all(seen), seen
