@@ -39,7 +39,8 @@ _SLICE = 16384  # rows written at a time
 
 
 class StoredVectors:
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, folder: Path | None = None) -> None:
+        """An empty store; rows added go to a scratch file in `folder` (the generation's; None: the temp folder)."""
         self.dim = dim
         self._row_bytes = 2 * dim
         self._fd = -1  # the snapshot, open for reads: a writer's later rename never changes what it reads
@@ -49,7 +50,7 @@ class StoredVectors:
         self._base_live = np.zeros(0, dtype=bool)  # False once removed since the snapshot
         self._new_ids = np.zeros(0, dtype=np.int64)  # units added since, in the order they came (rows alike)
         self._new_live = np.zeros(0, dtype=bool)
-        self._new_rows = _Spill(dim, None)
+        self._new_rows = _Spill(dim, folder)
         self._lookup: tuple[np.ndarray, np.ndarray] | None = None  # live added ids ascending, their positions
         self._count = 0
 

@@ -76,7 +76,9 @@ class VectorIndex:
         """The snapshot, with the log's changes replayed over it."""
         searched = _read_faiss(folder / SEARCHED_FILE, dim)
         if not (folder / STORED_FILE).exists() and (folder / FAISS_STORED_FILE).exists():
-            loaded = cls(dim, searched)  # a generation written before the stored part left FAISS
+            # A generation written before the stored part left FAISS: its rows spill beside it, not in the temp
+            # folder (a tmpfs there is RAM, and the rows are the vault's).
+            loaded = cls(dim, searched, StoredVectors(dim, folder))
             old = _read_faiss(folder / FAISS_STORED_FILE, dim)
             ids = faiss.vector_to_array(old.id_map)
             loaded._insert(ids, old.index.reconstruct_n(0, old.ntotal), np.zeros(len(ids), dtype=bool))

@@ -3,6 +3,8 @@ part is searched through a sign-code first pass whose candidates are scored exac
 
 from __future__ import annotations
 
+import os
+
 import subprocess
 import sys
 from pathlib import Path
@@ -111,6 +113,14 @@ def test_a_generation_with_the_stored_part_in_faiss_still_loads_and_its_next_per
     loaded = VectorIndex.load(tmp_path, 8)
     assert loaded.ids() == {1, 2, 3, 4}
     assert np.allclose(loaded.vectors(np.array([3, 4], dtype=np.int64)), vectors[2:], atol=1e-3)
+    # Its old rows wait for that persist in a scratch file beside the generation, not in the temp folder (a tmpfs is RAM)
+    opened = []
+    for fd in os.listdir("/proc/self/fd") if Path("/proc/self/fd").is_dir() else ():  # Linux: what each descriptor is
+        try:
+            opened.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            continue  # the listing's own descriptor, closed
+    assert not Path("/proc/self/fd").is_dir() or any(link.startswith(str(tmp_path / "#")) or link.startswith(str(tmp_path / "units-added")) for link in opened), opened
     loaded.persist(tmp_path)
     assert (tmp_path / STORED_FILE).exists() and not (tmp_path / FAISS_STORED_FILE).exists()
     assert VectorIndex.load(tmp_path, 8).ids() == {1, 2, 3, 4}
