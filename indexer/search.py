@@ -650,9 +650,10 @@ class Searcher:
             cosine = own.get(neighbour)
             nearness = 0.0 if cosine is None else min(1.0, max(0.0, cosine / self.settings.cosine_full))
             share = factor * (0.5 + 0.5 * nearness)
+            listed = candidates.get(neighbour)  # listed for its place in the vector order (found_by_vector): it stays
             candidates[neighbour] = _Candidate(neighbour, vector_score=cosine, fused=c.fused * share,
                                                evidence=c.evidence * share, weighed=c.weighed * share,
-                                               channel="graph", via=c.memory_id)
+                                               channel="graph", via=c.memory_id, near=bool(listed and listed.near))
 
     def _open_to_lending(self, candidate: _Candidate | None) -> bool:
         """Whether a link (or a succession) may bring this memory in: it is no candidate, or one listed only for its
