@@ -87,3 +87,22 @@ def test_a_question_nothing_in_the_vault_is_near_lists_nothing_under_the_floor_l
     hits = ranked(paraphrased, settings, "recipe for banana bread")  # best cosine 0.09: the rest was listed down to -0.01
     for hit in hits:
         assert hit.channel != "vector" or hit.vector_score > settings.cosine_floor - settings.vector_margin, hit
+
+
+def test_a_link_from_a_weak_note_does_not_drop_a_note_listed_for_its_place_in_the_vector_order(hashing_root):
+    # The question shares no word with either note. Both are under cosine_floor and within vector_margin of the best: both are listed for their place. The
+    # first links the second; what it lends is its own evidence (none), and the second must stay listed all the same.
+    from tests.conftest import memory_text, write
+    from tests.indexer.test_search import NOW, concept_index, searcher
+
+    write(hashing_root, "history/a.md", memory_text(
+        "m-0000000a", "Fleet", "automobile " + "database " * 6 + "espresso " * 3 + "see [[b]]"))
+    write(hashing_root, "history/b.md", memory_text(
+        "m-0000000b", "Loaner", "sedan " + "sql " * 8 + "espresso " * 5))
+    index = concept_index(hashing_root)
+    try:
+        hits = {h.memory.id: h for h in searcher(index).search(SearchRequest(query="car", now=NOW))}
+        assert hits["m-0000000a"].vector_score <= SearchSettings().cosine_floor  # the best match is itself weak
+        assert "m-0000000b" in hits, hits
+    finally:
+        index.close()
