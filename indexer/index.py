@@ -52,7 +52,7 @@ from .keyword import signature as keyword_signature
 from .link_table import LinkRow, LinkTable
 from .interned import shared
 from .lazy_rows import AllBut, Entries, Memories
-from .manifest import Entry, LinkChanges, Manifest, compacted, unit_roles
+from .manifest import ROW_CHUNK_IDS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry, LinkChanges, Manifest, compacted, unit_roles
 from .owners import Owners
 from .vectors import VectorIndex
 
@@ -192,7 +192,7 @@ class Index:
         self.previous_key: dict[str, str] = {}  # memory id -> identity key of the memory it names as previous
         self._duplicates: set[str] | None = None  # paths whose entry names a duplicated id; None = not yet known
         self.pointed_by: dict[str, tuple[str, ...]] = {}  # identity key -> ids of the memories naming it as previous
-        indexed = [row for row in rows if row[4] and row[9] and row[8] is None]  # memory id, memory, no reason
+        indexed = [row for row in rows if row[ROW_MEMORY_ID] and row[ROW_MEMORY] and row[ROW_REASON] is None]  # memory id, memory, no reason
         del rows
         self._remember_rows(indexed)
         # Made straight into their columns from the rows' columns (Owners.of_columns).
@@ -201,7 +201,7 @@ class Index:
         # the first unit of each row's units column; the table of every unit (600k at 100k memories, most of a cold
         # open's remaining second) is made from the same rows when first needed, before any change to it.
         self._whole_owner: Owners | None = _row_whole_owners(indexed)
-        self._unit_rows = [(row[4], row[10]) for row in indexed]  # (memory id, units column): not the rows' memories
+        self._unit_rows = [(row[ROW_MEMORY_ID], row[ROW_UNITS]) for row in indexed]  # (memory id, units column): not the rows' memories
         self._all_units: Owners | None = None
         del indexed
         # A search reads the generation's link table; the full graph is built when something needs more of it
@@ -949,12 +949,12 @@ class Index:
         the few whose text may name a `previous:` (their neighbour keys need it). Same order, same tables."""
         if not self._memories.load_all(rows):  # an id on two rows: remembered one by one, the later one winning
             for row in rows:
-                self._remember(self._entries[row[0]].memory)  # type: ignore[arg-type]
+                self._remember(self._entries[row[ROW_PATH]].memory)  # type: ignore[arg-type]
             return
-        self.path_of.update((identity_key(row[4]), row[0]) for row in rows)
+        self.path_of.update((identity_key(row[ROW_MEMORY_ID]), row[ROW_PATH]) for row in rows)
         for row in rows:
-            if '"previous"' in row[9]:  # the frontmatter key, as the row's JSON holds it
-                memory = self._memories[row[4]]
+            if '"previous"' in row[ROW_MEMORY]:  # the frontmatter key, as the row's JSON holds it
+                memory = self._memories[row[ROW_MEMORY_ID]]
                 key = previous_key(memory)
                 if key is not None:
                     self.previous_key[memory.id] = key
@@ -963,23 +963,23 @@ class Index:
     def _row_chunk_owners(self, rows: list[tuple]) -> Owners:
         """chunk -> (memory id, heading) of an open's rows: a memory read as one chunk (the chunk id of an empty
         heading, see _chunk_headings) from its columns, the others decoded and chunked again."""
-        chunk_lists = json.loads("[" + ",".join(row[5] or "[]" for row in rows) + "]")  # one parse, not one a row
+        chunk_lists = json.loads("[" + ",".join(row[ROW_CHUNK_IDS] or "[]" for row in rows) + "]")  # one parse, not one a row
         ids: list[int] = []
         owner: list[int] = []
         label: list[int] = []
         headings: dict[str, int] = {"": 0}
         for code, (row, chunks) in enumerate(zip(rows, chunk_lists)):
-            if len(chunks) == 1 and chunks[0] == chunk_id(row[4], ""):
+            if len(chunks) == 1 and chunks[0] == chunk_id(row[ROW_MEMORY_ID], ""):
                 ids.append(chunks[0])
                 owner.append(code)
                 label.append(0)
                 continue
-            for chunk, (_, heading) in _chunk_headings(self._entries[row[0]]):
+            for chunk, (_, heading) in _chunk_headings(self._entries[row[ROW_PATH]]):
                 ids.append(chunk)
                 owner.append(code)
                 label.append(headings.setdefault(heading, len(headings)))
         return Owners.of_columns(np.array(ids, dtype=np.int64), np.array(owner, dtype=np.int32),
-                                 [row[4] for row in rows], np.array(label, dtype=np.int32), list(headings))
+                                 [row[ROW_MEMORY_ID] for row in rows], np.array(label, dtype=np.int32), list(headings))
 
     def _forget(self, memory_id: str, touched: set[str] | None = None) -> None:
         memory = self._memories.pop(memory_id, None)
@@ -1354,7 +1354,7 @@ def _row_whole_owners(rows: list[tuple]) -> Owners:
     a row with another layout is parsed."""
     ids, owner = array("q"), array("i")
     for code, row in enumerate(rows):
-        text = row[10] or "[]"
+        text = row[ROW_UNITS] or "[]"
         if text.startswith("[[") and text.count('"whole"') == 1:
             first = text[2:text.index("]")].split(", ")
             if len(first) == 3 and first[2] == '"whole"' and first[0].lstrip("-").isdigit():
@@ -1366,7 +1366,7 @@ def _row_whole_owners(rows: list[tuple]) -> Owners:
                 ids.append(int(unit))
                 owner.append(code)
     return Owners.of_columns(np.frombuffer(ids, dtype=np.int64), np.frombuffer(owner, dtype=np.int32),
-                             [row[4] for row in rows], np.zeros(len(ids), dtype=np.int32), [unit_roles()[WHOLE]])
+                             [row[ROW_MEMORY_ID] for row in rows], np.zeros(len(ids), dtype=np.int32), [unit_roles()[WHOLE]])
 
 
 def _row_unit_owners(rows: list[tuple[str, str]]) -> Owners:

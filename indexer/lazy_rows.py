@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping
 from vault.model import Memory
 
 from .heap import release_free_memory
-from .manifest import Entry
+from .manifest import ROW_MEMORY_ID, ROW_PATH, Entry
 
 RELEASE_AFTER = 2048  # rows past which the last one decoded gives the freed heap back (as a sync that big does, index.py)
 
@@ -51,7 +51,7 @@ class Entries(_Held):
     """path -> Entry over the rows read at an open; a row is decoded on first read and kept decoded."""
 
     def __init__(self, rows: Iterable[Row], decode: Callable[[Row], Entry]) -> None:
-        self._slots: dict[str, Entry | Row] = {row[0]: row for row in rows}
+        self._slots: dict[str, Entry | Row] = {row[ROW_PATH]: row for row in rows}
         self._decode = decode
         self._lock = threading.Lock()
         self._undecoded = len(self._slots)
@@ -94,8 +94,8 @@ class Entries(_Held):
     def memory_of(self, row: Row) -> Memory | None:
         """The memory of a row read at the open: through its entry while the path holds that row, else (a sync
         stored the path's next entry and now forgets this memory) decoded from the row alone."""
-        held = self._slots.get(row[0])
-        return self._decoded(row[0], row).memory if held is row else self._decode(row).memory
+        held = self._slots.get(row[ROW_PATH])
+        return self._decoded(row[ROW_PATH], row).memory if held is row else self._decode(row).memory
 
 
 class Memories(_Held):
@@ -109,14 +109,14 @@ class Memories(_Held):
 
     def _settle(self, row: Row, entry: Entry) -> None:
         with self._lock:
-            if entry.memory is not None and self._slots.get(row[4]) is row:
-                self._slots[row[4]] = entry.memory
+            if entry.memory is not None and self._slots.get(row[ROW_MEMORY_ID]) is row:
+                self._slots[row[ROW_MEMORY_ID]] = entry.memory
 
     def load_all(self, rows: list[Row]) -> bool:
         """Hold each row of an open as its memory, into an empty table, in one pass; False (nothing held) if an id
         repeats (the caller remembers them one by one, the later one winning)."""
         assert not self._slots
-        slots = {row[4]: row for row in rows}
+        slots = {row[ROW_MEMORY_ID]: row for row in rows}
         if len(slots) != len(rows):
             return False
         self._slots = slots  # type: ignore[assignment]
@@ -134,7 +134,7 @@ class Memories(_Held):
 
     def _decoded(self, memory_id: str, row: Row) -> Memory:
         memory = self._entries.memory_of(row)  # settles this slot when the entry is the row's
-        assert memory is not None and memory.id == memory_id, (row[0], memory_id)
+        assert memory is not None and memory.id == memory_id, (row[ROW_PATH], memory_id)
         return memory
 
     def __setitem__(self, memory_id: str, memory: Memory) -> None:

@@ -25,6 +25,13 @@ from .link_table import LinkRow
 
 SCHEMA_VERSION = 10
 
+# The files table's columns in the order `rows()` reads them (and `_entry` unpacks them). An open reads a few of them
+# straight from the rows, before any row is decoded (index.py, lazy_rows.py): by these positions, not by numbers.
+FILE_COLUMNS = ("path", "size", "mtime_ns", "content_hash", "memory_id", "chunk_ids", "embed_hash", "line", "reason",
+                "memory", "units", "keyword_hash")
+ROW_PATH, ROW_MEMORY_ID, ROW_CHUNK_IDS, ROW_REASON, ROW_MEMORY, ROW_UNITS = (
+    FILE_COLUMNS.index(name) for name in ("path", "memory_id", "chunk_ids", "reason", "memory", "units"))
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:
@@ -99,7 +106,7 @@ class Manifest:
 
     def rows(self) -> list[tuple[Any, ...]]:
         """Every files-table row as stored, by path: what `decoder()` turns into entries (lazy_rows.py)."""
-        return self._db.execute("SELECT * FROM files ORDER BY path").fetchall()
+        return self._db.execute(f"SELECT {', '.join(FILE_COLUMNS)} FROM files ORDER BY path").fetchall()
 
     def decoder(self) -> Callable[[tuple[Any, ...]], Entry]:
         """A row's Entry, for rows read now (the layouts their memories were written in are read once here)."""
