@@ -56,8 +56,27 @@ def small_vault(root: Path) -> Path:
     return root
 
 
-def server_descriptors(pid: int) -> int:
-    return len(os.listdir(f"/proc/{pid}/fd"))
+def connections_held(pid: int, peers: set[int]) -> int:
+    """How many TCP connections process `pid` holds open whose far end is one of the local ports `peers`.
+
+    Counting all of its descriptors misread the attack: a server still opening its index, its watcher and
+    its model host's connection grew by a few descriptors that were not the attacker's (CI, 2026-11-27)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    held = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as lines:
+            next(lines, None)
+            for line in lines:
+                fields = line.split()
+                far_port = int(fields[2].rsplit(":", 1)[1], 16)
+                if fields[9] in inodes and far_port in peers:
+                    held += 1
+    return held
 
 
 # -- item 5: half-open connections, a retried add ---------------------------------------------------
@@ -75,7 +94,6 @@ def half_open(work: Path, count: int = HALF_OPEN, wait: float = 7.0) -> dict[str
     try:
         info = client.running()
         assert info is not None
-        before = server_descriptors(info.pid)
         for _ in range(count):
             try:
                 held.append(socket.create_connection(("127.0.0.1", info.port), timeout=5))
@@ -86,9 +104,10 @@ def half_open(work: Path, count: int = HALF_OPEN, wait: float = 7.0) -> dict[str
             refused = 0
         except (client.Unavailable, client.RemoteError):
             refused = 1
+        peers = {connection.getsockname()[1] for connection in held}
         # another process letting go of sockets: nothing to wait on but time
-        wait_until(lambda: server_descriptors(info.pid) <= before + 5, wait, pause=0.1)
-        return {"half_open_held": max(0, server_descriptors(info.pid) - before), "health_refused_under_attack": refused}
+        wait_until(lambda: connections_held(info.pid, peers) == 0, wait, pause=0.1)
+        return {"half_open_held": connections_held(info.pid, peers), "health_refused_under_attack": refused}
     finally:
         for connection in held:
             connection.close()
