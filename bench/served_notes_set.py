@@ -22,10 +22,10 @@ FRESH: list[tuple[str, str, str, str, str]] = [
     ("n01", "memory_bank", "decision", "No deploys in the last two business days of the month",
      "Finance closes the books in the last two business days of each month. We agreed to freeze production "
      "deploys then; hotfixes only, with Dana's OK in the release thread."),
-    ("n02", "notes", "learning", "Rolling back a bad release",
+    ("n02", "history", "learning", "Rolling back a bad release",
      "`fly releases -a tidewater-api` lists the images; `fly deploy --image <previous image ref>` puts the old "
      "one back in about a minute. Migrations are not reversed by this, check them first."),
-    ("n03", "notes", "learning", "psycopg on Apple Silicon needs libpq from Homebrew",
+    ("n03", "history", "learning", "psycopg on Apple Silicon needs libpq from Homebrew",
      "On an M-series Mac the psycopg build fails with `pg_config not found`. `brew install libpq` and add "
      "`/opt/homebrew/opt/libpq/bin` to PATH, then `uv sync` again."),
     ("n04", "patterns", "learning", "test_export_filename fails around midnight",
@@ -54,7 +54,7 @@ FRESH: list[tuple[str, str, str, str, str]] = [
     ("n12", "memory_bank", "decision", "CSV exports use semicolons for German customers",
      "Excel in a German locale reads commas as decimal separators and puts everything in one column. Exports for "
      "accounts with locale de-* use `;` as the delimiter and a comma in amounts."),
-    ("n13", "notes", "learning", "Two alembic heads after merging branches",
+    ("n13", "history", "learning", "Two alembic heads after merging branches",
      "Merging two feature branches that each added a migration left alembic with two heads and `upgrade head` "
      "refused to run. `alembic merge heads -m merge` creates the joining revision."),
     ("n14", "memory_bank", "fact", "Partner bank settlement files land at 06:00",
@@ -90,7 +90,7 @@ FRESH: list[tuple[str, str, str, str, str]] = [
     ("n24", "memory_bank", "constraint", "Image-only PDF statements are rejected",
      "pdfplumber extracts nothing from a scanned statement, so uploads whose PDF has no text layer are refused "
      "with a message asking for the bank's CSV export."),
-    ("n25", "notes", "fact", "The tw admin CLI",
+    ("n25", "history", "fact", "The tw admin CLI",
      "Admin chores go through the `tw` command installed with the backend: `tw users disable <email>`, "
      "`tw ledger rebuild --account <id>`, `tw flags list`."),
     ("n26", "working", "learning", "mkcert for the OAuth callback",
@@ -110,7 +110,7 @@ FRESH: list[tuple[str, str, str, str, str]] = [
     ("n31", "working", "decision", "Sentry ignores ClientDisconnect",
      "Sentry filled up with `ClientDisconnect` from mobile users closing the app mid-upload. Those are dropped in "
      "before_send; everything else still reports."),
-    ("n32", "notes", "learning", "wkhtmltopdf needs Rosetta on new Macs",
+    ("n32", "history", "learning", "wkhtmltopdf needs Rosetta on new Macs",
      "The legacy statement renderer shells out to wkhtmltopdf, which only ships an x86 build for macOS; new "
      "laptops need `softwareupdate --install-rosetta` before it runs."),
     ("n33", "patterns", "learning", "Partner webhooks are retried with the same event id",
