@@ -26,6 +26,7 @@ from vault.store import new_memory_fields
 from vault.write import after_saves
 
 from . import reversal
+from .group_sync import GroupSync
 from .index import Index
 from .neighbourhood import STATE_DIR, Neighbourhood
 from .review_memo import ReviewMemo
@@ -83,6 +84,8 @@ class Curator:
         self._owners_memo: tuple[int, Any] = (-1, None)
         self._neighbourhoods: dict[int, Neighbourhood] = {}
         self.review_memo = ReviewMemo(self.vault.root / STATE_DIR / "memo.json")
+        # New memories whose vectors come later (captured exchanges): those arriving together share one sync.
+        self._later = GroupSync(index)
 
     # -- storing ---------------------------------------------------------------------
 
@@ -153,7 +156,10 @@ class Curator:
         paths = list(paths)
 
         def synced() -> Memory | None:
-            if self.index.sync(paths, later=later).held:  # later: its vectors come with the backfill (Index.sync)  # an editor caught in the middle of its save: look again
+            # later: its vectors come with the backfill (Index.sync), and its sync is shared with the captures
+            # written meanwhile (group_sync.py).
+            report = self._later.sync(paths) if later else self.index.sync(paths)
+            if report.held:  # an editor caught in the middle of its save: look again
                 return None
             try:
                 return self.index.get(memory.id)

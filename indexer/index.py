@@ -46,6 +46,7 @@ from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
 from .heap import release_free_memory
 from .holders import hold, let_go
+from .in_flight import InFlight
 from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex, Staged
 from .keyword import signature as keyword_signature
@@ -151,6 +152,7 @@ class Index:
         self.merge_wanted = threading.Event()  # set after a keyword write left a new segment
         self.keyword_written_at = 0.0  # time.monotonic() of the last keyword write
         self.version = 0  # bumped on every change; readers use it to invalidate caches
+        self.searches = InFlight()  # the searches running: a capture's sync lets them finish first (group_sync.py)
         self._owner: Ownership | None = None
         # A server must answer before a fresh vault is embedded (a vault of a few dozen notes is ~20k
         # tokens: seconds of model time on two cores). With `defer_embedding`, a sync with more than

@@ -226,6 +226,10 @@ class Searcher:
         self._people = People()
 
     def search(self, request: SearchRequest) -> list[Hit]:
+        with self.index.searches.running():  # captures queued meanwhile wait for it (group_sync.py)
+            return self._search(request)
+
+    def _search(self, request: SearchRequest) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
         limit = self._limit(request.limit)
         if request.memory_id:
