@@ -50,6 +50,7 @@ from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex, Staged
 from .keyword import signature as keyword_signature
 from .link_table import LinkRow, LinkTable
+from .lifecycle_facts import Facts
 from .interned import shared
 from .lazy_rows import AllBut, Entries, Memories
 from .manifest import ROW_CHUNK_IDS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry, LinkChanges, Manifest, compacted, unit_roles
@@ -179,7 +180,9 @@ class Index:
             self.manifest.close()
             raise
         # Rows decoded when first read (lazy_rows.py): a search reads a few dozen of 100k.
-        rows = self.manifest.rows()
+        # With each row its lifecycle facts, when the manifest holds them for every row (lifecycle_facts.py).
+        self.facts_read = self.manifest.facts_complete()
+        rows = self.manifest.rows(facts=self.facts_read)
         self._entries: Entries = Entries(rows, self.manifest.decoder())
         self._recheck: set[str] = set()  # paths whose recorded size and mtime cannot tell a newer save apart
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
@@ -280,9 +283,19 @@ class Index:
         self.heal()
         atomic.sweep_temp_files(self.root)
         report = self.sync(deep=True)
+        self._write_facts()
         self.reconcile_pending = False
         self.reconciled.set()
         return report
+
+    def _write_facts(self) -> None:
+        """Migrate a generation written before the manifest kept lifecycle facts (or after an older memdir wrote a
+        batch): write them whole, from the rows' memories, so the next open decides the lifecycle without decoding a
+        row. No rebuild: the table then equals what a fresh build writes (tests/indexer/test_lifecycle_facts.py)."""
+        with self.lock:
+            if self.manifest.facts_complete():
+                return
+            self.manifest.write_facts([(e.path, e.memory) for e in self._entries.values() if e.memory is not None])
 
     def heal(self) -> int:
         """Make FAISS and Whoosh agree with the manifest after a crash; returns the files re-indexed."""
@@ -397,6 +410,11 @@ class Index:
         """Every indexed memory but these ids, as a live read-only mapping in `all_memories()`'s order, decoding only
         what is read from it (a copy before the index may change)."""
         return AllBut(self._memories, left_out)
+
+    def lifecycle_records(self) -> Iterator[Memory | Facts]:
+        """Every indexed memory as the lifecycle rules read it (`vault.lifecycle`): a memory, or for a manifest row not
+        decoded yet the facts it was read with (lifecycle_facts.py), so deciding them all decodes no row."""
+        return self._memories.lifecycle_records()
 
     def memories_mentioning(self, words: tuple[str, ...]) -> Iterator[Memory]:
         """A subset of the indexed memories holding every one whose file says one of `words` somewhere (a key, a

@@ -6,6 +6,9 @@ as sqlite returned it until it is asked for; `Memories` (memory id -> Memory) ho
 is read (one decoding serves both, and lets the row go from both). Both are the index's own dicts behind its read API, with the same order, so a walk over every value
 (`Index.all_memories()`) still gives what the eager load gave, decoding what is left on the way.
 
+What the lifecycle rules read of a memory (collection, type, counters, times) comes with its row from the manifest's
+facts table, so deciding which memories leave (`Memories.lifecycle_records`) decodes none (lifecycle_facts.py).
+
 A row's memory is stored as JSON text, so whether it can say a word (a status, a frontmatter key) is a substring test
 of that text: `Memories.mentioning` decodes only the rows that pass it, which is how a first search finds the hidden
 memories and the named speakers without decoding the others.
@@ -24,7 +27,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping
 from vault.model import Memory
 
 from .heap import release_free_memory
-from .manifest import ROW_MEMORY_ID, ROW_PATH, Entry
+from .lifecycle_facts import Facts
+from .manifest import ROW_FACTS, ROW_MEMORY_ID, ROW_PATH, Entry
 
 RELEASE_AFTER = 2048  # rows past which the last one decoded gives the freed heap back (as a sync that big does, index.py)
 
@@ -167,6 +171,20 @@ class Memories(_Held):
                     if memory is not None:
                         yield memory
                     break
+
+
+    def lifecycle_records(self) -> Iterator[Memory | Facts]:
+        """Every memory as the lifecycle rules read it: a decoded one as itself, one not decoded yet as the `Facts` its
+        row was read with (lifecycle_facts.py), decoded only when its row has none (a manifest not migrated yet)."""
+        for memory_id, held in list(self._slots.items()):
+            if type(held) is not tuple:
+                yield held  # type: ignore[misc]
+            elif len(held) > ROW_FACTS and held[ROW_FACTS] is not None:
+                yield Facts(memory_id, held[ROW_PATH], held[ROW_FACTS:])  # type: ignore[arg-type]
+            else:
+                memory = self.get(memory_id)
+                if memory is not None:
+                    yield memory
 
 
 class AllBut(Mapping[str, Memory]):

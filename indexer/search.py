@@ -354,7 +354,8 @@ class Searcher:
             return frozenset()
         key = (self.index.version, int(now.timestamp() // 60))
         if self._leaving_cache is None or self._leaving_cache[0] != key:
-            ids = frozenset(m.id for m in self.index.all_memories() if lifecycle.leaving(m, now, self.lifecycle))
+            # From each row's lifecycle facts where it is not decoded: deciding decodes no row (lifecycle_facts.py).
+            ids = frozenset(m.id for m in self.index.lifecycle_records() if lifecycle.leaving(m, now, self.lifecycle))
             self._leaving_cache = (key, ids)
         return self._leaving_cache[1]
 
