@@ -226,6 +226,12 @@ class Searcher:
         self._people = People()
 
     def search(self, request: SearchRequest) -> list[Hit]:
+        try:
+            return self._answer(request)
+        finally:
+            self.index.answered.set()  # a served owner's reconcile waits for the first answer (LiveIndex.start)
+
+    def _answer(self, request: SearchRequest) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
         limit = self._limit(request.limit)
         if request.memory_id:
