@@ -302,9 +302,9 @@ class Index:
         """Make FAISS and Whoosh agree with the manifest after a crash; returns the files re-indexed."""
         with self.lock:
             self._keyword_turn()
-            valid = [e for e in self._entries.values() if e.reason is None]
-            expected_units = {u for e in valid for u in e.unit_ids}
-            expected_chunks = {c for e in valid for c in e.chunk_ids}
+            valid = list(self._entries.indexed_ids())  # from the rows' columns: no row decoded (lazy_rows.py)
+            expected_units = {u for _, _, units in valid for u in units}
+            expected_chunks = {c for _, chunks, _ in valid for c in chunks}
             stray_vectors = self._vectors.ids() - expected_units
             self._vectors.remove(stray_vectors)
             keyword_ids = self._keyword.chunk_ids()
@@ -315,7 +315,7 @@ class Index:
                 self._defer(sorted(unembedded))
                 unembedded = set()
             missing = unembedded | (expected_chunks - keyword_ids)
-            stale = {e.path for e in valid if (set(e.unit_ids) | set(e.chunk_ids)) & missing}
+            stale = {path for path, chunks, units in valid if (set(units) | set(chunks)) & missing}
             if stray_vectors or keyword_ids - expected_chunks or stale:
                 log.warning("index healed: %d stray vectors, %d stray keyword documents, %d files re-indexed",
                             len(stray_vectors), len(keyword_ids - expected_chunks), len(stale))

@@ -58,3 +58,17 @@ def test_without_a_search_the_reconcile_starts_after_its_bound_and_a_stop_does_n
         assert not started.is_set() and index.reconcile_pending
     finally:
         index.close()
+
+
+def test_a_heal_after_a_lazy_open_reads_the_rows_columns_and_decodes_none(hashing_root: Path, monkeypatch) -> None:
+    from tests.indexer.test_lazy_rows import decoded_rows
+
+    _vault(hashing_root)
+    open_index(hashing_root).close()
+    decoded = decoded_rows(monkeypatch)
+    index = _open_later(hashing_root)
+    try:
+        at_open = set(decoded)
+        assert index.heal() == 0 and set(decoded) == at_open  # nothing to heal, and no row decoded to know it
+    finally:
+        index.close()
