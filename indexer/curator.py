@@ -277,6 +277,8 @@ class Curator:
         decisions = lifecycle_rules.plan(self.index.lifecycle_records(), now, self.lifecycle)  # type: ignore[arg-type]
         if dry_run:
             return [lifecycle_rules.Applied(d, "would " + d.action) for d in decisions]
+        if not decisions:  # a sync of no path built the link graph under the index lock: every row decoded, at start
+            return []
         applied = lifecycle_rules.apply(self.vault, decisions, {d.id: self.index.memory(d.id) for d in decisions}, now)
         moved = {a.result for a in applied if a.result.endswith(".md") and not a.result.startswith(".trash/")}
         self.index.sync({d.path for d in decisions} | moved)

@@ -143,3 +143,24 @@ def test_a_batch_an_older_memdir_wrote_makes_the_facts_unread_until_the_owner_wr
     assert owner.manifest.facts_complete()
     owner.close()
     assert reader(root).facts_read
+
+
+def test_a_lifecycle_run_with_nothing_due_decodes_no_row_and_builds_no_graph(root: Path, monkeypatch):
+    from indexer import index as index_module
+    from indexer.curator import Curator
+    from mcp_server.config import load_config
+
+    for due in ("working/old.md", "history/failing.md", "patterns/weak.md", "history/idle.md", "history/journal.md",
+                "memory_bank/goal3.md", "working/proven.md"):
+        (root / due).unlink()  # what the rules act on at once
+    open_index(root).close()
+    config = load_config(root)
+    owner = Index.open(Vault(root), HashingEmbedder(), reconcile=False)  # as a server opens it
+    decoded = decoded_rows(monkeypatch)
+    builds: list = []
+    real_build = index_module.LinkGraph.build
+    monkeypatch.setattr(index_module.LinkGraph, "build", staticmethod(lambda m: builds.append(1) or real_build(m)))
+    curator = Curator(owner, config.scoring, config.lifecycle, config.dedup)
+    assert curator.gc(now=NOWS[0]) == [] and decoded == [] and builds == []  # nothing due an hour after the notes
+    assert {a.decision.id for a in curator.gc(now=NOWS[3])} >= {"m-goal", "m-fresh"}  # and when due, applied
+    owner.close()
