@@ -279,11 +279,13 @@ class Curator:
         now = now or _now()
         if not self.index.writable and not dry_run:
             raise ValidationError(f"the lifecycle of {self.vault.root} runs in the process that owns its index")
-        memories = {m.id: m for m in self.index.all_memories()}
-        decisions = lifecycle_rules.plan(memories.values(), now, self.lifecycle)
+        # Decided from each row's lifecycle facts: only the memories a decision touches are decoded (lifecycle_facts.py).
+        decisions = lifecycle_rules.plan(self.index.lifecycle_records(), now, self.lifecycle)  # type: ignore[arg-type]
         if dry_run:
             return [lifecycle_rules.Applied(d, "would " + d.action) for d in decisions]
-        applied = lifecycle_rules.apply(self.vault, decisions, memories, now)
+        if not decisions:  # a sync of no path built the link graph under the index lock: every row decoded, at start
+            return []
+        applied = lifecycle_rules.apply(self.vault, decisions, {d.id: self.index.memory(d.id) for d in decisions}, now)
         moved = {a.result for a in applied if a.result.endswith(".md") and not a.result.startswith(".trash/")}
         self.index.sync({d.path for d in decisions} | moved)
         return applied

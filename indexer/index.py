@@ -51,6 +51,7 @@ from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex, Staged
 from .keyword import signature as keyword_signature
 from .link_table import LinkRow, LinkTable
+from .lifecycle_facts import Facts
 from .interned import shared
 from .lazy_rows import AllBut, Entries, Memories
 from .manifest import ROW_CHUNK_IDS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry, LinkChanges, Manifest, compacted, unit_roles
@@ -165,6 +166,7 @@ class Index:
         self._backfill_texts: dict[tuple[str, str], dict[int, tuple[str, str]]] = {}  # see _texts_of
         self.reconcile_pending = False  # opened by its owner with reconcile=False: reconcile() is the caller's
         self.reconciled = threading.Event()  # set once reconcile() has run
+        self.answered = threading.Event()  # set once a search was answered from this index (Searcher.search)
         self._load(generation)
 
     def _load(self, generation: Path) -> None:
@@ -183,7 +185,9 @@ class Index:
             self.manifest.close()
             raise
         # Rows decoded when first read (lazy_rows.py): a search reads a few dozen of 100k.
-        rows = self.manifest.rows()
+        # With each row its lifecycle facts, when the manifest holds them for every row (lifecycle_facts.py).
+        self.facts_read = self.manifest.facts_complete()
+        rows = self.manifest.rows(facts=self.facts_read)
         self._entries: Entries = Entries(rows, self.manifest.decoder())
         self._recheck: set[str] = set()  # paths whose recorded size and mtime cannot tell a newer save apart
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
@@ -283,16 +287,26 @@ class Index:
         self.heal()
         atomic.sweep_temp_files(self.root)
         report = self.sync(deep=True)
+        self._write_facts()
         self.reconcile_pending = False
         self.reconciled.set()
         return report
 
+    def _write_facts(self) -> None:
+        """Migrate a generation written before the manifest kept lifecycle facts (or after an older memdir wrote a
+        batch): write them whole, from the rows' memories, so the next open decides the lifecycle without decoding a
+        row. No rebuild: the table then equals what a fresh build writes (tests/indexer/test_lifecycle_facts.py)."""
+        with self.lock:
+            if self.manifest.facts_complete():
+                return
+            self.manifest.write_facts([(e.path, e.memory) for e in self._entries.values() if e.memory is not None])
+
     def heal(self) -> int:
         """Make FAISS and Whoosh agree with the manifest after a crash; returns the files re-indexed."""
         with self.lock, self._keyword_turn():
-            valid = [e for e in self._entries.values() if e.reason is None]
-            expected_units = {u for e in valid for u in e.unit_ids}
-            expected_chunks = {c for e in valid for c in e.chunk_ids}
+            valid = list(self._entries.indexed_ids())  # from the rows' columns: no row decoded (lazy_rows.py)
+            expected_units = {u for _, _, units in valid for u in units}
+            expected_chunks = {c for _, chunks, _ in valid for c in chunks}
             stray_vectors = self._vectors.ids() - expected_units
             self._vectors.remove(stray_vectors)
             keyword_ids = self._keyword.chunk_ids()
@@ -303,7 +317,7 @@ class Index:
                 self._defer(sorted(unembedded))
                 unembedded = set()
             missing = unembedded | (expected_chunks - keyword_ids)
-            stale = {e.path for e in valid if (set(e.unit_ids) | set(e.chunk_ids)) & missing}
+            stale = {path for path, chunks, units in valid if (set(units) | set(chunks)) & missing}
             if stray_vectors or keyword_ids - expected_chunks or stale:
                 log.warning("index healed: %d stray vectors, %d stray keyword documents, %d files re-indexed",
                             len(stray_vectors), len(keyword_ids - expected_chunks), len(stale))
@@ -399,6 +413,11 @@ class Index:
         """Every indexed memory but these ids, as a live read-only mapping in `all_memories()`'s order, decoding only
         what is read from it (a copy before the index may change)."""
         return AllBut(self._memories, left_out)
+
+    def lifecycle_records(self) -> Iterator[Memory | Facts]:
+        """Every indexed memory as the lifecycle rules read it (`vault.lifecycle`): a memory, or for a manifest row not
+        decoded yet the facts it was read with (lifecycle_facts.py), so deciding them all decodes no row."""
+        return self._memories.lifecycle_records()
 
     def memories_mentioning(self, words: tuple[str, ...]) -> Iterator[Memory]:
         """A subset of the indexed memories holding every one whose file says one of `words` somewhere (a key, a

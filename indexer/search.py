@@ -227,9 +227,12 @@ class Searcher:
 
     def search(self, request: SearchRequest) -> list[Hit]:
         with self.index.searches.running():  # captures queued meanwhile wait for it (group_sync.py)
-            return self._search(request)
+            try:
+                return self._answer(request)
+            finally:
+                self.index.answered.set()  # a served owner's reconcile waits for the first answer (LiveIndex.start)
 
-    def _search(self, request: SearchRequest) -> list[Hit]:
+    def _answer(self, request: SearchRequest) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
         limit = self._limit(request.limit)
         if request.memory_id:
@@ -358,7 +361,8 @@ class Searcher:
             return frozenset()
         key = (self.index.version, int(now.timestamp() // 60))
         if self._leaving_cache is None or self._leaving_cache[0] != key:
-            ids = frozenset(m.id for m in self.index.all_memories() if lifecycle.leaving(m, now, self.lifecycle))
+            # From each row's lifecycle facts where it is not decoded: deciding decodes no row (lifecycle_facts.py).
+            ids = frozenset(m.id for m in self.index.lifecycle_records() if lifecycle.leaving(m, now, self.lifecycle))
             self._leaving_cache = (key, ids)
         return self._leaving_cache[1]
 
