@@ -15,11 +15,13 @@ baseline, is shown too (it embeds a book's first 256 word pieces, so it can name
     python bench/book_questions.py --check    # only the rules (no model)
     python bench/book_questions.py --misses   # the questions hybrid misses in its top 3
     python bench/book_questions.py --json
+    python bench/book_questions.py --holdout  # the held-out handbook and its questions (bench/book_holdout_set.py)
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -32,11 +34,24 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from book_questions_set import QUESTIONS, SHARED_ALLOWED  # noqa: E402
+import book_holdout_set  # noqa: E402
+import book_questions_set  # noqa: E402
 from coding import NOW, PlainBM25, misses, plain_cosine, summarize, system_figures, table  # noqa: E402
 from fresh_paraphrase import EXAMPLE_VAULT, arguments, build, content_words  # noqa: E402
 
 MIN_QUESTIONS = 30
+MIN_HOLDOUT_QUESTIONS = 25
+
+
+def question_set(holdout: bool):
+    """The questions asked: the example vault's books, or the held-out handbook (added to the vault by build)."""
+    return book_holdout_set if holdout else book_questions_set
+
+
+def add_holdout_book(root: Path) -> None:
+    """The held-out handbook, ingested into the vault's books collection as `memdir ingest` leaves a book."""
+    (root / "books").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(book_holdout_set.HANDBOOK_FILE, root / "books" / book_holdout_set.HANDBOOK_FILE.name)
 
 
 def leaf(heading: str) -> str:
@@ -49,13 +64,18 @@ def label(memory_id: str, heading: str) -> str:
     return f"{memory_id}#{leaf(heading)}" if heading else memory_id
 
 
-def book_sections() -> dict[str, dict[str, str]]:
-    """Each example-vault book's sections: book id -> section leaf -> its title, heading path and text."""
+def book_sections(holdout: bool = False) -> dict[str, dict[str, str]]:
+    """Each book's sections (the example vault's, or the held-out handbook's): book id -> section leaf -> its
+    title, heading path and text."""
     from indexer.chunking import chunks_for
     from vault import Vault
 
     sections: dict[str, dict[str, str]] = {}
-    for memory in Vault(EXAMPLE_VAULT).scan().memories:
+    with tempfile.TemporaryDirectory(prefix="memdir-book-sections-") as tmp:
+        if holdout:
+            add_holdout_book(Path(tmp))
+        memories = Vault(Path(tmp) if holdout else EXAMPLE_VAULT).scan().memories
+    for memory in memories:
         if memory.collection == "books":
             for chunk in chunks_for(memory):
                 if chunk.heading:
@@ -64,13 +84,16 @@ def book_sections() -> dict[str, dict[str, str]]:
     return sections
 
 
-def rule_violations() -> list[str]:
+def rule_violations(holdout: bool = False) -> list[str]:
     """Every way the set breaks its own rules; empty when it keeps them."""
-    sections = book_sections()
+    sections = book_sections(holdout)
+    chosen = question_set(holdout)
+    questions, shared_allowed = chosen.QUESTIONS, chosen.SHARED_ALLOWED
+    least = MIN_HOLDOUT_QUESTIONS if holdout else MIN_QUESTIONS
     problems = []
-    if len(QUESTIONS) < MIN_QUESTIONS:
-        problems.append(f"only {len(QUESTIONS)} questions (at least {MIN_QUESTIONS})")
-    for text, book, wanted, kind in QUESTIONS:
+    if len(questions) < least:
+        problems.append(f"only {len(questions)} questions (at least {least})")
+    for text, book, wanted, kind in questions:
         if kind not in ("short", "long"):
             problems.append(f"{text[:50]!r}: kind {kind!r}")
         for section in wanted:
@@ -78,11 +101,11 @@ def rule_violations() -> list[str]:
                 problems.append(f"{text[:50]!r}: {book} has no section {section!r}")
                 continue
             shared = content_words(text) & content_words(sections[book][section])
-            allowed = {SHARED_ALLOWED[text][0]} if text in SHARED_ALLOWED else set()
+            allowed = {shared_allowed[text][0]} if text in shared_allowed else set()
             if shared - allowed:
                 problems.append(f"{text[:60]!r} shares {sorted(shared)} with {book}#{section}")
-    if len(SHARED_ALLOWED) > len(QUESTIONS) // 10:
-        problems.append(f"{len(SHARED_ALLOWED)} questions share a word with their section (at most a tenth)")
+    if len(shared_allowed) > len(questions) // 10:
+        problems.append(f"{len(shared_allowed)} questions share a word with their section (at most a tenth)")
     return problems
 
 
@@ -106,7 +129,8 @@ def best_per_memory(scores: list[float], found: list[tuple[str, str, str]]) -> l
     return ranked[:10]
 
 
-def evaluate(embedder_name: str, cache: Path, settings_overrides: list[str]) -> tuple[dict, list[dict]]:
+def evaluate(embedder_name: str, cache: Path, settings_overrides: list[str],
+             holdout: bool = False) -> tuple[dict, list[dict]]:
     from indexer.embed import CachedEmbedder, make_embedder
     from indexer.index import Index
     from indexer.search import SearchRequest, Searcher
@@ -121,6 +145,10 @@ def evaluate(embedder_name: str, cache: Path, settings_overrides: list[str]) -> 
     with tempfile.TemporaryDirectory(prefix="memdir-books-") as tmp:
         root = Path(tmp) / "vault"
         texts = build(root)
+        if holdout:
+            add_holdout_book(root)
+            texts.update((m.id, f"{m.title}\n{m.body}") for m in Vault(root).scan().memories
+                         if m.id == book_holdout_set.HANDBOOK)
         found = pieces(root)
         matrix = np.asarray(embedder.embed([text for _, _, text in found]))
         bm25 = PlainBM25({str(n): text for n, (_, _, text) in enumerate(found)})
@@ -129,7 +157,7 @@ def evaluate(embedder_name: str, cache: Path, settings_overrides: list[str]) -> 
         index = Index.open(Vault(root), embedder)
         searcher = Searcher(index, search_settings(settings_overrides), lifecycle=LifecycleSettings())
         try:
-            for text, book, wanted, kind in QUESTIONS:
+            for text, book, wanted, kind in question_set(holdout).QUESTIONS:
                 books.append({"wanted": [book], "ranked": {}})
                 embedder.forget_queries()
                 ranked: dict[str, list[str]] = {}
@@ -156,19 +184,20 @@ def evaluate(embedder_name: str, cache: Path, settings_overrides: list[str]) -> 
 
 
 def main() -> None:
-    args = arguments(__doc__)
-    problems = rule_violations()
+    args = arguments(__doc__, holdout=True)
+    problems = rule_violations(args.holdout)
     if problems:
         sys.exit("the set breaks its rules:\n" + "\n".join(problems))
+    chosen = question_set(args.holdout)
     if args.check:
-        print(f"ok: {len(QUESTIONS)} questions on {len({q[1] for q in QUESTIONS})} books, "
-              f"{len(QUESTIONS) - len(SHARED_ALLOWED)} with no content word shared with their section")
+        print(f"ok: {len(chosen.QUESTIONS)} questions on {len({q[1] for q in chosen.QUESTIONS})} books, "
+              f"{len(chosen.QUESTIONS) - len(chosen.SHARED_ALLOWED)} with no content word shared with their section")
         return
-    result, rows = evaluate(args.embedder, args.cache, args.set)
+    result, rows = evaluate(args.embedder, args.cache, args.set, args.holdout)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(table(result, what=" (book questions)", width=8))
+        print(table(result, what=" (held-out book questions)" if args.holdout else " (book questions)", width=8))
         print("the book in any section (hit@1 / hit@3 / mrr@10): " + "  ".join(
             f"{system} {f['hit@1']:.3f}/{f['hit@3']:.3f}/{f['mrr@10']:.3f}" for system, f in result["book_alone"].items()))
     if args.misses:

@@ -140,7 +140,7 @@ def evaluate(embedder_name: str, cache: Path, settings_overrides: list[str]) -> 
     return result, rows
 
 
-def arguments(description: str) -> argparse.Namespace:
+def arguments(description: str, holdout: bool = False) -> argparse.Namespace:
     """The options this bench and bench/book_questions.py share."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
@@ -151,6 +151,8 @@ def arguments(description: str) -> argparse.Namespace:
     parser.add_argument("--check", action="store_true", help="only check the set's rules")
     parser.add_argument("--misses", action="store_true", help="list the questions hybrid misses in its top 3")
     parser.add_argument("--json", action="store_true")
+    if holdout:
+        parser.add_argument("--holdout", action="store_true", help="ask the held-out set instead")
     return parser.parse_args()
 
 

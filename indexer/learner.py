@@ -88,7 +88,8 @@ class QualityModel:
       three 53 %; after a long good record one costs nothing, two about 15 %.
 
     factor = (1 + lift) * (1 - demotion). memory_bank: quality_factor(sqrt(importance * confidence),
-    memory_bank_weight, gain), its outcome quality blended in 20 % after 3 uses; books: 1. Every
+    memory_bank_weight, gain), its outcome quality blended in 20 % after 3 uses; books (never scored): a memory
+    with no record's factor. Every
     constant is a `[search] quality_*` key of memdir.toml (`from_settings`), same defaults.
     Measured in bench/README.md ("Issue 17, wave 2 session 5").
     """
@@ -124,7 +125,9 @@ class QualityModel:
 
     def __call__(self, memory: Memory, now: datetime) -> float:
         if memory.collection == "books":
-            return 1.0
+            # A reference document is never scored: it is lifted as a memory with no record is, or a note written
+            # this morning (lifted by its optimism) wins a tie against the section that answers (issue 26 session 8).
+            return self._record_factor((), 0, 0.0)
         if memory.collection == "memory_bank":
             stated = math.sqrt(bank_weight(memory.importance) * bank_weight(memory.confidence))
             if memory.uses >= self.bank_outcome_uses:

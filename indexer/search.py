@@ -259,7 +259,7 @@ class Searcher:
                     self.settings.hop_beta, self.settings.hop_share, _Candidate)
             # The query's time words rank what falls in their window higher, unless an explicit window
             # (days_back, after, before) decided the time already: it wins over them (see window_used).
-            named = None if _explicit(request) else timewords.window(request.query, now)
+            named = None if _explicit(request) else timewords.window(request.query, now, present=False)
             hits = self._rank(candidates, allowed, request, now, named, query_vector, people)
             # The turns around the best hit in its captured conversation rise with it (indexer/multihop.py).
             hits = multihop.lift_thread(self.index, hits, self.settings.thread_reach, self.settings.thread_lift)
@@ -849,7 +849,8 @@ def window_used(request: SearchRequest, now: datetime | None = None) -> WindowUs
     if request.memory_id:
         return None
     now = now or request.now or datetime.now(timezone.utc)
-    named = timewords.window(request.query, now) if request.query else None
+    vague = timewords.is_vague(request.query or "")
+    named = timewords.window(request.query, now, present=vague) if request.query else None
     if _explicit(request):
         start = _explicit_start(request, now)
         end = request.before if request.before is not None else (now if request.days_back is not None else None)
@@ -858,7 +859,7 @@ def window_used(request: SearchRequest, now: datetime | None = None) -> WindowUs
         return WindowUsed(source, "filter", start, end, note=note)
     if named is None:
         return None
-    use = "filter" if timewords.is_vague(request.query or "") else "boost"
+    use = "filter" if vague else "boost"
     return WindowUsed("query", use, named.start, named.end, words=named.words)
 
 
