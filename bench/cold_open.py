@@ -8,6 +8,16 @@ interpreter's start, imports, the open, the search; the steadier figure on a sha
 the parent's start of the process, and the resident memory at the answer. The trees run in turn, round after round,
 so load that comes and goes falls on both; medians per tree are printed with each run, and the answers' ids, which
 must be the same for every tree (asserted).
+
+    python bench/cold_open.py --served --vault DIR --code /path/to/base --code . --rounds 2
+
+`--served`: each run starts a server on the vault instead (`memdir serve --vault DIR`, its own MEMDIR_SERVERS_DIR) and
+asks it one search over HTTP as soon as its address is written (an operation waits for the vault to open): the wall
+seconds from the server's start to the answer, the server's CPU seconds and resident memory at the answer (from
+/proc). The server's lifecycle schedule, watcher and reconcile run as they do for a user, so the vault needs a
+memdir.toml naming its embedder, and lifecycle thresholds under which its first run changes nothing (else the first
+run of the first tree moves files and the trees answer different vaults). The server is stopped (SIGTERM) after each
+answer.
 """
 
 from __future__ import annotations
@@ -15,11 +25,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from mcp_server import client  # noqa: E402  (the bench's own tree: the HTTP client, nothing of the served code)
 
 QUERY = "what did they say about the trip"
 
@@ -54,18 +69,50 @@ def run(code: Path, vault: Path, embedder: str) -> dict:
     return found
 
 
+def served(code: Path, vault: Path, embedder: str) -> dict:
+    """A server started on the vault with `code` first on its path, and its first search's answer."""
+    with tempfile.TemporaryDirectory(prefix="memdir-cold-") as folder:
+        env = {**os.environ, "PYTHONPATH": str(code), "MEMDIR_SERVERS_DIR": folder, "HF_HUB_OFFLINE": "1"}
+        started = time.time()
+        server = subprocess.Popen([sys.executable, "-m", "mcp_server", "serve", "--vault", str(vault)], env=env,
+                                  cwd=code, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 600
+            while (info := client.ServerInfo.read(Path(folder))) is None:  # nothing to wait on but its address file
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the server of {code} did not start; see {folder}")
+                time.sleep(0.05)
+            answer = client.request(info, "POST", "/api/op", {"op": "search", "args": {"query": QUERY, "limit": 10}},
+                                    timeout=1800, vault=vault)
+            wall = time.time() - started
+            stat = Path(f"/proc/{server.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime of every thread
+            rss = next(int(line.split()[1]) for line in open(f"/proc/{server.pid}/status") if line.startswith("VmRSS:"))
+        finally:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(timeout=600)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+    return {"cpu": cpu, "wall": wall, "rss_mb": rss / 1024, "imports_cpu": 0.0, "open_cpu": 0.0, "search_cpu": 0.0,
+            "hits": [hit["id"] for hit in answer["result"]["results"]]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--vault", type=Path, required=True)
     parser.add_argument("--code", type=Path, action="append", required=True, help="a source tree (give two or more)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--embedder", default="hashing-384")
+    parser.add_argument("--served", action="store_true", help="a server's first answer, not a reader's (see above)")
     args = parser.parse_args()
+    measure = served if args.served else run
     runs: dict[Path, list[dict]] = {code: [] for code in args.code}
     answers = set()
     for round_ in range(args.rounds):
         for code in args.code:
-            found = run(code.resolve(), args.vault, args.embedder)
+            found = measure(code.resolve(), args.vault.resolve(), args.embedder)
             runs[code].append(found)
             answers.add(tuple(found["hits"]))
             print(f"round {round_ + 1} {code}: CPU {found['cpu']:.2f} s (imports {found['imports_cpu']:.2f}, open "

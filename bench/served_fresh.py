@@ -23,6 +23,7 @@ wanted memory.
     python bench/served_fresh.py --check         # only the rules (no model, no server)
     python bench/served_fresh.py --misses        # the questions memdir misses in its top 3
     python bench/served_fresh.py --example-only  # the example vault alone, as the outside measure had it
+    python bench/served_fresh.py --set notes     # the third hold-out (bench/served_notes_set.py) instead
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ from coding import NOW as CODING_NOW, PlainBM25, build_vault, first_hit, plain_c
 from coding_set import MEMORIES as CODING_MEMORIES  # noqa: E402
 from fresh_paraphrase import content_words  # noqa: E402
 from served_fresh_set import FRESH, QUESTIONS  # noqa: E402
+import served_notes_set  # noqa: E402
+from vault.model import COLLECTIONS  # noqa: E402
 
 EXAMPLE_VAULT = REPO / ".memories-example"
 SYSTEMS = ("memdir", "cosine", "bm25", "in-process", "in-process-vector")
@@ -57,14 +60,25 @@ RELEVANCE_BANDS = ((0.0, 0.40), (0.40, 0.55), (0.55, 1.01))
 MEMDIR = [sys.executable, "-m", "mcp_server"]
 
 
-def rule_violations() -> list[str]:
+def chosen_set(name: str) -> tuple[list, list, int]:
+    """A set's memories, its questions and the fewest memories it must hold: "served" is
+    bench/served_fresh_set.py (session 6), "notes" bench/served_notes_set.py (session 8, committed before tuning)."""
+    if name == "notes":
+        return served_notes_set.FRESH, served_notes_set.QUESTIONS, 30
+    return FRESH, QUESTIONS, 40
+
+
+def rule_violations(name: str = "served") -> list[str]:
     """Every way the set breaks its own rules; empty when it keeps them."""
-    fresh = {m[0]: m for m in FRESH}
-    problems = [] if len(FRESH) >= 40 else [f"only {len(FRESH)} fresh memories (at least 40)"]
-    asked = Counter(key for _, wanted in QUESTIONS for key in wanted)
+    memories, questions, minimum = chosen_set(name)
+    fresh = {m[0]: m for m in memories}
+    problems = [] if len(memories) >= minimum else [f"only {len(memories)} fresh memories (at least {minimum})"]
+    problems += [f"{m[0]}: no collection {m[1]!r} (one of {', '.join(COLLECTIONS)})" for m in memories
+                 if m[1] not in COLLECTIONS]  # the server refuses it when the run adds it
+    asked = Counter(key for _, wanted in questions for key in wanted)
     problems += [f"{key} is never asked for" for key in sorted(set(fresh) - set(asked))]
     problems += [f"{key} is asked for {n} times (once each)" for key, n in sorted(asked.items()) if n > 1]
-    for text, wanted in QUESTIONS:
+    for text, wanted in questions:
         for key in wanted:
             _, _, _, title, body = fresh[key]
             shared = content_words(text) & content_words(f"{title}\n{body}")
@@ -156,7 +170,7 @@ def reliability(rows: list[dict]) -> dict:
     return {"every result": bands(every), "first result": bands(first)}
 
 
-def evaluate(embedder_name: str, cache: Path, example_only: bool) -> tuple[dict, list[dict]]:
+def evaluate(embedder_name: str, cache: Path, example_only: bool, name: str = "served") -> tuple[dict, list[dict]]:
     from indexer.embed import CachedEmbedder, make_embedder
     from indexer.index import Index
     from indexer.search import SearchRequest, Searcher
@@ -165,6 +179,7 @@ def evaluate(embedder_name: str, cache: Path, example_only: bool) -> tuple[dict,
     from vault import Vault
     from vault.settings import LifecycleSettings
 
+    fresh_memories, questions, _ = chosen_set(name)
     embedder = CachedEmbedder(make_embedder(embedder_name), cache)
     rows: list[dict] = []
     timings: dict[str, float] = {}
@@ -176,12 +191,12 @@ def evaluate(embedder_name: str, cache: Path, example_only: bool) -> tuple[dict,
         try:
             timings["open_s"] = time.monotonic() - started
             ids = {}
-            for key, collection, kind, title, body in FRESH:
+            for key, collection, kind, title, body in fresh_memories:
                 added = served.run(ops.Add(content=body, title=title, type=kind, collection=collection))
                 ids[key] = added.memory.id
             timings["vectors_wait_s"] = served.wait_for_vectors()
             answers = {}
-            for text, _ in QUESTIONS:
+            for text, _ in questions:
                 found = served.run(ops.Search(query=text))
                 answers[text] = [(hit.id, hit.relevance) for hit in found.results]
         finally:
@@ -195,7 +210,7 @@ def evaluate(embedder_name: str, cache: Path, example_only: bool) -> tuple[dict,
         searcher = Searcher(index, search_settings([]), lifecycle=LifecycleSettings())
         now = datetime.now(timezone.utc)
         try:
-            for text, wanted in QUESTIONS:
+            for text, wanted in questions:
                 embedder.forget_queries()
                 request = SearchRequest(query=text, limit=10, now=now)
                 ranked = {"memdir": [memory_id for memory_id, _ in answers[text]],
@@ -210,7 +225,7 @@ def evaluate(embedder_name: str, cache: Path, example_only: bool) -> tuple[dict,
             index.close()
     plateaus = [plateau(r["shown"]) for r in rows]
     middle = [plateau(r["shown"], 0.10, 0.99) for r in rows]
-    result = {"questions": len(rows), "memories": len(texts), "fresh": len(FRESH),
+    result = {"questions": len(rows), "memories": len(texts), "fresh": len(fresh_memories),
               **{system: system_figures(rows, system) for system in SYSTEMS},
               "plateau": {"median": statistics.median(plateaus), "max": max(plateaus),
                           "questions with 3+ equal": sum(p >= 3 for p in plateaus),
@@ -255,17 +270,21 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "embeddings.sqlite",
                         help="embedding cache for the baselines and the in-process ranking (documents only)")
     parser.add_argument("--example-only", action="store_true", help="no coding set: the example vault alone")
+    parser.add_argument("--set", dest="name", choices=("served", "notes"), default="served",
+                        help="served: bench/served_fresh_set.py (48); notes: bench/served_notes_set.py (36, the third "
+                             "hold-out, written before session 8 tuned anything)")
     parser.add_argument("--check", action="store_true", help="only check the set's rules")
     parser.add_argument("--misses", action="store_true", help="list the questions memdir misses in its top 3")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    problems = rule_violations()
+    problems = rule_violations(args.name)
     if problems:
         sys.exit("the set breaks its rules:\n" + "\n".join(problems))
     if args.check:
-        print(f"ok: {len(FRESH)} fresh memories, {len(QUESTIONS)} questions, no shared content word")
+        memories, questions, _ = chosen_set(args.name)
+        print(f"ok: {len(memories)} fresh memories, {len(questions)} questions, no shared content word")
         return
-    result, rows = evaluate(args.embedder, args.cache, args.example_only)
+    result, rows = evaluate(args.embedder, args.cache, args.example_only, args.name)
     print(json.dumps(result, indent=2) if args.json else table(result))
     if args.misses:
         print(misses(rows))

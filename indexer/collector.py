@@ -1,9 +1,11 @@
-"""Loading an index without Python's cyclic garbage collector walking it as it grows.
+"""Work that makes many long-lived objects, done without Python's cyclic garbage collector walking them as they grow.
 
 An index load makes millions of long-lived, acyclic objects (a Memory, an Entry and their tuples per
 memory). Every 700 allocations the collector runs, and each time enough of them have piled up it walks
 everything allocated so far: at 100k memories `Index()` took 16.6 CPU s with it, 15.2 without (bench/README,
-issue 32 item 5). A load frees no cycles worth finding, so the collector waits until it is done.
+issue 32 item 5). A load frees no cycles worth finding, so the collector waits until it is done. A pull's sync
+is the same (issue 32 item 4), but only while it reads, chunks and stages: it also waits (for the index lock, for
+an earlier keyword commit) and lets the model run, and the collector is every thread's (`Pause`).
 """
 
 from __future__ import annotations
@@ -14,24 +16,69 @@ from contextlib import contextmanager
 from typing import Iterator
 
 _lock = threading.Lock()
-_pauses = 0  # loads under way (one server loads several vaults at once)
+_pauses = 0  # pauses held, in every thread (one server loads several vaults, and syncs on several threads)
 _was_on = False  # the collector's state before the first of them
 
 
-@contextmanager
-def paused() -> Iterator[None]:
-    """The collector off for the block, and back as it was once the last overlapping pause ends (a caller's
-    gc.disable is kept)."""
+def _begin() -> None:
     global _pauses, _was_on
     with _lock:
         if _pauses == 0:
             _was_on = gc.isenabled()
             gc.disable()
         _pauses += 1
+
+
+def _end() -> None:
+    global _pauses
+    with _lock:
+        _pauses -= 1
+        if _pauses == 0 and _was_on:
+            gc.enable()
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """The collector off for the block, and back as it was once the last overlapping pause ends (a caller's
+    gc.disable is kept)."""
+    _begin()
     try:
         yield
     finally:
-        with _lock:
-            _pauses -= 1
-            if _pauses == 0 and _was_on:
-                gc.enable()
+        _end()
+
+
+class Pause:
+    """One thread's pause that comes and goes: held over the CPU-bound steps of a long piece of work, let go
+    whenever the work waits or hands the CPU to something that makes few Python objects (a model), and let go for
+    good at its end (`let_go` in a `finally`). The collector is off while any thread holds a pause (`paused`
+    included), and on again once none does. `wanted=False`: a pause that never holds (work too small to need it)."""
+
+    def __init__(self, wanted: bool = True) -> None:
+        self._wanted = wanted
+        self._held = False
+
+    @property
+    def held(self) -> bool:
+        return self._held
+
+    def hold(self) -> None:
+        if self._wanted and not self._held:
+            _begin()
+            self._held = True
+
+    def let_go(self) -> None:
+        if self._held:
+            self._held = False
+            _end()
+
+    @contextmanager
+    def suspended(self) -> Iterator[None]:
+        """Let go for the block, and held again after it if it was held before."""
+        was_held = self._held
+        self.let_go()
+        try:
+            yield
+        finally:
+            if was_held:
+                self.hold()

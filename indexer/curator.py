@@ -26,6 +26,7 @@ from vault.store import new_memory_fields
 from vault.write import after_saves
 
 from . import reversal
+from .group_sync import GroupSync
 from .index import Index
 from .neighbourhood import STATE_DIR, Neighbourhood
 from .review_memo import ReviewMemo
@@ -83,6 +84,8 @@ class Curator:
         self._owners_memo: tuple[int, Any] = (-1, None)
         self._neighbourhoods: dict[int, Neighbourhood] = {}
         self.review_memo = ReviewMemo(self.vault.root / STATE_DIR / "memo.json")
+        # New memories whose vectors come later (captured exchanges): those arriving together share one sync.
+        self._later = GroupSync(index)
 
     # -- storing ---------------------------------------------------------------------
 
@@ -153,7 +156,10 @@ class Curator:
         paths = list(paths)
 
         def synced() -> Memory | None:
-            if self.index.sync(paths, later=later).held:  # later: its vectors come with the backfill (Index.sync)  # an editor caught in the middle of its save: look again
+            # later: its vectors come with the backfill (Index.sync), and its sync is shared with the captures
+            # written meanwhile (group_sync.py).
+            report = self._later.sync(paths) if later else self.index.sync(paths)
+            if report.held:  # an editor caught in the middle of its save: look again
                 return None
             try:
                 return self.index.get(memory.id)
@@ -273,11 +279,13 @@ class Curator:
         now = now or _now()
         if not self.index.writable and not dry_run:
             raise ValidationError(f"the lifecycle of {self.vault.root} runs in the process that owns its index")
-        memories = {m.id: m for m in self.index.all_memories()}
-        decisions = lifecycle_rules.plan(memories.values(), now, self.lifecycle)
+        # Decided from each row's lifecycle facts: only the memories a decision touches are decoded (lifecycle_facts.py).
+        decisions = lifecycle_rules.plan(self.index.lifecycle_records(), now, self.lifecycle)  # type: ignore[arg-type]
         if dry_run:
             return [lifecycle_rules.Applied(d, "would " + d.action) for d in decisions]
-        applied = lifecycle_rules.apply(self.vault, decisions, memories, now)
+        if not decisions:  # a sync of no path built the link graph under the index lock: every row decoded, at start
+            return []
+        applied = lifecycle_rules.apply(self.vault, decisions, {d.id: self.index.memory(d.id) for d in decisions}, now)
         moved = {a.result for a in applied if a.result.endswith(".md") and not a.result.startswith(".trash/")}
         self.index.sync({d.path for d in decisions} | moved)
         return applied

@@ -46,10 +46,12 @@ from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
 from .heap import release_free_memory
 from .holders import hold, let_go
+from .in_flight import InFlight
 from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex, Staged
 from .keyword import signature as keyword_signature
 from .link_table import LinkRow, LinkTable
+from .lifecycle_facts import Facts
 from .interned import shared
 from .lazy_rows import AllBut, Entries, Memories
 from .manifest import ROW_CHUNK_IDS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry, LinkChanges, Manifest, compacted, unit_roles
@@ -81,7 +83,7 @@ class SyncReport:
         return bool(self.added or self.updated or self.removed)
 
 
-@dataclass(eq=False)  # a batch is itself: syncs wait in line by identity (Index._waiting_syncs)
+@dataclass(eq=False)  # a batch is itself: writers wait in line by identity (Index._keyword_line)
 class _Batch:
     """Mutations collected during one sync and applied to the indices together."""
 
@@ -97,6 +99,7 @@ class _Batch:
     keyword_commit_began: Callable[[], None] | None = None  # see Index.sync
     staged: Staged | None = None  # keyword documents made searchable while an earlier write committed
     placed_memories: dict[str, Memory] = field(default_factory=dict)  # placed, as read here (see _after_keyword_writer)
+    pause: collector.Pause = field(default_factory=lambda: collector.Pause(False))  # a pull's (see Index.sync)
 
 
 @dataclass(frozen=True)
@@ -139,9 +142,10 @@ class Index:
         # wait on this for it to finish, the lock let go meanwhile too (Index._keyword_turn).
         self._keyword_idle = threading.Condition(self.lock)
         self._keyword_writing = False
-        # Syncs that have read and chunked their batch and wait to apply it until the earlier keyword write and the
-        # syncs before them are done, in the order they read (see _after_keyword_writer).
-        self._waiting_syncs: list[_Batch] = []
+        # The keyword writers waiting for an earlier one, first come first served: syncs that have read, chunked and
+        # staged their batch (_after_keyword_writer), and the other writers' turns (_keyword_turn).
+        self._keyword_line: list[object] = []
+        self._turn_holder: int | None = None  # the thread in its keyword turn (heal's own sync does not queue)
         # Small keyword writes commit without merging Whoosh segments; a merger thread (segment_merger.py, started
         # by LiveIndex) merges them when the index is idle or they pass SEGMENTS_BOUND. Without one, a write merges
         # them itself once they pass the bound.
@@ -149,6 +153,7 @@ class Index:
         self.merge_wanted = threading.Event()  # set after a keyword write left a new segment
         self.keyword_written_at = 0.0  # time.monotonic() of the last keyword write
         self.version = 0  # bumped on every change; readers use it to invalidate caches
+        self.searches = InFlight()  # the searches running: a capture's sync lets them finish first (group_sync.py)
         self._owner: Ownership | None = None
         # A server must answer before a fresh vault is embedded (a vault of a few dozen notes is ~20k
         # tokens: seconds of model time on two cores). With `defer_embedding`, a sync with more than
@@ -161,6 +166,7 @@ class Index:
         self._backfill_texts: dict[tuple[str, str], dict[int, tuple[str, str]]] = {}  # see _texts_of
         self.reconcile_pending = False  # opened by its owner with reconcile=False: reconcile() is the caller's
         self.reconciled = threading.Event()  # set once reconcile() has run
+        self.answered = threading.Event()  # set once a search was answered from this index (Searcher.search)
         self._load(generation)
 
     def _load(self, generation: Path) -> None:
@@ -179,7 +185,9 @@ class Index:
             self.manifest.close()
             raise
         # Rows decoded when first read (lazy_rows.py): a search reads a few dozen of 100k.
-        rows = self.manifest.rows()
+        # With each row its lifecycle facts, when the manifest holds them for every row (lifecycle_facts.py).
+        self.facts_read = self.manifest.facts_complete()
+        rows = self.manifest.rows(facts=self.facts_read)
         self._entries: Entries = Entries(rows, self.manifest.decoder())
         self._recheck: set[str] = set()  # paths whose recorded size and mtime cannot tell a newer save apart
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
@@ -263,8 +271,7 @@ class Index:
         return index
 
     def close(self) -> None:
-        with self.lock:
-            self._keyword_turn()
+        with self.lock, self._keyword_turn():
             self._keyword.close()
             self._vectors.close()
             self.manifest.close()
@@ -280,17 +287,26 @@ class Index:
         self.heal()
         atomic.sweep_temp_files(self.root)
         report = self.sync(deep=True)
+        self._write_facts()
         self.reconcile_pending = False
         self.reconciled.set()
         return report
 
+    def _write_facts(self) -> None:
+        """Migrate a generation written before the manifest kept lifecycle facts (or after an older memdir wrote a
+        batch): write them whole, from the rows' memories, so the next open decides the lifecycle without decoding a
+        row. No rebuild: the table then equals what a fresh build writes (tests/indexer/test_lifecycle_facts.py)."""
+        with self.lock:
+            if self.manifest.facts_complete():
+                return
+            self.manifest.write_facts([(e.path, e.memory) for e in self._entries.values() if e.memory is not None])
+
     def heal(self) -> int:
         """Make FAISS and Whoosh agree with the manifest after a crash; returns the files re-indexed."""
-        with self.lock:
-            self._keyword_turn()
-            valid = [e for e in self._entries.values() if e.reason is None]
-            expected_units = {u for e in valid for u in e.unit_ids}
-            expected_chunks = {c for e in valid for c in e.chunk_ids}
+        with self.lock, self._keyword_turn():
+            valid = list(self._entries.indexed_ids())  # from the rows' columns: no row decoded (lazy_rows.py)
+            expected_units = {u for _, _, units in valid for u in units}
+            expected_chunks = {c for _, chunks, _ in valid for c in chunks}
             stray_vectors = self._vectors.ids() - expected_units
             self._vectors.remove(stray_vectors)
             keyword_ids = self._keyword.chunk_ids()
@@ -301,7 +317,7 @@ class Index:
                 self._defer(sorted(unembedded))
                 unembedded = set()
             missing = unembedded | (expected_chunks - keyword_ids)
-            stale = {e.path for e in valid if (set(e.unit_ids) | set(e.chunk_ids)) & missing}
+            stale = {path for path, chunks, units in valid if (set(units) | set(chunks)) & missing}
             if stray_vectors or keyword_ids - expected_chunks or stale:
                 log.warning("index healed: %d stray vectors, %d stray keyword documents, %d files re-indexed",
                             len(stray_vectors), len(keyword_ids - expected_chunks), len(stale))
@@ -365,10 +381,10 @@ class Index:
         """Run a keyword rewrite that changes no document (a merge of segments) as the one keyword writer, with the
         index lock let go: searches read the open keyword searcher meanwhile, whose segments stay readable."""
         with self.lock:
-            self._keyword_turn()
-            if not self.writable:
-                return None
-            self._keyword_writing = True
+            with self._keyword_turn():
+                if not self.writable:
+                    return None
+                self._keyword_writing = True  # the turn goes on as this write, which lets go of the lock
             held = _let_go(self.lock)
             try:
                 return rewrite()
@@ -397,6 +413,11 @@ class Index:
         """Every indexed memory but these ids, as a live read-only mapping in `all_memories()`'s order, decoding only
         what is read from it (a copy before the index may change)."""
         return AllBut(self._memories, left_out)
+
+    def lifecycle_records(self) -> Iterator[Memory | Facts]:
+        """Every indexed memory as the lifecycle rules read it (`vault.lifecycle`): a memory, or for a manifest row not
+        decoded yet the facts it was read with (lifecycle_facts.py), so deciding them all decodes no row."""
+        return self._memories.lifecycle_records()
 
     def memories_mentioning(self, words: tuple[str, ...]) -> Iterator[Memory]:
         """A subset of the indexed memories holding every one whose file says one of `words` somewhere (a key, a
@@ -580,20 +601,29 @@ class Index:
         paths = None if paths is None else list(paths)
         folders = list(folders)
         # A pull's sync (many paths, or new folders) makes hundreds of thousands of objects (parsed memories, chunks,
-        # keyword documents, Whoosh's postings) and frees no cycles worth finding: the collector's passes over them,
-        # and a full pass over the whole index they set off, were 40 % of the CPU time to keyword-searchable at 10k
-        # memories (bench/README, issue 32 item 4). Whole-vault syncs (a build, the rescan) keep it: their peak counts.
-        # `building`: a slice of a fresh build (fill) is many paths too, but a build's peak counts, and a collector
-        # off for every slice is off for the whole build, in every thread of the process.
+        # keyword documents) and frees no cycles worth finding: the collector's passes over them, and a full pass over
+        # the whole index they set off, were 40 % of the CPU time to keyword-searchable at 10k memories (bench/README,
+        # issue 32 item 4). So the collector is paused while the pull reads, chunks and stages its batch, and only
+        # then (`pause`, let go in _after_keyword_writer and _write_keywords): the collector is every thread's, and a
+        # pull's sync also waits (for the lock, behind an earlier keyword commit) and may run the model, which a
+        # watcher cutting a long pull into batches made minutes with the collector off.
+        # Whole-vault syncs (a build, the rescan) keep it: their peak counts. `building`: a slice of a fresh build
+        # (fill) is many paths too, but a build's peak counts, and a collector off for every slice is off for the
+        # whole build.
         pull = not building and paths is not None and (len(paths) >= READ_AHEAD_ABOVE or bool(folders))
-        with collector.paused() if pull else contextlib.nullcontext():
-            return self._sync(paths, deep, force_paths, progress, later, folders, keyword_commit_began)
+        pause = collector.Pause(pull)
+        try:
+            return self._sync(paths, deep, force_paths, progress, later, folders, keyword_commit_began, pause)
+        finally:
+            pause.let_go()
 
     def _sync(self, paths: list[str | Path] | None, deep: bool, force_paths: Iterable[str], progress: Progress | None,
-              later: bool, folders: Iterable[str | Path], keyword_commit_began: Callable[[], None] | None) -> SyncReport:
+              later: bool, folders: Iterable[str | Path], keyword_commit_began: Callable[[], None] | None,
+              pause: collector.Pause) -> SyncReport:
         started = time.perf_counter()
         report = SyncReport()
         below: dict[str, set[str]] = {}  # folder -> the files found below it (walked before the lock)
+        pause.hold()
         if paths is not None and folders:
             below = self._walk_folders(folders)
             if "" in below:
@@ -604,11 +634,13 @@ class Index:
         forced = set(force_paths)
         walked = _Walk() if paths is None and not forced else None
         read_ahead = self._read_ahead(paths, walked, deep)
+        pause.let_go()  # while it waits for the lock
         with self.lock:
+            pause.hold()
             # Not the keyword turn: a sync may read and chunk its batch while an earlier one commits keyword
             # documents with the lock let go, and then waits its turn to apply it (_after_keyword_writer).
             self._built_graph()  # the graph the batch changes, built from the memories before it (see _link_changes)
-            batch = _Batch(read_ahead=read_ahead, keyword_commit_began=keyword_commit_began)
+            batch = _Batch(read_ahead=read_ahead, keyword_commit_began=keyword_commit_began, pause=pause)
             candidates = self._candidates(paths, walked, below)
             for done, (rel, item) in enumerate(candidates, 1):
                 self._observe(rel, item, deep or rel in forced, batch, report)
@@ -621,6 +653,7 @@ class Index:
             after: list[Unit] = []
             with disk_full(self.generation):
                 self._apply(batch, report, later, progress, after)
+            pause.let_go()
             del batch
             if big:
                 release_free_memory()
@@ -1048,56 +1081,88 @@ class Index:
 
     # -- embedding in the background -------------------------------------------------------
 
-    def _keyword_turn(self) -> None:
-        """Wait while a big sync writes keyword documents outside the lock (the lock let go meanwhile): one keyword
-        writer at a time, and none of them holding the lock while it waits for Whoosh's. A sync waiting to write
-        goes first: its batch is read already, and its keyword write must follow the one it waited for."""
-        self._keyword_idle.wait_for(lambda: not self._keyword_writing and not self._waiting_syncs)
+    @contextlib.contextmanager
+    def _keyword_turn(self) -> Iterator[None]:
+        """The keyword index for a writer other than a sync (a merge of segments, compact, heal, close), the lock held:
+        one keyword writer at a time, and none of them holding the lock while it waits for Whoosh's. It waits, the
+        lock let go, behind the writers already in line (a big keyword write under way, syncs staged and waiting),
+        and goes ahead of those that come after it: back-to-back pull batches cannot keep it waiting as long as the
+        pull lasts. A sync made in the turn (heal's) is part of it: it does not queue behind later writers."""
+        me = threading.get_ident()
+        if self._turn_holder == me:
+            yield
+            return
+        if self._keyword_writing or self._keyword_line or self._turn_holder is not None:
+            self._wait_in_line(object())
+        self._turn_holder = me
+        try:
+            yield
+        finally:
+            self._turn_holder = None
+            self._keyword_idle.notify_all()
+
+    def _wait_in_line(self, writer: object, before_waiting: Callable[[], None] = lambda: None) -> None:
+        """Queue `writer` in the keyword line (the lock held), run `before_waiting`, and wait, the lock let go, until
+        the writers before it are done."""
+        self._keyword_line.append(writer)  # in line before the lock is let go: a later writer queues behind it
+        try:
+            before_waiting()
+            self._keyword_idle.wait_for(lambda: not self._keyword_writing and self._turn_holder is None
+                                        and self._keyword_line[0] is writer)
+        finally:
+            self._keyword_line.remove(writer)
+            self._keyword_idle.notify_all()
 
     def _after_keyword_writer(self, batch: _Batch) -> None:
         """Wait, the lock let go, while an earlier sync commits its big keyword write (a pull the watcher cut in two
-        or more batches), and after the syncs that were waiting before this one: this batch's keyword documents are
-        searchable meanwhile (fresh_keywords), and it is applied (vectors, graph, keywords, manifest) in its turn, so
-        that what each sync persists is its own batch, in the order the batches were read.
+        or more batches), and after the writers in line before this one (syncs, and other writers' turns: a merge of
+        segments): this batch's keyword documents are searchable meanwhile (fresh_keywords), and it is applied
+        (vectors, graph, keywords, manifest) in its turn, so that what each sync persists is its own batch, in the
+        order the batches were read.
 
         The next batch is handed on as soon as this one is staged (`keyword_commit_began`): a third part of a slow
         pull is then read and searchable while the first still commits, not after the second's commit began. A later
         sync may change a memory this one placed before this one applies: the graph takes the versions this batch
         read (`placed_memories`), and the later sync applies its own over them."""
-        if not self._keyword_writing and not self._waiting_syncs:
+        if self._turn_holder == threading.get_ident():
+            return  # a sync of the writer in its turn (heal's)
+        if not self._keyword_writing and not self._keyword_line and self._turn_holder is None:
             return
-        self._waiting_syncs.append(batch)  # in line before the lock is let go: a later sync queues behind it
-        try:
-            batch.placed_memories = {memory_id: self._memories[memory_id] for memory_id in batch.placed}
-            self.version += 1  # the memories changed: what searches keep by version (their allowed set) is stale
-            if batch.keyword_docs or batch.removed_ids:
-                held = _let_go(self.lock)  # searches go on while it is analysed, as while it waits
-                try:
-                    batch.staged = self._keyword.stage_ahead(list(batch.keyword_docs.values()),
-                                                             batch.removed_ids - set(batch.keyword_docs))
-                finally:
-                    for _ in range(held):
-                        self.lock.acquire()
-                self.version += 1
-            if batch.keyword_commit_began is not None:
-                batch.keyword_commit_began()
-            self._keyword_idle.wait_for(lambda: not self._keyword_writing and self._waiting_syncs[0] is batch)
-        finally:
-            self._waiting_syncs.remove(batch)
-            self._keyword_idle.notify_all()
+        self._wait_in_line(batch, lambda: self._stage_ahead(batch))
+
+    def _stage_ahead(self, batch: _Batch) -> None:
+        """Make a waiting batch searchable (the lock let go meanwhile) and hand the next batch on."""
+        batch.placed_memories = {memory_id: self._memories[memory_id] for memory_id in batch.placed}
+        self.version += 1  # the memories changed: what searches keep by version (their allowed set) is stale
+        if batch.keyword_docs or batch.removed_ids:
+            held = _let_go(self.lock)  # searches go on while it is analysed, as while it waits
+            try:
+                batch.staged = self._keyword.stage_ahead(list(batch.keyword_docs.values()),
+                                                         batch.removed_ids - set(batch.keyword_docs))
+            finally:
+                for _ in range(held):
+                    self.lock.acquire()
+            self.version += 1
+        batch.pause.let_go()  # read, chunked and staged: what is left is waiting, and Whoosh's write
+        if batch.keyword_commit_began is not None:
+            batch.keyword_commit_began()
 
     def _write_keywords(self, docs: list[tuple[Memory, list[Chunk]]], removed: set[str],
-                        began: Callable[[], None] | None = None, staged: Staged | None = None) -> None:
+                        began: Callable[[], None] | None = None, staged: Staged | None = None,
+                        pause: collector.Pause | None = None) -> None:
         """Index the keyword documents of a sync. A big one (a pull of hundreds of files) is written with the
         index lock let go: adding and committing 1,000 memories' documents takes Whoosh seconds, and searches
         would wait behind it. They read the last committed keyword state meanwhile, over memories already in
         their new state: a changed memory keeps its chunk ids (its old text's words still find it), a removed
         one's chunks have no owner and are skipped (search._best_per_memory), a new one is not found yet.
 
-        `staged`: these documents were made searchable already, while an earlier write committed (_after_keyword_writer)."""
+        `staged`: these documents were made searchable already, while an earlier write committed (_after_keyword_writer).
+        `pause` (a pull's, see sync): let go once the documents are searchable; Whoosh's write is not under it."""
+        pause = pause or collector.Pause(False)
         self.keyword_written_at = time.monotonic()
         if len(docs) + len(removed) < KEYWORD_BESIDE_SEARCHES:
             self._keyword.replace(docs, removed, staged=staged)
+            pause.let_go()
             self._segments_left()
             return
         self.version += 1  # the memories, vectors and graph changed: searches meanwhile see them
@@ -1106,7 +1171,7 @@ class Index:
         try:
             if began is not None:
                 began()
-            self._keyword.replace(docs, removed, beside_searches=True, staged=staged)
+            self._keyword.replace(docs, removed, beside_searches=True, staged=staged, searchable=pause.let_go)
         finally:
             for _ in range(held):
                 self.lock.acquire()
@@ -1126,8 +1191,8 @@ class Index:
             self._keyword.merge_segments()
 
     def _vectors_now(self, units: list[Unit], left: list[Unit], later: bool = False,
-                     progress: Progress | None = None, after: list[Unit] | None = None
-                     ) -> Iterator[tuple[list[Unit], np.ndarray]]:
+                     progress: Progress | None = None, after: list[Unit] | None = None,
+                     pause: collector.Pause | None = None) -> Iterator[tuple[list[Unit], np.ndarray]]:
         """The units to give vectors in this sync with their vectors, one slice of at most EMBED_SLICE
         units at a time; the units left for the backfill are appended to `left`; `units` is emptied (each slice
         is let go once given). A build embeds the whole
@@ -1149,7 +1214,10 @@ class Index:
             part, slices[n] = slices[n], []
             done += len(part)
             if not defer:
-                yield part, self.embedder.embed([u.text for u in part])
+                with pause.suspended() if pause is not None else contextlib.nullcontext():  # the model: few objects
+                    vectors = self.embedder.embed([u.text for u in part])
+                yield part, vectors
+                del vectors
                 if progress:
                     progress("embedding", done, total)
                 continue
@@ -1242,7 +1310,7 @@ class Index:
         for unit in batch.removed_units:
             self._unembedded.pop(unit, None)
         deferred: list[Unit] = []
-        for embed, vectors in self._vectors_now(batch.embed, deferred, later, progress, after):
+        for embed, vectors in self._vectors_now(batch.embed, deferred, later, progress, after, batch.pause):
             self._vectors.add([u.unit_id for u in embed], vectors, [u.role == WHOLE for u in embed])
             for unit in embed:
                 self._unembedded.pop(unit.unit_id, None)
@@ -1263,7 +1331,7 @@ class Index:
         if batch.keyword_docs or batch.removed_ids:
             docs, removed = list(batch.keyword_docs.values()), batch.removed_ids - set(batch.keyword_docs)
             batch.keyword_docs.clear()  # the chunks' texts go once Whoosh holds them, before the manifest is written
-            self._write_keywords(docs, removed, batch.keyword_commit_began, batch.staged)
+            self._write_keywords(docs, removed, batch.keyword_commit_began, batch.staged, batch.pause)
             del docs
         if batch.removed_units or added:
             self._vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors

@@ -267,7 +267,8 @@ class KeywordIndex:
             self._chunk_of = {}
 
     def replace(self, memories_and_chunks: Sequence[tuple[Memory, Sequence[Chunk]]], removed_ids: Iterable[str] = (),
-                *, beside_searches: bool = False, staged: "Staged | None" = None) -> None:
+                *, beside_searches: bool = False, staged: "Staged | None" = None,
+                searchable: Callable[[], None] = lambda: None) -> None:
         """Delete every chunk of the given memories (and of removed ones), then add their chunks; one commit.
 
         `beside_searches` (a big pull): searches go on meanwhile, on the last committed state, and wait only for
@@ -275,7 +276,8 @@ class KeywordIndex:
         a new one; so that no file an open reader maps is deleted, that commit merges no segments (the next
         ordinary commit does). The caller lets one writer in at a time.
 
-        `staged`: these documents were staged already (`stage_ahead`, while an earlier write committed)."""
+        `staged`: these documents were staged already (`stage_ahead`, while an earlier write committed).
+        `searchable`: called once the documents are searchable, before Whoosh adds and commits them."""
         removed_ids = list(removed_ids)
         analysed: Analysed = {}
         if staged is not None:
@@ -286,6 +288,8 @@ class KeywordIndex:
             with self._lock:
                 self._stages += 1
                 stage = self._stages
+        if beside_searches or staged is not None:
+            searchable()
         with contextlib.nullcontext() if beside_searches else self._lock:
             try:
                 writer = self._ix.writer(timeout=30.0, limitmb=WRITER_LIMIT_MB)

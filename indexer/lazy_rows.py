@@ -6,6 +6,9 @@ as sqlite returned it until it is asked for; `Memories` (memory id -> Memory) ho
 is read (one decoding serves both, and lets the row go from both). Both are the index's own dicts behind its read API, with the same order, so a walk over every value
 (`Index.all_memories()`) still gives what the eager load gave, decoding what is left on the way.
 
+What the lifecycle rules read of a memory (collection, type, counters, times) comes with its row from the manifest's
+facts table, so deciding which memories leave (`Memories.lifecycle_records`) decodes none (lifecycle_facts.py).
+
 A row's memory is stored as JSON text, so whether it can say a word (a status, a frontmatter key) is a substring test
 of that text: `Memories.mentioning` decodes only the rows that pass it, which is how a first search finds the hidden
 memories and the named speakers without decoding the others.
@@ -18,13 +21,15 @@ path: a sync stores a file's new entry before it forgets the old memory, which m
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping
 
 from vault.model import Memory
 
 from .heap import release_free_memory
-from .manifest import ROW_MEMORY_ID, ROW_PATH, Entry
+from .lifecycle_facts import Facts
+from .manifest import ROW_CHUNK_IDS, ROW_FACTS, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry
 
 RELEASE_AFTER = 2048  # rows past which the last one decoded gives the freed heap back (as a sync that big does, index.py)
 
@@ -90,6 +95,17 @@ class Entries(_Held):
         with self._lock:
             if type(self._slots.pop(path)) is tuple:
                 self._undecoded -= 1
+
+    def indexed_ids(self) -> Iterator[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+        """(path, chunk ids, unit ids) of every entry without a reason (indexed), a row not decoded yet read from its
+        columns: what a heal compares FAISS and Whoosh with, without decoding 100k rows under the index lock."""
+        for path, held in list(self._slots.items()):
+            if type(held) is Entry:
+                if held.reason is None:  # type: ignore[union-attr]
+                    yield path, held.chunk_ids, held.unit_ids  # type: ignore[union-attr]
+            elif held[ROW_REASON] is None:  # type: ignore[index]
+                yield (path, tuple(json.loads(held[ROW_CHUNK_IDS] or "[]")),  # type: ignore[index]
+                       tuple(unit for unit, _, _ in json.loads(held[ROW_UNITS] or "[]")))  # type: ignore[index]
 
     def memory_of(self, row: Row) -> Memory | None:
         """The memory of a row read at the open: through its entry while the path holds that row, else (a sync
@@ -167,6 +183,20 @@ class Memories(_Held):
                     if memory is not None:
                         yield memory
                     break
+
+
+    def lifecycle_records(self) -> Iterator[Memory | Facts]:
+        """Every memory as the lifecycle rules read it: a decoded one as itself, one not decoded yet as the `Facts` its
+        row was read with (lifecycle_facts.py), decoded only when its row has none (a manifest not migrated yet)."""
+        for memory_id, held in list(self._slots.items()):
+            if type(held) is not tuple:
+                yield held  # type: ignore[misc]
+            elif len(held) > ROW_FACTS and held[ROW_FACTS] is not None:
+                yield Facts(memory_id, held[ROW_PATH], held[ROW_FACTS:])  # type: ignore[arg-type]
+            else:
+                memory = self.get(memory_id)
+                if memory is not None:
+                    yield memory
 
 
 class AllBut(Mapping[str, Memory]):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Callable
 
 from .backfill import Backfill
@@ -14,6 +15,11 @@ from .watcher import Batch, VaultWatcher
 
 log = logging.getLogger("memdir.live")
 COMPACT_SHARE = 0.2
+# A served owner's reconcile starts after the first search is answered, or after this long without one: at 100k
+# memories its heal and deep sync hold the index lock for seconds and take the CPU the first answer needs
+# (bench/README, issue 32 item 5, session 8). Searches are answered from the committed generation meanwhile, as they
+# were while it ran.
+RECONCILE_AFTER_SECONDS = 10.0
 
 
 class LiveIndex:
@@ -27,6 +33,7 @@ class LiveIndex:
         self._synced = threading.Condition()
         self._applying: set[threading.Thread] = set()  # batches being applied (_on_batch)
         self._reconciling: threading.Thread | None = None
+        self._stopping = threading.Event()
         self.backfill = Backfill(index) if index.defer_embedding else None
         self.merger = SegmentMerger(index)
         self.watcher = VaultWatcher(
@@ -53,8 +60,15 @@ class LiveIndex:
         return self
 
     def _reconcile(self) -> None:
-        """The deep reconcile Index.open left out, once the watcher is up: what changed before it started is found
-        here, what changes after is in its batches."""
+        """The deep reconcile Index.open left out, once the watcher is up and the first search is answered (or
+        RECONCILE_AFTER_SECONDS passed): what changed before the watcher started is found here, what changes after is
+        in its batches."""
+        until = time.monotonic() + RECONCILE_AFTER_SECONDS
+        while not self.index.answered.wait(0.05):  # in slices: a stop must not wait out the bound
+            if self._stopping.is_set():
+                return  # the next owner's open reconciles
+            if time.monotonic() >= until:
+                break
         try:
             report = self.index.reconcile()
         except Exception:  # the next batch or rescan reconciles again; the server goes on answering meanwhile
@@ -63,6 +77,7 @@ class LiveIndex:
         self.watcher.recheck(report.held)
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._reconciling is not None:
             self._reconciling.join()  # holds the index lock in turns: the index must not close under it
         self.watcher.flush_now()

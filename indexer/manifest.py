@@ -21,6 +21,7 @@ from vault.model import Memory
 
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE
 from .interned import shared
+from .lifecycle_facts import FACT_COLUMNS, columns_of
 from .link_table import LinkRow
 
 SCHEMA_VERSION = 10
@@ -31,6 +32,9 @@ FILE_COLUMNS = ("path", "size", "mtime_ns", "content_hash", "memory_id", "chunk_
                 "memory", "units", "keyword_hash")
 ROW_PATH, ROW_MEMORY_ID, ROW_CHUNK_IDS, ROW_REASON, ROW_MEMORY, ROW_UNITS = (
     FILE_COLUMNS.index(name) for name in ("path", "memory_id", "chunk_ids", "reason", "memory", "units"))
+# A row read with its lifecycle facts (`rows(facts=True)`) has them after the files table's columns, all None when the
+# facts table has no row for its path.
+ROW_FACTS = len(FILE_COLUMNS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +67,7 @@ class LinkChanges:
 
 
 LINKS_KEY = "links_complete"
+FACTS_KEY = "facts_complete"
 
 
 class Manifest:
@@ -79,6 +84,11 @@ class Manifest:
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         # The link table a search reads (link_table.py): a row per memory that links to another memory.
         self._db.execute("CREATE TABLE IF NOT EXISTS links (source TEXT PRIMARY KEY, created TEXT, targets TEXT)")
+        # What the lifecycle rules read of each row's memory (lifecycle_facts.py), so a search or the lifecycle's run
+        # decides every memory without decoding its row. A generation written before it gets it from its owner.
+        self._db.execute("CREATE TABLE IF NOT EXISTS facts (path TEXT PRIMARY KEY, collection TEXT, type TEXT,"
+                         " status TEXT, uses INT, score REAL, success_count REAL, created_at TEXT, last_used_at TEXT,"
+                         " deadline TEXT, outcomes TEXT)")
 
     def close(self) -> None:
         self._db.close()
@@ -104,9 +114,14 @@ class Manifest:
         for row in self.rows():
             yield decode(row)
 
-    def rows(self) -> list[tuple[Any, ...]]:
-        """Every files-table row as stored, by path: what `decoder()` turns into entries (lazy_rows.py)."""
-        return self._db.execute(f"SELECT {', '.join(FILE_COLUMNS)} FROM files ORDER BY path").fetchall()
+    def rows(self, facts: bool = False) -> list[tuple[Any, ...]]:
+        """Every files-table row as stored, by path: what `decoder()` turns into entries (lazy_rows.py). With `facts`,
+        each with its lifecycle facts after the files table's columns (ROW_FACTS), read in the same statement."""
+        if not facts:
+            return self._db.execute(f"SELECT {', '.join(FILE_COLUMNS)} FROM files ORDER BY path").fetchall()
+        columns = ", ".join([*(f"files.{c}" for c in FILE_COLUMNS), *(f"facts.{c}" for c in FACT_COLUMNS)])
+        return self._db.execute(f"SELECT {columns} FROM files LEFT JOIN facts ON facts.path = files.path"
+                                " ORDER BY files.path").fetchall()
 
     def decoder(self) -> Callable[[tuple[Any, ...]], Entry]:
         """A row's Entry, for rows read now (the layouts their memories were written in are read once here)."""
@@ -127,6 +142,27 @@ class Manifest:
         stamp = self._files_stamp()
         return stamp == "0:0" if found is None else found[0] == stamp
 
+    def fact_rows(self) -> list[tuple[Any, ...]]:
+        """The facts table's rows, by path."""
+        return self._db.execute("SELECT * FROM facts ORDER BY path").fetchall()
+
+    def facts_complete(self) -> bool:
+        """Whether the facts table holds every memory's facts as its row says them: the same stamp as the link table's
+        (links_complete), kept under its own key. A batch written by a memdir that does not know the table (an
+        older version on the same vault) changes the files table's stamp, and the facts are not read."""
+        found = self._db.execute("SELECT value FROM meta WHERE key = ?", (FACTS_KEY,)).fetchone()
+        stamp = self._files_stamp()
+        return stamp == "0:0" if found is None else found[0] == stamp
+
+    def write_facts(self, memories: list[tuple[str, Memory]]) -> None:
+        """The whole facts table from (path, memory) of every row: the migration of a generation written before
+        the table (the owner's reconcile, Index.reconcile); the table is trusted from then on."""
+        with self.transaction():
+            self._db.execute("DELETE FROM facts")
+            self._db.executemany(f"INSERT INTO facts VALUES ({', '.join('?' * (len(FACT_COLUMNS) + 1))})",
+                                 ((path, *columns_of(memory)) for path, memory in memories))
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (FACTS_KEY, self._files_stamp()))
+
     def _files_stamp(self) -> str:
         """The largest rowid and the row count of the files table: any row written or deleted changes it (an upsert
         is a delete and an insert with a new rowid)."""
@@ -139,8 +175,9 @@ class Manifest:
                 for source, created, targets in self._db.execute("SELECT * FROM links ORDER BY source")]
 
     def write(self, upserts: list[Entry], deleted_paths: list[str], links: LinkChanges | None = None) -> None:
-        """Apply one batch atomically, with the link table's rows that changed in it."""
+        """Apply one batch atomically, with the link table's rows that changed in it and the facts of its memories."""
         with self.transaction():
+            facts_complete = self.facts_complete()  # before this batch changes the stamp
             if links is not None:
                 if links.whole:
                     self._db.execute("DELETE FROM links")
@@ -155,8 +192,14 @@ class Manifest:
                 # Rows encoded one at a time: a list of them was a second copy of a build's every memory as JSON.
                 (_row(e) for e in upserts),
             )
+            self._db.executemany("DELETE FROM facts WHERE path = ?",
+                                 [(p,) for p in deleted_paths] + [(e.path,) for e in upserts if e.memory is None])
+            self._db.executemany(f"INSERT OR REPLACE INTO facts VALUES ({', '.join('?' * (len(FACT_COLUMNS) + 1))})",
+                                 ((e.path, *columns_of(e.memory)) for e in upserts if e.memory is not None))
             if links is not None:
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (LINKS_KEY, self._files_stamp()))
+            if facts_complete:  # else the table stays untrusted until the owner writes it whole (write_facts)
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (FACTS_KEY, self._files_stamp()))
 
     def transaction(self) -> "_Transaction":
         return _Transaction(self._db)
@@ -183,7 +226,8 @@ def _row(entry: Entry) -> tuple[Any, ...]:
 
 
 def _entry(row: tuple[Any, ...], layouts: dict[str, tuple[str, ...]] | None = None) -> Entry:
-    path, size, mtime_ns, content_hash, memory_id, chunk_ids, embed_hash, line, reason, memory, units, keyword_hash = row
+    path, size, mtime_ns, content_hash, memory_id, chunk_ids, embed_hash, line, reason, memory, units, keyword_hash = (
+        row if len(row) == ROW_FACTS else row[:ROW_FACTS])  # a row read with its facts has them after these
     # One object for what the entry and its memory both hold: the row's path and id, which a lazy open already keys
     # its tables by (lazy_rows.py), and the memory's content hash.
     decoded = decode_memory(memory, layouts, (path, memory_id)) if memory else None

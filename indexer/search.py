@@ -226,6 +226,13 @@ class Searcher:
         self._people = People()
 
     def search(self, request: SearchRequest) -> list[Hit]:
+        with self.index.searches.running():  # captures queued meanwhile wait for it (group_sync.py)
+            try:
+                return self._answer(request)
+            finally:
+                self.index.answered.set()  # a served owner's reconcile waits for the first answer (LiveIndex.start)
+
+    def _answer(self, request: SearchRequest) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
         limit = self._limit(request.limit)
         if request.memory_id:
@@ -354,7 +361,8 @@ class Searcher:
             return frozenset()
         key = (self.index.version, int(now.timestamp() // 60))
         if self._leaving_cache is None or self._leaving_cache[0] != key:
-            ids = frozenset(m.id for m in self.index.all_memories() if lifecycle.leaving(m, now, self.lifecycle))
+            # From each row's lifecycle facts where it is not decoded: deciding decodes no row (lifecycle_facts.py).
+            ids = frozenset(m.id for m in self.index.lifecycle_records() if lifecycle.leaving(m, now, self.lifecycle))
             self._leaving_cache = (key, ids)
         return self._leaving_cache[1]
 
@@ -431,6 +439,12 @@ class Searcher:
         best = max((c.keyword_coverage for c in candidates.values() if c.keyword_rank is not None), default=0.0)
         lent = settings.keyword_confidence_lent * best
         confidence = {i: keyword_confidence(c, settings, lent) if hybrid else 1.0 for i, c in candidates.items()}
+        # Does the keyword channel have anything to say about this question? A question in other words shares only
+        # the user's own words ("query", "live", "data") with a few notes, none of which covers much of it; their
+        # BM25 still stands out among candidates that share nothing, and lifted them over the answer the vector
+        # channel had (bench/README, issue 26 session 8). Code-like terms keep their weight: they have no paraphrase.
+        if hybrid and best <= settings.keyword_question_low:
+            confidence = {i: candidates[i].keyword_exact for i in confidence}
         self._fuse(candidates, request.mode, confidence)
         # A long question read whole to whole sits at 0.6-0.75 from several notes at once: for the order (not the
         # relevance shown) its cosines reach full evidence later, or a 3 % outcome lift decides between them.

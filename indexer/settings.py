@@ -57,6 +57,10 @@ class SearchSettings:
                                         "question is listed even under cosine_floor (never more than this under it), at the "
                                         "relevance cosine_floor gives it (a question in other words puts its answer near "
                                         "0.15; 0 = off)")
+    keyword_question_low: float = setting(0.5, "when no keyword hit covers more than this share of the question "
+                                               "(idf-weighted), the keyword channel has nothing to say about it: it "
+                                               "weighs nothing in the order, code-like terms apart (a question in other "
+                                               "words shares only the user's own words with the notes; 0 = off)")
     cosine_full: float = setting(0.65, "cosine at or above which it gives full evidence")
     long_query_cosine_full: float = setting(0.95, "the cosine of full evidence in the order (not the relevance shown) for a "
                                                   "question read whole to whole (long_query_full words), linear from "
@@ -159,6 +163,8 @@ class SearchSettings:
             raise InvalidSetting("long_query_cosine_full", f"{self.long_query_cosine_full} is not in (cosine_floor, 1]")
         if self.shown_gap_scale <= 0.0:
             raise InvalidSetting("shown_gap_scale", f"{self.shown_gap_scale} is not positive")
+        if not 0.0 <= self.keyword_question_low < 1.0:
+            raise InvalidSetting("keyword_question_low", f"{self.keyword_question_low} is not in [0, 1)")
         if not 0.0 <= self.keyword_confidence_lent <= 1.0:
             raise InvalidSetting("keyword_confidence_lent", f"{self.keyword_confidence_lent} is not in [0, 1]")
         if not 0.0 <= self.shown_gap_floor <= 1.0:

@@ -30,3 +30,19 @@ def test_the_checker_catches_a_memory_asked_twice(monkeypatch):
 def test_shown_relevance_plateau_counts_values_as_printed():
     assert served_fresh.plateau([0.551, 0.5512, 0.549, 0.30, 0.56, None]) == 3
     assert served_fresh.plateau([0.01, 0.012, 0.009, 0.30, 0.31], 0.10, 0.99) == 1
+
+
+def test_the_third_set_keeps_its_rules():
+    assert served_fresh.rule_violations("notes") == []
+
+
+def test_the_checker_catches_a_third_set_question_that_shares_a_word(monkeypatch):
+    leaky = [("how do I roll back a release", ("n02",)), *served_fresh.served_notes_set.QUESTIONS[1:]]
+    monkeypatch.setattr(served_fresh.served_notes_set, "QUESTIONS", leaky)
+    assert any("releas" in problem and "n02" in problem for problem in served_fresh.rule_violations("notes"))
+
+
+def test_the_checker_catches_a_memory_in_a_collection_the_server_refuses(monkeypatch):
+    memories = [("n01", "notes", *served_fresh.served_notes_set.FRESH[0][2:]), *served_fresh.served_notes_set.FRESH[1:]]
+    monkeypatch.setattr(served_fresh.served_notes_set, "FRESH", memories)
+    assert any(problem.startswith("n01: no collection 'notes'") for problem in served_fresh.rule_violations("notes"))

@@ -117,7 +117,7 @@ def _type_expired(m: Memory, now: datetime, s: LifecycleSettings) -> str:
     ttl = s.type_ttl_days.get(m.type)
     if not ttl:
         return ""
-    deadline = _deadline(m)
+    deadline = deadline_of(m)
     if deadline is not None:
         # An objective due in February is not stale in December: its time-to-live starts at the deadline.
         if now - deadline > timedelta(days=ttl):
@@ -134,8 +134,9 @@ def _type_expired(m: Memory, now: datetime, s: LifecycleSettings) -> str:
     return ""
 
 
-def _deadline(m: Memory) -> datetime | None:
-    """The memory's `deadline` key as an aware datetime (end of that day for a bare date), or None."""
+def deadline_of(m: Memory) -> datetime | None:
+    """The memory's `deadline` key as an aware datetime (end of that day for a bare date), or None. The index keeps it
+    so, as a column (indexer/lifecycle_facts.py)."""
     value = m.frontmatter.get("deadline")
     if isinstance(value, str):
         try:

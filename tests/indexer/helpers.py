@@ -86,6 +86,8 @@ def state(index: Index) -> dict:
                              for i in index.memory_ids()),
         "graph": index.links.to_edge_list(),
         "link_table": index.manifest.link_rows(),  # what a cold open's searches read of the graph (link_table.py)
+        # what the lifecycle rules read without decoding a row (lifecycle_facts.py), and whether an open may read it
+        "facts": (index.manifest.facts_complete(), index.manifest.fact_rows()),
         "problems": sorted((p.path, p.line, p.reason) for p in index.problems()),
     }
 

@@ -1,0 +1,166 @@
+"""The lifecycle rules decide every memory from the manifest's facts table (lifecycle_facts.py), not from decoded rows:
+a served searcher's first search after a cold open decodes only its candidates and still hides what the next lifecycle
+run removes and what is superseded; the facts decide what the memories decide; a generation written before the table is
+migrated by its owner's open and then equals a fresh build, without re-embedding anything."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from indexer.embed import HashingEmbedder
+from indexer.index import Index
+from indexer.lifecycle_facts import Facts
+from indexer.search import SearchRequest, Searcher
+from indexer.settings import SearchSettings
+from vault import Change, Vault, lifecycle
+from vault.settings import LifecycleSettings
+
+from .helpers import counting, note, open_index, reader, rebuilt_state, state
+from .test_lazy_rows import decoded_rows
+
+RULES = LifecycleSettings()
+NOWS = [datetime(2026, 10, 1, 13, tzinfo=timezone.utc), datetime(2026, 10, 3, tzinfo=timezone.utc),
+        datetime(2026, 11, 15, tzinfo=timezone.utc), datetime(2027, 3, 1, tzinfo=timezone.utc)]
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """Thirty plain patterns, and one memory for each way the lifecycle rules decide: aged out of working, idle in
+    history, past a type's time to live, past a deadline (a date, a datetime, a word), failing in a row, promoted,
+    demoted, a book, archived, superseded."""
+    folder = tmp_path / "vault"
+    for n in range(30):
+        note(folder, f"patterns/p{n:02}.md", f"m-p{n:02}", f"Pattern {n}: retry the flaky deploy step {n} times.",
+             "type: decision\n", "2026-11-01")
+    note(folder, "working/old.md", "m-old-working", "Scratch note about the flaky deploy cache.", "type: context\n")
+    note(folder, "working/fresh.md", "m-fresh", "Fresh scratch note about the deploy.", "", "2026-12-01")
+    note(folder, "history/idle.md", "m-idle", "What we did about the deploy queue.",
+         "type: fact\nlast_used_at: 2026-10-02T08:00:00Z\n")
+    note(folder, "history/journal.md", "m-journal", "Journal of the deploy week.", "type: journal\n")
+    note(folder, "memory_bank/goal.md", "m-goal", "Objective: the deploy takes under a minute.",
+         "type: objective\ndeadline: 2026-10-20\n")
+    note(folder, "memory_bank/goal2.md", "m-goal2", "Objective: the deploy has a dry run.",
+         "type: objective\ndeadline: 2026-12-01T10:00:00+02:00\n")
+    note(folder, "memory_bank/goal3.md", "m-goal3", "Objective: the deploy is boring.", "type: objective\ndeadline: soon\n")
+    note(folder, "history/failing.md", "m-failing", "Deploy by hand from the laptop.",
+         "type: learning\nuses: 4\nscore: 0.1\nsuccess_count: 0\noutcomes: [failed, failed, failed, failed]\n")
+    note(folder, "working/proven.md", "m-proven", "Deploy behind a feature flag.", "type: learning\nuses: 3\nscore: 0.8\n")
+    note(folder, "patterns/weak.md", "m-weak", "Deploy on Fridays.", "type: decision\nscore: 0.3\n")
+    note(folder, "books/guide.md", "m-book", "A book chapter on deploys.", "type: context\n")
+    note(folder, "patterns/archived.md", "m-archived", "The deploy rule we dropped.", "status: archived\n")
+    note(folder, "patterns/before.md", "m-before", "The flaky deploy step, retried by hand.", "type: decision\n")
+    note(folder, "patterns/after.md", "m-after", "The flaky deploy step, retried by the runner.",
+         "type: decision\nsupersedes: [m-before]\n", "2026-11-02")
+    return folder
+
+
+def test_every_memory_is_decided_from_its_facts_as_from_its_memory_without_decoding_a_row(root: Path, monkeypatch):
+    open_index(root).close()
+    decoded = decoded_rows(monkeypatch)
+    index = reader(root)
+    at_open = set(decoded)
+    records = list(index.lifecycle_records())
+    assert set(decoded) == at_open and all(type(r) is Facts for r in records if r.id not in at_open)  # none decoded
+    memories = {m.id: m for m in reader(root).all_memories()}
+    assert [r.id for r in records] == list(memories)
+    for now in NOWS:
+        assert [lifecycle.leaving(r, now, RULES) for r in records] == [lifecycle.leaving(m, now, RULES) for m in memories.values()]
+        assert lifecycle.plan(records, now, RULES) == lifecycle.plan(memories.values(), now, RULES)  # type: ignore[arg-type]
+    leaving = {r.id for r in records if lifecycle.leaving(r, NOWS[2], RULES)}
+    assert leaving == {"m-old-working", "m-idle", "m-journal", "m-goal3", "m-failing"}  # aged, idle, expired, failing
+    assert {"m-goal", "m-goal2"} <= {r.id for r in records if lifecycle.leaving(r, NOWS[3], RULES)}  # past their deadlines
+    assert {d.action for now in NOWS for d in lifecycle.plan(records, now, RULES)} == {"remove", "archive", "promote", "demote"}  # type: ignore[arg-type]
+    index.close()
+
+
+def test_a_served_first_search_decodes_its_candidates_and_hides_leaving_and_superseded_memories(root: Path, monkeypatch):
+    open_index(root).close()
+    decoded = decoded_rows(monkeypatch)
+    index = reader(root)
+    at_open = set(decoded)
+    settings = SearchSettings(embedder="hashing-256", score_threshold=0.0, candidates=5)
+    searcher = Searcher(index, settings, lifecycle=RULES)  # as a served vault's searcher, the schedule on
+    hits = searcher.search(SearchRequest(query="the flaky deploy step cache", limit=10, now=NOWS[2]))
+    ids = [h.memory.id for h in hits]
+    assert ids and not {"m-old-working", "m-before"} & set(ids)  # aged out of working; superseded
+    assert len(set(decoded) - at_open) <= 2 * settings.candidates + 1  # the two channels' candidates, the archived row
+    shown = Searcher(reader(root), settings).search(SearchRequest(query="the flaky deploy step cache", limit=10,
+                                                                  include_superseded=True, now=NOWS[2]))
+    assert "m-old-working" in [h.memory.id for h in shown]  # without the lifecycle on, it competes (and matches)
+    index.close()
+
+
+def without_facts(root: Path) -> None:
+    """The generation as a memdir before the facts table left it: no table rows, no mark."""
+    from indexer.generations import Layout
+
+    with sqlite3.connect(Layout(root).current() / "manifest.sqlite") as db:  # type: ignore[operator]
+        db.execute("DROP TABLE facts")
+        db.execute("DELETE FROM meta WHERE key = 'facts_complete'")
+
+
+def test_a_generation_without_facts_is_read_as_before_and_its_owner_migrates_it_to_a_fresh_build(root: Path, tmp_path: Path,
+                                                                                                  monkeypatch):
+    open_index(root).close()
+    without_facts(root)
+    old = reader(root)
+    assert not old.facts_read
+    assert {r.id for r in old.lifecycle_records() if lifecycle.leaving(r, NOWS[2], RULES)} == {
+        "m-old-working", "m-idle", "m-journal", "m-goal3", "m-failing"}  # decoded, as before the table
+    old.close()
+    owner = open_index(root)  # reconciles, and writes the table whole
+    assert owner.manifest.facts_complete()
+    assert {k: v for k, v in state(owner).items() if k != "vectors"} == rebuilt_state(root, tmp_path)
+    before = counting(owner).misses
+    Vault(root).edit(owner.get("m-p03"), Change(derive=lambda m: {"uses": m.uses + 1, "score": 0.1}))
+    report = owner.sync(["patterns/p03.md"])
+    assert report.embedded == 0 and counting(owner).misses == before  # a counter change embeds nothing
+    assert {k: v for k, v in state(owner).items() if k != "vectors"} == rebuilt_state(root, tmp_path / "again")
+    owner.close()
+    decoded = decoded_rows(monkeypatch)
+    cold = reader(root)
+    at_open = set(decoded)
+    facts = {r.id: r for r in cold.lifecycle_records()}
+    assert set(decoded) == at_open and cold.facts_read and facts["m-p03"].score == 0.1 and facts["m-p03"].uses == 1
+    cold.close()
+
+
+def test_a_batch_an_older_memdir_wrote_makes_the_facts_unread_until_the_owner_writes_them_again(root: Path):
+    open_index(root).close()
+    from indexer.generations import Layout
+
+    with sqlite3.connect(Layout(root).current() / "manifest.sqlite") as db:  # type: ignore[operator]
+        row = db.execute("SELECT * FROM files WHERE path = 'patterns/p01.md'").fetchone()
+        db.execute(f"INSERT OR REPLACE INTO files VALUES ({', '.join('?' * len(row))})", row)  # its 12 columns only
+    stale = reader(root)
+    assert not stale.facts_read and all(type(r) is not Facts for r in stale.lifecycle_records())
+    stale.close()
+    owner = Index.open(Vault(root), HashingEmbedder())
+    assert owner.manifest.facts_complete()
+    owner.close()
+    assert reader(root).facts_read
+
+
+def test_a_lifecycle_run_with_nothing_due_decodes_no_row_and_builds_no_graph(root: Path, monkeypatch):
+    from indexer import index as index_module
+    from indexer.curator import Curator
+    from mcp_server.config import load_config
+
+    for due in ("working/old.md", "history/failing.md", "patterns/weak.md", "history/idle.md", "history/journal.md",
+                "memory_bank/goal3.md", "working/proven.md"):
+        (root / due).unlink()  # what the rules act on at once
+    open_index(root).close()
+    config = load_config(root)
+    owner = Index.open(Vault(root), HashingEmbedder(), reconcile=False)  # as a server opens it
+    decoded = decoded_rows(monkeypatch)
+    builds: list = []
+    real_build = index_module.LinkGraph.build
+    monkeypatch.setattr(index_module.LinkGraph, "build", staticmethod(lambda m: builds.append(1) or real_build(m)))
+    curator = Curator(owner, config.scoring, config.lifecycle, config.dedup)
+    assert curator.gc(now=NOWS[0]) == [] and decoded == [] and builds == []  # nothing due an hour after the notes
+    assert {a.decision.id for a in curator.gc(now=NOWS[3])} >= {"m-goal", "m-fresh"}  # and when due, applied
+    owner.close()
