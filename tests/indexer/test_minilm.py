@@ -55,3 +55,23 @@ def test_documents_are_batched_shortest_first_within_the_token_budget():
         assert len(batch) <= BATCH and (len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= TOKEN_BUDGET)
     flat = [lengths[i] for batch in batches for i in batch]
     assert flat == sorted(flat)
+
+
+def test_a_batch_of_the_longest_texts_holds_one_so_its_attention_scores_stay_near_3_mb():
+    """The host's peak while embedding follows its biggest tensor, a batch's attention scores (texts x 12 heads x
+    tokens^2 floats): at most one 256-token text a batch, and no batch's scores above one such text's."""
+    lengths = [256] * 4 + [200] * 3 + [64] * 9 + [30] * 20 + [8] * 70
+    batches = token_batches(lengths)
+    scores_mb = [len(batch) * 12 * max(lengths[i] for i in batch) ** 2 * 4 / 2**20 for batch in batches]
+    assert max(scores_mb) <= 12 * 256**2 * 4 / 2**20 == 3.0
+    assert all(len(batch) == 1 for batch in batches if max(lengths[i] for i in batch) > TOKEN_BUDGET // 2)
+    assert max(len(batch) for batch in batches) == BATCH  # short texts still go 32 at a time
+
+
+def test_the_vectors_do_not_depend_on_the_token_budget(models, monkeypatch):
+    mine, _ = models
+    texts = TEXTS + [f"Melanie: I painted the {w} again, session {n}." for n, w in enumerate(["lake"] * 40)]
+    now = mine.embed(texts)
+    monkeypatch.setattr("indexer.onnx_minilm.TOKEN_BUDGET", 1024)
+    before = mine.embed(texts)
+    assert (now * before).sum(axis=1).min() > 0.99999
