@@ -1,7 +1,7 @@
 """MCP tool-call latency through the stdio client, with a warm vault server.
 
-    python bench/mcp.py --json                  # 1k and 10k memories, the real model
-    python bench/mcp.py --sizes 1000 --json
+    python bench/mcp_latency.py --json                  # 1k and 10k memories, the real model
+    python bench/mcp_latency.py --sizes 1000 --json
 
 The client is the MCP SDK's own stdio client talking to `memdir mcp` (the proxy an assistant
 launches), which forwards to the vault server: the path a real assistant's call takes. Each
@@ -18,11 +18,9 @@ from pathlib import Path
 
 import anyio
 
-# This file is bench/mcp.py: with bench/ first on sys.path, `import mcp` would find this file, not the SDK.
-BENCH = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
-from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp import Client, StdioServerParameters
 
+BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 from servers import MEMDIR, latency_summary, run_sizes, warm_server  # noqa: E402
 from speed import queries  # noqa: E402
