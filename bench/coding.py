@@ -219,12 +219,15 @@ def main() -> None:
                         help="run the hold-out set (bench/coding_holdout.py) instead of the development set")
     parser.add_argument("--long-set", action="store_true",
                         help="run the held-out long prompts (bench/long_prompt_set.py) over the development set's memories")
+    parser.add_argument("--padded", action="store_true", help="with --long-set: each prompt behind 8 kB of access log")
     args = parser.parse_args()
     settings = search_settings(args.set)
     embedder = CachedEmbedder(make_embedder(args.embedder), args.cache)
     memories, questions = (coding_holdout.MEMORIES, coding_holdout.QUESTIONS) if args.holdout else (MEMORIES, QUESTIONS)
     if args.long_set:
         questions = long_prompt_set.QUESTIONS
+        if args.padded:
+            questions = [(long_prompt_set.padded(q), *rest) for q, *rest in questions]
     result, rows = evaluate(embedder, settings, set(args.kind) if args.kind else None, memories, questions)
     print(json.dumps(result, indent=2) if args.json else table(result))
     if args.misses:

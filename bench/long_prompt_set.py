@@ -7,7 +7,8 @@ longer than that set's long prompts (most run 8-30 lines), because a real paste 
 small part of it, and the rest (frames, timestamps, paths shared with other notes) is what the whole
 prompt's vector mostly reads.
 
-    python bench/coding.py --long-set     # memdir / cosine / BM25 on these 24 prompts
+    python bench/coding.py --long-set           # memdir / cosine / BM25 on these 24 prompts
+    python bench/coding.py --long-set --padded  # the same, each behind 8 kB of a service's access log
 """
 
 from __future__ import annotations
@@ -202,3 +203,15 @@ QUESTIONS: list[tuple] = [
      "we scaled the scheduler to two replicas last week for availability",
      ("c086",), "long", {}),
 ]
+
+
+def padded(prompt: str, chars: int = 8000) -> str:
+    """The prompt behind `chars` of an API's access log, as a paste of a log tail is: the failure and the
+    user's line come last, after what a search reads from the beginning of a query."""
+    lines = []
+    n = 0
+    while sum(len(line) + 1 for line in lines) < chars:
+        n += 1
+        lines.append(f'INFO:     10.4.{n % 7}.{n % 250}:{40000 + n} - "GET /api/v2/clinics/{n % 40}/practitioners?page={n % 5} '
+                     f'HTTP/1.1" 200 OK')
+    return "\n".join(lines) + "\n" + prompt
