@@ -25,6 +25,10 @@ _ERROR = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception|Violation|Timeout|Warning)\b"
     r"|\bERR_[A-Z0-9_]+\b|\bFAILED\b|\bFATAL\b|^\s*(?:E\s+)?(?:error|Error|ERROR)\b|\bOOMKilled\b|\bRefused to\b"
     r"|\bblocked by CORS\b")
+# Words one of which every match of _ERROR holds: a substring test per line first (a 10 kB paste's 130 lines through
+# the regex alone took 20 ms on a loaded machine; most lines hold none of these).
+_FAILURE_WORDS = ("Error", "Exception", "Violation", "Timeout", "Warning", "ERR_", "FAILED", "FATAL", "error", "ERROR",
+                  "OOMKilled", "Refused to", "blocked by CORS")
 # A log line's prefix: a timestamp, a bracketed time or level, a level word, a shell prompt.
 _LOG_PREFIX = re.compile(r"^\s*(?:\[?\d{4}-\d\d-\d\d[T ]|\[\d|\$ |#\d|\w*(?:INFO|DEBUG|WARN|WARNING|TRACE)\b|INFO\b)")
 _WORDS = re.compile(r"[A-Za-z][A-Za-z']+")
@@ -43,12 +47,16 @@ def salient_text(prompt: str, failure_only: bool = True) -> str:
     read by that line alone the answer fell from 5th to 10th (bench/README, issue 26 session 8)."""
     raw = [line.rstrip() for line in prompt.splitlines() if line.strip()]
     lines = [line.strip() for line in raw]
-    errors = _last_distinct([n for n, line in enumerate(lines) if _ERROR.search(line)], lines, ERROR_LINES)
+    errors = _last_distinct([n for n, line in enumerate(lines) if _names_failure(line)], lines, ERROR_LINES)
     user = _last_distinct([n for n, line in enumerate(raw) if n not in errors and _is_prose(line)], lines, USER_LINES)
     chosen = sorted(errors | user)
     if not chosen or len(chosen) == len(lines) or (failure_only and not errors):
         return ""
     return "\n".join(lines[n][:MAX_LINE_CHARS] for n in chosen)
+
+
+def _names_failure(line: str) -> bool:
+    return any(word in line for word in _FAILURE_WORDS) and _ERROR.search(line) is not None
 
 
 def _is_prose(line: str) -> bool:
