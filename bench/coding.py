@@ -16,6 +16,7 @@ days_back window filters them too.
     python bench/coding.py --json     # everything, per kind
     python bench/coding.py --misses   # the questions memdir hybrid gets wrong, with both baselines' ranks
     python bench/coding.py --holdout  # the hold-out set (bench/coding_holdout.py), another project, never tuned on
+    python bench/coding.py --long-set # 24 held-out long prompts (bench/long_prompt_set.py) over the dev set's memories
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 import coding_holdout  # noqa: E402
+import long_prompt_set  # noqa: E402
 from coding_set import MEMORIES, QUESTIONS  # noqa: E402
 from locomo import search_settings  # noqa: E402
 from indexer.embed import CachedEmbedder, make_embedder  # noqa: E402
@@ -215,10 +217,17 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--holdout", action="store_true",
                         help="run the hold-out set (bench/coding_holdout.py) instead of the development set")
+    parser.add_argument("--long-set", action="store_true",
+                        help="run the held-out long prompts (bench/long_prompt_set.py) over the development set's memories")
+    parser.add_argument("--padded", action="store_true", help="with --long-set: each prompt behind 8 kB of access log")
     args = parser.parse_args()
     settings = search_settings(args.set)
     embedder = CachedEmbedder(make_embedder(args.embedder), args.cache)
     memories, questions = (coding_holdout.MEMORIES, coding_holdout.QUESTIONS) if args.holdout else (MEMORIES, QUESTIONS)
+    if args.long_set:
+        questions = long_prompt_set.QUESTIONS
+        if args.padded:
+            questions = [(long_prompt_set.padded(q), *rest) for q, *rest in questions]
     result, rows = evaluate(embedder, settings, set(args.kind) if args.kind else None, memories, questions)
     print(json.dumps(result, indent=2) if args.json else table(result))
     if args.misses:

@@ -3,6 +3,8 @@
     python bench/hooks.py --json                  # 1k and 10k memories, the real model
     python bench/hooks.py --sizes 1000 --json
     python bench/hooks.py --cold                  # first prompt in a fresh project to the first context
+    python bench/hooks.py --long --sizes 10000    # long prompts: bench/long_prompt_set.py's pastes, half of them
+                                                  # behind 8 kB of access log (10 kB prompts)
 
 Each measurement starts `memdir hook prompt` as Claude Code does (a new process, hook JSON on
 stdin) and stops when the process has exited with its output. "alone" runs one hook at a time;
@@ -63,8 +65,19 @@ def sessions_at_once(root: Path, prompts: list[str], count: int) -> list[float]:
     return latencies
 
 
+def long_prompts(count: int) -> list[str]:
+    """`count` long prompts: the held-out pastes in turn as they are and behind 8 kB of log."""
+    from long_prompt_set import QUESTIONS, padded
+
+    pastes = [q for q, *_ in QUESTIONS]
+    return [pastes[n % len(pastes)] if n % 2 else padded(pastes[n % len(pastes)]) for n in range(count)]
+
+
+LONG = "--long" in sys.argv
+
+
 def measure(size: int, data: Path, embedder: str, prompts: int) -> dict:
-    questions = queries(prompts * 2 + 5, data)
+    questions = long_prompts(prompts * 2 + 5) if LONG else queries(prompts * 2 + 5, data)
     with warm_server(size, data, embedder) as root:
         session = str(uuid.uuid4())
         for prompt in questions[:5]:
@@ -126,4 +139,6 @@ if __name__ == "__main__":
     if "--cold" in sys.argv:  # python bench/hooks.py --cold
         print(json.dumps(cold_start(), indent=2))
     else:
+        if LONG:
+            sys.argv.remove("--long")
         run_sizes(__doc__, "prompts", "hooks per measurement", measure, line)

@@ -52,6 +52,9 @@ class SearchSettings:
     long_query_from: int = setting(15, "a question longer than this many words reads standalone notes more as a whole "
                                        "(a pasted paragraph or log is compared whole to whole) ...")
     long_query_full: int = setting(35, "... and from this many words only as a whole")
+    salient_weight: float = setting(1.0, "a long question's error lines and its user's own sentences (indexer/salient.py) "
+                                         "are embedded as a second query, pooled with the whole question's vector at this "
+                                         "weight, reached with the whole reading above (0 = off)")
     cosine_floor: float = setting(0.15, "cosine at or below which the vector channel gives no evidence")
     vector_margin: float = setting(0.1, "what the vector channel puts within this cosine of its best match for the "
                                         "question is listed even under cosine_floor (never more than this under it), at the "
@@ -171,7 +174,7 @@ class SearchSettings:
             raise InvalidSetting("shown_gap_floor", f"{self.shown_gap_floor} is not in [0, 1]")
         if not 0.0 <= self.section_lead_share <= 1.0:
             raise InvalidSetting("section_lead_share", f"{self.section_lead_share} is not in [0, 1]")
-        for key in ("quality_lift_cap", "recency_weight", "pooling_sharpness", "section_lead"):
+        for key in ("quality_lift_cap", "recency_weight", "pooling_sharpness", "section_lead", "salient_weight"):
             if getattr(self, key) < 0.0:
                 raise InvalidSetting(key, f"{getattr(self, key)} is negative")
 

@@ -28,7 +28,9 @@ from .trivial import is_trivial_exchange
 from ..views.view import view_of
 
 log = logging.getLogger("memdir.hooks")
-MAX_PROMPT_CHARS = 4000  # the query is the prompt's beginning; a pasted log is not a better query
+# The search reads a long paste by its error lines and its user's sentences, which come last (indexer/salient.py):
+# it is handed all of a prompt that size, not its beginning.
+MAX_PROMPT_CHARS = 64_000
 STALE_SECONDS = 45.0  # longer than any hook waits for its request: an older spool file lost its request
 # A hook waits under a second for its answer (hooks.TIMEOUTS): a spool file older than this has nobody waiting
 # on it, so the server's own timer may apply it (a request that still arrives finds it taken: applied once).
