@@ -22,7 +22,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from hooks import hook_command, long_prompts  # noqa: E402
+from hooks import long_prompts, run_hook  # noqa: E402
 from speed import percentile, queries  # noqa: E402
 
 # Run inside the tree's own bench/: start its warm server, say where it is, hold it until stdin closes.
@@ -48,16 +48,7 @@ def start(tree: Path, size: int, data: Path, embedder: str) -> tuple[subprocess.
 
 
 def hook(env: dict[str, str], root: Path, prompt: str) -> float:
-    import time
-
-    payload = json.dumps({"session_id": "ab", "cwd": str(root.parent), "hook_event_name": "UserPromptSubmit",
-                          "prompt": prompt, "transcript_path": "/dev/null", "permission_mode": "default"}).encode()
-    started = time.perf_counter()
-    result = subprocess.run([*hook_command(), "hook", "prompt", "--vault", str(root)], input=payload,
-                            capture_output=True, timeout=60, env=env)
-    if result.returncode != 0:
-        raise RuntimeError(result.stderr.decode())
-    return (time.perf_counter() - started) * 1000
+    return run_hook(root, "ab", prompt, env)[0]
 
 
 def main() -> None:
