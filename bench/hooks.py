@@ -32,13 +32,14 @@ def hook_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "mcp_server"]
 
 
-def run_hook(root: Path, session: str, prompt: str) -> tuple[float, int]:
-    """Milliseconds from process start to exit, and the length of the context it printed."""
+def run_hook(root: Path, session: str, prompt: str, env: dict[str, str] | None = None) -> tuple[float, int]:
+    """Milliseconds from process start to exit, and the length of the context it printed (`env`: the hook's
+    environment, bench/hook_pair.py's tree and server folder; this process's by default)."""
     payload = json.dumps({"session_id": session, "cwd": str(root.parent), "hook_event_name": "UserPromptSubmit",
                           "prompt": prompt, "transcript_path": "/dev/null", "permission_mode": "default"}).encode()
     started = time.perf_counter()
     result = subprocess.run([*hook_command(), "hook", "prompt", "--vault", str(root)], input=payload,
-                            capture_output=True, timeout=60)
+                            capture_output=True, timeout=60, env=env)
     elapsed = (time.perf_counter() - started) * 1000
     if result.returncode != 0:
         raise RuntimeError(result.stderr.decode())

@@ -37,6 +37,9 @@ EDITABLE_FIELDS = {
     "supersedes": list, "privacy": str, "importance": float, "confidence": float, "always_inject": bool,
 }
 PROTECTED_FIELDS = frozenset({"id", "created_at", *COUNTER_KEYS})
+# How long a lifecycle run waits for its owner's reconcile at start (a 100k vault's takes tens of seconds) before it
+# leaves the decisions to the next run.
+RECONCILE_WAIT_SECONDS = 120.0
 
 log = logging.getLogger("memdir.curator")
 
@@ -279,13 +282,23 @@ class Curator:
         now = now or _now()
         if not self.index.writable and not dry_run:
             raise ValidationError(f"the lifecycle of {self.vault.root} runs in the process that owns its index")
+        if not dry_run and self.index.reconcile_pending and not self.index.reconciled.wait(RECONCILE_WAIT_SECONDS):
+            # Until the owner's reconcile has read the files, the index knows nothing of what was edited, rescued or
+            # deleted while no server ran: a decision from it could trash what a human kept. The next run decides.
+            log.info("%s: lifecycle run skipped, the index has not reconciled with the files yet", self.vault.root)
+            return []
         # Decided from each row's lifecycle facts: only the memories a decision touches are decoded (lifecycle_facts.py).
         decisions = lifecycle_rules.plan(self.index.lifecycle_records(), now, self.lifecycle)  # type: ignore[arg-type]
         if dry_run:
             return [lifecycle_rules.Applied(d, "would " + d.action) for d in decisions]
+        # Each decision is taken again from the memory itself: one deleted or edited since the plan read its facts
+        # (or facts an older memdir left behind) is not carried out on what it no longer is (review of session 8).
+        current = {d.id: self.index.memory(d.id) for d in decisions}
+        decisions = [d for d in decisions if current[d.id] is not None
+                     and lifecycle_rules.plan([current[d.id]], now, self.lifecycle) == [d]]  # type: ignore[list-item]
         if not decisions:  # a sync of no path built the link graph under the index lock: every row decoded, at start
             return []
-        applied = lifecycle_rules.apply(self.vault, decisions, {d.id: self.index.memory(d.id) for d in decisions}, now)
+        applied = lifecycle_rules.apply(self.vault, decisions, current, now)  # type: ignore[arg-type]
         moved = {a.result for a in applied if a.result.endswith(".md") and not a.result.startswith(".trash/")}
         self.index.sync({d.path for d in decisions} | moved)
         return applied

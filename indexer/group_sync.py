@@ -69,7 +69,12 @@ class GroupSync:
                         self._run(group)
                     finally:
                         self._changed.acquire()
+                except BaseException as exc:  # the wait for searches raised: the group's other callers are told too
+                    group.error = group.error or exc
+                    raise
                 finally:
+                    if self._open is group:  # else every later caller joined a group marked done, never synced
+                        self._open = _Group()
                     group.done = True
                     self._syncing = False
                     self._changed.notify_all()

@@ -167,7 +167,6 @@ class Index:
         self._backfill_texts: dict[tuple[str, str], dict[int, tuple[str, str]]] = {}  # see _texts_of
         self.reconcile_pending = False  # opened by its owner with reconcile=False: reconcile() is the caller's
         self.reconciled = threading.Event()  # set once reconcile() has run
-        self.answered = threading.Event()  # set once a search was answered from this index (Searcher.search)
         self._load(generation)
 
     def _load(self, generation: Path) -> None:

@@ -167,6 +167,10 @@ class Staged:
 class KeywordIndex:
     def __init__(self, ix: whoosh_index.Index, b: float = 0.75, k1: float = 1.2, *, read_blocks: bool = True) -> None:
         self._ix = ix
+        # Read once: `ix.schema` reads the newest table of contents from disk on every access, and a stage runs with
+        # the index lock let go, while a merge's commit may delete that file (FileNotFoundError: _MAIN_67.toc, and
+        # the batch's memories left without keyword documents; review of session 8). The schema never changes.
+        self._schema = ix.schema
         self._lock = threading.RLock()
         self._postings = PostingsCache(read_blocks=read_blocks)  # one per index: segment ids are unique only within it
         self._b, self._k1 = b, k1
@@ -239,8 +243,7 @@ class KeywordIndex:
               analysed: Analysed | None = None) -> int:
         """Make these memories' new documents searchable now (and the removed ones unfindable), before Whoosh has
         them; returns the stage, which `replace` clears once it has committed them."""
-        schema = self._ix.schema  # read from the index's table of contents on every access
-        analysers = {field: index_analysis(schema[field]) for field in SEARCH_FIELDS}
+        analysers = {field: index_analysis(self._schema[field]) for field in SEARCH_FIELDS}
         analysed = {} if analysed is None else analysed
         chunks_by_memory = {memory.id: [FreshChunk.of(analysers, _document(memory, chunk), analysed) for chunk in chunks]
                             for memory, chunks in memories_and_chunks}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import Callable
 
 from .backfill import Backfill
@@ -15,11 +14,6 @@ from .watcher import Batch, VaultWatcher
 
 log = logging.getLogger("memdir.live")
 COMPACT_SHARE = 0.2
-# A served owner's reconcile starts after the first search is answered, or after this long without one: at 100k
-# memories its heal and deep sync hold the index lock for seconds and take the CPU the first answer needs
-# (bench/README, issue 32 item 5, session 8). Searches are answered from the committed generation meanwhile, as they
-# were while it ran.
-RECONCILE_AFTER_SECONDS = 10.0
 
 
 class LiveIndex:
@@ -60,15 +54,12 @@ class LiveIndex:
         return self
 
     def _reconcile(self) -> None:
-        """The deep reconcile Index.open left out, once the watcher is up and the first search is answered (or
-        RECONCILE_AFTER_SECONDS passed): what changed before the watcher started is found here, what changes after is
-        in its batches."""
-        until = time.monotonic() + RECONCILE_AFTER_SECONDS
-        while not self.index.answered.wait(0.05):  # in slices: a stop must not wait out the bound
-            if self._stopping.is_set():
-                return  # the next owner's open reconciles
-            if time.monotonic() >= until:
-                break
+        """The deep reconcile Index.open left out, once the watcher is up: what changed before it started is found
+        here, what changes after is in its batches. It starts at once, not after the first answer: until it has run,
+        answers, the spool's replay and the lifecycle read the committed generation, which knows nothing of the
+        files edited, made private or deleted while no server ran (review of session 8)."""
+        if self._stopping.is_set():
+            return  # the next owner's open reconciles
         try:
             report = self.index.reconcile()
         except Exception:  # the next batch or rescan reconciles again; the server goes on answering meanwhile

@@ -228,10 +228,7 @@ class Searcher:
 
     def search(self, request: SearchRequest) -> list[Hit]:
         with self.index.searches.running():  # captures queued meanwhile wait for it (group_sync.py)
-            try:
-                return self._answer(request)
-            finally:
-                self.index.answered.set()  # a served owner's reconcile waits for the first answer (LiveIndex.start)
+            return self._answer(request)
 
     def _answer(self, request: SearchRequest) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)

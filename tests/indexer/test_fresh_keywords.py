@@ -174,3 +174,20 @@ def test_a_failed_keyword_write_leaves_no_fresh_documents_and_the_next_open_heal
         reopened.close()
     assert after == rebuilt_state(hashing_example, tmp_path)
     assert PULLED >= KEYWORD_BESIDE_SEARCHES  # the pull took the big path
+
+
+def test_a_stage_does_not_read_the_table_of_contents_a_merge_may_be_deleting(tmp_path: Path):
+    """A stage runs with the index lock let go; a merge committing meanwhile deletes the table of contents Whoosh
+    would read the schema from (review of session 8: FileNotFoundError, a batch left without keyword documents)."""
+    keyword = KeywordIndex.create(tmp_path / "keyword")
+    try:
+        keyword.replace(memories(5, "old"))
+
+        def toc_gone(*args, **kwargs):  # type: ignore[no-untyped-def]
+            raise FileNotFoundError("_MAIN_67.toc")
+
+        keyword._ix._read_toc = toc_gone  # type: ignore[method-assign]
+        keyword.stage(memories(3, "fresh"))
+        assert keyword.search("fresh service", 10, KeywordFilter())
+    finally:
+        keyword.close()

@@ -161,6 +161,7 @@ def test_a_lifecycle_run_with_nothing_due_decodes_no_row_and_builds_no_graph(roo
     real_build = index_module.LinkGraph.build
     monkeypatch.setattr(index_module.LinkGraph, "build", staticmethod(lambda m: builds.append(1) or real_build(m)))
     curator = Curator(owner, config.scoring, config.lifecycle, config.dedup)
+    owner.reconciled.set()  # its reconcile has run (it reads every file, which this test does not count)
     assert curator.gc(now=NOWS[0]) == [] and decoded == [] and builds == []  # nothing due an hour after the notes
     assert {a.decision.id for a in curator.gc(now=NOWS[3])} >= {"m-goal", "m-fresh"}  # and when due, applied
     owner.close()
