@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
+from indexer.live import after_first_answer
 from vault import VaultError
 from vault.errors import ConflictError, DiskFullError, NotFoundError, PathError, ValidationError
 from vault.lock import open_lock_file, release, try_flock
@@ -106,7 +107,11 @@ class ServedVault:
             log.info("%s: replayed %d hook events spooled while it was not served, in %.2f s (%.2f CPU s)", self.root,
                      replayed, time.monotonic() - started, time.process_time() - cpu)
         self.idle = IdleWatch(self.root, config.server.idle_exit_seconds)
-        self.lifecycle = Every(config.lifecycle.every_seconds, self._lifecycle, f"lifecycle {self.root.name}")
+        # The first run waits for the first answer (or its bound), as the reconcile does: at 100k memories its plan
+        # decides for every memory, CPU the first answer needs; the searcher hides what it would remove meanwhile.
+        index = self.app.index
+        self.lifecycle = Every(config.lifecycle.every_seconds, self._lifecycle, f"lifecycle {self.root.name}",
+                               first_after=lambda stopping: after_first_answer(index, stopping))
         self.lifecycle.start()
         # An event spooled while the vault was opening (its hook was told "opening") or whose hook was killed
         # has no request to deliver it: without this it would wait for the next prompt or a restart.
@@ -123,10 +128,15 @@ class ServedVault:
         gc.collect()
         gc.freeze()
 
+    def answered(self) -> bool:
+        """Whether a search was answered from this vault's index yet (the MCP endpoint is built after it)."""
+        return self.app is not None and self.app.index.answered.is_set()
+
     def build_mcp(self) -> None:
         """The vault's MCP endpoint. Kept out of `load`: the MCP SDK's import and the tools' schemas were 40% of a
         cold server's CPU before its first answer (bench/README.md, "A cold start under nine sessions"), and the
-        hooks, which every session calls on every prompt, need neither."""
+        hooks, which every session calls on every prompt, need neither. Built after the first answer, or when an
+        MCP request asks for it (process.py): at 100k it took 0.7 of the served first answer's CPU s beside it."""
         from ..tools import mcp_tools as tools
 
         assert self.service is not None  # built after load()
