@@ -18,20 +18,8 @@ COMPACT_SHARE = 0.2
 # A served owner's reconcile starts after the first search is answered, or after this long without one: at 100k
 # memories its heal and deep sync hold the index lock for seconds and take the CPU the first answer needs
 # (bench/README, issue 32 item 5, session 8). Searches are answered from the committed generation meanwhile, as they
-# were while it ran. The server's first lifecycle run waits the same way (mcp_server/server/served.py).
+# were while it ran.
 RECONCILE_AFTER_SECONDS = 10.0
-
-
-def after_first_answer(index: Index, stopping: threading.Event) -> bool:
-    """Wait until a search was answered from `index`, or RECONCILE_AFTER_SECONDS passed; False when `stopping` was
-    set first."""
-    until = time.monotonic() + RECONCILE_AFTER_SECONDS
-    while not index.answered.wait(0.05):  # in slices: a stop must not wait out the bound
-        if stopping.is_set():
-            return False
-        if time.monotonic() >= until:
-            break
-    return True
 
 
 class LiveIndex:
@@ -75,8 +63,12 @@ class LiveIndex:
         """The deep reconcile Index.open left out, once the watcher is up and the first search is answered (or
         RECONCILE_AFTER_SECONDS passed): what changed before the watcher started is found here, what changes after is
         in its batches."""
-        if not after_first_answer(self.index, self._stopping):
-            return  # the next owner's open reconciles
+        until = time.monotonic() + RECONCILE_AFTER_SECONDS
+        while not self.index.answered.wait(0.05):  # in slices: a stop must not wait out the bound
+            if self._stopping.is_set():
+                return  # the next owner's open reconciles
+            if time.monotonic() >= until:
+                break
         try:
             report = self.index.reconcile()
         except Exception:  # the next batch or rescan reconciles again; the server goes on answering meanwhile

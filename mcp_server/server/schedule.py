@@ -17,12 +17,8 @@ log = logging.getLogger("memdir.schedule")
 class Every:
     """Call `job` now and then every `interval` seconds until `stop()`; `interval` None means never."""
 
-    def __init__(self, interval: float | None, job: Callable[[], object], name: str,
-                 first_after: Callable[[threading.Event], bool] | None = None) -> None:
+    def __init__(self, interval: float | None, job: Callable[[], object], name: str) -> None:
         self.interval = interval
-        # Called on the schedule's thread before the first run, with the stop event: the run waits for it to
-        # return, and never happens when it returns False (stopped meanwhile).
-        self.first_after = first_after
         self.job = job
         self.name = name
         self.runs = 0  # completed runs, failed or not (tests and `status` read it)
@@ -43,8 +39,6 @@ class Every:
             self._thread.join(timeout)
 
     def _loop(self) -> None:
-        if self.first_after is not None and not self.first_after(self._stop):
-            return
         while not self._stop.is_set():
             try:
                 result = self.job()

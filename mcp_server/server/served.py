@@ -24,7 +24,6 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
-from indexer.live import after_first_answer
 from vault import VaultError
 from vault.errors import ConflictError, DiskFullError, NotFoundError, PathError, ValidationError
 from vault.lock import open_lock_file, release, try_flock
@@ -107,11 +106,7 @@ class ServedVault:
             log.info("%s: replayed %d hook events spooled while it was not served, in %.2f s (%.2f CPU s)", self.root,
                      replayed, time.monotonic() - started, time.process_time() - cpu)
         self.idle = IdleWatch(self.root, config.server.idle_exit_seconds)
-        # The first run waits for the first answer (or its bound), as the reconcile does: at 100k memories its plan
-        # decides for every memory, CPU the first answer needs; the searcher hides what it would remove meanwhile.
-        index = self.app.index
-        self.lifecycle = Every(config.lifecycle.every_seconds, self._lifecycle, f"lifecycle {self.root.name}",
-                               first_after=lambda stopping: after_first_answer(index, stopping))
+        self.lifecycle = Every(config.lifecycle.every_seconds, self._lifecycle, f"lifecycle {self.root.name}")
         self.lifecycle.start()
         # An event spooled while the vault was opening (its hook was told "opening") or whose hook was killed
         # has no request to deliver it: without this it would wait for the next prompt or a restart.

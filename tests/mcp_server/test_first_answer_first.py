@@ -1,6 +1,6 @@
-"""A served vault's first answer comes before the work that can wait for it: the MCP endpoint and the lifecycle's
-first run start after the first search is answered (or at an MCP request, or after their bound), so at 100k
-memories they do not take the CPU the first answer needs (bench/README, issue 32 item 5, session 8 `first100k`)."""
+"""A served vault's first answer comes before its MCP endpoint: the endpoint is built after the first search is
+answered (or at an MCP request, or after its bound), so at 100k memories the MCP SDK's import does not take the CPU
+the first answer needs (bench/README, issue 32 item 5, session 8 `first100k`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from indexer import live
 from mcp_server.server import process
 from mcp_server.server.served import ServedVault
 
@@ -34,9 +33,8 @@ def observe(monkeypatch: pytest.MonkeyPatch, name: str) -> tuple[threading.Event
 
 @pytest.fixture
 def no_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Bounds longer than any test: only an answer or a request starts the deferred work."""
+    """A bound longer than any test: only an answer or a request has the endpoint built."""
     monkeypatch.setattr(process, "MCP_AFTER_SECONDS", 600.0, raising=False)
-    monkeypatch.setattr(live, "RECONCILE_AFTER_SECONDS", 600.0)
 
 
 def test_the_mcp_endpoint_is_built_after_the_first_answer_not_beside_it(hashing_example: Path, monkeypatch, no_bound):
@@ -58,19 +56,8 @@ def test_an_mcp_request_before_any_answer_has_its_endpoint_built_at_once(hashing
         assert answered == [False]
 
 
-def test_the_lifecycles_first_run_waits_for_the_first_answer(hashing_example: Path, monkeypatch, no_bound):
-    ran, answered = observe(monkeypatch, "_lifecycle")
-    with served(hashing_example) as (http, headers):
-        answer = http.post("/api/op", json=SEARCH, headers=headers)
-        assert answer.status_code == 200
-        assert ran.wait(BOUND), "the lifecycle did not run after the first answer"
-        assert answered[0] is True
-
-
-def test_a_vault_let_go_before_its_first_answer_runs_no_lifecycle_and_builds_no_endpoint(hashing_example: Path,
-                                                                                         monkeypatch, no_bound):
+def test_a_vault_let_go_before_its_first_answer_builds_no_endpoint(hashing_example: Path, monkeypatch, no_bound):
     built, built_when = observe(monkeypatch, "build_mcp")
-    ran, ran_when = observe(monkeypatch, "_lifecycle")
     with served(hashing_example) as (http, headers):
-        assert http.post("/api/close", headers=headers).json() == {"closed": True}  # returns without the bounds
-    assert built_when == [] and ran_when == []
+        assert http.post("/api/close", headers=headers).json() == {"closed": True}  # returns without the bound
+    assert built_when == []

@@ -66,17 +66,3 @@ def test_the_server_applies_the_lifecycle_at_start_and_logs_it(hashing_example: 
     assert working <= logged
     left = {m.id for m in Vault(hashing_example).scan().memories if m.collection == "working"}
     assert not left & working and list((hashing_example / ".trash").rglob("*.md"))
-
-
-def test_a_schedule_waits_for_its_first_condition_and_a_stop_meanwhile_means_no_run():
-    waiting, calls = threading.Event(), []
-
-    def first_after(stopping: threading.Event) -> bool:
-        waiting.set()
-        return not stopping.wait(60)  # the condition never comes: only the stop ends the wait
-
-    every = Every(0.01, lambda: calls.append(1), "test", first_after=first_after)
-    every.start()
-    assert waiting.wait(10)
-    every.stop()
-    assert calls == [] and every.runs == 0
