@@ -37,6 +37,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from mcp_server import client  # noqa: E402  (the bench's own tree: the HTTP client, nothing of the served code)
 
 QUERY = "what did they say about the trip"
+SAMPLER = Path(__file__).resolve().parent / "thread_cpu"
+# A sampled stack's phase: the first (thread name, frame) test that matches, in this order.
+PHASES = [
+    ("imports and CLI (main thread)", lambda th, st: th == "MainThread"),
+    ("MCP endpoint built", lambda th, st: "served.py:build_mcp" in st),
+    ("lifecycle run (its thread)", lambda th, st: th.startswith("memdir-lifecycle")),
+    ("reconcile (its thread)", lambda th, st: th.startswith("reconcile")),
+    ("open: manifest rows read", lambda th, st: "manifest.py:rows" in st),
+    ("open: vectors' first pass fitted", lambda th, st: "vectors.py:_fit_first_pass" in st),
+    ("open: vectors loaded", lambda th, st: "vectors.py:load" in st),
+    ("open: chunk and unit owners from the rows", lambda th, st: "index.py:_row_chunk_owners" in st
+     or "index.py:_row_whole_owners" in st),
+    ("open: rest of Index()", lambda th, st: "index.py:__init__" in st),
+    ("open: rest of ServedVault.load", lambda th, st: "served.py:load" in st),
+    ("search: lifecycle `_leaving`", lambda th, st: "search.py:_leaving" in st),
+    ("search: rows mentioning a word", lambda th, st: "lazy_rows.py:mentioning" in st),
+    ("search: rest", lambda th, st: "search.py:search" in st),
+]
 
 CHILD = """
 import json, resource, sys, time
@@ -69,10 +87,26 @@ def run(code: Path, vault: Path, embedder: str) -> dict:
     return found
 
 
-def served(code: Path, vault: Path, embedder: str) -> dict:
+def phases(samples: Path, until: float) -> dict[str, float]:
+    """CPU seconds by phase (PHASES) of the samples taken up to `until`."""
+    found: dict[str, float] = {}
+    for line in samples.read_text().splitlines():
+        charge = json.loads(line)
+        if charge["ts"] > until + 0.02:  # the sampler's tick that saw the answer
+            continue
+        stack = " ".join(charge["stack"])
+        name = next((name for name, test in PHASES if test(charge["th"], stack)), "other")
+        found[name] = found.get(name, 0.0) + charge["cpu"]
+    return found
+
+
+def served(code: Path, vault: Path, embedder: str, sample: bool = False) -> dict:
     """A server started on the vault with `code` first on its path, and its first search's answer."""
     with tempfile.TemporaryDirectory(prefix="memdir-cold-") as folder:
         env = {**os.environ, "PYTHONPATH": str(code), "MEMDIR_SERVERS_DIR": folder, "HF_HUB_OFFLINE": "1"}
+        if sample:
+            env["PYTHONPATH"] += os.pathsep + str(SAMPLER)
+            env["MEMDIR_SAMPLE_OUT"] = str(Path(folder) / "samples.jsonl")
         started = time.time()
         server = subprocess.Popen([sys.executable, "-m", "mcp_server", "serve", "--vault", str(vault)], env=env,
                                   cwd=code, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -84,7 +118,8 @@ def served(code: Path, vault: Path, embedder: str) -> dict:
                 time.sleep(0.05)
             answer = client.request(info, "POST", "/api/op", {"op": "search", "args": {"query": QUERY, "limit": 10}},
                                     timeout=1800, vault=vault)
-            wall = time.time() - started
+            answered = time.time()
+            wall = answered - started
             stat = Path(f"/proc/{server.pid}/stat").read_text().rsplit(")", 1)[1].split()
             cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime of every thread
             rss = next(int(line.split()[1]) for line in open(f"/proc/{server.pid}/status") if line.startswith("VmRSS:"))
@@ -95,7 +130,8 @@ def served(code: Path, vault: Path, embedder: str) -> dict:
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
-    return {"cpu": cpu, "wall": wall, "rss_mb": rss / 1024, "imports_cpu": 0.0, "open_cpu": 0.0, "search_cpu": 0.0,
+        by_phase = phases(Path(folder) / "samples.jsonl", answered) if sample else {}
+    return {"phases": by_phase, "cpu": cpu, "wall": wall, "rss_mb": rss / 1024, "imports_cpu": 0.0, "open_cpu": 0.0, "search_cpu": 0.0,
             "hits": [hit["id"] for hit in answer["result"]["results"]]}
 
 
@@ -106,8 +142,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--embedder", default="hashing-384")
     parser.add_argument("--served", action="store_true", help="a server's first answer, not a reader's (see above)")
+    parser.add_argument("--sample", action="store_true", help="with --served: its CPU by phase (see above)")
     args = parser.parse_args()
-    measure = served if args.served else run
+    measure = (lambda code, vault, embedder: served(code, vault, embedder, args.sample)) if args.served else run
     runs: dict[Path, list[dict]] = {code: [] for code in args.code}
     answers = set()
     for round_ in range(args.rounds):
@@ -118,11 +155,19 @@ def main() -> None:
             print(f"round {round_ + 1} {code}: CPU {found['cpu']:.2f} s (imports {found['imports_cpu']:.2f}, open "
                   f"{found['open_cpu']:.2f}, search {found['search_cpu']:.2f}), wall {found['wall']:.2f} s, "
                   f"RSS {found['rss_mb']:.0f} MB, load {os.getloadavg()[0]:.1f}", flush=True)
+            if found.get("phases"):
+                print("  " + ", ".join(f"{name} {cpu:.2f}" for name, cpu in sorted(found["phases"].items(),
+                                                                                   key=lambda kv: -kv[1])))
     assert len(answers) == 1, f"the trees answered differently: {answers}"
     for code, found in runs.items():
         median = {key: statistics.median(f[key] for f in found) for key in ("cpu", "open_cpu", "search_cpu", "wall", "rss_mb")}
         print(f"median {code}: CPU {median['cpu']:.2f} s (open {median['open_cpu']:.2f}, search {median['search_cpu']:.2f}),"
               f" wall {median['wall']:.2f} s, RSS {median['rss_mb']:.0f} MB")
+        if args.sample:
+            names = sorted({name for f in found for name in f["phases"]}, key=[n for n, _ in PHASES + [("other", 0)]].index)
+            for name in names:
+                print(f"  | {name} | {statistics.median(f['phases'].get(name, 0.0) for f in found):.2f} |")
+            print(f"  | sampled, median | {statistics.median(sum(f['phases'].values()) for f in found):.2f} |")
 
 
 if __name__ == "__main__":

@@ -167,6 +167,7 @@ class Index:
         self._backfill_texts: dict[tuple[str, str], dict[int, tuple[str, str]]] = {}  # see _texts_of
         self.reconcile_pending = False  # opened by its owner with reconcile=False: reconcile() is the caller's
         self.reconciled = threading.Event()  # set once reconcile() has run
+        self.answered = threading.Event()  # set once a search was answered from it (a server builds its MCP endpoint after)
         self._load(generation)
 
     def _load(self, generation: Path) -> None:

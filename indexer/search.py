@@ -228,7 +228,10 @@ class Searcher:
 
     def search(self, request: SearchRequest) -> list[Hit]:
         with self.index.searches.running():  # captures queued meanwhile wait for it (group_sync.py)
-            return self._answer(request)
+            try:
+                return self._answer(request)
+            finally:
+                self.index.answered.set()  # a server builds its MCP endpoint after the first answer (process.py)
 
     def _answer(self, request: SearchRequest) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)

@@ -54,6 +54,7 @@ LOCK_WAIT_SECONDS = 30.0  # a server that is exiting still holds the process loc
 # spooled and is applied once the vault is open). The hook waits 0.9 s in all (hooks.TIMEOUTS): a prompt that
 # came just before the vault opened still gets its context, and the rest of the budget is left for the answer.
 HOOK_OPEN_WAIT_SECONDS = 0.4
+MCP_AFTER_SECONDS = 10.0  # a vault's MCP endpoint is built after its first answer, its first MCP request, or this
 
 
 class AlreadyRunning(Exception):
@@ -105,6 +106,7 @@ class Slot:
     closed: anyio.Event = field(default_factory=anyio.Event)
     drained: anyio.Event = field(default_factory=anyio.Event)
     end_mcp: anyio.Event = field(default_factory=anyio.Event)
+    mcp_wanted: anyio.Event = field(default_factory=anyio.Event)  # an MCP request came: build the endpoint now
     mcp_ended: anyio.Event = field(default_factory=anyio.Event)
 
 
@@ -239,6 +241,14 @@ class UserServer:
         that came meanwhile wait for it (_to_vault)."""
         assert slot.vault is not None
         try:
+            # Not beside the first answer (ServedVault.build_mcp): after it, at the first MCP request, or the bound.
+            with anyio.move_on_after(MCP_AFTER_SECONDS):
+                while not (slot.vault.answered() or slot.mcp_wanted.is_set() or slot.end_mcp.is_set()):
+                    with anyio.move_on_after(0.05):  # the answer is a thread's event: looked at in slices
+                        await slot.mcp_wanted.wait()
+            if slot.end_mcp.is_set():
+                slot.mcp_ended.set()  # let go before its endpoint was built: nothing to end
+                return
             await anyio.to_thread.run_sync(slot.vault.build_mcp)
             if slot.end_mcp.is_set():
                 slot.mcp_ended.set()  # the vault was let go while its endpoint was being built
@@ -406,6 +416,7 @@ class UserServer:
         if isinstance(slot, JSONResponse):
             return await slot(scope, receive, send)
         if not path.startswith("/api/"):  # the MCP endpoint, built after the hooks are served
+            slot.mcp_wanted.set()
             await slot.mcp_ready.wait()
             if slot.closing:
                 return await error("Unavailable", f"the memdir server is letting go of {root}; ask again",

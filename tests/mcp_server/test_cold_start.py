@@ -77,6 +77,7 @@ def in_thread(call: Any) -> tuple[threading.Thread, list[Any]]:
 
 
 def test_a_prompt_is_answered_while_the_mcp_endpoint_is_still_being_built(hashing_example: Path, monkeypatch):
+    monkeypatch.setattr(process, "MCP_AFTER_SECONDS", 0.0)  # built at the open, not after the first answer
     building = hold(monkeypatch, ServedVault, "build_mcp")
     with served(hashing_example) as (http, headers):
         assert building.reached.wait(BOUND)  # the vault is open; its MCP endpoint is not built yet
@@ -92,6 +93,7 @@ def test_a_prompt_is_answered_while_the_mcp_endpoint_is_still_being_built(hashin
 
 def test_a_vault_let_go_while_its_mcp_endpoint_is_built_closes_without_waiting_for_it(hashing_example: Path,
                                                                                       monkeypatch):
+    monkeypatch.setattr(process, "MCP_AFTER_SECONDS", 0.0)
     building = hold(monkeypatch, ServedVault, "build_mcp")
     with served(hashing_example) as (http, headers):
         assert building.reached.wait(BOUND)
