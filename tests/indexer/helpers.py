@@ -49,6 +49,14 @@ def note(root: Path, path: str, memory_id: str, body: str, front: str = "", crea
     file.write_text(f"---\nid: {memory_id}\ntitle: {memory_id}\ncreated_at: {created}T12:00:00Z\n{front}---\n{body}\n")
 
 
+def plain_notes(root: Path, count: int, body: str = "") -> None:
+    """`count` minimal notes under notes/ (an id, a title, "body N" and `body`): a vault for builds in slices."""
+    for n in range(count):
+        file = root / "notes" / f"n{n}.md"
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(f"---\nid: m-{n:08x}\ntitle: note {n}\n---\nbody {n}{body}\n")
+
+
 def fresh_rebuild(root: Path) -> Index:
     """An index built from nothing but the files (in a scratch copy of the index folder)."""
     import shutil

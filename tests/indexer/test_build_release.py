@@ -7,17 +7,14 @@ from pathlib import Path
 
 import indexer.index as index_module
 from indexer.chunking import Chunk
-from tests.indexer.helpers import open_index
+from tests.indexer.helpers import open_index, plain_notes
 
 
 def test_the_built_generation_opens_with_none_of_the_builds_chunks_still_held(tmp_path: Path, monkeypatch):
     """The open of the built generation runs with the collector paused, so whatever of the build a collection had
     not yet freed stayed under it (at 100k the end of the build rose 264 MB above the slices' peak)."""
     root = tmp_path / "vault"
-    for n in range(90):
-        file = root / "notes" / f"n{n}.md"
-        file.parent.mkdir(parents=True, exist_ok=True)
-        file.write_text(f"---\nid: m-{n:08x}\ntitle: note {n}\n---\nbody {n}, about the ledger\n")
+    plain_notes(root, 90, ", about the ledger")
     held_at_open: list[int] = []
     real = index_module.Index._load
 

@@ -13,7 +13,7 @@ from indexer.embed import CachedEmbedder, HashingEmbedder
 from indexer.generations import Layout
 from indexer.index import build_generation
 from tests.conftest import memory_text, write
-from tests.indexer.helpers import open_index, state, top_ids
+from tests.indexer.helpers import open_index, plain_notes, state, top_ids
 from vault import Vault
 
 QUERIES = ("postgres advisory lock", "what did Dana paint", "ledger currency", "celery retry")
@@ -116,10 +116,7 @@ def test_a_build_in_slices_keeps_the_garbage_collector_on(tmp_path: Path, monkey
     import gc
 
     root = tmp_path / "vault"
-    for n in range(120):
-        file = root / "notes" / f"n{n}.md"
-        file.parent.mkdir(parents=True, exist_ok=True)
-        file.write_text(f"---\nid: m-{n:08x}\ntitle: note {n}\n---\nbody {n}\n")
+    plain_notes(root, 120)
     seen: list[bool] = []
     real = index_module.Index._sync
 
