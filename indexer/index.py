@@ -236,7 +236,8 @@ class Index:
 
         `reconcile=False` (the server): the owner answers from the generation as it was committed, like a reader,
         and `reconcile()` is left to the caller, which runs it once its watcher is up (LiveIndex.start). At 100k
-        memories the reconcile was most of a served vault's cold open (bench/README, issue 32 item 5)."""
+        memories the reconcile was most of a served vault's cold open (bench/results/first-answer.md, issue 32,
+        item 5)."""
         layout = Layout(vault.root)
         owner = layout.try_own() if writable else None
         try:
@@ -603,11 +604,11 @@ class Index:
         folders = list(folders)
         # A pull's sync (many paths, or new folders) makes hundreds of thousands of objects (parsed memories, chunks,
         # keyword documents) and frees no cycles worth finding: the collector's passes over them, and a full pass over
-        # the whole index they set off, were 40 % of the CPU time to keyword-searchable at 10k memories (bench/README,
-        # issue 32 item 4). So the collector is paused while the pull reads, chunks and stages its batch, and only
-        # then (`pause`, let go in _after_keyword_writer and _write_keywords): the collector is every thread's, and a
-        # pull's sync also waits (for the lock, behind an earlier keyword commit) and may run the model, which a
-        # watcher cutting a long pull into batches made minutes with the collector off.
+        # the whole index they set off, were 40 % of the CPU time to keyword-searchable at 10k memories
+        # (bench/results/reindex-and-pull.md, issue 32 item 4). So the collector is paused while the pull reads, chunks
+        # and stages its batch, and only then (`pause`, let go in _after_keyword_writer and _write_keywords): the
+        # collector is every thread's, and a pull's sync also waits (for the lock, behind an earlier keyword commit) and
+        # may run the model, which a watcher cutting a long pull into batches made minutes with the collector off.
         # Whole-vault syncs (a build, the rescan) keep it: their peak counts. `building`: a slice of a fresh build
         # (fill) is many paths too, but a build's peak counts, and a collector off for every slice is off for the
         # whole build.
@@ -673,8 +674,8 @@ class Index:
 
         Each slice is one ordinary sync of its paths: read, parse, chunk, keyword-write, embed and persist, then let
         go, before the next is read. A build as one sync held every file's parse, chunks and units to its end (2.2-2.4
-        GB at 100k memories, bench/README, issue 32 item 1); now the peak grows with a slice. Syncs of paths are the
-        incremental index, so a sliced build equals a one-sync build: a memory whose neighbour (`previous:`) or
+        GB at 100k memories, bench/results/scale.md, issue 32 item 1); now the peak grows with a slice. Syncs of paths
+        are the incremental index, so a sliced build equals a one-sync build: a memory whose neighbour (`previous:`) or
         duplicate id turns up in a later slice is chunked again there, as an edit would be (its unchanged texts come
         from the embedding cache). A crash between slices leaves a generation that never went live."""
         size = slice_files or BUILD_SLICE
@@ -702,11 +703,13 @@ class Index:
         `walked` (a reconcile of the whole vault, not deep) receives every file of the walk, and which of them
         were found as the manifest has them: under the lock only the others are looked at again. Walking and comparing 100k files
         a second time under the lock made every search wait for it (tens of seconds at 100k memories on a loaded
-        machine, bench/README, issue 32 item 4). A file changed after this walk is in the watcher's next batch.
+        machine, bench/results/reindex-and-pull.md, issue 32 item 4). A file changed after this walk is in the
+        watcher's next batch.
 
         A deep reconcile (`deep`: the owner's open) reads and hashes every file here too, and counts as unchanged only
         a file whose stat and content hash are the manifest's and whose mtime is safely past (RACY_NS): it used to
-        walk the vault a second time and read every file under the lock (issue 32 item 5, bench/README)."""
+        walk the vault a second time and read every file under the lock (bench/results/first-answer.md, issue 32
+        item 5)."""
         if paths is not None and len(paths) < READ_AHEAD_ABOVE:
             return {}
         if paths is None:
@@ -1199,7 +1202,7 @@ class Index:
         is let go once given). A build embeds the whole
         vault in one sync, and a slice is embedded only when the one before is in FAISS: holding every
         slice until all were embedded was a second copy of the vault's vectors at the build's peak (1 GB
-        at 100k memories; bench/README, issue 32). Embedded shortest first: a slice's batches hold texts
+        at 100k memories; bench/results/scale.md, issue 32). Embedded shortest first: a slice's batches hold texts
         of about one length (little padding), and a progress bar moves after each."""
         defer = self.defer_embedding and (later or len(units) > DEFER_ABOVE)
         # A served index embeds an edit's few units at once too, but once the sync has let go of the index lock
@@ -1510,6 +1513,6 @@ def _release_build() -> None:
     """Give back what the build left before the caller opens the built generation in this process. The slices
     leave cycles (tens of thousands of objects at 10k memories) that the next collection would free, but the open
     runs with the collector paused (collector.py), so they stayed live under it; and glibc kept the slices' freed
-    heap. At 100k the open then rose 264 MB above the slices' own peak (bench/README, issue 32 item 1)."""
+    heap. At 100k the open then rose 264 MB above the slices' own peak (bench/results/scale.md, issue 32 item 1)."""
     gc.collect()
     release_free_memory()

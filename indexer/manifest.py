@@ -272,7 +272,8 @@ def _untag(value: dict[str, Any]) -> Any:
 _TUPLE_FIELDS = {f.name for f in fields(Memory) if str(f.type).startswith("tuple")}
 # The strings a decoded row repeats most, each already held once: a map's keys (Memory's field names, which most
 # frontmatter keys are too) and the unit roles. A dict lookup hands back the held object; calling `shared` for each
-# was ~40 calls a memory, a sixth of decoding a row (bench/README, issue 32 item 5, session 5). Others are `shared`.
+# was ~40 calls a memory, a sixth of decoding a row (bench/results/first-answer.md, issue 32 item 5, session 5). Others
+# are `shared`.
 _KNOWN_KEYS = {shared(f.name): shared(f.name) for f in fields(Memory)}
 _ROLES = {role: shared(role) for role in (WHOLE, SENTENCE, PREVIOUS, NEXT)}
 _DECODER = json.JSONDecoder(object_hook=_untag)
@@ -288,8 +289,8 @@ _SHARED_FIELDS = ("collection", "type", "status", "privacy", "source", "last_out
 # A memory is written as a JSON array: its layout's digest, then its fields' values in the layout's order. The
 # {"$map": [[name, value], ...]} form it replaced (still read: rows written before stay until their file changes)
 # repeated the 33 names in every row: a third of the row's text and of the strings a cold open made from it, and
-# half its JSON decoding (bench/README, issue 32 item 5, session 5). A Memory gaining or losing a field changes the
-# digest; the manifest's meta keeps each digest's names, so older rows still decode by name.
+# half its JSON decoding (bench/results/first-answer.md, issue 32 item 5, session 5). A Memory gaining or losing a field
+# changes the digest; the manifest's meta keeps each digest's names, so older rows still decode by name.
 _FIELDS = tuple(f.name for f in fields(Memory))
 _LAYOUT = hashlib.sha256(",".join(_FIELDS).encode()).hexdigest()[:12]
 LAYOUT_KEY = "memory_layout:"
