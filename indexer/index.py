@@ -103,6 +103,16 @@ class _Batch:
     pause: collector.Pause = field(default_factory=lambda: collector.Pause(False))  # a pull's (see Index.sync)
 
 
+@dataclass
+class _Unwritten:
+    """What syncs that failed before their manifest write left to the next sync (Index._left_unwritten)."""
+
+    paths: set[str] = field(default_factory=set)  # read again, whatever paths the next sync is given
+    deleted_paths: list[str] = field(default_factory=list)
+    removed_ids: set[str] = field(default_factory=set)
+    removed_units: set[int] = field(default_factory=set)
+
+
 @dataclass(frozen=True)
 class _Read:
     """A changed file read and parsed before a big sync took the index lock: used under the lock only while the
@@ -162,6 +172,7 @@ class Index:
         # `backfill`; until then those memories are found by keyword only.
         self.defer_embedding = defer_embedding
         self._unembedded: dict[int, None] = {}  # unit ids waiting for a vector, oldest first
+        self._unwritten = _Unwritten()
         self.embedding_wanted = threading.Event()  # set when units are left for the backfill
         self._readers_told = time.monotonic()
         self._backfill_texts: dict[tuple[str, str], dict[int, tuple[str, str]]] = {}  # see _texts_of
@@ -323,8 +334,7 @@ class Index:
             if stray_vectors or keyword_ids - expected_chunks or stale:
                 log.warning("index healed: %d stray vectors, %d stray keyword documents, %d files re-indexed",
                             len(stray_vectors), len(keyword_ids - expected_chunks), len(stale))
-            for path in stale:
-                self._entries[path] = replace(self._entries[path], content_hash="", embed_hash="", keyword_hash="")
+            self._read_again(stale)
             if stale:
                 self.sync(stale, deep=True, force_paths=stale)
             elif stray_vectors:
@@ -643,18 +653,23 @@ class Index:
             # documents with the lock let go, and then waits its turn to apply it (_after_keyword_writer).
             self._built_graph()  # the graph the batch changes, built from the memories before it (see _link_changes)
             batch = _Batch(read_ahead=read_ahead, keyword_commit_began=keyword_commit_began, pause=pause)
-            candidates = self._candidates(paths, walked, below)
-            for done, (rel, item) in enumerate(candidates, 1):
-                self._observe(rel, item, deep or rel in forced, batch, report)
-                if progress:
-                    progress("reading", done, len(candidates))
-            self._name_duplicate_holders(batch)
-            self._chunk(batch)
-            self._after_keyword_writer(batch)
-            big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
+            again = self._take_unwritten(batch)
+            candidates = self._candidates(None if paths is None else [*paths, *again], walked, below)
             after: list[Unit] = []
-            with disk_full(self.generation):
-                self._apply(batch, report, later, progress, after)
+            try:
+                for done, (rel, item) in enumerate(candidates, 1):
+                    self._observe(rel, item, deep or rel in forced, batch, report)
+                    if progress:
+                        progress("reading", done, len(candidates))
+                self._name_duplicate_holders(batch)
+                self._chunk(batch)
+                self._after_keyword_writer(batch)
+                big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
+                with disk_full(self.generation):
+                    self._apply(batch, report, later, progress, after)
+            except BaseException:
+                self._left_unwritten(batch, [rel for rel, _ in candidates])
+                raise
             pause.let_go()
             del batch
             if big:
@@ -668,6 +683,35 @@ class Index:
                 self.embedding_wanted.set()
         report.seconds = time.perf_counter() - started
         return report
+
+    def _left_unwritten(self, batch: _Batch, paths: list[str]) -> None:
+        """A sync failed before its manifest write (a keyword stage or commit, the model, a full disk): the index's
+        own tables hold its batch already, and Whoosh, FAISS and the manifest may not. Had they been left so, the
+        next syncs would have found its files as the tables have them, and its memories unsearchable until the next
+        owner's heal (review of session 8). So its files are read and written again by the next sync, whatever paths
+        that one is given, and what the batch removed is removed again with it."""
+        self._read_again([path for path in batch.entries if path in self._entries])
+        self._recheck.update(paths)  # a whole-vault sync looks at them too (the others it gives, _candidates)
+        left = self._unwritten
+        left.paths.update(paths, batch.entries)
+        left.deleted_paths.extend(batch.deleted_paths)
+        left.removed_ids |= batch.removed_ids
+        left.removed_units |= batch.removed_units
+
+    def _take_unwritten(self, batch: _Batch) -> list[str]:
+        """Put into `batch` what failed syncs left unwritten; returns the paths to read again."""
+        left, self._unwritten = self._unwritten, _Unwritten()
+        batch.deleted_paths.extend(path for path in left.deleted_paths if path not in self._entries)
+        batch.removed_ids |= left.removed_ids  # one this batch places again leaves the set (_index_memory)
+        batch.removed_units |= left.removed_units  # removed before this batch's vectors are added (_apply)
+        return sorted(left.paths)
+
+    def _read_again(self, paths: Iterable[str]) -> None:
+        """Forget what the index holds of these files' texts: the next sync that looks at them reads, chunks, embeds
+        (from the embedding cache) and writes each again, even where its size and mtime are as recorded."""
+        for path in paths:
+            self._entries[path] = replace(self._entries[path], content_hash="", embed_hash="", keyword_hash="")
+            self._recheck.add(path)
 
     def fill(self, progress: Progress | None = None, slice_files: int | None = None) -> SyncReport:
         """Index every file of the vault into this new, empty generation, `slice_files` (BUILD_SLICE) files at a time.
