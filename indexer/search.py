@@ -273,7 +273,8 @@ class Searcher:
                     self.settings.hop_beta, self.settings.hop_share, _Candidate)
             # The query's time words rank what falls in their window higher, unless an explicit window
             # (days_back, after, before) decided the time already: it wins over them (see window_used).
-            named = None if _explicit(request) else timewords.window(request.query, now, present=False)
+            named = None if _explicit(request) or self._time_words_share(request) <= 0.0 else timewords.window(
+                request.query, now, present=False)
             hits = self._rank(candidates, allowed, request, now, named, query_vector, people)
             # The turns around the best hit in its captured conversation rise with it (indexer/multihop.py).
             hits = multihop.lift_thread(self.index, hits, self.settings.thread_reach, self.settings.thread_lift)
@@ -644,8 +645,9 @@ class Searcher:
             final = order * quality + recency
             if named is not None and named.holds(memory.created_at):
                 # "the redis problem from yesterday": written in the window the query names.
-                recency += weight * settings.time_match_boost
-                final += weight * settings.time_match_boost
+                boost = weight * settings.time_match_boost * self._time_words_share(request)
+                recency += boost
+                final += boost
             # Code the memory cites changed since it was written: still shown, below an equally good fresh one.
             stale = tuple(self.index.vault.stale(memory))
             factor = settings.stale_factor if stale else 1.0
@@ -698,13 +700,10 @@ class Searcher:
         return {m: score for m, (score, _) in self._best_chunks(self._unit_vectors(memory_ids), query_vector, whole_share).items()}
 
     def _whole_share(self, request: SearchRequest) -> float:
-        """0 for a question of up to `long_query_from` words, 1 from `long_query_full` words, linear between:
-        how far a standalone note is read as a whole rather than for its closest sentences. A pasted
-        paragraph or log is matched whole to whole (coding sets, long prompts: MRR@10 0.91 -> 0.94, plain
-        cosine 0.93; bench/results/search.md issue 26 session 3)."""
-        words = len(_WORD.findall(request.query or ""))
-        low, high = self.settings.long_query_from, self.settings.long_query_full
-        return min(1.0, max(0.0, (words - low) / (high - low)))
+        return whole_share(request.query, self.settings)
+
+    def _time_words_share(self, request: SearchRequest) -> float:
+        return time_words_share(request.query, self.settings)
 
     def _best_chunks(self, block: _Units, query_vector: np.ndarray,
                      whole_share: float = 0.0) -> dict[str, tuple[float, int]]:
@@ -722,6 +721,24 @@ class Searcher:
 
     def _successor(self, memory: Memory) -> str | None:
         return self.index.link_view.successor(memory.id)
+
+
+def whole_share(query: str | None, settings: SearchSettings) -> float:
+    """0 for a question of up to `long_query_from` words, 1 from `long_query_full` words, linear between:
+    how far a standalone note is read as a whole rather than for its closest sentences. A pasted
+    paragraph or log is matched whole to whole (coding sets, long prompts: MRR@10 0.91 -> 0.94, plain
+    cosine 0.93; bench/results/search.md issue 26 session 3)."""
+    words = len(_WORD.findall(query or ""))
+    low, high = settings.long_query_from, settings.long_query_full
+    return min(1.0, max(0.0, (words - low) / (high - low)))
+
+
+def time_words_share(query: str | None, settings: SearchSettings) -> float:
+    """How much a query's time words ask for memories written then: all of it in a question, nothing in a long
+    paste (whole_share 1), linear between. A pasted alert, log or chat message tells its own story in time words
+    ("since 14:05", "I'm on call this week", "most recent call last"): they date what was pasted, not the memory
+    that answers, and lifted notes written that week over the book section that did (bench/results/s9-book9.md)."""
+    return 1.0 - whole_share(query, settings)
 
 
 def _pooled(embedder: Any, text: str, part: Future[np.ndarray], weight: float) -> np.ndarray:
@@ -867,10 +884,12 @@ class WindowUsed:
         return shape
 
 
-def window_used(request: SearchRequest, now: datetime | None = None) -> WindowUsed | None:
+def window_used(request: SearchRequest, now: datetime | None = None,
+                settings: SearchSettings | None = None) -> WindowUsed | None:
     """Which window `Searcher.search` applies to this request: an explicit one (days_back, after,
     before) always wins over time words in the query; else the query's own time words filter a
-    vague question ("what did we do yesterday") and boost a topic one ("the deploy fix from last week")."""
+    vague question ("what did we do yesterday") and boost a topic one ("the deploy fix from last week"),
+    unless the query is a long paste (`settings` given: time_words_share 0), whose time words boost nothing."""
     if request.memory_id:
         return None
     now = now or request.now or datetime.now(timezone.utc)
@@ -882,7 +901,7 @@ def window_used(request: SearchRequest, now: datetime | None = None) -> WindowUs
         source = "days_back" if request.days_back is not None else "after/before"
         note = (f"the explicit window wins over {named.words!r} in the query" if named is not None else "")
         return WindowUsed(source, "filter", start, end, note=note)
-    if named is None:
+    if named is None or (not vague and settings is not None and time_words_share(request.query, settings) <= 0.0):
         return None
     use = "filter" if vague else "boost"
     return WindowUsed("query", use, named.start, named.end, words=named.words)

@@ -102,7 +102,8 @@ class SearchSettings:
                                                      "quality_bank_outcome_uses uses")
     quality_bank_outcome_uses: int = setting(3, "uses before a memory_bank fact's outcomes count at all")
     time_match_boost: float = setting(0.3, "added to a result's rank, times its relevance, when it was written in the "
-                                            "window the query's time words name (\"the redis bug from yesterday\")")
+                                            "window the query's time words name (\"the redis bug from yesterday\"); "
+                                            "none for a long paste, fading from long_query_from to long_query_full words")
     thread_lift: float = setting(0.15, "the best hit and the memories up to thread_reach previous:/next links from it "
                                        "(its captured conversation's nearby turns) rank by 1 + this (0 = off; indexer/multihop.py)")
     thread_reach: int = setting(2, "how many turns before and after the best hit its thread lift reaches (0 = off)")

@@ -101,7 +101,7 @@ class MemoryService:
         hits = self.hits(request, asked.include_private)
         self._shown(asked.session, (h.memory for h in hits))
         results = [view_of(h.memory, hit=h) for h in hits]
-        window = window_used(request)
+        window = window_used(request, settings=self.app.config.search)
         if window is None:
             return SearchResult(results=results)
         shown = window.as_dict()
