@@ -45,6 +45,7 @@ from .ranking import (
     vector_evidence,
 )
 from .settings import SearchSettings
+from .unscored import fair_to_unscored
 
 log = logging.getLogger("memdir.search")
 Mode = Literal["hybrid", "keyword", "vector"]
@@ -935,4 +936,6 @@ def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:
         key = lambda h: (h.final, h.relevance, h.moment())  # noqa: E731
     else:
         raise ValidationError("sort_by must be relevance, recency or score")
-    return sorted(hits, key=lambda h: (*key(h), h.memory.id), reverse=True)
+    ordered = sorted(hits, key=lambda h: (*key(h), h.memory.id), reverse=True)
+    # Here, not in the Searcher: the server merges its vaults' hits with this same order (mcp_server/service/privacy.py).
+    return fair_to_unscored(ordered) if sort_by == "relevance" else ordered
