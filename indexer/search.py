@@ -45,7 +45,7 @@ from .ranking import (
     vector_evidence,
 )
 from .settings import SearchSettings
-from .unscored import fair_to_unscored
+from .unscored import fair_to_fresh
 
 log = logging.getLogger("memdir.search")
 Mode = Literal["hybrid", "keyword", "vector"]
@@ -281,7 +281,7 @@ class Searcher:
             # The session of the strong hit nearest the question in meaning rises too (indexer/multihop.py).
             hits = multihop.lift_conversation(self.index, hits, query_vector, self.settings.conversation_reach,
                                               self.settings.conversation_lift)
-            hits = with_shown(order_hits(hits, request.sort_by)[:limit], self.settings)
+            hits = with_shown(order_hits(hits, request.sort_by, now, self.settings.fresh_unscored_days)[:limit], self.settings)
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
@@ -924,9 +924,10 @@ def with_shown(hits: list[Hit], settings: SearchSettings) -> list[Hit]:
             if h.explain is not None else h for h in hits]
 
 
-def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:
+def order_hits(hits: list[Hit], sort_by: str, now: datetime | None = None, fresh_days: float = 0.0) -> list[Hit]:
     """Hits in the order a search returns them; ties broken by id, so the order is stable. Relevance is
-    calibrated to an absolute 0..1, so hits from several indices can be ordered together."""
+    calibrated to an absolute 0..1, so hits from several indices can be ordered together. By relevance, a fresh
+    unused memory and a used one are compared without their quality lifts (`fresh_days`: fresh_unscored_days)."""
     if sort_by == "recency":
         key = lambda h: (h.moment(), h.final)  # noqa: E731
     elif sort_by == "score":
@@ -938,4 +939,6 @@ def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:
         raise ValidationError("sort_by must be relevance, recency or score")
     ordered = sorted(hits, key=lambda h: (*key(h), h.memory.id), reverse=True)
     # Here, not in the Searcher: the server merges its vaults' hits with this same order (mcp_server/service/privacy.py).
-    return fair_to_unscored(ordered) if sort_by == "relevance" else ordered
+    if sort_by != "relevance":
+        return ordered
+    return fair_to_fresh(ordered, now or datetime.now(timezone.utc), fresh_days)

@@ -1,51 +1,71 @@
-"""A memory that has never been used is ranked on what it says, not under another's outcome lift.
+"""A fresh memory nobody has used yet is ranked on what it says, not under another's outcome lift.
 
 The quality prior lifts a memory with a good outcome record by up to `quality_lift_cap` (and a memory_bank fact by
-what its importance and confidence state). Between two memories that both have a record, that is the prior doing
-its job: a near tie goes to the one that helped before. Against a memory written this morning it is not: the new
-one has had no chance to earn a lift, so a record bought with other questions decides a question it does not
-answer better. Asked in other words through the server, fresh notes lost near ties that way to older notes of the
-coding set they were nearer to (bench/results/s9-served9.md; issue 26 item 5: "the quality prior must not bury a
-fresh memory under proven but off-topic ones").
+what its importance and confidence state). Between two memories that both had their chances, that is the prior
+doing its job: a near tie goes to the one that helped before, and one that sat unused for weeks has no claim
+against it. Against a memory written this morning it is not: the new one has had no chance to earn a lift, so a
+record bought with other questions decides a question it does not answer better. Asked in other words through the
+server, fresh notes lost near ties that way to older notes of the coding set they were nearer to
+(bench/results/s9-served9.md; issue 26 item 5: "the quality prior must not bury a fresh memory under proven but
+off-topic ones").
 
-So when exactly one of two neighbouring hits has a record, they are compared without positive lifts: the order
-score with the demotion a bad record carries, recency, time words and the staleness factor, as ranked. Between
-two memories with records, or two without, the final score decides as before.
+So when one of two neighbouring hits has a record and the other is unused and written within `fresh_unscored_days`,
+they are compared without positive lifts: the order score with the demotion a bad record carries, recency, time
+words and the staleness factor, as ranked. Every other pair keeps the final score's order.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Protocol, Sequence, TypeVar
 
-if TYPE_CHECKING:
-    from .search import Hit
+from vault.model import Memory
 
 
-def has_record(hit: Hit) -> bool:
+class Ranked(Protocol):
+    """What this needs of a search hit (indexer.search.Hit, which imports this module)."""
+
+    memory: Memory
+    final: float
+    explain: dict[str, float] | None
+
+    def moment(self) -> float: ...
+
+
+Hit = TypeVar("Hit", bound=Ranked)
+
+
+def has_record(hit: Ranked) -> bool:
     """Whether the memory has been used (an outcome record the prior may lift it for). A book never has one: the
     quality model does not score reference documents, whatever counters their files claim."""
     return hit.memory.collection != "books" and (hit.memory.uses > 0 or bool(hit.memory.outcomes))
 
 
-def unlifted(hit: Hit) -> float:
+def unlifted(hit: Ranked) -> float:
     """The hit's final score less what a quality factor above 1 added to it (demotions stay)."""
-    explain = hit.explain or {}
+    explain: dict[str, Any] = hit.explain or {}
     lift = max(0.0, explain.get("quality", 1.0) - 1.0)
     return hit.final - lift * explain.get("order", 0.0) * explain.get("stale_factor", 1.0)
 
 
-def ahead(upper: Hit, lower: Hit) -> bool:
-    """Whether `lower` belongs above `upper`: only when one of them has a record and the other none, and without
-    positive lifts `lower` scores more."""
-    if upper.explain is None or lower.explain is None or has_record(upper) == has_record(lower):
-        return False
-    return unlifted(lower) > unlifted(upper)
-
-
-def fair_to_unscored(hits: Sequence[Hit]) -> list[Hit]:
-    """`hits` (ordered by final score) with every adjacent pair of one used and one unused memory put in the order
-    their unlifted scores give (passes of neighbour swaps, bounded; the list is a search's candidates)."""
+def fair_to_fresh(hits: Sequence[Hit], now: datetime, days: float) -> list[Hit]:
+    """`hits` (ordered by final score) with every adjacent pair of a used memory and a fresh unused one put in the
+    order their unlifted scores give (passes of neighbour swaps, bounded by the list's length). `days` 0: as given."""
     ordered = list(hits)
+    if days <= 0:
+        return ordered
+    since = (now - timedelta(days=days)).timestamp()
+
+    def fresh(hit: Hit) -> bool:
+        return not has_record(hit) and hit.moment() >= since
+
+    def ahead(upper: Hit, lower: Hit) -> bool:
+        if upper.explain is None or lower.explain is None:
+            return False
+        if not ((has_record(upper) and fresh(lower)) or (fresh(upper) and has_record(lower))):
+            return False
+        return unlifted(lower) > unlifted(upper)
+
     for _ in range(len(ordered)):
         swapped = False
         for i in range(len(ordered) - 1):

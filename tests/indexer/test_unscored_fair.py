@@ -1,7 +1,7 @@
-"""A memory nobody has used yet is ranked on what it says, not under another memory's outcome lift (issue 26 items 1
-and 5; bench/results/s9-served9.md). When exactly one of two neighbouring results has a record, they are compared
-without positive lifts; between two with records, or two without, the final score decides as before. The rule is in
-`order_hits`, so the server's merge of its vaults orders by it too."""
+"""A fresh memory nobody has used yet is ranked on what it says, not under another memory's outcome lift (issue 26
+items 1 and 5; bench/results/s9-served9.md). When one of two neighbouring results has a record and the other is unused
+and written within `fresh_unscored_days`, they are compared without positive lifts; every other pair keeps the final
+score's order. The rule is in `order_hits`, so the server's merge of its vaults orders by it too."""
 
 from __future__ import annotations
 
@@ -10,31 +10,42 @@ from pathlib import Path
 
 import pytest
 
+from datetime import datetime, timedelta, timezone
+
 from indexer.search import Hit, SearchRequest, Searcher, order_hits
-from indexer.settings import SearchSettings
+from indexer.settings import InvalidSetting, SearchSettings
 from tests.indexer.helpers import example_with_fresh
 from vault.model import Memory
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
+NOW = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
+DAYS = SearchSettings().fresh_unscored_days
 
 
 def hit(memory_id: str, order: float, quality: float, uses: int = 0, collection: str = "patterns",
-        stale_factor: float = 1.0) -> Hit:
+        stale_factor: float = 1.0, age_days: float = 0.2) -> Hit:
     memory = Memory(id=memory_id, path=f"{collection}/{memory_id}.md", collection=collection, type="learning",
                     title=memory_id, body="b", uses=uses, outcomes=("helpful",) * min(uses, 3))
     final = order * quality * stale_factor
-    return Hit(memory, 0.5, final, "vector", explain={"order": order, "quality": quality, "recency": 0.0,
-                                                       "stale_factor": stale_factor, "weighed": 0.5})
+    return Hit(memory, 0.5, final, "vector", written=NOW - timedelta(days=age_days),
+               explain={"order": order, "quality": quality, "recency": 0.0, "stale_factor": stale_factor, "weighed": 0.5})
 
 
-def ids(hits: list[Hit]) -> list[str]:
-    return [h.memory.id for h in order_hits(hits, "relevance")]
+def ids(hits: list[Hit], days: float = DAYS) -> list[str]:
+    return [h.memory.id for h in order_hits(hits, "relevance", NOW, days)]
 
 
 def test_a_used_memorys_lift_does_not_put_it_over_a_new_one_that_matches_better():
     used, new = hit("m-used", order=0.600, quality=1.03, uses=6), hit("m-new", order=0.610, quality=1.003)
     assert used.final > new.final  # what decided before
     assert ids([used, new]) == ["m-new", "m-used"]
+    assert ids([used, new], days=0) == ["m-used", "m-new"]  # the rule off
+
+
+def test_an_unused_memory_that_had_its_chances_does_not_get_past_a_used_one():
+    # Eleven days unused (the example vault's outage review against the locking decision used three times).
+    used, old = hit("m-used", order=0.600, quality=1.03, uses=3), hit("m-old", order=0.610, quality=1.003, age_days=11)
+    assert ids([used, old]) == ["m-used", "m-old"]
 
 
 def test_a_used_memory_that_matches_better_stays_ahead():
@@ -63,6 +74,12 @@ def test_a_book_with_counters_in_its_file_is_not_a_record():
     assert ids([note, book]) == ["m-book", "m-note"]
 
 
+def test_a_negative_window_is_refused_by_name():
+    with pytest.raises(InvalidSetting) as refused:
+        SearchSettings(fresh_unscored_days=-1.0)
+    assert refused.value.key == "fresh_unscored_days"
+
+
 def test_other_orders_are_untouched():
     used, new = hit("m-used", order=0.600, quality=1.03, uses=6), hit("m-new", order=0.610, quality=1.003)
     assert [h.memory.id for h in order_hits([new, used], "score")] == [h.memory.id for h in sorted(
@@ -86,10 +103,9 @@ def test_a_fresh_note_asked_in_other_words_is_not_buried_by_a_used_note_it_is_ne
     try:
         build_vault(root, NOW, [m for m in MEMORIES if m[0] == "c044"])
         index.sync()
-        hits = Searcher(index, SearchSettings()).search(SearchRequest(query=question, limit=10))
-        found = [h.memory.id for h in hits]
+        found = [h.memory.id for h in Searcher(index, SearchSettings()).search(SearchRequest(query=question, limit=10))]
         assert found[0] == fresh[0][0], found
-        by_final = sorted(hits, key=lambda h: (h.final, h.relevance, h.moment(), h.memory.id), reverse=True)
-        assert [h.memory.id for h in by_final][0] == "c044"  # what the final score alone put first
+        off = Searcher(index, SearchSettings(fresh_unscored_days=0.0)).search(SearchRequest(query=question, limit=10))
+        assert [h.memory.id for h in off][:2] == ["c044", fresh[0][0]]  # what c044's lift did
     finally:
         index.close()
