@@ -642,16 +642,18 @@ class Searcher:
             # unrelated memory must not outrank an old exact answer.
             recency = weight * settings.recency_weight * recency_bonus(memory, now, settings.recency)
             final = order * quality + recency
+            matched = 0.0  # what the query's own time words add (Hit.explain["time_match"]): part of the match
             if named is not None and named.holds(memory.created_at):
                 # "the redis problem from yesterday": written in the window the query names.
-                recency += weight * settings.time_match_boost
-                final += weight * settings.time_match_boost
+                matched = weight * settings.time_match_boost
+                recency += matched
+                final += matched
             # Code the memory cites changed since it was written: still shown, below an equally good fresh one.
             stale = tuple(self.index.vault.stale(memory))
             factor = settings.stale_factor if stale else 1.0
             final *= factor
             explain = {"order": order, "weighed": weight, "quality": quality, "recency": recency, "stale_factor": factor,
-                       "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author}
+                       "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author, "time_match": matched}
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
         return hits

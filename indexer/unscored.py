@@ -10,8 +10,10 @@ server, fresh notes lost near ties that way to older notes of the coding set the
 off-topic ones").
 
 So when one of two neighbouring hits has a record and the other is unused and written within `fresh_unscored_days`,
-they are compared without positive lifts: the order score with the demotion a bad record carries, recency, time
-words and the staleness factor, as ranked. Every other pair keeps the final score's order.
+they are compared on how they match the question alone: without the record's lift, and without the recency bonus
+that lifts the young one (kept, it put a fresh working note over the used answer it matched less well: coding dev,
+"how long do we cache slot search results"). The demotion of a bad record, the query's time words and the
+staleness factor stay. Every other pair keeps the final score's order.
 """
 
 from __future__ import annotations
@@ -41,16 +43,18 @@ def has_record(hit: Ranked) -> bool:
     return hit.memory.collection != "books" and (hit.memory.uses > 0 or bool(hit.memory.outcomes))
 
 
-def unlifted(hit: Ranked) -> float:
-    """The hit's final score less what a quality factor above 1 added to it (demotions stay)."""
+def on_match(hit: Ranked) -> float:
+    """What the hit scores on how it matches the question: its order score with the demotion a bad record carries,
+    what the query's time words add, and the staleness factor; no quality lift and no recency bonus, the two priors
+    a used memory and a new one each have the one of (a record's lift, a young memory's recency)."""
     explain: dict[str, Any] = hit.explain or {}
-    lift = max(0.0, explain.get("quality", 1.0) - 1.0)
-    return hit.final - lift * explain.get("order", 0.0) * explain.get("stale_factor", 1.0)
+    demoted = explain.get("order", 0.0) * min(1.0, explain.get("quality", 1.0))
+    return (demoted + explain.get("time_match", 0.0)) * explain.get("stale_factor", 1.0)
 
 
 def fair_to_fresh(hits: Sequence[Hit], now: datetime, days: float) -> list[Hit]:
     """`hits` (ordered by final score) with every adjacent pair of a used memory and a fresh unused one put in the
-    order their unlifted scores give (passes of neighbour swaps, bounded by the list's length). `days` 0: as given."""
+    order their match gives (`on_match`) (passes of neighbour swaps, bounded by the list's length). `days` 0: as given."""
     ordered = list(hits)
     if days <= 0:
         return ordered
@@ -64,7 +68,7 @@ def fair_to_fresh(hits: Sequence[Hit], now: datetime, days: float) -> list[Hit]:
             return False
         if not ((has_record(upper) and fresh(lower)) or (fresh(upper) and has_record(lower))):
             return False
-        return unlifted(lower) > unlifted(upper)
+        return on_match(lower) > on_match(upper)
 
     for _ in range(len(ordered)):
         swapped = False

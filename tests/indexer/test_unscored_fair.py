@@ -23,12 +23,13 @@ DAYS = SearchSettings().fresh_unscored_days
 
 
 def hit(memory_id: str, order: float, quality: float, uses: int = 0, collection: str = "patterns",
-        stale_factor: float = 1.0, age_days: float = 0.2) -> Hit:
+        stale_factor: float = 1.0, age_days: float = 0.2, recency: float = 0.0) -> Hit:
     memory = Memory(id=memory_id, path=f"{collection}/{memory_id}.md", collection=collection, type="learning",
                     title=memory_id, body="b", uses=uses, outcomes=("helpful",) * min(uses, 3))
-    final = order * quality * stale_factor
+    final = (order * quality + recency) * stale_factor
     return Hit(memory, 0.5, final, "vector", written=NOW - timedelta(days=age_days),
-               explain={"order": order, "quality": quality, "recency": 0.0, "stale_factor": stale_factor, "weighed": 0.5})
+               explain={"order": order, "quality": quality, "recency": recency, "stale_factor": stale_factor,
+                        "weighed": 0.5, "time_match": 0.0})
 
 
 def ids(hits: list[Hit], days: float = DAYS) -> list[str]:
@@ -40,6 +41,15 @@ def test_a_used_memorys_lift_does_not_put_it_over_a_new_one_that_matches_better(
     assert used.final > new.final  # what decided before
     assert ids([used, new]) == ["m-new", "m-used"]
     assert ids([used, new], days=0) == ["m-used", "m-new"]  # the rule off
+
+
+def test_a_new_notes_recency_bonus_does_not_put_it_over_a_used_memory_that_matches_better():
+    # Coding dev, "how long do we cache slot search results": a working note from this morning (recency +0.047) sat
+    # above the used answer whose match was clearly better. Compared on the match alone, neither prior counts.
+    used = hit("m-used", order=0.999, quality=1.021, uses=2)
+    new = hit("m-new", order=0.977, quality=1.003, recency=0.047)
+    assert new.final > used.final  # what decided before
+    assert ids([new, used]) == ["m-used", "m-new"]
 
 
 def test_an_unused_memory_that_had_its_chances_does_not_get_past_a_used_one():
