@@ -10,8 +10,8 @@ The set is bench/served_fresh_set.py (48 memories, one question each, no content
   4. waits until the server's health says no unit is left without its vector;
   5. asks each question through the server, the `memdir search` / search_memory path (ops.Search, the tool's
      defaults: no filter, default limit), and reads the ids and the relevance each result shows;
-  6. stops the server, then ranks the same questions in-process (Searcher, default settings, the clock now)
-     to tell the server's path from the ranking itself.
+  6. stops the server, then ranks the same questions in-process (Searcher, default settings, the clock now, the
+     vault's lifecycle schedule as the server reads it) to tell the server's path from the ranking itself.
 Baselines see every memory of the vault as the server left it: plain all-MiniLM-L6-v2 cosine over
 "title\\nbody" (the query embedded the way memdir embeds it), and Okapi BM25 over word tokens.
 
@@ -176,8 +176,8 @@ def evaluate(embedder_name: str, cache: Path, example_only: bool, name: str = "s
     from indexer.search import SearchRequest, Searcher
     from locomo import search_settings
     from mcp_server.service import operations as ops
+    from mcp_server.config import load_config
     from vault import Vault
-    from vault.settings import LifecycleSettings
 
     fresh_memories, questions, _ = chosen_set(name)
     embedder = CachedEmbedder(make_embedder(embedder_name), cache)
@@ -207,7 +207,11 @@ def evaluate(embedder_name: str, cache: Path, example_only: bool, name: str = "s
         vectors = dict(zip(texts, embedder.embed(list(texts.values()))))
         bm25 = PlainBM25(texts)
         index = Index.open(Vault(root), embedder)
-        searcher = Searcher(index, search_settings([]), lifecycle=LifecycleSettings())
+        # As the server reads (mcp_server/service/app.py): with the vault's lifecycle schedule off (the example vault's
+        # `every = "off"`), what the next run would remove is still listed. LifecycleSettings() here hid the example
+        # vault's old working notes and the coding set's working memories, which the server lists (issue 26, session 9).
+        lifecycle = load_config(root).lifecycle
+        searcher = Searcher(index, search_settings([]), lifecycle=lifecycle if lifecycle.every_seconds else None)
         now = datetime.now(timezone.utc)
         try:
             for text, wanted in questions:

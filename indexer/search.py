@@ -45,6 +45,7 @@ from .ranking import (
     vector_evidence,
 )
 from .settings import SearchSettings
+from .unscored import fair_to_fresh
 
 log = logging.getLogger("memdir.search")
 Mode = Literal["hybrid", "keyword", "vector"]
@@ -281,7 +282,7 @@ class Searcher:
             # The session of the strong hit nearest the question in meaning rises too (indexer/multihop.py).
             hits = multihop.lift_conversation(self.index, hits, query_vector, self.settings.conversation_reach,
                                               self.settings.conversation_lift)
-            hits = with_shown(order_hits(hits, request.sort_by)[:limit], self.settings)
+            hits = with_shown(order_hits(hits, request.sort_by, now, self.settings.fresh_unscored_days)[:limit], self.settings)
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
@@ -643,17 +644,18 @@ class Searcher:
             # unrelated memory must not outrank an old exact answer.
             recency = weight * settings.recency_weight * recency_bonus(memory, now, settings.recency)
             final = order * quality + recency
+            matched = 0.0  # what the query's own time words add (Hit.explain["time_match"]): part of the match
             if named is not None and named.holds(memory.created_at):
                 # "the redis problem from yesterday": written in the window the query names.
-                boost = weight * settings.time_match_boost * self._time_words_share(request)
-                recency += boost
-                final += boost
+                matched = weight * settings.time_match_boost * self._time_words_share(request)
+                recency += matched
+                final += matched
             # Code the memory cites changed since it was written: still shown, below an equally good fresh one.
             stale = tuple(self.index.vault.stale(memory))
             factor = settings.stale_factor if stale else 1.0
             final *= factor
             explain = {"order": order, "weighed": weight, "quality": quality, "recency": recency, "stale_factor": factor,
-                       "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author}
+                       "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author, "time_match": matched}
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
         return hits
@@ -943,9 +945,10 @@ def with_shown(hits: list[Hit], settings: SearchSettings) -> list[Hit]:
             if h.explain is not None else h for h in hits]
 
 
-def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:
+def order_hits(hits: list[Hit], sort_by: str, now: datetime | None = None, fresh_days: float = 0.0) -> list[Hit]:
     """Hits in the order a search returns them; ties broken by id, so the order is stable. Relevance is
-    calibrated to an absolute 0..1, so hits from several indices can be ordered together."""
+    calibrated to an absolute 0..1, so hits from several indices can be ordered together. By relevance, a fresh
+    unused memory and a used one are compared without their quality lifts (`fresh_days`: fresh_unscored_days)."""
     if sort_by == "recency":
         key = lambda h: (h.moment(), h.final)  # noqa: E731
     elif sort_by == "score":
@@ -955,4 +958,8 @@ def order_hits(hits: list[Hit], sort_by: str) -> list[Hit]:
         key = lambda h: (h.final, h.relevance, h.moment())  # noqa: E731
     else:
         raise ValidationError("sort_by must be relevance, recency or score")
-    return sorted(hits, key=lambda h: (*key(h), h.memory.id), reverse=True)
+    ordered = sorted(hits, key=lambda h: (*key(h), h.memory.id), reverse=True)
+    # Here, not in the Searcher: the server merges its vaults' hits with this same order (mcp_server/service/privacy.py).
+    if sort_by != "relevance":
+        return ordered
+    return fair_to_fresh(ordered, now or datetime.now(timezone.utc), fresh_days)

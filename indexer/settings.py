@@ -73,6 +73,9 @@ class SearchSettings:
     evidence_weight: float = setting(0.5, "order by (1 - w) * fused rank + w * calibrated relevance")
     quality_lift_cap: float = setting(0.05, "most a good outcome record lifts a result (0.05 = 5 %): it breaks near "
                                             "ties, it never buries a fresh memory that answers better")
+    fresh_unscored_days: float = setting(7.0, "a memory written within this many days and never used is ranked against "
+                                              "a used one without either's positive quality lift: a record earned on "
+                                              "other questions does not bury a note too new to have one (0 = off)")
     quality_gain: float = setting(0.25, "share of a memory's tier weight that a good record adds to its rank: proven "
                                         "memories break ties, they do not outrank better answers")
     quality_decay: float = setting(0.5, "a good record (the lift) fades by count: the latest outcome counts 1, the one "
@@ -175,7 +178,7 @@ class SearchSettings:
             raise InvalidSetting("shown_gap_floor", f"{self.shown_gap_floor} is not in [0, 1]")
         if not 0.0 <= self.section_lead_share <= 1.0:
             raise InvalidSetting("section_lead_share", f"{self.section_lead_share} is not in [0, 1]")
-        for key in ("quality_lift_cap", "recency_weight", "pooling_sharpness", "section_lead", "salient_weight"):
+        for key in ("quality_lift_cap", "fresh_unscored_days", "recency_weight", "pooling_sharpness", "section_lead", "salient_weight"):
             if getattr(self, key) < 0.0:
                 raise InvalidSetting(key, f"{getattr(self, key)} is negative")
 

@@ -43,7 +43,8 @@ def search(app: App, request: SearchRequest, include_private: bool = True) -> li
         return hits
     hits = [hit for side in sides for hit in side.searcher.search(request)]
     limit = request.limit or app.config.search.default_limit
-    return with_shown(order_hits(hits, request.sort_by)[:limit], app.config.search)
+    return with_shown(order_hits(hits, request.sort_by, request.now, app.config.search.fresh_unscored_days)[:limit],
+                      app.config.search)
 
 
 def add_side(app: App, privacy: str) -> Side:

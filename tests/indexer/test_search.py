@@ -286,7 +286,8 @@ def test_embedding_the_query_alongside_the_keyword_search_gives_the_same_results
         index.embedder.forget_queries()
         allowed = s._allowed(request, NOW)
         candidates, query_vector = s._retrieve(request, allowed, None)
-        sequential = order_hits(s._rank(candidates, allowed, request, NOW, query_vector=query_vector), "relevance")
+        sequential = order_hits(s._rank(candidates, allowed, request, NOW, query_vector=query_vector), "relevance",
+                                NOW, s.settings.fresh_unscored_days)
         assert concurrent
         assert [(h.memory.id, h.final) for h in concurrent] == [(h.memory.id, h.final) for h in sequential[:len(concurrent)]]
 
