@@ -778,7 +778,8 @@ class Index:
         is background work, and beside a search it took half the interpreter (a served 100k vault's first answer
         came 3 CPU s later with the owner's reconcile at start, bench/README session 8). Bounded: only the searches
         running now, each wait at most SEARCH_WAIT_SECONDS, so a stream of searches slows the walk, never stops it."""
-        if self.searches.count():
+        # Not with the lock held (a reader that became the owner reconciles under it): the searches wait for it.
+        if self.searches.count() and not self.lock._is_owned():  # type: ignore[attr-defined]
             self.searches.wait_for_running(SEARCH_WAIT_SECONDS)
 
     def _walk_folders(self, folders: Iterable[str | Path]) -> dict[str, set[str]]:

@@ -49,6 +49,19 @@ def test_a_reconcile_waits_for_a_running_search_without_holding_the_lock(hashing
         index.close()
 
 
+def test_a_reconcile_under_the_lock_does_not_wait_for_the_searches_that_wait_for_it(hashing_root: Path) -> None:
+    _vault(hashing_root)
+    open_index(hashing_root).close()
+    index = _open_later(hashing_root)
+    waited = _waits_seen(index)
+    try:
+        with index.searches.running(), index.lock:  # a reader become owner reconciles holding the lock (Index.refresh)
+            index.reconcile()
+        assert index.reconciled.is_set() and not waited.is_set()
+    finally:
+        index.close()
+
+
 def test_a_reconcile_that_finds_nothing_changed_decodes_no_row(hashing_root: Path, tmp_path: Path, monkeypatch) -> None:
     _vault(hashing_root)
     open_index(hashing_root).close()
