@@ -422,12 +422,10 @@ class Index:
         what is read from it (a copy before the index may change)."""
         return AllBut(self._memories, left_out)
 
-    def lifecycle_records(self, may_matter: Callable[[str, str, str, int, float], bool] | None = None
-                          ) -> Iterator[Memory | Facts]:
+    def lifecycle_records(self) -> Iterator[Memory | Facts]:
         """Every indexed memory as the lifecycle rules read it (`vault.lifecycle`): a memory, or for a manifest row not
-        decoded yet the facts it was read with (lifecycle_facts.py), so deciding them all decodes no row. With
-        `may_matter`, rows for which it says False from their (collection, type, status, uses, score) are left out."""
-        return self._memories.lifecycle_records(may_matter)
+        decoded yet the facts it was read with (lifecycle_facts.py), so deciding them all decodes no row."""
+        return self._memories.lifecycle_records()
 
     def memories_mentioning(self, words: tuple[str, ...]) -> Iterator[Memory]:
         """A subset of the indexed memories holding every one whose file says one of `words` somewhere (a key, a

@@ -36,7 +36,6 @@ RELEASE_AFTER = 2048  # rows past which the last one decoded gives the freed hea
 Row = tuple[Any, ...]  # a files-table row, as Manifest.rows() returns it
 MEMORY_COLUMN = 9
 FACT_STATUS = ROW_FACTS + FACT_COLUMNS.index("status")  # a row's status among the lifecycle facts read with it
-FACT_USES = ROW_FACTS + FACT_COLUMNS.index("uses")  # ... its uses, and its score after them
 ROW_SIZE, ROW_MTIME, ROW_CONTENT_HASH = (FILE_COLUMNS.index(name) for name in ("size", "mtime_ns", "content_hash"))
 ROW_SLICE = 4096  # rows parsed as one JSON text by `Entries.row_ids`  # the row's memory JSON (see manifest._row)
 
@@ -249,18 +248,14 @@ class Memories(_Held):
                 if memory is not None and memory.status in statuses:
                     yield memory_id
 
-    def lifecycle_records(self, may_matter: Callable[[str, str, str, int, float], bool] | None = None
-                          ) -> Iterator[Memory | Facts]:
+    def lifecycle_records(self) -> Iterator[Memory | Facts]:
         """Every memory as the lifecycle rules read it: a decoded one as itself, one not decoded yet as the `Facts` its
-        row was read with (lifecycle_facts.py), decoded only when its row has none (a manifest not migrated yet).
-        `may_matter` (collection, type, status, uses, score): a row with facts for which it says False is left out
-        without a record made (vault.lifecycle.may_leave: most of a vault cannot leave, whatever the time)."""
+        row was read with (lifecycle_facts.py), decoded only when its row has none (a manifest not migrated yet)."""
         for memory_id, held in list(self._slots.items()):
             if type(held) is not tuple:
                 yield held  # type: ignore[misc]
             elif len(held) > ROW_FACTS and held[ROW_FACTS] is not None:
-                if may_matter is None or may_matter(*held[ROW_FACTS:ROW_FACTS + 3], *held[FACT_USES:FACT_USES + 2]):
-                    yield Facts(memory_id, held[ROW_PATH], held[ROW_FACTS:])  # type: ignore[arg-type]
+                yield Facts(memory_id, held[ROW_PATH], held[ROW_FACTS:])  # type: ignore[arg-type]
             else:
                 memory = self.get(memory_id)
                 if memory is not None:

@@ -17,7 +17,6 @@ import math
 import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from functools import partial
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Literal, Mapping
 
@@ -376,10 +375,7 @@ class Searcher:
         key = (self.index.version, int(now.timestamp() // 60))
         if self._leaving_cache is None or self._leaving_cache[0] != key:
             # From each row's lifecycle facts where it is not decoded: deciding decodes no row (lifecycle_facts.py).
-            rules = self.lifecycle
-            # Rows that cannot leave whatever the time are not decided (vault.lifecycle.may_leave).
-            records = self.index.lifecycle_records(partial(lifecycle.may_leave, s=rules))
-            ids = frozenset(m.id for m in records if lifecycle.leaving(m, now, rules))
+            ids = frozenset(m.id for m in self.index.lifecycle_records() if lifecycle.leaving(m, now, self.lifecycle))
             self._leaving_cache = (key, ids)
         return self._leaving_cache[1]
 

@@ -56,19 +56,6 @@ def leaving(m: Memory, now: datetime, settings: LifecycleSettings) -> str:
     return decision.why if decision is not None and decision.action in ("remove", "archive") else ""
 
 
-def may_leave(collection: str, memory_type: str, status: str, uses: int, score: float, s: LifecycleSettings) -> bool:
-    """False when `leaving` says "" for a memory with these fields whatever its times, outcomes and deadline: the
-    branches of `_decide` that remove or archive need a type with a time to live, a low score after uses, or the
-    working and history collections' ages. A served first search decides only the others (100k at a cold open)."""
-    if collection == "books" or status in ("archived", "superseded"):
-        return False
-    if s.type_ttl_days.get(memory_type):
-        return True
-    if collection == "memory_bank":
-        return False
-    return (uses > 0 and score < s.remove_below) or collection in ("working", "history")
-
-
 def _decide(m: Memory, now: datetime, s: LifecycleSettings) -> Decision | None:
     def make(action: str, to: str | None, why: str) -> Decision:
         return Decision(m.id, m.path, action, m.collection, to, why)

@@ -6,7 +6,6 @@ migrated by its owner's open and then equals a fresh build, without re-embedding
 from __future__ import annotations
 
 import sqlite3
-from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -75,21 +74,6 @@ def test_every_memory_is_decided_from_its_facts_as_from_its_memory_without_decod
     assert leaving == {"m-old-working", "m-idle", "m-journal", "m-goal3", "m-failing"}  # aged, idle, expired, failing
     assert {"m-goal", "m-goal2"} <= {r.id for r in records if lifecycle.leaving(r, NOWS[3], RULES)}  # past their deadlines
     assert {d.action for now in NOWS for d in lifecycle.plan(records, now, RULES)} == {"remove", "archive", "promote", "demote"}  # type: ignore[arg-type]
-    index.close()
-
-
-def test_what_cannot_leave_whatever_the_time_is_left_out_before_it_is_decided(root: Path):
-    index = open_index(root)
-    memories = list(index.all_memories())
-    stay = [m for m in memories if not lifecycle.may_leave(m.collection, m.type, m.status, m.uses, m.score, RULES)]
-    assert {"m-book", "m-archived", "m-weak", "m-p00"} <= {m.id for m in stay}
-    for now in [*NOWS, datetime(2040, 1, 1, tzinfo=timezone.utc)]:
-        assert [lifecycle.leaving(m, now, RULES) for m in stay] == [""] * len(stay)  # the rules agree, at any time
-    index.close()
-    index = reader(root)
-    records = list(index.lifecycle_records(partial(lifecycle.may_leave, s=RULES)))
-    assert {r.id for r in records} >= {m.id for m in memories} - {m.id for m in stay}
-    assert not [r.id for r in records if type(r) is Facts and r.id in {m.id for m in stay}]  # only ones decoded anyway
     index.close()
 
 
