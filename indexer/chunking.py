@@ -124,7 +124,7 @@ def _own_path(heading: str, book_title: str) -> str:
     alone for the text before the first heading, or under the title's own heading). Every section used to start
     with the book's title, twice when the first heading repeats it; that made a book's sections near-copies
     (mean cosine to their 10 nearest units 0.64, notes 0.38) and drew each towards whatever the book is about.
-    Without it, on the fresh-paraphrase and book-question sets (bench/README, issue 26 session 5) both gain:
+    Without it, on the fresh-paraphrase and book-question sets (bench/results/search.md, issue 26 session 5) both gain:
     fresh hit@3 0.689 -> 0.703, book questions 0.378 -> 0.405 (the book in any section 0.514 -> 0.595). The
     keyword index keeps the title: a question naming the book still finds its sections."""
     parts = heading.split(" > ") if heading else []
@@ -222,7 +222,8 @@ def _sections(body: str) -> list[tuple[str, str]]:
     A heading with no text of its own ("## Deploying" straight above "### Normal deploy") is no section: its
     name lives on in its subsections' paths. As a chunk it was the book's title and that name alone, a short
     generic text close to any question on the book's topic, and a hit on it showed an empty excerpt
-    ("Ledger schema reference > Tables" for a question the notes answered; bench/README, issue 26 session 5)."""
+    ("Ledger schema reference > Tables" for a question the notes answered; bench/results/search.md, issue 26,
+    session 5)."""
     sections: list[tuple[str, list[str]]] = [("", [])]
     path: list[tuple[int, str]] = []
     for line, in_code in markdown.fenced(body.splitlines()):

@@ -2,10 +2,10 @@
 
 An index load makes millions of long-lived, acyclic objects (a Memory, an Entry and their tuples per
 memory). Every 700 allocations the collector runs, and each time enough of them have piled up it walks
-everything allocated so far: at 100k memories `Index()` took 16.6 CPU s with it, 15.2 without (bench/README,
-issue 32 item 5). A load frees no cycles worth finding, so the collector waits until it is done. A pull's sync
-is the same (issue 32 item 4), but only while it reads, chunks and stages: it also waits (for the index lock, for
-an earlier keyword commit) and lets the model run, and the collector is every thread's (`Pause`).
+everything allocated so far: at 100k memories `Index()` took 16.6 CPU s with it, 15.2 without
+(bench/results/first-answer.md, issue 32 item 5). A load frees no cycles worth finding, so the collector waits until it
+is done. A pull's sync is the same (issue 32 item 4), but only while it reads, chunks and stages: it also waits (for the
+index lock, for an earlier keyword commit) and lets the model run, and the collector is every thread's (`Pause`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Keyword documents a big write has not committed to Whoosh yet, searched beside it meanwhile.
 
-Adding and committing a pull's 1,000 memories takes Whoosh tens of seconds at 100k memories (bench/README,
-issue 32 item 4), and a new memory was not found by its words until that commit. Their documents are
-analysed into this small in-memory index first (a fraction of a second: the analysis is Whoosh's own
+Adding and committing a pull's 1,000 memories takes Whoosh tens of seconds at 100k memories
+(bench/results/reindex-and-pull.md, issue 32 item 4), and a new memory was not found by its words until that commit.
+Their documents are analysed into this small in-memory index first (a fraction of a second: the analysis is Whoosh's own
 `field.index`, so the terms, weights and lengths are the ones Whoosh will store), searched beside Whoosh
 until the commit, and then dropped in the same step that opens the new Whoosh searcher.
 

@@ -13,7 +13,7 @@ again; nothing else can have changed.
 
 The graph is held in two maps, not a graph library: each linking memory's edges as (target, link) pairs, and per
 target the memories linking to it. Every query here is one or two lookups in them; networkx was 12.8 MB of a
-vault server's resident memory and 314 modules for these (bench/README, issue 32 item 1, branch mem10k-w3s7).
+vault server's resident memory and 314 modules for these (bench/results/scale.md, issue 32 item 1, branch mem10k-w3s7).
 """
 
 from __future__ import annotations
@@ -488,7 +488,8 @@ def _pending_links(memory: Memory) -> Iterator[_Pending]:
                 yield _from_frontmatter(parts, SUPERSEDES, origin, f"supersedes: {entry}")
     for key, value in memory.frontmatter.items():
         # Most values are a string without a link, a number or a date, which name nothing: skipped before the
-        # generators below are made (a cold open builds every memory's record; bench/README, issue 32 item 5).
+        # generators below are made (a cold open builds every memory's record; bench/results/first-answer.md,
+        # issue 32 item 5).
         if isinstance(value, str):
             if "[[" not in value and str(key) not in TYPED_KEYS:
                 continue

@@ -3,8 +3,8 @@ that arrived meanwhile, after the searches already asked.
 
 Under nine sessions every Stop hook stored an exchange, and each one's sync (read, chunk, a Whoosh commit, the
 manifest) cost the server ~110 ms of CPU under the index lock; back to back, the captures queued ahead of the
-prompts (bench/README, issue 32 item 6). Here the first capture to find no sync running leads: it takes every
-path queued so far, lets the searches that were already running finish (a prompt is answered before the captures
+prompts (bench/results/sessions.md, issue 32 item 6). Here the first capture to find no sync running leads: it takes
+every path queued so far, lets the searches that were already running finish (a prompt is answered before the captures
 queued behind it), and syncs them in one go; the captures that arrive meanwhile queue for the next one. Each caller
 waits for the sync that took its path, so a capture is searchable when its call returns, as before.
 

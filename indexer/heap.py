@@ -2,7 +2,7 @@
 
 glibc keeps freed heap memory for reuse, and raises its threshold for serving large blocks from
 separate mappings each time such a block is freed, so after a build the slices of vectors, parsed
-files and Whoosh postings it freed stay resident (25 MB of 226 at 5k memories; bench/README,
+files and Whoosh postings it freed stay resident (25 MB of 226 at 5k memories; bench/results/scale.md,
 issue 32). `malloc_trim` returns the free pages. Elsewhere (macOS, musl) this does nothing.
 """
 

@@ -2,7 +2,7 @@
 
 Nearly every key is held by one id (a memory's text, its names, the memory it follows), and a set
 of one costs 216 bytes where a tuple of one costs 48: at 100k memories the difference was tens of MB
-(bench/README, issue 32). Lookups read the tuple as they read the set; order is insertion order.
+(bench/results/scale.md, issue 32). Lookups read the tuple as they read the set; order is insertion order.
 """
 
 from __future__ import annotations

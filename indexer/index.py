@@ -103,6 +103,16 @@ class _Batch:
     pause: collector.Pause = field(default_factory=lambda: collector.Pause(False))  # a pull's (see Index.sync)
 
 
+@dataclass
+class _Unwritten:
+    """What syncs that failed before their manifest write left to the next sync (Index._left_unwritten)."""
+
+    paths: set[str] = field(default_factory=set)  # read again, whatever paths the next sync is given
+    deleted_paths: list[str] = field(default_factory=list)
+    removed_ids: set[str] = field(default_factory=set)
+    removed_units: set[int] = field(default_factory=set)
+
+
 @dataclass(frozen=True)
 class _Read:
     """A changed file read and parsed before a big sync took the index lock: used under the lock only while the
@@ -162,6 +172,7 @@ class Index:
         # `backfill`; until then those memories are found by keyword only.
         self.defer_embedding = defer_embedding
         self._unembedded: dict[int, None] = {}  # unit ids waiting for a vector, oldest first
+        self._unwritten = _Unwritten()
         self.embedding_wanted = threading.Event()  # set when units are left for the backfill
         self._readers_told = time.monotonic()
         self._backfill_texts: dict[tuple[str, str], dict[int, tuple[str, str]]] = {}  # see _texts_of
@@ -236,7 +247,8 @@ class Index:
 
         `reconcile=False` (the server): the owner answers from the generation as it was committed, like a reader,
         and `reconcile()` is left to the caller, which runs it once its watcher is up (LiveIndex.start). At 100k
-        memories the reconcile was most of a served vault's cold open (bench/README, issue 32 item 5)."""
+        memories the reconcile was most of a served vault's cold open (bench/results/first-answer.md, issue 32,
+        item 5)."""
         layout = Layout(vault.root)
         owner = layout.try_own() if writable else None
         try:
@@ -329,8 +341,7 @@ class Index:
             if stray_vectors or stray_keywords or stale:
                 log.warning("index healed: %d stray vectors, %d stray keyword documents, %d files re-indexed",
                             len(stray_vectors), len(stray_keywords), len(stale))
-            for path in stale:
-                self._entries[path] = replace(self._entries[path], content_hash="", embed_hash="", keyword_hash="")
+            self._read_again(stale)
             if stale:
                 self.sync(stale, deep=True, force_paths=stale)
             elif stray_vectors:
@@ -615,11 +626,11 @@ class Index:
         folders = list(folders)
         # A pull's sync (many paths, or new folders) makes hundreds of thousands of objects (parsed memories, chunks,
         # keyword documents) and frees no cycles worth finding: the collector's passes over them, and a full pass over
-        # the whole index they set off, were 40 % of the CPU time to keyword-searchable at 10k memories (bench/README,
-        # issue 32 item 4). So the collector is paused while the pull reads, chunks and stages its batch, and only
-        # then (`pause`, let go in _after_keyword_writer and _write_keywords): the collector is every thread's, and a
-        # pull's sync also waits (for the lock, behind an earlier keyword commit) and may run the model, which a
-        # watcher cutting a long pull into batches made minutes with the collector off.
+        # the whole index they set off, were 40 % of the CPU time to keyword-searchable at 10k memories
+        # (bench/results/reindex-and-pull.md, issue 32 item 4). So the collector is paused while the pull reads, chunks
+        # and stages its batch, and only then (`pause`, let go in _after_keyword_writer and _write_keywords): the
+        # collector is every thread's, and a pull's sync also waits (for the lock, behind an earlier keyword commit) and
+        # may run the model, which a watcher cutting a long pull into batches made minutes with the collector off.
         # Whole-vault syncs (a build, the rescan) keep it: their peak counts. `building`: a slice of a fresh build
         # (fill) is many paths too, but a build's peak counts, and a collector off for every slice is off for the
         # whole build.
@@ -653,23 +664,28 @@ class Index:
             # Not the keyword turn: a sync may read and chunk its batch while an earlier one commits keyword
             # documents with the lock let go, and then waits its turn to apply it (_after_keyword_writer).
             batch = _Batch(read_ahead=read_ahead, keyword_commit_began=keyword_commit_began, pause=pause)
-            candidates = self._candidates(paths, walked, below)
-            if candidates or self._links_whole:
+            again = self._take_unwritten(batch)
+            candidates = self._candidates(None if paths is None else [*paths, *again], walked, below)
+            if candidates or batch.removed_ids or self._links_whole:
                 # The graph the batch changes, built from the memories before it (see _link_changes). A reconcile
                 # that found every file as the manifest has it changes nothing: building the graph decoded every
                 # row under the lock (~10 CPU s at 100k memories, searches waiting behind it).
                 self._built_graph()
-            for done, (rel, item) in enumerate(candidates, 1):
-                self._observe(rel, item, deep or rel in forced, batch, report)
-                if progress:
-                    progress("reading", done, len(candidates))
-            self._name_duplicate_holders(batch)
-            self._chunk(batch)
-            self._after_keyword_writer(batch)
-            big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
             after: list[Unit] = []
-            with disk_full(self.generation):
-                self._apply(batch, report, later, progress, after)
+            try:
+                for done, (rel, item) in enumerate(candidates, 1):
+                    self._observe(rel, item, deep or rel in forced, batch, report)
+                    if progress:
+                        progress("reading", done, len(candidates))
+                self._name_duplicate_holders(batch)
+                self._chunk(batch)
+                self._after_keyword_writer(batch)
+                big = len(batch.embed) + len(batch.keyword_docs) > RELEASE_AFTER
+                with disk_full(self.generation):
+                    self._apply(batch, report, later, progress, after)
+            except BaseException:
+                self._left_unwritten(batch, [rel for rel, _ in candidates])
+                raise
             pause.let_go()
             del batch
             if big:
@@ -684,13 +700,42 @@ class Index:
         report.seconds = time.perf_counter() - started
         return report
 
+    def _left_unwritten(self, batch: _Batch, paths: list[str]) -> None:
+        """A sync failed before its manifest write (a keyword stage or commit, the model, a full disk): the index's
+        own tables hold its batch already, and Whoosh, FAISS and the manifest may not. Had they been left so, the
+        next syncs would have found its files as the tables have them, and its memories unsearchable until the next
+        owner's heal (review of session 8). So its files are read and written again by the next sync, whatever paths
+        that one is given, and what the batch removed is removed again with it."""
+        self._read_again([path for path in batch.entries if path in self._entries])
+        self._recheck.update(paths)  # a whole-vault sync looks at them too (the others it gives, _candidates)
+        left = self._unwritten
+        left.paths.update(paths, batch.entries)
+        left.deleted_paths.extend(batch.deleted_paths)
+        left.removed_ids |= batch.removed_ids
+        left.removed_units |= batch.removed_units
+
+    def _take_unwritten(self, batch: _Batch) -> list[str]:
+        """Put into `batch` what failed syncs left unwritten; returns the paths to read again."""
+        left, self._unwritten = self._unwritten, _Unwritten()
+        batch.deleted_paths.extend(path for path in left.deleted_paths if path not in self._entries)
+        batch.removed_ids |= left.removed_ids  # one this batch places again leaves the set (_index_memory)
+        batch.removed_units |= left.removed_units  # removed before this batch's vectors are added (_apply)
+        return sorted(left.paths)
+
+    def _read_again(self, paths: Iterable[str]) -> None:
+        """Forget what the index holds of these files' texts: the next sync that looks at them reads, chunks, embeds
+        (from the embedding cache) and writes each again, even where its size and mtime are as recorded."""
+        for path in paths:
+            self._entries[path] = replace(self._entries[path], content_hash="", embed_hash="", keyword_hash="")
+            self._recheck.add(path)
+
     def fill(self, progress: Progress | None = None, slice_files: int | None = None) -> SyncReport:
         """Index every file of the vault into this new, empty generation, `slice_files` (BUILD_SLICE) files at a time.
 
         Each slice is one ordinary sync of its paths: read, parse, chunk, keyword-write, embed and persist, then let
         go, before the next is read. A build as one sync held every file's parse, chunks and units to its end (2.2-2.4
-        GB at 100k memories, bench/README, issue 32 item 1); now the peak grows with a slice. Syncs of paths are the
-        incremental index, so a sliced build equals a one-sync build: a memory whose neighbour (`previous:`) or
+        GB at 100k memories, bench/results/scale.md, issue 32 item 1); now the peak grows with a slice. Syncs of paths
+        are the incremental index, so a sliced build equals a one-sync build: a memory whose neighbour (`previous:`) or
         duplicate id turns up in a later slice is chunked again there, as an edit would be (its unchanged texts come
         from the embedding cache). A crash between slices leaves a generation that never went live."""
         size = slice_files or BUILD_SLICE
@@ -718,11 +763,13 @@ class Index:
         `walked` (a reconcile of the whole vault, not deep) receives every file of the walk, and which of them
         were found as the manifest has them: under the lock only the others are looked at again. Walking and comparing 100k files
         a second time under the lock made every search wait for it (tens of seconds at 100k memories on a loaded
-        machine, bench/README, issue 32 item 4). A file changed after this walk is in the watcher's next batch.
+        machine, bench/results/reindex-and-pull.md, issue 32 item 4). A file changed after this walk is in the
+        watcher's next batch.
 
         A deep reconcile (`deep`: the owner's open) reads and hashes every file here too, and counts as unchanged only
         a file whose stat and content hash are the manifest's and whose mtime is safely past (RACY_NS): it used to
-        walk the vault a second time and read every file under the lock (issue 32 item 5, bench/README)."""
+        walk the vault a second time and read every file under the lock (bench/results/first-answer.md, issue 32
+        item 5)."""
         if paths is not None and len(paths) < READ_AHEAD_ABOVE:
             return {}
         if paths is None:
@@ -1229,7 +1276,7 @@ class Index:
         is let go once given). A build embeds the whole
         vault in one sync, and a slice is embedded only when the one before is in FAISS: holding every
         slice until all were embedded was a second copy of the vault's vectors at the build's peak (1 GB
-        at 100k memories; bench/README, issue 32). Embedded shortest first: a slice's batches hold texts
+        at 100k memories; bench/results/scale.md, issue 32). Embedded shortest first: a slice's batches hold texts
         of about one length (little padding), and a progress bar moves after each."""
         defer = self.defer_embedding and (later or len(units) > DEFER_ABOVE)
         # A served index embeds an edit's few units at once too, but once the sync has let go of the index lock
@@ -1542,6 +1589,6 @@ def _release_build() -> None:
     """Give back what the build left before the caller opens the built generation in this process. The slices
     leave cycles (tens of thousands of objects at 10k memories) that the next collection would free, but the open
     runs with the collector paused (collector.py), so they stayed live under it; and glibc kept the slices' freed
-    heap. At 100k the open then rose 264 MB above the slices' own peak (bench/README, issue 32 item 1)."""
+    heap. At 100k the open then rose 264 MB above the slices' own peak (bench/results/scale.md, issue 32 item 1)."""
     gc.collect()
     release_free_memory()

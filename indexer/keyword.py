@@ -78,7 +78,7 @@ MAX_QUERY_TERMS = 64
 # The writer buffers a batch's postings in memory up to this many MB (by Whoosh's own estimate, which
 # counts a posting at ~2/3 of what CPython holds for it) and spills sorted runs to the index folder
 # beyond it, merged at commit. Whoosh's default, 128, let a build hold up to ~200 MB of postings, the
-# largest item of its peak after the vectors (bench/README, issue 32).
+# largest item of its peak after the vectors (bench/results/scale.md, issue 32).
 WRITER_LIMIT_MB = 16
 
 
@@ -313,8 +313,8 @@ class KeywordIndex:
                     writer.cancel()
                     raise
                 # No segment is merged here: merging rewrote every small segment on about every fifth commit, up to
-                # a second of pure Python under the index lock while prompts waited (bench/README, issue 32 item 6).
-                # `merge_segments` does it later, off the write path.
+                # a second of pure Python under the index lock while prompts waited (bench/results/sessions.md, issue 32
+                # item 6). `merge_segments` does it later, off the write path.
                 writer.commit(merge=False)
             except BaseException:
                 with self._lock:  # Whoosh has none of it: nor may the searches
@@ -622,7 +622,7 @@ def _postings(reader: object, field: str, term: str, read_blocks: bool = True) -
     so it is used when present, and the public per-posting API otherwise (or when `read_blocks` is
     False). Both give the same live postings (tests/indexer/test_keyword.py); reading blocks makes a
     search over postings not yet cached 1.35-2x faster, and owning the postings instead was measured
-    and not taken (bench/README.md, "Keyword channel: Whoosh internals or owned postings").
+    and not taken (bench/results/scale.md, "Keyword channel: Whoosh internals or owned postings").
     """
     matcher = reader.postings(field, term)  # type: ignore[attr-defined]
     matcher = getattr(matcher, "child", matcher)  # deletions come wrapped in a FilterMatcher

@@ -1,10 +1,11 @@
 """The manifest's rows as the index holds them after an open: each row decoded the first time it is read.
 
 Decoding every row into an `Entry` and its `Memory` was most of a cold open at 100k memories (~5-7 CPU s of ~10,
-bench/README, issue 32 item 5), before a search that reads a few dozen of them. `Entries` (path -> Entry) keeps a row
-as sqlite returned it until it is asked for; `Memories` (memory id -> Memory) holds the same row until it or its entry
-is read (one decoding serves both, and lets the row go from both). Both are the index's own dicts behind its read API, with the same order, so a walk over every value
-(`Index.all_memories()`) still gives what the eager load gave, decoding what is left on the way.
+bench/results/first-answer.md, issue 32 item 5), before a search that reads a few dozen of them. `Entries` (path ->
+Entry) keeps a row as sqlite returned it until it is asked for; `Memories` (memory id -> Memory) holds the same row
+until it or its entry is read (one decoding serves both, and lets the row go from both). Both are the index's own dicts
+behind its read API, with the same order, so a walk over every value (`Index.all_memories()`) still gives what the eager
+load gave, decoding what is left on the way.
 
 What the lifecycle rules read of a memory (collection, type, counters, times) comes with its row from the manifest's
 facts table, so deciding which memories leave (`Memories.lifecycle_records`) decodes none (lifecycle_facts.py).

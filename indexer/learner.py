@@ -91,7 +91,7 @@ class QualityModel:
     memory_bank_weight, gain), its outcome quality blended in 20 % after 3 uses; books (never scored): a memory
     with no record's factor. Every
     constant is a `[search] quality_*` key of memdir.toml (`from_settings`), same defaults.
-    Measured in bench/README.md ("Issue 17, wave 2 session 5").
+    Measured in bench/results/trust.md ("Issue 17, wave 2 session 5").
     """
 
     decay: float = 0.5
@@ -173,7 +173,7 @@ class QualityModel:
     def lift(self, memory: Scored) -> float:
         """The reputation's lift, scaled so that the best record in the top tier lifts by `lift_cap`: a
         proven memory still wins a near tie over an emerging one, but never buries a fresh memory
-        that answers better (fresh-paraphrase set, bench/README issue 26 session 2)."""
+        that answers better (fresh-paraphrase set, bench/results/search.md issue 26 session 2)."""
         weight = self.weights[TIERS.index(proven_tier(memory.uses))]
         lift = max(0.0, self.gain * 2.0 * weight * (self.reputation(memory) - 0.5))
         strongest = self.gain * max(self.weights)  # reputation 1 in the top tier

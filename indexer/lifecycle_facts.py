@@ -2,10 +2,11 @@
 
 A served searcher leaves out the memories the next lifecycle run removes or archives (`vault.lifecycle.leaving`), and
 the server runs the lifecycle at its start: both decided for every memory, which after a lazy open (lazy_rows.py)
-decoded all 100k rows of a team vault before the first answer (~8 CPU s; bench/README, issue 32 item 5, session 8).
-The rules read a dozen fields: collection, type, status, the counters, the times, the outcomes and the `deadline` key.
-Each manifest row's memory has them in a `facts` table beside it, written in the same transaction; `Facts` is a
-record of them that the rules read as they read a `Memory` (the same functions decide, so the answers are equal).
+decoded all 100k rows of a team vault before the first answer (~8 CPU s; bench/results/first-answer.md, issue 32 item 5,
+session 8). The rules read a dozen fields: collection, type, status, the counters, the times, the outcomes and the
+`deadline` key. Each manifest row's memory has them in a `facts` table beside it, written in the same transaction;
+`Facts` is a record of them that the rules read as they read a `Memory` (the same functions decide, so the answers are
+equal).
 """
 
 from __future__ import annotations

@@ -2,11 +2,12 @@
 
 A search asks three things of the links: which memories are superseded, a hit's successor, and the memories one link
 away from its strongest hits. The full graph (graph.py) answers them after resolving every memory's links against
-every memory's names, which a cold open paid for every memory: ~27 µs a memory, 2.65 s at 100k (bench/README, issue
-32 item 5). The generation keeps, for each memory with a link to another memory, its creation time and the (target id,
-relation) pairs its links resolved to; the index rewrites the rows of the memories whose links resolved differently
-in each sync, in the manifest's transaction, so the table always equals what a rebuild's graph would give. A reader
-answers from it; the full graph is built when something asks for more (an edge's context, ghosts, a change).
+every memory's names, which a cold open paid for every memory: ~27 µs a memory, 2.65 s at 100k
+(bench/results/first-answer.md, issue 32 item 5). The generation keeps, for each memory with a link to another memory,
+its creation time and the (target id, relation) pairs its links resolved to; the index rewrites the rows of the memories
+whose links resolved differently in each sync, in the manifest's transaction, so the table always equals what a
+rebuild's graph would give. A reader answers from it; the full graph is built when something asks for more (an edge's
+context, ghosts, a change).
 """
 
 from __future__ import annotations

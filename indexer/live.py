@@ -89,7 +89,8 @@ class LiveIndex:
         """Apply a batch in a thread of its own, and hand the watcher its next batch as soon as this one's sync ends
         or lets go of the index lock to commit a big keyword write: a pull the watcher cut in two is then read
         and keyword-searchable while the first part commits, not after (Whoosh commits 1,000 memories in
-        seconds at 100k; bench/README, issue 32 item 4). The syncs keep their order (Index._write_keywords)."""
+        seconds at 100k; bench/results/reindex-and-pull.md, issue 32 item 4). The syncs keep their order
+        (Index._write_keywords)."""
         handed_on = threading.Event()
         thread = threading.Thread(target=self._apply, args=(batch, handed_on), name="memdir-sync", daemon=True)
         with self._synced:

@@ -89,6 +89,30 @@ class Manifest:
         self._db.execute("CREATE TABLE IF NOT EXISTS facts (path TEXT PRIMARY KEY, collection TEXT, type TEXT,"
                          " status TEXT, uses INT, score REAL, success_count REAL, created_at TEXT, last_used_at TEXT,"
                          " deadline TEXT, outcomes TEXT)")
+        self._count_writes()
+
+    def _count_writes(self) -> None:
+        """Make every change to the files table count in `files_writes`, whichever memdir makes it: the counter is
+        the stamp the link and facts tables are trusted by (links_complete, facts_complete). The triggers live in the
+        database file, so an older memdir's batches, which know neither table, bump it too. The stamp it replaces,
+        the files table's largest rowid and row count, came back after the newest row was deleted and a row was
+        inserted (SQLite gives the insert the freed rowid): a file an older memdir saw go and come back changed
+        left its old facts trusted. A manifest written before the counter gets it here; a mark that held under the
+        old stamp is carried over, so an upgrade migrates neither table."""
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'files_written'").fetchone():
+            return
+        with self.transaction():
+            old_stamp = self._db.execute("SELECT coalesce(max(rowid), 0) || ':' || count(*) FROM files").fetchone()[0]
+            self._db.execute("CREATE TABLE IF NOT EXISTS files_writes (count INT NOT NULL)")
+            if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'files_written'").fetchone():
+                return  # another process counted them meanwhile
+            self._db.execute("DELETE FROM files_writes")
+            self._db.execute("INSERT INTO files_writes VALUES (0)")
+            for name, event in (("files_written", "INSERT"), ("files_updated", "UPDATE"), ("files_deleted", "DELETE")):
+                self._db.execute(f"CREATE TRIGGER {name} AFTER {event} ON files"
+                                 " BEGIN UPDATE files_writes SET count = count + 1; END")
+            self._db.execute("UPDATE meta SET value = ? WHERE key IN (?, ?) AND value = ?",
+                             (self._files_stamp(), LINKS_KEY, FACTS_KEY, old_stamp))
 
     def close(self) -> None:
         self._db.close()
@@ -138,9 +162,7 @@ class Manifest:
         once in full by the owner of a generation written before the table existed (LinkChanges.whole). The mark
         is the files table's stamp after the last batch that wrote the table: a batch written by a memdir that does
         not know the table (an older version on the same vault) changes the stamp, and the table is not trusted."""
-        found = self._db.execute("SELECT value FROM meta WHERE key = ?", (LINKS_KEY,)).fetchone()
-        stamp = self._files_stamp()
-        return stamp == "0:0" if found is None else found[0] == stamp
+        return self._stamped(LINKS_KEY)
 
     def fact_rows(self) -> list[tuple[Any, ...]]:
         """The facts table's rows, by path."""
@@ -150,9 +172,15 @@ class Manifest:
         """Whether the facts table holds every memory's facts as its row says them: the same stamp as the link table's
         (links_complete), kept under its own key. A batch written by a memdir that does not know the table (an
         older version on the same vault) changes the files table's stamp, and the facts are not read."""
-        found = self._db.execute("SELECT value FROM meta WHERE key = ?", (FACTS_KEY,)).fetchone()
-        stamp = self._files_stamp()
-        return stamp == "0:0" if found is None else found[0] == stamp
+        return self._stamped(FACTS_KEY)
+
+    def _stamped(self, key: str) -> bool:
+        """Whether the mark under `key` is the files table's stamp now (without a mark: whether the table is empty,
+        a generation's first batch)."""
+        found = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        if found is None:
+            return self._db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
+        return found[0] == self._files_stamp()
 
     def write_facts(self, memories: list[tuple[str, Memory]]) -> None:
         """The whole facts table from (path, memory) of every row: the migration of a generation written before
@@ -164,10 +192,8 @@ class Manifest:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (FACTS_KEY, self._files_stamp()))
 
     def _files_stamp(self) -> str:
-        """The largest rowid and the row count of the files table: any row written or deleted changes it (an upsert
-        is a delete and an insert with a new rowid)."""
-        biggest, count = self._db.execute("SELECT coalesce(max(rowid), 0), count(*) FROM files").fetchone()
-        return f"{biggest}:{count}"
+        """How many rows of the files table were ever written or deleted (_count_writes), whoever wrote them."""
+        return f"w{self._db.execute('SELECT count FROM files_writes').fetchone()[0]}"
 
     def link_rows(self) -> list[LinkRow]:
         """The link table's rows, by source id."""
@@ -272,7 +298,8 @@ def _untag(value: dict[str, Any]) -> Any:
 _TUPLE_FIELDS = {f.name for f in fields(Memory) if str(f.type).startswith("tuple")}
 # The strings a decoded row repeats most, each already held once: a map's keys (Memory's field names, which most
 # frontmatter keys are too) and the unit roles. A dict lookup hands back the held object; calling `shared` for each
-# was ~40 calls a memory, a sixth of decoding a row (bench/README, issue 32 item 5, session 5). Others are `shared`.
+# was ~40 calls a memory, a sixth of decoding a row (bench/results/first-answer.md, issue 32 item 5, session 5). Others
+# are `shared`.
 _KNOWN_KEYS = {shared(f.name): shared(f.name) for f in fields(Memory)}
 _ROLES = {role: shared(role) for role in (WHOLE, SENTENCE, PREVIOUS, NEXT)}
 _DECODER = json.JSONDecoder(object_hook=_untag)
@@ -288,8 +315,8 @@ _SHARED_FIELDS = ("collection", "type", "status", "privacy", "source", "last_out
 # A memory is written as a JSON array: its layout's digest, then its fields' values in the layout's order. The
 # {"$map": [[name, value], ...]} form it replaced (still read: rows written before stay until their file changes)
 # repeated the 33 names in every row: a third of the row's text and of the strings a cold open made from it, and
-# half its JSON decoding (bench/README, issue 32 item 5, session 5). A Memory gaining or losing a field changes the
-# digest; the manifest's meta keeps each digest's names, so older rows still decode by name.
+# half its JSON decoding (bench/results/first-answer.md, issue 32 item 5, session 5). A Memory gaining or losing a field
+# changes the digest; the manifest's meta keeps each digest's names, so older rows still decode by name.
 _FIELDS = tuple(f.name for f in fields(Memory))
 _LAYOUT = hashlib.sha256(",".join(_FIELDS).encode()).hexdigest()[:12]
 LAYOUT_KEY = "memory_layout:"

@@ -7,7 +7,7 @@ answers often sits next to the one that matched the words ("I started a pottery 
 before "the kids made bowls"). Only memories already among the candidates move, and their order
 among themselves does not change; memories in no chain (notes, decisions) are not touched, and the
 best hit stays first. On LoCoMo dev at turn level it lifted R@10 0.786 -> 0.799 and MRR@10
-0.603 -> 0.612, in each of the five conversations (bench/README.md, "Issue 26 item 3, session 4").
+0.603 -> 0.612, in each of the five conversations (bench/results/locomo.md, "Issue 26 item 3, session 4").
 
 The conversation (on by default, `conversation_lift`): among the strongest hits, the one whose whole text
 is nearest the question marks the conversation that speaks of it, and that hit's session (up to
@@ -15,7 +15,7 @@ is nearest the question marks the conversation that speaks of it, and that hit's
 often a turn that repeats the question's words; the turn nearest in meaning as a whole points at the
 session where the topic is discussed, and a list question's other items are often said there. On
 LoCoMo dev at turn level it lifted R@10 0.796 -> 0.805 on both halves of the dev conversations and
-multi-hop R@10 0.534 -> 0.542, at 0.003 of MRR@10 (bench/README.md, "Issue 26 item 3, session 6").
+multi-hop R@10 0.534 -> 0.542, at 0.003 of MRR@10 (bench/results/locomo.md, "Issue 26 item 3, session 6").
 
 The vector hop (below, off by default, `hop_seeds`):
 
@@ -29,7 +29,7 @@ candidates with a share of its own score.
 
 Off by default (`hop_seeds = 0`): on LoCoMo dev it moved turn-level Recall@10 by less than a
 point at several times the search cost, and multi-hop not at all; a boost for memories naming
-the person a question names, and the graph's neighbours, did not pay either (bench/README.md,
+the person a question names, and the graph's neighbours, did not pay either (bench/results/locomo.md,
 "Issue 26 item 3"). Kept so the measurement can be repeated and built on.
 """
 

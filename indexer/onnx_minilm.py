@@ -5,11 +5,11 @@ can), mean pooling over the real tokens and L2 normalisation; the tokenizer is t
 tokenizer.json through `tokenizers`, as transformers reads it. No torch: a process that loads it and
 embeds one query peaks at 171 MiB instead of 341 and is done in 0.6 s instead of 5.6 (busy machine);
 111 MB installed instead of 842; the same vectors (cosine to torch's >= 0.99998) and as fast
-(bench/runtime.py, bench/README.md "Embedding runtime").
+(bench/runtime.py, bench/results/install-and-runtime.md "Embedding runtime").
 
-What made an earlier ONNX Runtime trial 5-8x slower than torch, and is avoided here (bench/README.md,
-"Embedding runtime"): a thread pool of one thread per core whose workers spin while they wait, on a
-machine whose two cores are shared, and texts padded to a fixed length. One thread per session, no
+What made an earlier ONNX Runtime trial 5-8x slower than torch, and is avoided here
+(bench/results/install-and-runtime.md, "Embedding runtime"): a thread pool of one thread per core whose workers spin
+while they wait, on a machine whose two cores are shared, and texts padded to a fixed length. One thread per session, no
 spinning, each batch padded only to its longest text; documents use both cores by running two
 batches at once (ONNX Runtime lets go of the GIL while it runs).
 """
@@ -102,8 +102,8 @@ class OnnxMiniLM:
     def _let_go_of_read_rows(self) -> None:
         """Unmap the model file's pages this call read: the rows of the word-embedding table its tokens named (and
         the small weights the session reads in place). They stayed counted in the process's resident memory: 7 MB
-        after 50 queries, 30 MB after 1,024 documents (bench/README, issue 32 item 1, mem10k-w3s7). They are clean
-        pages of the installed file, still in the page cache: the next call maps what it reads back with a minor
+        after 50 queries, 30 MB after 1,024 documents (bench/results/scale.md, issue 32 item 1, mem10k-w3s7). They are
+        clean pages of the installed file, still in the page cache: the next call maps what it reads back with a minor
         fault a page, and the vectors do not change."""
         drop_resident_pages(self._mapped)
 
@@ -119,7 +119,7 @@ def token_batches(lengths: list[int]) -> list[list[int]]:
     at 1,024 tokens (4 of 256, 12 MB a tensor) the host peaked at 386 MB embedding long and short texts,
     at 256 tokens (one of 256, 3 MB) at 257 MB, the vectors equal (cosine >= 0.999999) and no slower
     in CPU per text: smaller tensors, and glibc keeps fewer of a batch's freed ones resident until the
-    call's `malloc_trim` (bench/README, issue 32 item 1, build100k-w3s8)."""
+    call's `malloc_trim` (bench/results/scale.md, issue 32 item 1, build100k-w3s8)."""
     order = sorted(range(len(lengths)), key=lengths.__getitem__)
     batches: list[list[int]] = []
     for i in order:

@@ -1,8 +1,8 @@
 """The few ONNX messages memdir's MiniLM graph is made of, written in protobuf's wire format by hand.
 
 The `onnx` package was imported only to write this graph once per embedding host start, and it stayed: 8 MB of the
-host's resident memory and 97 modules (protobuf, ml_dtypes; bench/README, issue 32 item 1, mem10k-w3s7). What the
-graph needs is small: nodes with int, float and int-list attributes, tensors with raw or external data, inputs and
+host's resident memory and 97 modules (protobuf, ml_dtypes; bench/results/scale.md, issue 32 item 1, mem10k-w3s7). What
+the graph needs is small: nodes with int, float and int-list attributes, tensors with raw or external data, inputs and
 outputs with named dimensions. Fields go out in field-number order, as protobuf writes them, so the bytes are the ones
 `onnx.helper` gave (tests/indexer/test_onnx_wire.py checks them against it).
 Field numbers: onnx.proto (proto2: repeated scalars unpacked).

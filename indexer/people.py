@@ -7,7 +7,7 @@ name ("Melanie: ..."), so in the query vector it pulls all of them up alike and 
 say which of them is meant. Here the name is taken out of the text the vector channel embeds (the
 keyword channel keeps it), and the memories by the person named are lifted a little in the order.
 
-On LoCoMo dev at turn level (bench/README.md, "Issue 26 item 3, session 3") this moved multi-hop
+On LoCoMo dev at turn level (bench/results/locomo.md, "Issue 26 item 3, session 3") this moved multi-hop
 Recall@10 from 0.505 to about 0.55, where the evidence is a list spread over many turns by the
 person named, each sharing the name and little else with the question. Stripping the name from the
 keyword query as well, or lifting without stripping, did not pay.

@@ -44,7 +44,7 @@ def salient_text(prompt: str, failure_only: bool = True) -> str:
 
     A paste without a failure (a diff, a code block, a coverage table) is what it is about: its code says more
     than the user's line under it ("Maya says we don't page like that" under a diff using offset and limit), and
-    read by that line alone the answer fell from 5th to 10th (bench/README, issue 26 session 8)."""
+    read by that line alone the answer fell from 5th to 10th (bench/results/search.md, issue 26 session 8)."""
     raw = [line.rstrip() for line in prompt.splitlines() if line.strip()]
     lines = [line.strip() for line in raw]
     errors = _last_distinct([n for n, line in enumerate(lines) if _names_failure(line)], lines, ERROR_LINES)

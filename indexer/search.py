@@ -186,7 +186,7 @@ class _Units:
         # note can sit close to a paraphrased question by accident, and a long note's section is close to
         # many. Its text scores the soft maximum (log-mean-exp) of its whole unit's and its sentences'
         # cosines: near the best for a sharp match, pulled down when the rest of the note says something
-        # else (fresh-paraphrase set, bench/README issue 26 session 3). A conversation turn keeps its best
+        # else (fresh-paraphrase set, bench/results/search.md issue 26 session 3). A conversation turn keeps its best
         # sentence (on LoCoMo the whole turn lost 0.3 points of Recall@10). A long question (a pasted
         # paragraph, a log) is itself a whole text: it is compared whole to whole (see whole_share).
         alone = ~(np.isfinite(raw[1]) | np.isfinite(raw[2]))
@@ -245,8 +245,8 @@ class Searcher:
         salient = salient_text(request.query, failure_only=not truncated) if weight > 0 and request.query else ""
         if truncated:
             # A paste longer than a query is read is asked by its salient lines: its beginning is an arbitrary stretch of
-            # log (24 pastes behind 8 kB of access log: MRR@10 0.05 -> 0.80 so, 0.49 pooled with the beginning; bench/README issue
-            # 26 session 8). Without any, by its beginning: an answer, not an error.
+            # log (24 pastes behind 8 kB of access log: MRR@10 0.05 -> 0.80 so, 0.49 pooled with the beginning;
+            # bench/results/search.md issue 26 session 8). Without any, by its beginning: an answer, not an error.
             request = replace(request, query=salient[:self.settings.max_query_chars] or request.query[:self.settings.max_query_chars])
             salient = ""
         embedding = None
@@ -455,7 +455,8 @@ class Searcher:
         # Does the keyword channel have anything to say about this question? A question in other words shares only
         # the user's own words ("query", "live", "data") with a few notes, none of which covers much of it; their
         # BM25 still stands out among candidates that share nothing, and lifted them over the answer the vector
-        # channel had (bench/README, issue 26 session 8). Code-like terms keep their weight: they have no paraphrase.
+        # channel had (bench/results/search.md, issue 26 session 8). Code-like terms keep their weight: they have
+        # no paraphrase.
         if hybrid and best <= settings.keyword_question_low:
             confidence = {i: candidates[i].keyword_exact for i in confidence}
         self._fuse(candidates, request.mode, confidence)
@@ -699,7 +700,7 @@ class Searcher:
         """0 for a question of up to `long_query_from` words, 1 from `long_query_full` words, linear between:
         how far a standalone note is read as a whole rather than for its closest sentences. A pasted
         paragraph or log is matched whole to whole (coding sets, long prompts: MRR@10 0.91 -> 0.94, plain
-        cosine 0.93; bench/README issue 26 session 3)."""
+        cosine 0.93; bench/results/search.md issue 26 session 3)."""
         words = len(_WORD.findall(request.query or ""))
         low, high = self.settings.long_query_from, self.settings.long_query_full
         return min(1.0, max(0.0, (words - low) / (high - low)))
@@ -750,8 +751,8 @@ def found_by_vector(candidate: _Candidate, settings: SearchSettings) -> bool:
     which only reaches under the floor when that best is itself weak: a question in other words).
 
     MiniLM puts an answer asked in other words at cosine 0.15-0.25, and pools a short note a little under its whole
-    text's cosine, so the absolute floor alone left out answers plain cosine ranks second (bench/README, issue 26
-    session 7: "where do I fetch credentials when setting up a computer", its note pooled at 0.143). Such a hit
+    text's cosine, so the absolute floor alone left out answers plain cosine ranks second (bench/results/search.md,
+    issue 26 session 7: "where do I fetch credentials when setting up a computer", its note pooled at 0.143). Such a hit
     keeps the relevance `cosine_floor` gives it (about 0): it is listed, not shown as relevant, and the hook does
     not inject it. A memory reached through a link has no rank in the vector channel: its own cosine decides."""
     return candidate.near or above_cosine_floor(candidate, settings)
@@ -768,14 +769,14 @@ def keyword_confidence(candidate: _Candidate, settings: SearchSettings, lent: fl
     name what the memory names. Each candidate is weighed by its own coverage: nothing up to
     `keyword_confidence_low`, all of it from `keyword_confidence_high`. It used to be the best hit's
     coverage for every candidate, so one hit that covered the query lent its weight to twenty that
-    shared one word with it (bench/README, issue 26 session 4). Some of it is still lent (`lent`:
+    shared one word with it (bench/results/search.md, issue 26 session 4). Some of it is still lent (`lent`:
     `keyword_confidence_lent` times the best hit's coverage, when that is more than a hit's own): a question
     whose words are the memories' own ("what did Melanie say about swimming") makes its partial hits
     likelier too. Lending 0.65 of it was the best on the dev sets (coding dev MRR@10 0.857 -> 0.858, LoCoMo
     R@10 0.788 -> 0.796, against none lent), and left the fresh and hold-out sets as they were. A hit on code-like terms
     counts at least by the share of the query's code-like terms it holds: all of it for "why ERR_4711", a sixth for
     a note that shares only `billing/webhooks.py` with a pasted traceback naming six (that one path put the wrong
-    note first on long coding prompts; bench/README, issue 26 session 5b). Exact tokens still always hit: the
+    note first on long coding prompts; bench/results/search.md, issue 26 session 5b). Exact tokens still always hit: the
     relevance that lists a result is not weighed.
     """
     low, high = settings.keyword_confidence_low, settings.keyword_confidence_high
@@ -912,7 +913,7 @@ def with_shown(hits: list[Hit], settings: SearchSettings) -> list[Hit]:
     answers: on the coding set a hit at 0.5-0.6 was right less often than one at 0.4-0.5, and on LoCoMo
     nearly every turn showed 0.8 or more (they all name the speakers the question names). How far a hit
     is behind the best one says the rest; with both, a higher number is right more often on every set
-    (bench/README, issue 26 session 4). Hits from several vaults are shown against the best of them all."""
+    (bench/results/search.md, issue 26 session 4). Hits from several vaults are shown against the best of them all."""
     ranked = [h for h in hits if h.explain is not None]
     if not ranked:
         return hits

@@ -2,7 +2,7 @@
 
 Each capture or edit commits its keyword documents as a new Whoosh segment without merging: merging on the
 commit held the index lock up to a second under nine sessions, and the prompts of every session waited
-(bench/README, issue 32 item 6). Here segments are merged once no keyword write came for `idle` seconds, or
+(bench/results/sessions.md, issue 32 item 6). Here segments are merged once no keyword write came for `idle` seconds, or
 at once when they pass `bound` (many segments slow every keyword search down); searches go on meanwhile.
 """
 

@@ -18,7 +18,7 @@ File layout (one file, replaced whole by a rename, so a crash leaves the old one
 Rows added since the snapshot (and, for crash safety, VectorIndex's log) wait for the next snapshot to
 fold them in. They are appended to a scratch file beside the snapshot, not held in RAM: a build adds a
 vault's worth of them before its snapshot (411 MB of float16 rows at 100k memories, 384 dimensions, held
-in RAM to the build's end, bench/README, issue 32 item 1). The file has no name (O_TMPFILE where the file
+in RAM to the build's end, bench/results/scale.md, issue 32 item 1). The file has no name (O_TMPFILE where the file
 system allows it, else unlinked at once), so a crash leaves nothing behind; the log, not this file, is what
 a reload replays. Its pages sit in the kernel's page cache, reclaimable, like the snapshot's.
 """
@@ -101,7 +101,8 @@ class StoredVectors:
         """Every unit held, ascending."""
         base = self._base_ids[self._base_live]
         if not len(self._new_ids) and bool(np.all(base[1:] > base[:-1])):  # as a snapshot writes them: 0.4 s less
-            return base  # of a cold open at 530k units than sorting them again (bench/README, issue 32 item 5)
+            # of a cold open at 530k units than sorting them again (bench/results/first-answer.md, issue 32 item 5)
+            return base
         return np.union1d(base, self._new_ids[self._new_live])
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:

@@ -32,7 +32,7 @@ _UNIT_DAYS = {"day": 1, "week": 7, "month": 31}
 # Words that ask where one's own work stands: the last few days' memories answer them, in a timeline or a boost.
 _ACTIVITY = r"\b(left off|leave off)\b"
 # The present tense: "what am I in the middle of" asks for the last few days' memories, but "what are the workers
-# doing right now" asks how to see the present state, which no memory's date says (bench/README, issue 26
+# doing right now" asks how to see the present state, which no memory's date says (bench/results/search.md, issue 26
 # session 8: a note written that day beat the runbook's section on "right now" alone).
 _PRESENT = r"\b(right now|at the moment|currently|these days|so far|in the middle of)\b"
 _COUNT = r"(\d{1,3}|one|two|three|four|five|six|seven|a|an|a couple of|a few)"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import errno
 import fcntl
 # The C module, not `socket`: socket.py builds its enums (AddressFamily and the rest) from every constant at import,
-# and a hook only ever connects to 127.0.0.1 (bench/README, "the hook process's CPU").
+# and a hook only ever connects to 127.0.0.1 (bench/results/sessions.md, "the hook process's CPU").
 import _socket
 import json
 import os
@@ -28,8 +28,8 @@ PROCESS_LOCK = "server.lock"  # in the per-user folder: held by the one server p
 START_LOCK = "server.start.lock"
 LOG_NAME = "server.log"
 # A process spawned by `spawn_once` counts as starting for this long, until it holds its own lock: a server under
-# load took 6.6 s of imports to get there, and every hook that came meanwhile spawned another one (bench/README,
-# "a cold start's seconds").
+# load took 6.6 s of imports to get there, and every hook that came meanwhile spawned another one
+# (bench/results/sessions.md, "a cold start's seconds").
 STARTING_SECONDS = 30.0
 VAULT_LOCK = ".memdir/server.lock"  # in each vault: held by whichever process serves it (one writer)
 VAULT_HEADER = "X-Memdir-Vault"  # every request names its vault; the server opens it on the first one
@@ -81,7 +81,7 @@ def log_file() -> Path:
 
 class ServerInfo:
     """The address file's four fields. A plain class, not a dataclass: `dataclasses` imports inspect and ast,
-    about a fifth of a hook process's CPU (bench/README, "the hook process's CPU")."""
+    about a fifth of a hook process's CPU (bench/results/sessions.md, "the hook process's CPU")."""
 
     __slots__ = ("pid", "port", "token", "started")
 

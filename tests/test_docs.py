@@ -13,7 +13,9 @@ from mcp_server import reference
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 GUIDES = sorted(path for path in DOCS.glob("*.md"))
-LINK = re.compile(r"\[[^\]]*\]\(([^)#\s]+)(#[^)\s]*)?\)")
+LINK = re.compile(r"\[(?:\\.|[^\]\\])*\]\(([^)#\s]*)(#[^)\s]*)?\)")
+REFERENCE = re.compile(r"^\[[^\]]+\]: (\S+?)(#\S*)?$", re.M)
+BENCH = [REPO / "bench" / "README.md", *sorted((REPO / "bench" / "results").glob("*.md"))]
 
 
 @pytest.mark.parametrize("page", sorted(reference.PAGES))
@@ -57,13 +59,41 @@ def test_the_readme_stays_short_and_points_into_docs():
         assert f"({page})" in readme, f"README does not link {page}"
 
 
-@pytest.mark.parametrize("page", [REPO / "README.md", REPO / "bench" / "README.md", *GUIDES,
-                                  *sorted((DOCS / "reference").glob("*.md"))], ids=lambda p: str(p.relative_to(REPO)))
-def test_every_relative_link_in_the_docs_reaches_a_file(page: Path):
+def heading_anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings: the text lower-cased, punctuation dropped, each space a hyphen,
+    a repeated one numbered."""
+    seen: dict[str, int] = {}
+    fenced = False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        fenced ^= line.startswith("```")
+        if fenced or not re.match(r"#{1,6} ", line):
+            continue
+        text = line.lstrip("#").strip().replace("`", "").replace("**", "")
+        anchor = re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+        seen[anchor] = seen.get(anchor, -1) + 1
+    return {anchor if n == 0 else f"{anchor}-{n}" for anchor, count in seen.items() for n in range(count + 1)}
+
+
+@pytest.mark.parametrize("page", [REPO / "README.md", *BENCH, *GUIDES, *sorted((DOCS / "reference").glob("*.md"))],
+                         ids=lambda p: str(p.relative_to(REPO)))
+def test_every_relative_link_in_the_docs_reaches_a_file_and_the_section_it_names(page: Path):
+    """bench/README.md's figures link to the sections under bench/results/ that measured them; a section renamed or
+    moved must not leave the link pointing at the top of a 1,500-line file."""
     text = page.read_text(encoding="utf-8")
-    broken = [target for target, _ in LINK.findall(text)
-              if "://" not in target and not target.startswith("mailto:") and not (page.parent / target).exists()]
+    broken = []
+    for target, fragment in LINK.findall(text) + REFERENCE.findall(text):
+        if "://" in target or target.startswith("mailto:"):
+            continue
+        path = page.parent / target if target else page
+        if not path.exists() or (fragment and path.suffix == ".md" and fragment[1:] not in heading_anchors(path)):
+            broken.append(target + fragment)
     assert broken == []
+
+
+def test_the_bench_readme_names_every_script_in_bench():
+    readme = (REPO / "bench" / "README.md").read_text(encoding="utf-8")
+    scripts = sorted(path.relative_to(REPO / "bench").as_posix() for path in (REPO / "bench").rglob("*.py"))
+    assert [script for script in scripts if f"`{script}`" not in readme] == []
 
 
 def test_every_environment_variable_memdir_reads_is_documented():

@@ -93,7 +93,7 @@ def _decide(m: Memory, now: datetime, s: LifecycleSettings) -> Decision | None:
 def _failed_in_a_row(m: Memory) -> int:
     """How many of the memory's latest scored outcomes failed in a row. A low score alone deleted a
     helpful memory after two wrong `failed` (with a fifth of scores wrong, one new memory in seven
-    within eight uses; bench/README.md), and a streak alone, sooner or later, one with a long good
+    within eight uses; bench/results/trust.md), and a streak alone, sooner or later, one with a long good
     record: removal needs the streak and most uses failed. Counters without a list (written by a
     person, or summed by a merge) count as a streak when not one use succeeded. A takeaway's first
     entry, the outcome of the exchange it was recorded from, is not a use and does not count."""

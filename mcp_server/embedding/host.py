@@ -52,8 +52,8 @@ BATCH = 256  # texts per request: bounds a request's body and the host's working
 MAX_BODY = 64 * 1024 * 1024
 # How much lower documents run than queries (a thread's nice value, Linux). Nine sessions each capturing an
 # exchange every turn kept the host's document batches on both cores while every prompt's query waited its turn
-# for a core: a prompt hook's p95 was the CPU queue (bench/README, "the prompt ahead of the captures"). At nice 5
-# the scheduler gives a busy query thread about three times a document thread's share; an idle machine still
+# for a core: a prompt hook's p95 was the CPU queue (bench/results/sessions.md, "the prompt ahead of the captures"). At
+# nice 5 the scheduler gives a busy query thread about three times a document thread's share; an idle machine still
 # embeds documents at full speed.
 DOCUMENTS_NICE = 5
 

@@ -439,7 +439,7 @@ class UserServer:
 
 class _BuiltOnFirstRequest:
     """An ASGI app made when its first request comes. The `memdir ui` pages (and markdown-it under them) were 60 ms
-    of a cold server's imports before its first hook answer (bench/README, "a cold start's seconds")."""
+    of a cold server's imports before its first hook answer (bench/results/sessions.md, "a cold start's seconds")."""
 
     def __init__(self, build: Callable[[], Any]) -> None:
         self._build = build

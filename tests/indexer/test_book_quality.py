@@ -1,6 +1,6 @@
 """A book is never scored (reference documents take no outcomes), so on the record alone it must stand where a
 memory nobody has scored yet stands: at 1.0 it lost every near tie to a note written that morning (issue 26,
-bench/README session 8)."""
+bench/results/search.md session 8)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 covers more than `keyword_question_low` (0.5) of the question's idf weight, the words it shares with some notes are the
 user's own ("git", "change"), and BM25 standing them out among candidates that share nothing put them above the answer
 the vector channel had. The relevance shown is absolute and does not move; code-like terms keep their weight; a
-question whose words a note covers keeps the keyword channel's order. Measured in bench/README, issue 26 session 8."""
+question whose words a note covers keeps the keyword channel's order. Measured in bench/results/search.md, issue 26
+session 8."""
 
 from __future__ import annotations
 

@@ -161,6 +161,84 @@ def test_a_batch_an_older_memdir_wrote_makes_the_facts_unread_until_the_owner_wr
     assert reader(root).facts_read
 
 
+def older_memdir_write(index: Index):
+    """The index's batches written as a memdir before the facts and link tables wrote them: the rows of the files
+    table only, its deletes first, then its upserts (a row's 12 columns)."""
+    from indexer.manifest import FILE_COLUMNS, _row
+
+    db = index.manifest._db
+
+    def write(upserts, deleted, links=None):
+        with index.manifest.transaction():
+            db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in deleted])
+            db.executemany(f"INSERT OR REPLACE INTO files VALUES ({', '.join('?' * len(FILE_COLUMNS))})",
+                           [_row(e) for e in upserts])
+    return write
+
+
+def newest_row(root: Path) -> tuple[int, str]:
+    from indexer.generations import Layout
+
+    with sqlite3.connect(Layout(root).current() / "manifest.sqlite") as db:  # type: ignore[operator]
+        return db.execute("SELECT rowid, path FROM files ORDER BY rowid DESC LIMIT 1").fetchone()
+
+
+def test_an_older_memdirs_delete_and_insert_that_takes_back_the_rowid_makes_the_facts_derived_again(root: Path,
+                                                                                                   monkeypatch):
+    open_index(root).close()
+    rowid, path = newest_row(root)
+    older = open_index(root)
+    memory_id = older.entry(path).memory_id
+    Vault(root).edit(older.get(memory_id), Change(derive=lambda m: {"uses": 9, "score": 0.05}))
+    monkeypatch.setattr(older.manifest, "write", older_memdir_write(older))
+    # The newest memory's file goes, and comes back changed (a branch switched): one batch deletes its row, the next
+    # inserts it, and SQLite gives the insert the freed rowid: the files table's largest rowid and row count are as
+    # before, and the facts row of the path is the one from before.
+    text = (root / path).read_bytes()
+    (root / path).unlink()
+    older.sync([path])
+    (root / path).write_bytes(text)
+    older.sync([path])
+    older.close()
+    assert newest_row(root) == (rowid, path)
+    stale = reader(root)
+    assert not stale.facts_read and not stale.manifest.links_complete()
+    record = next(r for r in stale.lifecycle_records() if r.id == memory_id)
+    assert (record.uses, record.score) == (9, 0.05)  # from its row, not the facts the older batch left behind
+    stale.close()
+    owner = open_index(root)  # derives them again
+    assert owner.manifest.facts_complete()
+    owner.close()
+    cold = reader(root)
+    facts = {r.id: r for r in cold.lifecycle_records()}
+    assert cold.facts_read and (facts[memory_id].uses, facts[memory_id].score) == (9, 0.05)
+    cold.close()
+
+
+def test_a_manifest_stamped_before_the_write_counter_keeps_its_marks_and_counts_from_its_next_open(root: Path):
+    open_index(root).close()
+    from indexer.generations import Layout
+
+    with sqlite3.connect(Layout(root).current() / "manifest.sqlite") as db:  # type: ignore[operator]
+        for trigger in ("files_written", "files_updated", "files_deleted"):
+            db.execute(f"DROP TRIGGER {trigger}")
+        db.execute("DROP TABLE files_writes")
+        old_stamp = db.execute("SELECT max(rowid) || ':' || count(*) FROM files").fetchone()[0]
+        db.execute("UPDATE meta SET value = ? WHERE key IN ('facts_complete', 'links_complete')", (old_stamp,))
+    upgraded = reader(root)
+    assert upgraded.facts_read and upgraded.manifest.links_complete()  # trusted as before: nothing to migrate
+    upgraded.close()
+    rowid, path = newest_row(root)
+    with sqlite3.connect(Layout(root).current() / "manifest.sqlite") as db:  # type: ignore[operator]
+        row = db.execute("SELECT * FROM files WHERE path = ?", (path,)).fetchone()
+        db.execute("DELETE FROM files WHERE path = ?", (path,))
+        db.execute(f"INSERT INTO files VALUES ({', '.join('?' * len(row))})", row)
+    assert newest_row(root) == (rowid, path)
+    counted = reader(root)
+    assert not counted.facts_read and not counted.manifest.links_complete()
+    counted.close()
+
+
 def test_a_lifecycle_run_with_nothing_due_decodes_no_row_and_builds_no_graph(root: Path, monkeypatch):
     from indexer import index as index_module
     from indexer.curator import Curator

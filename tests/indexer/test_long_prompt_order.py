@@ -3,7 +3,8 @@
 Read whole to whole, a long question sits at cosine 0.6-0.75 from several notes at once. At the short
 questions' `cosine_full` (0.65) they all count as full evidence, and a 3 % outcome lift or one file path the
 log shares with the wrong note decided between them (coding dev, long prompts: MRR@10 0.896 against plain
-cosine's 0.932; bench/README, issue 26 session 5b). The relevance shown, which thresholds read, is unchanged."""
+cosine's 0.932; bench/results/search.md, issue 26 session 5b). The relevance shown, which thresholds read, is
+unchanged."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Embedded whole, a pasted traceback or log is mostly frames, timestamps and paths; read from its beginning,
 a 10 kB paste is only log, and its failure and its question (which come last) are not read at all
-(bench/README, issue 26 session 8: 24 pastes of 10 kB, MRR@10 0.05 -> 0.80)."""
+(bench/results/search.md, issue 26 session 8: 24 pastes of 10 kB, MRR@10 0.05 -> 0.80)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The present tense ("right now", "currently") asks when a question about a topic is about, not when its answer
 was written: it boosts no memory for being new, while a vague question ("what am I working on right now") still
-gets the last few days' timeline, and a real time word ("today") still boosts (bench/README, issue 26 session 8)."""
+gets the last few days' timeline, and a real time word ("today") still boosts (bench/results/search.md, issue 26,
+session 8)."""
 
 from __future__ import annotations
 

@@ -136,7 +136,7 @@ def test_a_memory_broken_for_good_right_after_a_score_is_reported_with_file_line
 
 
 def test_a_save_from_a_copy_older_than_a_score_is_kept_as_saved_and_the_next_score_builds_on_it(index: Index):
-    """The stale editor buffer: memdir does not re-apply the counters the save dropped (bench/README.md, "Issue
+    """The stale editor buffer: memdir does not re-apply the counters the save dropped (bench/results/trust.md, "Issue
     17: saves in place racing memdir"): by their content such a save and a deliberate revert (git stash, git
     restore, undo and save) are the same file, and writing into the second breaks the user's next step."""
     path = index.root / PATH

@@ -4,7 +4,7 @@ its whole text's cosine, so `cosine_floor` (0.15) alone left out answers plain c
 channel's own order speaks when its best match is itself weak: what it puts within `vector_margin` (0.1) of that
 best is listed, under the floor too. The relevance stays absolute: what is
 listed this way keeps the relevance `cosine_floor` gives it, so the hook (min_relevance 0.35) does not inject it
-and the numbers shown do not rise. Measured in bench/README, issue 26 session 7."""
+and the numbers shown do not rise. Measured in bench/results/search.md, issue 26 session 7."""
 
 from __future__ import annotations
 

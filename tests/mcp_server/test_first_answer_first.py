@@ -1,6 +1,6 @@
 """A served vault's first answer comes before its MCP endpoint: the endpoint is built after the first search is
 answered (or at an MCP request, or after its bound), so at 100k memories the MCP SDK's import does not take the CPU
-the first answer needs (bench/README, issue 32 item 5, session 8 `first100k`)."""
+the first answer needs (bench/results/first-answer.md, issue 32 item 5, session 8 `first100k`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A hook process starts on every prompt of every session: what it imports is its CPU (bench/README, "the hook
-process's CPU"). These pin what it does not import, and that the lighter client still speaks the same HTTP."""
+"""A hook process starts on every prompt of every session: what it imports is its CPU (bench/results/sessions.md, "the
+hook process's CPU"). These pin what it does not import, and that the lighter client still speaks the same HTTP."""
 
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ def test_memdir_mcp_starts_on_the_standard_library_alone():
 def test_memdir_mcp_answers_tools_list_before_importing_its_upstream_side():
     """The first `tools/list` waits for nothing but Python and the snapshot: http.client (with the email
     package), logging and the server client are imported on a background thread (699 ms to the first
-    answer before, on a loaded machine; bench/README.md, "stdio proxy start")."""
+    answer before, on a loaded machine; bench/results/clients.md, "stdio proxy start")."""
     probe = ("import sys; import mcp_server.entry, mcp_server.tools.stdio; "
              "print(sorted(m for m in ('http.client', 'email', 'logging', 'mcp_server.client', 'uuid') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
