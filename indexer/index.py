@@ -316,24 +316,31 @@ class Index:
 
     def heal(self) -> int:
         """Make FAISS and Whoosh agree with the manifest after a crash; returns the files re-indexed."""
+        # The open's rows do not change: their columns are parsed before the lock, behind the running searches (at
+        # 100k memories this was most of a heal, and the first search waited for it behind the lock).
+        entries = self._entries
+        read = entries.row_ids(self._behind_searches)
+        self._behind_searches()
         with self.lock, self._keyword_turn():
-            valid = list(self._entries.indexed_ids())  # from the rows' columns: no row decoded (lazy_rows.py)
-            expected_units = {u for _, _, units in valid for u in units}
-            expected_chunks = {c for _, chunks, _ in valid for c in chunks}
-            stray_vectors = self._vectors.ids() - expected_units
+            valid = self._entries.indexed_ids(read if self._entries is entries else None)  # no row decoded (lazy_rows.py)
+            expected_units = set(chain.from_iterable(units for _, _, units in valid))
+            expected_chunks = set(chain.from_iterable(chunks for _, chunks, _ in valid))
+            vector_ids = self._vectors.ids()
+            stray_vectors = vector_ids - expected_units
             self._vectors.remove(stray_vectors)
             keyword_ids = self._keyword.chunk_ids()
-            if keyword_ids - expected_chunks:
-                self._keyword.delete_chunks(keyword_ids - expected_chunks)
-            unembedded = expected_units - self._vectors.ids()
+            stray_keywords = keyword_ids - expected_chunks
+            if stray_keywords:
+                self._keyword.delete_chunks(stray_keywords)
+            unembedded = expected_units - vector_ids  # the strays removed were not expected
             if self.defer_embedding:  # left for the backfill, which embeds them from the files' texts
                 self._defer(sorted(unembedded))
                 unembedded = set()
             missing = unembedded | (expected_chunks - keyword_ids)
-            stale = {path for path, chunks, units in valid if (set(units) | set(chunks)) & missing}
-            if stray_vectors or keyword_ids - expected_chunks or stale:
+            stale = {path for path, chunks, units in valid if not missing.isdisjoint(chain(units, chunks))} if missing else set()
+            if stray_vectors or stray_keywords or stale:
                 log.warning("index healed: %d stray vectors, %d stray keyword documents, %d files re-indexed",
-                            len(stray_vectors), len(keyword_ids - expected_chunks), len(stale))
+                            len(stray_vectors), len(stray_keywords), len(stale))
             self._read_again(stale)
             if stale:
                 self.sync(stale, deep=True, force_paths=stale)
@@ -436,6 +443,11 @@ class Index:
         value, the body; case as given): the caller tests the field it means. Those whose manifest row is not read
         yet and holds none of the words are left out without being decoded (lazy_rows.py)."""
         return self._memories.mentioning(words)
+
+    def ids_with_status(self, statuses: frozenset[str]) -> Iterator[str]:
+        """The ids of the indexed memories whose status is one of `statuses`, from the lifecycle facts each row was
+        read with where it is not decoded yet (lazy_rows.py)."""
+        return self._memories.with_status(statuses)
 
     def memory_ids(self) -> KeysView[str]:
         return self._memories.keys()
@@ -651,10 +663,14 @@ class Index:
             pause.hold()
             # Not the keyword turn: a sync may read and chunk its batch while an earlier one commits keyword
             # documents with the lock let go, and then waits its turn to apply it (_after_keyword_writer).
-            self._built_graph()  # the graph the batch changes, built from the memories before it (see _link_changes)
             batch = _Batch(read_ahead=read_ahead, keyword_commit_began=keyword_commit_began, pause=pause)
             again = self._take_unwritten(batch)
             candidates = self._candidates(None if paths is None else [*paths, *again], walked, below)
+            if candidates or batch.removed_ids or self._links_whole:
+                # The graph the batch changes, built from the memories before it (see _link_changes). A reconcile
+                # that found every file as the manifest has it changes nothing: building the graph decoded every
+                # row under the lock (~10 CPU s at 100k memories, searches waiting behind it).
+                self._built_graph()
             after: list[Unit] = []
             try:
                 for done, (rel, item) in enumerate(candidates, 1):
@@ -758,7 +774,9 @@ class Index:
             return {}
         if paths is None:
             files = []
-            for item in walk(self.root):
+            for found, item in enumerate(walk(self.root)):
+                if found % BEHIND_SEARCHES_EVERY == 0:
+                    self._behind_searches()
                 rel = relative(self.root, item) if isinstance(item, Path) else item.path
                 if walked is not None:
                     walked.items[rel] = item
@@ -767,7 +785,9 @@ class Index:
         else:
             files = [raw if isinstance(raw, Path) and raw.is_absolute() else self.root / str(raw) for raw in paths]
         ahead: dict[str, _Read] = {}
-        for path in files:
+        for done, path in enumerate(files):
+            if paths is None and done % BEHIND_SEARCHES_EVERY == 0:
+                self._behind_searches()
             if not is_memory_path(self.root, path) or not isinstance(inspect(self.root, path), Path):
                 continue  # not a memory, or a link: the sync decides under the lock, and reads nothing outside
             rel = relative(self.root, path)
@@ -775,8 +795,8 @@ class Index:
                 info = path.stat()
             except OSError:
                 continue
-            previous = self._entries.get(rel)
-            same_stat = previous is not None and (previous.size, previous.mtime_ns) == (info.st_size, info.st_mtime_ns)
+            previous = self._entries.recorded(rel)  # (size, mtime, content hash): no row decoded for it
+            same_stat = previous is not None and previous[:2] == (info.st_size, info.st_mtime_ns)
             if same_stat and not deep:
                 if walked is not None and rel not in self._recheck:
                     walked.unchanged.add(rel)  # as the manifest has it: not looked at again
@@ -787,7 +807,7 @@ class Index:
                 continue  # gone, or empty (a save in progress?): the sync looks at it under the lock
             if same_stat:  # deep: the stat says unchanged; the content hash decides
                 assert previous is not None
-                if (sha256(data) == previous.content_hash and walked is not None and rel not in self._recheck
+                if (sha256(data) == previous[2] and walked is not None and rel not in self._recheck
                         and info.st_mtime_ns < checked_at - RACY_NS):
                     walked.unchanged.add(rel)
                     continue
@@ -797,6 +817,15 @@ class Index:
                 parsed = exc
             ahead[rel] = _Read(info.st_size, info.st_mtime_ns, checked_at, data, parsed)
         return ahead
+
+    def _behind_searches(self) -> None:
+        """A walk of the whole vault before the lock (a reconcile, a rescan) waits for the searches running now: it
+        is background work, and beside a search it took half the interpreter (a served 100k vault's first answer
+        came 3 CPU s later with the owner's reconcile at start, bench/README session 8). Bounded: only the searches
+        running now, each wait at most SEARCH_WAIT_SECONDS, so a stream of searches slows the walk, never stops it."""
+        # Not with the lock held (a reader that became the owner reconciles under it): the searches wait for it.
+        if self.searches.count() and not self.lock._is_owned():  # type: ignore[attr-defined]
+            self.searches.wait_for_running(SEARCH_WAIT_SECONDS)
 
     def _walk_folders(self, folders: Iterable[str | Path]) -> dict[str, set[str]]:
         """Each outermost of `folders` (vault-relative, "" for the vault) -> the vault-relative paths of the files a
@@ -970,7 +999,8 @@ class Index:
         through a batch), instead of walking every entry on every sync: at 10k memories that walk made
         each scored memory's sync 10-130 ms, the more when other threads wanted the interpreter."""
         if self._duplicates is None:
-            self._duplicates = {path for path, entry in self._entries.items() if _names_duplicate(entry)}
+            self._duplicates = {path for path, reason, memory in self._entries.reasons()  # no row decoded for it
+                                if memory and is_duplicate_id_reason(reason)}
         else:
             self._duplicates.difference_update(batch.deleted_paths)
             for path, entry in batch.entries.items():
@@ -1370,7 +1400,7 @@ class Index:
         for unit in after or ():
             self._unembedded[unit.unit_id] = None  # queued, but embedded by the sync itself (no backfill wake-up)
         graph = self._graph
-        assert graph is not None, "sync builds the graph before it changes memories"
+        assert graph is not None or not (batch.removed_ids or batch.placed), "a sync that changes memories builds the graph"
         for memory_id in sorted(batch.removed_ids):
             graph.remove(memory_id)
         for memory_id in sorted(batch.placed):
@@ -1383,8 +1413,8 @@ class Index:
             del docs
         if batch.removed_units or added:
             self._vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors
-        changed = graph.take_changed()
-        links = self._link_changes(graph, changed)
+        changed = graph.take_changed() if graph is not None else set()  # no graph: nothing was read (see _sync)
+        links = self._link_changes(graph, changed) if graph is not None else LinkChanges([], [])
         if batch.entries or batch.deleted_paths or links.rows or links.removed or links.whole:
             try:
                 self.manifest.write(list(batch.entries.values()), batch.deleted_paths, links)
@@ -1415,6 +1445,8 @@ held_clock = time.monotonic  # memdir's own clock for that (tests move it forwar
 BUILD_SLICE = 2000  # files a fresh build reads, chunks, embeds and writes at a time (Index.fill): ~25 MB of them
 EMBED_SLICE = 512  # units per model call and per FAISS add in a sync that embeds at once (a progress step each)
 RELEASE_AFTER = 2048  # units and keyword documents: a sync this big gives the memory it freed back (heap.py)
+BEHIND_SEARCHES_EVERY = 32  # files: how often a whole-vault walk before the lock looks for running searches
+SEARCH_WAIT_SECONDS = 2.0  # the longest such a walk waits for them at a time (Index._behind_searches)
 READ_AHEAD_ABOVE = 50  # paths: a sync of more reads and parses its changed files before it takes the lock
 SEGMENTS_BOUND = 8  # keyword segments: past this many the merger merges even while writes go on (segment_merger.py)
 KEYWORD_BESIDE_SEARCHES = 200  # keyword documents: a sync writing more lets searches go on meanwhile (_write_keywords)

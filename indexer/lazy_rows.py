@@ -24,18 +24,21 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 
 from vault.model import Memory
 
 from .heap import release_free_memory
-from .lifecycle_facts import Facts
-from .manifest import ROW_CHUNK_IDS, ROW_FACTS, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry
+from .lifecycle_facts import FACT_COLUMNS, Facts
+from .manifest import FILE_COLUMNS, ROW_CHUNK_IDS, ROW_FACTS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry
 
 RELEASE_AFTER = 2048  # rows past which the last one decoded gives the freed heap back (as a sync that big does, index.py)
 
 Row = tuple[Any, ...]  # a files-table row, as Manifest.rows() returns it
-MEMORY_COLUMN = 9  # the row's memory JSON (see manifest._row)
+MEMORY_COLUMN = 9
+FACT_STATUS = ROW_FACTS + FACT_COLUMNS.index("status")  # a row's status among the lifecycle facts read with it
+ROW_SIZE, ROW_MTIME, ROW_CONTENT_HASH = (FILE_COLUMNS.index(name) for name in ("size", "mtime_ns", "content_hash"))
+ROW_SLICE = 4096  # rows parsed as one JSON text by `Entries.row_ids`  # the row's memory JSON (see manifest._row)
 
 
 class _Held(MutableMapping):
@@ -97,16 +100,61 @@ class Entries(_Held):
             if type(self._slots.pop(path)) is tuple:
                 self._undecoded -= 1
 
-    def indexed_ids(self) -> Iterator[tuple[str, tuple[int, ...], tuple[int, ...]]]:
+    def recorded(self, path: str) -> tuple[int, int, str] | None:
+        """(size, mtime_ns, content hash) the manifest records for a file, a row not decoded yet read from its
+        columns: a reconcile compares every file with them, and decoding 100k rows for it was most of its CPU."""
+        held = self._slots.get(path)
+        if held is None:
+            return None
+        if type(held) is Entry:
+            return held.size, held.mtime_ns, held.content_hash  # type: ignore[union-attr]
+        return held[ROW_SIZE], held[ROW_MTIME], held[ROW_CONTENT_HASH]  # type: ignore[index]
+
+    def reasons(self) -> Iterator[tuple[str, str | None, bool]]:
+        """(path, reason, whether it holds a memory) of every entry, a row not decoded yet read from its columns."""
+        for path, held in list(self._slots.items()):
+            if type(held) is Entry:
+                yield path, held.reason, held.memory is not None  # type: ignore[union-attr]
+            else:
+                yield path, held[ROW_REASON], bool(held[ROW_MEMORY])  # type: ignore[index]
+
+    def row_ids(self, between: Callable[[], None] = lambda: None) -> dict[str, tuple[Sequence[int], Sequence[int]]]:
+        """path -> (chunk ids, unit ids) of the rows not decoded yet and indexed, from their columns: rows read at the
+        open do not change, so this needs no lock (a heal reads it first, then `indexed_ids` under the lock). Parsed
+        as one JSON text a slice of rows (one parse a row was most of a heal at 100k memories), `between` slices."""
+        rows = [held for held in list(self._slots.values()) if type(held) is tuple and held[ROW_REASON] is None]
+        found: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
+        for start in range(0, len(rows), ROW_SLICE):
+            between()
+            part = rows[start:start + ROW_SLICE]
+            chunks = json.loads("[" + ",".join(row[ROW_CHUNK_IDS] or "[]" for row in part) + "]")
+            units = json.loads("[" + ",".join(row[ROW_UNITS] or "[]" for row in part) + "]")
+            found.update((row[ROW_PATH], (row_chunks, [unit for unit, _, _ in row_units]))
+                         for row, row_chunks, row_units in zip(part, chunks, units))
+        return found
+
+    def indexed_ids(self, read: Mapping[str, tuple[Sequence[int], Sequence[int]]] | None = None
+                    ) -> list[tuple[str, Sequence[int], Sequence[int]]]:
         """(path, chunk ids, unit ids) of every entry without a reason (indexed), a row not decoded yet read from its
-        columns: what a heal compares FAISS and Whoosh with, without decoding 100k rows under the index lock."""
+        columns (`read`: what `row_ids` gave for it earlier): what a heal compares FAISS and Whoosh with, without
+        decoding 100k rows under the index lock."""
+        found: list[tuple[str, Sequence[int], Sequence[int]]] = []
+        rows: list[Row] = []
         for path, held in list(self._slots.items()):
             if type(held) is Entry:
                 if held.reason is None:  # type: ignore[union-attr]
-                    yield path, held.chunk_ids, held.unit_ids  # type: ignore[union-attr]
+                    found.append((path, held.chunk_ids, held.unit_ids))  # type: ignore[union-attr]
             elif held[ROW_REASON] is None:  # type: ignore[index]
-                yield (path, tuple(json.loads(held[ROW_CHUNK_IDS] or "[]")),  # type: ignore[index]
-                       tuple(unit for unit, _, _ in json.loads(held[ROW_UNITS] or "[]")))  # type: ignore[index]
+                ids = read.get(path) if read is not None else None  # a row slot holds the row it held then
+                if ids is None:
+                    rows.append(held)  # type: ignore[arg-type]
+                else:
+                    found.append((path, *ids))
+        if rows:
+            found += [(row[ROW_PATH], chunks, units) for row in rows
+                      for chunks, units in [(json.loads(row[ROW_CHUNK_IDS] or "[]"),
+                                             [unit for unit, _, _ in json.loads(row[ROW_UNITS] or "[]")])]]
+        return found
 
     def memory_of(self, row: Row) -> Memory | None:
         """The memory of a row read at the open: through its entry while the path holds that row, else (a sync
@@ -185,6 +233,21 @@ class Memories(_Held):
                         yield memory
                     break
 
+
+    def with_status(self, statuses: frozenset[str]) -> Iterator[str]:
+        """The ids of the memories whose status is one of `statuses`: a row read with its lifecycle facts is told by
+        their status column, without decoding it or scanning its text; a row without them as `mentioning` tells."""
+        for memory_id, held in list(self._slots.items()):
+            if type(held) is not tuple:
+                if held.status in statuses:  # type: ignore[union-attr]
+                    yield memory_id
+            elif len(held) > ROW_FACTS and held[ROW_FACTS] is not None:
+                if held[FACT_STATUS] in statuses:
+                    yield memory_id
+            elif any(word in (held[MEMORY_COLUMN] or "") for word in statuses):
+                memory = self.get(memory_id)
+                if memory is not None and memory.status in statuses:
+                    yield memory_id
 
     def lifecycle_records(self) -> Iterator[Memory | Facts]:
         """Every memory as the lifecycle rules read it: a decoded one as itself, one not decoded yet as the `Facts` its

@@ -329,12 +329,11 @@ class Searcher:
         wanted_tags = {t.lower().lstrip("#") for t in request.tags}
         if not (request.collections or request.types or wanted_tags or after or request.before
                 or request.privacy is not None or request.sources is not None):
-            # Only the status can leave a memory out: the memories whose file may say a hidden status are read,
-            # not every memory (a cold open decodes rows as they are read, lazy_rows.py).
+            # Only the status can leave a memory out: told by the rows' lifecycle facts, not by decoding every memory
+            # (a cold open decodes rows as they are read, lazy_rows.py).
             if request.include_superseded:
                 return self.index.memories_but(())
-            statused = (m.id for m in self.index.memories_mentioning(tuple(HIDDEN_STATUSES)) if m.status in HIDDEN_STATUSES)
-            return self.index.memories_but(hidden.union(statused))
+            return self.index.memories_but(hidden.union(self.index.ids_with_status(HIDDEN_STATUSES)))
         allowed: Mapping[str, Memory] = {}
         for memory in self.index.all_memories():
             memory_id = memory.id

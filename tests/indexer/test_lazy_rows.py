@@ -62,7 +62,7 @@ def answers(index: Index) -> list[list[tuple]]:
              searcher.search(SearchRequest(query=q, limit=5))] for q in QUERIES]
 
 
-def test_a_first_search_decodes_its_hits_and_the_few_rows_that_may_hide_or_name_someone(root: Path, monkeypatch):
+def test_a_first_search_decodes_its_hits_and_the_few_rows_that_may_name_someone(root: Path, monkeypatch):
     open_index(root).close()
     decoded = decoded_rows(monkeypatch)
     builds: list = []
@@ -77,9 +77,9 @@ def test_a_first_search_decodes_its_hits_and_the_few_rows_that_may_hide_or_name_
     settings = SearchSettings(embedder="hashing-256", candidates=5)
     hits = Searcher(index, settings).search(SearchRequest(query="cache eviction", limit=3))
     ids = [h.memory.id for h in hits]
-    assert "m-archived" not in ids and ids  # left out by its status, found in its row's text
-    assert {"m-archived", "m-alice", "m-bob"} <= set(decoded)  # a status, the speakers: their rows say the words
-    candidates = set(decoded) - at_open - {"m-archived", "m-alice", "m-bob"}
+    assert "m-archived" not in ids and ids  # left out by its status, told by its row's lifecycle facts
+    assert {"m-alice", "m-bob"} <= set(decoded)  # the speakers: their rows say the words
+    candidates = set(decoded) - at_open - {"m-alice", "m-bob"}
     assert len(candidates) <= 2 * settings.candidates  # what the two channels brought, no other row
     assert len(set(decoded)) < index.memory_count() // 2
     assert builds == []  # superseded and successors came from the link table

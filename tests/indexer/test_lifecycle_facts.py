@@ -94,6 +94,22 @@ def test_a_served_first_search_decodes_its_candidates_and_hides_leaving_and_supe
     index.close()
 
 
+def test_a_first_search_tells_the_hidden_statuses_from_the_facts_without_decoding_a_row_that_names_one(root: Path,
+                                                                                                         monkeypatch):
+    note(root, "patterns/talk.md", "m-talk", "We archived the old deploy notes and superseded the runbook.",
+         "type: decision\n")
+    open_index(root).close()
+    decoded = decoded_rows(monkeypatch)
+    index = reader(root)
+    at_open = set(decoded)
+    assert set(index.ids_with_status(frozenset({"archived", "superseded"}))) == {"m-archived"}
+    assert set(decoded) == at_open  # neither the archived row nor the one whose body says the words was decoded
+    hits = Searcher(index, SearchSettings(embedder="hashing-256", score_threshold=0.0)).search(
+        SearchRequest(query="the deploy rule we dropped", limit=50, now=NOWS[0]))
+    assert "m-archived" not in [h.memory.id for h in hits]
+    index.close()
+
+
 def without_facts(root: Path) -> None:
     """The generation as a memdir before the facts table left it: no table rows, no mark."""
     from indexer.generations import Layout
