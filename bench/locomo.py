@@ -185,17 +185,24 @@ def summarize(rows: list, latency: list[float], memories: int, index_seconds: fl
     def mean(values: list[float]) -> float:
         return round(statistics.fmean(values), 4) if values else 0.0
 
+    def hit(wanted: set[str], ranked: list[set[str]], k: int) -> float:
+        # Any evidence turn in the top k: the per-question count some published figures call R@k (Engram's 1862/1982).
+        return float(bool(wanted & set().union(*ranked[:k]))) if ranked else 0.0
+
     by_category = {}
     for number, name in CATEGORIES.items():
         subset = [r for r in rows if r[0] == number]
         by_category[name] = {"queries": len(subset), "recall@5": mean([recall(w, r, 5) for _, w, r in subset]),
-                             "recall@10": mean([recall(w, r, 10) for _, w, r in subset])}
+                             "recall@10": mean([recall(w, r, 10) for _, w, r in subset]),
+                             "hit@5": mean([hit(w, r, 5) for _, w, r in subset]),
+                             "hit@10": mean([hit(w, r, 10) for _, w, r in subset])}
     ordered = sorted(latency)
     return {
         "recall@5": mean([recall(w, r, 5) for _, w, r in rows]),
         "recall@10": mean([recall(w, r, 10) for _, w, r in rows]),
         "mrr@10": mean([reciprocal_rank(w, r) for _, w, r in rows]),
-        "hit@5": mean([float(bool(set().union(*r[:5]) & w)) if r else 0.0 for _, w, r in rows]),
+        "hit@5": mean([hit(w, r, 5) for _, w, r in rows]),
+        "hit@10": mean([hit(w, r, 10) for _, w, r in rows]),
         "mrr@10_by_category": {name: mean([reciprocal_rank(w, r) for c, w, r in rows if c == number])
                                for number, name in CATEGORIES.items()},
         "p50_ms": round(statistics.median(ordered), 2) if ordered else 0.0,

@@ -75,6 +75,7 @@ def _windows(text: str, now: datetime, tz: tzinfo | None, present: bool = True) 
         if match:
             found.append((start, stop, match.group(0)))
 
+    text = _calendar_dates(text, local, found)  # "in January 2022" names that January, not the latest one
     patterns = [(_ACTIVITY, 3), (r"\b(recently|lately|recent|latest|last few days)\b", 14)]
     if present:
         patterns.append((_PRESENT, 3))
@@ -113,6 +114,56 @@ def _windows(text: str, now: datetime, tz: tzinfo | None, present: bool = True) 
         start = _month_start(year, month, local.tzinfo)
         add(match, start, end if match.group(1) == "since" else _month_start(year, month + 1, local.tzinfo))
     return found
+
+
+_MONTH_NAME = "|".join(MONTHS) + "|" + "|".join(sorted(_MONTH_ABBREVIATIONS))
+_YEAR = r"((?:19|20)\d\d)"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+# Dates with a year, most precise first: each is masked once read, so "1 February, 2023" is not also "February 2023".
+_DAY_MONTH_YEAR = re.compile(rf"\b{_DAY}\s+({_MONTH_NAME})\.?,?\s*{_YEAR}\b")
+_MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH_NAME})\.?\s+{_DAY},?\s*{_YEAR}\b")
+_MONTH_YEAR = re.compile(rf"\b({_MONTH_NAME})\.?,?\s+{_YEAR}\b")
+_IN_YEAR = re.compile(rf"\b(?:in|during|since|of)\s+{_YEAR}\b")
+
+
+def _month_number(name: str) -> int:
+    return MONTHS.index(name) + 1 if name in MONTHS else _MONTH_ABBREVIATIONS[name]
+
+
+def _calendar_dates(text: str, local: datetime, found: list[tuple[datetime, datetime, str]]) -> str:
+    """Add the windows of the dates the text writes out with their year ("on 9 November, 2022": that day; "in
+    January 2022": that month; "in 2023": that year; after "since", from then to now; after "before", the week up
+    to and including the day) and return the text with them blanked out. A month or day named without a year is
+    left to the relative words (the most recent such month)."""
+    tz = local.tzinfo
+    end = local + timedelta(seconds=1)
+
+    def add(match: re.Match, start: datetime, stop: datetime) -> None:
+        before = text[max(0, match.start() - 7):match.start()]
+        if re.search(r"\bsince\s+$", before):
+            stop = end
+        elif re.search(r"\bbefore\s+$", before):
+            start = stop - timedelta(days=8)
+        found.append((start, stop, match.group(0)))
+
+    for pattern, read in ((_DAY_MONTH_YEAR, lambda m: (int(m[1]), _month_number(m[2]), int(m[3]))),
+                          (_MONTH_DAY_YEAR, lambda m: (int(m[2]), _month_number(m[1]), int(m[3])))):
+        for match in pattern.finditer(text):
+            day, month, year = read(match)
+            try:
+                start = datetime(year, month, day, tzinfo=tz)
+            except ValueError:  # "31 February": no such day, no window
+                continue
+            add(match, start, start + timedelta(days=1))
+        text = pattern.sub(lambda m: " " * len(m.group(0)), text)
+    for match in _MONTH_YEAR.finditer(text):
+        month, year = _month_number(match[1]), int(match[2])
+        add(match, _month_start(year, month, tz), _month_start(year, month + 1, tz))
+    text = _MONTH_YEAR.sub(lambda m: " " * len(m.group(0)), text)
+    for match in _IN_YEAR.finditer(text):
+        year = int(match[1])
+        add(match, datetime(year, 1, 1, tzinfo=tz), datetime(year + 1, 1, 1, tzinfo=tz))
+    return _IN_YEAR.sub(lambda m: " " * len(m.group(0)), text)
 
 
 def window(query: str, now: datetime, tz: tzinfo | None = None, present: bool = True) -> Window | None:

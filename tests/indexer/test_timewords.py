@@ -46,6 +46,29 @@ def test_time_words_name_calendar_windows_in_the_users_time_zone(query: str, sta
     assert named is not None and named.start == start and abs((named.end - end).total_seconds()) <= 1
 
 
+@pytest.mark.parametrize("query, start, end", [
+    ("What did Joanna accomplish in January 2022?", datetime(2022, 1, 1), datetime(2022, 2, 1)),
+    ("the outage in the beginning of november 2022", datetime(2022, 11, 1), datetime(2022, 12, 1)),
+    ("What did Gina find for her store on 1 February, 2023?", datetime(2023, 2, 1), datetime(2023, 2, 2)),
+    ("the painting she showed on October 13, 2023", datetime(2023, 10, 13), datetime(2023, 10, 14)),
+    ("the forest picture from December 1,2023", datetime(2023, 12, 1), datetime(2023, 12, 2)),
+    ("the book he finished on 8th December, 2023", datetime(2023, 12, 8), datetime(2023, 12, 9)),
+    ("how many times did she go to the beach in 2023", datetime(2023, 1, 1), datetime(2024, 1, 1)),
+    ("what did she do last weekend before April 10, 2023", datetime(2023, 4, 3), datetime(2023, 4, 11)),
+    ("every schema change since March 2024", datetime(2024, 3, 1), NOW),
+])
+def test_a_date_written_with_its_year_names_that_day_month_or_year_not_the_latest_one(query: str, start: datetime,
+                                                                                     end: datetime):
+    named = window(query, NOW, timezone.utc)
+    start, end = start.replace(tzinfo=start.tzinfo or timezone.utc), end.replace(tzinfo=end.tzinfo or timezone.utc)
+    assert named is not None and named.start == start and abs((named.end - end).total_seconds()) <= 1
+
+
+@pytest.mark.parametrize("query", ["the 31 February, 2023 incident", "port 2023 is taken", "in summer 2021"])
+def test_a_year_without_a_real_date_or_a_preposition_names_no_window(query: str):
+    assert window(query, NOW, timezone.utc) is None
+
+
 @pytest.mark.parametrize("query", [
     "how does the billing retry work", "When did Caroline go to the support group?", "may I ask about the deploy",
     "the monday morning slowness",
@@ -145,6 +168,17 @@ def test_a_topic_question_with_a_time_word_prefers_what_was_written_in_that_wind
     timed = [h.memory.id for h in s.search(SearchRequest(query="the redis keys problem from yesterday", now=NOW))]
     assert set(plain) == set(timed) == {"m-00000001", "m-00000002"}, "a time word boosts, it never filters"
     assert timed[0] == "m-00000002"
+    s.index.close()
+
+
+def test_a_topic_question_naming_a_past_month_prefers_what_was_written_in_that_month(tmp_path: Path):
+    from tests.conftest import write
+    for n, when in enumerate(("2022-01-21T14:00:00Z", "2026-01-21T14:00:00Z")):
+        write(tmp_path, f"history/s{n}.md", f"---\nid: m-0000002{n}\ntype: history\ntitle: Joanna\ncreated_at: {when}\n"
+                                            f"---\nJoanna: I finally finished my screenplay.\n")
+    s = searcher(tmp_path)
+    hits = s.search(SearchRequest(query="what did Joanna finish in January 2022?", now=NOW))
+    assert [h.memory.id for h in hits] == ["m-00000020", "m-00000021"]  # not the latest January's
     s.index.close()
 
 
