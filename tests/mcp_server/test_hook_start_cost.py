@@ -3,6 +3,9 @@ process's CPU"). These pin what it does not import, and that the lighter client 
 
 from __future__ import annotations
 
+import ast
+import json
+import os
 import socket
 import subprocess
 import sys
@@ -12,25 +15,72 @@ from urllib.parse import quote
 
 import pytest
 
-from mcp_server import client
+from mcp_server import client, plain_json
 
 REPO = Path(__file__).resolve().parents[2]
 # Not needed to connect to 127.0.0.1 and send one JSON request, and each costs a hook milliseconds of CPU:
-# dataclasses imports inspect, ast, dis and tokenize; socket.py builds enums from every constant; typing.
-NOT_IMPORTED = ("dataclasses", "inspect", "ast", "typing", "socket", "selectors", "http", "email",
-                "click", "numpy", "yaml", "pydantic", "vault", "indexer")
+# dataclasses imports inspect, ast, dis and tokenize; socket.py builds enums from every constant; typing; json
+# and pathlib import re (enum, functools, collections), pathlib urllib.parse too (plain_json.py, locate.py).
+NOT_IMPORTED = ("dataclasses", "inspect", "ast", "typing", "socket", "selectors", "http", "email", "json", "re",
+                "enum", "pathlib", "urllib", "click", "numpy", "yaml", "pydantic", "vault", "indexer")
+
+
+def hook_process(args: list[str], stdin: bytes, env: dict[str, str] | None = None) -> tuple[list[str], str, str]:
+    """Run `memdir ARGS` as a hook process without site (-S: the editable install's finder imports pathlib, re
+    and urllib.parse in every process, hook or not, so only what the hook path itself imports is counted).
+    Returns the listed modules it imported, its output and its stderr."""
+    probe = (f"import sys; sys.path.append({str(REPO)!r}); sys.argv[1:] = {args!r}\n"
+             "from mcp_server.entry import main\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             f"print('IMPORTED', [m for m in {NOT_IMPORTED!r} if m in sys.modules])")
+    result = subprocess.run([sys.executable, "-S", "-c", probe], input=stdin, capture_output=True, timeout=60,
+                            env={**os.environ, **(env or {})})
+    output, _, imported = result.stdout.decode().rpartition("IMPORTED ")
+    return ast.literal_eval(imported.strip()), output, result.stderr.decode()
 
 
 def test_a_hook_process_imports_no_module_it_does_not_need(tmp_path):
-    # -S: no site, so only what the hook path itself imports is counted (the editable install's finder
-    # imports pathlib, re and urllib.parse in every process, hook or not).
-    probe = (f"import sys; sys.path.append({str(REPO)!r}); sys.argv[1:] = ['hook', 'prompt', '--vault', {str(tmp_path)!r}]\n"
-             "from mcp_server.entry import main\n"
-             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-             f"print([m for m in {NOT_IMPORTED!r} if m in sys.modules])")
-    result = subprocess.run([sys.executable, "-S", "-c", probe], input=b'{"session_id": "s"}', capture_output=True,
-                            timeout=60)
-    assert result.stdout.decode().strip().splitlines()[-1] == "[]", result.stderr.decode()
+    imported, _, stderr = hook_process(["hook", "prompt", "--vault", str(tmp_path)], b'{"session_id": "s"}')
+    assert imported == [], stderr
+
+
+def test_a_prompt_hook_spools_asks_and_prints_its_context_without_json_re_or_pathlib(tmp_path):
+    vault = tmp_path / "project" / ".memories"
+    vault.mkdir(parents=True)
+    (vault / "memdir.toml").write_text("")
+    servers = tmp_path / "servers"
+    servers.mkdir(mode=0o700)
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        (servers / client.ADDRESS_FILE).write_text(json.dumps(
+            {"pid": os.getpid(), "port": listener.getsockname()[1], "token": "t", "started": 0.0}))
+        (servers / client.ADDRESS_FILE).chmod(0o600)
+        asked: list[dict] = []
+
+        def answer() -> None:
+            connection, _ = listener.accept()
+            with connection:
+                data = b""
+                while b"\r\n\r\n" not in data or not data.endswith(b"}"):
+                    data += connection.recv(65536)
+                asked.append(json.loads(data.partition(b"\r\n\r\n")[2]))
+                body = json.dumps({"additionalContext": "KNOWN CONTEXT: the retries are idempotent \u2014 \u00fc"}).encode()
+                connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(body) + body)
+
+        server = threading.Thread(target=answer)
+        server.start()
+        event = {"session_id": "s-1", "prompt": "are the retries safe? \u00e9", "cwd": str(vault.parent)}
+        imported, output, stderr = hook_process(["hook", "prompt"], json.dumps(event).encode(),
+                                                {"MEMDIR_SERVERS_DIR": str(servers), "MEMDIR_VAULT": ""})
+        server.join(10)
+    assert imported == [], stderr
+    assert json.loads(output) == {"hookSpecificOutput": {
+        "hookEventName": "UserPromptSubmit", "additionalContext": "KNOWN CONTEXT: the retries are idempotent \u2014 \u00fc"}}
+    [spooled] = (vault / ".memdir" / "spool").glob("*-prompt.json")  # the stand-in server took nothing
+    record = json.loads(spooled.read_text())
+    assert record["event"] == "prompt" and record["payload"]["prompt"] == event["prompt"]
+    assert asked[0]["prompt"] == event["prompt"] and asked[0]["spool"] == spooled.name
 
 
 @pytest.mark.parametrize("path", ["/home/a b/proj/.memories", "/tmp/ünïcode/vault", "/x/%41?&#=+;,/ok~._-"])
@@ -71,3 +121,19 @@ def test_a_request_reaches_the_server_with_its_token_and_vault_and_reads_the_ans
     head = seen[0].decode()
     assert "Authorization: Bearer secret\r\n" in head and "X-Memdir-Vault: /v%20w\r\n" in head
     assert head.endswith('{"a": 1}')
+
+
+@pytest.mark.parametrize("value", [{"session_id": "s", "prompt": "caf\u00e9 \"quoted\"\n\ttab \U0001f600", "client_pids": [12, 1],
+                                    "nested": {"a": [None, True, False, 1.5, -0.0, 10**20, ""]}}, [], "x", 3, 1e300])
+def test_the_hooks_json_reads_and_writes_what_json_does(value):
+    text = json.dumps(value)
+    assert plain_json.dumps(value) == text and plain_json.dumps(value, ensure_ascii=False) == json.dumps(value, ensure_ascii=False)
+    assert plain_json.loads(text) == value and plain_json.loads(f" \n{text}\r\n".encode()) == value
+
+
+@pytest.mark.parametrize("text", ["", "  ", "{", "[1] 2", "nope", '{"a": }', "\"open"])
+def test_the_hooks_json_refuses_what_json_refuses(text):
+    with pytest.raises(ValueError):
+        json.loads(text)
+    with pytest.raises(ValueError):
+        plain_json.loads(text)
