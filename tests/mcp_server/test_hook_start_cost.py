@@ -39,6 +39,33 @@ def hook_process(args: list[str], stdin: bytes, env: dict[str, str] | None = Non
     return ast.literal_eval(imported.strip()), output, result.stderr.decode()
 
 
+class OneAnswer:
+    """A stand-in server on 127.0.0.1 that reads one request (head and JSON body) and answers it with `body`."""
+
+    def __init__(self, body: bytes) -> None:
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(1)
+        self.port = self.listener.getsockname()[1]
+        self.body = body
+        self.seen: list[bytes] = []
+        self.thread = threading.Thread(target=self._answer)
+        self.thread.start()
+
+    def _answer(self) -> None:
+        connection, _ = self.listener.accept()
+        with connection:
+            data = b""
+            while b"\r\n\r\n" not in data or not data.endswith(b"}"):
+                data += connection.recv(65536)
+            self.seen.append(data)
+            connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(self.body) + self.body)
+
+    def close(self) -> None:
+        self.thread.join(10)
+        self.listener.close()
+
+
 def test_a_hook_process_imports_no_module_it_does_not_need(tmp_path):
     imported, _, stderr = hook_process(["hook", "prompt", "--vault", str(tmp_path)], b'{"session_id": "s"}')
     assert imported == [], stderr
@@ -50,33 +77,20 @@ def test_a_prompt_hook_spools_asks_and_prints_its_context_without_json_re_or_pat
     (vault / "memdir.toml").write_text("")
     servers = tmp_path / "servers"
     servers.mkdir(mode=0o700)
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(1)
-        (servers / client.ADDRESS_FILE).write_text(json.dumps(
-            {"pid": os.getpid(), "port": listener.getsockname()[1], "token": "t", "started": 0.0}))
-        (servers / client.ADDRESS_FILE).chmod(0o600)
-        asked: list[dict] = []
-
-        def answer() -> None:
-            connection, _ = listener.accept()
-            with connection:
-                data = b""
-                while b"\r\n\r\n" not in data or not data.endswith(b"}"):
-                    data += connection.recv(65536)
-                asked.append(json.loads(data.partition(b"\r\n\r\n")[2]))
-                body = json.dumps({"additionalContext": "KNOWN CONTEXT: the retries are idempotent \u2014 \u00fc"}).encode()
-                connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(body) + body)
-
-        server = threading.Thread(target=answer)
-        server.start()
-        event = {"session_id": "s-1", "prompt": "are the retries safe? \u00e9", "cwd": str(vault.parent)}
+    context = "KNOWN CONTEXT: the retries are idempotent \u2014 \u00fc"
+    server = OneAnswer(json.dumps({"additionalContext": context}).encode())
+    (servers / client.ADDRESS_FILE).write_text(json.dumps({"pid": os.getpid(), "port": server.port, "token": "t",
+                                                           "started": 0.0}))
+    (servers / client.ADDRESS_FILE).chmod(0o600)
+    event = {"session_id": "s-1", "prompt": "are the retries safe? \u00e9", "cwd": str(vault.parent)}
+    try:
         imported, output, stderr = hook_process(["hook", "prompt"], json.dumps(event).encode(),
                                                 {"MEMDIR_SERVERS_DIR": str(servers), "MEMDIR_VAULT": ""})
-        server.join(10)
+    finally:
+        server.close()
+    asked = [json.loads(data.partition(b"\r\n\r\n")[2]) for data in server.seen]
     assert imported == [], stderr
-    assert json.loads(output) == {"hookSpecificOutput": {
-        "hookEventName": "UserPromptSubmit", "additionalContext": "KNOWN CONTEXT: the retries are idempotent \u2014 \u00fc"}}
+    assert json.loads(output) == {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}}
     [spooled] = (vault / ".memdir" / "spool").glob("*-prompt.json")  # the stand-in server took nothing
     record = json.loads(spooled.read_text())
     assert record["event"] == "prompt" and record["payload"]["prompt"] == event["prompt"]
@@ -98,26 +112,13 @@ def test_a_server_that_takes_the_connection_and_says_nothing_is_no_answer():
 
 
 def test_a_request_reaches_the_server_with_its_token_and_vault_and_reads_the_answer():
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(1)
-        seen: list[bytes] = []
-
-        def answer() -> None:
-            connection, _ = listener.accept()
-            with connection:
-                data = b""
-                while b"\r\n\r\n" not in data or not data.endswith(b"}"):
-                    data += connection.recv(65536)
-                seen.append(data)
-                body = b'{"ok": true}'
-                connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(body) + body)
-
-        server = threading.Thread(target=answer)
-        server.start()
-        info = client.ServerInfo(1, listener.getsockname()[1], "secret", 0.0)
+    server = OneAnswer(b'{"ok": true}')
+    try:
+        info = client.ServerInfo(1, server.port, "secret", 0.0)
         assert client.request(info, "POST", "/api/hook/prompt", {"a": 1}, timeout=5, vault=Path("/v w")) == {"ok": True}
-        server.join(5)
+    finally:
+        server.close()
+    seen = server.seen
     head = seen[0].decode()
     assert "Authorization: Bearer secret\r\n" in head and "X-Memdir-Vault: /v%20w\r\n" in head
     assert head.endswith('{"a": 1}')
