@@ -47,9 +47,12 @@ EXAMPLE = REPO / ".memories-example"
 EARLY_SECONDS = 5.0
 KEEP_LOG: Path | None = None  # --log
 THINK = 0.0  # --think
+AS_INSTALLED = False  # --as-installed
 
 
 def hook_command() -> list[str]:
+    if AS_INSTALLED:  # the code from PYTHONPATH, without site: no editable finder, which imports pathlib and re
+        return [sys.executable, "-S", "-c", "from mcp_server.entry import main; main()"]
     script = Path(sys.executable).with_name("memdir")
     return [str(script)] if script.exists() else [sys.executable, "-m", "mcp_server"]
 
@@ -211,7 +214,7 @@ def run(mode: str, count: int, turns: int) -> dict:
     context = [r for r in records if r["context"]]
     timeline["first context (prompt sent)"] = round(context[0]["at"] - first, 2) if context else None
     half = len(records) // 2
-    return {"mode": mode, "sessions": count, "turns": turns, "think_s": THINK, "wall_s": round(wall, 1),
+    return {"mode": mode, "sessions": count, "turns": turns, "think_s": THINK, "as_installed": AS_INSTALLED, "wall_s": round(wall, 1),
             "load": [round(load_before, 1), round(load_after, 1)],
             "all": phase(records),
             "first_5s": phase([r for r in records if r["at"] - first < EARLY_SECONDS]),
@@ -250,6 +253,7 @@ def line(r: dict) -> str:
                 f"{f' (without: {without})' if without else ''}, p50 {x.get('p50_ms')} p95 {x.get('p95_ms')} ms"
                 if x["prompts"] else f"{name} -")
     think = f", think {r['think_s']} s" if r["think_s"] else ""
+    think += ", hooks as installed" if r.get("as_installed") else ""
     return (f"{r['mode']:>4}, {r['sessions']} sessions x {r['turns']} turns{think} ({r['wall_s']} s, load "
             f"{r['load'][0]} -> {r['load'][1]}): {p('all')}\n"
             f"      {p('first_5s')}; {p('after_5s')}\n      {p('first_half')}; {p('second_half')}\n"
@@ -270,6 +274,11 @@ if __name__ == "__main__":
                         help="the assistant's answer time between a prompt and its Stop: 0.5-1.5 x S seconds (default 0: "
                              "back to back)")
     parser.add_argument("--log", type=Path, help="keep each run's server log as LOG.<mode>.log")
+    parser.add_argument("--as-installed", action="store_true",
+                        help="start each hook as `python -S` with the code on PYTHONPATH, as a regular install runs it: "
+                             "this venv's editable install adds a path finder to every process's site, which imports "
+                             "pathlib, re and urllib.parse whatever the hook itself imports (a regular install's site "
+                             "costs ~2 ms)")
     parser.add_argument("--code", type=Path, help="run the hooks and the server from this checkout (an A/B in one run)")
     options = parser.parse_args()
     if options.code:
@@ -286,6 +295,8 @@ if __name__ == "__main__":
         for package in ("mcp_server", "indexer", "vault"):
             compileall.compile_dir(checkout / package, quiet=1)
     os.chdir(tempfile.gettempdir())
-    KEEP_LOG, THINK = options.log, options.think
+    KEEP_LOG, THINK, AS_INSTALLED = options.log, options.think, options.as_installed
+    if AS_INSTALLED and not options.code:
+        os.environ["PYTHONPATH"] = str(REPO)  # -S: no site-packages, so the hooks find memdir here
     results = [run(m, options.sessions, options.turns) for m in (("cold", "warm") if options.mode == "both" else (options.mode,))]
     print(json.dumps(results, indent=2) if options.json else "\n".join(line(r) for r in results))

@@ -3,6 +3,11 @@
 The model is shared with the queries of the prompt hook (one model per user), but a query does not
 wait for a batch of documents (the model runs them side by side), so a batch is as large as keeps
 both cores busy: two model batches of 32 texts run at once.
+
+Captured exchanges come a few units at a time (~6 each), and a model call's CPU is mostly its own, not its
+texts': ten calls of 6 texts cost the host 1.6 times one call of 60. So when fewer units than a batch wait, the
+backfill gathers for up to GATHER_SECONDS first; under nine sessions a batch fills in about a second, and a lone
+session's capture gets its vector that much later (it is found by keyword meanwhile). bench/results/s9-nine9.md.
 """
 
 from __future__ import annotations
@@ -15,12 +20,14 @@ from .index import Index
 
 log = logging.getLogger("memdir.backfill")
 BATCH = 64  # units per model call: two batches of 32 at once (8 ran one batch on one core, at half the rate)
+GATHER_SECONDS = 2.0  # how long a wake with fewer units than a batch waits for more
 
 
 class Backfill:
-    def __init__(self, index: Index, batch: int = BATCH) -> None:
+    def __init__(self, index: Index, batch: int = BATCH, gather: float = GATHER_SECONDS) -> None:
         self.index = index
         self.batch = batch
+        self.gather = gather
         self._stop = threading.Event()
         self._progress = threading.Condition()  # notified after every batch: tests and benchmarks wait on it
         self._thread = threading.Thread(target=self._run, name="memdir-backfill", daemon=True)
@@ -33,6 +40,8 @@ class Backfill:
         """Let the batch in hand finish; the rest stays queued in the files' index (the next start embeds it)."""
         self._stop.set()
         self.index.embedding_wanted.set()
+        with self.index.units_deferred:
+            self.index.units_deferred.notify_all()
         self._thread.join(timeout)
 
     def wait_done(self, timeout: float) -> bool:
@@ -42,6 +51,7 @@ class Backfill:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            self._gather()
             started, done = time.perf_counter(), 0
             try:
                 while not self._stop.is_set() and (taken := self.index.backfill(self.batch)):
@@ -55,6 +65,12 @@ class Backfill:
                 log.info("embedded %d deferred units in %.1f s", done, time.perf_counter() - started)
             self._notify()
             self.index.embedding_wanted.wait()
+
+    def _gather(self) -> None:
+        """When some units wait but fewer than a batch, wait (at most `gather` seconds) for a batch; a stop ends it."""
+        with self.index.units_deferred:
+            self.index.units_deferred.wait_for(
+                lambda: self._stop.is_set() or not 0 < self.index.waiting_units() < self.batch, timeout=self.gather)
 
     def _notify(self) -> None:
         with self._progress:

@@ -174,6 +174,7 @@ class Index:
         self._unembedded: dict[int, None] = {}  # unit ids waiting for a vector, oldest first
         self._unwritten = _Unwritten()
         self.embedding_wanted = threading.Event()  # set when units are left for the backfill
+        self.units_deferred = threading.Condition()  # notified at each deferral: the backfill gathers a batch (backfill.py)
         self._readers_told = time.monotonic()
         self._backfill_texts: dict[tuple[str, str], dict[int, tuple[str, str]]] = {}  # see _texts_of
         self.reconcile_pending = False  # opened by its owner with reconcile=False: reconcile() is the caller's
@@ -1310,6 +1311,8 @@ class Index:
             self._unembedded[unit] = None
         if self._unembedded:
             self.embedding_wanted.set()
+            with self.units_deferred:
+                self.units_deferred.notify_all()
 
     def backfill(self, limit: int = 8) -> int:
         """Embed up to `limit` deferred units; returns how many were taken off the queue (0: none left).

@@ -11,16 +11,16 @@ import fcntl
 # The C module, not `socket`: socket.py builds its enums (AddressFamily and the rest) from every constant at import,
 # and a hook only ever connects to 127.0.0.1 (bench/results/sessions.md, "the hook process's CPU").
 import _socket
-import json
 import os
 import sys
 import time
-from pathlib import Path
 
+from . import plain_json as json
 from .waiting import attempts
 
 TYPE_CHECKING = False  # a constant, not typing's: a hook process imports no typing (annotations are strings)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Callable
 
 ADDRESS_FILE = "server.json"  # in the per-user folder: pid, port and token of this user's server (0600)
@@ -56,11 +56,18 @@ class NoAnswer(Unavailable):
 def servers_folder() -> Path:
     """Where this user's memdir processes leave their addresses: `$MEMDIR_SERVERS_DIR`, else
     `$XDG_RUNTIME_DIR/memdir`, else `~/.cache/memdir/servers` (made 0700: another user never sees them)."""
+    from pathlib import Path
+
+    return Path(_servers_dir())
+
+
+def _servers_dir() -> str:
+    """servers_folder() as a string: a hook process reads the address file without pathlib (it imports re)."""
     explicit = os.environ.get("MEMDIR_SERVERS_DIR")
     if explicit:
-        return Path(explicit)
+        return explicit
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    return Path(runtime) / "memdir" if runtime else Path.home() / ".cache" / "memdir" / "servers"
+    return os.path.join(runtime, "memdir") if runtime else os.path.join(os.path.expanduser("~"), ".cache", "memdir", "servers")
 
 
 def own_folder() -> Path:
@@ -104,7 +111,7 @@ class ServerInfo:
     def read(cls, folder: Path | None = None) -> "ServerInfo | None":
         """The address file, if it is this user's own and private (anything else is not trusted with a prompt)."""
         try:
-            with open((folder or servers_folder()) / ADDRESS_FILE, "rb") as file:
+            with open(os.path.join(_servers_dir() if folder is None else folder, ADDRESS_FILE), "rb") as file:
                 stat = os.fstat(file.fileno())
                 if stat.st_uid != os.getuid() or stat.st_mode & 0o077:
                     return None
@@ -123,7 +130,8 @@ def process_alive(pid: int) -> bool:
     except PermissionError:
         return True
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        with open(f"/proc/{pid}/stat") as file:
+            stat = file.read()
     except OSError:
         return True  # no /proc (macOS): signal 0 is all we can know
     return stat[stat.rfind(")") + 2:][:1] not in ("Z", "X")

@@ -5,23 +5,39 @@ of the project, and leaves `CLAUDE_PROJECT_DIR` unset for MCP servers. A relativ
 (`.memories`, `./.memories`) is therefore looked up like git looks up `.git`: in the folder,
 then in each parent, and the first initialized vault wins. So one user-level registration
 serves every project its own vault, and a project's `.mcp.json` works from any subfolder.
+
+On strings (`os.path`): a hook process looks its vault up on every prompt, and `pathlib` imports `re` and
+`urllib.parse` (bench/results/s9-nine9.md); `locate` gives the CLI its Path.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+
+TYPE_CHECKING = False  # a constant, not typing's (client.py)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MARKER = "memdir.toml"  # an initialized vault has one
 
 
-def locate(given: str | Path, start: Path) -> Path:
+def nearest(given: str, start: str) -> str:
     """The vault `given` names seen from `start`: an absolute path as is; a relative one in the nearest
     folder (start, then its parents) where it is an initialized vault; else under `start`."""
-    path = Path(given).expanduser()
-    if path.is_absolute():
+    path = os.path.normpath(os.path.expanduser(given))
+    if os.path.isabs(path):
         return path
-    start = start.absolute()
-    for folder in (start, *start.parents):
-        if (folder / path / MARKER).is_file():
-            return folder / path
-    return start / path
+    folder = os.path.normpath(os.path.join(os.getcwd(), start))  # `start` as given when it is absolute
+    while True:
+        if os.path.isfile(os.path.join(folder, path, MARKER)):
+            return os.path.join(folder, path)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return os.path.join(os.path.normpath(os.path.join(os.getcwd(), start)), path)
+        folder = parent
+
+
+def locate(given: str | Path, start: Path) -> Path:
+    from pathlib import Path
+
+    return Path(nearest(os.fspath(given), os.fspath(start)))

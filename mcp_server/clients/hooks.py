@@ -10,14 +10,12 @@ mid-request (`claude -p` exits right after its answer) and a server that is down
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
-from pathlib import Path
 
-from .. import client
-from ..locate import locate
+from .. import client, plain_json as json
+from ..locate import nearest
 
 TYPE_CHECKING = False  # typing is not imported by a hook process (client.py)
 if TYPE_CHECKING:
@@ -93,14 +91,15 @@ def _option(argv: list[str], name: str) -> str | None:
     return argv[position + 1] if position + 1 < len(argv) else None
 
 
-def find_vault(explicit: str | None, cwd: Any) -> Path | None:
+def find_vault(explicit: str | None, cwd: Any) -> str | None:
     """--vault, else $MEMDIR_VAULT, else .memories, a relative one looked up upward from `cwd` (the client's
-    project folder, else the hook's cwd; locate.py); only an initialized vault counts."""
-    base = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
+    project folder, else the hook's cwd; locate.py); only an initialized vault counts. A string: a hook process
+    imports no pathlib (locate.py)."""
+    base = cwd if isinstance(cwd, str) and cwd else os.getcwd()
     given = next((c for c in (explicit, os.environ.get("MEMDIR_VAULT")) if c), ".memories")
     # The first one given decides: a wrong vault is not silently replaced by another.
-    root = locate(given, base)
-    return root.absolute() if (root / "memdir.toml").is_file() else None
+    root = os.path.abspath(nearest(given, base))
+    return root if os.path.isfile(os.path.join(root, "memdir.toml")) else None
 
 
 def project_folder(client_name: str | None) -> str | None:
@@ -116,7 +115,8 @@ def ancestors(depth: int = 5) -> list[int]:
     pid = chain[0]
     for _ in range(depth - 1):
         try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
+            with open(f"/proc/{pid}/stat") as file:
+                stat = file.read()
             pid = int(stat.rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             break
@@ -126,15 +126,16 @@ def ancestors(depth: int = 5) -> list[int]:
     return chain
 
 
-def spool(root: Path, event: str, payload: dict[str, Any]) -> str | None:
+def spool(root: str | os.PathLike[str], event: str, payload: dict[str, Any]) -> str | None:
     """Keep the event where the server finds it: it takes the file when the request arrives, and
     replays files no request claimed. Returns the file's name (None for an orientation)."""
     if event == "session-start":
         return None  # an orientation is only useful now
-    folder = root / SPOOL
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = os.path.join(root, SPOOL)
+    os.makedirs(folder, exist_ok=True)
     name = f"{time.time_ns()}-{os.getpid()}-{event}.json"
-    temp = folder / f".{name}.tmp"
-    temp.write_text(json.dumps({"event": event, "payload": payload}))
-    os.replace(temp, folder / name)  # not fsynced: it guards against a killed process, not a power cut
+    temp = os.path.join(folder, f".{name}.tmp")
+    with open(temp, "w", encoding="utf-8") as file:
+        file.write(json.dumps({"event": event, "payload": payload}))
+    os.replace(temp, os.path.join(folder, name))  # not fsynced: it guards against a killed process, not a power cut
     return name

@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -38,6 +39,7 @@ ORPHANED_SECONDS = 2.0
 # How long a prompt's search waits for its query vector before it answers from the keyword channel alone: the
 # model host may be starting (a cold start) or busy with a first index build, and the hook leaves after 0.9 s.
 VECTOR_WAIT_SECONDS = 0.25
+REPLAY_SESSIONS = 8  # sessions replayed side by side (replay)
 
 
 class HookHandler:
@@ -142,29 +144,42 @@ class HookHandler:
 
         With neither `older_than` nor `spooled_before` (a server starting or closing the vault) every file is
         due, also one a dead server had taken; otherwise only files spooled before the cutoff (time_ns)."""
-        replayed = 0
         if not older_than and spooled_before is None:  # a file taken by a server that died applying it is due again
             for orphan in spool.glob(".*.json.*.taken"):
                 os.replace(orphan, spool / (orphan.name[1:].split(".json.", 1)[0] + ".json"))
         cutoff = spooled_before if spooled_before is not None else time.time_ns() - int(older_than * 1e9)
-        paths = [p for p in spool.glob("*.json") if _spooled_at(p) <= cutoff]
-        for path in sorted(paths, key=_spooled_at):
-            claimed = _take(path)
-            if claimed is None:
-                continue  # its own request (or another replay) took it meanwhile
-            try:
-                record = json.loads(claimed.read_text())
-                payload = record["payload"]
-                if record["event"] == "prompt":
-                    self.service.sessions.update(_session_id(payload),
-                                                 lambda s: self._start_turn(s, str(payload.get("prompt") or ""), payload))
-                elif record["event"] == "stop":
-                    self.stop(payload, claimed=True)
-                replayed += 1
-            except (ValueError, KeyError, TypeError, VaultError) as exc:
-                log.warning("spooled hook event %s dropped: %s", path.name, exc)
-            claimed.unlink(missing_ok=True)
-        return replayed
+        paths = sorted((p for p in spool.glob("*.json") if _spooled_at(p) <= cutoff), key=_spooled_at)
+        # Each session's events in their order, the sessions side by side: a spooled Stop is a capture, and
+        # captures made at once share one index sync (indexer/group_sync.py). One by one, the events nine
+        # sessions spooled while a server started cost a Whoosh commit each, seconds before it served.
+        sessions: dict[str, list[Path]] = {}
+        for path in paths:
+            sessions.setdefault(_spooled_session(path), []).append(path)
+        if len(sessions) <= 1:
+            return sum(self._replay_one(path) for path in paths)
+        with ThreadPoolExecutor(min(REPLAY_SESSIONS, len(sessions)), thread_name_prefix="memdir-replay") as pool:
+            return sum(pool.map(lambda events: sum(self._replay_one(path) for path in events), sessions.values()))
+
+    def _replay_one(self, path: Path) -> int:
+        """Apply one spooled event unless a request or another replay took it first; 1 when applied."""
+        claimed = _take(path)
+        if claimed is None:
+            return 0  # its own request (or another replay) took it meanwhile
+        applied = 1
+        try:
+            record = json.loads(claimed.read_text())
+            payload = record["payload"]
+            if record["event"] == "prompt":
+                self.service.sessions.update(_session_id(payload),
+                                             lambda s: self._start_turn(s, str(payload.get("prompt") or ""), payload))
+            elif record["event"] == "stop":
+                self.stop(payload, claimed=True)
+        except (ValueError, KeyError, TypeError, VaultError) as exc:
+            log.warning("spooled hook event %s dropped: %s", path.name, exc)
+            applied = 0
+        # Not on any other error: the taken file stays, and the next start applies it (see replay).
+        claimed.unlink(missing_ok=True)
+        return applied
 
     def drain(self, spooled_before: int | None = None) -> int:
         """The server's own pass over the spool (its timer, and the moment its vault is open): events whose
@@ -272,6 +287,15 @@ def _slots(hits: list[Hit], settings: Any, exclude: set[str], recent: bool = Fal
         chosen += [h for h in relevant if h.memory.collection == collection][:count]
     chosen += [h for h in relevant if h not in chosen][: settings.slots_overall]
     return sorted(chosen, key=lambda h: (-h.final, -h.moment()))
+
+
+def _spooled_session(path: Path) -> str:
+    """The session a spooled event belongs to ("" when it cannot be read: applied, or dropped, on its own)."""
+    try:
+        session = json.loads(path.read_text()).get("payload", {}).get("session_id")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return session if isinstance(session, str) else ""
 
 
 def _spooled_at(path: Path) -> int:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from indexer.backfill import Backfill
 from indexer.embed import HashingEmbedder
 from indexer.index import DEFER_ABOVE, Index
 from indexer.live import LiveIndex
@@ -15,6 +17,7 @@ from indexer.settings import WatchSettings
 from indexer.vectors import VectorIndex
 from vault import Vault
 
+from tests.conftest import memory_text, write
 from .helpers import fresh_rebuild, state, top_ids
 
 
@@ -201,3 +204,63 @@ def test_a_reader_of_the_index_in_another_process_sees_the_backfilled_vectors(ex
     finally:
         reader.close()
         owner.close()
+
+
+class HeldEmbedder(HashingEmbedder):
+    """The test embedder, recording how many texts each document call brought; the first call waits (bounded)
+    until the test says every capture is in, as a model still busy with the first one would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+        self.all_in = threading.Event()
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.batches.append(len(texts))
+        if len(self.batches) == 1:
+            self.all_in.wait(30)
+        return super().embed(texts)
+
+
+def captured(root: Path, index: Index, number: int) -> int:
+    """A captured exchange as the hooks store it: a new file indexed with its vectors left for the backfill;
+    returns how many units it left waiting."""
+    before = index.waiting_units()
+    write(root, f"working/exchange-{number}.md", memory_text(
+        f"m-0000000{number}", f"Retries in session {number}",
+        f"User: are the celery retries of session {number} safe?\n\nAssistant: yes, the task is idempotent now.",
+        collection="working", type="history"))
+    index.sync([f"working/exchange-{number}.md"], later=True)
+    return index.waiting_units() - before
+
+
+def test_exchanges_captured_one_after_another_reach_the_model_in_one_call(hashing_root: Path):
+    embedder = HeldEmbedder()
+    index = deferred(hashing_root, embedder)
+    first = captured(hashing_root, index, 1)  # before the backfill runs: how many units one exchange leaves
+    backfill = Backfill(index, batch=3 * first).start()
+    try:
+        captured(hashing_root, index, 2)
+        captured(hashing_root, index, 3)
+        embedder.all_in.set()
+        assert backfill.wait_done(timeout=30)
+        # One model call for the three, not one per exchange: a call's CPU is mostly its own, not its texts'.
+        assert len(embedder.batches) == 1 and not index.waiting_units()
+    finally:
+        embedder.all_in.set()
+        backfill.stop()
+        index.close()
+
+
+def test_a_lone_capture_still_gets_its_vectors_when_no_batch_fills(hashing_root: Path):
+    embedder = HeldEmbedder()
+    embedder.all_in.set()
+    index = deferred(hashing_root, embedder)
+    backfill = Backfill(index, gather=0.1).start()
+    try:
+        units = captured(hashing_root, index, 1)
+        assert backfill.wait_done(timeout=30)
+        assert units and len(embedder.batches) == 1 and not index.waiting_units()
+    finally:
+        backfill.stop()
+        index.close()

@@ -28,12 +28,12 @@ def test_a_session_started_in_a_subfolder_finds_the_projects_vault(nested: tuple
     monkeypatch.setenv(variable, str(sub))  # Claude Code sets it to the folder it started in, not the git root
     given = integrations.vault_argument(project / ".memories", project)  # what `memdir init` writes
     # The model may have `cd`ed out of the project: the client's project folder still decides.
-    assert find_vault(given, project_folder(client) or "/") == project / ".memories"
+    assert find_vault(given, project_folder(client) or "/") == str(project / ".memories")
 
 
 def test_without_a_project_folder_the_hooks_cwd_decides(nested: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch):
     project, sub = nested
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     assert project_folder("codex") is None and project_folder(None) is None
-    assert find_vault(".memories", project_folder("codex") or str(sub)) == project / ".memories"
+    assert find_vault(".memories", project_folder("codex") or str(sub)) == str(project / ".memories")
     assert find_vault(".memories", str(project.parent)) is None  # no vault above the project: nothing

@@ -191,7 +191,7 @@ def test_user_scope_serves_each_project_its_own_vault_from_any_subfolder(project
     hook_args = shlex.split(handler["command"])[3:]  # memdir hook prompt --vault X
     server_args = read(home / ".claude.json")["mcpServers"]["memdir"]["args"]
     for where, vault in ((project, project / ".memories"), (other / "src" / "billing", other / ".memories")):
-        assert find_vault(hook_args[1], str(where)) == vault
+        assert find_vault(hook_args[1], str(where)) == str(vault)
         os.chdir(where)
         assert vault_root(Path(server_args[2])) == vault
 

@@ -1,0 +1,67 @@
+"""JSON for the hook processes: the C codec `json` itself uses, without `json`'s Python layer.
+
+`import json` imports `re` (and `re` imports enum, functools and collections) to compile a few patterns the C
+codec never needs: ~9 ms of CPU in every hook process, two per turn of every session (bench/results/s9-nine9.md).
+`_json` is the same scanner and encoder `json.loads` and `json.dumps` run, so the text read and written is the
+same; an interpreter without it falls back to `json`.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # a constant, not typing's (client.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+_BLANK = " \t\n\r"  # JSON's whitespace
+
+
+class _Reading:
+    """What `json.JSONDecoder` hands its C scanner: the defaults of `json.loads`."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.__getitem__
+    memo: dict = {}
+
+
+def _unserializable(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+try:
+    from _json import encode_basestring, encode_basestring_ascii, make_encoder, make_scanner
+
+    _scan = make_scanner(_Reading())
+    # json.dumps's defaults: separators ", " and ": ", no indent, keys in their order, NaN allowed; no markers (a
+    # hook's payload has no cycles, and a markers dict shared by calls could keep an entry after an error).
+    _ascii = make_encoder(None, _unserializable, encode_basestring_ascii, None, ": ", ", ", False, False, True)
+    _unicode = make_encoder(None, _unserializable, encode_basestring, None, ": ", ", ", False, False, True)
+except (ImportError, TypeError):  # pragma: no cover - an interpreter without CPython's codec, or another signature
+    _scan = None
+
+
+def loads(data: str | bytes) -> Any:
+    """`json.loads(data)` (bytes as UTF-8); a ValueError for text that is not one JSON value."""
+    text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+    if _scan is None:  # pragma: no cover
+        import json
+        return json.loads(text)
+    start = len(text) - len(text.lstrip(_BLANK))
+    try:
+        value, end = _scan(text, start)
+    except StopIteration as exc:  # the scanner found no value where one should begin
+        raise ValueError(f"no JSON value at character {exc.value}") from None
+    if text[end:].strip(_BLANK):
+        raise ValueError(f"extra data after the JSON value at character {end}")
+    return value
+
+
+def dumps(value: Any, ensure_ascii: bool = True) -> str:
+    """`json.dumps(value, ensure_ascii=ensure_ascii)`."""
+    if _scan is None:  # pragma: no cover
+        import json
+        return json.dumps(value, ensure_ascii=ensure_ascii)
+    return "".join((_ascii if ensure_ascii else _unicode)(value, 0))

@@ -1,0 +1,70 @@
+"""The hook events nine sessions spooled while no server served them are replayed session by session, side by side:
+their captures share index syncs instead of a Whoosh commit each, and each session's turns keep their order."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from indexer.embed import HashingEmbedder
+from mcp_server.clients.hooks import spool
+from mcp_server.clients.hooks_server import HookHandler
+from mcp_server.service.app import App
+from mcp_server.service.memory_service import MemoryService
+from vault import Vault
+
+BOUND = 30.0  # seconds; a bound on a wait, never reached when the code under test works
+
+
+def spooled_turn(root: Path, session: str, prompt: str, answer: str) -> None:
+    """What a prompt hook and a Stop hook leave in the spool when no server answers."""
+    spool(root, "prompt", {"session_id": session, "hook_event_name": "UserPromptSubmit", "prompt": prompt})
+    spool(root, "stop", {"session_id": session, "hook_event_name": "Stop", "stop_hook_active": False,
+                         "last_assistant_message": answer})
+
+
+def exchanges(root: Path) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {}
+    for memory in Vault(root).scan().memories:
+        if memory.collection == "working" and memory.type == "history":
+            found.setdefault(memory.frontmatter["session"], []).append({"id": memory.id, "title": memory.title,
+                                                                   "previous": memory.frontmatter.get("previous")})
+    return found
+
+
+def test_stops_spooled_by_three_sessions_are_indexed_in_one_sync(hashing_example: Path):
+    for n in range(3):
+        spooled_turn(hashing_example, f"s-{n}", f"are the retries of service {n} safe",
+                     f"Service {n}: yes, the task is idempotent now.")
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        group = app.curator._later  # the captures' shared sync (indexer/group_sync.py)
+        group.searches_first = BOUND
+        replayed: list[int] = []
+        with app.index.searches.running():  # a prompt's search, which the captures' sync lets finish first
+            replay = threading.Thread(target=lambda: replayed.append(handler.replay(handler.spool)))
+            replay.start()
+            together = group.wait_queued(3, timeout=10)  # one by one, the second capture waits behind the first
+        replay.join(BOUND)
+        assert together and replayed == [6] and group.syncs == 1
+        assert sorted(exchanges(hashing_example)) == ["s-0", "s-1", "s-2"]
+    finally:
+        app.close()
+
+
+def test_a_sessions_spooled_turns_are_replayed_in_their_order_each_linked_to_the_one_before(hashing_example: Path):
+    for turn in range(3):
+        spooled_turn(hashing_example, "s-a", f"turn {turn}: how do we make celery retries safe",
+                     f"Turn {turn}: make the task idempotent first.")
+        spooled_turn(hashing_example, "s-b", f"turn {turn}: which pgbouncer pool mode do we use",
+                     f"Turn {turn}: transaction mode.")
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        assert handler.replay(handler.spool) == 12
+    finally:
+        app.close()
+    for session in exchanges(hashing_example).values():
+        ordered = sorted(session, key=lambda e: e["title"])  # "Exchange: turn 0: ...", "turn 1", "turn 2"
+        assert [e["previous"] for e in ordered] == [None] + [e["id"] for e in ordered[:-1]]
