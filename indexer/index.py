@@ -377,6 +377,9 @@ class Index:
         old_keyword, old_manifest = self._keyword, self.manifest
         self._load(generation)
         self._unembedded.clear()  # another generation's units; the owner's heal() finds what this one lacks
+        # What a failed sync left belongs to the old generation: its removed unit and chunk ids are derived from the
+        # memories' ids, and applied to the new one they removed its valid vectors (review of session 9).
+        self._unwritten = _Unwritten()
         weighting = old_keyword._weighting  # BM25 parameters belong to the searcher, not to the files
         self._keyword.set_weighting(weighting.B, weighting.K1)
         self.version += 1
@@ -665,19 +668,24 @@ class Index:
             # Not the keyword turn: a sync may read and chunk its batch while an earlier one commits keyword
             # documents with the lock let go, and then waits its turn to apply it (_after_keyword_writer).
             batch = _Batch(read_ahead=read_ahead, keyword_commit_began=keyword_commit_began, pause=pause)
-            again = self._take_unwritten(batch)
-            candidates = self._candidates(None if paths is None else [*paths, *again], walked, below)
-            if candidates or batch.removed_ids or self._links_whole:
-                # The graph the batch changes, built from the memories before it (see _link_changes). A reconcile
-                # that found every file as the manifest has it changes nothing: building the graph decoded every
-                # row under the lock (~10 CPU s at 100k memories, searches waiting behind it).
-                self._built_graph()
+            again: list[str] = []
+            candidates: list[tuple[str, Path | Skipped | None]] = []
+            failed_on: str | None = None  # the file whose reading raised, if one did
             after: list[Unit] = []
             try:
+                again = self._take_unwritten(batch)
+                candidates = self._candidates(None if paths is None else [*paths, *again], walked, below)
+                if candidates or batch.removed_ids or self._links_whole:
+                    # The graph the batch changes, built from the memories before it (see _link_changes). A
+                    # reconcile that found every file as the manifest has it changes nothing: building the graph
+                    # decoded every row under the lock (~10 CPU s at 100k memories, searches waiting behind it).
+                    self._built_graph()
                 for done, (rel, item) in enumerate(candidates, 1):
+                    failed_on = rel
                     self._observe(rel, item, deep or rel in forced, batch, report)
                     if progress:
                         progress("reading", done, len(candidates))
+                failed_on = None
                 self._name_duplicate_holders(batch)
                 self._chunk(batch)
                 self._after_keyword_writer(batch)
@@ -685,7 +693,9 @@ class Index:
                 with disk_full(self.generation):
                     self._apply(batch, report, later, progress, after)
             except BaseException:
-                self._left_unwritten(batch, [rel for rel, _ in candidates])
+                # Not the file whose reading raised: kept for every later sync, one such file failed them all
+                # (review of session 9). A whole-vault sync still looks at it again (_recheck).
+                self._left_unwritten(batch, [*again, *(rel for rel, _ in candidates if rel != failed_on)], failed_on)
                 raise
             pause.let_go()
             del batch
@@ -701,7 +711,7 @@ class Index:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _left_unwritten(self, batch: _Batch, paths: list[str]) -> None:
+    def _left_unwritten(self, batch: _Batch, paths: list[str], failed_on: str | None = None) -> None:
         """A sync failed before its manifest write (a keyword stage or commit, the model, a full disk): the index's
         own tables hold its batch already, and Whoosh, FAISS and the manifest may not. Had they been left so, the
         next syncs would have found its files as the tables have them, and its memories unsearchable until the next
@@ -709,8 +719,10 @@ class Index:
         that one is given, and what the batch removed is removed again with it."""
         self._read_again([path for path in batch.entries if path in self._entries])
         self._recheck.update(paths)  # a whole-vault sync looks at them too (the others it gives, _candidates)
+        if failed_on is not None:
+            self._recheck.add(failed_on)
         left = self._unwritten
-        left.paths.update(paths, batch.entries)
+        left.paths.update(paths, (path for path in batch.entries if path != failed_on))
         left.deleted_paths.extend(batch.deleted_paths)
         left.removed_ids |= batch.removed_ids
         left.removed_units |= batch.removed_units
@@ -902,7 +914,12 @@ class Index:
             data, checked_at = ahead.data, ahead.checked_at  # read before the lock, and unchanged since
         else:
             ahead = None
-            data = atomic.read_bytes(item)
+            try:
+                data = atomic.read_bytes(item)
+            except OSError as exc:  # not readable by this user (made by sudo, mode 600), a bad sector: this file's error
+                self._recheck.add(rel)  # read again by the next sync that looks at it, though its stat is unchanged
+                reason = f"cannot be read: {exc.strerror or exc}"
+                return self._set_error(rel, previous, info.st_size, info.st_mtime_ns, "", None, reason, batch, report)
         if data is None:
             return self._observe(rel, None, deep, batch, report)
         if self._save_in_progress(rel, data, previous, info.st_mtime_ns, checked_at):
@@ -1422,7 +1439,8 @@ class Index:
             try:
                 self.manifest.write(list(batch.entries.values()), batch.deleted_paths, links)
             except BaseException:
-                graph.keep_changed(changed)  # not written: the next batch writes these rows
+                if graph is not None:
+                    graph.keep_changed(changed)  # not written: the next batch writes these rows
                 raise
             self._links_whole = False
             self.version += 1

@@ -18,6 +18,10 @@ from tests.conftest import memory_text, write
 from tests.reliability.harness import new_vault
 from vault import Vault
 
+from indexer import index as index_module
+from indexer.rebuild import reindex
+from vault import atomic
+
 from .helpers import rebuilt_state, state, top_ids
 
 
@@ -103,4 +107,73 @@ def test_captures_whose_group_sync_failed_are_searchable_after_the_next_capture(
     group.sync(["history/later.md"])
     hits = index.keyword_search("heron cache warmed", 3)
     assert hits and index.chunk_owner(hits[0].chunk_id)[0] == "m-heron"  # type: ignore[index]
+    index.close()
+
+
+def test_a_file_that_cannot_be_read_is_its_own_error_and_stops_no_other_files_sync(root: Path, monkeypatch):
+    """A file this user cannot read (made by sudo, mode 600; a bad sector) is reported as that file's error, like one
+    that does not parse; kept for every later sync, it made them all fail (review of session 9)."""
+    index = Index.open(Vault(root), HashingEmbedder())
+    write(root, "history/locked.md", memory_text("m-10cced00", "Locked", "A note about the heron queue."))
+    real = atomic.read_bytes
+    readable = {"locked": False}
+
+    def read_bytes(path):  # type: ignore[no-untyped-def]
+        if str(path).endswith("locked.md") and not readable["locked"]:  # root reads any file: its refusal, simulated
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(atomic, "read_bytes", read_bytes)
+    report = index.sync(["history/locked.md"])
+    assert report.errors == 1
+    assert [(p.path, p.reason) for p in index.problems()] == [("history/locked.md", "cannot be read: Permission denied")]
+    write(root, "history/later.md", memory_text("m-1a7e0000", "Later", "A later note about the osprey queue."))
+    index.sync(["history/later.md"])  # another file's batch (a capture, an edit)
+    assert "m-1a7e0000" in index and top_ids(index, "osprey queue")[:1] == ["m-1a7e0000"]
+    readable["locked"] = True  # chmod: the stat is as recorded, the file is read again all the same
+    index.sync()
+    assert top_ids(index, "heron queue")[:1] == ["m-10cced00"]
+    index.close()
+
+
+def test_a_file_whose_reading_raised_is_not_kept_for_every_later_sync(root: Path, monkeypatch):
+    index = Index.open(Vault(root), HashingEmbedder())
+    write(root, "history/odd.md", memory_text("m-0dd00000", "Odd", "A note the parser trips on."))
+    real = index_module._parse
+
+    def parse(vault, data, rel):  # type: ignore[no-untyped-def]
+        if rel == "history/odd.md":
+            raise Failed("a parser bug")  # not a ParseError: no error of the file's own
+        return real(vault, data, rel)
+
+    monkeypatch.setattr(index_module, "_parse", parse)
+    with pytest.raises(Failed):
+        index.sync(["history/odd.md"])
+    write(root, "history/later.md", memory_text("m-1a7e0000", "Later", "A later note about the osprey queue."))
+    index.sync(["history/later.md"])  # did not read odd.md again, so the parser bug did not fail it
+    assert "m-1a7e0000" in index
+    index.close()
+
+
+@pytest.mark.parametrize("change", ["deleted then restored", "edited"])
+def test_a_reindex_after_a_failed_sync_keeps_every_memory_searchable(root: Path, tmp_path: Path, monkeypatch,
+                                                                     change: str):
+    """What a failed sync left belongs to its generation: applied to a rebuilt one after `memdir reindex`, its removed
+    ids took that generation's valid vectors and keyword documents (review of session 9)."""
+    write(root, "history/osprey.md", memory_text("m-05b4e000", "Osprey queue", "The osprey queue drains at night."))
+    index = Index.open(Vault(root), HashingEmbedder())
+    text = (root / "history/osprey.md").read_text()
+    if change == "edited":
+        write(root, "history/osprey.md", text.replace("drains at night", "drains at night and at noon"))
+    else:
+        (root / "history/osprey.md").unlink()
+    fail_once(monkeypatch, Manifest, "write", sqlite3.OperationalError("database or disk is full"))
+    with pytest.raises(Exception):
+        index.sync(["history/osprey.md"])
+    if change != "edited":
+        (root / "history/osprey.md").write_text(text)  # the user restores it (git checkout) and frees space
+    reindex(index)  # `memdir reindex` with the server up
+    assert top_ids(index, "osprey queue drains")[:1] == ["m-05b4e000"]
+    assert set(index._vectors.ids()) == {unit for unit, _ in index.unit_owners()}
+    assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(root, tmp_path)
     index.close()
