@@ -227,14 +227,18 @@ class Searcher:
         self._unfiltered: tuple[tuple[int, bool, int], Mapping[str, Memory]] | None = None  # (index version, superseded?, minute) -> allowed
         self._people = People()
 
-    def search(self, request: SearchRequest) -> list[Hit]:
+    def search(self, request: SearchRequest, merged: bool = False) -> list[Hit]:
+        """`merged`: the hits are one vault's part of a merge (mcp_server/service/privacy.py), which puts a fresh
+        unused memory and a used one in their order once, over the union: here the hits stay in final-score order.
+        Swapped in each vault and cut to the limit first, a used hit the swap moved below the cut was lost, and the
+        merge's own order then undid the swap (review of session 9)."""
         with self.index.searches.running():  # captures queued meanwhile wait for it (group_sync.py)
             try:
-                return self._answer(request)
+                return self._answer(request, merged)
             finally:
                 self.index.answered.set()  # a server builds its MCP endpoint after the first answer (process.py)
 
-    def _answer(self, request: SearchRequest) -> list[Hit]:
+    def _answer(self, request: SearchRequest, merged: bool) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
         limit = self._limit(request.limit)
         if request.memory_id:
@@ -242,6 +246,9 @@ class Searcher:
         # A long prompt's error lines and its user's sentences (indexer/salient.py), from all of it: in a long paste
         # they come last, after what max_query_chars and the model's 256 word pieces read.
         weight = self.settings.salient_weight * self._whole_share(request)
+        # From the whole prompt too: a paste read by its salient lines below is still a paste, its time words the
+        # pasted text's own (review of session 9: measured on the lines, the share was 1 again).
+        time_share = self._time_words_share(request)
         truncated = request.query is not None and len(request.query) > self.settings.max_query_chars
         salient = salient_text(request.query, failure_only=not truncated) if weight > 0 and request.query else ""
         if truncated:
@@ -274,15 +281,16 @@ class Searcher:
                     self.settings.hop_beta, self.settings.hop_share, _Candidate)
             # The query's time words rank what falls in their window higher, unless an explicit window
             # (days_back, after, before) decided the time already: it wins over them (see window_used).
-            named = None if _explicit(request) or self._time_words_share(request) <= 0.0 else timewords.window(
+            named = None if _explicit(request) or time_share <= 0.0 else timewords.window(
                 request.query, now, present=False)
-            hits = self._rank(candidates, allowed, request, now, named, query_vector, people)
+            hits = self._rank(candidates, allowed, request, now, named, query_vector, people, time_share)
             # The turns around the best hit in its captured conversation rise with it (indexer/multihop.py).
             hits = multihop.lift_thread(self.index, hits, self.settings.thread_reach, self.settings.thread_lift)
             # The session of the strong hit nearest the question in meaning rises too (indexer/multihop.py).
             hits = multihop.lift_conversation(self.index, hits, query_vector, self.settings.conversation_reach,
                                               self.settings.conversation_lift)
-            hits = with_shown(order_hits(hits, request.sort_by, now, self.settings.fresh_unscored_days)[:limit], self.settings)
+            fresh_days = 0.0 if merged else self.settings.fresh_unscored_days
+            hits = with_shown(order_hits(hits, request.sort_by, now, fresh_days)[:limit], self.settings)
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
@@ -614,7 +622,7 @@ class Searcher:
 
     def _rank(self, candidates: dict[str, _Candidate], allowed: Mapping[str, Memory], request: SearchRequest,
               now: datetime, named: timewords.Window | None = None, query_vector: np.ndarray | None = None,
-              people: Named = NOBODY) -> list[Hit]:
+              people: Named = NOBODY, time_share: float = 1.0) -> list[Hit]:
         settings = self.settings
         if request.graph:
             self._expand_graph(candidates, allowed, request, query_vector)
@@ -646,7 +654,7 @@ class Searcher:
             matched = 0.0  # what the query's own time words add (Hit.explain["time_match"]): part of the match
             if named is not None and named.holds(memory.created_at):
                 # "the redis problem from yesterday": written in the window the query names.
-                matched = weight * settings.time_match_boost * self._time_words_share(request)
+                matched = weight * settings.time_match_boost * time_share
                 recency += matched
                 final += matched
             # Code the memory cites changed since it was written: still shown, below an equally good fresh one.

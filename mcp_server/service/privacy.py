@@ -41,8 +41,13 @@ def search(app: App, request: SearchRequest, include_private: bool = True) -> li
         if not hits or not visible(hits[0].memory, include_private):
             raise NotFoundError(f"no memory with id {request.memory_id!r}")
         return hits
-    hits = [hit for side in sides for hit in side.searcher.search(request)]
     limit = request.limit or app.config.search.default_limit
+    if len(sides) == 1:
+        return sides[0].searcher.search(request)
+    # Each vault's hits in final-score order, with room below the limit: a fresh unused memory and a used one are put
+    # in their order once, over the union (Searcher.search's `merged`).
+    wider = replace(request, limit=min(2 * limit, app.config.search.max_limit))
+    hits = [hit for side in sides for hit in side.searcher.search(wider, merged=True)]
     return with_shown(order_hits(hits, request.sort_by, request.now, app.config.search.fresh_unscored_days)[:limit],
                       app.config.search)
 

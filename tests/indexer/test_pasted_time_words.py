@@ -54,3 +54,25 @@ def test_the_window_shown_for_a_long_paste_is_none_and_a_question_keeps_its_boos
     assert window_used(SearchRequest(query=PASTE, now=NOW), settings=settings) is None
     used = window_used(SearchRequest(query=QUESTION, now=NOW), settings=settings)
     assert used is not None and used.use == "boost" and used.words == "this week"
+
+
+def test_a_paste_longer_than_a_query_is_read_is_still_a_paste_for_its_time_words(tmp_path: Path):
+    """Read by its salient lines (a short query), its share was measured on those lines and its "this week" lifted a
+    note written this week fully, while the window shown said none (review of session 9)."""
+    log = "".join(f"2026-11-25T11:{n % 60:02d}:00Z worker-{n} celery.worker.strategy received task tasks.sync[{n:08x}]\n"
+                  for n in range(40))
+    paste = log + "I am the one holding the pager this week for the celery workers.\n"
+    settings = SearchSettings()
+    assert len(paste) > settings.max_query_chars
+    this_week = (NOW - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    write(tmp_path, "history/new.md", f"---\nid: m-00000002\ntype: learning\ntitle: Celery workers pager\n"
+                                      f"created_at: {this_week}\n---\nThe celery workers pager rota is in the wiki.\n")
+    write(tmp_path, "patterns/old.md", "---\nid: m-00000001\ntype: learning\ntitle: Celery workers\n"
+                                       "created_at: 2026-09-01T00:00:00Z\n---\nCelery workers stuck: inspect active.\n")
+    searcher = Searcher(open_index(tmp_path), settings)
+    try:
+        hits = searcher.search(SearchRequest(query=paste, now=NOW))
+    finally:
+        searcher.index.close()
+    assert hits and window_used(SearchRequest(query=paste, now=NOW), settings=settings) is None
+    assert [h.explain["time_match"] for h in hits if h.explain is not None] == [0.0] * len(hits)

@@ -119,3 +119,30 @@ def test_a_fresh_note_asked_in_other_words_is_not_buried_by_a_used_note_it_is_ne
         assert [h.memory.id for h in off][:2] == ["c044", fresh[0][0]]  # what c044's lift did
     finally:
         index.close()
+
+
+class _Side:
+    """A vault as privacy.search sees it: its searcher's hits in the order Searcher.search gives them."""
+
+    def __init__(self, hits: list[Hit]) -> None:
+        self.hits, self.searcher = hits, self
+
+    def search(self, request: SearchRequest, merged: bool = False) -> list[Hit]:
+        return order_hits(self.hits, "relevance", NOW, 0.0 if merged else DAYS)[:request.limit]
+
+
+def test_the_servers_merge_of_two_vaults_gives_the_order_of_their_union():
+    """Each vault swapped and cut to the limit, then merged and swapped again: a used hit the first swap moved below
+    the cut was lost, and the merge undid the swap (review of session 9)."""
+    from types import SimpleNamespace
+
+    from mcp_server.service import privacy
+
+    u1 = hit("m-used1", order=0.870, quality=1.05, uses=5)  # final 0.9135, match 0.870
+    u2 = hit("m-used2", order=0.850, quality=1.05, uses=5)  # final 0.8925, match 0.850
+    fresh = hit("m-fresh", order=0.880, quality=1.0)  # final 0.88, match 0.880: written today, unused
+    old = hit("m-old", order=0.885, quality=1.0, age_days=40)  # the user vault's: unused for weeks
+    sides = [_Side([u1, u2, fresh]), _Side([old])]
+    app = SimpleNamespace(sides=lambda include_user: sides, config=SimpleNamespace(search=SearchSettings()))
+    merged = privacy.search(app, SearchRequest(query="q", limit=2, now=NOW))  # type: ignore[arg-type]
+    assert [h.memory.id for h in merged] == ids([u1, u2, fresh, old])[:2]
