@@ -177,6 +177,7 @@ class Index:
 
     def _read_generation(self, generation: Path) -> None:
         self.generation = generation
+        self._filled = False  # set by fill(): this index read every file of its generation itself (see reconcile)
         self.manifest = Manifest(generation / "manifest.sqlite")
         try:
             self._data_version = self.manifest.data_version()  # a reader reloads when the owner commits past it
@@ -241,23 +242,26 @@ class Index:
         owner = layout.try_own() if writable else None
         try:
             generation = layout.current()
+            # A generation built here is served by the index that filled it: opening it again from disk in the same
+            # process rose 264 MB above the build's own peak at 100k memories (bench/results/s9-buildpeak9.md).
             if generation is None or not layout.compatible(generation, embedder):
                 if owner is None:
                     raise IndexUnusable(f"no usable index in {layout.base}; run memdir reindex (or start memdir serve)")
-                generation = build_generation(vault, embedder, layout, progress, defer_embedding=defer_embedding)
-            try:
-                index = cls(vault, embedder, generation, writable=owner is not None, defer_embedding=defer_embedding)
-            except DiskFullError:
-                raise
-            except Exception as exc:  # a truncated FAISS file or Whoosh segment: FAISS and Whoosh raise many kinds
-                if owner is None:
-                    raise IndexUnusable(f"the index in {generation} does not load ({_short(exc)}); the process that "
-                                        "owns it rebuilds it when it opens the vault, or run memdir reindex") from exc
-                moved = layout.quarantine(generation)
-                log.warning("index files in %s did not load (%s): moved to %s; rebuilding from the files "
-                            "(keywords first, vectors in the background)", generation.name, _short(exc), moved)
-                generation = build_generation(vault, embedder, layout, progress, defer_embedding=defer_embedding)
-                index = cls(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
+                index = _build(cls, vault, embedder, layout, progress, defer_embedding)
+            else:
+                try:
+                    index = cls(vault, embedder, generation, writable=owner is not None, defer_embedding=defer_embedding)
+                except DiskFullError:
+                    raise
+                except Exception as exc:  # a truncated FAISS file or Whoosh segment: FAISS and Whoosh raise many kinds
+                    if owner is None:
+                        raise IndexUnusable(f"the index in {generation} does not load ({_short(exc)}); the process "
+                                            "that owns it rebuilds it when it opens the vault, or run memdir reindex") from exc
+                    moved = layout.quarantine(generation)
+                    log.warning("index files in %s did not load (%s): moved to %s; rebuilding from the files "
+                                "(keywords first, vectors in the background)", generation.name, _short(exc), moved)
+                    index = _build(cls, vault, embedder, layout, progress, defer_embedding)
+            generation = index.generation
             index._owner = owner
             if owner is not None:
                 layout.sweep(generation)
@@ -287,7 +291,11 @@ class Index:
         temporary files, and read every file again (deep: a file saved with its old size and mtime is found too)."""
         self.heal()
         atomic.sweep_temp_files(self.root)
-        report = self.sync(deep=True)
+        # After a fill in this process every file was read (and hashed) moments ago, under this index's own entries:
+        # a file changed since has another size or mtime, or its mtime was too recent to tell (_recheck), so a walk
+        # comparing stats finds it. Reading all of them again took 65 s at 100k memories.
+        report = self.sync(deep=not self._filled)
+        self._filled = False
         self._write_facts()
         self.reconcile_pending = False
         self.reconciled.set()
@@ -691,6 +699,7 @@ class Index:
             report.deferred += done.deferred
             report.held += done.held
             del part, done
+        self._filled = True
         return report
 
     def _read_ahead(self, paths: list[str | Path] | None, walked: _Walk | None = None,
@@ -1492,18 +1501,28 @@ def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress:
     """Index every file into a fresh generation and make it the live one. The caller must own the index.
     With `defer_embedding`, vectors not in the embedding cache are left out: the index that opens the
     generation finds them missing and embeds them in the background (see `Index.backfill`)."""
-    generation = layout.new_generation(embedder)
-    with layout.building(generation):  # removed again if anything below fails before it is live
-        index = Index(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
-        try:
-            index.fill(progress)
-        finally:
-            index.close()
-        del index
-        layout.seal(generation, embedder)
-        layout.swap(generation)
+    index = _build(Index, vault, embedder, layout, progress, defer_embedding)
+    generation = index.generation
+    index.close()
+    del index
     _release_build()
     return generation
+
+
+def _build(kind: type[Index], vault: Vault, embedder: Embedder, layout: Layout, progress: Progress | None,
+           defer_embedding: bool) -> Index:
+    """build_generation's work, returning the index that filled the generation, open and live."""
+    generation = layout.new_generation(embedder)
+    with layout.building(generation):  # removed again if anything below fails before it is live
+        index = kind(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
+        try:
+            index.fill(progress)
+            layout.seal(generation, embedder)
+            layout.swap(generation)
+        except BaseException:
+            index.close()
+            raise
+    return index
 
 
 def _release_build() -> None:
