@@ -247,7 +247,7 @@ class Index:
             if generation is None or not layout.compatible(generation, embedder):
                 if owner is None:
                     raise IndexUnusable(f"no usable index in {layout.base}; run memdir reindex (or start memdir serve)")
-                index = _build(cls, vault, embedder, layout, progress, defer_embedding)
+                index = build_index(vault, embedder, layout, progress, defer_embedding=defer_embedding, kind=cls)
             else:
                 try:
                     index = cls(vault, embedder, generation, writable=owner is not None, defer_embedding=defer_embedding)
@@ -260,7 +260,7 @@ class Index:
                     moved = layout.quarantine(generation)
                     log.warning("index files in %s did not load (%s): moved to %s; rebuilding from the files "
                                 "(keywords first, vectors in the background)", generation.name, _short(exc), moved)
-                    index = _build(cls, vault, embedder, layout, progress, defer_embedding)
+                    index = build_index(vault, embedder, layout, progress, defer_embedding=defer_embedding, kind=cls)
             generation = index.generation
             index._owner = owner
             if owner is not None:
@@ -288,7 +288,8 @@ class Index:
 
     def reconcile(self) -> SyncReport:
         """The owner's catch-up with what happened while no process owned the index: heal what a crash left, sweep
-        temporary files, and read every file again (deep: a file saved with its old size and mtime is found too)."""
+        temporary files, and read every file again (deep: a file saved with its old size and mtime is found too),
+        or, right after this index filled a fresh generation, every file whose stat changed since it read them."""
         self.heal()
         atomic.sweep_temp_files(self.root)
         # After a fill in this process every file was read (and hashed) moments ago, under this index's own entries:
@@ -1501,7 +1502,7 @@ def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress:
     """Index every file into a fresh generation and make it the live one. The caller must own the index.
     With `defer_embedding`, vectors not in the embedding cache are left out: the index that opens the
     generation finds them missing and embeds them in the background (see `Index.backfill`)."""
-    index = _build(Index, vault, embedder, layout, progress, defer_embedding)
+    index = build_index(vault, embedder, layout, progress, defer_embedding=defer_embedding)
     generation = index.generation
     index.close()
     del index
@@ -1509,9 +1510,10 @@ def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress:
     return generation
 
 
-def _build(kind: type[Index], vault: Vault, embedder: Embedder, layout: Layout, progress: Progress | None,
-           defer_embedding: bool) -> Index:
-    """build_generation's work, returning the index that filled the generation, open and live."""
+def build_index(vault: Vault, embedder: Embedder, layout: Layout, progress: Progress | None = None, *,
+                defer_embedding: bool = False, kind: type[Index] = Index) -> Index:
+    """build_generation, returning the index that filled the generation, open and live (the caller closes it): a
+    caller in this process that reads the generation next uses it instead of loading the generation again."""
     generation = layout.new_generation(embedder)
     with layout.building(generation):  # removed again if anything below fails before it is live
         index = kind(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)

@@ -65,3 +65,17 @@ def test_the_open_after_a_fresh_build_reads_again_only_the_files_changed_while_i
         assert not again, f"read again after the build: {again[:5]} ({len(again)} files)"
     finally:
         index.close()
+
+
+def test_a_reindex_without_a_server_counts_the_index_it_filled_without_loading_it_again(tmp_path: Path, monkeypatch):
+    from indexer.rebuild import rebuild
+
+    root = tmp_path / "vault"
+    plain_notes(root, 40)
+    Index.open(Vault(root), HashingEmbedder()).close()  # an index to rebuild
+    loads: list[Path] = []
+    real = Index._load
+    monkeypatch.setattr(Index, "_load", lambda self, generation: loads.append(generation) or real(self, generation))
+    report = rebuild(Vault(root), HashingEmbedder())
+    assert len(loads) == 1, loads  # the empty generation it filled
+    assert (report.memories, report.chunks, report.problems) == (40, 40, 0)
