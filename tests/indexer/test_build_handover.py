@@ -79,3 +79,25 @@ def test_a_reindex_without_a_server_counts_the_index_it_filled_without_loading_i
     report = rebuild(Vault(root), HashingEmbedder())
     assert len(loads) == 1, loads  # the empty generation it filled
     assert (report.memories, report.chunks, report.problems) == (40, 40, 0)
+
+
+def test_the_open_after_a_fresh_build_has_nothing_to_heal_and_leaves_its_deferred_vectors_to_the_backfill(
+        tmp_path: Path, monkeypatch):
+    root = tmp_path / "vault"
+    plain_notes(root, 120, ", about the ledger")
+    heals: list[int] = []
+    real_heal = Index.heal
+    monkeypatch.setattr(Index, "heal", lambda self: heals.append(1) or real_heal(self))
+    monkeypatch.setattr(index_module, "BUILD_SLICE", 100)  # a slice past DEFER_ABOVE units, and a small one
+    index = Index.open(Vault(root), HashingEmbedder(), defer_embedding=True)
+    try:
+        assert heals == []  # nothing crashed between the fill and the open
+        waiting = index.waiting_units()
+        assert waiting > 0  # slices past DEFER_ABOVE units left their vectors for the backfill, queued by the syncs
+        while index.backfill(limit=64):
+            pass
+        assert index.waiting_units() == 0 and index.unit_count() == len(index._vectors.ids())
+    finally:
+        index.close()
+    Index.open(Vault(root), HashingEmbedder()).close()
+    assert heals == [1]  # an open of a generation built earlier heals what a crash may have left
