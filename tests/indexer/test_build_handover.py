@@ -15,13 +15,19 @@ from tests.indexer.helpers import plain_notes, state
 from vault import Vault, atomic
 
 
+def calls_to(monkeypatch, method: str) -> list[tuple]:  # type: ignore[no-untyped-def]
+    """The arguments of every call to Index.<method> from now on (each call still goes through)."""
+    seen: list[tuple] = []
+    real = getattr(Index, method)
+    monkeypatch.setattr(Index, method, lambda self, *args: seen.append(args) or real(self, *args))
+    return seen
+
+
 def test_a_fresh_build_is_served_by_the_index_that_filled_it_and_equals_its_generation_read_from_disk(
         tmp_path: Path, monkeypatch):
     root = tmp_path / "vault"
     plain_notes(root, 70, ", about the ledger")
-    loads: list[Path] = []
-    real = Index._load
-    monkeypatch.setattr(Index, "_load", lambda self, generation: loads.append(generation) or real(self, generation))
+    loads = calls_to(monkeypatch, "_load")
     monkeypatch.setattr(index_module, "BUILD_SLICE", 30)
     built = Index.open(Vault(root), HashingEmbedder())
     try:
@@ -73,9 +79,7 @@ def test_a_reindex_without_a_server_counts_the_index_it_filled_without_loading_i
     root = tmp_path / "vault"
     plain_notes(root, 40)
     Index.open(Vault(root), HashingEmbedder()).close()  # an index to rebuild
-    loads: list[Path] = []
-    real = Index._load
-    monkeypatch.setattr(Index, "_load", lambda self, generation: loads.append(generation) or real(self, generation))
+    loads = calls_to(monkeypatch, "_load")
     report = rebuild(Vault(root), HashingEmbedder())
     assert len(loads) == 1, loads  # the empty generation it filled
     assert (report.memories, report.chunks, report.problems) == (40, 40, 0)
@@ -85,9 +89,7 @@ def test_the_open_after_a_fresh_build_has_nothing_to_heal_and_leaves_its_deferre
         tmp_path: Path, monkeypatch):
     root = tmp_path / "vault"
     plain_notes(root, 120, ", about the ledger")
-    heals: list[int] = []
-    real_heal = Index.heal
-    monkeypatch.setattr(Index, "heal", lambda self: heals.append(1) or real_heal(self))
+    heals = calls_to(monkeypatch, "heal")
     monkeypatch.setattr(index_module, "BUILD_SLICE", 100)  # a slice past DEFER_ABOVE units, and a small one
     index = Index.open(Vault(root), HashingEmbedder(), defer_embedding=True)
     try:
@@ -100,4 +102,4 @@ def test_the_open_after_a_fresh_build_has_nothing_to_heal_and_leaves_its_deferre
     finally:
         index.close()
     Index.open(Vault(root), HashingEmbedder()).close()
-    assert heals == [1]  # an open of a generation built earlier heals what a crash may have left
+    assert len(heals) == 1  # an open of a generation built earlier heals what a crash may have left
