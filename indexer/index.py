@@ -189,6 +189,7 @@ class Index:
 
     def _read_generation(self, generation: Path) -> None:
         self.generation = generation
+        self._filled = False  # set by fill(): this index read every file of its generation itself (see reconcile)
         self.manifest = Manifest(generation / "manifest.sqlite")
         try:
             self._data_version = self.manifest.data_version()  # a reader reloads when the owner commits past it
@@ -254,23 +255,26 @@ class Index:
         owner = layout.try_own() if writable else None
         try:
             generation = layout.current()
+            # A generation built here is served by the index that filled it: opening it again from disk in the same
+            # process rose 264 MB above the build's own peak at 100k memories (bench/results/s9-buildpeak9.md).
             if generation is None or not layout.compatible(generation, embedder):
                 if owner is None:
                     raise IndexUnusable(f"no usable index in {layout.base}; run memdir reindex (or start memdir serve)")
-                generation = build_generation(vault, embedder, layout, progress, defer_embedding=defer_embedding)
-            try:
-                index = cls(vault, embedder, generation, writable=owner is not None, defer_embedding=defer_embedding)
-            except DiskFullError:
-                raise
-            except Exception as exc:  # a truncated FAISS file or Whoosh segment: FAISS and Whoosh raise many kinds
-                if owner is None:
-                    raise IndexUnusable(f"the index in {generation} does not load ({_short(exc)}); the process that "
-                                        "owns it rebuilds it when it opens the vault, or run memdir reindex") from exc
-                moved = layout.quarantine(generation)
-                log.warning("index files in %s did not load (%s): moved to %s; rebuilding from the files "
-                            "(keywords first, vectors in the background)", generation.name, _short(exc), moved)
-                generation = build_generation(vault, embedder, layout, progress, defer_embedding=defer_embedding)
-                index = cls(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
+                index = build_index(vault, embedder, layout, progress, defer_embedding=defer_embedding, kind=cls)
+            else:
+                try:
+                    index = cls(vault, embedder, generation, writable=owner is not None, defer_embedding=defer_embedding)
+                except DiskFullError:
+                    raise
+                except Exception as exc:  # a truncated FAISS file or Whoosh segment: FAISS and Whoosh raise many kinds
+                    if owner is None:
+                        raise IndexUnusable(f"the index in {generation} does not load ({_short(exc)}); the process "
+                                            "that owns it rebuilds it when it opens the vault, or run memdir reindex") from exc
+                    moved = layout.quarantine(generation)
+                    log.warning("index files in %s did not load (%s): moved to %s; rebuilding from the files "
+                                "(keywords first, vectors in the background)", generation.name, _short(exc), moved)
+                    index = build_index(vault, embedder, layout, progress, defer_embedding=defer_embedding, kind=cls)
+            generation = index.generation
             index._owner = owner
             if owner is not None:
                 layout.sweep(generation)
@@ -297,10 +301,16 @@ class Index:
 
     def reconcile(self) -> SyncReport:
         """The owner's catch-up with what happened while no process owned the index: heal what a crash left, sweep
-        temporary files, and read every file again (deep: a file saved with its old size and mtime is found too)."""
-        self.heal()
+        temporary files, and read every file again (deep: a file saved with its old size and mtime is found too),
+        or, right after this index filled a fresh generation, every file whose stat changed since it read them."""
+        if not self._filled:  # a fill in this process ends with nothing a crash left: its syncs queued what waits for
+            self.heal()  # the backfill, and heal's sets of every unit, vector and keyword id were +217 MB at 100k
         atomic.sweep_temp_files(self.root)
-        report = self.sync(deep=True)
+        # After a fill in this process every file was read (and hashed) moments ago, under this index's own entries:
+        # a file changed since has another size or mtime, or its mtime was too recent to tell (_recheck), so a walk
+        # comparing stats finds it. Reading all of them again took 65 s at 100k memories.
+        report = self.sync(deep=not self._filled)
+        self._filled = False
         self._write_facts()
         self.reconcile_pending = False
         self.reconciled.set()
@@ -765,6 +775,7 @@ class Index:
             report.deferred += done.deferred
             report.held += done.held
             del part, done
+        self._filled = True
         return report
 
     def _read_ahead(self, paths: list[str | Path] | None, walked: _Walk | None = None,
@@ -1592,18 +1603,29 @@ def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress:
     """Index every file into a fresh generation and make it the live one. The caller must own the index.
     With `defer_embedding`, vectors not in the embedding cache are left out: the index that opens the
     generation finds them missing and embeds them in the background (see `Index.backfill`)."""
-    generation = layout.new_generation(embedder)
-    with layout.building(generation):  # removed again if anything below fails before it is live
-        index = Index(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
-        try:
-            index.fill(progress)
-        finally:
-            index.close()
-        del index
-        layout.seal(generation, embedder)
-        layout.swap(generation)
+    index = build_index(vault, embedder, layout, progress, defer_embedding=defer_embedding)
+    generation = index.generation
+    index.close()
+    del index
     _release_build()
     return generation
+
+
+def build_index(vault: Vault, embedder: Embedder, layout: Layout, progress: Progress | None = None, *,
+                defer_embedding: bool = False, kind: type[Index] = Index) -> Index:
+    """build_generation, returning the index that filled the generation, open and live (the caller closes it): a
+    caller in this process that reads the generation next uses it instead of loading the generation again."""
+    generation = layout.new_generation(embedder)
+    with layout.building(generation):  # removed again if anything below fails before it is live
+        index = kind(vault, embedder, generation, writable=True, defer_embedding=defer_embedding)
+        try:
+            index.fill(progress)
+            layout.seal(generation, embedder)
+            layout.swap(generation)
+        except BaseException:
+            index.close()
+            raise
+    return index
 
 
 def _release_build() -> None:

@@ -9,7 +9,7 @@ from vault import Vault
 
 from .embed import CachedEmbedder, Embedder
 from .generations import Layout
-from .index import Index, IndexUnusable, Progress, SyncReport, build_generation
+from .index import Index, IndexUnusable, Progress, SyncReport, build_generation, build_index
 
 
 def reindex(index: Index, progress: Progress | None = None) -> SyncReport:
@@ -43,11 +43,11 @@ def rebuild(vault: Vault, embedder: Embedder, progress: Progress | None = None) 
     try:
         cached = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
             embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite")
-        generation = build_generation(vault, cached, layout, progress)
-        index = Index(vault, cached, generation, writable=False)
-        report = RebuildReport(index.memory_count(), index.chunk_count(), len(index.problems()), cached.misses,
-                               time.perf_counter() - started)
-        index.close()
-        return report
+        index = build_index(vault, cached, layout, progress)  # counted as it was filled, not loaded again
+        try:
+            return RebuildReport(index.memory_count(), index.chunk_count(), len(index.problems()), cached.misses,
+                                 time.perf_counter() - started)
+        finally:
+            index.close()
     finally:
         owner.release()

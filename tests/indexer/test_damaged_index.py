@@ -59,7 +59,7 @@ def test_a_failed_open_leaves_the_index_lock_free_for_reindex(hashing_root: Path
     def no_rebuild(*args, **kwargs):
         raise OSError("the rebuild failed too")
 
-    monkeypatch.setattr("indexer.index.build_generation", no_rebuild)
+    monkeypatch.setattr("indexer.index.build_index", no_rebuild)
     with pytest.raises(OSError):
         Index.open(Vault(hashing_root), HashingEmbedder())
     owner = Layout(hashing_root).try_own()
