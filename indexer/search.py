@@ -229,9 +229,11 @@ class Searcher:
 
     def search(self, request: SearchRequest, merged: bool = False) -> list[Hit]:
         """`merged`: the hits are one vault's part of a merge (mcp_server/service/privacy.py), which puts a fresh
-        unused memory and a used one in their order once, over the union: here the hits stay in final-score order.
-        Swapped in each vault and cut to the limit first, a used hit the swap moved below the cut was lost, and the
-        merge's own order then undid the swap (review of session 9)."""
+        unused memory and a used one in their order once, over the union. So a vault gives both its top `limit` by
+        final score and its top `limit` in its own order (where a fresh memory may have climbed from far below),
+        in final-score order. Given only the second, a used hit the vault's swaps moved below the cut was lost and
+        the merge's own order undid the swap; only the first, a fresh memory below the cut never climbed (the
+        reviews of session 9)."""
         with self.index.searches.running():  # captures queued meanwhile wait for it (group_sync.py)
             try:
                 return self._answer(request, merged)
@@ -289,8 +291,8 @@ class Searcher:
             # The session of the strong hit nearest the question in meaning rises too (indexer/multihop.py).
             hits = multihop.lift_conversation(self.index, hits, query_vector, self.settings.conversation_reach,
                                               self.settings.conversation_lift)
-            fresh_days = 0.0 if merged else self.settings.fresh_unscored_days
-            hits = with_shown(order_hits(hits, request.sort_by, now, fresh_days)[:limit], self.settings)
+            hits = with_shown(returned(hits, request.sort_by, now, self.settings.fresh_unscored_days, limit, merged),
+                              self.settings)
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
@@ -950,6 +952,16 @@ def with_shown(hits: list[Hit], settings: SearchSettings) -> list[Hit]:
     return [replace(h, shown=shown_relevance(h.explain.get("weighed", h.relevance), best - h.explain["order"],
                                              settings.shown_gap_scale, settings.shown_gap_floor))
             if h.explain is not None else h for h in hits]
+
+
+def returned(hits: list[Hit], sort_by: str, now: datetime, fresh_days: float, limit: int, merged: bool) -> list[Hit]:
+    """The hits a vault's search returns: its top `limit` in order (order_hits); for a merge of vaults (`merged`,
+    see Searcher.search), those and its top `limit` by final score, in final-score order."""
+    ordered = order_hits(hits, sort_by, now, fresh_days)[:limit]
+    if not merged:
+        return ordered
+    either = {h.memory.id: h for h in [*order_hits(hits, sort_by, now)[:limit], *ordered]}
+    return order_hits(list(either.values()), sort_by, now)
 
 
 def order_hits(hits: list[Hit], sort_by: str, now: datetime | None = None, fresh_days: float = 0.0) -> list[Hit]:

@@ -27,13 +27,15 @@ def nearest(given: str, start: str) -> str:
     path = os.path.normpath(os.path.expanduser(given))
     if os.path.isabs(path):
         return path
-    folder = os.path.normpath(os.path.join(os.getcwd(), start))  # `start` as given when it is absolute
+    # abspath asks for the working folder only for a relative `start`: a hook whose working folder was deleted (a
+    # removed worktree) is still given an absolute `cwd`, and os.getcwd() would raise there (review of session 9).
+    first = folder = os.path.abspath(start)
     while True:
         if os.path.isfile(os.path.join(folder, path, MARKER)):
             return os.path.join(folder, path)
         parent = os.path.dirname(folder)
         if parent == folder:
-            return os.path.join(os.path.normpath(os.path.join(os.getcwd(), start)), path)
+            return os.path.join(first, path)
         folder = parent
 
 

@@ -44,8 +44,9 @@ except (ImportError, TypeError):  # pragma: no cover - an interpreter without CP
 
 
 def loads(data: str | bytes) -> Any:
-    """`json.loads(data)` (bytes as UTF-8); a ValueError for text that is not one JSON value."""
-    text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+    """`json.loads(data)` (bytes as UTF-8, with or without a byte-order mark, lone surrogates kept as json keeps
+    them); a ValueError for text that is not one JSON value."""
+    text = data.decode("utf-8-sig", "surrogatepass") if isinstance(data, (bytes, bytearray)) else data
     if _scan is None:  # pragma: no cover
         import json
         return json.loads(text)

@@ -44,10 +44,9 @@ def search(app: App, request: SearchRequest, include_private: bool = True) -> li
     limit = request.limit or app.config.search.default_limit
     if len(sides) == 1:
         return sides[0].searcher.search(request)
-    # Each vault's hits in final-score order, with room below the limit: a fresh unused memory and a used one are put
-    # in their order once, over the union (Searcher.search's `merged`).
-    wider = replace(request, limit=min(2 * limit, app.config.search.max_limit))
-    hits = [hit for side in sides for hit in side.searcher.search(wider, merged=True)]
+    # Each vault's part in final-score order: a fresh unused memory and a used one are put in their order once, over
+    # the union (Searcher.search's `merged`).
+    hits = [hit for side in sides for hit in side.searcher.search(request, merged=True)]
     return with_shown(order_hits(hits, request.sort_by, request.now, app.config.search.fresh_unscored_days)[:limit],
                       app.config.search)
 

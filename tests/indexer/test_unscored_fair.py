@@ -12,7 +12,7 @@ import pytest
 
 from datetime import datetime, timedelta, timezone
 
-from indexer.search import Hit, SearchRequest, Searcher, order_hits
+from indexer.search import Hit, SearchRequest, Searcher, order_hits, returned
 from indexer.settings import InvalidSetting, SearchSettings
 from tests.indexer.helpers import example_with_fresh
 from vault.model import Memory
@@ -128,7 +128,7 @@ class _Side:
         self.hits, self.searcher = hits, self
 
     def search(self, request: SearchRequest, merged: bool = False) -> list[Hit]:
-        return order_hits(self.hits, "relevance", NOW, 0.0 if merged else DAYS)[:request.limit]
+        return returned(self.hits, "relevance", NOW, DAYS, request.limit or 10, merged)
 
 
 def test_the_servers_merge_of_two_vaults_gives_the_order_of_their_union():
@@ -146,3 +146,22 @@ def test_the_servers_merge_of_two_vaults_gives_the_order_of_their_union():
     app = SimpleNamespace(sides=lambda include_user: sides, config=SimpleNamespace(search=SearchSettings()))
     merged = privacy.search(app, SearchRequest(query="q", limit=2, now=NOW))  # type: ignore[arg-type]
     assert [h.memory.id for h in merged] == ids([u1, u2, fresh, old])[:2]
+
+
+def test_a_fresh_memory_below_a_vaults_cut_by_final_score_still_climbs_in_the_merge():
+    """Seven used memories a little behind it on match and above it by their lift: the fresh memory is eighth by final
+    score, first in its vault's own order, and first in the merge with another vault's weak hit (review of session 9:
+    a vault that gave only its top by final score cut it before the merge's order saw it)."""
+    from types import SimpleNamespace
+
+    from mcp_server.service import privacy
+
+    used = [hit(f"m-used{n}", order=0.600 + n / 1000, quality=1.04, uses=4) for n in range(7)]
+    fresh = hit("m-fresh", order=0.610, quality=1.0)
+    weak = hit("m-weak", order=0.2, quality=1.0, age_days=40)
+    alone = ids([*used, fresh])[:3]
+    assert alone[0] == "m-fresh"
+    sides = [_Side([*used, fresh]), _Side([weak])]
+    app = SimpleNamespace(sides=lambda include_user: sides, config=SimpleNamespace(search=SearchSettings()))
+    merged = privacy.search(app, SearchRequest(query="q", limit=3, now=NOW))  # type: ignore[arg-type]
+    assert [h.memory.id for h in merged] == alone

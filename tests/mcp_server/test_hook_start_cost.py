@@ -138,3 +138,10 @@ def test_the_hooks_json_refuses_what_json_refuses(text):
         json.loads(text)
     with pytest.raises(ValueError):
         plain_json.loads(text)
+
+
+@pytest.mark.parametrize("data", [b'\xef\xbb\xbf{"prompt": "x"}', b'{"prompt": "\xed\xa0\x80"}'])
+def test_the_hooks_json_reads_the_bytes_json_reads(data):
+    """A byte-order mark before the payload, a lone surrogate written as raw bytes: json reads both, and a hook that
+    refused them lost the turn before it was spooled (review of session 9)."""
+    assert plain_json.loads(data) == json.loads(data)

@@ -37,3 +37,17 @@ def test_without_a_project_folder_the_hooks_cwd_decides(nested: tuple[Path, Path
     assert project_folder("codex") is None and project_folder(None) is None
     assert find_vault(".memories", project_folder("codex") or str(sub)) == str(project / ".memories")
     assert find_vault(".memories", str(project.parent)) is None  # no vault above the project: nothing
+
+
+def test_a_hook_whose_working_folder_was_removed_still_finds_the_vault_from_the_clients_cwd(tmp_path, monkeypatch):
+    """A session in a git worktree that was removed: its hook processes start in a folder that no longer exists, and
+    os.getcwd() raises there. The client's absolute `cwd` is enough to find the vault (review of session 9)."""
+    project = tmp_path / "proj"
+    (project / ".memories").mkdir(parents=True)
+    (project / ".memories" / "memdir.toml").write_text("")
+    gone = project / "worktree"
+    gone.mkdir()
+    monkeypatch.delenv("MEMDIR_VAULT", raising=False)
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert find_vault(None, str(gone)) == str(project / ".memories")
