@@ -116,6 +116,10 @@ class Neighbourhood:
         removing = bool(gone) or any(path in known for path in changed)  # chunks left the index
         added = np.array([unit for path in sorted(changed) for unit, _, role in self.index.entry(path).units
                           if role == WHOLE], dtype=np.int64)
+        # Only chunks with a vector: a capture's may wait for the backfill (it gathers them for up to 2 s), and
+        # `_merge` places each added chunk among the searched ones. Its file is marked waiting meanwhile (`_current`),
+        # so it counts as changed again once its vectors arrive (the inbox failed here, an IndexError).
+        added = added[np.isin(added, self.index.searched_units())]
         # A list must be searched again when it names a chunk that changed or is gone: checked for all
         # lists at once (a unit of a changed memory keeps its id, so "changed" is "one of `added`").
         paths = list(self._hits)

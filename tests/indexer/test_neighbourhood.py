@@ -166,6 +166,7 @@ def test_with_the_real_model_a_changed_value_is_an_update_and_a_negation_a_contr
 
 
 def test_lists_kept_while_vectors_were_still_waiting_are_computed_again_once_they_arrive(hashing_root, tmp_path):
+    from indexer.chunking import WHOLE, unit_id
     from indexer.embed import HashingEmbedder
     from indexer.index import Index
     from vault import Vault
@@ -179,5 +180,36 @@ def test_lists_kept_while_vectors_were_still_waiting_are_computed_again_once_the
         while index.backfill(8):
             pass
         assert kept.hits(index.memory_ids()) == from_scratch(index, tmp_path)
+    finally:
+        index.close()
+
+
+def test_the_kept_lists_are_read_while_a_captures_vectors_wait_and_follow_once_they_arrive(hashing_root):
+    """The review inbox asked for the kept lists right after a capture, before the backfill embedded it: the capture's
+    chunk was placed among the searched ones it was not yet part of (IndexError; CI of session 9)."""
+    from indexer.chunking import WHOLE, unit_id
+    from indexer.embed import HashingEmbedder
+    from indexer.index import Index
+    from vault import Vault
+
+    rng = random.Random(5)
+    fill(hashing_root, 20, rng)
+    index = Index.open(Vault(hashing_root), HashingEmbedder(), defer_embedding=True)
+    try:
+        index.backfill()
+        kept = Neighbourhood(index, WIDTH)
+        kept.hits(index.memory_ids())
+        searched = index.searched_units()
+        # A capture whose chunk id sorts after every searched one: placed among them, it fell off their end.
+        memory_id = next(f"m-0ca{n:05x}" for n in range(1 << 16) if all(
+            unit_id(f"m-0ca{n:05x}", key, WHOLE, 0) > searched.max() for key in ("", "history/capture.md")))
+        write(hashing_root, "history/capture.md", memory_text(memory_id, "Captured", text(rng)))
+        index.sync(["history/capture.md"], later=True)  # as a capture: its vectors left to the backfill
+        [whole] = [unit for unit, _, role in index.entry("history/capture.md").units if role == WHOLE]
+        assert whole > searched.max() and whole not in index.searched_units()  # its vectors are not in yet
+        kept.hits(index.memory_ids())  # the inbox's question while the capture waits: an answer, not an IndexError
+        while index.waiting_units():
+            index.backfill()
+        assert kept.hits(index.memory_ids()) == Neighbourhood(index, WIDTH, hashing_root / "scratch").hits(index.memory_ids())
     finally:
         index.close()
