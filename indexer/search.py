@@ -247,10 +247,10 @@ class Searcher:
             return self._checked([self._lookup(request.memory_id)])
         # A long prompt's error lines and its user's sentences (indexer/salient.py), from all of it: in a long paste
         # they come last, after what max_query_chars and the model's 256 word pieces read.
-        weight = self.settings.salient_weight * self._whole_share(request)
+        weight = self.settings.salient_weight * whole_share(request.query, self.settings)
         # From the whole prompt too: a paste read by its salient lines below is still a paste, its time words the
         # pasted text's own (review of session 9: measured on the lines, the share was 1 again).
-        time_share = self._time_words_share(request)
+        time_share = time_words_share(request.query, self.settings)
         truncated = request.query is not None and len(request.query) > self.settings.max_query_chars
         salient = salient_text(request.query, failure_only=not truncated) if weight > 0 and request.query else ""
         if truncated:
@@ -459,7 +459,7 @@ class Searcher:
         for memory_id, c in by_keyword.items():
             candidates.setdefault(memory_id, c)
         if query_vector is not None:
-            self._score_vectors(candidates, query_vector, prefetched, self._whole_share(request))
+            self._score_vectors(candidates, query_vector, prefetched, whole_share(request.query, self.settings))
         hybrid = request.mode == "hybrid"
         best = max((c.keyword_coverage for c in candidates.values() if c.keyword_rank is not None), default=0.0)
         lent = settings.keyword_confidence_lent * best
@@ -474,7 +474,7 @@ class Searcher:
         self._fuse(candidates, request.mode, confidence)
         # A long question read whole to whole sits at 0.6-0.75 from several notes at once: for the order (not the
         # relevance shown) its cosines reach full evidence later, or a 3 % outcome lift decides between them.
-        share = self._whole_share(request)
+        share = whole_share(request.query, self.settings)
         full = settings.cosine_full + share * (settings.long_query_cosine_full - settings.cosine_full)
         # The vector channel's own order: when even its best match is weak (a question in other words), what is
         # nearly as near is listed too, under cosine_floor (found_by_vector).
@@ -687,7 +687,7 @@ class Searcher:
         strongest = sorted(candidates.values(), key=lambda c: c.fused, reverse=True)[:3]
         linked = {n: c for c in reversed(strongest) for n in sorted(graph.neighbours(c.memory_id))
                   if n in allowed and self._open_to_lending(candidates.get(n))}  # the strongest linker wins
-        own = self._own_vector_scores(list(linked), query_vector, self._whole_share(request))
+        own = self._own_vector_scores(list(linked), query_vector, whole_share(request.query, self.settings))
         for neighbour, c in linked.items():
             cosine = own.get(neighbour)
             nearness = 0.0 if cosine is None else min(1.0, max(0.0, cosine / self.settings.cosine_full))
@@ -709,12 +709,6 @@ class Searcher:
         if query_vector is None or not memory_ids:
             return {}
         return {m: score for m, (score, _) in self._best_chunks(self._unit_vectors(memory_ids), query_vector, whole_share).items()}
-
-    def _whole_share(self, request: SearchRequest) -> float:
-        return whole_share(request.query, self.settings)
-
-    def _time_words_share(self, request: SearchRequest) -> float:
-        return time_words_share(request.query, self.settings)
 
     def _best_chunks(self, block: _Units, query_vector: np.ndarray,
                      whole_share: float = 0.0) -> dict[str, tuple[float, int]]:

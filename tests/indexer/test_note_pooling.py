@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from indexer.chunking import SENTENCE, WHOLE
-from indexer.search import _ROLE_CODE, SearchRequest, Searcher, _Units
+from indexer.search import _ROLE_CODE, SearchRequest, Searcher, _Units, whole_share
 from indexer.settings import InvalidSetting, SearchSettings
 from tests.indexer.helpers import example_with_fresh
 
@@ -62,9 +62,7 @@ def test_a_long_question_compares_a_note_whole_to_whole():
 
 @pytest.mark.parametrize("words, share", [(5, 0.0), (15, 0.0), (25, 0.5), (35, 1.0), (400, 1.0)])
 def test_how_far_a_note_is_read_whole_grows_with_the_questions_length(words, share):
-    searcher = Searcher.__new__(Searcher)
-    searcher.settings = SearchSettings()
-    assert searcher._whole_share(SearchRequest(query=" ".join(["word"] * words))) == pytest.approx(share)
+    assert whole_share(" ".join(["word"] * words), SearchSettings()) == pytest.approx(share)
 
 
 @pytest.mark.parametrize("bad", [{"pooling_sharpness": -1.0}, {"long_query_from": 40, "long_query_full": 35}])
