@@ -129,12 +129,21 @@ def process_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
+    fields = proc_fields(pid)
+    if fields is None:
+        return True  # no /proc (macOS): signal 0 is all we can know
+    return fields[:1] not in (["Z"], ["X"])
+
+
+def proc_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (state, parent pid, ...); None without one. The name is
+    in parentheses and may hold spaces and parentheses itself, so the fields start after the last ")"."""
     try:
         with open(f"/proc/{pid}/stat") as file:
             stat = file.read()
     except OSError:
-        return True  # no /proc (macOS): signal 0 is all we can know
-    return stat[stat.rfind(")") + 2:][:1] not in ("Z", "X")
+        return None
+    return stat[stat.rfind(")") + 1:].split()
 
 
 def running() -> ServerInfo | None:

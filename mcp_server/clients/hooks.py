@@ -114,12 +114,8 @@ def ancestors(depth: int = 5) -> list[int]:
     chain = [os.getppid()]
     pid = chain[0]
     for _ in range(depth - 1):
-        try:
-            with open(f"/proc/{pid}/stat") as file:
-                stat = file.read()
-            pid = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            break
+        fields = client.proc_fields(pid) or []
+        pid = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else 0  # its parent, or none to follow
         if pid <= 1:
             break
         chain.append(pid)

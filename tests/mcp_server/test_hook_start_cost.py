@@ -145,3 +145,15 @@ def test_the_hooks_json_reads_the_bytes_json_reads(data):
     """A byte-order mark before the payload, a lone surrogate written as raw bytes: json reads both, and a hook that
     refused them lost the turn before it was spooled (review of session 9)."""
     assert plain_json.loads(data) == json.loads(data)
+
+
+def test_a_hooks_parent_chain_follows_proc_from_its_parent_upward():
+    """What ties a session to its MCP connection: each pid's parent as /proc/<pid>/stat names it (the name in
+    parentheses may hold spaces), up to the depth asked, and never pid 1."""
+    from mcp_server.clients.hooks import ancestors
+
+    chain = ancestors(depth=3)
+    assert chain[0] == os.getppid()
+    for child, parent in zip(chain, chain[1:]):
+        assert client.proc_fields(child)[1] == str(parent)
+    assert 1 not in chain[1:] and client.proc_fields(os.getpid())[0] in "RSD"
