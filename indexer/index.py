@@ -850,7 +850,7 @@ class Index:
     def _behind_searches(self) -> None:
         """A walk of the whole vault before the lock (a reconcile, a rescan) waits for the searches running now: it
         is background work, and beside a search it took half the interpreter (a served 100k vault's first answer
-        came 3 CPU s later with the owner's reconcile at start, bench/README session 8). Bounded: only the searches
+        came 3 CPU s later with the owner's reconcile at start, bench/results/merged.md session 8). Bounded: only the searches
         running now, each wait at most SEARCH_WAIT_SECONDS, so a stream of searches slows the walk, never stops it."""
         # Not with the lock held (a reader that became the owner reconciles under it): the searches wait for it.
         if self.searches.count() and not self.lock._is_owned():  # type: ignore[attr-defined]
