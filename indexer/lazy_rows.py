@@ -30,15 +30,14 @@ from vault.model import Memory
 
 from .heap import release_free_memory
 from .lifecycle_facts import FACT_COLUMNS, Facts
-from .manifest import FILE_COLUMNS, ROW_CHUNK_IDS, ROW_FACTS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry
+from .manifest import (ROW_CHUNK_IDS, ROW_CONTENT_HASH, ROW_FACTS, ROW_MEMORY, ROW_MEMORY_ID, ROW_MTIME, ROW_PATH,
+                       ROW_REASON, ROW_SIZE, ROW_UNITS, Entry)
 
 RELEASE_AFTER = 2048  # rows past which the last one decoded gives the freed heap back (as a sync that big does, index.py)
 
 Row = tuple[Any, ...]  # a files-table row, as Manifest.rows() returns it
-MEMORY_COLUMN = 9
 FACT_STATUS = ROW_FACTS + FACT_COLUMNS.index("status")  # a row's status among the lifecycle facts read with it
-ROW_SIZE, ROW_MTIME, ROW_CONTENT_HASH = (FILE_COLUMNS.index(name) for name in ("size", "mtime_ns", "content_hash"))
-ROW_SLICE = 4096  # rows parsed as one JSON text by `Entries.row_ids`  # the row's memory JSON (see manifest._row)
+ROW_SLICE = 4096  # rows parsed as one JSON text by `Entries.row_ids`
 
 
 class _Held(MutableMapping):
@@ -225,7 +224,7 @@ class Memories(_Held):
             if type(held) is not tuple:
                 yield held  # type: ignore[misc]
                 continue
-            text = held[MEMORY_COLUMN] or ""
+            text = held[ROW_MEMORY] or ""
             for word in words:  # a loop, not any() over a generator: this runs for every row of a cold open
                 if word in text:
                     memory = self.get(memory_id)
@@ -244,7 +243,7 @@ class Memories(_Held):
             elif len(held) > ROW_FACTS and held[ROW_FACTS] is not None:
                 if held[FACT_STATUS] in statuses:
                     yield memory_id
-            elif any(word in (held[MEMORY_COLUMN] or "") for word in statuses):
+            elif any(word in (held[ROW_MEMORY] or "") for word in statuses):
                 memory = self.get(memory_id)
                 if memory is not None and memory.status in statuses:
                     yield memory_id

@@ -32,6 +32,7 @@ FILE_COLUMNS = ("path", "size", "mtime_ns", "content_hash", "memory_id", "chunk_
                 "memory", "units", "keyword_hash")
 ROW_PATH, ROW_MEMORY_ID, ROW_CHUNK_IDS, ROW_REASON, ROW_MEMORY, ROW_UNITS = (
     FILE_COLUMNS.index(name) for name in ("path", "memory_id", "chunk_ids", "reason", "memory", "units"))
+ROW_SIZE, ROW_MTIME, ROW_CONTENT_HASH = (FILE_COLUMNS.index(name) for name in ("size", "mtime_ns", "content_hash"))
 # A row read with its lifecycle facts (`rows(facts=True)`) has them after the files table's columns, all None when the
 # facts table has no row for its path.
 ROW_FACTS = len(FILE_COLUMNS)
