@@ -152,22 +152,29 @@ class HookHandler:
         # Each session's events in their order, the sessions side by side: a spooled Stop is a capture, and
         # captures made at once share one index sync (indexer/group_sync.py). One by one, the events nine
         # sessions spooled while a server started cost a Whoosh commit each, seconds before it served.
-        sessions: dict[str, list[Path]] = {}
+        sessions: dict[str, list[tuple[Path, str | None]]] = {}
         for path in paths:
-            sessions.setdefault(_spooled_session(path), []).append(path)
-        if len(sessions) <= 1:
-            return sum(self._replay_one(path) for path in paths)
-        with ThreadPoolExecutor(min(REPLAY_SESSIONS, len(sessions)), thread_name_prefix="memdir-replay") as pool:
-            return sum(pool.map(lambda events: sum(self._replay_one(path) for path in events), sessions.values()))
+            text = _read_spooled(path)
+            sessions.setdefault(_session_of(text), []).append((path, text))
 
-    def _replay_one(self, path: Path) -> int:
-        """Apply one spooled event unless a request or another replay took it first; 1 when applied."""
+        def replay_session(events: list[tuple[Path, str | None]]) -> int:
+            return sum(self._replay_one(path, text) for path, text in events)
+
+        if len(sessions) <= 1:
+            return sum(map(replay_session, sessions.values()))
+        with ThreadPoolExecutor(min(REPLAY_SESSIONS, len(sessions)), thread_name_prefix="memdir-replay") as pool:
+            return sum(pool.map(replay_session, sessions.values()))
+
+    def _replay_one(self, path: Path, text: str | None) -> int:
+        """Apply one spooled event (`text`: the file as read when the replay grouped it; a spooled file is written
+        once, by rename, so what the claim takes is that text) unless a request or another replay took it first;
+        1 when applied."""
         claimed = _take(path)
         if claimed is None:
             return 0  # its own request (or another replay) took it meanwhile
         applied = 1
         try:
-            record = json.loads(claimed.read_text())
+            record = json.loads(text if text is not None else claimed.read_text())
             payload = record["payload"]
             if record["event"] == "prompt":
                 self.service.sessions.update(_session_id(payload),
@@ -289,11 +296,19 @@ def _slots(hits: list[Hit], settings: Any, exclude: set[str], recent: bool = Fal
     return sorted(chosen, key=lambda h: (-h.final, -h.moment()))
 
 
-def _spooled_session(path: Path) -> str:
-    """The session a spooled event belongs to ("" when it cannot be read: applied, or dropped, on its own)."""
+def _read_spooled(path: Path) -> str | None:
+    """A spooled event's text; None when it cannot be read now (taken meanwhile: the claim decides)."""
     try:
-        session = json.loads(path.read_text()).get("payload", {}).get("session_id")
-    except (OSError, ValueError, AttributeError):
+        return path.read_text()
+    except OSError:
+        return None
+
+
+def _session_of(text: str | None) -> str:
+    """The session a spooled event belongs to ("" when it does not say: applied, or dropped, on its own)."""
+    try:
+        session = json.loads(text or "").get("payload", {}).get("session_id")
+    except (ValueError, AttributeError):
         return ""
     return session if isinstance(session, str) else ""
 
