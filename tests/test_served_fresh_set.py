@@ -46,3 +46,19 @@ def test_the_checker_catches_a_memory_in_a_collection_the_server_refuses(monkeyp
     memories = [("n01", "notes", *served_fresh.served_notes_set.FRESH[0][2:]), *served_fresh.served_notes_set.FRESH[1:]]
     monkeypatch.setattr(served_fresh.served_notes_set, "FRESH", memories)
     assert any(problem.startswith("n01: no collection 'notes'") for problem in served_fresh.rule_violations("notes"))
+
+
+def test_the_fourth_set_keeps_its_rules():
+    assert served_fresh.rule_violations("holdout") == []
+
+
+def test_the_checker_catches_a_fourth_set_question_that_shares_a_word(monkeypatch):
+    leaky = [("when does the revaluation run", ("h01",)), *served_fresh.served_holdout_set.QUESTIONS[1:]]
+    monkeypatch.setattr(served_fresh.served_holdout_set, "QUESTIONS", leaky)
+    assert any("revalu" in problem and "h01" in problem for problem in served_fresh.rule_violations("holdout"))
+
+
+def test_the_fourth_set_holds_at_least_forty_memories(monkeypatch):
+    monkeypatch.setattr(served_fresh.served_holdout_set, "FRESH", served_fresh.served_holdout_set.FRESH[:39])
+    monkeypatch.setattr(served_fresh.served_holdout_set, "QUESTIONS", served_fresh.served_holdout_set.QUESTIONS[:39])
+    assert "only 39 fresh memories (at least 40)" in served_fresh.rule_violations("holdout")
