@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
@@ -36,10 +38,14 @@ def test_the_third_set_keeps_its_rules():
     assert served_fresh.rule_violations("notes") == []
 
 
-def test_the_checker_catches_a_third_set_question_that_shares_a_word(monkeypatch):
-    leaky = [("how do I roll back a release", ("n02",)), *served_fresh.served_notes_set.QUESTIONS[1:]]
-    monkeypatch.setattr(served_fresh.served_notes_set, "QUESTIONS", leaky)
-    assert any("releas" in problem and "n02" in problem for problem in served_fresh.rule_violations("notes"))
+@pytest.mark.parametrize(("name", "module", "question", "key", "stem"), [
+    ("notes", served_fresh.served_notes_set, "how do I roll back a release", "n02", "releas"),
+    ("holdout", served_fresh.served_holdout_set, "when does the revaluation run", "h01", "revalu"),
+])
+def test_the_checker_catches_a_later_set_question_that_shares_a_word(monkeypatch, name, module, question, key, stem):
+    leaky = [(question, (key,)), *[q for q in module.QUESTIONS if key not in q[1]]]
+    monkeypatch.setattr(module, "QUESTIONS", leaky)
+    assert any(stem in problem and key in problem for problem in served_fresh.rule_violations(name))
 
 
 def test_the_checker_catches_a_memory_in_a_collection_the_server_refuses(monkeypatch):
@@ -50,12 +56,6 @@ def test_the_checker_catches_a_memory_in_a_collection_the_server_refuses(monkeyp
 
 def test_the_fourth_set_keeps_its_rules():
     assert served_fresh.rule_violations("holdout") == []
-
-
-def test_the_checker_catches_a_fourth_set_question_that_shares_a_word(monkeypatch):
-    leaky = [("when does the revaluation run", ("h01",)), *served_fresh.served_holdout_set.QUESTIONS[1:]]
-    monkeypatch.setattr(served_fresh.served_holdout_set, "QUESTIONS", leaky)
-    assert any("revalu" in problem and "h01" in problem for problem in served_fresh.rule_violations("holdout"))
 
 
 def test_the_fourth_set_holds_at_least_forty_memories(monkeypatch):
