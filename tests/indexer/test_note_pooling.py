@@ -105,23 +105,6 @@ FRESH = [  # written hours ago, no outcome record; asked with no content word in
      "Before asking for review, fold fixup commits with `git rebase -i --autosquash` so reviewers read "
      "coherent steps.", "should I tidy up my branch history before requesting someone look at it"),
 ]
-
-
-@pytest.fixture(scope="module")
-def fresh_index(tmp_path_factory):
-    index = example_with_fresh(tmp_path_factory.mktemp("pooling") / "example", FRESH)
-    yield index
-    index.close()
-
-
-@pytest.mark.model
-@pytest.mark.parametrize("memory_id, question", [(f[0], f[5]) for f in FRESH])
-def test_a_fresh_note_asked_in_other_words_is_in_the_top_two_above_long_notes_with_one_close_line(
-        fresh_index, memory_id, question):
-    found = [h.memory.id for h in Searcher(fresh_index, SearchSettings()).search(SearchRequest(query=question, limit=10))]
-    assert memory_id in found[:2], found
-
-
 SERVED = [  # two answers of bench/served_fresh_set.py, each below a long example-vault note lifted by one sentence
     ("s11", "memory_bank", "constraint", "IBANs are validated with schwifty",
      "Every IBAN is checked with the `schwifty` library before it is saved; an invalid checksum is rejected "
@@ -135,18 +118,26 @@ SERVED = [  # two answers of bench/served_fresh_set.py, each below a long exampl
 
 
 @pytest.fixture(scope="module")
-def served_index(tmp_path_factory):
-    index = example_with_fresh(tmp_path_factory.mktemp("lift") / "example", SERVED)
+def fresh_index(tmp_path_factory):
+    index = example_with_fresh(tmp_path_factory.mktemp("pooling") / "example", FRESH + SERVED)
     yield index
     index.close()
 
 
 @pytest.mark.model
+@pytest.mark.parametrize("memory_id, question", [(f[0], f[5]) for f in FRESH])
+def test_a_fresh_note_asked_in_other_words_is_in_the_top_two_above_long_notes_with_one_close_line(
+        fresh_index, memory_id, question):
+    found = [h.memory.id for h in Searcher(fresh_index, SearchSettings()).search(SearchRequest(query=question, limit=10))]
+    assert memory_id in found[:2], found
+
+
+@pytest.mark.model
 @pytest.mark.parametrize("memory_id, question, long_note", [(s[0], s[5], s[6]) for s in SERVED])
-def test_a_fresh_answer_stays_above_a_long_note_that_one_close_sentence_lifted(served_index, memory_id, question,
+def test_a_fresh_answer_stays_above_a_long_note_that_one_close_sentence_lifted(fresh_index, memory_id, question,
                                                                                 long_note):
     def order(settings: SearchSettings) -> list[str]:
-        hits = Searcher(served_index, settings).search(SearchRequest(query=question, limit=10))
+        hits = Searcher(fresh_index, settings).search(SearchRequest(query=question, limit=10))
         return [h.memory.id if h.memory.id == memory_id else h.memory.path for h in hits]
 
     found = order(SearchSettings())
