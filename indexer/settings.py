@@ -45,6 +45,10 @@ class SearchSettings:
     pooling_sharpness: float = setting(12.0, "vector score of a standalone note: soft maximum (log-mean-exp) of its whole "
                                              "text's and its sentences' cosines at this sharpness (0 = mean of the best "
                                              "sentence and the whole)")
+    pooling_lift_sentences: int = setting(2, "a standalone note of more sentences than this is lifted above its whole "
+                                             "text's cosine by only (this + 1) / (its sentences + 1) of what the soft "
+                                             "maximum adds: a long note has more chances to hold one sentence near the "
+                                             "question by accident (8, the most sentence units a note has: off)")
     section_lead: float = setting(0.05, "a memory of several sections (a book) whose best section leads the next by less "
                                         "than this cosine ...")
     section_lead_share: float = setting(0.5, "... scores its best section less this share of the shortfall (0 = off): "
@@ -178,7 +182,8 @@ class SearchSettings:
             raise InvalidSetting("shown_gap_floor", f"{self.shown_gap_floor} is not in [0, 1]")
         if not 0.0 <= self.section_lead_share <= 1.0:
             raise InvalidSetting("section_lead_share", f"{self.section_lead_share} is not in [0, 1]")
-        for key in ("quality_lift_cap", "fresh_unscored_days", "recency_weight", "pooling_sharpness", "section_lead", "salient_weight"):
+        for key in ("quality_lift_cap", "fresh_unscored_days", "recency_weight", "pooling_sharpness", "pooling_lift_sentences",
+                    "section_lead", "salient_weight"):
             if getattr(self, key) < 0.0:
                 raise InvalidSetting(key, f"{getattr(self, key)} is negative")
 

@@ -203,9 +203,11 @@ def test_a_note_scores_its_best_sentence_together_with_the_whole_not_the_blur_al
     whole, *sentences = [float(index.unit_vectors(np.array([u]))[0] @ query) for u in index.entry("history/a.md").unit_ids]
     # A note with no neighbours reads as a soft maximum of its whole and its sentences (one sentence alone
     # can sit close to a question by accident), and stands in for its own missing neighbours with the whole:
-    # (soft + 0.5 whole + 0.3 whole) / 1.8 -- above the whole's blur, below the sentence.
+    # (soft + 0.5 whole + 0.3 whole) / 1.8 -- above the whole's blur, below the sentence. Of three sentences, the
+    # soft maximum keeps 3/4 of its lift above the whole (pooling_lift_sentences: a long note's many chances).
     assert len(sentences) == 3 and max(sentences) > 0.95 > 0.7 > whole
-    assert hit.vector_score == pytest.approx((_soft_maximum([whole, *sentences]) + 0.8 * whole) / 1.8)
+    soft = whole + 3 / 4 * (_soft_maximum([whole, *sentences]) - whole)
+    assert hit.vector_score == pytest.approx((soft + 0.8 * whole) / 1.8)
     assert whole < hit.vector_score < max(sentences)
     index.close()
 
