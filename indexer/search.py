@@ -42,6 +42,7 @@ from .ranking import (
     recency_bonus,
     section_score,
     shown_relevance,
+    standout_shortfall,
     vector_evidence,
 )
 from .settings import SearchSettings
@@ -477,7 +478,15 @@ class Searcher:
             self._score_vectors(candidates, query_vector, prefetched, whole_share(request.query, self.settings))
         hybrid = request.mode == "hybrid"
         best = max((c.keyword_coverage for c in candidates.values() if c.keyword_rank is not None), default=0.0)
-        lent = settings.keyword_confidence_lent * best
+        # What is lent comes from the best hit on a memory of one section. A section of a long document covering the
+        # question's words is one of many chances to: the runbook's "Database migrations" covers "database", "get" and
+        # "machine" of "how do I get a database going on my own machine", and lent its 72 % to five notes that say
+        # "database" or "get" (cosine <= 0.14) over the note that answers (bench/results/s10-served10.md). The
+        # section keeps its own coverage, and the question keeps being read by its best hit of all (below).
+        lender = max((c.keyword_coverage for c in candidates.values()
+                      if c.keyword_rank is not None and c.keyword_coverage > 0.0 and not self._sectioned(c.memory_id)),
+                     default=0.0)
+        lent = settings.keyword_confidence_lent * lender
         confidence = {i: keyword_confidence(c, settings, lent) if hybrid else 1.0 for i, c in candidates.items()}
         # Does the keyword channel have anything to say about this question? A question in other words shares only
         # the user's own words ("query", "live", "data") with a few notes, none of which covers much of it; their
@@ -728,16 +737,30 @@ class Searcher:
     def _best_chunks(self, block: _Units, query_vector: np.ndarray,
                      whole_share: float = 0.0) -> dict[str, tuple[float, int]]:
         """Each memory's vector score and the chunk that gave it: its best chunk (ties: the smallest chunk id),
-        less what `section_score` takes from a book whose best section barely leads the next."""
-        scores = block.chunk_scores(query_vector, self.settings.previous_weight, self.settings.next_weight,
-                                    self.settings.pooling_sharpness, whole_share, self.settings.pooling_lift_sentences)
+        less what `section_score` takes from a book whose best section barely leads the next, and what
+        `standout_shortfall` takes from one whose best section does not stand out from all its sections. The second
+        fades for a long question as it is read whole (`whole_share`): a pasted alert compared whole to whole sits near
+        every section of the book it belongs to, and its answering section stood out by 1.65 standard deviations
+        (held-out book set, "Grafana just went red")."""
+        settings = self.settings
+        scores = block.chunk_scores(query_vector, settings.previous_weight, settings.next_weight,
+                                    settings.pooling_sharpness, whole_share, settings.pooling_lift_sentences)
+        standout_share = settings.section_standout_share * (1.0 - whole_share)
         best = {}
         for memory_id, span in block.groups.items():
             ranked = sorted(range(span.start, span.stop), key=lambda g: (-scores[g], block.chunks[g]))
             second = scores[ranked[1]] if len(ranked) > 1 else None
-            score = section_score(scores[ranked[0]], second, self.settings.section_lead, self.settings.section_lead_share)
+            score = section_score(scores[ranked[0]], second, settings.section_lead, settings.section_lead_share)
+            if standout_share > 0.0:
+                score -= standout_share * standout_shortfall(scores[span], settings.section_standout)
             best[memory_id] = (score, block.chunks[ranked[0]])
         return best
+
+    def _sectioned(self, memory_id: str) -> bool:
+        """Whether the memory is indexed as several sections (a book, a long note)."""
+        memory = self.index.memory(memory_id)
+        entry = self.index.entry(memory.path) if memory is not None else None
+        return entry is not None and len({chunk for _, chunk, _ in entry.units}) > 1
 
     def _successor(self, memory: Memory) -> str | None:
         return self.index.link_view.successor(memory.id)

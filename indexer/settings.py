@@ -53,6 +53,12 @@ class SearchSettings:
                                         "than this cosine ...")
     section_lead_share: float = setting(0.5, "... scores its best section less this share of the shortfall (0 = off): "
                                              "near-equal sections say the book is on the topic, not which part answers")
+    section_standout: float = setting(2.0, "a memory of three or more sections whose best section stands fewer than this "
+                                            "many standard deviations above the mean of its sections ...")
+    section_standout_share: float = setting(0.5, "... scores it less this share of the shortfall (in cosine; faded out "
+                                                 "for a long question as it is read whole; 0 = off): a book whose "
+                                                 "sections are all near the question is on its topic, and its best "
+                                                 "section is the luckiest of many, not one that answers")
     long_query_from: int = setting(15, "a question longer than this many words reads standalone notes more as a whole "
                                        "(a pasted paragraph or log is compared whole to whole) ...")
     long_query_full: int = setting(35, "... and from this many words only as a whole")
@@ -180,10 +186,11 @@ class SearchSettings:
             raise InvalidSetting("keyword_confidence_lent", f"{self.keyword_confidence_lent} is not in [0, 1]")
         if not 0.0 <= self.shown_gap_floor <= 1.0:
             raise InvalidSetting("shown_gap_floor", f"{self.shown_gap_floor} is not in [0, 1]")
-        if not 0.0 <= self.section_lead_share <= 1.0:
-            raise InvalidSetting("section_lead_share", f"{self.section_lead_share} is not in [0, 1]")
-        for key in ("quality_lift_cap", "fresh_unscored_days", "recency_weight", "pooling_sharpness", "pooling_lift_sentences",
-                    "section_lead", "salient_weight"):
+        for key in ("section_lead_share", "section_standout_share"):
+            if not 0.0 <= getattr(self, key) <= 1.0:
+                raise InvalidSetting(key, f"{getattr(self, key)} is not in [0, 1]")
+        for key in ("quality_lift_cap", "fresh_unscored_days", "recency_weight", "pooling_sharpness",
+                    "pooling_lift_sentences", "section_lead", "section_standout", "salient_weight"):
             if getattr(self, key) < 0.0:
                 raise InvalidSetting(key, f"{getattr(self, key)} is negative")
 
