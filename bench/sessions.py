@@ -185,6 +185,17 @@ def cpu_s(pid: int | None) -> float | None:
     return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 2)
 
 
+def waited_s(pid: int | None) -> float:
+    """Seconds the process's threads (those alive now) have spent runnable but waiting for a core (schedstat)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").glob("*") if pid else ():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / 1e9
+
+
 def phase(records: list[dict]) -> dict:
     if not records:
         return {"prompts": 0}
@@ -223,7 +234,9 @@ def run(mode: str, count: int, turns: int) -> dict:
             threads = [threading.Thread(target=session, args=(root, n, turns, prompts, records, lock)) for n in range(count)]
             # The server's and the host's CPU from here on is what the turns cost them (warm: both are up already).
             before = {"server": cpu_s(getattr(client.running(), "pid", None)) or 0.0,
-                      "host": cpu_s(getattr(embed_host.running(), "pid", None)) or 0.0}
+                      "host": cpu_s(getattr(embed_host.running(), "pid", None)) or 0.0,
+                      "server waited": waited_s(getattr(client.running(), "pid", None)),
+                      "host waited": waited_s(getattr(embed_host.running(), "pid", None))}
             started, load_before = time.monotonic(), os.getloadavg()[0]
             children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the hook processes this run waits for
             for thread in threads:
@@ -231,6 +244,8 @@ def run(mode: str, count: int, turns: int) -> dict:
             for thread in threads:
                 thread.join()
             wall, load_after = time.monotonic() - started, os.getloadavg()[0]
+            waits = {"server": waited_s(getattr(client.running(), "pid", None)),
+                     "host": waited_s(getattr(embed_host.running(), "pid", None))}
             spent = resource.getrusage(resource.RUSAGE_CHILDREN)
             hooks_cpu = sum(LAUNCHED_CPU) if SESSION_GROUPS else \
                 spent.ru_utime + spent.ru_stime - children.ru_utime - children.ru_stime
@@ -260,6 +275,8 @@ def run(mode: str, count: int, turns: int) -> dict:
             for name, pid in (("server", server.pid if server else None), ("host", host.pid if host else None)):
                 now = cpu_s(pid)
                 per_turn[name] = round(1000 * (now - before[name]) / max(1, expected), 1) if now is not None else None
+                # and how long its threads were runnable without a core, from the first prompt to the last turn
+                per_turn[f"{name} waited"] = round(1000 * (waits[name] - before[f"{name} waited"]) / max(1, expected), 1)
             peaks = {"server_mb": peak_mb(server.pid if server else None), "host_mb": peak_mb(host.pid if host else None),
                      "server_cpu_s": cpu_s(server.pid if server else None), "host_cpu_s": cpu_s(host.pid if host else None)}
         finally:
