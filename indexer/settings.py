@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from vault.config import InvalidSetting, setting
@@ -53,8 +54,8 @@ class SearchSettings:
                                         "than this cosine ...")
     section_lead_share: float = setting(0.5, "... scores its best section less this share of the shortfall (0 = off): "
                                              "near-equal sections say the book is on the topic, not which part answers")
-    section_standout: float = setting(2.0, "a memory of three or more sections whose best section stands fewer than this "
-                                            "many standard deviations above the mean of its sections ...")
+    section_standout: float = setting(2.0, "a memory with enough sections to tell (seven at 2.0) whose best section stands "
+                                            "fewer than this many standard deviations above the mean of its sections ...")
     section_standout_share: float = setting(0.5, "... scores it less this share of the shortfall (in cosine; faded out "
                                                  "for a long question as it is read whole; 0 = off): a book whose "
                                                  "sections are all near the question is on its topic, and its best "
@@ -191,8 +192,8 @@ class SearchSettings:
                 raise InvalidSetting(key, f"{getattr(self, key)} is not in [0, 1]")
         for key in ("quality_lift_cap", "fresh_unscored_days", "recency_weight", "pooling_sharpness",
                     "pooling_lift_sentences", "section_lead", "section_standout", "salient_weight"):
-            if getattr(self, key) < 0.0:
-                raise InvalidSetting(key, f"{getattr(self, key)} is negative")
+            if not math.isfinite(getattr(self, key)) or getattr(self, key) < 0.0:
+                raise InvalidSetting(key, f"{getattr(self, key)} is not a finite number of 0 or more")
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from indexer.ranking import standout_shortfall
 from indexer.search import SearchRequest, Searcher
 from indexer.settings import InvalidSetting, SearchSettings
 from tests.conftest import memory_text, write
-from tests.indexer.helpers import example_with_fresh
+from tests.indexer.helpers import example_with_fresh, open_index
 from tests.indexer.test_search import NOW, concept_index, searcher
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
@@ -99,15 +99,42 @@ def test_only_a_memory_of_one_section_lends_its_coverage_to_a_note_sharing_one_w
 
 
 def test_a_best_section_short_of_standing_out_loses_the_shortfall_and_one_that_stands_out_nothing():
-    assert standout_shortfall([0.30, 0.29, 0.28, 0.27], 2.0) == pytest.approx(2.0 * 0.0111803 - 0.015, abs=1e-6)
-    assert standout_shortfall([0.50, 0.10, 0.10, 0.10, 0.10], 2.0) == 0.0
+    alike = [0.30, 0.29, 0.28, 0.27, 0.26, 0.25, 0.24]  # seven sections: mean 0.27, spread 0.02
+    assert standout_shortfall(alike, 2.0) == pytest.approx(2.0 * 0.02 - 0.03, abs=1e-9)
+    assert standout_shortfall([0.90, 0.10, 0.10, 0.10, 0.10, 0.10, 0.10], 2.0) == 0.0
     assert standout_shortfall([0.30, 0.30], 2.0) == 0.0  # two sections: no spread to read
     assert standout_shortfall([0.30], 2.0) == 0.0
 
 
+@pytest.mark.parametrize("sections", [[0.90, 0.10, 0.10], [0.60, 0.10, 0.10], [0.90, 0.10, 0.10, 0.10],
+                                      [0.90, 0.30, 0.20, 0.10, 0.05, 0.02]])
+def test_a_memory_too_short_for_its_best_section_to_reach_the_standard_loses_nothing(sections):
+    # Three sections can stand out at most sqrt(2) = 1.41 deviations: below the standard of 2, the clearer the one
+    # answering section, the more the rule would have taken from it.
+    assert standout_shortfall(sections, 2.0) == 0.0
+
+
 @pytest.mark.parametrize("bad", [{"section_standout_share": 1.5}, {"section_standout_share": -0.1},
-                                 {"section_standout": -1.0}])
+                                 {"section_standout_share": float("nan")}, {"section_standout": -1.0},
+                                 {"section_standout": float("nan")}, {"section_standout": float("inf")},
+                                 {"section_lead": float("inf")}])
 def test_unusable_standout_settings_are_refused_by_name(bad):
     with pytest.raises(InvalidSetting) as refused:
         SearchSettings(**bad)
     assert refused.value.key in bad
+
+
+def test_a_short_book_whose_one_section_answers_comes_before_one_whose_sections_all_say_it(hashing_root: Path):
+    """With three sections the best can stand at most 1.41 deviations out: the standard must not read them, or the
+    book whose one section answers loses the most and falls behind the one that repeats the topic everywhere."""
+    alike = "# Guide\n\n## One\n\nrotate the signing keys\n\n## Two\n\nrotate the signing keys\n\n## Three\n\nrotate the signing keys\n"
+    standout = "# Guide\n\n## One\n\nrotate the signing keys\n\n## Two\n\nwater the office plants\n\n## Three\n\norder printer toner\n"
+    write(hashing_root, "books/alike.md", memory_text("m-000000bb", "Guide", alike, collection="books", type="fact"))
+    write(hashing_root, "books/standout.md", memory_text("m-000000aa", "Guide", standout, collection="books", type="fact"))
+    index = open_index(hashing_root)
+    try:
+        hits = Searcher(index, SearchSettings(embedder="hashing-256")).search(
+            SearchRequest(query="rotate the signing keys", limit=2))
+    finally:
+        index.close()
+    assert [h.memory.id for h in hits] == ["m-000000aa", "m-000000bb"]
