@@ -57,7 +57,7 @@ from .interned import shared
 from .lazy_rows import AllBut, Entries, Memories
 from .manifest import ROW_CHUNK_IDS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry, LinkChanges, Manifest, compacted, unit_roles
 from .owners import Owners
-from .vectors import VectorIndex
+from .vectors import SETTLE_SHARE, VectorIndex
 
 log = logging.getLogger("memdir.index")
 _T = TypeVar("_T")
@@ -395,6 +395,22 @@ class Index:
         self.version += 1
         old_keyword.close()
         old_manifest.close()
+
+    def settle_vectors(self) -> bool:
+        """Fold the vectors' log into a new snapshot if it is past SETTLE_SHARE of it (returns whether it did): off
+        the write path, so that the next open has little to replay before its first answer. Behind the searches
+        running now; under the index lock, so no sync is half-way through its vectors (save() is crash-safe by
+        itself: a crash leaves the old snapshot and its log, or the new one). Searches wait for the rewrite."""
+        if not self.writable or self._vectors.log_share(self.generation) <= SETTLE_SHARE:
+            return False
+        self._behind_searches()
+        with self.lock:
+            if not self.writable or self._vectors.log_share(self.generation) <= SETTLE_SHARE:
+                return False
+            started = time.perf_counter()
+            self._vectors.save(self.generation)
+        log.info("vectors' log folded into their snapshot in %.1f s", time.perf_counter() - started)
+        return True
 
     def compact(self) -> None:
         """Purge deleted keyword documents; afterwards search results equal a fresh rebuild's exactly.
