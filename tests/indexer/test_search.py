@@ -224,8 +224,9 @@ def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_p
                             standout_share: float = 0.5) -> float:
     """The vector score as specified, one unit at a time: per chunk, the best sentence (else the whole
     chunk), blended with the best previous and next units (else the whole chunk); the best chunk wins, less
-    `share` of what it lacks of leading the second best chunk by `lead`, and, with three chunks or more,
-    `standout_share` of what it lacks of standing `standout` standard deviations above the chunks' mean."""
+    `share` of what it lacks of leading the second best chunk by `lead`, and
+    `standout_share` of what it lacks of standing `standout` standard deviations above the chunks' mean, when
+    there are enough chunks for that to be reachable with a fifth to spare."""
     units = index.entry(index.memory(memory_id).path).units
     cosines = {u: float(index.unit_vectors(np.array([u]))[0] @ query) for u, _, _ in units}
     scores = []
@@ -244,7 +245,7 @@ def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_p
         return ordered[0][0]
     shortfall = lead - (ordered[0][0] - ordered[1][0])
     score = ordered[0][0] - (share * shortfall if shortfall > 0 else 0.0)
-    if len(ordered) >= 3:
+    if len(ordered) >= 3 and math.sqrt(len(ordered) - 1) >= 1.2 * standout:  # below it the standard is out of reach
         values = [v for v, _ in ordered]
         behind = standout * statistics.pstdev(values) - (values[0] - statistics.fmean(values))
         score -= standout_share * behind if behind > 0 else 0.0
