@@ -705,7 +705,8 @@ class Index:
             except BaseException:
                 # Not the file whose reading raised: kept for every later sync, one such file failed them all
                 # (review of session 9). A whole-vault sync still looks at it again (_recheck).
-                self._left_unwritten(batch, [*again, *(rel for rel, _ in candidates if rel != failed_on)], failed_on)
+                self._left_unwritten(batch, [*again, *(rel for rel, _ in candidates if rel != failed_on)], failed_on,
+                                     whole=paths is None)
                 raise
             pause.let_go()
             del batch
@@ -721,18 +722,23 @@ class Index:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _left_unwritten(self, batch: _Batch, paths: list[str], failed_on: str | None = None) -> None:
+    def _left_unwritten(self, batch: _Batch, paths: list[str], failed_on: str | None = None, whole: bool = False) -> None:
         """A sync failed before its manifest write (a keyword stage or commit, the model, a full disk): the index's
         own tables hold its batch already, and Whoosh, FAISS and the manifest may not. Had they been left so, the
         next syncs would have found its files as the tables have them, and its memories unsearchable until the next
         owner's heal (review of session 8). So its files are read and written again by the next sync, whatever paths
-        that one is given, and what the batch removed is removed again with it."""
+        that one is given, and what the batch removed is removed again with it.
+
+        A failed sync of the whole vault (`whole`) leaves its files to the next whole-vault sync (the rescan, the next
+        owner's open), which looks at every one of them again: a reconcile after a checkout may have changed most of
+        the vault, and the watcher's next one-file batch read them all under the index lock (review of session 9)."""
         self._read_again([path for path in batch.entries if path in self._entries])
         self._recheck.update(paths)  # a whole-vault sync looks at them too (the others it gives, _candidates)
         if failed_on is not None:
             self._recheck.add(failed_on)
         left = self._unwritten
-        left.paths.update(paths, (path for path in batch.entries if path != failed_on))
+        if not whole:
+            left.paths.update(paths, (path for path in batch.entries if path != failed_on))
         left.deleted_paths.extend(batch.deleted_paths)
         left.removed_ids |= batch.removed_ids
         left.removed_units |= batch.removed_units
