@@ -832,17 +832,20 @@ class Index:
                 continue
             previous = self._entries.recorded(rel)  # (size, mtime, content hash): no row decoded for it
             same_stat = previous is not None and previous[:2] == (info.st_size, info.st_mtime_ns)
-            if same_stat and not deep:
-                if walked is not None and rel not in self._recheck:
+            # A file to look at again though its stat is as recorded (_recheck: a failed sync's, one saved within the
+            # mtime's tick) is read here too: a whole-vault sync after a failed one read all of them under the lock.
+            rechecked = rel in self._recheck
+            if same_stat and not deep and not rechecked:
+                if walked is not None:
                     walked.unchanged.add(rel)  # as the manifest has it: not looked at again
                 continue
             checked_at = time.time_ns()
             data = atomic.read_bytes(path)
             if not data:
                 continue  # gone, or empty (a save in progress?): the sync looks at it under the lock
-            if same_stat:  # deep: the stat says unchanged; the content hash decides
+            if same_stat:  # deep, or looked at again: the stat says unchanged; the content hash decides
                 assert previous is not None
-                if (sha256(data) == previous[2] and walked is not None and rel not in self._recheck
+                if (sha256(data) == previous[2] and walked is not None and not rechecked
                         and info.st_mtime_ns < checked_at - RACY_NS):
                     walked.unchanged.add(rel)
                     continue

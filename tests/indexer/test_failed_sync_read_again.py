@@ -206,3 +206,25 @@ def test_a_failed_whole_vault_sync_leaves_its_files_to_the_next_whole_vault_sync
     assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(root, tmp_path)
     assert set(index._vectors.ids()) == {unit for unit, _ in index.unit_owners()}
     index.close()
+
+
+def test_the_whole_vault_sync_after_a_failed_one_reads_its_files_before_taking_the_lock(root: Path, monkeypatch):
+    """Their stat is as recorded, so the walk before the lock passed them over, and every one was read with the lock
+    held: searches waited behind a checkout's worth of files."""
+    index = Index.open(Vault(root), HashingEmbedder())
+    write(root, "history/heron.md", memory_text("m-heron", "Heron cache", "The heron cache is warmed before deploys."))
+    fail_once(monkeypatch, KeywordIndex, "replace", Failed("commit"))
+    with pytest.raises(Failed):
+        index.sync()
+    real, under_lock = atomic.read_bytes, []
+
+    def read_bytes(path):  # type: ignore[no-untyped-def]
+        if index.lock._is_owned():
+            under_lock.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(atomic, "read_bytes", read_bytes)
+    index.sync()  # the rescan
+    assert under_lock == []
+    assert top_ids(index, "heron cache warmed")[0] == "m-heron"
+    index.close()
