@@ -190,7 +190,7 @@ class Index:
     def _read_generation(self, generation: Path) -> None:
         self.generation = generation
         self._filled = False  # set by fill(): this index read every file of its generation itself (see reconcile)
-        self.manifest = Manifest(generation / "manifest.sqlite")
+        self.manifest = Manifest(generation / "manifest.sqlite", owner=self.writable)
         try:
             self._data_version = self.manifest.data_version()  # a reader reloads when the owner commits past it
             self._vectors = VectorIndex.load(generation, self.embedder.dim)
@@ -372,8 +372,8 @@ class Index:
                 if generation is None or not layout.compatible(generation, self.embedder):
                     generation = build_generation(self.vault, self.embedder, layout,
                                                   defer_embedding=self.defer_embedding)
+                self._owner, self.writable = owner, True  # before the swap: the owner's open migrates the manifest
                 self.swap(generation)
-                self._owner, self.writable = owner, True
                 self.reconcile()
                 return True
             if generation is None or not layout.compatible(generation, self.embedder):
