@@ -173,14 +173,18 @@ class HookHandler:
         if claimed is None:
             return 0  # its own request (or another replay) took it meanwhile
         applied = 1
+        # The session's own time, not the replay's: sessions are replayed side by side and end in no fixed order, and
+        # a session spooled in the morning was the client's latest over one spooled at noon (review of session 9).
+        at = _spooled_at(path) / 1e9 or None
         try:
             record = json.loads(text if text is not None else claimed.read_text())
             payload = record["payload"]
             if record["event"] == "prompt":
                 self.service.sessions.update(_session_id(payload),
-                                             lambda s: self._start_turn(s, str(payload.get("prompt") or ""), payload))
+                                             lambda s: self._start_turn(s, str(payload.get("prompt") or ""), payload),
+                                             at)
             elif record["event"] == "stop":
-                self.stop(payload, claimed=True)
+                self.stop(payload, claimed=True, at=at)
         except (ValueError, KeyError, TypeError, VaultError) as exc:
             log.warning("spooled hook event %s dropped: %s", path.name, exc)
             applied = 0
@@ -227,7 +231,8 @@ class HookHandler:
 
     # -- Stop ----------------------------------------------------------------------------
 
-    def stop(self, event: Mapping[str, Any], claimed: bool = False) -> dict[str, Any]:
+    def stop(self, event: Mapping[str, Any], claimed: bool = False, at: float | None = None) -> dict[str, Any]:
+        """The Stop hook: capture the exchange and complete the turn (`at`: when a replayed event was spooled)."""
         session_id = _session_id(event)
         if not claimed and not self._claim(event):
             return {"stored": None, "reason": "replayed"}
@@ -244,16 +249,16 @@ class HookHandler:
                     log.info("session %s: turn %d is an acknowledgement or a scoring turn; not stored", session_id, state.turn)
                 else:
                     stored = self.service.capture_exchange(state.id, state.prompt, answer, state.turn_shown,
-                                                           state.last_exchange)
+                                                           state.last_exchange, at)
                     state.last_exchange = stored or state.last_exchange
                     if stored:
-                        turns.record(self.service.app.root, "exchange", state.id, state.turn, stored=stored)
+                        turns.record(self.service.app.root, "exchange", state.id, state.turn, at, stored=stored)
             if state.scoring_required and not state.scored_this_turn:
                 log.warning("session %s: turn %d asked for score_memories and it was not called", session_id, state.turn)
             state.completed = True
             result.update(stored=stored, scored=state.scored_this_turn, scoring_required=state.scoring_required)
 
-        self._settle(event, lambda: self.service.sessions.update(session_id, finish))
+        self._settle(event, lambda: self.service.sessions.update(session_id, finish, at))
         return result
 
     # -- SessionStart --------------------------------------------------------------------
