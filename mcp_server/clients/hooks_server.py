@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -48,6 +49,9 @@ class HookHandler:
         self.settings = service.hook_settings()
         self.spool = service.spool_folder()
         self._claimed: dict[str, Path] = {}  # spool name -> the file this server took for its request
+        # One replay applies the spool at a time: beside another, a replay found a session's prompt taken and applied
+        # the Stop behind it first (the exchange captured before its prompt had opened the turn).
+        self._replaying = threading.Lock()
 
     # -- UserPromptSubmit --------------------------------------------------------------
 
@@ -143,7 +147,18 @@ class HookHandler:
         killed mid-request, as `claude -p` does at exit), oldest first; returns how many.
 
         With neither `older_than` nor `spooled_before` (a server starting or closing the vault) every file is
-        due, also one a dead server had taken; otherwise only files spooled before the cutoff (time_ns)."""
+        due, also one a dead server had taken; otherwise only files spooled before the cutoff (time_ns).
+
+        A look for stale events (`older_than`: the drain's timer, a hook) finds one under way and leaves the spool to
+        it and to the next drain; the others wait for it, then list the spool themselves."""
+        if not self._replaying.acquire(blocking=not older_than):
+            return 0
+        try:
+            return self._replay(spool, older_than, spooled_before)
+        finally:
+            self._replaying.release()
+
+    def _replay(self, spool: Path, older_than: float, spooled_before: int | None) -> int:
         if not older_than and spooled_before is None:  # a file taken by a server that died applying it is due again
             for orphan in spool.glob(".*.json.*.taken"):
                 os.replace(orphan, spool / (orphan.name[1:].split(".json.", 1)[0] + ".json"))

@@ -116,3 +116,34 @@ def test_replayed_sessions_keep_their_own_times_whichever_replay_ends_last(hashi
         assert logged == {"s-morning": morning.timestamp(), "s-noon": noon.timestamp()}  # the web view's Turns page
     finally:
         app.close()
+
+
+def test_a_drain_beside_a_running_replay_does_not_apply_a_sessions_stop_before_its_prompt(hashing_example: Path):
+    """The timer's drain (and a hook's look for stale events) may find the events a replay is applying: the prompt it
+    has taken is not there any more, so the drain took the Stop behind it and captured the exchange before its prompt
+    had opened the turn ("Exchange: (no prompt)"). One replay at a time applies the spool; a drain finding one under way
+    leaves the rest to it, or to the next drain."""
+    spooled_at(hashing_example, datetime(2026, 11, 26, 9, tzinfo=timezone.utc), "s-a",
+               "how do we make celery retries safe", "Idempotent tasks first.", 4242)
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        real, prompt_taken, go_on = service.sessions.update, threading.Event(), threading.Event()
+
+        def update(*args, **kwargs):  # type: ignore[no-untyped-def]
+            if threading.current_thread().name == "replay" and not prompt_taken.is_set():
+                prompt_taken.set()  # the replay took the prompt's file and is about to apply it
+                go_on.wait(BOUND)
+            return real(*args, **kwargs)
+
+        service.sessions.update = update  # type: ignore[method-assign]
+        replay = threading.Thread(target=handler.replay, args=(handler.spool,), name="replay")
+        replay.start()
+        assert prompt_taken.wait(BOUND)
+        handler.drain()  # the server's 2 s timer
+        go_on.set()
+        replay.join(BOUND)
+        assert [e["title"] for e in exchanges(hashing_example)["s-a"]] == ["Exchange: how do we make celery retries safe"]
+    finally:
+        app.close()
