@@ -671,7 +671,9 @@ class Index:
                                            + [rel for found in below.values() for rel in sorted(found)]))
         forced = set(force_paths)
         walked = _Walk() if paths is None and not forced else None
-        read_ahead = self._read_ahead(paths, walked, deep)
+        # With what failed syncs left to this one (_take_unwritten): a failed pull's files were read under the lock by
+        # the next one-file sync. A hint, copied without the lock (one C-level copy of a set of strings).
+        read_ahead = self._read_ahead(None if paths is None else [*paths, *tuple(self._unwritten.paths)], walked, deep)
         pause.let_go()  # while it waits for the lock
         with self.lock:
             pause.hold()

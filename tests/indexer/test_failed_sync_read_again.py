@@ -228,3 +228,28 @@ def test_the_whole_vault_sync_after_a_failed_one_reads_its_files_before_taking_t
     assert under_lock == []
     assert top_ids(index, "heron cache warmed")[0] == "m-heron"
     index.close()
+
+
+def test_the_sync_after_a_failed_pull_reads_the_pulls_files_before_taking_the_lock(root: Path, monkeypatch):
+    """A pull's files are left to the next sync whatever its paths (the watcher does not hand them in again): the next
+    one-file sync, a capture, read every one of them with the index lock held."""
+    index = Index.open(Vault(root), HashingEmbedder())
+    pulled = [f"history/pulled{n}.md" for n in range(index_module.READ_AHEAD_ABOVE)]
+    for n, path in enumerate(pulled):
+        write(root, path, memory_text(f"m-9{n:07}", f"Pulled {n}", f"pulled note {n} about the kestrel queue"))
+    fail_once(monkeypatch, KeywordIndex, "replace", Failed("commit"))
+    with pytest.raises(Failed):
+        index.sync(pulled)
+    write(root, "history/later.md", memory_text("m-1a7e0000", "Later", "A later note about lunch."))
+    real, under_lock = atomic.read_bytes, []
+
+    def read_bytes(path):  # type: ignore[no-untyped-def]
+        if index.lock._is_owned():
+            under_lock.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(atomic, "read_bytes", read_bytes)
+    index.sync(["history/later.md"])
+    assert under_lock == []
+    assert top_ids(index, "pulled note 7 kestrel queue")[0] == "m-90000007"
+    index.close()
