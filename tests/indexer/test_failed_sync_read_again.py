@@ -208,6 +208,19 @@ def test_a_failed_whole_vault_sync_leaves_its_files_to_the_next_whole_vault_sync
     index.close()
 
 
+def reads_under_lock(index: Index, monkeypatch) -> list[str]:
+    """The names of the files read from now on with the index lock held (filled as they are read)."""
+    real, names = atomic.read_bytes, []
+
+    def read_bytes(path):  # type: ignore[no-untyped-def]
+        if index.lock._is_owned():
+            names.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(atomic, "read_bytes", read_bytes)
+    return names
+
+
 def test_the_whole_vault_sync_after_a_failed_one_reads_its_files_before_taking_the_lock(root: Path, monkeypatch):
     """Their stat is as recorded, so the walk before the lock passed them over, and every one was read with the lock
     held: searches waited behind a checkout's worth of files."""
@@ -216,14 +229,7 @@ def test_the_whole_vault_sync_after_a_failed_one_reads_its_files_before_taking_t
     fail_once(monkeypatch, KeywordIndex, "replace", Failed("commit"))
     with pytest.raises(Failed):
         index.sync()
-    real, under_lock = atomic.read_bytes, []
-
-    def read_bytes(path):  # type: ignore[no-untyped-def]
-        if index.lock._is_owned():
-            under_lock.append(Path(path).name)
-        return real(path)
-
-    monkeypatch.setattr(atomic, "read_bytes", read_bytes)
+    under_lock = reads_under_lock(index, monkeypatch)
     index.sync()  # the rescan
     assert under_lock == []
     assert top_ids(index, "heron cache warmed")[0] == "m-heron"
@@ -241,14 +247,7 @@ def test_the_sync_after_a_failed_pull_reads_the_pulls_files_before_taking_the_lo
     with pytest.raises(Failed):
         index.sync(pulled)
     write(root, "history/later.md", memory_text("m-1a7e0000", "Later", "A later note about lunch."))
-    real, under_lock = atomic.read_bytes, []
-
-    def read_bytes(path):  # type: ignore[no-untyped-def]
-        if index.lock._is_owned():
-            under_lock.append(Path(path).name)
-        return real(path)
-
-    monkeypatch.setattr(atomic, "read_bytes", read_bytes)
+    under_lock = reads_under_lock(index, monkeypatch)
     index.sync(["history/later.md"])
     assert under_lock == []
     assert top_ids(index, "pulled note 7 kestrel queue")[0] == "m-90000007"
