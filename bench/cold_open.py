@@ -18,6 +18,14 @@ seconds from the server's start to the answer, the server's CPU seconds and resi
 memdir.toml naming its embedder, and lifecycle thresholds under which its first run changes nothing (else the first
 run of the first tree moves files and the trees answer different vaults). The server is stopped (SIGTERM) after each
 answer.
+
+    python bench/cold_open.py --served --vault DIR --reset COPY --code /path/to/base --code . --rounds 3
+
+`--reset COPY`: before each run, the vault's `.memdir/index` is made a copy of COPY again (a copy of that folder taken
+once): a server that rewrites its vectors' snapshot, heals or writes facts after its answer would otherwise hand the
+next run, of the other tree, another index (its vectors.log folded in, say). With `--reopen`, each measured run
+comes after one served session of the same tree on the reset index (started, asked, stopped; not measured): the
+first answer of the vault's next open, as a user finds it the day after.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -124,7 +133,8 @@ def served(code: Path, vault: Path, embedder: str, sample: bool = False) -> dict
             wall = answered - started
             stat = Path(f"/proc/{server.pid}/stat").read_text().rsplit(")", 1)[1].split()
             cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime of every thread
-            rss = next(int(line.split()[1]) for line in open(f"/proc/{server.pid}/status") if line.startswith("VmRSS:"))
+            status = Path(f"/proc/{server.pid}/status").read_text().splitlines()
+            rss, peak = (next(int(line.split()[1]) for line in status if line.startswith(key)) for key in ("VmRSS:", "VmHWM:"))
         finally:
             server.send_signal(signal.SIGTERM)
             try:
@@ -133,7 +143,7 @@ def served(code: Path, vault: Path, embedder: str, sample: bool = False) -> dict
                 server.kill()
                 server.wait()
         by_phase = phases(Path(folder) / "samples.jsonl", answered) if sample else {}
-    return {"phases": by_phase, "cpu": cpu, "wall": wall, "rss_mb": rss / 1024, "imports_cpu": 0.0, "open_cpu": 0.0, "search_cpu": 0.0,
+    return {"phases": by_phase, "cpu": cpu, "wall": wall, "rss_mb": rss / 1024, "peak_mb": peak / 1024, "imports_cpu": 0.0, "open_cpu": 0.0, "search_cpu": 0.0,
             "hits": [hit["id"] for hit in answer["result"]["results"]]}
 
 
@@ -145,26 +155,37 @@ def main() -> None:
     parser.add_argument("--embedder", default="hashing-384")
     parser.add_argument("--served", action="store_true", help="a server's first answer, not a reader's (see above)")
     parser.add_argument("--sample", action="store_true", help="with --served: its CPU by phase (see above)")
+    parser.add_argument("--reset", type=Path, help="a copy of the vault's .memdir/index put back before each run")
+    parser.add_argument("--reopen", action="store_true", help="with --served: measure the open after one served session")
     args = parser.parse_args()
     measure = (lambda code, vault, embedder: served(code, vault, embedder, args.sample)) if args.served else run
     runs: dict[Path, list[dict]] = {code: [] for code in args.code}
     answers = set()
     for round_ in range(args.rounds):
         for code in args.code:
+            if args.reset:
+                index = args.vault / ".memdir" / "index"
+                shutil.rmtree(index)
+                shutil.copytree(args.reset, index)
+                os.sync()  # the copy's writeback is not the measured server's
+            if args.reopen:
+                served(code.resolve(), args.vault.resolve(), args.embedder)
+                os.sync()
             found = measure(code.resolve(), args.vault.resolve(), args.embedder)
             runs[code].append(found)
             answers.add(tuple(found["hits"]))
             print(f"round {round_ + 1} {code}: CPU {found['cpu']:.2f} s (imports {found['imports_cpu']:.2f}, open "
                   f"{found['open_cpu']:.2f}, search {found['search_cpu']:.2f}), wall {found['wall']:.2f} s, "
-                  f"RSS {found['rss_mb']:.0f} MB, load {os.getloadavg()[0]:.1f}", flush=True)
+                  f"RSS {found['rss_mb']:.0f} MB, peak {found.get('peak_mb', 0):.0f} MB, load {os.getloadavg()[0]:.1f}", flush=True)
             if found.get("phases"):
                 print("  " + ", ".join(f"{name} {cpu:.2f}" for name, cpu in sorted(found["phases"].items(),
                                                                                    key=lambda kv: -kv[1])))
     assert len(answers) == 1, f"the trees answered differently: {answers}"
     for code, found in runs.items():
-        median = {key: statistics.median(f[key] for f in found) for key in ("cpu", "open_cpu", "search_cpu", "wall", "rss_mb")}
+        median = {key: statistics.median(f.get(key, 0.0) for f in found)
+                  for key in ("cpu", "open_cpu", "search_cpu", "wall", "rss_mb", "peak_mb")}
         print(f"median {code}: CPU {median['cpu']:.2f} s (open {median['open_cpu']:.2f}, search {median['search_cpu']:.2f}),"
-              f" wall {median['wall']:.2f} s, RSS {median['rss_mb']:.0f} MB")
+              f" wall {median['wall']:.2f} s, RSS {median['rss_mb']:.0f} MB, peak {median['peak_mb']:.0f} MB")
         if args.sample:
             names = sorted({name for f in found for name in f["phases"]}, key=[n for n, _ in PHASES + [("other", 0)]].index)
             for name in names:

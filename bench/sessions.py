@@ -14,7 +14,11 @@ Every hook is a new `memdir hook` process, as Claude Code starts it; a prompt ho
 process start to exit with its output. Printed per run: context rate and prompt hook p50 / p95 per
 phase (the first 5 s after the first prompt, the rest; the first and second half of the prompts),
 exchanges captured of those expected (counted in the vault once the spool is empty), Stop hook p50 / p95, and peak resident
-memory (VmHWM) of the server and the embedding host.
+memory (VmHWM) of the server and the embedding host, and the CPU a turn cost: its two hook processes, and the server's
+and the host's from the first prompt until every captured exchange has its vectors, divided by the turns.
+
+    python bench/sessions.py --session-groups     # each session's hooks in a CPU group of their own (see LAUNCHER)
+    python bench/sessions.py --sample DIR         # the server's and the host's CPU by thread and stack (thread_cpu)
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ EARLY_SECONDS = 5.0
 KEEP_LOG: Path | None = None  # --log
 THINK = 0.0  # --think
 AS_INSTALLED = False  # --as-installed
+SAMPLE: Path | None = None  # --sample
+SESSION_GROUPS = False  # --session-groups
 
 
 def hook_command() -> list[str]:
@@ -64,16 +70,49 @@ def prompts_of(vault: Path) -> list[str]:
     return [f"remind me what we know about {title.lower()} before I change it" for title in titles]
 
 
-def hook(root: Path, event: str, payload: dict) -> tuple[float, str, str]:
-    """Milliseconds from start to exit, the context given, and why none was (the hook's stderr, classified)."""
+# --session-groups: one small process per session, in a session (and so a CPU group) of its own, starts that
+# session's hooks and times them as `hook` does. Linux's scheduler shares the CPU fairly between sessions
+# (autogroup) before it shares it between processes: nine assistants in nine terminals are nine such groups, while
+# the bench's own hooks are all in one, its nine sessions' hooks together getting one group's share.
+LAUNCHER = """
+import json, subprocess, sys, time
+for line in sys.stdin:
+    ask = json.loads(line)
     started = time.perf_counter()
-    result = subprocess.run([*hook_command(), "hook", event, "--vault", str(root)], input=json.dumps(payload).encode(),
-                            capture_output=True, timeout=60)
-    elapsed = (time.perf_counter() - started) * 1000
+    done = subprocess.run(ask["command"], input=ask["input"].encode(), capture_output=True, timeout=60)
+    print(json.dumps({"ms": (time.perf_counter() - started) * 1000, "stdout": done.stdout.decode(),
+                      "stderr": done.stderr.decode(errors="replace")}), flush=True)
+import resource
+spent = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"hooks_cpu_s": spent.ru_utime + spent.ru_stime}), flush=True)  # its hooks' CPU, not its own
+"""
+LAUNCHED_CPU: list[float] = []  # each launcher's hooks' CPU seconds, when it ends
+
+
+def launcher() -> subprocess.Popen | None:
+    if not SESSION_GROUPS:
+        return None
+    return subprocess.Popen([sys.executable, "-S", "-c", LAUNCHER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def hook(root: Path, event: str, payload: dict, via: subprocess.Popen | None = None) -> tuple[float, str, str]:
+    """Milliseconds from start to exit, the context given, and why none was (the hook's stderr, classified)."""
+    command = [*hook_command(), "hook", event, "--vault", str(root)]
+    if via is not None:
+        via.stdin.write(json.dumps({"command": command, "input": json.dumps(payload)}) + "\n")
+        via.stdin.flush()
+        answer = json.loads(via.stdout.readline())
+        elapsed, stdout, stderr = answer["ms"], answer["stdout"], answer["stderr"]
+    else:
+        started = time.perf_counter()
+        result = subprocess.run(command, input=json.dumps(payload).encode(), capture_output=True, timeout=60)
+        elapsed = (time.perf_counter() - started) * 1000
+        stdout, stderr = result.stdout.decode(), result.stderr.decode(errors="replace")
     context = ""
-    if result.stdout.strip():
-        context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
-    return elapsed, context, "context" if context else why_none(result.stderr.decode(errors="replace"))
+    if stdout.strip():
+        context = json.loads(stdout)["hookSpecificOutput"]["additionalContext"]
+    return elapsed, context, "context" if context else why_none(stderr)
 
 
 def why_none(stderr: str) -> str:
@@ -90,17 +129,29 @@ def session(root: Path, number: int, turns: int, prompts: list[str], records: li
     sid = f"bench-{number}-{uuid.uuid4().hex[:8]}"
     base = {"session_id": sid, "cwd": str(root.parent), "transcript_path": "/dev/null"}
     answering = random.Random(number)  # the same answer times in every run (an A/B compares like with like)
+    via = launcher()
+    try:
+        turns_of(root, number, turns, prompts, records, lock, sid, base, answering, via)
+    finally:
+        if via is not None:
+            via.stdin.close()
+            LAUNCHED_CPU.append(json.loads(via.stdout.readline())["hooks_cpu_s"])
+            via.wait()
+
+
+def turns_of(root: Path, number: int, turns: int, prompts: list[str], records: list[dict], lock: threading.Lock,
+             sid: str, base: dict, answering: random.Random, via: subprocess.Popen | None) -> None:
     for turn in range(turns):
         prompt = prompts[(number * 7 + turn) % len(prompts)]
         at = time.monotonic()
         ms, context, reason = hook(root, "prompt", {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt,
-                                            "permission_mode": "default"})
+                                            "permission_mode": "default"}, via)
         if THINK:
             time.sleep(THINK * answering.uniform(0.5, 1.5))  # the assistant answering: nothing to wait on, it is time
         answer = (f"Session {number}, turn {turn}: I read the notes on this and changed the handler in "
                   f"module_{number}_{turn}.py accordingly, then ran the tests, which passed.")
         stop_ms, _, _ = hook(root, "stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
-                                            "last_assistant_message": answer})
+                                            "last_assistant_message": answer}, via)
         with lock:
             records.append({"session": sid, "at": at, "wall": time.time() - (time.monotonic() - at), "ms": ms, "context": bool(context), "reason": reason,
                             "stop_ms": stop_ms})
@@ -131,7 +182,18 @@ def cpu_s(pid: int | None) -> float | None:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, TypeError):
         return None
-    return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 1)
+    return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 2)
+
+
+def waited_s(pid: int | None) -> float:
+    """Seconds the process's threads (those alive now) have spent runnable but waiting for a core (schedstat)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").glob("*") if pid else ():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / 1e9
 
 
 def phase(records: list[dict]) -> dict:
@@ -158,6 +220,8 @@ def run(mode: str, count: int, turns: int) -> dict:
         toml = root / "memdir.toml"
         toml.write_text(toml.read_text().replace('user_vault = "~/.local/share/memdir"', 'user_vault = ""'))
         prompts = prompts_of(root)
+        if SAMPLE is not None:
+            os.environ["MEMDIR_SAMPLE_OUT"] = str(SAMPLE / f"{mode}.{{pid}}.jsonl")
         try:
             if mode == "warm":
                 client.ensure(root)
@@ -168,6 +232,11 @@ def run(mode: str, count: int, turns: int) -> dict:
             records: list[dict] = []
             lock = threading.Lock()
             threads = [threading.Thread(target=session, args=(root, n, turns, prompts, records, lock)) for n in range(count)]
+            # The server's and the host's CPU from here on is what the turns cost them (warm: both are up already).
+            before = {"server": cpu_s(getattr(client.running(), "pid", None)) or 0.0,
+                      "host": cpu_s(getattr(embed_host.running(), "pid", None)) or 0.0,
+                      "server waited": waited_s(getattr(client.running(), "pid", None)),
+                      "host waited": waited_s(getattr(embed_host.running(), "pid", None))}
             started, load_before = time.monotonic(), os.getloadavg()[0]
             children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the hook processes this run waits for
             for thread in threads:
@@ -175,9 +244,13 @@ def run(mode: str, count: int, turns: int) -> dict:
             for thread in threads:
                 thread.join()
             wall, load_after = time.monotonic() - started, os.getloadavg()[0]
+            waits = {"server": waited_s(getattr(client.running(), "pid", None)),
+                     "host": waited_s(getattr(embed_host.running(), "pid", None))}
             spent = resource.getrusage(resource.RUSAGE_CHILDREN)
-            hook_cpu_ms = 1000 * (spent.ru_utime + spent.ru_stime - children.ru_utime - children.ru_stime) \
-                / max(1, 2 * len(records))
+            hooks_cpu = sum(LAUNCHED_CPU) if SESSION_GROUPS else \
+                spent.ru_utime + spent.ru_stime - children.ru_utime - children.ru_stime
+            LAUNCHED_CPU.clear()
+            hook_cpu_ms = 1000 * hooks_cpu / max(1, 2 * len(records))
             sids = {r["session"] for r in records}
             expected = len(records)
             deadline = time.monotonic() + 60
@@ -198,6 +271,12 @@ def run(mode: str, count: int, turns: int) -> dict:
                     pass
                 time.sleep(0.2)  # the backfill's count: nothing to wait on from outside
             host = embed_host.running()
+            per_turn = {"hooks": round(2 * hook_cpu_ms, 1)}
+            for name, pid in (("server", server.pid if server else None), ("host", host.pid if host else None)):
+                now = cpu_s(pid)
+                per_turn[name] = round(1000 * (now - before[name]) / max(1, expected), 1) if now is not None else None
+                # and how long its threads were runnable without a core, from the first prompt to the last turn
+                per_turn[f"{name} waited"] = round(1000 * (waits[name] - before[f"{name} waited"]) / max(1, expected), 1)
             peaks = {"server_mb": peak_mb(server.pid if server else None), "host_mb": peak_mb(host.pid if host else None),
                      "server_cpu_s": cpu_s(server.pid if server else None), "host_cpu_s": cpu_s(host.pid if host else None)}
         finally:
@@ -214,13 +293,15 @@ def run(mode: str, count: int, turns: int) -> dict:
     context = [r for r in records if r["context"]]
     timeline["first context (prompt sent)"] = round(context[0]["at"] - first, 2) if context else None
     half = len(records) // 2
-    return {"mode": mode, "sessions": count, "turns": turns, "think_s": THINK, "as_installed": AS_INSTALLED, "wall_s": round(wall, 1),
+    return {"mode": mode, "sessions": count, "turns": turns, "think_s": THINK, "as_installed": AS_INSTALLED,
+            "session_groups": SESSION_GROUPS, "wall_s": round(wall, 1),
             "load": [round(load_before, 1), round(load_after, 1)],
             "all": phase(records),
             "first_5s": phase([r for r in records if r["at"] - first < EARLY_SECONDS]),
             "after_5s": phase([r for r in records if r["at"] - first >= EARLY_SECONDS]),
             "first_half": phase(records[:half]), "second_half": phase(records[half:]),
-            "captured": got, "expected": expected, "embedded_after_s": embedded_after, "timeline_s": timeline, "stop_hook_ms": _quantiles([r["stop_ms"] for r in records]), "hook_cpu_ms": round(hook_cpu_ms, 1), "peak_rss": peaks}
+            "captured": got, "expected": expected, "embedded_after_s": embedded_after, "timeline_s": timeline, "stop_hook_ms": _quantiles([r["stop_ms"] for r in records]), "hook_cpu_ms": round(hook_cpu_ms, 1), "peak_rss": peaks,
+            "turn_cpu_ms": per_turn}
 
 
 # What a cold start goes through, in the server's and the embedding host's logs (their first line of each kind).
@@ -254,13 +335,15 @@ def line(r: dict) -> str:
                 if x["prompts"] else f"{name} -")
     think = f", think {r['think_s']} s" if r["think_s"] else ""
     think += ", hooks as installed" if r.get("as_installed") else ""
+    think += ", a CPU group per session" if r.get("session_groups") else ""
     return (f"{r['mode']:>4}, {r['sessions']} sessions x {r['turns']} turns{think} ({r['wall_s']} s, load "
             f"{r['load'][0]} -> {r['load'][1]}): {p('all')}\n"
             f"      {p('first_5s')}; {p('after_5s')}\n      {p('first_half')}; {p('second_half')}\n"
             f"      captured {r['captured']}/{r['expected']}, all embedded {r['embedded_after_s']} s after the last turn (Stop hook p50 {r['stop_hook_ms'].get('p50')} "
             f"p95 {r['stop_hook_ms'].get('p95')} ms); CPU per hook process {r['hook_cpu_ms']} ms; peak RSS server {r['peak_rss']['server_mb']} MB, "
             f"host {r['peak_rss']['host_mb']} MB; CPU server {r['peak_rss']['server_cpu_s']} s, "
-            f"host {r['peak_rss']['host_cpu_s']} s\n      timeline (s after the first prompt): "
+            f"host {r['peak_rss']['host_cpu_s']} s\n      CPU per turn (ms, to the last vector): "
+            + ", ".join(f"{k} {v}" for k, v in r["turn_cpu_ms"].items()) + "\n      timeline (s after the first prompt): "
             + "; ".join(f"{k} {v if not isinstance(v, tuple) else v[0]}" for k, v in r["timeline_s"].items()))
 
 
@@ -279,6 +362,13 @@ if __name__ == "__main__":
                              "this venv's editable install adds a path finder to every process's site, which imports "
                              "pathlib, re and urllib.parse whatever the hook itself imports (a regular install's site "
                              "costs ~2 ms)")
+    parser.add_argument("--session-groups", action="store_true",
+                        help="start each session's hooks from a process in a session of its own, as nine assistants in "
+                             "nine terminals do (Linux shares the CPU between sessions first: without it all the "
+                             "sessions' hooks share the bench's one share)")
+    parser.add_argument("--sample", type=Path, metavar="DIR",
+                        help="sample the server's and the host's CPU by thread and stack (bench/thread_cpu) into "
+                             "DIR/<mode>.<pid>.jsonl")
     parser.add_argument("--code", type=Path, help="run the hooks and the server from this checkout (an A/B in one run)")
     options = parser.parse_args()
     if options.code:
@@ -295,8 +385,12 @@ if __name__ == "__main__":
         for package in ("mcp_server", "indexer", "vault"):
             compileall.compile_dir(checkout / package, quiet=1)
     os.chdir(tempfile.gettempdir())
-    KEEP_LOG, THINK, AS_INSTALLED = options.log, options.think, options.as_installed
+    KEEP_LOG, THINK, AS_INSTALLED, SAMPLE = options.log, options.think, options.as_installed, options.sample
+    SESSION_GROUPS = options.session_groups
     if AS_INSTALLED and not options.code:
         os.environ["PYTHONPATH"] = str(REPO)  # -S: no site-packages, so the hooks find memdir here
+    if options.sample:
+        options.sample.mkdir(parents=True, exist_ok=True)
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(BENCH / "thread_cpu")]))
     results = [run(m, options.sessions, options.turns) for m in (("cold", "warm") if options.mode == "both" else (options.mode,))]
     print(json.dumps(results, indent=2) if options.json else "\n".join(line(r) for r in results))

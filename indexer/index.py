@@ -42,6 +42,7 @@ from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reas
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk, walk_below
 
 from . import collector
+from .arrays import sorted_contains
 from .chunking import WHOLE, Chunk, Neighbours, Unit, chunk_id, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
@@ -57,7 +58,7 @@ from .interned import shared
 from .lazy_rows import AllBut, Entries, Memories
 from .manifest import ROW_CHUNK_IDS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry, LinkChanges, Manifest, compacted, unit_roles
 from .owners import Owners
-from .vectors import VectorIndex
+from .vectors import SETTLE_SHARE, VectorIndex
 
 log = logging.getLogger("memdir.index")
 _T = TypeVar("_T")
@@ -334,28 +335,29 @@ class Index:
         self._behind_searches()
         with self.lock, self._keyword_turn():
             valid = self._entries.indexed_ids(read if self._entries is entries else None)  # no row decoded (lazy_rows.py)
-            expected_units = set(chain.from_iterable(units for _, _, units in valid))
-            expected_chunks = set(chain.from_iterable(chunks for _, chunks, _ in valid))
-            vector_ids = self._vectors.ids()
-            stray_vectors = vector_ids - expected_units
+            # Sorted id arrays, not sets of Python ints: the sets of every unit, vector and keyword id were +217 MB of
+            # peak at 100k memories, for a heal that finds nothing (bench/results/s10-firstlog10.md).
+            expected_units, expected_chunks = np.unique(valid.units), np.unique(valid.chunks)
+            vector_ids = self._vectors.sorted_ids()
+            stray_vectors = _outside(vector_ids, expected_units)
             self._vectors.remove(stray_vectors)
-            keyword_ids = self._keyword.chunk_ids()
-            stray_keywords = keyword_ids - expected_chunks
-            if stray_keywords:
-                self._keyword.delete_chunks(stray_keywords)
-            unembedded = expected_units - vector_ids  # the strays removed were not expected
+            keyword_ids = self._keyword.sorted_chunk_ids()
+            stray_keywords = _outside(keyword_ids, expected_chunks)
+            if len(stray_keywords):
+                self._keyword.delete_chunks(set(stray_keywords.tolist()))
+            unembedded = _outside(expected_units, vector_ids)  # the strays removed were not expected
             if self.defer_embedding:  # left for the backfill, which embeds them from the files' texts
-                self._defer(sorted(unembedded))
-                unembedded = set()
-            missing = unembedded | (expected_chunks - keyword_ids)
-            stale = {path for path, chunks, units in valid if not missing.isdisjoint(chain(units, chunks))} if missing else set()
-            if stray_vectors or stray_keywords or stale:
+                self._defer(unembedded.tolist())
+                unembedded = unembedded[:0]
+            missing = np.union1d(unembedded, _outside(expected_chunks, keyword_ids))
+            stale = valid.paths_holding(missing) if len(missing) else set()
+            if len(stray_vectors) or len(stray_keywords) or stale:
                 log.warning("index healed: %d stray vectors, %d stray keyword documents, %d files re-indexed",
                             len(stray_vectors), len(stray_keywords), len(stale))
             self._read_again(stale)
             if stale:
                 self.sync(stale, deep=True, force_paths=stale)
-            elif stray_vectors:
+            elif len(stray_vectors):
                 self._vectors.save(self.generation)
             return len(stale)
 
@@ -395,6 +397,22 @@ class Index:
         self.version += 1
         old_keyword.close()
         old_manifest.close()
+
+    def settle_vectors(self) -> bool:
+        """Fold the vectors' log into a new snapshot if it is past SETTLE_SHARE of it (returns whether it did): off
+        the write path, so that the next open has little to replay before its first answer. Behind the searches
+        running now; under the index lock, so no sync is half-way through its vectors (save() is crash-safe by
+        itself: a crash leaves the old snapshot and its log, or the new one). Searches wait for the rewrite."""
+        if not self.writable or self._vectors.log_share(self.generation) <= SETTLE_SHARE:
+            return False
+        self._behind_searches()
+        with self.lock:
+            if not self.writable or self._vectors.log_share(self.generation) <= SETTLE_SHARE:
+                return False
+            started = time.perf_counter()
+            self._vectors.save(self.generation)
+        log.info("vectors' log folded into their snapshot in %.1f s", time.perf_counter() - started)
+        return True
 
     def compact(self) -> None:
         """Purge deleted keyword documents; afterwards search results equal a fresh rebuild's exactly.
@@ -1485,6 +1503,11 @@ class Index:
             else:
                 rows.append(row)
         return LinkChanges(rows, removed)
+
+
+def _outside(ids: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """The ids (ascending) not among `others` (ascending)."""
+    return ids[~sorted_contains(others, ids)]
 
 
 RACY_NS = 2_000_000_000  # the coarsest mtime clock memdir expects (FAT: 2 s), see Index._observe

@@ -386,6 +386,12 @@ class KeywordIndex:
         with self._lock:
             return {int(fields["chunk"]) for fields in self._searcher.reader().all_stored_fields()}
 
+    def sorted_chunk_ids(self) -> np.ndarray:
+        """`chunk_ids` as distinct ids ascending, without a set of Python ints (a heal at 100k memories)."""
+        with self._lock:
+            return np.unique(np.fromiter((int(fields["chunk"]) for fields in self._searcher.reader().all_stored_fields()),
+                                         dtype=np.int64))
+
     def postings(self) -> set[tuple[int, str, str]]:
         """Every (chunk id, field, term) the index holds: what two indices must share to rank alike."""
         with self._lock:

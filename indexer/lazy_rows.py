@@ -26,9 +26,12 @@ import json
 import threading
 from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 
+import numpy as np
+
 from vault.model import Memory
 
 from .heap import release_free_memory
+from .id_columns import IdColumns
 from .lifecycle_facts import FACT_COLUMNS, Facts
 from .manifest import (ROW_CHUNK_IDS, ROW_CONTENT_HASH, ROW_FACTS, ROW_MEMORY, ROW_MEMORY_ID, ROW_MTIME, ROW_PATH,
                        ROW_REASON, ROW_SIZE, ROW_UNITS, Entry)
@@ -117,43 +120,46 @@ class Entries(_Held):
             else:
                 yield path, held[ROW_REASON], bool(held[ROW_MEMORY])  # type: ignore[index]
 
-    def row_ids(self, between: Callable[[], None] = lambda: None) -> dict[str, tuple[Sequence[int], Sequence[int]]]:
-        """path -> (chunk ids, unit ids) of the rows not decoded yet and indexed, from their columns: rows read at the
-        open do not change, so this needs no lock (a heal reads it first, then `indexed_ids` under the lock). Parsed
-        as one JSON text a slice of rows (one parse a row was most of a heal at 100k memories), `between` slices."""
+    def row_ids(self, between: Callable[[], None] = lambda: None) -> IdColumns:
+        """The chunk and unit ids of the rows not decoded yet and indexed, from their columns: rows read at the open do
+        not change, so this needs no lock (a heal reads it first, then `indexed_ids` under the lock). Parsed as one
+        JSON text a slice of rows (one parse a row was most of a heal at 100k memories), `between` slices."""
         rows = [held for held in list(self._slots.values()) if type(held) is tuple and held[ROW_REASON] is None]
-        found: dict[str, tuple[Sequence[int], Sequence[int]]] = {}
+        parts = []
         for start in range(0, len(rows), ROW_SLICE):
             between()
             part = rows[start:start + ROW_SLICE]
             chunks = json.loads("[" + ",".join(row[ROW_CHUNK_IDS] or "[]" for row in part) + "]")
             units = json.loads("[" + ",".join(row[ROW_UNITS] or "[]" for row in part) + "]")
-            found.update((row[ROW_PATH], (row_chunks, [unit for unit, _, _ in row_units]))
-                         for row, row_chunks, row_units in zip(part, chunks, units))
-        return found
+            parts.append(IdColumns.of_lists([row[ROW_PATH] for row in part], chunks,
+                                            [[unit for unit, _, _ in row_units] for row_units in units]))
+        return IdColumns.joined(parts) if parts else IdColumns.of_lists([], [], [])
 
-    def indexed_ids(self, read: Mapping[str, tuple[Sequence[int], Sequence[int]]] | None = None
-                    ) -> list[tuple[str, Sequence[int], Sequence[int]]]:
-        """(path, chunk ids, unit ids) of every entry without a reason (indexed), a row not decoded yet read from its
+    def indexed_ids(self, read: IdColumns | None = None) -> IdColumns:
+        """The chunk and unit ids of every entry without a reason (indexed), a row not decoded yet read from its
         columns (`read`: what `row_ids` gave for it earlier): what a heal compares FAISS and Whoosh with, without
         decoding 100k rows under the index lock."""
-        found: list[tuple[str, Sequence[int], Sequence[int]]] = []
-        rows: list[Row] = []
+        place = {path: number for number, path in enumerate(read.paths)} if read is not None else {}
+        kept = np.zeros(len(place), dtype=bool)
+        paths: list[str] = []
+        chunk_lists: list[Sequence[int]] = []
+        unit_lists: list[Sequence[int]] = []
         for path, held in list(self._slots.items()):
             if type(held) is Entry:
                 if held.reason is None:  # type: ignore[union-attr]
-                    found.append((path, held.chunk_ids, held.unit_ids))  # type: ignore[union-attr]
+                    paths.append(path)
+                    chunk_lists.append(held.chunk_ids)  # type: ignore[union-attr]
+                    unit_lists.append(held.unit_ids)  # type: ignore[union-attr]
             elif held[ROW_REASON] is None:  # type: ignore[index]
-                ids = read.get(path) if read is not None else None  # a row slot holds the row it held then
-                if ids is None:
-                    rows.append(held)  # type: ignore[arg-type]
-                else:
-                    found.append((path, *ids))
-        if rows:
-            found += [(row[ROW_PATH], chunks, units) for row in rows
-                      for chunks, units in [(json.loads(row[ROW_CHUNK_IDS] or "[]"),
-                                             [unit for unit, _, _ in json.loads(row[ROW_UNITS] or "[]")])]]
-        return found
+                number = place.get(path)  # a row slot holds the row it held then
+                if number is not None:
+                    kept[number] = True
+                    continue
+                paths.append(path)
+                chunk_lists.append(json.loads(held[ROW_CHUNK_IDS] or "[]"))  # type: ignore[index]
+                unit_lists.append([unit for unit, _, _ in json.loads(held[ROW_UNITS] or "[]")])  # type: ignore[index]
+        found = IdColumns.of_lists(paths, chunk_lists, unit_lists)
+        return IdColumns.joined([read.rows(kept), found]) if read is not None else found
 
     def memory_of(self, row: Row) -> Memory | None:
         """The memory of a row read at the open: through its entry while the path holds that row, else (a sync

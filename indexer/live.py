@@ -27,6 +27,7 @@ class LiveIndex:
         self._synced = threading.Condition()
         self._applying: set[threading.Thread] = set()  # batches being applied (_on_batch)
         self._reconciling: threading.Thread | None = None
+        self.caught_up = threading.Event()  # the reconcile at the start, and the vectors' fold after it, are done
         self._stopping = threading.Event()
         self.backfill = Backfill(index) if index.defer_embedding else None
         self.merger = SegmentMerger(index)
@@ -44,6 +45,7 @@ class LiveIndex:
         if not self.index.reconcile_pending:
             report = self.index.sync()  # edits made between the index's own reconcile and the watcher's start
             self.watcher.recheck(report.held)
+            self.caught_up.set()
         else:  # opened with reconcile=False: searches are answered meanwhile, from the committed generation
             self._reconciling = threading.Thread(target=self._reconcile, name=f"reconcile {self.index.root.name}",
                                                  daemon=True)
@@ -58,14 +60,24 @@ class LiveIndex:
         here, what changes after is in its batches. It starts at once, not after the first answer: until it has run,
         answers, the spool's replay and the lifecycle read the committed generation, which knows nothing of the
         files edited, made private or deleted while no server ran (review of session 8)."""
-        if self._stopping.is_set():
-            return  # the next owner's open reconciles
         try:
-            report = self.index.reconcile()
-        except Exception:  # the rescan reconciles again (Index._left_unwritten); the server goes on answering meanwhile
-            log.exception("reconciling %s at open failed", self.index.root)
-            return
-        self.watcher.recheck(report.held)
+            if self._stopping.is_set():
+                return  # the next owner's open reconciles
+            try:
+                report = self.index.reconcile()
+            except Exception:  # the rescan reconciles again (Index._left_unwritten); the server answers meanwhile
+                log.exception("reconciling %s at open failed", self.index.root)
+                return
+            self.watcher.recheck(report.held)
+            self._settle_vectors()  # a log a killed owner left: the next open need not replay it again
+        finally:
+            self.caught_up.set()
+
+    def _settle_vectors(self) -> None:
+        try:
+            self.index.settle_vectors()
+        except Exception:  # a full disk: the log stays and is replayed at the next open, as before
+            log.exception("folding the vectors' log of %s into their snapshot failed", self.index.root)
 
     def stop(self) -> None:
         self._stopping.set()
@@ -78,6 +90,7 @@ class LiveIndex:
         if self.backfill is not None:
             self.backfill.stop()
         self.merger.stop()
+        self._settle_vectors()  # the idle exit, or any close: the next open answers without replaying this session's log
 
     def __enter__(self) -> "LiveIndex":
         return self.start()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 from vault.model import Memory
 
@@ -65,3 +65,30 @@ def section_score(best: float, second: float | None, lead: float, share: float) 
     if second is None:
         return best
     return best - share * max(0.0, lead - (best - second))
+
+
+# How far above the standard the best-of-N ceiling sqrt(N - 1) must sit before `standout_shortfall` reads a memory.
+CEILING_MARGIN = 1.2
+
+
+def standout_shortfall(scores: Sequence[float], standout: float) -> float:
+    """How far a memory's best section (the largest of `scores`, one per section) falls short of standing `standout`
+    standard deviations above the mean of all its sections; 0 for a memory of fewer than three (no spread to read).
+
+    `section_score` compares the best section with the next one only. A book on the question's topic has many
+    sections near it, and its best is then the luckiest of them: on the served sets the Postgres cheatsheet's and the
+    runbook's best sections stood 1.0-1.6 standard deviations above their siblings over the short note that answered
+    ("how can I query live customer data safely", "did switching processor architecture for the pipeline machines
+    pay off"), while the sections the book sets ask for stand 1.6-3.4 above theirs, 2 or more for all but seven of 36
+    (bench/results/s10-served10.md).
+
+    The best of N scores stands at most sqrt(N - 1) standard deviations above their mean (when the others are all
+    equal): 1.41 for three sections, 1.73 for four. Below the standard, the shortfall grows with the spread, so a
+    short memory would lose most exactly when one section alone answers. The rule reads only a memory whose ceiling
+    clears the standard by a fifth (`CEILING_MARGIN`): seven sections or more at the default 2.0, as every book in
+    the example vault has; a shorter one returns 0."""
+    if len(scores) < 3 or math.sqrt(len(scores) - 1) < CEILING_MARGIN * standout:
+        return 0.0
+    mean = math.fsum(scores) / len(scores)
+    spread = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / len(scores))
+    return max(0.0, standout * spread - (max(scores) - mean))

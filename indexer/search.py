@@ -42,6 +42,7 @@ from .ranking import (
     recency_bonus,
     section_score,
     shown_relevance,
+    standout_shortfall,
     vector_evidence,
 )
 from .settings import SearchSettings
@@ -163,9 +164,10 @@ class _Units:
     chunks: list[int]  # chunk id of each position
 
     def chunk_scores(self, query_vector: np.ndarray, w_previous: float, w_next: float,
-                     sharpness: float = 0.0, whole_share: float = 0.0) -> list[float]:
+                     sharpness: float = 0.0, whole_share: float = 0.0, lift_sentences: int | None = None) -> list[float]:
         """Each chunk's score: its best sentence (or, for a memory with no neighbours, a soft maximum over its
-        whole text and its sentences, moved `whole_share` of the way to its whole text), blended with its best
+        whole text and its sentences, its lift above the whole shrunk for a note of more than `lift_sentences`
+        sentences (None: never), moved `whole_share` of the way to its whole text), blended with its best
         previous and next units (the whole chunk when it has none). In float64 and in this order, the
         arithmetic is what it was per chunk in Python floats."""
         cosines = (self.matrix @ query_vector).astype(np.float64)
@@ -192,8 +194,22 @@ class _Units:
         # paragraph, a log) is itself a whole text: it is compared whole to whole (see whole_share).
         alone = ~(np.isfinite(raw[1]) | np.isfinite(raw[2]))
         soft = self._soft_text(cosines, whole, text, sharpness)
+        if lift_sentences is not None:
+            soft = self._lift_per_chance(whole, soft, lift_sentences)
         text = np.where(alone, (1.0 - whole_share) * soft + whole_share * whole, text)
         return ((text + (w_previous * previous + w_next * following)) / (1.0 + w_previous + w_next)).tolist()
+
+    def _lift_per_chance(self, whole: np.ndarray, soft: np.ndarray, in_full: int) -> np.ndarray:
+        """The soft maximum's lift above the whole unit, times (in_full + 1) / (sentences + 1) for a chunk of more
+        than `in_full` sentences; a soft maximum under the whole (the rest of the note says something else) is kept.
+        Best of N: a long note has more chances to hold one sentence near a question by accident, and one such
+        sentence lifted notes of seven and eight sentences over served answers whose whole text was nearer
+        (bench/results/s10-pool10.md). A two-sentence note's lift wins the coding sets as often as it loses the served
+        ones: shrunk from two sentences on, coding dev MRR@10 fell 0.006 and the padded long prompts 0.021."""
+        sentences = np.zeros(len(self.chunks))
+        np.add.at(sentences, self.group[self.roles == _ROLE_CODE[SENTENCE]], 1.0)
+        share = (in_full + 1.0) / (sentences + 1.0)
+        return np.where((soft > whole) & (share < 1.0), whole + share * (soft - whole), soft)
 
     def _soft_text(self, cosines: np.ndarray, whole: np.ndarray, best: np.ndarray, sharpness: float) -> np.ndarray:
         """Per chunk, log(mean(exp(sharpness * cosine))) / sharpness over its whole and sentence units;
@@ -462,7 +478,15 @@ class Searcher:
             self._score_vectors(candidates, query_vector, prefetched, whole_share(request.query, self.settings))
         hybrid = request.mode == "hybrid"
         best = max((c.keyword_coverage for c in candidates.values() if c.keyword_rank is not None), default=0.0)
-        lent = settings.keyword_confidence_lent * best
+        # What is lent comes from the best hit on a memory of one section. A section of a long document covering the
+        # question's words is one of many chances to: the runbook's "Database migrations" covers "database", "get" and
+        # "machine" of "how do I get a database going on my own machine", and lent its 72 % to five notes that say
+        # "database" or "get" (cosine <= 0.14) over the note that answers (bench/results/s10-served10.md). The
+        # section keeps its own coverage, and the question keeps being read by its best hit of all (below).
+        lender = max((c.keyword_coverage for c in candidates.values()
+                      if c.keyword_rank is not None and c.keyword_coverage > 0.0 and not self._sectioned(c.memory_id)),
+                     default=0.0)
+        lent = settings.keyword_confidence_lent * lender
         confidence = {i: keyword_confidence(c, settings, lent) if hybrid else 1.0 for i, c in candidates.items()}
         # Does the keyword channel have anything to say about this question? A question in other words shares only
         # the user's own words ("query", "live", "data") with a few notes, none of which covers much of it; their
@@ -713,16 +737,30 @@ class Searcher:
     def _best_chunks(self, block: _Units, query_vector: np.ndarray,
                      whole_share: float = 0.0) -> dict[str, tuple[float, int]]:
         """Each memory's vector score and the chunk that gave it: its best chunk (ties: the smallest chunk id),
-        less what `section_score` takes from a book whose best section barely leads the next."""
-        scores = block.chunk_scores(query_vector, self.settings.previous_weight, self.settings.next_weight,
-                                    self.settings.pooling_sharpness, whole_share)
+        less what `section_score` takes from a book whose best section barely leads the next, and what
+        `standout_shortfall` takes from one whose best section does not stand out from all its sections. The second
+        fades for a long question as it is read whole (`whole_share`): a pasted alert compared whole to whole sits near
+        every section of the book it belongs to, and its answering section stood out by 1.65 standard deviations
+        (held-out book set, "Grafana just went red")."""
+        settings = self.settings
+        scores = block.chunk_scores(query_vector, settings.previous_weight, settings.next_weight,
+                                    settings.pooling_sharpness, whole_share, settings.pooling_lift_sentences)
+        standout_share = settings.section_standout_share * (1.0 - whole_share)
         best = {}
         for memory_id, span in block.groups.items():
             ranked = sorted(range(span.start, span.stop), key=lambda g: (-scores[g], block.chunks[g]))
             second = scores[ranked[1]] if len(ranked) > 1 else None
-            score = section_score(scores[ranked[0]], second, self.settings.section_lead, self.settings.section_lead_share)
+            score = section_score(scores[ranked[0]], second, settings.section_lead, settings.section_lead_share)
+            if standout_share > 0.0:
+                score -= standout_share * standout_shortfall(scores[span], settings.section_standout)
             best[memory_id] = (score, block.chunks[ranked[0]])
         return best
+
+    def _sectioned(self, memory_id: str) -> bool:
+        """Whether the memory is indexed as several sections (a book, a long note)."""
+        memory = self.index.memory(memory_id)
+        entry = self.index.entry(memory.path) if memory is not None else None
+        return entry is not None and len({chunk for _, chunk, _ in entry.units}) > 1
 
     def _successor(self, memory: Memory) -> str | None:
         return self.index.link_view.successor(memory.id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from vault.config import InvalidSetting, setting
@@ -45,10 +46,20 @@ class SearchSettings:
     pooling_sharpness: float = setting(12.0, "vector score of a standalone note: soft maximum (log-mean-exp) of its whole "
                                              "text's and its sentences' cosines at this sharpness (0 = mean of the best "
                                              "sentence and the whole)")
+    pooling_lift_sentences: int = setting(2, "a standalone note of more sentences than this is lifted above its whole "
+                                             "text's cosine by only (this + 1) / (its sentences + 1) of what the soft "
+                                             "maximum adds: a long note has more chances to hold one sentence near the "
+                                             "question by accident (8, the most sentence units a note has: off)")
     section_lead: float = setting(0.05, "a memory of several sections (a book) whose best section leads the next by less "
                                         "than this cosine ...")
     section_lead_share: float = setting(0.5, "... scores its best section less this share of the shortfall (0 = off): "
                                              "near-equal sections say the book is on the topic, not which part answers")
+    section_standout: float = setting(2.0, "a memory with enough sections to tell (seven at 2.0) whose best section stands "
+                                            "fewer than this many standard deviations above the mean of its sections ...")
+    section_standout_share: float = setting(0.5, "... scores it less this share of the shortfall (in cosine; faded out "
+                                                 "for a long question as it is read whole; 0 = off): a book whose "
+                                                 "sections are all near the question is on its topic, and its best "
+                                                 "section is the luckiest of many, not one that answers")
     long_query_from: int = setting(15, "a question longer than this many words reads standalone notes more as a whole "
                                        "(a pasted paragraph or log is compared whole to whole) ...")
     long_query_full: int = setting(35, "... and from this many words only as a whole")
@@ -176,11 +187,13 @@ class SearchSettings:
             raise InvalidSetting("keyword_confidence_lent", f"{self.keyword_confidence_lent} is not in [0, 1]")
         if not 0.0 <= self.shown_gap_floor <= 1.0:
             raise InvalidSetting("shown_gap_floor", f"{self.shown_gap_floor} is not in [0, 1]")
-        if not 0.0 <= self.section_lead_share <= 1.0:
-            raise InvalidSetting("section_lead_share", f"{self.section_lead_share} is not in [0, 1]")
-        for key in ("quality_lift_cap", "fresh_unscored_days", "recency_weight", "pooling_sharpness", "section_lead", "salient_weight"):
-            if getattr(self, key) < 0.0:
-                raise InvalidSetting(key, f"{getattr(self, key)} is negative")
+        for key in ("section_lead_share", "section_standout_share"):
+            if not 0.0 <= getattr(self, key) <= 1.0:
+                raise InvalidSetting(key, f"{getattr(self, key)} is not in [0, 1]")
+        for key in ("quality_lift_cap", "fresh_unscored_days", "recency_weight", "pooling_sharpness",
+                    "pooling_lift_sentences", "section_lead", "section_standout", "salient_weight"):
+            if not math.isfinite(getattr(self, key)) or getattr(self, key) < 0.0:
+                raise InvalidSetting(key, f"{getattr(self, key)} is not a finite number of 0 or more")
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,9 @@ On disk, a generation holds a snapshot of both parts and a log of what changed s
 appends its changes to the log (a few KB) instead of rewriting the snapshot, which grows with the
 vault (about 55 MB at 10k memories, 0.54 GB at 100k since the stored part is float16; rewriting it took 80 ms per saved file at 10k
 and made a save take 1.8 s to become searchable at 100k). When the log outgrows half the snapshot,
-the snapshot is rewritten and the log starts over. Each log record carries its length and a CRC:
+the snapshot is rewritten and the log starts over. Every open replays the log before it can answer, so the
+owner also folds it in off the write path once it passes SETTLE_SHARE: after its reconcile and when it closes
+(`Index.settle_vectors`). Each log record carries its length and a CRC:
 a record torn by a crash is ignored (the manifest, written after the log, does not yet know
 that change, so the next start indexes it again). Every record sets the state of the ids it names
 whatever came before, so replaying a log over a newer snapshot gives that snapshot again.
@@ -46,6 +48,10 @@ SEARCHED_FILE, STORED_FILE = "vectors.faiss", "units.f16"  # inside an index gen
 FAISS_STORED_FILE = "units.faiss"  # the stored part before it moved out of RAM: read once, then replaced
 LOG_FILE = "vectors.log"  # changes since the two snapshots were written
 COMPACT_SHARE = 0.5  # rewrite the snapshots when the log is larger than this share of them
+# Past this share the log is folded in off the write path (`Index.settle_vectors`: after the owner's reconcile, and at
+# its close): every open replays the log before it can answer, 1.3 CPU s for 112 MB at 100k memories, while the
+# rewrite at COMPACT_SHARE waits inside a sync. 2% of the snapshot is ~10 MB at 100k, replayed in ~0.05 s.
+SETTLE_SHARE = 0.02
 PENDING_CAP = 32 << 20  # past this many bytes of unwritten changes (a build), a snapshot is due anyway
 # The first pass (first_pass.py) pays past this many searched units: a flat scan of 20k chunks is a few
 # ms, while the first pass and its exact re-scoring cost ~2 ms whatever the size (bench/vector_layer.py).
@@ -135,38 +141,60 @@ class VectorIndex:
             self._log_end += self._pending_bytes
             self._forget_pending()
 
+    def log_share(self, folder: Path) -> float:
+        """The log's whole records with the changes not yet written, as a share of the snapshot's size (infinite
+        when a snapshot is owed anyway: changes past PENDING_CAP, or a stored part still in its old file)."""
+        with self._lock:
+            if self._snapshot_due:
+                return float("inf")
+            snapshot = sum(_size(folder / name) for name in (SEARCHED_FILE, STORED_FILE))
+            unsaved = self._log_end + self._pending_bytes
+            return unsaved / snapshot if snapshot else float(unsaved > 0)
+
     def _replay(self, path: Path) -> None:
-        """Apply the log's whole records. Each id ends in the state its last record gave it, so a long
-        log costs one removal and one addition, not one per record."""
+        """Apply the log's whole records. Each id ends in the state its last record gave it, so a long log costs one
+        removal and one addition, not one per record. The records are read as arrays over the log's bytes, and only
+        the rows that survive are copied once (rounded to float16 for the stored part): a per-unit dict and one stack
+        of every row made replaying a 112 MB log 0.6-1.3 CPU s and +540 MB of peak at 100k memories
+        (bench/results/s10-firstlog10.md)."""
         try:
             data = path.read_bytes()
         except FileNotFoundError:
             return
-        final: dict[int, tuple[bool, np.ndarray] | None] = {}
-        offset = 0
+        view, records, offset = memoryview(data), [], 0
         while offset + _RECORD.size <= len(data):
             length, crc = _RECORD.unpack_from(data, offset)
-            payload = data[offset + _RECORD.size:offset + _RECORD.size + length]
-            if len(payload) < length or zlib.crc32(payload) != crc:
-                break
-            kind, count = _COUNT.unpack_from(payload)
-            ids = np.frombuffer(payload, dtype=np.int64, count=count, offset=_COUNT.size)
-            if kind == b"R":
-                final.update(dict.fromkeys(ids.tolist()))
-            else:
-                start = _COUNT.size + 8 * count
-                searched = np.frombuffer(payload, dtype=np.uint8, count=count, offset=start).astype(bool)
-                vectors = np.frombuffer(payload, dtype=np.float32, count=count * self.dim, offset=start + count)
-                vectors = vectors.reshape(count, self.dim)
-                final.update((unit, (bool(flag), row)) for unit, flag, row in zip(ids.tolist(), searched, vectors))
-            offset += _RECORD.size + length
-        if final:
-            self._drop(np.fromiter(final, dtype=np.int64))
-            kept = [(unit, state) for unit, state in final.items() if state is not None]
-            if kept:
-                self._insert(np.array([unit for unit, _ in kept], dtype=np.int64),
-                             np.stack([state[1] for _, state in kept]), np.array([state[0] for _, state in kept]))
+            start = offset + _RECORD.size
+            if start + length > len(data) or zlib.crc32(view[start:start + length]) != crc:
+                break  # torn by a crash: the manifest, written after the log, does not know this change
+            records.append(_LogRecord.read(data, start, self.dim))
+            offset = start + length
         self._log_end = offset
+        if records:
+            self._apply_last(records)
+
+    def _apply_last(self, records: list["_LogRecord"]) -> None:
+        """Set each id the records name to the state of its last record: removed, then added again if that
+        record adds it, in the order of those last records (the order a live index, which appends each add, had)."""
+        ids = np.concatenate([record.ids for record in records])
+        starts = np.cumsum([0] + [len(record.ids) for record in records])
+        _, from_end = np.unique(ids[::-1], return_index=True)
+        last = np.sort(len(ids) - 1 - from_end)  # each id's last mention, in log order
+        self._drop(ids[last])
+        bounds = np.searchsorted(last, starts)
+        added_ids, added_scanned, searched_rows, stored_rows = [], [], [], []
+        for number, record in enumerate(records):
+            if record.vectors is None or bounds[number] == bounds[number + 1]:
+                continue
+            places = last[bounds[number]:bounds[number + 1]] - starts[number]
+            scanned = record.scanned[places]
+            added_ids.append(record.ids[places])
+            added_scanned.append(scanned)
+            searched_rows.append(record.vectors[places[scanned]])
+            stored_rows.append(record.vectors[places[~scanned]].astype(np.float16))
+        if added_ids:
+            self._insert(np.concatenate(added_ids), None, np.concatenate(added_scanned),
+                         np.concatenate(searched_rows), np.concatenate(stored_rows))
 
     def close(self) -> None:
         """Let go of the stored part's file (a closed vault holds no descriptor into it)."""
@@ -179,6 +207,11 @@ class VectorIndex:
     def ids(self) -> set[int]:
         with self._lock:
             return set(self._searched_ids.tolist()) | set(self._stored_ids.tolist())
+
+    def sorted_ids(self) -> np.ndarray:
+        """Every unit held, ascending (no set of Python ints: 530k units at 100k memories)."""
+        with self._lock:
+            return np.union1d(self._searched_ids, self._stored_ids)
 
     def add(self, ids: Iterable[int], vectors: np.ndarray, searched: Sequence[bool]) -> None:
         """Add (or replace) units; `searched` says, per unit, whether searches scan it or it is only read back."""
@@ -202,14 +235,18 @@ class VectorIndex:
             self._log(_COUNT.pack(b"R", len(id_array)) + id_array.tobytes())
             return self._drop(id_array)
 
-    def _insert(self, ids: np.ndarray, vectors: np.ndarray, scanned: np.ndarray) -> None:
-        """Add units that are in neither part (callers drop them first)."""
+    def _insert(self, ids: np.ndarray, vectors: np.ndarray | None, scanned: np.ndarray,
+                searched_rows: np.ndarray | None = None, stored_rows: np.ndarray | None = None) -> None:
+        """Add units that are in neither part (callers drop them first): `vectors` one row per id, or the rows
+        already split by `scanned` into `searched_rows` and `stored_rows`."""
+        if vectors is not None:
+            searched_rows, stored_rows = vectors[scanned], vectors[~scanned]
         if scanned.any():
-            self._searched.add_with_ids(np.ascontiguousarray(vectors[scanned]), ids[scanned])
+            self._searched.add_with_ids(np.ascontiguousarray(searched_rows, dtype=np.float32), ids[scanned])
             if self._first_pass is not None:
-                self._first_pass.add(ids[scanned], vectors[scanned])
+                self._first_pass.add(ids[scanned], searched_rows)
         if not scanned.all():
-            self._stored.add(ids[~scanned], vectors[~scanned])
+            self._stored.add(ids[~scanned], stored_rows)
         self._searched_ids = sorted_insert(self._searched_ids, ids[scanned])
         self._stored_ids = sorted_insert(self._stored_ids, ids[~scanned])
 
@@ -298,6 +335,25 @@ class VectorIndex:
             self._first_pass = SignCodes.of_index(self._searched, self.dim)
         elif not large and self._first_pass is not None and self._searched.ntotal < FIRST_PASS_ABOVE // 2:
             self._first_pass = None  # hysteresis: a vault hovering at the threshold does not rebuild it each sync
+
+
+class _LogRecord:
+    """One whole record of the log, as arrays over the log's bytes (nothing copied): the ids it names, and for an
+    addition whether each is searched and its float32 row."""
+
+    def __init__(self, ids: np.ndarray, scanned: np.ndarray | None, vectors: np.ndarray | None) -> None:
+        self.ids, self.scanned, self.vectors = ids, scanned, vectors
+
+    @classmethod
+    def read(cls, data: bytes, start: int, dim: int) -> "_LogRecord":
+        kind, count = _COUNT.unpack_from(data, start)
+        ids = np.frombuffer(data, dtype=np.int64, count=count, offset=start + _COUNT.size)
+        if kind == b"R":
+            return cls(ids, None, None)
+        flags = start + _COUNT.size + 8 * count
+        scanned = np.frombuffer(data, dtype=np.uint8, count=count, offset=flags).astype(bool)
+        vectors = np.frombuffer(data, dtype=np.float32, count=count * dim, offset=flags + count).reshape(count, dim)
+        return cls(ids, scanned, vectors)
 
 
 def _flat(dim: int) -> faiss.Index:

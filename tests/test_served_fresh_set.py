@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
 
@@ -36,13 +38,27 @@ def test_the_third_set_keeps_its_rules():
     assert served_fresh.rule_violations("notes") == []
 
 
-def test_the_checker_catches_a_third_set_question_that_shares_a_word(monkeypatch):
-    leaky = [("how do I roll back a release", ("n02",)), *served_fresh.served_notes_set.QUESTIONS[1:]]
-    monkeypatch.setattr(served_fresh.served_notes_set, "QUESTIONS", leaky)
-    assert any("releas" in problem and "n02" in problem for problem in served_fresh.rule_violations("notes"))
+@pytest.mark.parametrize(("name", "module", "question", "key", "stem"), [
+    ("notes", served_fresh.served_notes_set, "how do I roll back a release", "n02", "releas"),
+    ("holdout", served_fresh.served_holdout_set, "when does the revaluation run", "h01", "revalu"),
+])
+def test_the_checker_catches_a_later_set_question_that_shares_a_word(monkeypatch, name, module, question, key, stem):
+    leaky = [(question, (key,)), *[q for q in module.QUESTIONS if key not in q[1]]]
+    monkeypatch.setattr(module, "QUESTIONS", leaky)
+    assert any(stem in problem and key in problem for problem in served_fresh.rule_violations(name))
 
 
 def test_the_checker_catches_a_memory_in_a_collection_the_server_refuses(monkeypatch):
     memories = [("n01", "notes", *served_fresh.served_notes_set.FRESH[0][2:]), *served_fresh.served_notes_set.FRESH[1:]]
     monkeypatch.setattr(served_fresh.served_notes_set, "FRESH", memories)
     assert any(problem.startswith("n01: no collection 'notes'") for problem in served_fresh.rule_violations("notes"))
+
+
+def test_the_fourth_set_keeps_its_rules():
+    assert served_fresh.rule_violations("holdout") == []
+
+
+def test_the_fourth_set_holds_at_least_forty_memories(monkeypatch):
+    monkeypatch.setattr(served_fresh.served_holdout_set, "FRESH", served_fresh.served_holdout_set.FRESH[:39])
+    monkeypatch.setattr(served_fresh.served_holdout_set, "QUESTIONS", served_fresh.served_holdout_set.QUESTIONS[:39])
+    assert "only 39 fresh memories (at least 40)" in served_fresh.rule_violations("holdout")

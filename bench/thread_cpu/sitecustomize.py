@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-OUT = os.environ.get("MEMDIR_SAMPLE_OUT")
+OUT = os.environ.get("MEMDIR_SAMPLE_OUT", "").replace("{pid}", str(os.getpid()))  # {pid}: one file a process
 
 
 def _ticks(tid: int) -> int | None:

@@ -65,7 +65,30 @@ def test_how_far_a_note_is_read_whole_grows_with_the_questions_length(words, sha
     assert whole_share(" ".join(["word"] * words), SearchSettings()) == pytest.approx(share)
 
 
-@pytest.mark.parametrize("bad", [{"pooling_sharpness": -1.0}, {"long_query_from": 40, "long_query_full": 35}])
+def test_a_long_note_keeps_only_its_share_of_the_lift_one_close_sentence_gives_it():
+    one_close = [0.30, 0.50, 0.10]
+    units, query = note({"long": one_close + [0.10] * 4, "short": one_close})
+    soft_long, soft_short = units.chunk_scores(query, 0.0, 0.0, sharpness=12.0)
+    long, short = units.chunk_scores(query, 0.0, 0.0, sharpness=12.0, lift_sentences=2)
+    assert soft_long > 0.30 and short == soft_short  # two sentences: the whole lift
+    assert long == pytest.approx(0.30 + 3 / 7 * (soft_long - 0.30))  # six: three sevenths of it
+
+
+def test_a_long_note_pulled_under_its_whole_text_stays_there():
+    units, query = note({"n": [0.40, 0.20, 0.25, 0.10, 0.15]})
+    pulled = units.chunk_scores(query, 0.0, 0.0, sharpness=12.0)
+    assert pulled[0] < 0.40
+    assert units.chunk_scores(query, 0.0, 0.0, sharpness=12.0, lift_sentences=0) == pulled
+
+
+def test_lifts_for_as_many_sentences_as_a_note_has_units_for_change_nothing():
+    units, query = note({"n": [0.30] + [0.10] * 7 + [0.50]})
+    assert units.chunk_scores(query, 0.0, 0.0, sharpness=12.0, lift_sentences=8) == units.chunk_scores(
+        query, 0.0, 0.0, sharpness=12.0)
+
+
+@pytest.mark.parametrize("bad", [{"pooling_sharpness": -1.0}, {"pooling_lift_sentences": -1},
+                                 {"long_query_from": 40, "long_query_full": 35}])
 def test_unusable_pooling_settings_are_refused_by_name(bad):
     with pytest.raises(InvalidSetting) as refused:
         SearchSettings(**bad)
@@ -82,11 +105,21 @@ FRESH = [  # written hours ago, no outcome record; asked with no content word in
      "Before asking for review, fold fixup commits with `git rebase -i --autosquash` so reviewers read "
      "coherent steps.", "should I tidy up my branch history before requesting someone look at it"),
 ]
+SERVED = [  # two answers of bench/served_fresh_set.py, each below a long example-vault note lifted by one sentence
+    ("s11", "memory_bank", "constraint", "IBANs are validated with schwifty",
+     "Every IBAN is checked with the `schwifty` library before it is saved; an invalid checksum is rejected "
+     "with a 422.", "how do we make sure a customer's bank number is legit before storing it",
+     "memory_bank/ledger-glossary.md"),
+    ("s14", "patterns", "learning", "Quantize Decimals before using them as keys",
+     "Two amounts that print alike can differ in exponent (`Decimal('1.0')` vs `Decimal('1.00')`), and as dict "
+     "keys they split one bucket in two. Quantize to 2 places first.",
+     "why did identical-looking sums end up as separate groups", "history/outage-review-duplicate-ledger-entries.md"),
+]
 
 
 @pytest.fixture(scope="module")
 def fresh_index(tmp_path_factory):
-    index = example_with_fresh(tmp_path_factory.mktemp("pooling") / "example", FRESH)
+    index = example_with_fresh(tmp_path_factory.mktemp("pooling") / "example", FRESH + SERVED)
     yield index
     index.close()
 
@@ -97,3 +130,17 @@ def test_a_fresh_note_asked_in_other_words_is_in_the_top_two_above_long_notes_wi
         fresh_index, memory_id, question):
     found = [h.memory.id for h in Searcher(fresh_index, SearchSettings()).search(SearchRequest(query=question, limit=10))]
     assert memory_id in found[:2], found
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("memory_id, question, long_note", [(s[0], s[5], s[6]) for s in SERVED])
+def test_a_fresh_answer_stays_above_a_long_note_that_one_close_sentence_lifted(fresh_index, memory_id, question,
+                                                                                long_note):
+    def order(settings: SearchSettings) -> list[str]:
+        hits = Searcher(fresh_index, settings).search(SearchRequest(query=question, limit=10))
+        return [h.memory.id if h.memory.id == memory_id else h.memory.path for h in hits]
+
+    found = order(SearchSettings())
+    assert found.index(memory_id) < found.index(long_note), found
+    lifted = order(SearchSettings(pooling_lift_sentences=8))  # every note lifted in full, as before
+    assert lifted.index(long_note) < lifted.index(memory_id), lifted

@@ -4,6 +4,7 @@ import math
 
 import os
 import re
+import statistics
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -203,9 +204,11 @@ def test_a_note_scores_its_best_sentence_together_with_the_whole_not_the_blur_al
     whole, *sentences = [float(index.unit_vectors(np.array([u]))[0] @ query) for u in index.entry("history/a.md").unit_ids]
     # A note with no neighbours reads as a soft maximum of its whole and its sentences (one sentence alone
     # can sit close to a question by accident), and stands in for its own missing neighbours with the whole:
-    # (soft + 0.5 whole + 0.3 whole) / 1.8 -- above the whole's blur, below the sentence.
+    # (soft + 0.5 whole + 0.3 whole) / 1.8 -- above the whole's blur, below the sentence. Of three sentences, the
+    # soft maximum keeps 3/4 of its lift above the whole (pooling_lift_sentences: a long note's many chances).
     assert len(sentences) == 3 and max(sentences) > 0.95 > 0.7 > whole
-    assert hit.vector_score == pytest.approx((_soft_maximum([whole, *sentences]) + 0.8 * whole) / 1.8)
+    soft = whole + 3 / 4 * (_soft_maximum([whole, *sentences]) - whole)
+    assert hit.vector_score == pytest.approx((soft + 0.8 * whole) / 1.8)
     assert whole < hit.vector_score < max(sentences)
     index.close()
 
@@ -217,10 +220,12 @@ def _soft_maximum(cosines: list[float], sharpness: float = SearchSettings().pool
 
 
 def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_previous: float, w_next: float,
-                            lead: float = 0.05, share: float = 0.5) -> float:
+                            lead: float = 0.05, share: float = 0.5, standout: float = 2.0,
+                            standout_share: float = 0.5) -> float:
     """The vector score as specified, one unit at a time: per chunk, the best sentence (else the whole
     chunk), blended with the best previous and next units (else the whole chunk); the best chunk wins, less
-    `share` of what it lacks of leading the second best chunk by `lead`."""
+    `share` of what it lacks of leading the second best chunk by `lead`, and, with three chunks or more,
+    `standout_share` of what it lacks of standing `standout` standard deviations above the chunks' mean."""
     units = index.entry(index.memory(memory_id).path).units
     cosines = {u: float(index.unit_vectors(np.array([u]))[0] @ query) for u, _, _ in units}
     scores = []
@@ -238,7 +243,12 @@ def _reference_vector_score(index: Index, memory_id: str, query: np.ndarray, w_p
     if len(ordered) == 1:
         return ordered[0][0]
     shortfall = lead - (ordered[0][0] - ordered[1][0])
-    return ordered[0][0] - (share * shortfall if shortfall > 0 else 0.0)
+    score = ordered[0][0] - (share * shortfall if shortfall > 0 else 0.0)
+    if len(ordered) >= 3:
+        values = [v for v, _ in ordered]
+        behind = standout * statistics.pstdev(values) - (values[0] - statistics.fmean(values))
+        score -= standout_share * behind if behind > 0 else 0.0
+    return score
 
 
 def test_every_candidates_vector_score_is_its_best_chunk_blended_with_its_neighbours(hashing_root: Path):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.vectors import VectorIndex
+from indexer.vectors import LOG_FILE, VectorIndex
 
 
 def _unit(dim: int, axis: int, tilt: float = 0.0) -> np.ndarray:
@@ -141,3 +141,29 @@ def test_a_unit_re_added_to_the_other_part_moves_there_and_is_held_once(tmp_path
     assert index.remove([11, 11, 1]) == 2 and index.ids() == {2, 3, 12} and len(index) == 3
     index.save(tmp_path)
     assert _state(VectorIndex.load(tmp_path, 8)) == _state(index)
+
+
+def test_a_log_naming_units_many_times_replays_to_each_ones_last_state_in_the_live_indexs_order(tmp_path: Path):
+    index = VectorIndex(8)
+    index.add([1, 2, 3, 4, 11, 12], np.stack([_unit(8, n) for n in range(6)]), [True, True, True, True, False, False])
+    filler = np.arange(1000, 1400)  # a snapshot large enough that the steps below stay in the log
+    index.add(filler, np.stack([_unit(8, n % 8, 0.01 * n) for n in range(len(filler))]), [False] * len(filler))
+    index.save(tmp_path)
+    snapshot = (tmp_path / "units.f16").stat().st_ino
+    steps = [
+        lambda: index.add([3], _unit(8, 6)[None, :], [True]),  # re-added: moves to the end of the searched part
+        lambda: index.add([2, 11], np.stack([_unit(8, 7), _unit(8, 1, 0.3)]), [True, False]),
+        lambda: index.remove([4, 12]),
+        lambda: index.add([3, 12], np.stack([_unit(8, 2, 0.5), _unit(8, 3, 0.2)]), [True, False]),  # again, and back
+        lambda: index.add([11], _unit(8, 5, 0.1)[None, :], [True]),  # a stored unit now searched
+        lambda: index.remove([1]),
+    ]
+    for step in steps:
+        step()
+        index.persist(tmp_path)
+    assert (tmp_path / "units.f16").stat().st_ino == snapshot  # every step is in the log
+    replayed = VectorIndex.load(tmp_path, 8)
+    assert replayed.ids() == index.ids() == {2, 3, 11, 12} | set(filler.tolist())
+    assert replayed.searched_order().tolist() == index.searched_order().tolist()  # ties break alike after a restart
+    ids = np.array(sorted(index.ids()), dtype=np.int64)
+    assert np.allclose(replayed.vectors(ids), index.vectors(ids), rtol=0, atol=1e-3)
