@@ -191,7 +191,7 @@ class Index:
     def _read_generation(self, generation: Path) -> None:
         self.generation = generation
         self._filled = False  # set by fill(): this index read every file of its generation itself (see reconcile)
-        self.manifest = Manifest(generation / "manifest.sqlite")
+        self.manifest = Manifest(generation / "manifest.sqlite", owner=self.writable)
         try:
             self._data_version = self.manifest.data_version()  # a reader reloads when the owner commits past it
             self._vectors = VectorIndex.load(generation, self.embedder.dim)
@@ -374,8 +374,8 @@ class Index:
                 if generation is None or not layout.compatible(generation, self.embedder):
                     generation = build_generation(self.vault, self.embedder, layout,
                                                   defer_embedding=self.defer_embedding)
+                self._owner, self.writable = owner, True  # before the swap: the owner's open migrates the manifest
                 self.swap(generation)
-                self._owner, self.writable = owner, True
                 self.reconcile()
                 return True
             if generation is None or not layout.compatible(generation, self.embedder):
@@ -689,7 +689,9 @@ class Index:
                                            + [rel for found in below.values() for rel in sorted(found)]))
         forced = set(force_paths)
         walked = _Walk() if paths is None and not forced else None
-        read_ahead = self._read_ahead(paths, walked, deep)
+        # With what failed syncs left to this one (_take_unwritten): a failed pull's files were read under the lock by
+        # the next one-file sync. A hint, copied without the lock (one C-level copy of a set of strings).
+        read_ahead = self._read_ahead(None if paths is None else [*paths, *tuple(self._unwritten.paths)], walked, deep)
         pause.let_go()  # while it waits for the lock
         with self.lock:
             pause.hold()
@@ -723,7 +725,8 @@ class Index:
             except BaseException:
                 # Not the file whose reading raised: kept for every later sync, one such file failed them all
                 # (review of session 9). A whole-vault sync still looks at it again (_recheck).
-                self._left_unwritten(batch, [*again, *(rel for rel, _ in candidates if rel != failed_on)], failed_on)
+                self._left_unwritten(batch, [*again, *(rel for rel, _ in candidates if rel != failed_on)], failed_on,
+                                     whole=paths is None)
                 raise
             pause.let_go()
             del batch
@@ -739,18 +742,23 @@ class Index:
         report.seconds = time.perf_counter() - started
         return report
 
-    def _left_unwritten(self, batch: _Batch, paths: list[str], failed_on: str | None = None) -> None:
+    def _left_unwritten(self, batch: _Batch, paths: list[str], failed_on: str | None = None, whole: bool = False) -> None:
         """A sync failed before its manifest write (a keyword stage or commit, the model, a full disk): the index's
         own tables hold its batch already, and Whoosh, FAISS and the manifest may not. Had they been left so, the
         next syncs would have found its files as the tables have them, and its memories unsearchable until the next
         owner's heal (review of session 8). So its files are read and written again by the next sync, whatever paths
-        that one is given, and what the batch removed is removed again with it."""
+        that one is given, and what the batch removed is removed again with it.
+
+        A failed sync of the whole vault (`whole`) leaves its files to the next whole-vault sync (the rescan, the next
+        owner's open), which looks at every one of them again: a reconcile after a checkout may have changed most of
+        the vault, and the watcher's next one-file batch read them all under the index lock (review of session 9)."""
         self._read_again([path for path in batch.entries if path in self._entries])
         self._recheck.update(paths)  # a whole-vault sync looks at them too (the others it gives, _candidates)
         if failed_on is not None:
             self._recheck.add(failed_on)
         left = self._unwritten
-        left.paths.update(paths, (path for path in batch.entries if path != failed_on))
+        if not whole:
+            left.paths.update(paths, (path for path in batch.entries if path != failed_on))
         left.deleted_paths.extend(batch.deleted_paths)
         left.removed_ids |= batch.removed_ids
         left.removed_units |= batch.removed_units
@@ -844,17 +852,20 @@ class Index:
                 continue
             previous = self._entries.recorded(rel)  # (size, mtime, content hash): no row decoded for it
             same_stat = previous is not None and previous[:2] == (info.st_size, info.st_mtime_ns)
-            if same_stat and not deep:
-                if walked is not None and rel not in self._recheck:
+            # A file to look at again though its stat is as recorded (_recheck: a failed sync's, one saved within the
+            # mtime's tick) is read here too: a whole-vault sync after a failed one read all of them under the lock.
+            rechecked = rel in self._recheck
+            if same_stat and not deep and not rechecked:
+                if walked is not None:
                     walked.unchanged.add(rel)  # as the manifest has it: not looked at again
                 continue
             checked_at = time.time_ns()
             data = atomic.read_bytes(path)
             if not data:
                 continue  # gone, or empty (a save in progress?): the sync looks at it under the lock
-            if same_stat:  # deep: the stat says unchanged; the content hash decides
+            if same_stat:  # deep, or looked at again: the stat says unchanged; the content hash decides
                 assert previous is not None
-                if (sha256(data) == previous[2] and walked is not None and rel not in self._recheck
+                if (sha256(data) == previous[2] and walked is not None and not rechecked
                         and info.st_mtime_ns < checked_at - RACY_NS):
                     walked.unchanged.add(rel)
                     continue

@@ -65,7 +65,7 @@ class LiveIndex:
                 return  # the next owner's open reconciles
             try:
                 report = self.index.reconcile()
-            except Exception:  # the next batch or rescan reconciles again; the server goes on answering meanwhile
+            except Exception:  # the rescan reconciles again (Index._left_unwritten); the server answers meanwhile
                 log.exception("reconciling %s at open failed", self.index.root)
                 return
             self.watcher.recheck(report.held)

@@ -72,11 +72,18 @@ FACTS_KEY = "facts_complete"
 
 
 class Manifest:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, owner: bool = True) -> None:
+        """`owner`: opened by the process that writes it (the index's owner, a new generation's builder), which makes
+        what a manifest an older memdir wrote lacks (a table, the write counter). A reader writes nothing: making them
+        waited for the write lock behind an older owner's long batch, and failed with "database is locked"."""
         self.path = path
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        if owner:
+            self._make_tables()
+
+    def _make_tables(self) -> None:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INT, mtime_ns INT, content_hash TEXT,"
             " memory_id TEXT, chunk_ids TEXT, embed_hash TEXT, line INT, reason TEXT, memory TEXT, units TEXT,"
@@ -100,12 +107,12 @@ class Manifest:
         inserted (SQLite gives the insert the freed rowid): a file an older memdir saw go and come back changed
         left its old facts trusted. A manifest written before the counter gets it here; a mark that held under the
         old stamp is carried over, so an upgrade migrates neither table."""
-        if self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'files_written'").fetchone():
+        if self._counted():
             return
         with self.transaction():
-            old_stamp = self._db.execute("SELECT coalesce(max(rowid), 0) || ':' || count(*) FROM files").fetchone()[0]
+            old_stamp = self._files_stamp()
             self._db.execute("CREATE TABLE IF NOT EXISTS files_writes (count INT NOT NULL)")
-            if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'files_written'").fetchone():
+            if self._counted():
                 return  # another process counted them meanwhile
             self._db.execute("DELETE FROM files_writes")
             self._db.execute("INSERT INTO files_writes VALUES (0)")
@@ -193,8 +200,17 @@ class Manifest:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (FACTS_KEY, self._files_stamp()))
 
     def _files_stamp(self) -> str:
-        """How many rows of the files table were ever written or deleted (_count_writes), whoever wrote them."""
+        """How many rows of the files table were ever written or deleted (_count_writes), whoever wrote them; in a
+        manifest no owner of this memdir has opened yet, the stamp its marks were written with (a reader does not
+        migrate it, and the owner's migration keeps exactly the marks that hold under that stamp)."""
+        if not self._counted():
+            return str(self._db.execute("SELECT coalesce(max(rowid), 0) || ':' || count(*) FROM files").fetchone()[0])
         return f"w{self._db.execute('SELECT count FROM files_writes').fetchone()[0]}"
+
+    def _counted(self) -> bool:
+        """Whether the files table's writes are counted (_count_writes)."""
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'files_written'"
+                                ).fetchone() is not None
 
     def link_rows(self) -> list[LinkRow]:
         """The link table's rows, by source id."""

@@ -12,8 +12,8 @@ off-topic ones").
 So when one of two neighbouring hits has a record and the other is unused and written within `fresh_unscored_days`,
 they are compared on how they match the question alone: without the record's lift, and without the recency bonus
 that lifts the young one (kept, it put a fresh working note over the used answer it matched less well: coding dev,
-"how long do we cache slot search results"). The demotion of a bad record, the query's time words and the
-staleness factor stay. Every other pair keeps the final score's order.
+"how long do we cache slot search results"). The demotion of a bad record, the query's time words, the
+staleness factor and a captured turn's thread and conversation lifts stay. Every other pair keeps the final score's order.
 """
 
 from __future__ import annotations
@@ -45,11 +45,13 @@ def has_record(hit: Ranked) -> bool:
 
 def on_match(hit: Ranked) -> float:
     """What the hit scores on how it matches the question: its order score with the demotion a bad record carries,
-    what the query's time words add, and the staleness factor; no quality lift and no recency bonus, the two priors
-    a used memory and a new one each have the one of (a record's lift, a young memory's recency)."""
+    what the query's time words add, the staleness factor, and the thread and conversation lifts (they follow the
+    question: the turns beside the one it found; indexer/multihop.py); no quality lift and no recency bonus, the two
+    priors a used memory and a new one each have the one of (a record's lift, a young memory's recency)."""
     explain: dict[str, Any] = hit.explain or {}
     demoted = explain.get("order", 0.0) * min(1.0, explain.get("quality", 1.0))
-    return (demoted + explain.get("time_match", 0.0)) * explain.get("stale_factor", 1.0)
+    lifts = explain.get("thread_factor", 1.0) * explain.get("conversation_factor", 1.0)
+    return (demoted + explain.get("time_match", 0.0)) * explain.get("stale_factor", 1.0) * lifts
 
 
 def fair_to_fresh(hits: Sequence[Hit], now: datetime, days: float) -> list[Hit]:

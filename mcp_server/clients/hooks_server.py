@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -48,6 +49,9 @@ class HookHandler:
         self.settings = service.hook_settings()
         self.spool = service.spool_folder()
         self._claimed: dict[str, Path] = {}  # spool name -> the file this server took for its request
+        # One replay applies the spool at a time: beside another, a replay found a session's prompt taken and applied
+        # the Stop behind it first (the exchange captured before its prompt had opened the turn).
+        self._replaying = threading.Lock()
 
     # -- UserPromptSubmit --------------------------------------------------------------
 
@@ -143,7 +147,18 @@ class HookHandler:
         killed mid-request, as `claude -p` does at exit), oldest first; returns how many.
 
         With neither `older_than` nor `spooled_before` (a server starting or closing the vault) every file is
-        due, also one a dead server had taken; otherwise only files spooled before the cutoff (time_ns)."""
+        due, also one a dead server had taken; otherwise only files spooled before the cutoff (time_ns).
+
+        A look for stale events (`older_than`: the drain's timer, a hook) finds one under way and leaves the spool to
+        it and to the next drain; the others wait for it, then list the spool themselves."""
+        if not self._replaying.acquire(blocking=not older_than):
+            return 0
+        try:
+            return self._replay(spool, older_than, spooled_before)
+        finally:
+            self._replaying.release()
+
+    def _replay(self, spool: Path, older_than: float, spooled_before: int | None) -> int:
         if not older_than and spooled_before is None:  # a file taken by a server that died applying it is due again
             for orphan in spool.glob(".*.json.*.taken"):
                 os.replace(orphan, spool / (orphan.name[1:].split(".json.", 1)[0] + ".json"))
@@ -173,14 +188,18 @@ class HookHandler:
         if claimed is None:
             return 0  # its own request (or another replay) took it meanwhile
         applied = 1
+        # The session's own time, not the replay's: sessions are replayed side by side and end in no fixed order, and
+        # a session spooled in the morning was the client's latest over one spooled at noon (review of session 9).
+        at = _spooled_at(path) / 1e9 or None
         try:
             record = json.loads(text if text is not None else claimed.read_text())
             payload = record["payload"]
             if record["event"] == "prompt":
                 self.service.sessions.update(_session_id(payload),
-                                             lambda s: self._start_turn(s, str(payload.get("prompt") or ""), payload))
+                                             lambda s: self._start_turn(s, str(payload.get("prompt") or ""), payload),
+                                             at)
             elif record["event"] == "stop":
-                self.stop(payload, claimed=True)
+                self.stop(payload, claimed=True, at=at)
         except (ValueError, KeyError, TypeError, VaultError) as exc:
             log.warning("spooled hook event %s dropped: %s", path.name, exc)
             applied = 0
@@ -227,7 +246,8 @@ class HookHandler:
 
     # -- Stop ----------------------------------------------------------------------------
 
-    def stop(self, event: Mapping[str, Any], claimed: bool = False) -> dict[str, Any]:
+    def stop(self, event: Mapping[str, Any], claimed: bool = False, at: float | None = None) -> dict[str, Any]:
+        """The Stop hook: capture the exchange and complete the turn (`at`: when a replayed event was spooled)."""
         session_id = _session_id(event)
         if not claimed and not self._claim(event):
             return {"stored": None, "reason": "replayed"}
@@ -244,16 +264,16 @@ class HookHandler:
                     log.info("session %s: turn %d is an acknowledgement or a scoring turn; not stored", session_id, state.turn)
                 else:
                     stored = self.service.capture_exchange(state.id, state.prompt, answer, state.turn_shown,
-                                                           state.last_exchange)
+                                                           state.last_exchange, at)
                     state.last_exchange = stored or state.last_exchange
                     if stored:
-                        turns.record(self.service.app.root, "exchange", state.id, state.turn, stored=stored)
+                        turns.record(self.service.app.root, "exchange", state.id, state.turn, at, stored=stored)
             if state.scoring_required and not state.scored_this_turn:
                 log.warning("session %s: turn %d asked for score_memories and it was not called", session_id, state.turn)
             state.completed = True
             result.update(stored=stored, scored=state.scored_this_turn, scoring_required=state.scoring_required)
 
-        self._settle(event, lambda: self.service.sessions.update(session_id, finish))
+        self._settle(event, lambda: self.service.sessions.update(session_id, finish, at))
         return result
 
     # -- SessionStart --------------------------------------------------------------------

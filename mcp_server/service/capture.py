@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from vault import VaultError
@@ -29,6 +30,7 @@ class Exchange:
     answer: str
     shown: Sequence[Any]  # the memories shown during the turn (None for ids no longer indexed)
     previous: str | None  # the session's previous exchange, linked as `previous:`
+    at: float | None = None  # when it happened (epoch seconds), if not now: a spooled exchange replayed later
 
 
 def redacted(app: App, text: str) -> str:
@@ -55,7 +57,8 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
     try:
         # Not compared with similar memories: a capture reports no near-duplicates, and its embedding would
         # queue before the prompts of every other session (the index embeds it in its next batch instead).
-        added = curator.add(text, title=title, type="history", collection="working", extra=extra, compare=False)
+        added = curator.add(text, title=title, type="history", collection="working", extra=extra, compare=False,
+                            now=None if exchange.at is None else datetime.fromtimestamp(int(exchange.at), timezone.utc))
     except VaultError as exc:
         log.warning("session %s: exchange not stored: %s", exchange.session_id, exc)
         return None

@@ -550,8 +550,8 @@ class MemoryService:
         return capture.redacted(self.app, text)
 
     def capture_exchange(self, session_id: str, prompt: str, answer: str, shown: Sequence[str],
-                         previous: str | None) -> str | None:
-        exchange = capture.Exchange(session_id, prompt, answer, [self.find(i) for i in shown], previous)
+                         previous: str | None, at: float | None = None) -> str | None:
+        exchange = capture.Exchange(session_id, prompt, answer, [self.find(i) for i in shown], previous, at)
         return capture.store_exchange(self.app, exchange)
 
     # Last in the class: below it, `list` in an annotation would name this method, not the builtin.

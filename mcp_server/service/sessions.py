@@ -77,25 +77,27 @@ class SessionStore:
                 data = json.loads(self.path(session_id).read_text())
                 return Session(**{k: v for k, v in data.items() if k in Session.__dataclass_fields__})
             except (FileNotFoundError, ValueError, TypeError):
-                return Session(session_id)
+                return Session(session_id, updated=0.0)  # not updated yet: its first save says when
 
-    def save(self, session: Session) -> None:
+    def save(self, session: Session, at: float | None = None) -> None:
+        """`at`: when the event the change applies happened (a spooled one replayed later), else now. Never earlier
+        than the session's last update: a late replayed event does not make a live session look idle."""
         with self._lock:
-            session.updated = time.time()
+            session.updated = time.time() if at is None else max(session.updated, at)
             self._note_clients(session)
             # Saved on every search and hook call: no fsync (a power cut may lose the last turn's
             # bookkeeping, never a memory); the rename still keeps the file whole.
             atomic.write_state(self.path(session.id), json.dumps(asdict(session), indent=1).encode(), durable=False)
 
-    def update(self, session_id: str, change: Any) -> Session:
-        """Load, change (a callable taking the Session), save: one cycle no other update of this session
-        interleaves with. Every change to a session goes through here; load/save alone lose updates."""
+    def update(self, session_id: str, change: Any, at: float | None = None) -> Session:
+        """Load, change (a callable taking the Session), save (`at`: see save): one cycle no other update of this
+        session interleaves with. Every change to a session goes through here; load/save alone lose updates."""
         with self._lock:
             session_lock = self._session_locks.setdefault(session_id, threading.Lock())
         with session_lock:
             session = self.load(session_id)
             change(session)
-            self.save(session)
+            self.save(session, at)
             return session
 
     def latest_of_client(self, pid: int, excluding: str) -> str | None:

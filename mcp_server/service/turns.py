@@ -30,10 +30,11 @@ def first_line(text: str) -> str:
     return line[:PROMPT_CHARS] + ("…" if len(line) > PROMPT_CHARS else "")
 
 
-def record(vault_root: Path, kind: str, session: str, turn: int, **fields: Any) -> None:
+def record(vault_root: Path, kind: str, session: str, turn: int, at: float | None = None, **fields: Any) -> None:
+    """Append a line to the turn log (`at`: when it happened, if not now: a spooled event replayed later)."""
     path = vault_root / LOG_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps({"kind": kind, "session": session, "turn": turn, "at": round(time.time(), 3), **fields},
+    line = json.dumps({"kind": kind, "session": session, "turn": turn, "at": round(time.time() if at is None else at, 3), **fields},
                       ensure_ascii=False) + "\n"
     try:
         if path.stat().st_size > KEEP_BYTES:

@@ -177,3 +177,78 @@ def test_a_reindex_after_a_failed_sync_keeps_every_memory_searchable(root: Path,
     assert set(index._vectors.ids()) == {unit for unit, _ in index.unit_owners()}
     assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(root, tmp_path)
     index.close()
+
+
+@pytest.mark.parametrize("failure", FAILURES)
+def test_a_failed_whole_vault_sync_leaves_its_files_to_the_next_whole_vault_sync(root: Path, tmp_path: Path,
+                                                                                 monkeypatch, failure: str):
+    """A reconcile after a checkout may have changed most of the vault: kept for the next sync whatever its paths, its
+    files were all read under the index lock by the watcher's next one-file batch (a capture waited behind 100k files;
+    review of session 9). The next whole-vault pass (the rescan, the next owner's open) looks at them again; what the
+    failed pass removed is still removed by the next sync."""
+    index = Index.open(Vault(root), HashingEmbedder())
+    write(root, "history/heron.md", memory_text("m-heron", "Heron cache", "The heron cache is warmed before deploys."))
+    write(root, "history/m1.md", memory_text("m-00000001", "Note 1", "body of note 1 about the osprey queue"))
+    (root / "history/m2.md").unlink()
+    calls = FAILURES[failure](index, monkeypatch)
+    with pytest.raises(Exception):
+        index.sync()
+    assert calls  # it failed where it was meant to
+    write(root, "history/later.md", memory_text("m-later", "Later", "A later note about lunch."))
+    real, read = atomic.read_bytes, []
+    monkeypatch.setattr(atomic, "read_bytes", lambda path: read.append(Path(path).name) or real(path))
+    index.sync(["history/later.md"])  # the watcher's next batch: another file
+    assert read == ["later.md"]
+    assert "m-00000002" not in index and top_ids(index, "lunch")[0] == "m-later"
+    index.sync()  # the rescan
+    assert top_ids(index, "heron cache warmed")[0] == "m-heron"
+    assert top_ids(index, "osprey queue")[0] == "m-00000001"
+    assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(root, tmp_path)
+    assert set(index._vectors.ids()) == {unit for unit, _ in index.unit_owners()}
+    index.close()
+
+
+def reads_under_lock(index: Index, monkeypatch) -> list[str]:
+    """The names of the files read from now on with the index lock held (filled as they are read)."""
+    real, names = atomic.read_bytes, []
+
+    def read_bytes(path):  # type: ignore[no-untyped-def]
+        if index.lock._is_owned():
+            names.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(atomic, "read_bytes", read_bytes)
+    return names
+
+
+def test_the_whole_vault_sync_after_a_failed_one_reads_its_files_before_taking_the_lock(root: Path, monkeypatch):
+    """Their stat is as recorded, so the walk before the lock passed them over, and every one was read with the lock
+    held: searches waited behind a checkout's worth of files."""
+    index = Index.open(Vault(root), HashingEmbedder())
+    write(root, "history/heron.md", memory_text("m-heron", "Heron cache", "The heron cache is warmed before deploys."))
+    fail_once(monkeypatch, KeywordIndex, "replace", Failed("commit"))
+    with pytest.raises(Failed):
+        index.sync()
+    under_lock = reads_under_lock(index, monkeypatch)
+    index.sync()  # the rescan
+    assert under_lock == []
+    assert top_ids(index, "heron cache warmed")[0] == "m-heron"
+    index.close()
+
+
+def test_the_sync_after_a_failed_pull_reads_the_pulls_files_before_taking_the_lock(root: Path, monkeypatch):
+    """A pull's files are left to the next sync whatever its paths (the watcher does not hand them in again): the next
+    one-file sync, a capture, read every one of them with the index lock held."""
+    index = Index.open(Vault(root), HashingEmbedder())
+    pulled = [f"history/pulled{n}.md" for n in range(index_module.READ_AHEAD_ABOVE)]
+    for n, path in enumerate(pulled):
+        write(root, path, memory_text(f"m-9{n:07}", f"Pulled {n}", f"pulled note {n} about the kestrel queue"))
+    fail_once(monkeypatch, KeywordIndex, "replace", Failed("commit"))
+    with pytest.raises(Failed):
+        index.sync(pulled)
+    write(root, "history/later.md", memory_text("m-1a7e0000", "Later", "A later note about lunch."))
+    under_lock = reads_under_lock(index, monkeypatch)
+    index.sync(["history/later.md"])
+    assert under_lock == []
+    assert top_ids(index, "pulled note 7 kestrel queue")[0] == "m-90000007"
+    index.close()

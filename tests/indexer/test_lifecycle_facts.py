@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from indexer.embed import HashingEmbedder
+from indexer.generations import Layout
 from indexer.index import Index
 from indexer.lifecycle_facts import Facts
 from indexer.search import SearchRequest, Searcher
@@ -112,8 +113,6 @@ def test_a_first_search_tells_the_hidden_statuses_from_the_facts_without_decodin
 
 def without_facts(root: Path) -> None:
     """The generation as a memdir before the facts table left it: no table rows, no mark."""
-    from indexer.generations import Layout
-
     with sqlite3.connect(Layout(root).current() / "manifest.sqlite") as db:  # type: ignore[operator]
         db.execute("DROP TABLE facts")
         db.execute("DELETE FROM meta WHERE key = 'facts_complete'")
@@ -147,8 +146,6 @@ def test_a_generation_without_facts_is_read_as_before_and_its_owner_migrates_it_
 
 def test_a_batch_an_older_memdir_wrote_makes_the_facts_unread_until_the_owner_writes_them_again(root: Path):
     open_index(root).close()
-    from indexer.generations import Layout
-
     with sqlite3.connect(Layout(root).current() / "manifest.sqlite") as db:  # type: ignore[operator]
         row = db.execute("SELECT * FROM files WHERE path = 'patterns/p01.md'").fetchone()
         db.execute(f"INSERT OR REPLACE INTO files VALUES ({', '.join('?' * len(row))})", row)  # its 12 columns only
@@ -177,8 +174,6 @@ def older_memdir_write(index: Index):
 
 
 def newest_row(root: Path) -> tuple[int, str]:
-    from indexer.generations import Layout
-
     with sqlite3.connect(Layout(root).current() / "manifest.sqlite") as db:  # type: ignore[operator]
         return db.execute("SELECT rowid, path FROM files ORDER BY rowid DESC LIMIT 1").fetchone()
 
@@ -215,19 +210,25 @@ def test_an_older_memdirs_delete_and_insert_that_takes_back_the_rowid_makes_the_
     cold.close()
 
 
-def test_a_manifest_stamped_before_the_write_counter_keeps_its_marks_and_counts_from_its_next_open(root: Path):
-    open_index(root).close()
-    from indexer.generations import Layout
-
-    with sqlite3.connect(Layout(root).current() / "manifest.sqlite") as db:  # type: ignore[operator]
+def stamped_before_the_write_counter(root: Path) -> Path:
+    """The vault's manifest as a memdir before the write counter left it (its marks the old stamp); returns its path."""
+    path = Layout(root).current() / "manifest.sqlite"  # type: ignore[operator]
+    with sqlite3.connect(path) as db:
         for trigger in ("files_written", "files_updated", "files_deleted"):
             db.execute(f"DROP TRIGGER {trigger}")
         db.execute("DROP TABLE files_writes")
         old_stamp = db.execute("SELECT max(rowid) || ':' || count(*) FROM files").fetchone()[0]
         db.execute("UPDATE meta SET value = ? WHERE key IN ('facts_complete', 'links_complete')", (old_stamp,))
+    return path
+
+
+def test_a_manifest_stamped_before_the_write_counter_keeps_its_marks_and_counts_from_its_owners_open(root: Path):
+    open_index(root).close()
+    stamped_before_the_write_counter(root)
     upgraded = reader(root)
     assert upgraded.facts_read and upgraded.manifest.links_complete()  # trusted as before: nothing to migrate
     upgraded.close()
+    open_index(root).close()  # the owner counts from here on
     rowid, path = newest_row(root)
     with sqlite3.connect(Layout(root).current() / "manifest.sqlite") as db:  # type: ignore[operator]
         row = db.execute("SELECT * FROM files WHERE path = ?", (path,)).fetchone()
@@ -237,6 +238,28 @@ def test_a_manifest_stamped_before_the_write_counter_keeps_its_marks_and_counts_
     counted = reader(root)
     assert not counted.facts_read and not counted.manifest.links_complete()
     counted.close()
+
+
+def test_a_reader_of_a_manifest_stamped_before_the_counter_opens_beside_an_older_owners_write(root: Path):
+    """The counter's migration is a write: run by a reader's open, it waited for the write lock behind an older
+    memdir's long batch and failed with "database is locked" (review of session 9). A reader writes nothing; it
+    reads the marks by the stamp they were written with, and the owner's next open migrates."""
+    open_index(root).close()
+    path = stamped_before_the_write_counter(root)
+    older_owner = sqlite3.connect(path, isolation_level=None)
+    older_owner.execute("BEGIN IMMEDIATE")  # its batch, writing
+    try:
+        upgraded = reader(root)
+        assert upgraded.facts_read and upgraded.manifest.links_complete()
+        upgraded.close()
+    finally:
+        older_owner.execute("ROLLBACK")
+        older_owner.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall() == []
+    open_index(root).close()
+    with sqlite3.connect(path) as db:
+        assert len(db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()) == 3
 
 
 def test_a_lifecycle_run_with_nothing_due_decodes_no_row_and_builds_no_graph(root: Path, monkeypatch):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from indexer.search import Hit, SearchRequest, Searcher, order_hits, returned
@@ -165,3 +166,42 @@ def test_a_fresh_memory_below_a_vaults_cut_by_final_score_still_climbs_in_the_me
     app = SimpleNamespace(sides=lambda include_user: sides, config=SimpleNamespace(search=SearchSettings()))
     merged = privacy.search(app, SearchRequest(query="q", limit=3, now=NOW))  # type: ignore[arg-type]
     assert [h.memory.id for h in merged] == alone
+
+
+class _Chain:
+    """An index as the thread lift reads it: one captured session, each turn's `previous:` the one before."""
+
+    def __init__(self, turns: list[Hit]) -> None:
+        self.turns = [h.memory for h in turns]
+
+    def _step(self, memory_id: str, by: int) -> Memory | None:
+        at = next(i for i, m in enumerate(self.turns) if m.id == memory_id) + by
+        return self.turns[at] if 0 <= at < len(self.turns) else None
+
+    def previous_of(self, memory_id: str) -> Memory | None:
+        return self._step(memory_id, -1)
+
+    def next_of(self, memory_id: str) -> Memory | None:
+        return self._step(memory_id, 1)
+
+
+def test_a_fresh_turn_keeps_the_thread_lift_it_got_beside_the_best_hit():
+    """The thread lift follows the question (the turn beside the one that matched rises with it): part of the match,
+    not a prior. Left out of the comparison, a used note one point nearer took back the place the lift gave the fresh
+    turn, which it would have kept against an unused note (review of session 9)."""
+    from indexer import multihop
+
+    best = hit("m-best", order=0.900, quality=1.0, age_days=40)  # the captured turn that matched, unused for weeks
+    turn = hit("m-turn", order=0.580, quality=1.0)  # the next turn of its session, captured today
+    used = hit("m-used", order=0.600, quality=1.03, uses=4)
+    lifted = multihop.lift_thread(_Chain([best, turn]), [best, turn, used], 1, 0.15)  # type: ignore[arg-type]
+    assert ids(lifted, days=0) == ["m-best", "m-turn", "m-used"]  # what the final score says
+    assert ids(lifted) == ["m-best", "m-turn", "m-used"]
+
+
+def test_a_used_turn_keeps_the_conversation_lift_against_a_fresh_note():
+    used_turn = hit("m-turn", order=0.580, quality=1.03, uses=2)
+    note = hit("m-note", order=0.600, quality=1.0)
+    lifted = replace(used_turn, final=used_turn.final * 1.1, explain={**(used_turn.explain or {}), "conversation_factor": 1.1})
+    assert ids([lifted, note], days=0) == ["m-turn", "m-note"]
+    assert ids([lifted, note]) == ["m-turn", "m-note"]

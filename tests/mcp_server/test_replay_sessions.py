@@ -4,12 +4,14 @@ their captures share index syncs instead of a Whoosh commit each, and each sessi
 from __future__ import annotations
 
 import threading
+from datetime import datetime, timezone
 from pathlib import Path
 
 from indexer.embed import HashingEmbedder
 from mcp_server.clients.hooks import spool
 from mcp_server.clients.hooks_server import HookHandler
 from mcp_server.service.app import App
+from mcp_server.service import turns
 from mcp_server.service.memory_service import MemoryService
 from vault import Vault
 
@@ -68,3 +70,80 @@ def test_a_sessions_spooled_turns_are_replayed_in_their_order_each_linked_to_the
     for session in exchanges(hashing_example).values():
         ordered = sorted(session, key=lambda e: e["title"])  # "Exchange: turn 0: ...", "turn 1", "turn 2"
         assert [e["previous"] for e in ordered] == [None] + [e["id"] for e in ordered[:-1]]
+
+
+def spooled_at(root: Path, moment: datetime, session: str, prompt: str, answer: str, pid: int) -> None:
+    """A turn spooled at `moment` (the spool file's name says when: hooks.spool)."""
+    folder = root / ".memdir" / "spool"
+    names = [spool(root, "prompt", {"session_id": session, "hook_event_name": "UserPromptSubmit", "prompt": prompt,
+                                    "client_pids": [pid]}),
+             spool(root, "stop", {"session_id": session, "hook_event_name": "Stop", "stop_hook_active": False,
+                                  "last_assistant_message": answer})]
+    for step, name in enumerate(names):
+        assert name is not None
+        (folder / name).rename(folder / f"{int(moment.timestamp()) * 10**9 + step}-{name.split('-', 1)[1]}")
+
+
+def test_replayed_sessions_keep_their_own_times_whichever_replay_ends_last(hashing_example: Path):
+    """Sessions are replayed side by side and end in no fixed order: stamped when their replay ended, a session spooled
+    yesterday morning was the client's latest over one spooled at noon (its MCP tools then scored for the wrong
+    session), and both exchanges were written today (review of session 9)."""
+    morning, noon = datetime(2026, 11, 26, 9, tzinfo=timezone.utc), datetime(2026, 11, 26, 12, tzinfo=timezone.utc)
+    spooled_at(hashing_example, morning, "s-morning", "how do we make celery retries safe", "Idempotent tasks.", 4242)
+    spooled_at(hashing_example, noon, "s-noon", "which pgbouncer pool mode do we use", "Transaction mode.", 4242)
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        real, noon_done = handler._replay_one, threading.Event()
+
+        def replay_one(path: Path, text: str | None) -> int:
+            if "s-morning" in (text or "") and path.name.endswith("-stop.json"):
+                noon_done.wait(BOUND)  # the morning's replay ends last
+            applied = real(path, text)
+            if "s-noon" in (text or "") and path.name.endswith("-stop.json"):
+                noon_done.set()
+            return applied
+
+        handler._replay_one = replay_one  # type: ignore[method-assign]
+        assert handler.replay(handler.spool) == 4
+        assert service.sessions.latest_of_client(4242, excluding="mcp-connection") == "s-noon"
+        assert service.sessions.load("s-morning").updated < service.sessions.load("s-noon").updated
+        captured = {m.frontmatter["session"]: m.created_at for m in Vault(hashing_example).scan().memories
+                    if m.collection == "working" and m.type == "history"}
+        assert captured == {"s-morning": morning, "s-noon": noon}
+        logged = {e["session"]: e["at"] for e in turns.read(hashing_example) if e["kind"] == "exchange"}
+        assert logged == {"s-morning": morning.timestamp(), "s-noon": noon.timestamp()}  # the web view's Turns page
+    finally:
+        app.close()
+
+
+def test_a_drain_beside_a_running_replay_does_not_apply_a_sessions_stop_before_its_prompt(hashing_example: Path):
+    """The timer's drain (and a hook's look for stale events) may find the events a replay is applying: the prompt it
+    has taken is not there any more, so the drain took the Stop behind it and captured the exchange before its prompt
+    had opened the turn ("Exchange: (no prompt)"). One replay at a time applies the spool; a drain finding one under way
+    leaves the rest to it, or to the next drain."""
+    spooled_at(hashing_example, datetime(2026, 11, 26, 9, tzinfo=timezone.utc), "s-a",
+               "how do we make celery retries safe", "Idempotent tasks first.", 4242)
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        real, prompt_taken, go_on = service.sessions.update, threading.Event(), threading.Event()
+
+        def update(*args, **kwargs):  # type: ignore[no-untyped-def]
+            if threading.current_thread().name == "replay" and not prompt_taken.is_set():
+                prompt_taken.set()  # the replay took the prompt's file and is about to apply it
+                go_on.wait(BOUND)
+            return real(*args, **kwargs)
+
+        service.sessions.update = update  # type: ignore[method-assign]
+        replay = threading.Thread(target=handler.replay, args=(handler.spool,), name="replay")
+        replay.start()
+        assert prompt_taken.wait(BOUND)
+        handler.drain()  # the server's 2 s timer
+        go_on.set()
+        replay.join(BOUND)
+        assert [e["title"] for e in exchanges(hashing_example)["s-a"]] == ["Exchange: how do we make celery retries safe"]
+    finally:
+        app.close()
