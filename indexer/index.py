@@ -749,16 +749,20 @@ class Index:
         owner's heal (review of session 8). So its files are read and written again by the next sync, whatever paths
         that one is given, and what the batch removed is removed again with it.
 
-        A failed sync of the whole vault (`whole`) leaves its files to the next whole-vault sync (the rescan, the next
-        owner's open), which looks at every one of them again: a reconcile after a checkout may have changed most of
-        the vault, and the watcher's next one-file batch read them all under the index lock (review of session 9)."""
+        A failed sync of the whole vault (`whole`) leaves the files it did not change to the next whole-vault sync
+        (the rescan, the next owner's open), which looks at every one of them again: the watcher's next one-file batch
+        read all of them under the index lock (review of session 9). The files it changed are read again by the next
+        sync whatever it is, as any failed sync's: their unit ids are kept by a changed text, so the removal carried
+        over stripped their vectors, and with the keyword write failed too they were not found by their new text
+        until the rescan (review of session 10)."""
         self._read_again([path for path in batch.entries if path in self._entries])
         self._recheck.update(paths)  # a whole-vault sync looks at them too (the others it gives, _candidates)
         if failed_on is not None:
             self._recheck.add(failed_on)
         left = self._unwritten
         if not whole:
-            left.paths.update(paths, (path for path in batch.entries if path != failed_on))
+            left.paths.update(paths)
+        left.paths.update(path for path in batch.entries if path != failed_on)
         left.deleted_paths.extend(batch.deleted_paths)
         left.removed_ids |= batch.removed_ids
         left.removed_units |= batch.removed_units

@@ -182,10 +182,12 @@ def test_a_reindex_after_a_failed_sync_keeps_every_memory_searchable(root: Path,
 @pytest.mark.parametrize("failure", FAILURES)
 def test_a_failed_whole_vault_sync_leaves_its_files_to_the_next_whole_vault_sync(root: Path, tmp_path: Path,
                                                                                  monkeypatch, failure: str):
-    """A reconcile after a checkout may have changed most of the vault: kept for the next sync whatever its paths, its
-    files were all read under the index lock by the watcher's next one-file batch (a capture waited behind 100k files;
-    review of session 9). The next whole-vault pass (the rescan, the next owner's open) looks at them again; what the
-    failed pass removed is still removed by the next sync."""
+    """A failed reconcile's files, all kept for the next sync whatever its paths, were all read under the index lock
+    by the watcher's next one-file batch (a capture waited behind 100k files; review of session 9): the files it did
+    not change are left to the next whole-vault pass (the rescan, the next owner's open). The ones it changed are
+    read again by the next sync, whatever it is: they keep their unit ids, and the removal carried over left them
+    without vectors, and unfound by their new text, until the rescan (review of session 10). What the failed pass
+    removed is still removed by the next sync."""
     index = Index.open(Vault(root), HashingEmbedder())
     write(root, "history/heron.md", memory_text("m-heron", "Heron cache", "The heron cache is warmed before deploys."))
     write(root, "history/m1.md", memory_text("m-00000001", "Note 1", "body of note 1 about the osprey queue"))
@@ -198,8 +200,10 @@ def test_a_failed_whole_vault_sync_leaves_its_files_to_the_next_whole_vault_sync
     real, read = atomic.read_bytes, []
     monkeypatch.setattr(atomic, "read_bytes", lambda path: read.append(Path(path).name) or real(path))
     index.sync(["history/later.md"])  # the watcher's next batch: another file
-    assert read == ["later.md"]
+    assert sorted(read) == ["heron.md", "later.md", "m1.md"]  # not the files the failed pass found unchanged
     assert "m-00000002" not in index and top_ids(index, "lunch")[0] == "m-later"
+    assert top_ids(index, "osprey queue")[0] == "m-00000001"  # the changed text is found before any rescan
+    assert set(index._vectors.ids()) == {unit for unit, _ in index.unit_owners()}
     index.sync()  # the rescan
     assert top_ids(index, "heron cache warmed")[0] == "m-heron"
     assert top_ids(index, "osprey queue")[0] == "m-00000001"
