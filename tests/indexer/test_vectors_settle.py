@@ -5,6 +5,7 @@ fold loses nothing."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from indexer.embed import HashingEmbedder
 from indexer.index import Index
 from indexer.live import LiveIndex
 from indexer.settings import WatchSettings
-from indexer.vectors import LOG_FILE, SETTLE_SHARE
+from indexer.vectors import LOG_FILE, SETTLE_SHARE, VectorIndex
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import fresh_rebuild, open_index, state
 from vault import Vault
@@ -121,3 +122,36 @@ def test_a_crash_at_any_step_of_the_fold_loses_nothing(hashing_root: Path, monke
     reopened = open_index(hashing_root)  # the next owner: the log replayed over what the crash left, then healed
     assert state(reopened) == expected
     reopened.close()
+
+
+def test_a_reader_that_opened_during_a_fold_reloads_what_the_fold_wrote(hashing_root: Path, monkeypatch):
+    """A reader reads the snapshot, then the log: an owner's fold between the two leaves it the old snapshot and no
+    log. The fold changes no entry, so it tells readers itself, and the reader's next catch-up reloads."""
+    _notes(hashing_root)
+    owner = open_index(hashing_root)
+    _edited(owner)
+    expected = state(owner)
+    opened, folded = threading.Event(), threading.Event()
+    replay = VectorIndex._replay
+
+    def fold_between_snapshot_and_log(self, path):  # type: ignore[no-untyped-def]
+        if threading.current_thread().name == "reader":
+            opened.set()
+            assert folded.wait(10)
+        return replay(self, path)
+
+    monkeypatch.setattr(VectorIndex, "_replay", fold_between_snapshot_and_log)
+    box: dict[str, Index] = {}
+    reader = threading.Thread(name="reader", target=lambda: box.setdefault(
+        "index", Index.open(Vault(hashing_root), HashingEmbedder(), writable=False)))
+    reader.start()
+    assert opened.wait(10)
+    assert owner.settle_vectors()
+    folded.set()
+    reader.join(10)
+    try:
+        box["index"].refresh()
+        assert state(box["index"])["vectors"] == expected["vectors"]
+    finally:
+        box["index"].close()
+        owner.close()
