@@ -8,12 +8,13 @@ newest first) carry no relevance and are left out. The "rising" line says whethe
 (bands with fewer than 10 hits are left out of that check).
 
 Sets: the development sets the shown number is fitted on (coding dev, fresh paraphrases, LoCoMo dev, and `absent`:
-the fresh questions asked of their vault without the fresh memories, where every hit is wrong); two more checks (the
-served example set ranked in-process as bench/served_fresh.py's in-process column ranks it, the book questions); the
-held-out sets (coding hold-out, the held-out handbook's questions).
+the fresh questions asked of their vault without the fresh memories, where every hit is wrong); more checks (the
+served example and notes sets ranked in-process as bench/served_fresh.py's in-process column ranks them, the book
+questions); the held-out sets (coding hold-out, the held-out handbook's questions, the fourth served hold-out).
 
     python bench/calibration.py                 # every set
-    python bench/calibration.py --sets coding   # one set (coding, fresh, locomo, absent, served, book, holdout, bookholdout)
+    python bench/calibration.py --sets coding   # one set (coding, fresh, locomo, absent, served, servednotes, book,
+                                                #   holdout, bookholdout, servedholdout)
     python bench/calibration.py --json
     python bench/calibration.py --set vector_top=0   # a setting changed (numbers only), to compare in one run
     python bench/calibration.py --fit           # indexer/ranking.py's SHOWN_ODDS, fitted on the development sets
@@ -112,19 +113,20 @@ def book_asked(embedder, holdout: bool) -> list[list[tuple]]:
         return _asked(root, embedder, asked, label=lambda hit: book_questions.label(hit.memory.id, hit.heading))
 
 
-def served_asked(embedder) -> list[list[tuple]]:
-    """The served example set (bench/served_fresh.py --example-only) ranked in-process, as that bench's in-process
-    column ranks it: the example vault with its own settings, the 48 fresh memories added now."""
+def served_asked(embedder, name: str = "served") -> list[list[tuple]]:
+    """A served set (bench/served_fresh.py --set NAME --example-only) ranked in-process, as that bench's in-process
+    column ranks it: the example vault with its own settings, the set's fresh memories added now."""
     from mcp_server.config import load_config
 
+    fresh, questions, _ = served_fresh.chosen_set(name)
     with tempfile.TemporaryDirectory(prefix="memdir-calibration-") as tmp:
         root = Path(tmp) / "vault"
         served_fresh.prepare(root, example_only=True)
         vault, now = Vault(root), datetime.now(timezone.utc)
         ids = {key: vault.add(body, title=title, type=kind, collection=collection, now=now).id
-               for key, collection, kind, title, body in served_fresh_set.FRESH}
+               for key, collection, kind, title, body in fresh}
         lifecycle = load_config(root).lifecycle
-        asked = [(text, {ids[key] for key in wanted}, {"now": now}) for text, wanted in served_fresh_set.QUESTIONS]
+        asked = [(text, {ids[key] for key in wanted}, {"now": now}) for text, wanted in questions]
         return _asked(root, embedder, asked, lifecycle=lifecycle if lifecycle.every_seconds else None)
 
 
@@ -199,17 +201,20 @@ def fitted_odds(asked: dict[str, list[list[tuple]]]) -> list[float]:
 
 
 def RUNS(embedder) -> dict:
-    """Every set by name: the development sets (FIT_SETS), two more checks (served, book), then the held-out sets."""
+    """Every set by name: the development sets (FIT_SETS), more checks (the served sets, books), then the held-out
+    sets (servedholdout: bench/served_holdout_set.py, never looked at while the shown number was fitted)."""
     return {"coding": lambda: coding_asked(embedder, MEMORIES, QUESTIONS), "fresh": lambda: fresh_asked(embedder),
             "locomo": lambda: locomo_asked(embedder), "absent": lambda: absent_asked(embedder),
-            "served": lambda: served_asked(embedder), "book": lambda: book_asked(embedder, holdout=False),
+            "served": lambda: served_asked(embedder), "servednotes": lambda: served_asked(embedder, "notes"),
+            "book": lambda: book_asked(embedder, holdout=False),
             "holdout": lambda: coding_asked(embedder, coding_holdout.MEMORIES, coding_holdout.QUESTIONS),
-            "bookholdout": lambda: book_asked(embedder, holdout=True)}
+            "bookholdout": lambda: book_asked(embedder, holdout=True),
+            "servedholdout": lambda: served_asked(embedder, "holdout")}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sets", action="append", choices=["coding", "fresh", "locomo", "absent", "served", "book", "holdout", "bookholdout"])
+    parser.add_argument("--sets", action="append", choices=list(RUNS(None)))
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "embeddings.sqlite")
     parser.add_argument("--json", action="store_true")
