@@ -981,9 +981,8 @@ def shown_inputs(hits: list[Hit]) -> list[tuple[float, float, int] | None]:
     ranked it, how far its order score (before the outcome record, recency and staleness move it) is ahead of the
     best other hit's (negative: behind), and how many hits rank above it. Hits from several vaults are read against
     each other."""
-    ranked = [h for h in hits if h.explain is not None]
-    orders = sorted((h.explain["order"] for h in ranked), reverse=True)
-    finals = sorted(-h.final for h in ranked)
+    orders = sorted((h.explain["order"] for h in hits if h.explain is not None), reverse=True)
+    finals = sorted(-h.final for h in hits if h.explain is not None)
 
     def margin(order: float) -> float:
         if order < orders[0]:
