@@ -978,20 +978,20 @@ def with_shown(hits: list[Hit]) -> list[Hit]:
 
 def shown_inputs(hits: list[Hit]) -> list[tuple[float, float, int] | None]:
     """What each ranked hit's shown number is read from (None for a lookup or a timeline's hit): the relevance that
-    ranked it, how far its order score (before the outcome record, recency and staleness move it) is ahead of the
-    best other hit's (negative: behind), and how many hits rank above it. Hits from several vaults are read against
-    each other."""
-    orders = sorted((h.explain["order"] for h in hits if h.explain is not None), reverse=True)
-    finals = sorted(-h.final for h in hits if h.explain is not None)
+    ranked it, how far its order score is ahead of the best other hit's (negative: behind), and how many hits have a
+    higher order score. The order score is the match before the outcome record, recency and staleness move it: a stale
+    or unproven memory shows as much as it matches, wherever those put it in the list. Hits from several vaults are
+    read against each other."""
+    orders = sorted((-h.explain["order"] for h in hits if h.explain is not None))
 
     def margin(order: float) -> float:
-        if order < orders[0]:
-            return order - orders[0]
+        if order < -orders[0]:
+            return order + orders[0]
         # the best hit: ahead of the runner-up (0 when tied with it); a lone hit is ahead of nothing, by its own score
-        return order - (orders[1] if len(orders) > 1 else 0.0)
+        return order + (orders[1] if len(orders) > 1 else 0.0)
 
-    return [None if h.explain is None else
-            (h.explain.get("weighed", h.relevance), margin(h.explain["order"]), bisect.bisect_left(finals, -h.final))
+    return [None if h.explain is None else (h.explain.get("weighed", h.relevance), margin(h.explain["order"]),
+                                            bisect.bisect_left(orders, -h.explain["order"]))
             for h in hits]
 
 
