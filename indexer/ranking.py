@@ -37,12 +37,28 @@ def combined_evidence(vector: float | None, keyword: float | None) -> float:
     return 1.0 - missing_v * missing_k
 
 
-def shown_relevance(relevance: float, behind: float, scale: float, floor: float) -> float:
-    """The relevance a result shows: its own evidence, lowered by how far its order score is `behind` the best
-    result's. How strongly a memory matches says whether anything answers; how far behind the best it is says
-    whether this one is the answer. A hit tied with the best shows its relevance, one `scale` behind about
-    floor + (1 - floor) / e of it, one far behind `floor` of it (so filler keeps distinct values, never one 0)."""
-    return relevance * (floor + (1.0 - floor) * math.exp(-max(0.0, behind) / scale))
+# The log-odds that a ranked hit is one the question wants, fitted by `python bench/calibration.py --fit` on the
+# development sets (coding dev, fresh paraphrases, LoCoMo dev, and the fresh questions asked where their answer is
+# absent), each set weighing the same: a constant, the relevance the order used (as log-odds), the margin of its
+# order score over the best other hit's, and its place in the list.
+SHOWN_ODDS = (-1.517, 0.208, 4.683, -0.223)
+# Under SHOWN_KNEE a chance is shown on a log scale that reaches 0 at SHOWN_LEAST: filler is right 1-5 % of the
+# time, and as a chance it would print as 0.00-0.05, several at one value; spread, each shows its own.
+SHOWN_KNEE, SHOWN_LEAST = 0.2, 0.001
+
+
+def shown_relevance(weighed: float, margin: float, place: int) -> float:
+    """The number a ranked hit shows: how likely it is the answer, read off the development sets. `weighed` is the
+    relevance that ranked it (its own match), `margin` how far its order score is ahead of the best other hit's
+    (negative: behind), `place` how many hits rank above it. Never more than `weighed`, so a question nothing
+    answers well shows no confident first hit, however far ahead of the rest it is."""
+    constant, evidence, ahead, below = SHOWN_ODDS
+    clipped = min(max(weighed, 1e-4), 1.0 - 1e-4)
+    odds = constant + evidence * math.log(clipped / (1.0 - clipped)) + ahead * margin + below * place
+    chance = min(sigmoid(odds), max(weighed, 0.0))
+    if chance >= SHOWN_KNEE:
+        return chance
+    return max(0.0, SHOWN_KNEE * (1.0 + math.log(max(chance, 1e-12) / SHOWN_KNEE) / math.log(SHOWN_KNEE / SHOWN_LEAST)))
 
 
 def recency_bonus(memory: Memory, now: datetime, table: Mapping[str, Mapping[str, float]]) -> float:

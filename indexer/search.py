@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import bisect
 import logging
 import math
 import re
@@ -119,8 +120,8 @@ class Hit:
     stale: tuple[dict[str, Any], ...] = ()  # cited files changed since the memory was anchored
     written: datetime | None = None  # created_at, else the file's mtime (seed 004)
     explain: dict[str, float] | None = None  # ranked hits: the terms `final` was made of (see Searcher._rank)
-    # What a ranked hit shows as its relevance: `relevance` lowered by how far behind the best hit it is (see
-    # with_shown); None for lookups and timelines. Thresholds (score_threshold, the hook's) read `relevance`.
+    # What a ranked hit shows as its relevance: how likely it is the answer, never above the relevance that ranked it
+    # (see with_shown); None for lookups and timelines. Thresholds (score_threshold, the hook's) read `relevance`.
     shown: float | None = None
 
     def moment(self) -> float:
@@ -307,8 +308,7 @@ class Searcher:
             # The session of the strong hit nearest the question in meaning rises too (indexer/multihop.py).
             hits = multihop.lift_conversation(self.index, hits, query_vector, self.settings.conversation_reach,
                                               self.settings.conversation_lift)
-            hits = with_shown(returned(hits, request.sort_by, now, self.settings.fresh_unscored_days, limit, merged),
-                              self.settings)
+            hits = with_shown(returned(hits, request.sort_by, now, self.settings.fresh_unscored_days, limit, merged))
             # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
             return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
@@ -967,23 +967,32 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
 
 
-def with_shown(hits: list[Hit], settings: SearchSettings) -> list[Hit]:
-    """Ranked hits with the relevance they show: each one's relevance, lowered by how far its match (the order
-    score before the outcome record, recency and staleness move it) is behind the best hit's
-    (`shown_gap_scale`, `shown_gap_floor`): a stale or unproven memory is as relevant as it matches.
+def with_shown(hits: list[Hit]) -> list[Hit]:
+    """Ranked hits with the number they show: how likely each is the answer (ranking.shown_relevance).
 
-    A relevance alone says how strongly a memory matches the question, not whether it is the one that
-    answers: on the coding set a hit at 0.5-0.6 was right less often than one at 0.4-0.5, and on LoCoMo
-    nearly every turn showed 0.8 or more (they all name the speakers the question names). How far a hit
-    is behind the best one says the rest; with both, a higher number is right more often on every set
-    (bench/results/search.md, issue 26 session 4). Hits from several vaults are shown against the best of them all."""
-    ranked = [h for h in hits if h.explain is not None]
-    if not ranked:
-        return hits
-    best = max(h.explain["order"] for h in ranked)
-    return [replace(h, shown=shown_relevance(h.explain.get("weighed", h.relevance), best - h.explain["order"],
-                                             settings.shown_gap_scale, settings.shown_gap_floor))
-            if h.explain is not None else h for h in hits]
+    A relevance alone says how strongly a memory matches the question, not whether it is the one that answers: on
+    LoCoMo nearly every turn matched at 0.8 or more (they all name the speakers the question names), and a hit at
+    0.5-0.6 was right less often than one at 0.4-0.5 on three sets (bench/results/s10-calib10.md)."""
+    return [h if read is None else replace(h, shown=shown_relevance(*read)) for h, read in zip(hits, shown_inputs(hits))]
+
+
+def shown_inputs(hits: list[Hit]) -> list[tuple[float, float, int] | None]:
+    """What each ranked hit's shown number is read from (None for a lookup or a timeline's hit): the relevance that
+    ranked it, how far its order score is ahead of the best other hit's (negative: behind), and how many hits have a
+    higher order score. The order score is the match before the outcome record, recency and staleness move it: a stale
+    or unproven memory shows as much as it matches, wherever those put it in the list. Hits from several vaults are
+    read against each other."""
+    orders = sorted((-h.explain["order"] for h in hits if h.explain is not None))
+
+    def margin(order: float) -> float:
+        if order < -orders[0]:
+            return order + orders[0]
+        # the best hit: ahead of the runner-up (0 when tied with it); a lone hit is ahead of nothing, by its own score
+        return order + (orders[1] if len(orders) > 1 else 0.0)
+
+    return [None if h.explain is None else (h.explain.get("weighed", h.relevance), margin(h.explain["order"]),
+                                            bisect.bisect_left(orders, -h.explain["order"]))
+            for h in hits]
 
 
 def returned(hits: list[Hit], sort_by: str, now: datetime, fresh_days: float, limit: int, merged: bool) -> list[Hit]:

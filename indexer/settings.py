@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 from vault.config import InvalidSetting, setting
 
@@ -24,6 +25,10 @@ DEFAULT_RECENCY = {
 @dataclass(frozen=True)
 class SearchSettings:
     """Hybrid search and ranking."""
+
+    # Keys older memdir.toml files hold that nothing reads any more; loading accepts them (see vault/config.py).
+    # shown_gap_scale, shown_gap_floor: the shown relevance's old rule, replaced by a fit (indexer/ranking.py SHOWN_ODDS).
+    RETIRED: ClassVar[frozenset[str]] = frozenset({"shown_gap_scale", "shown_gap_floor"})
 
     embedder: str = setting("all-MiniLM-L6-v2", "embedding model: all-MiniLM-L6-v2, or hashing-256 (tests only)")
     candidates: int = setting(100, "top-N memories taken from each channel (vector, keyword) before fusion")
@@ -138,9 +143,6 @@ class SearchSettings:
     score_threshold: float = setting(0.05, "results whose relevance is below this are dropped, unless the vector "
                                            "channel finds them above cosine_floor or within vector_margin of its best (a "
                                            "question in other words puts its answer near cosine 0.15-0.19, under 0.05)")
-    shown_gap_scale: float = setting(0.05, "the relevance a result shows falls with how far its match is behind the best "
-                                           "result's: to floor + (1 - floor) / e of its relevance at this gap ...")
-    shown_gap_floor: float = setting(0.2, "... and to this share of it far behind (thresholds read the relevance itself)")
     stale_factor: float = setting(0.85, "a memory whose cited code changed since it was anchored ranks at this share (1 = no penalty)")
     recency_weight: float = setting(0.5, "share of the per-type recency boost (below) that is added to a result's rank")
     recency: dict[str, dict[str, float]] = setting(
@@ -179,14 +181,10 @@ class SearchSettings:
             raise InvalidSetting("vector_margin", f"{self.vector_margin} is negative")
         if not self.cosine_floor < self.long_query_cosine_full <= 1.0:
             raise InvalidSetting("long_query_cosine_full", f"{self.long_query_cosine_full} is not in (cosine_floor, 1]")
-        if self.shown_gap_scale <= 0.0:
-            raise InvalidSetting("shown_gap_scale", f"{self.shown_gap_scale} is not positive")
         if not 0.0 <= self.keyword_question_low < 1.0:
             raise InvalidSetting("keyword_question_low", f"{self.keyword_question_low} is not in [0, 1)")
         if not 0.0 <= self.keyword_confidence_lent <= 1.0:
             raise InvalidSetting("keyword_confidence_lent", f"{self.keyword_confidence_lent} is not in [0, 1]")
-        if not 0.0 <= self.shown_gap_floor <= 1.0:
-            raise InvalidSetting("shown_gap_floor", f"{self.shown_gap_floor} is not in [0, 1]")
         for key in ("section_lead_share", "section_standout_share"):
             if not 0.0 <= getattr(self, key) <= 1.0:
                 raise InvalidSetting(key, f"{getattr(self, key)} is not in [0, 1]")

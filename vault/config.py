@@ -61,6 +61,9 @@ def _section(cls: type[S], values: Any, where: str, lines: Mapping[str, int] | N
         raise ConfigError(f"{where}: expected a table")
     hints = get_type_hints(cls)
     known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    # A setting taken out still stands in the memdir.toml every `memdir init` wrote: it is read and ignored, not refused.
+    retired = getattr(cls, "RETIRED", frozenset())
+    values = {key: value for key, value in values.items() if key not in retired}
     unknown = set(values) - known
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")

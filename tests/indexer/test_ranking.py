@@ -161,3 +161,9 @@ def test_a_learner_constant_that_cannot_be_used_names_the_file_line_and_key(tmp_
     (tmp_path / "memdir.toml").write_text(f"[search]\nquality_gain = 0.25\n{line}\n")
     with pytest.raises(ConfigError, match=message):
         load_sections(tmp_path, INDEX_SECTIONS)
+
+
+def test_a_memdir_toml_written_before_a_setting_was_retired_still_loads(tmp_path: Path):
+    # `memdir init` wrote every setting out; the shown relevance's old rule is no longer a setting (session 10).
+    (tmp_path / "memdir.toml").write_text("[search]\nshown_gap_scale = 0.05\nshown_gap_floor = 0.2\nquality_gain = 0.25\n")
+    assert load_sections(tmp_path, INDEX_SECTIONS)["search"].quality_gain == 0.25
