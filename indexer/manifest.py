@@ -170,7 +170,7 @@ class Manifest:
         once in full by the owner of a generation written before the table existed (LinkChanges.whole). The mark
         is the files table's stamp after the last batch that wrote the table: a batch written by a memdir that does
         not know the table (an older version on the same vault) changes the stamp, and the table is not trusted."""
-        return self._stamped(LINKS_KEY)
+        return self._stamped(LINKS_KEY, "links")
 
     def fact_rows(self) -> list[tuple[Any, ...]]:
         """The facts table's rows, by path."""
@@ -180,11 +180,15 @@ class Manifest:
         """Whether the facts table holds every memory's facts as its row says them: the same stamp as the link table's
         (links_complete), kept under its own key. A batch written by a memdir that does not know the table (an
         older version on the same vault) changes the files table's stamp, and the facts are not read."""
-        return self._stamped(FACTS_KEY)
+        return self._stamped(FACTS_KEY, "facts")
 
-    def _stamped(self, key: str) -> bool:
+    def _stamped(self, key: str, table: str) -> bool:
         """Whether the mark under `key` is the files table's stamp now (without a mark: whether the table is empty,
-        a generation's first batch)."""
+        a generation's first batch). Never for a `table` the manifest lacks: a reader does not make it, and a
+        generation an older memdir wrote without it would otherwise pass as complete while empty (review of
+        session 10)."""
+        if self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is None:
+            return False
         found = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         if found is None:
             return self._db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None

@@ -118,6 +118,21 @@ def without_facts(root: Path) -> None:
         db.execute("DELETE FROM meta WHERE key = 'facts_complete'")
 
 
+def test_a_reader_opens_an_empty_vaults_generation_written_before_the_facts_and_link_tables(tmp_path: Path):
+    """A reader makes no table: without one, an empty files table must not pass for a complete facts or link
+    table, or its open read a table that is not there (review of session 10)."""
+    empty = tmp_path / "empty"
+    (empty / "history").mkdir(parents=True)
+    open_index(empty).close()
+    without_facts(empty)
+    with sqlite3.connect(Layout(empty).current() / "manifest.sqlite") as db:  # type: ignore[operator]
+        db.execute("DROP TABLE links")
+        db.execute("DELETE FROM meta WHERE key = 'links_complete'")
+    old = reader(empty)
+    assert old.memory_count() == 0 and not old.facts_read and not old.manifest.links_complete()
+    old.close()
+
+
 def test_a_generation_without_facts_is_read_as_before_and_its_owner_migrates_it_to_a_fresh_build(root: Path, tmp_path: Path,
                                                                                                   monkeypatch):
     open_index(root).close()
