@@ -41,6 +41,7 @@ def test_the_third_set_keeps_its_rules():
 @pytest.mark.parametrize(("name", "module", "question", "key", "stem"), [
     ("notes", served_fresh.served_notes_set, "how do I roll back a release", "n02", "releas"),
     ("holdout", served_fresh.served_holdout_set, "when does the revaluation run", "h01", "revalu"),
+    ("holdout5", served_fresh.served_holdout5_set, "which days does Sam work", "f01", "sam"),
 ])
 def test_the_checker_catches_a_later_set_question_that_shares_a_word(monkeypatch, name, module, question, key, stem):
     leaky = [(question, (key,)), *[q for q in module.QUESTIONS if key not in q[1]]]
@@ -62,3 +63,13 @@ def test_the_fourth_set_holds_at_least_forty_memories(monkeypatch):
     monkeypatch.setattr(served_fresh.served_holdout_set, "FRESH", served_fresh.served_holdout_set.FRESH[:39])
     monkeypatch.setattr(served_fresh.served_holdout_set, "QUESTIONS", served_fresh.served_holdout_set.QUESTIONS[:39])
     assert "only 39 fresh memories (at least 40)" in served_fresh.rule_violations("holdout")
+
+
+def test_the_fifth_set_keeps_its_rules():
+    assert served_fresh.rule_violations("holdout5") == []
+
+
+def test_the_fifth_set_holds_at_least_forty_memories(monkeypatch):
+    monkeypatch.setattr(served_fresh.served_holdout5_set, "FRESH", served_fresh.served_holdout5_set.FRESH[:39])
+    monkeypatch.setattr(served_fresh.served_holdout5_set, "QUESTIONS", served_fresh.served_holdout5_set.QUESTIONS[:39])
+    assert "only 39 fresh memories (at least 40)" in served_fresh.rule_violations("holdout5")
