@@ -56,7 +56,7 @@ from served_fresh_set import FRESH, QUESTIONS  # noqa: E402
 import served_holdout5_set  # noqa: E402
 import served_holdout_set  # noqa: E402
 import served_notes_set  # noqa: E402
-from vault.model import COLLECTIONS  # noqa: E402
+from vault.model import COLLECTIONS, TYPES  # noqa: E402
 
 EXAMPLE_VAULT = REPO / ".memories-example"
 SYSTEMS = ("memdir", "cosine", "bm25", "in-process", "in-process-vector")
@@ -85,6 +85,7 @@ def rule_violations(name: str = "served") -> list[str]:
     problems = [] if len(memories) >= minimum else [f"only {len(memories)} fresh memories (at least {minimum})"]
     problems += [f"{m[0]}: no collection {m[1]!r} (one of {', '.join(COLLECTIONS)})" for m in memories
                  if m[1] not in COLLECTIONS]  # the server refuses it when the run adds it
+    problems += [f"{m[0]}: no type {m[2]!r} (one of {', '.join(TYPES)})" for m in memories if m[2] not in TYPES]
     asked = Counter(key for _, wanted in questions for key in wanted)
     problems += [f"{key} is never asked for" for key in sorted(set(fresh) - set(asked))]
     problems += [f"{key} is asked for {n} times (once each)" for key, n in sorted(asked.items()) if n > 1]

@@ -151,7 +151,7 @@ FRESH: list[tuple[str, str, str, str, str]] = [
     ("f35", "history", "learning", "Decimal precision 28 cut a revaluation product",
      "A revaluation of a very large balance lost its last digits: the default Decimal context has 28 significant "
      "digits. The revaluation now computes inside `localcontext(prec=38)` and quantizes once at the end."),
-    ("f36", "patterns", "how-to", "Adding a currency",
+    ("f36", "patterns", "learning", "Adding a currency",
      "To support a new currency: add it to the `currencies` seed with its minor unit; check the ECB publishes a "
      "reference rate for it (if not, rates are entered by hand in the admin); add a statement fixture in that "
      "currency to `tests/fixtures/`."),

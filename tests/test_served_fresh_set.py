@@ -73,3 +73,10 @@ def test_the_fifth_set_holds_at_least_forty_memories(monkeypatch):
     monkeypatch.setattr(served_fresh.served_holdout5_set, "FRESH", served_fresh.served_holdout5_set.FRESH[:39])
     monkeypatch.setattr(served_fresh.served_holdout5_set, "QUESTIONS", served_fresh.served_holdout5_set.QUESTIONS[:39])
     assert "only 39 fresh memories (at least 40)" in served_fresh.rule_violations("holdout5")
+
+
+def test_the_checker_catches_a_memory_of_a_type_the_server_refuses(monkeypatch):
+    memories = [(*served_fresh.served_holdout5_set.FRESH[0][:2], "how-to", *served_fresh.served_holdout5_set.FRESH[0][3:]),
+                *served_fresh.served_holdout5_set.FRESH[1:]]
+    monkeypatch.setattr(served_fresh.served_holdout5_set, "FRESH", memories)
+    assert any(problem.startswith("f01: no type 'how-to'") for problem in served_fresh.rule_violations("holdout5"))
