@@ -55,24 +55,19 @@ def test_the_checker_catches_a_memory_in_a_collection_the_server_refuses(monkeyp
     assert any(problem.startswith("n01: no collection 'notes'") for problem in served_fresh.rule_violations("notes"))
 
 
-def test_the_fourth_set_keeps_its_rules():
-    assert served_fresh.rule_violations("holdout") == []
+HOLD_OUTS = [("holdout", served_fresh.served_holdout_set), ("holdout5", served_fresh.served_holdout5_set)]
 
 
-def test_the_fourth_set_holds_at_least_forty_memories(monkeypatch):
-    monkeypatch.setattr(served_fresh.served_holdout_set, "FRESH", served_fresh.served_holdout_set.FRESH[:39])
-    monkeypatch.setattr(served_fresh.served_holdout_set, "QUESTIONS", served_fresh.served_holdout_set.QUESTIONS[:39])
-    assert "only 39 fresh memories (at least 40)" in served_fresh.rule_violations("holdout")
+@pytest.mark.parametrize(("name", "module"), HOLD_OUTS)
+def test_the_fourth_and_fifth_sets_keep_their_rules(name, module):
+    assert served_fresh.rule_violations(name) == []
 
 
-def test_the_fifth_set_keeps_its_rules():
-    assert served_fresh.rule_violations("holdout5") == []
-
-
-def test_the_fifth_set_holds_at_least_forty_memories(monkeypatch):
-    monkeypatch.setattr(served_fresh.served_holdout5_set, "FRESH", served_fresh.served_holdout5_set.FRESH[:39])
-    monkeypatch.setattr(served_fresh.served_holdout5_set, "QUESTIONS", served_fresh.served_holdout5_set.QUESTIONS[:39])
-    assert "only 39 fresh memories (at least 40)" in served_fresh.rule_violations("holdout5")
+@pytest.mark.parametrize(("name", "module"), HOLD_OUTS)
+def test_the_fourth_and_fifth_sets_hold_at_least_forty_memories(monkeypatch, name, module):
+    monkeypatch.setattr(module, "FRESH", module.FRESH[:39])
+    monkeypatch.setattr(module, "QUESTIONS", module.QUESTIONS[:39])
+    assert "only 39 fresh memories (at least 40)" in served_fresh.rule_violations(name)
 
 
 def test_the_checker_catches_a_memory_of_a_type_the_server_refuses(monkeypatch):
