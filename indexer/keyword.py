@@ -383,11 +383,10 @@ class KeywordIndex:
             self._reopen()
 
     def chunk_ids(self) -> set[int]:
-        with self._lock:
-            return {int(fields["chunk"]) for fields in self._searcher.reader().all_stored_fields()}
+        return set(self.sorted_chunk_ids().tolist())
 
     def sorted_chunk_ids(self) -> np.ndarray:
-        """`chunk_ids` as distinct ids ascending, without a set of Python ints (a heal at 100k memories)."""
+        """Every chunk id held, distinct and ascending, without a set of Python ints (a heal at 100k memories)."""
         with self._lock:
             return np.unique(np.fromiter((int(fields["chunk"]) for fields in self._searcher.reader().all_stored_fields()),
                                          dtype=np.int64))

@@ -87,7 +87,8 @@ class VectorIndex:
             loaded = cls(dim, searched, StoredVectors(dim, folder))
             old = _read_faiss(folder / FAISS_STORED_FILE, dim)
             ids = faiss.vector_to_array(old.id_map)
-            loaded._insert(ids, old.index.reconstruct_n(0, old.ntotal), np.zeros(len(ids), dtype=bool))
+            loaded._insert(ids, np.zeros(len(ids), dtype=bool), np.empty((0, dim), dtype=np.float32),
+                           old.index.reconstruct_n(0, old.ntotal))
             loaded._snapshot_due = True  # the next persist writes the new file
         else:
             loaded = cls(dim, searched, StoredVectors.open(folder / STORED_FILE, dim))
@@ -193,8 +194,8 @@ class VectorIndex:
             searched_rows.append(record.vectors[places[scanned]])
             stored_rows.append(record.vectors[places[~scanned]].astype(np.float16))
         if added_ids:
-            self._insert(np.concatenate(added_ids), None, np.concatenate(added_scanned),
-                         np.concatenate(searched_rows), np.concatenate(stored_rows))
+            self._insert(np.concatenate(added_ids), np.concatenate(added_scanned), np.concatenate(searched_rows),
+                         np.concatenate(stored_rows))
 
     def close(self) -> None:
         """Let go of the stored part's file (a closed vault holds no descriptor into it)."""
@@ -205,8 +206,7 @@ class VectorIndex:
         return int(self._searched.ntotal) + len(self._stored)
 
     def ids(self) -> set[int]:
-        with self._lock:
-            return set(self._searched_ids.tolist()) | set(self._stored_ids.tolist())
+        return set(self.sorted_ids().tolist())
 
     def sorted_ids(self) -> np.ndarray:
         """Every unit held, ascending (no set of Python ints: 530k units at 100k memories)."""
@@ -224,7 +224,7 @@ class VectorIndex:
             self._log(_COUNT.pack(b"A", len(id_array)) + id_array.tobytes() + scanned.astype(np.uint8).tobytes()
                       + vectors.tobytes())
             self._drop(id_array)  # FAISS accepts duplicate ids silently: always remove first
-            self._insert(id_array, vectors, scanned)
+            self._insert(id_array, scanned, vectors[scanned], vectors[~scanned])
             self._fit_first_pass()
 
     def remove(self, ids: Iterable[int]) -> int:
@@ -235,12 +235,9 @@ class VectorIndex:
             self._log(_COUNT.pack(b"R", len(id_array)) + id_array.tobytes())
             return self._drop(id_array)
 
-    def _insert(self, ids: np.ndarray, vectors: np.ndarray | None, scanned: np.ndarray,
-                searched_rows: np.ndarray | None = None, stored_rows: np.ndarray | None = None) -> None:
-        """Add units that are in neither part (callers drop them first): `vectors` one row per id, or the rows
-        already split by `scanned` into `searched_rows` and `stored_rows`."""
-        if vectors is not None:
-            searched_rows, stored_rows = vectors[scanned], vectors[~scanned]
+    def _insert(self, ids: np.ndarray, scanned: np.ndarray, searched_rows: np.ndarray, stored_rows: np.ndarray) -> None:
+        """Add units that are in neither part (callers drop them first); their rows come split by `scanned`, in the
+        order of `ids`: the searched ones' and the stored ones'."""
         if scanned.any():
             self._searched.add_with_ids(np.ascontiguousarray(searched_rows, dtype=np.float32), ids[scanned])
             if self._first_pass is not None:
