@@ -187,7 +187,7 @@ class Manifest:
         a generation's first batch). Never for a `table` the manifest lacks: a reader does not make it, and a
         generation an older memdir wrote without it would otherwise pass as complete while empty (review of
         session 10)."""
-        if self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is None:
+        if not self._has("table", table):
             return False
         found = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         if found is None:
@@ -213,8 +213,11 @@ class Manifest:
 
     def _counted(self) -> bool:
         """Whether the files table's writes are counted (_count_writes)."""
-        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'files_written'"
-                                ).fetchone() is not None
+        return self._has("trigger", "files_written")
+
+    def _has(self, kind: str, name: str) -> bool:
+        """Whether the schema holds a `kind` (table, trigger) of this name."""
+        return self._db.execute("SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?", (kind, name)).fetchone() is not None
 
     def link_rows(self) -> list[LinkRow]:
         """The link table's rows, by source id."""
