@@ -760,7 +760,7 @@ class Searcher:
         """Whether the memory is indexed as several sections (a book, a long note)."""
         memory = self.index.memory(memory_id)
         entry = self.index.entry(memory.path) if memory is not None else None
-        return entry is not None and len({chunk for _, chunk, _ in entry.units}) > 1
+        return entry is not None and len(entry.chunk_ids) > 1
 
     def _successor(self, memory: Memory) -> str | None:
         return self.index.link_view.successor(memory.id)
