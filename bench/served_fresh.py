@@ -26,6 +26,7 @@ wanted memory.
     python bench/served_fresh.py --set notes     # the third hold-out (bench/served_notes_set.py) instead
     python bench/served_fresh.py --set holdout   # the fourth (bench/served_holdout_set.py): never tuned on
     python bench/served_fresh.py --set holdout5  # the fifth (bench/served_holdout5_set.py): kept for checking
+    python bench/served_fresh.py --set holdout6  # the sixth (bench/served_holdout6_set.py): a third unseen check
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from coding_set import MEMORIES as CODING_MEMORIES  # noqa: E402
 from fresh_paraphrase import content_words  # noqa: E402
 from served_fresh_set import FRESH, QUESTIONS  # noqa: E402
 import served_holdout5_set  # noqa: E402
+import served_holdout6_set  # noqa: E402
 import served_holdout_set  # noqa: E402
 import served_notes_set  # noqa: E402
 from vault.model import COLLECTIONS, TYPES  # noqa: E402
@@ -68,13 +70,16 @@ def chosen_set(name: str) -> tuple[list, list, int]:
     """A set's memories, its questions and the fewest memories it must hold: "served" is
     bench/served_fresh_set.py (session 6), "notes" bench/served_notes_set.py (session 8, committed before tuning),
     "holdout" bench/served_holdout_set.py (session 10, committed before anything ran on it; never tuned on),
-    "holdout5" bench/served_holdout5_set.py (session 10, the check for whoever tunes on the fourth)."""
+    "holdout5" bench/served_holdout5_set.py (session 10, the check for whoever tunes on the fourth), "holdout6"
+    bench/served_holdout6_set.py (session 11, a third unseen check: the fourth and fifth disagreed against cosine)."""
     if name == "notes":
         return served_notes_set.FRESH, served_notes_set.QUESTIONS, 30
     if name == "holdout":
         return served_holdout_set.FRESH, served_holdout_set.QUESTIONS, 40
     if name == "holdout5":
         return served_holdout5_set.FRESH, served_holdout5_set.QUESTIONS, 40
+    if name == "holdout6":
+        return served_holdout6_set.FRESH, served_holdout6_set.QUESTIONS, 40
     return FRESH, QUESTIONS, 40
 
 
@@ -285,11 +290,13 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "embeddings.sqlite",
                         help="embedding cache for the baselines and the in-process ranking (documents only)")
     parser.add_argument("--example-only", action="store_true", help="no coding set: the example vault alone")
-    parser.add_argument("--set", dest="name", choices=("served", "notes", "holdout", "holdout5"), default="served",
+    parser.add_argument("--set", dest="name", choices=("served", "notes", "holdout", "holdout5", "holdout6"),
+                        default="served",
                         help="served: bench/served_fresh_set.py (48); notes: bench/served_notes_set.py (36, the third "
                              "hold-out, written before session 8 tuned anything); holdout: bench/served_holdout_set.py "
                              "(44, the fourth, for checking ranking changes for overfitting); holdout5: "
-                             "bench/served_holdout5_set.py (40, the fifth, the check once the fourth is tuned on)")
+                             "bench/served_holdout5_set.py (40, the fifth, the check once the fourth is tuned on); holdout6: "
+                             "bench/served_holdout6_set.py (58, the sixth, a third check nobody tunes on)")
     parser.add_argument("--check", action="store_true", help="only check the set's rules")
     parser.add_argument("--misses", action="store_true", help="list the questions memdir misses in its top 3")
     parser.add_argument("--json", action="store_true")

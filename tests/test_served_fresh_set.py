@@ -42,6 +42,7 @@ def test_the_third_set_keeps_its_rules():
     ("notes", served_fresh.served_notes_set, "how do I roll back a release", "n02", "releas"),
     ("holdout", served_fresh.served_holdout_set, "when does the revaluation run", "h01", "revalu"),
     ("holdout5", served_fresh.served_holdout5_set, "which days does Sam work", "f01", "sam"),
+    ("holdout6", served_fresh.served_holdout6_set, "where are settings read", "d01", "setting"),
 ])
 def test_the_checker_catches_a_later_set_question_that_shares_a_word(monkeypatch, name, module, question, key, stem):
     leaky = [(question, (key,)), *[q for q in module.QUESTIONS if key not in q[1]]]
@@ -55,16 +56,17 @@ def test_the_checker_catches_a_memory_in_a_collection_the_server_refuses(monkeyp
     assert any(problem.startswith("n01: no collection 'notes'") for problem in served_fresh.rule_violations("notes"))
 
 
-HOLD_OUTS = [("holdout", served_fresh.served_holdout_set), ("holdout5", served_fresh.served_holdout5_set)]
+HOLD_OUTS = [("holdout", served_fresh.served_holdout_set), ("holdout5", served_fresh.served_holdout5_set),
+             ("holdout6", served_fresh.served_holdout6_set)]
 
 
 @pytest.mark.parametrize(("name", "module"), HOLD_OUTS)
-def test_the_fourth_and_fifth_sets_keep_their_rules(name, module):
+def test_the_later_hold_out_sets_keep_their_rules(name, module):
     assert served_fresh.rule_violations(name) == []
 
 
 @pytest.mark.parametrize(("name", "module"), HOLD_OUTS)
-def test_the_fourth_and_fifth_sets_hold_at_least_forty_memories(monkeypatch, name, module):
+def test_the_later_hold_out_sets_hold_at_least_forty_memories(monkeypatch, name, module):
     monkeypatch.setattr(module, "FRESH", module.FRESH[:39])
     monkeypatch.setattr(module, "QUESTIONS", module.QUESTIONS[:39])
     assert "only 39 fresh memories (at least 40)" in served_fresh.rule_violations(name)
