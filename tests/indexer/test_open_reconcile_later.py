@@ -124,3 +124,34 @@ def test_a_deep_reconcile_finds_an_edit_that_kept_the_files_size_and_mtime(hashi
         assert top_ids(index, "hyena")[:1] == ["m-00000001"]
     finally:
         index.close()
+
+
+def test_with_the_rescan_off_a_failed_reconcile_is_done_again_by_the_watchers_next_batch(
+        hashing_root: Path, monkeypatch) -> None:
+    """A failed whole-vault sync leaves the files it did not write to the next whole-vault sync (Index._left_unwritten),
+    and with `rescan_seconds = 0` none came before the next open: an edit it never reached stayed unfound (review of
+    session 10)."""
+    _vault(hashing_root)
+    open_index(hashing_root).close()
+    write(hashing_root, "history/fresh.md", memory_text("m-00000005", "Fresh", "a pelican in the release notes"))
+    write(hashing_root, "history/zebra.md", memory_text("m-00000001", "Zebra", "the giraffe gate deploy broke"))
+    index = _open_later(hashing_root)
+    real, failed = Index._observe, []
+
+    def observe(self, rel, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if rel == "history/fresh.md" and not failed:  # the first file the reconcile reads: zebra.md is not reached
+            failed.append(rel)
+            raise OSError(28, "No space left on device")
+        return real(self, rel, *args, **kwargs)
+
+    monkeypatch.setattr(Index, "_observe", observe)
+    try:
+        with LiveIndex(index, FAST) as live:
+            assert live.caught_up.wait(TIMEOUT) and failed and index.reconcile_pending
+            seen = live.syncs
+            write(hashing_root, "history/later.md", memory_text("m-00000006", "Later", "the heron roster"))
+            assert live.wait_for_sync(seen, TIMEOUT), "the edit never reached the index"
+            assert top_ids(index, "heron")[:1] == ["m-00000006"]
+            assert top_ids(index, "giraffe")[:1] == ["m-00000001"] and top_ids(index, "pelican")[:1] == ["m-00000005"]
+    finally:
+        index.close()
