@@ -70,7 +70,7 @@ class LiveIndex:
                 return  # the next owner's open reconciles
             try:
                 report = self.index.reconcile()
-            except Exception:  # the rescan, or the next batch, syncs the vault again; the server answers meanwhile
+            except Exception:  # the rescan, or the next batch, reconciles again (_sync); the server answers meanwhile
                 log.exception("reconciling %s at open failed", self.index.root)
                 self._whole_failed()
                 return
@@ -136,8 +136,13 @@ class LiveIndex:
         whole = batch.full or self._whole_due.is_set()
         self._whole_due.clear()
         try:
-            report = self.index.sync(None if whole else batch.paths, folders=batch.folders,
-                                     keyword_commit_began=keyword_commit_began)
+            if whole and self.index.reconcile_pending:
+                # The open's reconcile failed: this is its retry, heal and facts included, and the lifecycle waits
+                # for it (Curator.gc). The next batch waits for it (one retry at a time), as behind a big sync.
+                report = self.index.reconcile()
+            else:
+                report = self.index.sync(None if whole else batch.paths, folders=batch.folders,
+                                         keyword_commit_began=keyword_commit_began)
         except Exception:
             if whole:
                 self._whole_failed()
