@@ -52,6 +52,7 @@ class HookHandler:
         # One replay applies the spool at a time: beside another, a replay found a session's prompt taken and applied
         # the Stop behind it first (the exchange captured before its prompt had opened the turn).
         self._replaying = threading.Lock()
+        self._put_back: set[str] = set()  # spool files a replay could not apply for an OSError, already logged
 
     # -- UserPromptSubmit --------------------------------------------------------------
 
@@ -211,8 +212,11 @@ class HookHandler:
             applied = 0
         except OSError as exc:  # the disk, not the event: taken, it waited hidden for the next start (review of s10)
             os.replace(claimed, path)
-            log.warning("spooled hook event %s left in the spool for the next replay: %s", path.name, exc)
+            if path.name not in self._put_back:  # once: the drain tries again every few seconds while the disk is full
+                self._put_back.add(path.name)
+                log.warning("spooled hook event %s left in the spool for the next replay: %s", path.name, exc)
             return None
+        self._put_back.discard(path.name)
         # Not on any other error: the taken file stays, and the next start applies it (see replay).
         claimed.unlink(missing_ok=True)
         return applied
