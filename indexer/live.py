@@ -29,6 +29,11 @@ class LiveIndex:
         self._reconciling: threading.Thread | None = None
         self.caught_up = threading.Event()  # the reconcile at the start, and the vectors' fold after it, are done
         self._stopping = threading.Event()
+        # A failed whole-vault sync leaves the files it did not write to the next one (Index._left_unwritten): the
+        # rescan's, or with the rescan off (rescan_seconds = 0), the watcher's next batch, made whole. Without it they
+        # waited for the next open, an edit the failed pass never reached unfound meanwhile (review of session 10).
+        self._rescans = bool(settings.rescan_seconds)
+        self._whole_due = threading.Event()
         self.backfill = Backfill(index) if index.defer_embedding else None
         self.merger = SegmentMerger(index)
         self.watcher = VaultWatcher(
@@ -65,8 +70,9 @@ class LiveIndex:
                 return  # the next owner's open reconciles
             try:
                 report = self.index.reconcile()
-            except Exception:  # the rescan reconciles again (Index._left_unwritten); the server answers meanwhile
+            except Exception:  # the rescan, or the next batch, reconciles again (_sync); the server answers meanwhile
                 log.exception("reconciling %s at open failed", self.index.root)
+                self._whole_failed()
                 return
             self.watcher.recheck(report.held)
             self._settle_vectors()  # a log a killed owner left: the next open need not replay it again
@@ -122,9 +128,25 @@ class LiveIndex:
                 self._applying.discard(threading.current_thread())
                 self._synced.notify_all()
 
+    def _whole_failed(self) -> None:
+        if not self._rescans:
+            self._whole_due.set()
+
     def _sync(self, batch: Batch, keyword_commit_began: Callable[[], None]) -> None:
-        report = self.index.sync(None if batch.full else batch.paths, folders=batch.folders,
-                                 keyword_commit_began=keyword_commit_began)
+        whole = batch.full or self._whole_due.is_set()
+        self._whole_due.clear()
+        try:
+            if whole and self.index.reconcile_pending:
+                # The open's reconcile failed: this is its retry, heal and facts included, and the lifecycle waits
+                # for it (Curator.gc). The next batch waits for it (one retry at a time), as behind a big sync.
+                report = self.index.reconcile()
+            else:
+                report = self.index.sync(None if whole else batch.paths, folders=batch.folders,
+                                         keyword_commit_began=keyword_commit_began)
+        except Exception:
+            if whole:
+                self._whole_failed()
+            raise
         self.watcher.recheck(report.held)  # files caught mid-save: look again once the save is done
         # Deleted keyword documents skew BM25 until purged: purge on the periodic rescan, or
         # sooner when they pile up, so results converge on what a fresh rebuild would give.
