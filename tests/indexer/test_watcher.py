@@ -369,9 +369,10 @@ def test_a_note_saved_in_a_top_level_folder_made_after_start_gives_a_batch(root:
     wait_until(watcher, recorder, lambda got: any(note in b.paths for b in got))
 
 
-def test_a_renamed_top_level_folder_is_watched_under_its_new_name_only(root: Path, start: Start):
+@pytest.mark.parametrize("polling", [False, True])
+def test_a_renamed_top_level_folder_is_watched_under_its_new_name_only(root: Path, start: Start, polling: bool):
     note = write(root / "notes" / "a.md", "a\n")
-    watcher, recorder = start()
+    watcher, recorder = start(polling=polling, polling_interval=0.1)
     os.rename(root / "notes", root / "archive")
     wait_until(watcher, recorder, lambda got: {root / "notes", root / "archive"} <= set().union(*(b.folders for b in got)))
     assert watcher.watched_folders == {"archive"}
