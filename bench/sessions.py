@@ -15,7 +15,8 @@ process start to exit with its output. Printed per run: context rate and prompt 
 phase (the first 5 s after the first prompt, the rest; the first and second half of the prompts),
 exchanges captured of those expected (counted in the vault once the spool is empty), Stop hook p50 / p95, and peak resident
 memory (VmHWM) of the server and the embedding host, and the CPU a turn cost: its two hook processes, and the server's
-and the host's from the first prompt until every captured exchange has its vectors, divided by the turns.
+and the host's from the first prompt until every captured exchange has its vectors, divided by the turns, and the file
+events the server's watcher received over its life (the line it logs as it stops).
 
     python bench/sessions.py --session-groups     # each session's hooks in a CPU group of their own (see LAUNCHER)
     python bench/sessions.py --sample DIR         # the server's and the host's CPU by thread and stack (thread_cpu)
