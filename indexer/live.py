@@ -79,7 +79,7 @@ class LiveIndex:
                 log.exception("reconciling %s at open failed", self.index.root)
                 return
             self.watcher.recheck(report.held)
-            self._settle_vectors()  # a log a killed owner left: the next open need not replay it again
+            self._settle_vectors(self._stopping.is_set)  # a log a killed owner left: the next open need not replay it
         finally:
             self.caught_up.set()
 
