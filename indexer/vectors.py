@@ -111,11 +111,15 @@ class VectorIndex:
             faiss.write_index(self._searched, str(temp))
             os.replace(temp, folder / SEARCHED_FILE)
             self._stored.write(folder / STORED_FILE)
-            (folder / LOG_FILE).unlink(missing_ok=True)
-            (folder / FAISS_STORED_FILE).unlink(missing_ok=True)
-            self._forget_pending()
-            self._log_end = 0
-            self._version += 1
+            self._log_folded(folder)
+
+    def _log_folded(self, folder: Path) -> None:
+        """The new snapshot is in place: the log it includes goes last (the commit point of a save or fold)."""
+        (folder / LOG_FILE).unlink(missing_ok=True)
+        (folder / FAISS_STORED_FILE).unlink(missing_ok=True)
+        self._forget_pending()
+        self._log_end = 0
+        self._version += 1
 
     def fold(self, folder: Path, cancelled: Callable[[], bool] = lambda: False) -> bool:
         """Write a new snapshot of both parts beside the searches and writes, then put it in place of the snapshot and
@@ -159,11 +163,7 @@ class VectorIndex:
                 os.replace(searched_temp, folder / SEARCHED_FILE)
                 os.replace(stored_temp, folder / STORED_FILE)
                 self._stored.reopen(folder / STORED_FILE)
-                (folder / LOG_FILE).unlink(missing_ok=True)
-                (folder / FAISS_STORED_FILE).unlink(missing_ok=True)
-                self._forget_pending()
-                self._log_end = 0
-                self._version += 1
+                self._log_folded(folder)
             return True
         finally:
             if old_stored is not None:

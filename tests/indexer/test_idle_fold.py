@@ -50,6 +50,16 @@ class _HeldFsync:
         monkeypatch.setattr(os, "fsync", held)
 
 
+def _fold_held_at_its_fsync(index: Index, monkeypatch) -> tuple[_HeldFsync, threading.Thread, list[bool]]:
+    """The owner folds its log in a thread, held at its snapshot's fsync."""
+    held = _HeldFsync(monkeypatch, "fold")
+    folded: list[bool] = []
+    fold = threading.Thread(name="fold", target=lambda: folded.append(index.settle_vectors()), daemon=True)
+    fold.start()
+    assert held.reached.wait(TIMEOUT)
+    return held, fold, folded
+
+
 def _answered_while_held(work, held: _HeldFsync) -> bool:
     """Run `work` while the fold is held; whether it ended before the fold went on (bounded)."""
     done = threading.Event()
@@ -84,12 +94,8 @@ def test_a_search_during_a_fold_answers_and_the_fold_completes(hashing_root: Pat
     index = open_index(hashing_root)
     _edited(index)
     expected = state(index)
-    held = _HeldFsync(monkeypatch, "fold")
-    folded: list[bool] = []
-    fold = threading.Thread(name="fold", target=lambda: folded.append(index.settle_vectors()), daemon=True)
+    held, fold, folded = _fold_held_at_its_fsync(index, monkeypatch)
     try:
-        fold.start()
-        assert held.reached.wait(TIMEOUT)
         hits: list[list[str]] = []
         assert _answered_while_held(lambda: hits.append(top_ids(index, "pelican gate")), held), \
             "the search waited for the fold"
@@ -102,21 +108,17 @@ def test_a_search_during_a_fold_answers_and_the_fold_completes(hashing_root: Pat
     assert _reopened_and_rebuilt(hashing_root) == (expected, expected)
 
 
-def test_a_sync_during_a_fold_is_not_held_up_and_the_fold_gives_up_keeping_the_log(hashing_root: Path, monkeypatch):
+def test_a_sync_during_a_fold_is_not_held_up_and_the_fold_gives_up(hashing_root: Path, monkeypatch):
     _notes(hashing_root)
     index = open_index(hashing_root)
     _edited(index)
-    held = _HeldFsync(monkeypatch, "fold")
-    folded: list[bool] = []
-    fold = threading.Thread(name="fold", target=lambda: folded.append(index.settle_vectors()), daemon=True)
+    held, fold, folded = _fold_held_at_its_fsync(index, monkeypatch)
 
     def edit() -> None:
         write(hashing_root, "history/n3.md", memory_text("m-00000003", "Note 3", "an osprey took the heron queue"))
         index.sync()
 
     try:
-        fold.start()
-        assert held.reached.wait(TIMEOUT)
         assert _answered_while_held(edit, held), "the sync waited for the fold"
         fold.join(TIMEOUT)
         assert folded == [False]  # the snapshot it wrote lacks the sync's change: given up, not put in place
