@@ -17,8 +17,8 @@ appends its changes to the log (a few KB) instead of rewriting the snapshot, whi
 vault (about 55 MB at 10k memories, 0.54 GB at 100k since the stored part is float16; rewriting it took 80 ms per saved file at 10k
 and made a save take 1.8 s to become searchable at 100k). When the log outgrows half the snapshot,
 the snapshot is rewritten and the log starts over. Every open replays the log before it can answer, so the
-owner also folds it in off the write path once it passes SETTLE_SHARE: after its reconcile and when it closes
-(`Index.settle_vectors`). Each log record carries its length and a CRC:
+owner also folds it in off the write path once it passes SETTLE_SHARE: after its reconcile, while idle (idle_fold.py)
+and when it closes, within a time budget (`Index.settle_vectors`, `fold`: written beside searches and syncs). Each log record carries its length and a CRC:
 a record torn by a crash is ignored (the manifest, written after the log, does not yet know
 that change, so the next start indexes it again). Every record sets the state of the ids it names
 whatever came before, so replaying a log over a newer snapshot gives that snapshot again.

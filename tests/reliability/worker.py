@@ -169,7 +169,8 @@ def run_fold(root: Path, trigger: Trigger) -> None:
     indexer.index.SETTLE_SHARE = 0.0  # the crash vault's log is a small share of its snapshot: fold it anyway
     index = _open(root)
     for memory_id in ids_in(root):
-        memory = index.vault.edit(index.vault.load(f"history/{memory_id}.md"), Change(derive=lambda m: {"uses": m.uses + 1}))
+        path = f"history/{memory_id}.md"
+        memory = index.vault.edit(index.vault.load(path), Change(derive=lambda m: {"uses": m.uses + 1}))
         print(f"ack {memory.id} {memory.uses}", flush=True)
     index.vault.add(f"takeaway folded by {os.getpid()}", collection="patterns", type="learning")  # vectors: a log
     index.sync()
