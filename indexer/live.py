@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Callable
 
 from .backfill import Backfill
+from .idle_fold import IDLE_SECONDS, IdleFold
 from .index import Index, SyncReport
 from .segment_merger import SegmentMerger
 from .settings import WatchSettings
@@ -14,13 +16,19 @@ from .watcher import Batch, VaultWatcher
 
 log = logging.getLogger("memdir.live")
 COMPACT_SHARE = 0.2
+# The fold at a close gives up past this (the log stays, replayed at the next open and folded after its reconcile):
+# it rewrites the whole snapshot, ~3 s at 100k memories on a busy machine, and a SIGTERM or `memdir stop` should end the
+# server promptly. A session's log was mostly folded while it was idle (IdleFold); what is left is the last minutes'.
+CLOSE_FOLD_SECONDS = 1.0
 
 
 class LiveIndex:
     """Owns a watcher over the vault and applies every batch to the index it wraps."""
 
-    def __init__(self, index: Index, settings: WatchSettings | None = None) -> None:
+    def __init__(self, index: Index, settings: WatchSettings | None = None, *, fold_idle: float = IDLE_SECONDS,
+                 close_fold_seconds: float = CLOSE_FOLD_SECONDS) -> None:
         self.index = index
+        self.close_fold_seconds = close_fold_seconds
         settings = settings or WatchSettings()
         self.syncs = 0
         self.last_report: SyncReport | None = None
@@ -36,6 +44,7 @@ class LiveIndex:
         self._whole_due = threading.Event()
         self.backfill = Backfill(index) if index.defer_embedding else None
         self.merger = SegmentMerger(index)
+        self.idle_fold = IdleFold(index, fold_idle)
         self.watcher = VaultWatcher(
             index.root,
             self._on_batch,
@@ -58,6 +67,7 @@ class LiveIndex:
         if self.backfill is not None:
             self.backfill.start()
         self.merger.start()
+        self.idle_fold.start()
         return self
 
     def _reconcile(self) -> None:
@@ -75,13 +85,13 @@ class LiveIndex:
                 self._whole_failed()
                 return
             self.watcher.recheck(report.held)
-            self._settle_vectors()  # a log a killed owner left: the next open need not replay it again
+            self._settle_vectors(self._stopping.is_set)  # a log a killed owner left: the next open need not replay it
         finally:
             self.caught_up.set()
 
-    def _settle_vectors(self) -> None:
+    def _settle_vectors(self, cancelled: Callable[[], bool] = lambda: False) -> None:
         try:
-            self.index.settle_vectors()
+            self.index.settle_vectors(cancelled)
         except Exception:  # a full disk: the log stays and is replayed at the next open, as before
             log.exception("folding the vectors' log of %s into their snapshot failed", self.index.root)
 
@@ -96,7 +106,11 @@ class LiveIndex:
         if self.backfill is not None:
             self.backfill.stop()
         self.merger.stop()
-        self._settle_vectors()  # the idle exit, or any close: the next open answers without replaying this session's log
+        self.idle_fold.stop()
+        # The idle exit, or any close: the next open answers without replaying this session's log, unless the fold
+        # would keep a SIGTERM waiting (then the log stays, and the next owner folds it after its reconcile).
+        deadline = time.monotonic() + self.close_fold_seconds
+        self._settle_vectors(lambda: time.monotonic() >= deadline)
 
     def __enter__(self) -> "LiveIndex":
         return self.start()
@@ -147,6 +161,7 @@ class LiveIndex:
             if whole:
                 self._whole_failed()
             raise
+        self.idle_fold.log_grew()
         self.watcher.recheck(report.held)  # files caught mid-save: look again once the save is done
         # Deleted keyword documents skew BM25 until purged: purge on the periodic rescan, or
         # sooner when they pile up, so results converge on what a fresh rebuild would give.
