@@ -24,7 +24,7 @@ from .interned import shared
 from .lifecycle_facts import FACT_COLUMNS, columns_of
 from .link_table import LinkRow
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11  # 11: a short memory's vectors read its links as written (chunking.linked_as_written)
 
 # The files table's columns in the order `rows()` reads them (and `_entry` unpacks them). An open reads a few of them
 # straight from the rows, before any row is decoded (index.py, lazy_rows.py): by these positions, not by numbers.
