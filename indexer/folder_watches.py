@@ -29,14 +29,18 @@ logger = logging.getLogger("memdir.watcher")
 MAX_FOLDER_WATCHES = 64
 
 
-def top_level_folders(root: Path) -> set[str]:
+def top_level_folders(root: Path) -> set[str] | None:
     """The names of the folders directly in `root` that are neither dot-folders nor symlinks (watchdog's own
-    recursive watch does not follow symlinks either)."""
+    recursive watch does not follow symlinks either); None when the folder could not be read for a reason other
+    than its absence (out of file descriptors, say), which says nothing about which folders are there."""
     try:
         with os.scandir(root) as entries:
             return {e.name for e in entries if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)}
-    except OSError:  # the vault folder itself is gone: its own watch reports that
+    except (FileNotFoundError, NotADirectoryError):  # the vault folder itself is gone: its own watch reports that
         return set()
+    except OSError as error:
+        logger.warning("could not list the folders of %s (%s); their watches are left as they are", root, error)
+        return None
 
 
 class FolderWatches:
@@ -63,6 +67,8 @@ class FolderWatches:
         """The first watches, before the observer starts (a failure here is the caller's, e.g. to fall back to
         polling)."""
         names = top_level_folders(self._root)
+        if names is None:
+            raise OSError(f"could not list the folders of {self._root}")  # the caller falls back, as for a watch
         if len(names) > self._max:
             self._watch_whole_tree(len(names))
             return
@@ -82,31 +88,45 @@ class FolderWatches:
         added (their changes go unseen until the next resync), or None if all is well."""
         if not isinstance(event, (DirCreatedEvent, DirDeletedEvent, DirMovedEvent)):
             return None
-        source = Path(os.fsdecode(event.src_path)) if event.src_path else None
-        if source is not None and source.parent == self._root and not isinstance(event, DirCreatedEvent):
-            self._unwatch(source.name)
-        arrived = Path(os.fsdecode(event.dest_path)) if isinstance(event, DirMovedEvent) else \
-            source if isinstance(event, DirCreatedEvent) else None
-        if arrived is not None and arrived.parent == self._root and not arrived.name.startswith("."):
-            return self._watch(arrived.name, replace=True)
-        return None
+        # Each top-level name the event names gets the watch the disk calls for now; the event says which name to
+        # look at, never what to do. Events of different watches reach us in no set order: a folder replaced under
+        # its name (deleted and made again, or another renamed over it) has its old watch report its own deletion
+        # after the vault folder's watch reported the new one, and acting on that late event dropped the new
+        # folder's watch (review of session 11). A symlink is never watched (a polling observer reports one to a
+        # folder as a folder).
+        failed: set[Path] = set()
+        for path in {Path(os.fsdecode(p)) for p in (event.src_path, event.dest_path) if p}:
+            if path.parent != self._root or path.name.startswith("."):
+                continue
+            if path.is_dir() and not path.is_symlink():
+                failed |= self._watch(path.name, replace=True) or set()
+            else:
+                self._unwatch(path.name)
+        return failed or None
 
     def resync(self) -> tuple[set[Path], set[Path] | None]:
         """Watch the top-level folders that have no watch and drop the watches of folders gone, as the safety net
         for anything the events missed (a folder made while the watcher started, a watch the kernel refused).
         Returns the folders newly watched (their subtrees are to be reconciled) and those that could not be."""
-        on_disk = top_level_folders(self._root)
-        with self._lock:
-            if self.whole_tree:
+        # Under the observer's lock, which watchdog's dispatch thread holds while it calls `follow`: a folder
+        # replaced between the listing and the unwatch below had its new watch dropped with the old one's name.
+        # (The lock is watchdog's own attribute; it is reentrant, and it is taken before ours, as in `follow`.)
+        with self._observer._lock:
+            on_disk = top_level_folders(self._root)
+            if on_disk is None:
                 return set(), None
-            watched = set(self._watches)
-        for name in watched - on_disk:
-            self._unwatch(name)
-        added, failed = set(), set()
-        for name in on_disk - watched:
-            refused = self._watch(name, replace=False)
-            (failed if refused else added).add(self._root / name)
-        return added, failed or None
+            with self._lock:
+                if self.whole_tree:
+                    return set(), None
+                watched = set(self._watches)
+            for name in watched - on_disk:
+                self._unwatch(name)
+            added: set[Path] = set()
+            failed: set[Path] = set()
+            for name in on_disk - watched:
+                refused = self._watch(name, replace=False)
+                (failed if refused else added).add(self._root / name)
+            return added, failed or None
 
     def _watch(self, name: str, *, replace: bool) -> set[Path] | None:
         """Watch `root/name` and all below it; with `replace`, drop a watch of that name first (a folder created
@@ -121,9 +141,9 @@ class FolderWatches:
             self._unwatch(name)
         try:
             watch = self._schedule(name)
+        except (FileNotFoundError, NotADirectoryError):
+            return None  # gone (or replaced) before its watch was added: its removal or return is in the events
         except OSError as error:
-            if not (self._root / name).is_dir():
-                return None  # gone again before its watch was added: its removal is in the events
             # ENOSPC (fs.inotify.max_user_watches): the rest of the vault is still watched
             logger.warning("could not watch %s (%s); its changes are found by the next full reconcile",
                            self._root / name, error)

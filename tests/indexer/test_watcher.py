@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
+from watchdog.events import DirCreatedEvent, DirDeletedEvent
 from watchdog.observers import inotify_c
 
 from indexer import folder_watches
@@ -563,3 +564,56 @@ def test_a_missing_vault_folder_is_an_error_not_a_reason_to_poll(tmp_path: Path)
 def test_timings_that_would_spin_or_never_flush_are_refused(root: Path, options: dict[str, float]):
     with pytest.raises(ValueError):
         VaultWatcher(root, Recorder(), **options)  # type: ignore[arg-type]
+
+
+def test_a_late_deletion_from_a_replaced_folders_old_watch_leaves_the_new_folder_watched(root: Path, start: Start):
+    """A folder removed and made again under its name: its old watch reports its own deletion on a thread of its
+    own, so that event can reach the handler after the vault folder's watch reported the new folder. The disk, not
+    the event, decides the watch (review of session 11: the late event dropped the new folder's watch)."""
+    write(root / "archive" / "a.md", "a\n")
+    watcher, recorder = start()
+    assert watcher._folder_watches is not None
+    watcher._folder_watches.follow(DirDeletedEvent(str(root / "archive")))  # late: the folder is there again
+    assert watcher.watched_folders == {"archive"}
+    note = write(root / "archive" / "b.md", "saved into the folder after the late event\n")
+    wait_until(watcher, recorder, lambda got: any(note in b.paths for b in got))
+
+
+def test_a_folder_replaced_by_a_rename_over_it_stays_watched(root: Path, start: Start):
+    write(root / "incoming" / "a.md", "a\n")
+    (root / "archive").mkdir()
+    watcher, recorder = start()
+    os.rename(root / "incoming", root / "archive")
+    wait_until(watcher, recorder, lambda got: {root / "incoming", root / "archive"} <= set().union(*(b.folders for b in got)))
+    fence(watcher, recorder)  # the replaced folder's own deletion, wherever it falls among the events
+    assert watcher.watched_folders == {"archive"}
+    note = write(root / "archive" / "later.md", "saved after the rename\n")
+    wait_until(watcher, recorder, lambda got: any(note in b.paths for b in got))
+
+
+def test_a_vault_folder_that_cannot_be_listed_keeps_its_watches(root: Path, start: Start,
+                                                                 monkeypatch: pytest.MonkeyPatch):
+    write(root / "notes" / "a.md", "a\n")
+    watcher, recorder = start()
+    assert watcher._folder_watches is not None
+
+    def out_of_descriptors(path):  # type: ignore[no-untyped-def]
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(folder_watches.os, "scandir", out_of_descriptors)
+    assert watcher._folder_watches.resync() == (set(), None)
+    monkeypatch.undo()
+    assert watcher.watched_folders == {"notes"}
+    note = write(root / "notes" / "b.md", "b\n")
+    wait_until(watcher, recorder, lambda got: any(note in b.paths for b in got))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a symlink to a folder, as the polling observer reports it")
+def test_a_symlink_to_a_folder_outside_the_vault_is_never_watched(root: Path, start: Start, tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    watcher, recorder = start(polling=True, polling_interval=0.1)
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    assert watcher._folder_watches is not None
+    watcher._folder_watches.follow(DirCreatedEvent(str(root / "link")))  # what the polling observer reports
+    assert watcher.watched_folders == set()
