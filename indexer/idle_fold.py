@@ -67,6 +67,11 @@ class IdleFold:
             with self._done:
                 self.folds += folded
                 self._done.notify_all()
+            if not folded:
+                # Given up (a request came, a sync changed the vectors) or refused (a failed sync's changes wait for
+                # their persist): look again later, not at once, which spun a core until a sync succeeded.
+                self._wake.wait(LOOK_AGAIN_SECONDS)
+                self._wake.clear()
 
     def _due_in(self) -> float | None:
         """Seconds until the index has been idle long enough to fold (0: now); None when the log is within its share."""

@@ -18,7 +18,8 @@ class InFlight:
         self._changed = threading.Condition()
         self._tickets = itertools.count()
         self._running: set[int] = set()
-        self.ended_at = 0.0  # time.monotonic() when the last search ended (the index's idle work waits for quiet)
+        # time.monotonic() when the last search ended (the index's idle work waits for quiet); the open counts as one
+        self.ended_at = time.monotonic()
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:

@@ -189,6 +189,8 @@ class Index:
             self._read_generation(generation)
 
     def _read_generation(self, generation: Path) -> None:
+        if hasattr(self, "_vectors"):
+            self._vectors.retire()  # a fold of the generation being replaced must not go on writing into it
         self.generation = generation
         self._filled = False  # set by fill(): this index read every file of its generation itself (see reconcile)
         self.manifest = Manifest(generation / "manifest.sqlite", owner=self.writable)
@@ -404,10 +406,12 @@ class Index:
         searches and syncs (`VectorIndex.fold`: a search waits only for the searched part's copy, ~0.1 s at 100k
         memories; the fold is abandoned, the log kept, if a sync changes the vectors meanwhile or `cancelled` says so:
         an idle fold when a request comes, a closing owner past its time budget). Crash-safe at each step."""
-        if not self.writable or self._vectors.log_share(self.generation) <= SETTLE_SHARE:
+        with self.lock:  # the pair as one: a swap sets the new generation before it has loaded its vectors
+            vectors, generation = self._vectors, self.generation
+        if not self.writable or vectors.log_share(generation) <= SETTLE_SHARE:
             return False
         started = time.perf_counter()
-        if not self._vectors.fold(self.generation, cancelled):
+        if not vectors.fold(generation, cancelled):
             return False
         with self.lock:
             # A reader that opened during the rewrite may hold the old snapshot without the log it needed; it

@@ -81,7 +81,12 @@ class VectorIndex:
         self._log_end = 0  # bytes of the log that hold whole records (a torn tail lies past it)
         # Bumped by every change and every snapshot written: a fold written beside them is kept only if none came.
         self._version = 0
-        self.changed_at = 0.0  # time.monotonic() of the last change (an idle fold waits for quiet)
+        # time.monotonic() of the last change (an idle fold waits for quiet): an open is a change, not the machine's
+        # boot, or an owner opened with a log folded at its first look, beside its open's own fold (review of s11)
+        self.changed_at = time.monotonic()
+        # One fold at a time: two wrote the same temp files, and the second's truncation left zeroed rows in the
+        # snapshot the first put in place, its log removed (review of session 11). A second one is not waited for.
+        self._folding = threading.Lock()
 
     @classmethod
     def load(cls, folder: Path, dim: int) -> "VectorIndex":
@@ -129,6 +134,19 @@ class VectorIndex:
         slices or when a change came meanwhile (the snapshot written would lack it, and its log record be lost).
         Each rename is safe alone, as in save(): the log goes last, and replayed over either snapshot it gives the
         same state."""
+        if not self._folding.acquire(blocking=False):
+            return False  # another fold is under way: it writes what this one would
+        try:
+            return self._fold(folder, cancelled)
+        finally:
+            self._folding.release()
+
+    def retire(self) -> None:
+        """This index is being replaced by another generation's: a fold under way gives up at its next slice."""
+        with self._lock:
+            self._version += 1
+
+    def _fold(self, folder: Path, cancelled: Callable[[], bool]) -> bool:
         searched_temp, stored_temp = (folder / (name + FOLD_SUFFIX) for name in (SEARCHED_FILE, STORED_FILE))
         with self._lock:
             if self._pending or cancelled():

@@ -8,10 +8,12 @@ import os
 import threading
 from pathlib import Path
 
+from indexer import stored_vectors
 from indexer.embed import HashingEmbedder
+from indexer.idle_fold import IDLE_SECONDS, LOOK_AGAIN_SECONDS, IdleFold
 from indexer.index import Index
 from indexer.live import LiveIndex
-from indexer.vectors import LOG_FILE, SETTLE_SHARE
+from indexer.vectors import LOG_FILE, SETTLE_SHARE, STORED_FILE
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import fresh_rebuild, open_index, state, top_ids
 from tests.indexer.test_vectors_settle import FAST, TIMEOUT, _edited, _notes
@@ -146,3 +148,104 @@ def test_a_close_past_its_fold_budget_returns_with_the_log_intact_and_the_next_o
     replayed = Index.open(Vault(hashing_root), HashingEmbedder(), reconcile=False)  # as a server opens it
     assert _log(replayed).exists() and _state_of(replayed) == expected
     assert _reopened_and_rebuilt(hashing_root) == (expected, expected)
+
+
+def test_a_second_fold_while_one_is_under_way_is_refused_and_the_first_puts_whole_vectors_in_place(
+        hashing_root: Path, monkeypatch):
+    """Two folds wrote the same temp files: the second's truncation left zeroed rows in the snapshot the first put
+    in place, and the first removed the log (review of session 11: the open's fold and the idle fold met)."""
+    _notes(hashing_root)
+    index = open_index(hashing_root)
+    _edited(index)
+    expected = state(index)
+    held, fold, folded = _fold_held_at_its_fsync(index, monkeypatch)
+    try:
+        assert index.settle_vectors() is False
+        held.released.set()
+        fold.join(TIMEOUT)
+        assert folded == [True] and not list(index.generation.glob("*.tmp"))
+    finally:
+        held.released.set()
+        index.close()
+    assert _reopened_and_rebuilt(hashing_root) == (expected, expected)
+
+
+def test_a_fold_of_a_generation_being_replaced_gives_up(hashing_root: Path, monkeypatch):
+    _notes(hashing_root)
+    index = open_index(hashing_root)
+    _edited(index)
+    log_bytes = _log(index).read_bytes()
+    held, fold, folded = _fold_held_at_its_fsync(index, monkeypatch)
+    try:
+        index._vectors.retire()  # what a swap to a rebuilt generation does before it reads the new one
+        held.released.set()
+        fold.join(TIMEOUT)
+        assert folded == [False]
+        assert _log(index).read_bytes() == log_bytes and not list(index.generation.glob("*.tmp"))
+    finally:
+        held.released.set()
+        index.close()
+
+
+def test_a_fold_cut_short_midway_by_its_budget_leaves_the_log_and_no_temp_file(hashing_root: Path, monkeypatch):
+    """The close's budget runs out while the stored part is being written (at 100k that write is the fold's
+    seconds): the fold stops within a slice, and the log and the snapshot stay as they were."""
+    _notes(hashing_root)
+    for n in range(6):  # notes of several sentences: their sentence vectors are the stored part
+        write(hashing_root, f"history/s{n}.md", memory_text(f"m-1000000{n}", f"Long {n}",
+              f"The heron queue {n} stalled. The pelican gate drained it. A kestrel watched the release."))
+    index = open_index(hashing_root)
+    _edited(index)
+    assert len(index._vectors._stored.ids()) > 10
+    monkeypatch.setattr(stored_vectors, "_SLICE", 1)  # a row a slice: many chances to stop
+    log_bytes = _log(index).read_bytes()
+    stored_bytes = (index.generation / STORED_FILE).read_bytes()
+    asked: list[bool] = []
+
+    def budget() -> bool:
+        asked.append(len(asked) >= 8)  # past the searched part's copy (3 asks), a few stored rows in
+        return asked[-1]
+
+    try:
+        assert index.settle_vectors(budget) is False
+        assert asked.count(True) == 1, "the fold went on past its budget"
+        assert _log(index).read_bytes() == log_bytes
+        assert (index.generation / STORED_FILE).read_bytes() == stored_bytes
+        assert not list(index.generation.glob("*.tmp"))
+    finally:
+        index.close()
+
+
+def test_a_fold_the_index_refuses_is_looked_at_again_later_not_at_once(hashing_root: Path, monkeypatch):
+    """A failed sync leaves changes waiting for their persist, and every fold is refused until one succeeds: the
+    idle thread tried again at once, a core spun (review of session 11)."""
+    _notes(hashing_root)
+    index = open_index(hashing_root)
+    waits: list[float | None] = []
+
+    class _RecordedWake(threading.Event):
+        def wait(self, timeout: float | None = None) -> bool:
+            waits.append(timeout)
+            idle.stop_event.set()  # one round is enough to see what it waits for
+            return True
+
+    try:
+        idle = IdleFold(index, idle=0.0)
+        idle.stop_event = idle._stop  # type: ignore[attr-defined]
+        idle._wake = _RecordedWake()
+        monkeypatch.setattr(idle, "_due_in", lambda: 0.0)
+        monkeypatch.setattr(index, "settle_vectors", lambda cancelled: False)
+        idle._run()
+        assert waits == [LOOK_AGAIN_SECONDS]
+    finally:
+        index.close()
+
+
+def test_an_index_just_opened_is_not_yet_idle(hashing_root: Path):
+    _notes(hashing_root)
+    open_index(hashing_root).close()
+    index = Index.open(Vault(hashing_root), HashingEmbedder(), reconcile=False)  # as a server opens it
+    try:
+        assert index.quiet_seconds() < IDLE_SECONDS  # time since the open, not since the machine's boot
+    finally:
+        index.close()
