@@ -29,6 +29,18 @@ logger = logging.getLogger("memdir.watcher")
 MAX_FOLDER_WATCHES = 64
 
 
+class _UnwatchedMidEvent(logging.Filter):
+    """watchdog logs an ERROR when a watch is dropped while its thread holds an event for it: a folder's watch dropped
+    as the folder leaves, which the vault folder's own watch reports. Expected here, and not an error a user can act
+    on; any other watchdog message still passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "called when the thread is inactive" not in record.getMessage()
+
+
+logging.getLogger("watchdog.observers.inotify").addFilter(_UnwatchedMidEvent())
+
+
 def top_level_folders(root: Path) -> set[str] | None:
     """The names of the folders directly in `root` that are neither dot-folders nor symlinks (watchdog's own
     recursive watch does not follow symlinks either); None when the folder could not be read for a reason other

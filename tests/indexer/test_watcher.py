@@ -617,3 +617,11 @@ def test_a_symlink_to_a_folder_outside_the_vault_is_never_watched(root: Path, st
     assert watcher._folder_watches is not None
     watcher._folder_watches.follow(DirCreatedEvent(str(root / "link")))  # what the polling observer reports
     assert watcher.watched_folders == set()
+
+
+def test_a_watch_dropped_while_its_thread_holds_an_event_logs_no_error(caplog: pytest.LogCaptureFixture):
+    logger = logging.getLogger("watchdog.observers.inotify")
+    with caplog.at_level(logging.ERROR, logger="watchdog.observers.inotify"):
+        logger.error("InotifyEmitter.queue_events() called when the thread is inactive")
+        logger.error("some other watchdog failure")
+    assert [r.getMessage() for r in caplog.records] == ["some other watchdog failure"]
