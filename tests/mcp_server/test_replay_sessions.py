@@ -16,6 +16,7 @@ from mcp_server.clients.hooks_server import PUT_BACK_FIRST_SECONDS, HookHandler
 from mcp_server.service.app import App
 from mcp_server.service import turns
 from mcp_server.service.memory_service import MemoryService
+from tests.conftest import Clock
 from vault import Vault
 
 BOUND = 30.0  # seconds; a bound on a wait, never reached when the code under test works
@@ -187,16 +188,6 @@ def test_an_event_a_replay_cannot_apply_for_a_disk_error_is_put_back_and_applied
         assert list(folder.iterdir()) == [] and list(exchanges(hashing_example)) == ["s-a"]
     finally:
         app.close()
-
-
-class Clock:
-    """A monotonic clock a test moves by hand: a back-off's wait passes without a sleep."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def working_exchanges(root: Path) -> list[tuple[str, object]]:
