@@ -208,6 +208,20 @@ def _counting_reconciles(monkeypatch, fail: bool = False) -> list[bool]:
     return calls
 
 
+def _owner_whose_reconciles_fail(root: Path, monkeypatch) -> tuple[Index, list[bool]]:
+    """An owner opened to reconcile later, every reconcile of which fails (a disk that stays full)."""
+    _vault(root)
+    open_index(root).close()
+    index = _open_later(root)
+    return index, _counting_reconciles(monkeypatch, fail=True)
+
+
+def _edit_pending(live: LiveIndex, body: str) -> None:
+    """An edit the watcher holds for its next batch (BY_HAND: until the test flushes it)."""
+    write(live.index.root, "history/later.md", memory_text("m-00000006", "Later", body))
+    live.watcher.recheck(["history/later.md"])
+
+
 def test_a_whole_batch_while_the_open_reconcile_still_runs_does_not_start_a_second_reconcile(
         hashing_root: Path, monkeypatch) -> None:
     """`reconcile_pending` is also true while the open's reconcile runs: a whole batch then (a queue overflow, the
@@ -241,10 +255,7 @@ def test_with_the_rescan_off_a_reconcile_that_keeps_failing_is_retried_after_a_d
         hashing_root: Path, monkeypatch) -> None:
     """Each edit's batch retried the failed reconcile, a read of every file (3-4 s an edit at 20k) while the disk
     stayed full (review of session 11). The first batch retries at once; a failed retry waits 5 s, then 10 s..."""
-    _vault(hashing_root)
-    open_index(hashing_root).close()
-    index = _open_later(hashing_root)
-    calls = _counting_reconciles(monkeypatch, fail=True)
+    index, calls = _owner_whose_reconciles_fail(hashing_root, monkeypatch)
     try:
         live = LiveIndex(index, BY_HAND)
         clock = live.whole_retry.clock = Clock()
@@ -254,8 +265,7 @@ def test_with_the_rescan_off_a_reconcile_that_keeps_failing_is_retried_after_a_d
             for step in (0, 0, WHOLE_RETRY_FIRST_SECONDS, 0, WHOLE_RETRY_FIRST_SECONDS, WHOLE_RETRY_FIRST_SECONDS):
                 clock.now += step
                 before = len(calls)
-                write(hashing_root, "history/later.md", memory_text("m-00000006", "Later", f"the heron roster {step}"))
-                live.watcher.recheck(["history/later.md"])
+                _edit_pending(live, f"the heron roster {step}")
                 assert live.watcher.flush_now()  # applied (a reconcile ends) before the next batch is handed over
                 retried.append(len(calls) - before)
             assert retried == [1, 0, 1, 0, 0, 1]  # at once; after 5 s; after 10 s
@@ -267,16 +277,12 @@ def test_with_the_rescan_off_a_reconcile_that_keeps_failing_is_retried_after_a_d
 def test_stopping_does_not_turn_the_pending_edit_into_a_whole_vault_reconcile(hashing_root: Path, monkeypatch) -> None:
     """With the rescan off and the open's reconcile failed, stop() flushed the pending edit as the retry: the close
     read every file, though the next open reconciles the whole vault anyway (review of session 11)."""
-    _vault(hashing_root)
-    open_index(hashing_root).close()
-    index = _open_later(hashing_root)
-    calls = _counting_reconciles(monkeypatch, fail=True)
+    index, calls = _owner_whose_reconciles_fail(hashing_root, monkeypatch)
     try:
         live = LiveIndex(index, BY_HAND)
         live.start()
         assert live.caught_up.wait(TIMEOUT) and len(calls) == 1
-        write(hashing_root, "history/later.md", memory_text("m-00000006", "Later", "the heron roster"))
-        live.watcher.recheck(["history/later.md"])
+        _edit_pending(live, "the heron roster")
         synced = live.syncs
         live.stop()
         assert len(calls) == 1 and live.syncs == synced + 1  # the edit itself was synced
