@@ -149,7 +149,7 @@ class Curator:
             return self._indexed(memory, [memory.path], later)
         except DiskFullError as exc:  # the file is the memory: it is kept, and the index takes it in later
             raise DiskFullError(f"{exc} ({memory.id} was saved to {memory.path}; the index takes it in once "
-                                "there is room)") from None
+                                "there is room)", saved=memory.id) from None
 
     def _indexed(self, memory: Memory, paths: Iterable[str], later: bool = False) -> Memory:
         """The written memory as the index holds it. When another process owns the index (a second server

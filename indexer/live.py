@@ -8,6 +8,7 @@ import time
 from typing import Callable
 
 from .backfill import Backfill
+from .backoff import Backoff
 from .idle_fold import IDLE_SECONDS, IdleFold
 from .index import Index, SyncReport
 from .segment_merger import SegmentMerger
@@ -20,6 +21,10 @@ COMPACT_SHARE = 0.2
 # it rewrites the whole snapshot, ~3 s at 100k memories on a busy machine, and a SIGTERM or `memdir stop` should end the
 # server promptly. A session's log was mostly folded while it was idle (IdleFold); what is left is the last minutes'.
 CLOSE_FOLD_SECONDS = 1.0
+# With the rescan off, a whole-vault pass that failed again (a disk that stays full) is retried by an edit's batch only
+# after this wait, doubling: each retry reads every file (3-4 s at 20k), and every edit's batch would be one.
+WHOLE_RETRY_FIRST_SECONDS = 5.0
+WHOLE_RETRY_CAP_SECONDS = 300.0
 
 
 class LiveIndex:
@@ -41,7 +46,10 @@ class LiveIndex:
         # rescan's, or with the rescan off (rescan_seconds = 0), the watcher's next batch, made whole. Without it they
         # waited for the next open, an edit the failed pass never reached unfound meanwhile (review of session 10).
         self._rescans = bool(settings.rescan_seconds)
-        self._whole_due = threading.Event()
+        self._retry_lock = threading.Lock()  # batches are applied side by side: a retry is taken by one of them
+        self._whole_due = False
+        self._reconcile_failed = False  # the open's reconcile ended in an error: the next whole pass is a reconcile
+        self.whole_retry = Backoff(WHOLE_RETRY_FIRST_SECONDS, WHOLE_RETRY_CAP_SECONDS)
         self.backfill = Backfill(index) if index.defer_embedding else None
         self.merger = SegmentMerger(index)
         self.idle_fold = IdleFold(index, fold_idle)
@@ -82,7 +90,9 @@ class LiveIndex:
                 report = self.index.reconcile()
             except Exception:  # the rescan, or the next batch, reconciles again (_sync); the server answers meanwhile
                 log.exception("reconciling %s at open failed", self.index.root)
-                self._whole_failed()
+                with self._retry_lock:
+                    self._reconcile_failed = True
+                    self._whole_due = not self._rescans  # the next batch retries it at once; a failed retry waits
                 return
             self.watcher.recheck(report.held)
             self._settle_vectors(self._stopping.is_set)  # a log a killed owner left: the next open need not replay it
@@ -143,17 +153,31 @@ class LiveIndex:
                 self._synced.notify_all()
 
     def _whole_failed(self) -> None:
-        if not self._rescans:
-            self._whole_due.set()
+        with self._retry_lock:
+            self.whole_retry.failed()
+            self._whole_due = not self._rescans
+
+    def _take_whole_retry(self) -> tuple[bool, bool]:
+        """(whether this batch retries a failed whole pass, whether as the open's reconcile), read and reset in one
+        step. Not while stopping: the next owner's open reconciles the whole vault anyway."""
+        with self._retry_lock:
+            if self._stopping.is_set():
+                return False, False
+            whole = self._whole_due and self.whole_retry.due()
+            self._whole_due = self._whole_due and not whole
+            return whole, self._reconcile_failed
 
     def _sync(self, batch: Batch, keyword_commit_began: Callable[[], None]) -> None:
-        whole = batch.full or self._whole_due.is_set()
-        self._whole_due.clear()
+        retry, reconcile_failed = self._take_whole_retry()
+        whole = batch.full or retry
         try:
-            if whole and self.index.reconcile_pending:
-                # The open's reconcile failed: this is its retry, heal and facts included, and the lifecycle waits
-                # for it (Curator.gc). The next batch waits for it (one retry at a time), as behind a big sync.
+            if whole and reconcile_failed:
+                # The open's reconcile ended and failed (not one still running): this is its retry, heal and facts
+                # included, and the lifecycle waits for it (Curator.gc). The next batch waits for it (one retry at a
+                # time), as behind a big sync.
                 report = self.index.reconcile()
+                with self._retry_lock:
+                    self._reconcile_failed = False
             else:
                 report = self.index.sync(None if whole else batch.paths, folders=batch.folders,
                                          keyword_commit_began=keyword_commit_began)
@@ -162,6 +186,8 @@ class LiveIndex:
                 self._whole_failed()
             raise
         self.idle_fold.log_grew()
+        if whole:
+            self.whole_retry.succeeded()
         self.watcher.recheck(report.held)  # files caught mid-save: look again once the save is done
         # Deleted keyword documents skew BM25 until purged: purge on the periodic rescan, or
         # sooner when they pile up, so results converge on what a fresh rebuild would give.

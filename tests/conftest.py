@@ -85,3 +85,13 @@ def memory_text(memory_id: str, title: str, body: str, *, collection: str = "his
         f"---\nid: {memory_id}\ncollection: {collection}\ntype: {type}\ntitle: {title}\n"
         f"created_at: 2026-11-01T08:00:00Z\n{extra}---\n{body}\n"
     )
+
+
+class Clock:
+    """A monotonic clock a test moves by hand: a back-off's wait passes without a sleep."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now

@@ -11,13 +11,16 @@ import logging
 import os
 import threading
 import time
+from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Mapping
 
 from indexer import timewords
+from indexer.backoff import Backoff
 from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError
+from vault.errors import DiskFullError
 
 from ..service import leaks
 from ..service import privacy as vaults
@@ -41,6 +44,10 @@ ORPHANED_SECONDS = 2.0
 # model host may be starting (a cold start) or busy with a first index build, and the hook leaves after 0.9 s.
 VECTOR_WAIT_SECONDS = 0.25
 REPLAY_SESSIONS = 8  # sessions replayed side by side (replay)
+# A spooled event put back for a disk error waits before the drain tries it again: a disk that stays full (or a
+# state folder left unwritable) is not retried, a vault write each time, every 2 s.
+PUT_BACK_FIRST_SECONDS = 4.0
+PUT_BACK_CAP_SECONDS = 300.0
 
 
 class HookHandler:
@@ -52,7 +59,11 @@ class HookHandler:
         # One replay applies the spool at a time: beside another, a replay found a session's prompt taken and applied
         # the Stop behind it first (the exchange captured before its prompt had opened the turn).
         self._replaying = threading.Lock()
-        self._put_back: set[str] = set()  # spool files a replay could not apply for an OSError, already logged
+        # Spool files a replay could not apply for a disk error: the drains wait before trying each again.
+        self.put_back = Backoff(PUT_BACK_FIRST_SECONDS, PUT_BACK_CAP_SECONDS)
+        # Spool name -> what its Stop's capture stored, while the event is not settled: a Stop put back after its
+        # exchange was written (the session's save failed) is applied again, and is not captured again.
+        self._captured: dict[str, _Captured] = {}
 
     # -- UserPromptSubmit --------------------------------------------------------------
 
@@ -148,7 +159,8 @@ class HookHandler:
         killed mid-request, as `claude -p` does at exit), oldest first; returns how many.
 
         With neither `older_than` nor `spooled_before` (a server starting or closing the vault) every file is
-        due, also one a dead server had taken; otherwise only files spooled before the cutoff (time_ns).
+        due, also one a dead server had taken; otherwise only files spooled before the cutoff (time_ns), and not one
+        put back for a disk error until its back-off has passed.
 
         A look for stale events (`older_than`: the drain's timer, a hook) finds one under way and leaves the spool to
         it and to the next drain; the others wait for it, then list the spool themselves."""
@@ -164,6 +176,7 @@ class HookHandler:
             for orphan in spool.glob(".*.json.*.taken"):
                 os.replace(orphan, spool / (orphan.name[1:].split(".json.", 1)[0] + ".json"))
         cutoff = spooled_before if spooled_before is not None else time.time_ns() - int(older_than * 1e9)
+        every = not older_than and spooled_before is None
         paths = sorted((p for p in spool.glob("*.json") if _spooled_at(p) <= cutoff), key=_spooled_at)
         # Each session's events in their order, the sessions side by side: a spooled Stop is a capture, and
         # captures made at once share one index sync (indexer/group_sync.py). One by one, the events nine
@@ -176,6 +189,8 @@ class HookHandler:
         def replay_session(events: list[tuple[Path, str | None]]) -> int:
             applied = 0
             for path, text in events:
+                if not every and not self.put_back.due(path.name):
+                    break  # the session's later events wait behind it, in order
                 done = self._replay_one(path, text)
                 if done is None:  # left for the next replay, and the session's later events behind it, in order
                     break
@@ -206,17 +221,16 @@ class HookHandler:
                                              lambda s: self._start_turn(s, str(payload.get("prompt") or ""), payload),
                                              at)
             elif record["event"] == "stop":
-                self.stop(payload, claimed=True, at=at)
+                self.stop(payload, claimed=True, at=at, spooled=path.name)
+        except (OSError, DiskFullError) as exc:  # the disk, not the event: taken, it waited hidden for the next start
+            os.replace(claimed, path)  # (review of s10)
+            if self.put_back.failed(path.name):  # said once: the drain tries again while the disk is full
+                log.warning("spooled hook event %s left in the spool for the next replay: %s", path.name, exc)
+            return None
         except (ValueError, KeyError, TypeError, VaultError) as exc:
             log.warning("spooled hook event %s dropped: %s", path.name, exc)
             applied = 0
-        except OSError as exc:  # the disk, not the event: taken, it waited hidden for the next start (review of s10)
-            os.replace(claimed, path)
-            if path.name not in self._put_back:  # once: the drain tries again every few seconds while the disk is full
-                self._put_back.add(path.name)
-                log.warning("spooled hook event %s left in the spool for the next replay: %s", path.name, exc)
-            return None
-        self._put_back.discard(path.name)
+        self._settled(path.name)
         # Not on any other error: the taken file stays, and the next start applies it (see replay).
         claimed.unlink(missing_ok=True)
         return applied
@@ -256,13 +270,21 @@ class HookHandler:
                 os.replace(claimed, self.spool / str(event["spool"]))
             raise
         if claimed is not None:
+            self._settled(str(event["spool"]))
             claimed.unlink(missing_ok=True)
+
+    def _settled(self, name: str) -> None:
+        self.put_back.succeeded(name)
+        self._captured.pop(name, None)
 
     # -- Stop ----------------------------------------------------------------------------
 
-    def stop(self, event: Mapping[str, Any], claimed: bool = False, at: float | None = None) -> dict[str, Any]:
-        """The Stop hook: capture the exchange and complete the turn (`at`: when a replayed event was spooled)."""
+    def stop(self, event: Mapping[str, Any], claimed: bool = False, at: float | None = None,
+             spooled: str | None = None) -> dict[str, Any]:
+        """The Stop hook: capture the exchange and complete the turn (`at`: when a replayed event was spooled,
+        `spooled`: its spool file's name)."""
         session_id = _session_id(event)
+        spooled = spooled or (event["spool"] if isinstance(event.get("spool"), str) else None)
         if not claimed and not self._claim(event):
             return {"stored": None, "reason": "replayed"}
         if event.get("stop_hook_active"):
@@ -277,11 +299,17 @@ class HookHandler:
                 if is_trivial_exchange(state.prompt, answer):
                     log.info("session %s: turn %d is an acknowledgement or a scoring turn; not stored", session_id, state.turn)
                 else:
-                    stored = self.service.capture_exchange(state.id, state.prompt, answer, state.turn_shown,
-                                                           state.last_exchange, at)
+                    captured = self._captured.get(spooled or "")
+                    if captured is None:
+                        captured = _Captured(self.service.capture_exchange(state.id, state.prompt, answer,
+                                                                           state.turn_shown, state.last_exchange, at))
+                        if spooled:
+                            self._captured[spooled] = captured
+                    stored = captured.stored
                     state.last_exchange = stored or state.last_exchange
-                    if stored:
+                    if stored and not captured.logged:
                         turns.record(self.service.app.root, "exchange", state.id, state.turn, at, stored=stored)
+                        captured.logged = True
             if state.scoring_required and not state.scored_this_turn:
                 log.warning("session %s: turn %d asked for score_memories and it was not called", session_id, state.turn)
             state.completed = True
@@ -314,6 +342,12 @@ class HookHandler:
         self.replay_stale()
         self.service.sessions.update(session_id, orient)
         return {"additionalContext": "\n".join(lines)}
+
+
+@dataclass
+class _Captured:
+    stored: str | None  # the exchange's id (None: not stored, and not to be tried again)
+    logged: bool = False  # the turn log has it
 
 
 def _slots(hits: list[Hit], settings: Any, exclude: set[str], recent: bool = False) -> list[Hit]:

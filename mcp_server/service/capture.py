@@ -1,7 +1,8 @@
 """Storing a Claude Code exchange as a working memory: redacted, private when it drew on private memories.
 
 Capture is automatic, so it never refuses: credentials are replaced by [REDACTED:kind] where a
-tool call would be refused, and a capture that cannot be written is logged, not raised.
+tool call would be refused, and a capture that cannot be written is logged, not raised, except on a full disk: the
+Stop's spooled event is then put back and captured when there is room (hooks_server.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from vault import VaultError
+from vault.errors import DiskFullError
 from vault.secrets import redact
 
 from . import leaks
@@ -39,7 +41,8 @@ def redacted(app: App, text: str) -> str:
 
 
 def store_exchange(app: App, exchange: Exchange) -> str | None:
-    """Write the exchange into working/ and return its id; None when it could not be written."""
+    """Write the exchange into working/ and return its id; None when it could not be written. DiskFullError when
+    nothing was written for a full disk."""
     prompt = redacted(app, exchange.prompt).strip()
     text = f"User: {prompt}\n\nAssistant: {redacted(app, exchange.answer).strip()}"[:MAX_EXCHANGE_CHARS]
     extra: dict[str, Any] = {"session": exchange.session_id}
@@ -59,6 +62,11 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
         # queue before the prompts of every other session (the index embeds it in its next batch instead).
         added = curator.add(text, title=title, type="history", collection="working", extra=extra, compare=False,
                             now=None if exchange.at is None else datetime.fromtimestamp(int(exchange.at), timezone.utc))
+    except DiskFullError as exc:
+        if exc.saved is None:
+            raise
+        log.warning("session %s: exchange stored, not yet indexed: %s", exchange.session_id, exc)
+        return exc.saved  # its file is written: the index takes it in once there is room
     except VaultError as exc:
         log.warning("session %s: exchange not stored: %s", exchange.session_id, exc)
         return None

@@ -4,21 +4,24 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
 from indexer import index as index_module
 from indexer.embed import HashingEmbedder
 from indexer.index import Index
-from indexer.live import LiveIndex
+from indexer.live import WHOLE_RETRY_FIRST_SECONDS, LiveIndex
 from indexer.search import SearchRequest, Searcher
 from indexer.settings import SearchSettings, WatchSettings
-from tests.conftest import memory_text, write
+from tests.conftest import Clock, memory_text, write
 from tests.indexer.helpers import open_index, rebuilt_state, state, top_ids
 from vault import Vault
 
 TIMEOUT = 20.0
 FAST = WatchSettings(debounce_seconds=0.1, max_wait_seconds=1.0, rescan_seconds=0.0)
+# Batches only when the test flushes them (watcher.flush_now): the watcher's own timer never comes due in a test.
+BY_HAND = WatchSettings(debounce_seconds=30.0, max_wait_seconds=60.0, rescan_seconds=0.0)
 LONG_AGO = time.time() - 3600  # past the racy window: a file's stat and hash can say "unchanged"
 
 
@@ -181,5 +184,107 @@ def test_a_failed_reconcile_at_open_is_retried_as_a_reconcile_so_the_lifecycle_r
             assert live.wait_for_sync(seen, TIMEOUT), "the edit never reached the index"
             assert index.reconciled.is_set() and not index.reconcile_pending
             assert top_ids(index, "giraffe")[:1] == ["m-00000001"] and top_ids(index, "heron")[:1] == ["m-00000006"]
+    finally:
+        index.close()
+
+
+def _counting_reconciles(monkeypatch, fail: bool = False) -> list[bool]:
+    """Count Index.reconcile calls (each noted as whether it ran while another did); with `fail`, each one raises."""
+    real, calls, running, lock = Index.reconcile, [], [0], threading.Lock()
+
+    def reconcile(self):  # type: ignore[no-untyped-def]
+        with lock:
+            calls.append(running[0] > 0)
+            running[0] += 1
+        try:
+            if fail:
+                raise OSError(28, "No space left on device")
+            return real(self)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(Index, "reconcile", reconcile)
+    return calls
+
+
+def _owner_whose_reconciles_fail(root: Path, monkeypatch) -> tuple[Index, list[bool]]:
+    """An owner opened to reconcile later, every reconcile of which fails (a disk that stays full)."""
+    _vault(root)
+    open_index(root).close()
+    index = _open_later(root)
+    return index, _counting_reconciles(monkeypatch, fail=True)
+
+
+def _edit_pending(live: LiveIndex, body: str) -> None:
+    """An edit the watcher holds for its next batch (BY_HAND: until the test flushes it)."""
+    write(live.index.root, "history/later.md", memory_text("m-00000006", "Later", body))
+    live.watcher.recheck(["history/later.md"])
+
+
+def test_a_whole_batch_while_the_open_reconcile_still_runs_does_not_start_a_second_reconcile(
+        hashing_root: Path, monkeypatch) -> None:
+    """`reconcile_pending` is also true while the open's reconcile runs: a whole batch then (a queue overflow, the
+    rescan) started a second Index.reconcile beside it (review of session 11)."""
+    _vault(hashing_root)
+    open_index(hashing_root).close()
+    index = _open_later(hashing_root)
+    calls = _counting_reconciles(monkeypatch)
+    real_heal, healing, let_go = Index.heal, threading.Event(), threading.Event()
+
+    def heal(self):  # type: ignore[no-untyped-def]
+        healing.set()
+        let_go.wait(TIMEOUT)  # the open's reconcile, slow at 100k
+        return real_heal(self)
+
+    monkeypatch.setattr(Index, "heal", heal)
+    try:
+        with LiveIndex(index, BY_HAND) as live:
+            assert healing.wait(TIMEOUT)
+            live.watcher._on_overflow()  # a git checkout overflowed the kernel's queue
+            assert live.watcher.flush_now()
+            let_go.set()
+            assert live.caught_up.wait(TIMEOUT)
+        assert calls == [False] and index.reconciled.is_set()
+    finally:
+        let_go.set()
+        index.close()
+
+
+def test_with_the_rescan_off_a_reconcile_that_keeps_failing_is_retried_after_a_doubling_wait(
+        hashing_root: Path, monkeypatch) -> None:
+    """Each edit's batch retried the failed reconcile, a read of every file (3-4 s an edit at 20k) while the disk
+    stayed full (review of session 11). The first batch retries at once; a failed retry waits 5 s, then 10 s..."""
+    index, calls = _owner_whose_reconciles_fail(hashing_root, monkeypatch)
+    try:
+        live = LiveIndex(index, BY_HAND)
+        clock = live.whole_retry.clock = Clock()
+        with live:
+            assert live.caught_up.wait(TIMEOUT) and len(calls) == 1  # the open's
+            retried = []
+            for step in (0, 0, WHOLE_RETRY_FIRST_SECONDS, 0, WHOLE_RETRY_FIRST_SECONDS, WHOLE_RETRY_FIRST_SECONDS):
+                clock.now += step
+                before = len(calls)
+                _edit_pending(live, f"the heron roster {step}")
+                assert live.watcher.flush_now()  # applied (a reconcile ends) before the next batch is handed over
+                retried.append(len(calls) - before)
+            assert retried == [1, 0, 1, 0, 0, 1]  # at once; after 5 s; after 10 s
+            assert top_ids(index, "heron")[:1] == ["m-00000006"]  # the edits themselves were indexed
+    finally:
+        index.close()
+
+
+def test_stopping_does_not_turn_the_pending_edit_into_a_whole_vault_reconcile(hashing_root: Path, monkeypatch) -> None:
+    """With the rescan off and the open's reconcile failed, stop() flushed the pending edit as the retry: the close
+    read every file, though the next open reconciles the whole vault anyway (review of session 11)."""
+    index, calls = _owner_whose_reconciles_fail(hashing_root, monkeypatch)
+    try:
+        live = LiveIndex(index, BY_HAND)
+        live.start()
+        assert live.caught_up.wait(TIMEOUT) and len(calls) == 1
+        _edit_pending(live, "the heron roster")
+        synced = live.syncs
+        live.stop()
+        assert len(calls) == 1 and live.syncs == synced + 1  # the edit itself was synced
     finally:
         index.close()

@@ -9,12 +9,14 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
 from indexer.embed import HashingEmbedder
 from mcp_server.clients.hooks import spool
-from mcp_server.clients.hooks_server import HookHandler
+from mcp_server.clients.hooks_server import PUT_BACK_FIRST_SECONDS, HookHandler
 from mcp_server.service.app import App
 from mcp_server.service import turns
 from mcp_server.service.memory_service import MemoryService
+from tests.conftest import Clock
 from vault import Vault
 
 BOUND = 30.0  # seconds; a bound on a wait, never reached when the code under test works
@@ -171,15 +173,130 @@ def test_an_event_a_replay_cannot_apply_for_a_disk_error_is_put_back_and_applied
             return real(*args, **kwargs)
 
         service.sessions.update = update  # type: ignore[method-assign]
+        clock = handler.put_back.clock = Clock()
         with caplog.at_level(logging.WARNING, logger="memdir.hooks"):
             assert handler.replay(handler.spool) == 0
         assert sorted(p.name for p in folder.iterdir()) == spooled  # nothing hidden, nothing lost
         assert f"{spooled[0]} left in the spool for the next replay" in caplog.text and "No space left" in caplog.text
         caplog.clear()
+        clock.now += PUT_BACK_FIRST_SECONDS
         with caplog.at_level(logging.WARNING, logger="memdir.hooks"):  # the disk still full: said once, not every drain
             assert handler.replay(handler.spool, spooled_before=time.time_ns()) == 0
         assert caplog.text == "" and sorted(p.name for p in folder.iterdir()) == spooled
+        clock.now += 2 * PUT_BACK_FIRST_SECONDS
         assert handler.replay(handler.spool, spooled_before=time.time_ns()) == 2  # a drain: no start in between
         assert list(folder.iterdir()) == [] and list(exchanges(hashing_example)) == ["s-a"]
+    finally:
+        app.close()
+
+
+def working_exchanges(root: Path) -> list[tuple[str, object]]:
+    return [(m.id, m.frontmatter.get("restated")) for m in Vault(root).scan().memories
+            if m.collection == "working" and m.type == "history"]
+
+
+def _failing_once(fails: list[str], name: str, real):  # type: ignore[no-untyped-def]
+    """The session's save, except that its first call with a completed session raises ENOSPC (noted in `fails`)."""
+    def call(session, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if session.completed and name not in fails:
+            fails.append(name)
+            raise OSError(28, "No space left on device")
+        return real(session, *args, **kwargs)
+    return call
+
+
+@pytest.mark.parametrize("failing", ["the session's save", "the turn log"])
+def test_a_stop_put_back_after_its_exchange_was_written_does_not_capture_it_again(hashing_example: Path, monkeypatch,
+                                                                                  failing: str):
+    """The exchange's file is written before the turn log and the session's save: a disk error in those put the Stop
+    back, and each replay captured it again, the exchange restated once a drain (review of session 11)."""
+    spooled_turn(hashing_example, "s-a", "how do we make celery retries safe", "Make the task idempotent first.")
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        fails: list[str] = []
+        if failing == "the session's save":
+            monkeypatch.setattr(service.sessions, "save", _failing_once(fails, failing, service.sessions.save))
+        else:
+            real_record = turns.record
+
+            def record(root, kind, *args, **kwargs):  # type: ignore[no-untyped-def]
+                if kind == "exchange" and not fails:
+                    fails.append(failing)
+                    raise OSError(28, "No space left on device")
+                return real_record(root, kind, *args, **kwargs)
+
+            monkeypatch.setattr(turns, "record", record)
+        assert handler.replay(handler.spool) == 1 and fails == [failing]  # the prompt; the Stop is put back
+        written = working_exchanges(hashing_example)
+        assert len(written) == 1
+        assert handler.replay(handler.spool) == 1  # a start's replay: every file is due
+        assert working_exchanges(hashing_example) == written  # not restated
+        logged = [t["stored"] for t in turns.read(hashing_example) if t["kind"] == "exchange"]
+        assert logged == [written[0][0]]
+    finally:
+        app.close()
+
+
+def test_a_stop_whose_exchange_was_written_but_not_indexed_for_a_full_disk_is_one_memory(
+        hashing_example: Path, monkeypatch):
+    """The exchange's file fit, the keyword index's segment did not, and the session's save failed too: the replay
+    that applied the Stop again did not see the unindexed file and wrote a second exchange (review of session 11)."""
+    from indexer.curator import Curator
+    from vault.errors import DiskFullError
+    spooled_turn(hashing_example, "s-a", "how do we make celery retries safe", "Make the task idempotent first.")
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        real_indexed, fails = Curator._indexed, []
+
+        def indexed(self, memory, paths, later=False):  # type: ignore[no-untyped-def]
+            if later and not fails:
+                fails.append("index")
+                raise DiskFullError("no space left for the keyword index")
+            return real_indexed(self, memory, paths, later)
+
+        monkeypatch.setattr(Curator, "_indexed", indexed)
+        monkeypatch.setattr(service.sessions, "save", _failing_once(fails, "save", service.sessions.save))
+        handler.replay(handler.spool)
+        assert handler.replay(handler.spool) == 1 and fails == ["index", "save"]
+        assert len(working_exchanges(hashing_example)) == 1
+    finally:
+        app.close()
+
+
+def test_a_stop_put_back_for_a_full_disk_waits_longer_each_time_and_is_said_once(
+        hashing_example: Path, monkeypatch, caplog):
+    """The drain (every 2 s) tried a Stop on a full disk again each time, and each try logged "exchange not stored:
+    the disk is full", which was not so: it is put back and captured once there is room (review of session 11)."""
+    from vault import atomic
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        clock = handler.put_back.clock = Clock()
+        handler.prompt({"session_id": "s-a", "hook_event_name": "UserPromptSubmit",
+                        "prompt": "how do we make celery retries safe"})
+        spool(hashing_example, "stop", {"session_id": "s-a", "hook_event_name": "Stop", "stop_hook_active": False,
+                                        "last_assistant_message": "Make the task idempotent first."})
+        real_write, tries = atomic._write_temp, []
+
+        def full(*args, **kwargs):  # type: ignore[no-untyped-def]
+            tries.append(clock.now)
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(atomic, "_write_temp", full)  # no new file anywhere: the vault's or the session's
+        with caplog.at_level(logging.WARNING, logger="memdir.hooks"):
+            for _ in range(40):  # the drain every 2 s: 80 s
+                handler.replay(handler.spool, spooled_before=time.time_ns())
+                clock.now += 2.0
+        assert len(caplog.records) == 1 and "left in the spool for the next replay" in caplog.text
+        assert sorted(set(tries)) == [1000.0, 1004.0, 1012.0, 1028.0, 1060.0]  # waits of 4, 8, 16, 32 s
+        monkeypatch.setattr(atomic, "_write_temp", real_write)  # room again
+        clock.now += 64.0
+        assert handler.replay(handler.spool, spooled_before=time.time_ns()) == 1
+        assert list(exchanges(hashing_example)) == ["s-a"]
     finally:
         app.close()
