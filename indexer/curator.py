@@ -150,6 +150,14 @@ class Curator:
         except DiskFullError as exc:  # the file is the memory: it is kept, and the index takes it in later
             raise DiskFullError(f"{exc} ({memory.id} was saved to {memory.path}; the index takes it in once "
                                 "there is room)", saved=memory.id) from None
+        except OSError as exc:
+            if not later:
+                raise
+            # A capture's file is the memory too: an index write that failed otherwise (out of descriptors, an I/O
+            # error) is taken in by the watcher's next look, and a replay that saw it fail wrote a second exchange.
+            log.warning("%s was saved to %s; indexing it failed (%s), and the next sync takes it in",
+                        memory.id, memory.path, exc)
+            return memory
 
     def _indexed(self, memory: Memory, paths: Iterable[str], later: bool = False) -> Memory:
         """The written memory as the index holds it. When another process owns the index (a second server

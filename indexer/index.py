@@ -191,16 +191,18 @@ class Index:
     def _read_generation(self, generation: Path) -> None:
         if hasattr(self, "_vectors"):
             self._vectors.retire()  # a fold of the generation being replaced must not go on writing into it
-        self.generation = generation
-        self._filled = False  # set by fill(): this index read every file of its generation itself (see reconcile)
-        self.manifest = Manifest(generation / "manifest.sqlite", owner=self.writable)
+        manifest = Manifest(generation / "manifest.sqlite", owner=self.writable)
         try:
-            self._data_version = self.manifest.data_version()  # a reader reloads when the owner commits past it
-            self._vectors = VectorIndex.load(generation, self.embedder.dim)
-            self._keyword = KeywordIndex.open(generation / "keyword")
+            data_version = manifest.data_version()  # a reader reloads when the owner commits past it
+            vectors = VectorIndex.load(generation, self.embedder.dim)
+            keyword = KeywordIndex.open(generation / "keyword")
         except BaseException:  # damaged files (see open): hold no handle on a generation about to be moved aside
-            self.manifest.close()
+            manifest.close()
             raise
+        # Set together once all loaded: a generation's folder beside another's vectors was a fold's wrong target.
+        self.generation, self.manifest, self._data_version = generation, manifest, data_version
+        self._vectors, self._keyword = vectors, keyword
+        self._filled = False  # set by fill(): this index read every file of its generation itself (see reconcile)
         # Rows decoded when first read (lazy_rows.py): a search reads a few dozen of 100k.
         # With each row its lifecycle facts, when the manifest holds them for every row (lifecycle_facts.py).
         self.facts_read = self.manifest.facts_complete()

@@ -187,7 +187,9 @@ class LiveIndex:
             raise
         self.idle_fold.log_grew()
         if whole:
-            self.whole_retry.succeeded()
+            with self._retry_lock:  # a whole pass that came while a retry waited its turn did the retry's work
+                self.whole_retry.succeeded()
+                self._whole_due = False
         self.watcher.recheck(report.held)  # files caught mid-save: look again once the save is done
         # Deleted keyword documents skew BM25 until purged: purge on the periodic rescan, or
         # sooner when they pile up, so results converge on what a fresh rebuild would give.

@@ -72,6 +72,8 @@ class HookHandler:
         # A spool replay may have taken this prompt's event first (the drain when a vault opens, while the request
         # waited for it): the turn was started by the replay, and the hook, still waiting, gets its context.
         claimed = self._claim(event)
+        if claimed and self._behind_put_back(event):
+            return {"replayed": True}  # in the spool behind its session's earlier event, applied after it
         if claimed:
             self.replay_stale()
         prompt = str(event.get("prompt") or "")
@@ -260,6 +262,34 @@ class HookHandler:
         self._claimed[name] = claimed
         return True
 
+    def _behind_put_back(self, event: Mapping[str, Any]) -> bool:
+        """Whether this request's event must wait behind an earlier event of its session that was put back for a
+        disk error. While any event is put back, the session's earlier spooled events are applied first, now,
+        whatever their back-off; if one still cannot be, this event goes back to the spool behind it (True) and the
+        replays apply them all in order. A live turn applied ahead of its
+        session's put-back Stop had that Stop capture the new prompt with the old answer (review of session 11)."""
+        name = event.get("spool")
+        waiting = self.put_back.waiting()
+        if not waiting:
+            return False
+        # An event the hook could not spool (the disk was full) cannot wait in the spool: it is applied after them.
+        session = _session_id(event)
+        cutoff = _spooled_at(Path(name)) if isinstance(name, str) else time.time_ns()
+        # Every earlier event of the session still spooled, not only the put-back ones: a live event that waited
+        # behind one is in the spool too, and goes before this one.
+        earlier = sorted((p for p in self.spool.glob("*.json")
+                          if _spooled_at(p) < cutoff and _session_of(_read_spooled(p)) == session), key=_spooled_at)
+        if not earlier:
+            return False
+        with self._replaying:
+            for path in earlier:
+                if self._replay_one(path, _read_spooled(path)) is None:
+                    if not isinstance(name, str):
+                        return False
+                    os.replace(self._claimed.pop(name), self.spool / name)
+                    return True
+        return False
+
     def _settle(self, event: Mapping[str, Any], apply: Any) -> None:
         """Apply the event; then drop its spool file, or put it back for a replay when applying failed."""
         claimed = self._claimed.pop(str(event.get("spool")), None)
@@ -287,6 +317,8 @@ class HookHandler:
         spooled = spooled or (event["spool"] if isinstance(event.get("spool"), str) else None)
         if not claimed and not self._claim(event):
             return {"stored": None, "reason": "replayed"}
+        if not claimed and self._behind_put_back(event):
+            return {"stored": None, "reason": "replayed"}  # behind its session's earlier event, applied after it
         if event.get("stop_hook_active"):
             self._settle(event, lambda: None)
             return {"stored": None, "reason": "stop_hook_active"}

@@ -288,3 +288,44 @@ def test_stopping_does_not_turn_the_pending_edit_into_a_whole_vault_reconcile(ha
         assert len(calls) == 1 and live.syncs == synced + 1  # the edit itself was synced
     finally:
         index.close()
+
+
+def test_a_whole_pass_that_succeeds_while_a_retry_waits_leaves_no_retry_for_the_next_edit(
+        hashing_root: Path, monkeypatch) -> None:
+    """An overflow's full batch reconciled the vault while a failed retry waited out its back-off: the retry stayed
+    due, and the next edit's batch read the whole vault again for nothing (review of session 11)."""
+    _vault(hashing_root)
+    open_index(hashing_root).close()
+    index = _open_later(hashing_root)
+    real_reconcile, real_sync = Index.reconcile, Index.sync
+    reconciles: list[int] = []
+    whole_syncs: list[int] = []
+
+    def reconcile(self):  # type: ignore[no-untyped-def]
+        reconciles.append(1)
+        if len(reconciles) <= 2:  # the open's and its first retry: the disk is full
+            raise OSError(28, "No space left on device")
+        return real_reconcile(self)
+
+    def sync(self, paths=None, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if paths is None:
+            whole_syncs.append(1)
+        return real_sync(self, paths, *args, **kwargs)
+
+    monkeypatch.setattr(Index, "reconcile", reconcile)
+    try:
+        live = LiveIndex(index, BY_HAND)
+        clock = live.whole_retry.clock = Clock()
+        with live:
+            assert live.caught_up.wait(TIMEOUT) and len(reconciles) == 1
+            _edit_pending(live, "edit one")
+            assert live.watcher.flush_now() and len(reconciles) == 2  # the retry, failed: it waits
+            live.watcher._on_overflow()  # a git checkout overflowed the queue: a full batch
+            assert live.watcher.flush_now() and len(reconciles) == 3  # the whole vault reconciled
+            monkeypatch.setattr(Index, "sync", sync)
+            clock.now += 10 * WHOLE_RETRY_FIRST_SECONDS
+            _edit_pending(live, "edit two")
+            assert live.watcher.flush_now()
+            assert whole_syncs == [] and len(reconciles) == 3
+    finally:
+        index.close()

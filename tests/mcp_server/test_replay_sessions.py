@@ -300,3 +300,74 @@ def test_a_stop_put_back_for_a_full_disk_waits_longer_each_time_and_is_said_once
         assert list(exchanges(hashing_example)) == ["s-a"]
     finally:
         app.close()
+
+
+def _live(root: Path, handler: HookHandler, event: str, payload: dict) -> dict:
+    """What the hook process does: spool the event, then hand it to the server under its spool name."""
+    name = spool(root, event, payload)
+    return (handler.prompt if event == "prompt" else handler.stop)({**payload, "spool": name})
+
+
+def test_a_sessions_next_live_turn_waits_behind_its_stop_put_back_for_a_full_disk(hashing_example: Path, monkeypatch):
+    """The put-back Stop waits its back-off while the disk has room again and the user goes on: applied after the
+    next live turn, it captured the new prompt with the old answer, and the old turn was never stored (review of
+    session 11). Now the live event applies it first, or waits behind it in the spool."""
+    from vault import atomic
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        handler.put_back.clock = Clock()
+        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
+        spool(hashing_example, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                        "last_assistant_message": "ANSWER ONE: make the task idempotent."})
+        real_write = atomic._write_temp
+
+        def full(*args, **kwargs):  # type: ignore[no-untyped-def]
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(atomic, "_write_temp", full)
+        handler.replay(handler.spool, spooled_before=time.time_ns())  # put back; its wait has begun
+        assert handler.put_back.waiting()
+        still_full = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
+        assert still_full == {"replayed": True}  # the disk still full: in the spool behind the Stop, in order
+        monkeypatch.setattr(atomic, "_write_temp", real_write)  # room again, the Stop's wait not over
+        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn three: pool size"})
+        _live(hashing_example, handler, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                                 "last_assistant_message": "ANSWER THREE: twenty."})
+        handler.replay(handler.spool)
+        got = sorted(m.body for m in Vault(hashing_example).scan().memories
+                     if m.collection == "working" and m.type == "history")
+        assert len(got) == 2
+        assert "turn one" in got[0] and "ANSWER ONE" in got[0]
+        assert "turn three" in got[1] and "ANSWER THREE" in got[1]  # turn two's prompt, unanswered, came before it
+        assert MemoryService(app).sessions.load("s-a").prompt.startswith("turn three")
+        assert not list(handler.spool.glob("*.json"))
+    finally:
+        app.close()
+
+
+def test_a_stop_whose_exchange_was_written_but_not_indexed_for_another_os_error_is_one_memory(
+        hashing_example: Path, monkeypatch):
+    """Out of descriptors (or an I/O error) after the exchange's file was written: the Stop was put back with no
+    record of its capture, and the next replay wrote a second exchange (review of session 11)."""
+    import errno
+    from indexer.curator import Curator
+    spooled_turn(hashing_example, "s-a", "how do we make celery retries safe", "Make the task idempotent first.")
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        real_indexed, fails = Curator._indexed, []
+
+        def indexed(self, memory, paths, later=False):  # type: ignore[no-untyped-def]
+            if later and not fails:
+                fails.append("index")
+                raise OSError(errno.EMFILE, "Too many open files")
+            return real_indexed(self, memory, paths, later)
+
+        monkeypatch.setattr(Curator, "_indexed", indexed)
+        handler.replay(handler.spool)
+        handler.replay(handler.spool)
+        assert fails == ["index"] and len(working_exchanges(hashing_example)) == 1
+        assert not list(handler.spool.glob("*.json"))
+    finally:
+        app.close()
