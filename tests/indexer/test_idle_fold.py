@@ -36,6 +36,14 @@ def _reopened_and_rebuilt(root: Path) -> tuple[dict, dict]:
     return _state_of(open_index(root)), _state_of(fresh_rebuild(root))
 
 
+def _owner_with_a_log(root: Path) -> Index:
+    """An owner whose edits' vectors are in the log, past its share, not yet folded."""
+    _notes(root)
+    index = open_index(root)
+    _edited(index)
+    return index
+
+
 class _HeldFsync:
     """The fold's snapshot write held at its fsync, in the thread named `thread`, until released."""
 
@@ -92,9 +100,7 @@ def test_an_idle_owner_folds_the_log_once_it_passed_its_share_with_no_request(ha
 
 
 def test_a_search_during_a_fold_answers_and_the_fold_completes(hashing_root: Path, monkeypatch):
-    _notes(hashing_root)
-    index = open_index(hashing_root)
-    _edited(index)
+    index = _owner_with_a_log(hashing_root)
     expected = state(index)
     held, fold, folded = _fold_held_at_its_fsync(index, monkeypatch)
     try:
@@ -111,9 +117,7 @@ def test_a_search_during_a_fold_answers_and_the_fold_completes(hashing_root: Pat
 
 
 def test_a_sync_during_a_fold_is_not_held_up_and_the_fold_gives_up(hashing_root: Path, monkeypatch):
-    _notes(hashing_root)
-    index = open_index(hashing_root)
-    _edited(index)
+    index = _owner_with_a_log(hashing_root)
     held, fold, folded = _fold_held_at_its_fsync(index, monkeypatch)
 
     def edit() -> None:
@@ -154,9 +158,7 @@ def test_a_second_fold_while_one_is_under_way_is_refused_and_the_first_puts_whol
         hashing_root: Path, monkeypatch):
     """Two folds wrote the same temp files: the second's truncation left zeroed rows in the snapshot the first put
     in place, and the first removed the log (review of session 11: the open's fold and the idle fold met)."""
-    _notes(hashing_root)
-    index = open_index(hashing_root)
-    _edited(index)
+    index = _owner_with_a_log(hashing_root)
     expected = state(index)
     held, fold, folded = _fold_held_at_its_fsync(index, monkeypatch)
     try:
@@ -171,9 +173,7 @@ def test_a_second_fold_while_one_is_under_way_is_refused_and_the_first_puts_whol
 
 
 def test_a_fold_of_a_generation_being_replaced_gives_up(hashing_root: Path, monkeypatch):
-    _notes(hashing_root)
-    index = open_index(hashing_root)
-    _edited(index)
+    index = _owner_with_a_log(hashing_root)
     log_bytes = _log(index).read_bytes()
     held, fold, folded = _fold_held_at_its_fsync(index, monkeypatch)
     try:
