@@ -33,8 +33,3 @@ class Backoff:
     def succeeded(self, key: Hashable = None) -> None:
         with self._lock:
             self._waits.pop(key, None)
-
-    def waiting(self) -> set[Hashable]:
-        """The keys failing now, due or not."""
-        with self._lock:
-            return set(self._waits)

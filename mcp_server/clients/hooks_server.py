@@ -48,6 +48,9 @@ REPLAY_SESSIONS = 8  # sessions replayed side by side (replay)
 # state folder left unwritable) is not retried, a vault write each time, every 2 s.
 PUT_BACK_FIRST_SECONDS = 4.0
 PUT_BACK_CAP_SECONDS = 300.0
+# How long a hook's event waits for a replay under way before it goes back to the spool behind its session's earlier
+# event (the hook leaves after 0.9 s; the replay applies both, in order).
+EARLIER_WAIT_SECONDS = 0.3
 
 
 class HookHandler:
@@ -72,7 +75,7 @@ class HookHandler:
         # A spool replay may have taken this prompt's event first (the drain when a vault opens, while the request
         # waited for it): the turn was started by the replay, and the hook, still waiting, gets its context.
         claimed = self._claim(event)
-        if claimed and self._behind_put_back(event):
+        if claimed and self._behind_earlier(event):
             return {"replayed": True}  # in the spool behind its session's earlier event, applied after it
         if claimed:
             self.replay_stale()
@@ -176,7 +179,7 @@ class HookHandler:
     def _replay(self, spool: Path, older_than: float, spooled_before: int | None) -> int:
         if not older_than and spooled_before is None:  # a file taken by a server that died applying it is due again
             for orphan in spool.glob(".*.json.*.taken"):
-                os.replace(orphan, spool / (orphan.name[1:].split(".json.", 1)[0] + ".json"))
+                os.replace(orphan, spool / _taken_name(orphan))
         cutoff = spooled_before if spooled_before is not None else time.time_ns() - int(older_than * 1e9)
         every = not older_than and spooled_before is None
         paths = sorted((p for p in spool.glob("*.json") if _spooled_at(p) <= cutoff), key=_spooled_at)
@@ -262,33 +265,48 @@ class HookHandler:
         self._claimed[name] = claimed
         return True
 
-    def _behind_put_back(self, event: Mapping[str, Any]) -> bool:
-        """Whether this request's event must wait behind an earlier event of its session that was put back for a
-        disk error. While any event is put back, the session's earlier spooled events are applied first, now,
-        whatever their back-off; if one still cannot be, this event goes back to the spool behind it (True) and the
-        replays apply them all in order. A live turn applied ahead of its
-        session's put-back Stop had that Stop capture the new prompt with the old answer (review of session 11)."""
+    def _behind_earlier(self, event: Mapping[str, Any]) -> bool:
+        """Whether this request's event must wait behind an earlier event of its session still in the spool: one
+        put back for a disk error (its back-off can be minutes), one whose hook was killed before it asked (not
+        drained for 2 s), or one a replay is applying right now. A live turn applied ahead of such a Stop had the
+        Stop capture the new prompt with the old answer (reviews of session 11). The earlier events are applied
+        first, now, whatever their back-off; when one cannot be, or a replay holds the spool longer than
+        EARLIER_WAIT_SECONDS, this event goes back to the spool behind them (True) and the replays keep the order.
+        An event the hook could not spool (a full disk) cannot wait there: it is applied now (False)."""
         name = event.get("spool")
-        waiting = self.put_back.waiting()
-        if not waiting:
+        if not isinstance(name, str):
             return False
-        # An event the hook could not spool (the disk was full) cannot wait in the spool: it is applied after them.
-        session = _session_id(event)
-        cutoff = _spooled_at(Path(name)) if isinstance(name, str) else time.time_ns()
-        # Every earlier event of the session still spooled, not only the put-back ones: a live event that waited
-        # behind one is in the spool too, and goes before this one.
-        earlier = sorted((p for p in self.spool.glob("*.json")
-                          if _spooled_at(p) < cutoff and _session_of(_read_spooled(p)) == session), key=_spooled_at)
-        if not earlier:
+        session, cutoff = _session_id(event), _spooled_at(Path(name))
+
+        def earlier() -> list[Path]:
+            return sorted((p for p in self.spool.glob("*.json")
+                           if _spooled_at(p) < cutoff and _session_of(_read_spooled(p)) == session), key=_spooled_at)
+
+        ours = {claimed.name for claimed in self._claimed.values()}  # the requests in flight here, this one's too
+        held = any(_spooled_at(Path(_taken_name(p))) < cutoff and _session_of(_read_spooled(p)) == session
+                   for p in self.spool.glob(".*.json.*.taken") if p.name not in ours)
+        if not held and not earlier():
             return False
-        with self._replaying:
-            for path in earlier:
-                if self._replay_one(path, _read_spooled(path)) is None:
-                    if not isinstance(name, str):
-                        return False
-                    os.replace(self._claimed.pop(name), self.spool / name)
-                    return True
+        try:
+            if not self._replaying.acquire(timeout=EARLIER_WAIT_SECONDS):
+                return self._unclaim(name)
+            try:
+                for path in earlier():
+                    if self._replay_one(path, _read_spooled(path)) is None:
+                        return self._unclaim(name)
+            finally:
+                self._replaying.release()
+        except BaseException:
+            self._unclaim(name)
+            raise
         return False
+
+    def _unclaim(self, name: str) -> bool:
+        """Put a request's event back in the spool, for the replays to apply in its order; True."""
+        claimed = self._claimed.pop(name, None)
+        if claimed is not None:
+            os.replace(claimed, self.spool / name)
+        return True
 
     def _settle(self, event: Mapping[str, Any], apply: Any) -> None:
         """Apply the event; then drop its spool file, or put it back for a replay when applying failed."""
@@ -317,7 +335,7 @@ class HookHandler:
         spooled = spooled or (event["spool"] if isinstance(event.get("spool"), str) else None)
         if not claimed and not self._claim(event):
             return {"stored": None, "reason": "replayed"}
-        if not claimed and self._behind_put_back(event):
+        if not claimed and self._behind_earlier(event):
             return {"stored": None, "reason": "replayed"}  # behind its session's earlier event, applied after it
         if event.get("stop_hook_active"):
             self._settle(event, lambda: None)
@@ -411,6 +429,11 @@ def _session_of(text: str | None) -> str:
     except (ValueError, AttributeError):
         return ""
     return session if isinstance(session, str) else ""
+
+
+def _taken_name(taken: Path) -> str:
+    """The spool name of a file taken by a claim (`.NAME.json.PID.NS.taken`, see _take)."""
+    return taken.name[1:].split(".json.", 1)[0] + ".json"
 
 
 def _spooled_at(path: Path) -> int:

@@ -327,7 +327,7 @@ def test_a_sessions_next_live_turn_waits_behind_its_stop_put_back_for_a_full_dis
 
         monkeypatch.setattr(atomic, "_write_temp", full)
         handler.replay(handler.spool, spooled_before=time.time_ns())  # put back; its wait has begun
-        assert handler.put_back.waiting()
+        assert list(handler.spool.glob("*stop.json"))  # put back: its wait has begun
         still_full = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
         assert still_full == {"replayed": True}  # the disk still full: in the spool behind the Stop, in order
         monkeypatch.setattr(atomic, "_write_temp", real_write)  # room again, the Stop's wait not over
@@ -369,5 +369,48 @@ def test_a_stop_whose_exchange_was_written_but_not_indexed_for_another_os_error_
         handler.replay(handler.spool)
         assert fails == ["index"] and len(working_exchanges(hashing_example)) == 1
         assert not list(handler.spool.glob("*.json"))
+    finally:
+        app.close()
+
+
+def test_a_live_prompt_applies_its_sessions_orphaned_stop_first(hashing_example: Path):
+    """The hook of a Stop was killed before it asked (`claude -p` exits), and the next prompt came within the
+    drain's 2 s: the prompt went ahead, and the Stop then captured the new prompt with the old answer (review of
+    session 11)."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
+        spool(hashing_example, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                        "last_assistant_message": "ANSWER ONE: make the task idempotent."})
+        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
+        got = [m.body for m in Vault(hashing_example).scan().memories
+               if m.collection == "working" and m.type == "history"]
+        assert len(got) == 1 and "turn one" in got[0] and "ANSWER ONE" in got[0]
+        assert not list(handler.spool.glob("*.json"))
+    finally:
+        app.close()
+
+
+def test_a_live_prompt_behind_a_replay_under_way_waits_in_the_spool_and_keeps_its_order(hashing_example: Path):
+    """A replay holds the spool (a vault opening drains every session's events): the prompt does not wait for all of
+    it, past the hook's patience; it goes back to the spool behind its session's Stop, and the replay applies both."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
+        spool(hashing_example, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                        "last_assistant_message": "ANSWER ONE: make the task idempotent."})
+        assert handler._replaying.acquire(timeout=5)  # a replay under way
+        try:
+            answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
+        finally:
+            handler._replaying.release()
+        assert answer == {"replayed": True} and len(list(handler.spool.glob("*.json"))) == 2
+        assert handler.replay(handler.spool) == 2
+        got = [m.body for m in Vault(hashing_example).scan().memories
+               if m.collection == "working" and m.type == "history"]
+        assert len(got) == 1 and "turn one" in got[0] and "ANSWER ONE" in got[0]
+        assert MemoryService(app).sessions.load("s-a").prompt.startswith("turn two")
     finally:
         app.close()
