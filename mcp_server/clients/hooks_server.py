@@ -282,7 +282,8 @@ class HookHandler:
             return sorted((p for p in self.spool.glob("*.json")
                            if _spooled_at(p) < cutoff and _session_of(_read_spooled(p)) == session), key=_spooled_at)
 
-        ours = {claimed.name for claimed in self._claimed.values()}  # the requests in flight here, this one's too
+        # the requests in flight here, this one's too (a copy: other requests add and pop theirs meanwhile)
+        ours = {claimed.name for claimed in tuple(self._claimed.values())}
         held = any(_spooled_at(Path(_taken_name(p))) < cutoff and _session_of(_read_spooled(p)) == session
                    for p in self.spool.glob(".*.json.*.taken") if p.name not in ours)
         if not held and not earlier():
