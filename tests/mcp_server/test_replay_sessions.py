@@ -317,9 +317,7 @@ def test_a_sessions_next_live_turn_waits_behind_its_stop_put_back_for_a_full_dis
     try:
         handler = HookHandler(MemoryService(app))
         handler.put_back.clock = Clock()
-        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
-        spool(hashing_example, "stop", {"session_id": "s-a", "stop_hook_active": False,
-                                        "last_assistant_message": "ANSWER ONE: make the task idempotent."})
+        _turn_one_with_its_stop_left_in_the_spool(hashing_example, handler)
         real_write = atomic._write_temp
 
         def full(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -373,6 +371,18 @@ def test_a_stop_whose_exchange_was_written_but_not_indexed_for_another_os_error_
         app.close()
 
 
+def _turn_one_with_its_stop_left_in_the_spool(root: Path, handler: HookHandler) -> None:
+    """Turn one's prompt applied live; its Stop spooled by a hook that never asked (killed, or not yet)."""
+    _live(root, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
+    spool(root, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                         "last_assistant_message": "ANSWER ONE: make the task idempotent."})
+
+
+def _only_turn_one_captured(root: Path) -> bool:
+    got = [m.body for m in Vault(root).scan().memories if m.collection == "working" and m.type == "history"]
+    return len(got) == 1 and "turn one" in got[0] and "ANSWER ONE" in got[0]
+
+
 def test_a_live_prompt_applies_its_sessions_orphaned_stop_first(hashing_example: Path):
     """The hook of a Stop was killed before it asked (`claude -p` exits), and the next prompt came within the
     drain's 2 s: the prompt went ahead, and the Stop then captured the new prompt with the old answer (review of
@@ -380,13 +390,9 @@ def test_a_live_prompt_applies_its_sessions_orphaned_stop_first(hashing_example:
     app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
     try:
         handler = HookHandler(MemoryService(app))
-        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
-        spool(hashing_example, "stop", {"session_id": "s-a", "stop_hook_active": False,
-                                        "last_assistant_message": "ANSWER ONE: make the task idempotent."})
+        _turn_one_with_its_stop_left_in_the_spool(hashing_example, handler)
         _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
-        got = [m.body for m in Vault(hashing_example).scan().memories
-               if m.collection == "working" and m.type == "history"]
-        assert len(got) == 1 and "turn one" in got[0] and "ANSWER ONE" in got[0]
+        assert _only_turn_one_captured(hashing_example)
         assert not list(handler.spool.glob("*.json"))
     finally:
         app.close()
@@ -398,9 +404,7 @@ def test_a_live_prompt_behind_a_replay_under_way_waits_in_the_spool_and_keeps_it
     app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
     try:
         handler = HookHandler(MemoryService(app))
-        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
-        spool(hashing_example, "stop", {"session_id": "s-a", "stop_hook_active": False,
-                                        "last_assistant_message": "ANSWER ONE: make the task idempotent."})
+        _turn_one_with_its_stop_left_in_the_spool(hashing_example, handler)
         assert handler._replaying.acquire(timeout=5)  # a replay under way
         try:
             answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
@@ -408,9 +412,7 @@ def test_a_live_prompt_behind_a_replay_under_way_waits_in_the_spool_and_keeps_it
             handler._replaying.release()
         assert answer == {"replayed": True} and len(list(handler.spool.glob("*.json"))) == 2
         assert handler.replay(handler.spool) == 2
-        got = [m.body for m in Vault(hashing_example).scan().memories
-               if m.collection == "working" and m.type == "history"]
-        assert len(got) == 1 and "turn one" in got[0] and "ANSWER ONE" in got[0]
+        assert _only_turn_one_captured(hashing_example)
         assert MemoryService(app).sessions.load("s-a").prompt.startswith("turn two")
     finally:
         app.close()
