@@ -147,17 +147,18 @@ class Curator:
         memory = self.vault.create_new(fields["collection"], fields, content.strip() + "\n", allow_secrets=allow_secrets)
         try:
             return self._indexed(memory, [memory.path], later)
-        except DiskFullError as exc:  # the file is the memory: it is kept, and the index takes it in later
-            raise DiskFullError(f"{exc} ({memory.id} was saved to {memory.path}; the index takes it in once "
-                                "there is room)", saved=memory.id) from None
-        except OSError as exc:
-            if not later:
-                raise
-            # A capture's file is the memory too: an index write that failed otherwise (out of descriptors, an I/O
-            # error) is taken in by the watcher's next look, and a replay that saw it fail wrote a second exchange.
-            log.warning("%s was saved to %s; indexing it failed (%s), and the next sync takes it in",
-                        memory.id, memory.path, exc)
-            return memory
+        except (DiskFullError, OSError) as exc:
+            if later:
+                # A capture's file is the memory: an index write that failed after it (a full disk, out of
+                # descriptors, an I/O error) is taken in by the next sync, and a replay that saw it fail wrote a
+                # second exchange (review of session 11).
+                log.warning("%s was saved to %s; indexing it failed (%s), and the next sync takes it in",
+                            memory.id, memory.path, exc)
+                return memory
+            if isinstance(exc, DiskFullError):  # the file is the memory: it is kept, and the index takes it in later
+                raise DiskFullError(f"{exc} ({memory.id} was saved to {memory.path}; the index takes it in once "
+                                    "there is room)") from None
+            raise
 
     def _indexed(self, memory: Memory, paths: Iterable[str], later: bool = False) -> Memory:
         """The written memory as the index holds it. When another process owns the index (a second server

@@ -71,9 +71,4 @@ class ConfigError(VaultError):
 
 
 class DiskFullError(VaultError):
-    """The disk (or the user's quota) is full: the named file could not be written; nothing was half written.
-    `saved`: the id of a memory whose own file was written before the disk filled (its index entry was not)."""
-
-    def __init__(self, message: str, saved: str | None = None) -> None:
-        super().__init__(message)
-        self.saved = saved
+    """The disk (or the user's quota) is full: the named file could not be written; nothing was half written."""

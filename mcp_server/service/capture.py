@@ -62,11 +62,8 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
         # queue before the prompts of every other session (the index embeds it in its next batch instead).
         added = curator.add(text, title=title, type="history", collection="working", extra=extra, compare=False,
                             now=None if exchange.at is None else datetime.fromtimestamp(int(exchange.at), timezone.utc))
-    except DiskFullError as exc:
-        if exc.saved is None:
-            raise
-        log.warning("session %s: exchange stored, not yet indexed: %s", exchange.session_id, exc)
-        return exc.saved  # its file is written: the index takes it in once there is room
+    except DiskFullError:
+        raise  # nothing written: the Stop's spooled event is put back (a file written but not indexed is returned)
     except VaultError as exc:
         log.warning("session %s: exchange not stored: %s", exchange.session_id, exc)
         return None
