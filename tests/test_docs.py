@@ -3,6 +3,7 @@ generated reference pages are what the code says today (as sqlite-utils checks i
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -15,6 +16,7 @@ DOCS = REPO / "docs"
 GUIDES = sorted(path for path in DOCS.glob("*.md"))
 LINK = re.compile(r"\[(?:\\.|[^\]\\])*\]\(([^)#\s]*)(#[^)\s]*)?\)")
 REFERENCE = re.compile(r"^\[[^\]]+\]: (\S+?)(#\S*)?$", re.M)
+PROMPT = re.compile(r"^\S*\$ ")  # a command in a console block: "$ memdir ...", "/tmp/x$ memdir ..."
 BENCH = [REPO / "bench" / "README.md", *sorted((REPO / "bench" / "results").glob("*.md"))]
 
 
@@ -43,6 +45,68 @@ def test_every_command_has_a_guide_section_with_what_it_does():
                                if line.startswith("#"))
     missing = [path for path in reference.documented_names()["cli.md"] if f"`{path}" not in guide_headings
                and f"{path} " not in guide_headings]
+    assert missing == []
+
+
+def test_the_hook_command_has_a_guide_section_headed_by_its_usage_and_each_client_event_is_named():
+    """`memdir hook` is answered before click, so the generic check sees only its name: a new event or client
+    would get no guide section. Its section is headed by the usage line it prints."""
+    from mcp_server.clients import hooks
+
+    usage = hooks.USAGE.removeprefix("usage: ").split("  ")[0]
+    headings = [line for path in GUIDES for line in path.read_text(encoding="utf-8").splitlines()
+                if line.startswith("#") and "memdir hook " in line]
+    assert any(f"`{usage}`" in heading for heading in headings), f"no guide section headed `{usage}`"
+    guides = "\n".join(path.read_text(encoding="utf-8") for path in GUIDES)
+    assert [event for event in hooks.EVENTS.values() if event not in guides] == []
+
+
+def test_every_setting_a_guide_names_exists():
+    """A guide that names `[section] key` must name a setting memdir.toml still has (a renamed or retired key
+    left in a page describes behaviour that is gone)."""
+    from mcp_server.config import SECTIONS
+
+    keys = {section: {item.name for item in dataclasses.fields(cls)} for section, cls in SECTIONS.items()}
+    named = {(path.name, section, key) for path in [REPO / "README.md", *GUIDES]
+             for section, key in re.findall(r"`\[([a-z_]+)\] ([a-z_]+)", path.read_text(encoding="utf-8"))}
+    unknown = [(page, section, key) for page, section, key in sorted(named) if key not in keys.get(section, ())]
+    assert unknown == []
+
+
+def test_each_command_output_in_the_guides_numbers_its_results_once():
+    """A re-run pasted over part of an older one leaves results numbered twice under one command (1..5, then
+    4, 5 again); each command's numbered results in a guide's code block count 1, 2, 3, ..."""
+    broken = []
+    for path in [REPO / "README.md", *GUIDES]:
+        fenced, numbers = False, []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            ends_output = (fenced and line.strip() == "```") or (fenced and PROMPT.match(line))
+            if ends_output:
+                if numbers != list(range(1, len(numbers) + 1)):
+                    broken.append(f"{path.name}:{number}: {numbers}")
+                numbers = []
+            if line.startswith("```") and (line.strip() == "```" or not fenced):  # "```sql" inside is a memory's text
+                fenced = not fenced
+            elif fenced and (result := re.match(r"(\d+)\. \[", line)):
+                numbers.append(int(result.group(1)))
+    assert broken == []
+
+
+def test_every_source_file_and_test_a_guide_names_exists():
+    """A module moved or a test renamed leaves a page pointing at nothing (trust.md named mcp_server/leaks.py after
+    it moved under service/)."""
+    missing = []
+    for path in [REPO / "README.md", *GUIDES]:
+        text = path.read_text(encoding="utf-8")
+        for name, test in re.findall(r"\b((?:vault|indexer|mcp_server|tests|bench)/[\w/.\-]*\w)(?:::(\w+…?))?", text):
+            target = REPO / name
+            if not target.exists():
+                missing.append(f"{path.name}: {name}")
+                continue
+            whole = "" if test.endswith("…") else r"\("  # a name cut short with … is checked up to the cut
+            defined = not test or re.search(rf"\bdef {test.rstrip('…')}{whole}", target.read_text(encoding="utf-8"))
+            if not defined:
+                missing.append(f"{path.name}: {name}{'::' + test if test else ''}")
     assert missing == []
 
 
