@@ -65,7 +65,8 @@ class HookHandler:
         # Spool files a replay could not apply for a disk error: the drains wait before trying each again.
         self.put_back = Backoff(PUT_BACK_FIRST_SECONDS, PUT_BACK_CAP_SECONDS)
         # Spool name -> what its Stop's capture stored, while the event is not settled: a Stop put back after its
-        # exchange was written (the session's save failed) is applied again, and is not captured again.
+        # exchange was written (the session's save failed) is applied again, and is not captured again. (After a
+        # restart the exchange's own frontmatter tells it: capture._this_stops.)
         self._captured: dict[str, _Captured] = {}
 
     # -- UserPromptSubmit --------------------------------------------------------------

@@ -239,6 +239,56 @@ def test_a_stop_put_back_after_its_exchange_was_written_does_not_capture_it_agai
         app.close()
 
 
+@pytest.mark.parametrize("failing", ["the session's save", "the turn log"])
+def test_a_stop_put_back_after_its_exchange_was_written_is_not_restated_by_the_next_servers_replay(
+        hashing_example: Path, monkeypatch, failing: str):
+    """The record that a put-back Stop was captured lived in the server's memory: after a restart, the replay added 1
+    to the exchange's `restated` count (closing note of session 11). The exchange's frontmatter tells it instead."""
+    spooled_turn(hashing_example, "s-a", "how do we make celery retries safe", "Make the task idempotent first.")
+    fails: list[str] = []
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        if failing == "the session's save":
+            monkeypatch.setattr(service.sessions, "save", _failing_once(fails, failing, service.sessions.save))
+        else:
+            real_record = turns.record
+
+            def record(root, kind, *args, **kwargs):  # type: ignore[no-untyped-def]
+                if kind == "exchange" and not fails:
+                    fails.append(failing)
+                    raise OSError(28, "No space left on device")
+                return real_record(root, kind, *args, **kwargs)
+
+            monkeypatch.setattr(turns, "record", record)
+        assert HookHandler(service).replay(app.root / ".memdir" / "spool") == 1 and fails == [failing]
+    finally:
+        app.close()
+    monkeypatch.undo()
+    written = working_exchanges(hashing_example)
+    assert len(written) == 1
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)  # the next server
+    try:
+        service = MemoryService(app)
+        assert HookHandler(service).replay(app.root / ".memdir" / "spool") == 1
+        assert working_exchanges(hashing_example) == written  # not restated, and not written twice
+        assert service.sessions.load("s-a").last_exchange == written[0][0]
+    finally:
+        app.close()
+
+
+def test_a_session_that_repeats_an_exchange_it_already_had_restates_it(hashing_example: Path):
+    """The guard of the rule above: the same prompt and answer twice in one session is a restatement, counted."""
+    for _ in range(2):
+        spooled_turn(hashing_example, "s-a", "are the celery retries safe now", "Yes: the task is idempotent.")
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        assert HookHandler(MemoryService(app)).replay(app.root / ".memdir" / "spool") == 4
+        assert [restated for _, restated in working_exchanges(hashing_example)] == [1]
+    finally:
+        app.close()
+
+
 def test_a_stop_whose_exchange_was_written_but_not_indexed_for_a_full_disk_is_one_memory(
         hashing_example: Path, monkeypatch):
     """The exchange's file fit, the keyword index's segment did not, and the session's save failed too: the replay
