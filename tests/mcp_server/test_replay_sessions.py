@@ -205,6 +205,25 @@ def _failing_once(fails: list[str], name: str, real):  # type: ignore[no-untyped
     return call
 
 
+def _settling_fails_once(service: MemoryService, failing: str, monkeypatch) -> list[str]:
+    """After the exchange is written, the first try of `failing` (the session's save, or the turn log) raises ENOSPC
+    (noted in the list returned)."""
+    fails: list[str] = []
+    if failing == "the session's save":
+        monkeypatch.setattr(service.sessions, "save", _failing_once(fails, failing, service.sessions.save))
+        return fails
+    real_record = turns.record
+
+    def record(root, kind, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if kind == "exchange" and not fails:
+            fails.append(failing)
+            raise OSError(28, "No space left on device")
+        return real_record(root, kind, *args, **kwargs)
+
+    monkeypatch.setattr(turns, "record", record)
+    return fails
+
+
 @pytest.mark.parametrize("failing", ["the session's save", "the turn log"])
 def test_a_stop_put_back_after_its_exchange_was_written_does_not_capture_it_again(hashing_example: Path, monkeypatch,
                                                                                   failing: str):
@@ -215,19 +234,7 @@ def test_a_stop_put_back_after_its_exchange_was_written_does_not_capture_it_agai
     try:
         service = MemoryService(app)
         handler = HookHandler(service)
-        fails: list[str] = []
-        if failing == "the session's save":
-            monkeypatch.setattr(service.sessions, "save", _failing_once(fails, failing, service.sessions.save))
-        else:
-            real_record = turns.record
-
-            def record(root, kind, *args, **kwargs):  # type: ignore[no-untyped-def]
-                if kind == "exchange" and not fails:
-                    fails.append(failing)
-                    raise OSError(28, "No space left on device")
-                return real_record(root, kind, *args, **kwargs)
-
-            monkeypatch.setattr(turns, "record", record)
+        fails = _settling_fails_once(service, failing, monkeypatch)
         assert handler.replay(handler.spool) == 1 and fails == [failing]  # the prompt; the Stop is put back
         written = working_exchanges(hashing_example)
         assert len(written) == 1
@@ -245,22 +252,10 @@ def test_a_stop_put_back_after_its_exchange_was_written_is_not_restated_by_the_n
     """The record that a put-back Stop was captured lived in the server's memory: after a restart, the replay added 1
     to the exchange's `restated` count (closing note of session 11). The exchange's frontmatter tells it instead."""
     spooled_turn(hashing_example, "s-a", "how do we make celery retries safe", "Make the task idempotent first.")
-    fails: list[str] = []
     app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
     try:
         service = MemoryService(app)
-        if failing == "the session's save":
-            monkeypatch.setattr(service.sessions, "save", _failing_once(fails, failing, service.sessions.save))
-        else:
-            real_record = turns.record
-
-            def record(root, kind, *args, **kwargs):  # type: ignore[no-untyped-def]
-                if kind == "exchange" and not fails:
-                    fails.append(failing)
-                    raise OSError(28, "No space left on device")
-                return real_record(root, kind, *args, **kwargs)
-
-            monkeypatch.setattr(turns, "record", record)
+        fails = _settling_fails_once(service, failing, monkeypatch)
         assert HookHandler(service).replay(app.root / ".memdir" / "spool") == 1 and fails == [failing]
     finally:
         app.close()
