@@ -30,6 +30,12 @@ class Backoff:
             waiting = self._waits.get(key)
             return waiting is None or self.clock() >= waiting[1]
 
+    def next_try(self, key: Hashable = None) -> float | None:
+        """When the key is next due, on this back-off's clock; None when it is not failing (due now)."""
+        with self._lock:
+            waiting = self._waits.get(key)
+            return None if waiting is None else waiting[1]
+
     def succeeded(self, key: Hashable = None) -> None:
         with self._lock:
             self._waits.pop(key, None)

@@ -48,6 +48,9 @@ class LiveIndex:
         self._rescans = bool(settings.rescan_seconds)
         self._retry_lock = threading.Lock()  # batches are applied side by side: a retry is taken by one of them
         self._whole_due = False
+        # Whole passes failed so far: a whole pass that succeeds clears the retry only if none failed after it began.
+        # One that began before another failed read the vault before that one's edits, and can end after it.
+        self._whole_failures = 0
         self._reconcile_failed = False  # the open's reconcile ended in an error: the next whole pass is a reconcile
         self.whole_retry = Backoff(WHOLE_RETRY_FIRST_SECONDS, WHOLE_RETRY_CAP_SECONDS)
         self.backfill = Backfill(index) if index.defer_embedding else None
@@ -93,6 +96,7 @@ class LiveIndex:
                 with self._retry_lock:
                     self._reconcile_failed = True
                     self._whole_due = not self._rescans  # the next batch retries it at once; a failed retry waits
+                    self._whole_failures += 1
                 return
             self.watcher.recheck(report.held)
             self._settle_vectors(self._stopping.is_set)  # a log a killed owner left: the next open need not replay it
@@ -156,19 +160,21 @@ class LiveIndex:
         with self._retry_lock:
             self.whole_retry.failed()
             self._whole_due = not self._rescans
+            self._whole_failures += 1
 
-    def _take_whole_retry(self) -> tuple[bool, bool]:
-        """(whether this batch retries a failed whole pass, whether as the open's reconcile), read and reset in one
-        step. Not while stopping: the next owner's open reconciles the whole vault anyway."""
+    def _take_whole_retry(self) -> tuple[bool, bool, int]:
+        """(whether this batch retries a failed whole pass, whether as the open's reconcile, the whole passes failed
+        before it began), read and reset in one step. Not while stopping: the next owner's open reconciles the whole
+        vault anyway."""
         with self._retry_lock:
             if self._stopping.is_set():
-                return False, False
+                return False, False, self._whole_failures
             whole = self._whole_due and self.whole_retry.due()
             self._whole_due = self._whole_due and not whole
-            return whole, self._reconcile_failed
+            return whole, self._reconcile_failed, self._whole_failures
 
     def _sync(self, batch: Batch, keyword_commit_began: Callable[[], None]) -> None:
-        retry, reconcile_failed = self._take_whole_retry()
+        retry, reconcile_failed, failed_before = self._take_whole_retry()
         whole = batch.full or retry
         try:
             if whole and reconcile_failed:
@@ -187,9 +193,10 @@ class LiveIndex:
             raise
         self.idle_fold.log_grew()
         if whole:
-            with self._retry_lock:  # a whole pass that came while a retry waited its turn did the retry's work
-                self.whole_retry.succeeded()
-                self._whole_due = False
+            with self._retry_lock:  # a whole pass that came while a retry waited its turn did the retry's work...
+                if self._whole_failures == failed_before:  # ...unless one failed after it began
+                    self.whole_retry.succeeded()
+                    self._whole_due = False
         self.watcher.recheck(report.held)  # files caught mid-save: look again once the save is done
         # Deleted keyword documents skew BM25 until purged: purge on the periodic rescan, or
         # sooner when they pile up, so results converge on what a fresh rebuild would give.

@@ -43,6 +43,7 @@ from watchdog.observers.polling import PollingObserver
 
 from vault.paths import is_memory_path
 
+from .backoff import Backoff
 from .folder_watches import FolderWatches
 
 logger = logging.getLogger("memdir.watcher")
@@ -70,6 +71,10 @@ WATCHED_EVENTS: list[type[FileSystemEvent]] = [
 # all of them lost events. (Seen only while that logger lets warnings through, as memdir's logging does.)
 OVERFLOW_LOGGER = "watchdog.observers.inotify_c"
 OVERFLOW_MESSAGE = "Inotify queue overflowed"
+# A refused folder watch (the kernel's max_user_watches reached) is tried again after this wait, doubling to the cap:
+# read when a watcher is made, so that a test can shorten it.
+WATCH_RETRY_FIRST_SECONDS = 5.0
+WATCH_RETRY_CAP_SECONDS = 300.0
 
 
 class _OverflowListener(logging.Handler):
@@ -158,6 +163,10 @@ class VaultWatcher:
         self._last_event = 0.0
         self._next_rescan: float | None = None
         self._stopping = False
+        # A folder watch the kernel refused (ENOSPC) is tried again on a back-off of its own: with the rescan off,
+        # nothing else retried it until an overflow or another top-level folder event, its folder unseen meanwhile.
+        self._watch_retry = Backoff(WATCH_RETRY_FIRST_SECONDS, WATCH_RETRY_CAP_SECONDS)
+        self._watches_refused = False
 
         self._deliver_lock = threading.Lock()  # one on_batch at a time, in the order batches were taken
         self._delivered = threading.Condition()
@@ -261,6 +270,7 @@ class VaultWatcher:
         """At start: watch a top-level folder made while the observer started (its subtree is reconciled)."""
         assert self._folder_watches is not None
         added, failed = self._folder_watches.resync()
+        self._note_refused(failed)
         self._add(set(), folders=added, full=bool(failed))
 
     # -- events ------------------------------------------------------------------------------
@@ -279,7 +289,7 @@ class VaultWatcher:
 
     def _follow_folder(self, event: FileSystemEvent) -> None:
         """Watch a top-level folder that arrived, unwatch one that left. If its watch could not be added, the whole
-        vault is reconciled now, and each periodic rescan tries the watch again."""
+        vault is reconciled now, and the watch is tried again after a doubling wait (and by each full batch)."""
         assert self._folder_watches is not None
         try:
             failed = self._folder_watches.follow(event)
@@ -342,13 +352,17 @@ class VaultWatcher:
             if due is None:
                 return
             with self._deliver_lock:
+                if due == "watches":
+                    self._retry_refused_watches()
+                    continue
                 # flush_now may have taken the pending batch while we waited for the lock
                 batch = self._take_pending() if due == "flush" else Batch(frozenset(), full=True)
                 if batch is not None:
                     self._deliver(batch)
 
-    def _wait_until_due(self) -> Literal["flush", "rescan"] | None:
-        """Sleep on the condition until the pending batch or the rescan is due; None when stopping."""
+    def _wait_until_due(self) -> Literal["flush", "rescan", "watches"] | None:
+        """Sleep on the condition until the pending batch, the rescan or a refused watch's retry is due; None when
+        stopping."""
         with self._cond:
             while not self._stopping:
                 now = time.monotonic()
@@ -357,7 +371,10 @@ class VaultWatcher:
                     return "flush"
                 if self._next_rescan is not None and now >= self._next_rescan:
                     return "rescan"
-                wake_at = min((t for t in (flush_at, self._next_rescan) if t is not None), default=None)
+                retry_at = self._watch_retry.next_try() if self._watches_refused else None
+                if retry_at is not None and now >= retry_at:
+                    return "watches"
+                wake_at = min((t for t in (flush_at, self._next_rescan, retry_at) if t is not None), default=None)
                 self._cond.wait(None if wake_at is None else wake_at - now)
             return None
 
@@ -382,7 +399,8 @@ class VaultWatcher:
     def _deliver(self, batch: Batch) -> None:
         """Call on_batch (the caller holds `_deliver_lock`); its errors are logged, never raised."""
         if batch.full and self._folder_watches is not None:
-            self._folder_watches.resync()  # the safety net for the watches too; this batch reconciles what they missed
+            # the safety net for the watches too; this batch reconciles what they missed
+            self._note_refused(self._folder_watches.resync()[1])
         try:
             self._on_batch(batch)
         except Exception:
@@ -393,6 +411,24 @@ class VaultWatcher:
         with self._delivered:
             self._batches_delivered += 1
             self._delivered.notify_all()
+
+    def _retry_refused_watches(self) -> None:
+        """Try the refused watches again (the caller holds `_deliver_lock`): a folder watched now has its subtree
+        reconciled, for what changed in it while it had no watch."""
+        assert self._folder_watches is not None
+        added, failed = self._folder_watches.resync()
+        self._note_refused(failed)
+        self._add(set(), folders=added, full=False)
+
+    def _note_refused(self, failed: set[Path] | None) -> None:
+        """After a resync: refused watches wait out a doubling back-off before the next try; none refused, none wait."""
+        with self._cond:
+            if failed:
+                self._watch_retry.failed()
+            else:
+                self._watch_retry.succeeded()
+            self._watches_refused = bool(failed)
+            self._cond.notify_all()  # the worker's wait may now end sooner
 
     def _postpone_rescan(self) -> None:
         """A full reconcile just ran, so the safety-net rescan can wait a whole interval again."""

@@ -60,7 +60,11 @@ def _run(argv: list[str]) -> int:
     payload = {**data, "client_pids": ancestors(), "client": client_name or "claude-code"}
     # First make the event durable (a millisecond), then hand it over: `claude -p` may kill this
     # process at any moment after it starts, and whatever the server did not take stays spooled.
-    name = spool(root, event, payload)
+    try:
+        name = spool(root, event, payload)
+    except OSError as exc:  # a full disk: the server still gets the event, and keeps it in its session's order
+        print(f"memdir hook: the event could not be spooled ({exc}); handing it over unspooled", file=sys.stderr)
+        name = None
     info = client.running()
     if info is None:
         client.start_detached(root)
@@ -131,7 +135,14 @@ def spool(root: str | os.PathLike[str], event: str, payload: dict[str, Any]) -> 
     os.makedirs(folder, exist_ok=True)
     name = f"{time.time_ns()}-{os.getpid()}-{event}.json"
     temp = os.path.join(folder, f".{name}.tmp")
-    with open(temp, "w", encoding="utf-8") as file:
-        file.write(json.dumps({"event": event, "payload": payload}))
-    os.replace(temp, os.path.join(folder, name))  # not fsynced: it guards against a killed process, not a power cut
+    try:
+        with open(temp, "w", encoding="utf-8") as file:
+            file.write(json.dumps({"event": event, "payload": payload}))
+        os.replace(temp, os.path.join(folder, name))  # not fsynced: it guards against a killed process, not a power cut
+    except OSError:
+        try:
+            os.remove(temp)  # a full disk: no torn temp file left behind
+        except OSError:
+            pass
+        raise
     return name

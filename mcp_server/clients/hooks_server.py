@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from indexer import timewords
 from indexer.backoff import Backoff
@@ -65,8 +65,13 @@ class HookHandler:
         # Spool files a replay could not apply for a disk error: the drains wait before trying each again.
         self.put_back = Backoff(PUT_BACK_FIRST_SECONDS, PUT_BACK_CAP_SECONDS)
         # Spool name -> what its Stop's capture stored, while the event is not settled: a Stop put back after its
-        # exchange was written (the session's save failed) is applied again, and is not captured again.
+        # exchange was written (the session's save failed) is applied again, and is not captured again. (After a
+        # restart the exchange's own frontmatter tells it: capture._this_stops.)
         self._captured: dict[str, _Captured] = {}
+        # Events the hook could not spool (a full disk) that had to wait behind an earlier event of their session:
+        # kept here, by a spool-like name, and applied by the replays in their session's order (_behind_earlier).
+        self._held: dict[str, _Held] = {}
+        self._held_lock = threading.Lock()
 
     # -- UserPromptSubmit --------------------------------------------------------------
 
@@ -75,7 +80,7 @@ class HookHandler:
         # A spool replay may have taken this prompt's event first (the drain when a vault opens, while the request
         # waited for it): the turn was started by the replay, and the hook, still waiting, gets its context.
         claimed = self._claim(event)
-        if claimed and self._behind_earlier(event):
+        if claimed and self._behind_earlier(event, "prompt"):
             return {"replayed": True}  # in the spool behind its session's earlier event, applied after it
         if claimed:
             self.replay_stale()
@@ -182,30 +187,39 @@ class HookHandler:
                 os.replace(orphan, spool / _taken_name(orphan))
         cutoff = spooled_before if spooled_before is not None else time.time_ns() - int(older_than * 1e9)
         every = not older_than and spooled_before is None
-        paths = sorted((p for p in spool.glob("*.json") if _spooled_at(p) <= cutoff), key=_spooled_at)
+        entries = sorted([*((p, _read_spooled(p)) for p in spool.glob("*.json") if _spooled_at(p) <= cutoff),
+                          *((h, h.text) for h in self._held_events() if _spooled_at(h) <= cutoff)],
+                         key=lambda entry: _spooled_at(entry[0]))
         # Each session's events in their order, the sessions side by side: a spooled Stop is a capture, and
         # captures made at once share one index sync (indexer/group_sync.py). One by one, the events nine
         # sessions spooled while a server started cost a Whoosh commit each, seconds before it served.
-        sessions: dict[str, list[tuple[Path, str | None]]] = {}
-        for path in paths:
-            text = _read_spooled(path)
-            sessions.setdefault(_session_of(text), []).append((path, text))
+        sessions: dict[str, list[tuple[Path | _Held, str | None]]] = {}
+        for entry, text in entries:
+            sessions.setdefault(_session_of(text), []).append((entry, text))
 
-        def replay_session(events: list[tuple[Path, str | None]]) -> int:
+        def replay_session(events: list[tuple[Path | _Held, str | None]]) -> int:
             applied = 0
-            for path, text in events:
-                if not every and not self.put_back.due(path.name):
+            for entry, text in events:
+                if not every and not self.put_back.due(entry.name):
                     break  # the session's later events wait behind it, in order
-                done = self._replay_one(path, text)
+                done = self._replay_entry(entry, text)
                 if done is None:  # left for the next replay, and the session's later events behind it, in order
                     break
                 applied += done
             return applied
 
         if len(sessions) <= 1:
-            return sum(map(replay_session, sessions.values()))
-        with ThreadPoolExecutor(min(REPLAY_SESSIONS, len(sessions)), thread_name_prefix="memdir-replay") as pool:
-            return sum(pool.map(replay_session, sessions.values()))
+            applied = sum(map(replay_session, sessions.values()))
+        else:
+            with ThreadPoolExecutor(min(REPLAY_SESSIONS, len(sessions)), thread_name_prefix="memdir-replay") as pool:
+                applied = sum(pool.map(replay_session, sessions.values()))
+        if every and self._held:  # a start or a close: nothing can keep them past this server
+            log.warning("%d hook events that could not be spooled are still not applied (the disk is full); "
+                        "they are lost if this server ends", len(self._held))
+        return applied
+
+    def _replay_entry(self, entry: Path | _Held, text: str | None) -> int | None:
+        return self._replay_held(entry) if isinstance(entry, _Held) else self._replay_one(entry, text)
 
     def _replay_one(self, path: Path, text: str | None) -> int | None:
         """Apply one spooled event (`text`: the file as read when the replay grouped it; a spooled file is written
@@ -214,31 +228,56 @@ class HookHandler:
         claimed = _take(path)
         if claimed is None:
             return 0  # its own request (or another replay) took it meanwhile
+        applied = self._apply(path.name, lambda: text if text is not None else claimed.read_text())
+        if applied is None:  # the disk, not the event: taken, it waited hidden for the next start
+            os.replace(claimed, path)  # (review of s10)
+        else:
+            # Not on any other error: the taken file stays, and the next start applies it (see replay).
+            claimed.unlink(missing_ok=True)
+        return applied
+
+    def _replay_held(self, held: _Held) -> int | None:
+        """Apply an event held in memory (see _behind_earlier), as _replay_one applies a spool file. It stays held
+        until it is applied: a live event of its session then still finds it, and waits for the replay applying it
+        (every replay holds `_replaying`, so no two apply it)."""
+        with self._held_lock:
+            if held.name not in self._held:
+                return 0  # applied meanwhile
+        applied = self._apply(held.name, lambda: held.text)
+        if applied is not None:
+            with self._held_lock:
+                self._held.pop(held.name, None)
+        return applied
+
+    def _apply(self, name: str, read: Callable[[], str]) -> int | None:
+        """Apply one spooled or held event: 1 when applied, 0 when dropped as malformed, None when a disk error
+        leaves it for the next replay."""
         applied = 1
         # The session's own time, not the replay's: sessions are replayed side by side and end in no fixed order, and
         # a session spooled in the morning was the client's latest over one spooled at noon (review of session 9).
-        at = _spooled_at(path) / 1e9 or None
+        at = _spooled_at(Path(name)) / 1e9 or None
         try:
-            record = json.loads(text if text is not None else claimed.read_text())
+            record = json.loads(read())
             payload = record["payload"]
             if record["event"] == "prompt":
                 self.service.sessions.update(_session_id(payload),
                                              lambda s: self._start_turn(s, str(payload.get("prompt") or ""), payload),
                                              at)
             elif record["event"] == "stop":
-                self.stop(payload, claimed=True, at=at, spooled=path.name)
-        except (OSError, DiskFullError) as exc:  # the disk, not the event: taken, it waited hidden for the next start
-            os.replace(claimed, path)  # (review of s10)
-            if self.put_back.failed(path.name):  # said once: the drain tries again while the disk is full
-                log.warning("spooled hook event %s left in the spool for the next replay: %s", path.name, exc)
+                self.stop(payload, claimed=True, at=at, spooled=name)
+        except (OSError, DiskFullError) as exc:
+            if self.put_back.failed(name):  # said once: the drain tries again while the disk is full
+                log.warning("spooled hook event %s left in the spool for the next replay: %s", name, exc)
             return None
         except (ValueError, KeyError, TypeError, VaultError) as exc:
-            log.warning("spooled hook event %s dropped: %s", path.name, exc)
+            log.warning("spooled hook event %s dropped: %s", name, exc)
             applied = 0
-        self._settled(path.name)
-        # Not on any other error: the taken file stays, and the next start applies it (see replay).
-        claimed.unlink(missing_ok=True)
+        self._settled(name)
         return applied
+
+    def _held_events(self) -> list[_Held]:
+        with self._held_lock:
+            return list(self._held.values())
 
     def drain(self, spooled_before: int | None = None) -> int:
         """The server's own pass over the spool (its timer, and the moment its vault is open): events whose
@@ -265,48 +304,57 @@ class HookHandler:
         self._claimed[name] = claimed
         return True
 
-    def _behind_earlier(self, event: Mapping[str, Any]) -> bool:
-        """Whether this request's event must wait behind an earlier event of its session still in the spool: one
+    def _behind_earlier(self, event: Mapping[str, Any], kind: str) -> bool:
+        """Whether this request's event must wait behind an earlier event of its session not applied yet: one
         put back for a disk error (its back-off can be minutes), one whose hook was killed before it asked (not
         drained for 2 s), or one a replay is applying right now. A live turn applied ahead of such a Stop had the
         Stop capture the new prompt with the old answer (reviews of session 11). The earlier events are applied
         first, now, whatever their back-off; when one cannot be, or a replay holds the spool longer than
         EARLIER_WAIT_SECONDS, this event goes back to the spool behind them (True) and the replays keep the order.
-        An event the hook could not spool (a full disk) cannot wait there: it is applied now (False)."""
+        An event the hook could not spool (a full disk) waits the same way, held in this server's memory: applied
+        ahead, it had the Stop capture the wrong answer; dropped, a prompt did the same for the next Stop."""
         name = event.get("spool")
-        if not isinstance(name, str):
-            return False
-        session, cutoff = _session_id(event), _spooled_at(Path(name))
+        session = _session_id(event)
+        cutoff = _spooled_at(Path(name)) if isinstance(name, str) else time.time_ns()
 
-        def earlier() -> list[Path]:
-            return sorted((p for p in self.spool.glob("*.json")
-                           if _spooled_at(p) < cutoff and _session_of(_read_spooled(p)) == session), key=_spooled_at)
+        def earlier() -> list[tuple[Path | _Held, str | None]]:
+            spooled = ((p, _read_spooled(p)) for p in self.spool.glob("*.json") if _spooled_at(p) < cutoff)
+            kept = ((h, h.text) for h in self._held_events() if _spooled_at(h) < cutoff)
+            return sorted(((entry, text) for entry, text in (*spooled, *kept) if _session_of(text) == session),
+                          key=lambda entry: _spooled_at(entry[0]))
 
         # the requests in flight here, this one's too (a copy: other requests add and pop theirs meanwhile)
         ours = {claimed.name for claimed in tuple(self._claimed.values())}
-        held = any(_spooled_at(Path(_taken_name(p))) < cutoff and _session_of(_read_spooled(p)) == session
-                   for p in self.spool.glob(".*.json.*.taken") if p.name not in ours)
-        if not held and not earlier():
+        taken = any(_spooled_at(Path(_taken_name(p))) < cutoff and _session_of(_read_spooled(p)) == session
+                    for p in self.spool.glob(".*.json.*.taken") if p.name not in ours)
+        if not taken and not earlier():
             return False
         try:
             if not self._replaying.acquire(timeout=EARLIER_WAIT_SECONDS):
-                return self._unclaim(name)
+                return self._wait_behind(event, kind, cutoff)
             try:
-                for path in earlier():
-                    if self._replay_one(path, _read_spooled(path)) is None:
-                        return self._unclaim(name)
+                for entry, text in earlier():
+                    if self._replay_entry(entry, text) is None:
+                        return self._wait_behind(event, kind, cutoff)
             finally:
                 self._replaying.release()
         except BaseException:
-            self._unclaim(name)
+            self._wait_behind(event, kind, cutoff)
             raise
         return False
 
-    def _unclaim(self, name: str) -> bool:
-        """Put a request's event back in the spool, for the replays to apply in its order; True."""
-        claimed = self._claimed.pop(name, None)
-        if claimed is not None:
-            os.replace(claimed, self.spool / name)
+    def _wait_behind(self, event: Mapping[str, Any], kind: str, at: int) -> bool:
+        """Put a request's event back in the spool, or hold an unspooled one in memory (`at`: when it came, in
+        time_ns), for the replays to apply in its order; True."""
+        name = event.get("spool")
+        if isinstance(name, str):
+            claimed = self._claimed.pop(name, None)
+            if claimed is not None:
+                os.replace(claimed, self.spool / name)
+            return True
+        held = _Held(f"{at}-{os.getpid()}-{kind}.json", json.dumps({"event": kind, "payload": dict(event)}))
+        with self._held_lock:
+            self._held[held.name] = held
         return True
 
     def _settle(self, event: Mapping[str, Any], apply: Any) -> None:
@@ -336,7 +384,7 @@ class HookHandler:
         spooled = spooled or (event["spool"] if isinstance(event.get("spool"), str) else None)
         if not claimed and not self._claim(event):
             return {"stored": None, "reason": "replayed"}
-        if not claimed and self._behind_earlier(event):
+        if not claimed and self._behind_earlier(event, "stop"):
             return {"stored": None, "reason": "replayed"}  # behind its session's earlier event, applied after it
         if event.get("stop_hook_active"):
             self._settle(event, lambda: None)
@@ -395,6 +443,13 @@ class HookHandler:
         return {"additionalContext": "\n".join(lines)}
 
 
+@dataclass(frozen=True)
+class _Held:
+    """A hook event the hook could not spool, waiting in memory behind its session's earlier events."""
+    name: str  # as a spool file's would be: its time first, so it sorts among them (_spooled_at)
+    text: str  # what its spool file would hold
+
+
 @dataclass
 class _Captured:
     stored: str | None  # the exchange's id (None: not stored, and not to be tried again)
@@ -437,7 +492,7 @@ def _taken_name(taken: Path) -> str:
     return taken.name[1:].split(".json.", 1)[0] + ".json"
 
 
-def _spooled_at(path: Path) -> int:
+def _spooled_at(path: Path | _Held) -> int:
     try:
         return int(path.name.split("-", 1)[0])
     except ValueError:

@@ -57,6 +57,9 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
             curator = vaults.add_side(app, vaults.PRIVATE).curator
     if exchange.previous and exchange.previous in curator.index:
         extra["previous"] = exchange.previous  # consecutive exchanges give each other context
+    twin = curator.index.find_duplicate(text, "history")
+    if twin is not None and _this_stops(twin, extra):
+        return twin.id  # written by this Stop before the session's save failed: a replay, not a restatement
     try:
         # Not compared with similar memories: a capture reports no near-duplicates, and its embedding would
         # queue before the prompts of every other session (the index embeds it in its next batch instead).
@@ -68,3 +71,12 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
         log.warning("session %s: exchange not stored: %s", exchange.session_id, exc)
         return None
     return added.memory.id
+
+
+def _this_stops(twin: Any, extra: dict[str, Any]) -> bool:
+    """Whether the same text already stored is this very Stop's capture, written before its turn was settled (the
+    turn log or the session's save failed, the Stop was put back, and the server restarted since: its record of the
+    capture is gone). Such an exchange names the session and follows the session's last saved exchange: once the
+    session is saved, a later capture follows that exchange itself, so a true restatement never looks so."""
+    return (twin.frontmatter.get("session") == extra["session"]
+            and twin.frontmatter.get("previous") == extra.get("previous"))

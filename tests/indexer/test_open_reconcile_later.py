@@ -329,3 +329,50 @@ def test_a_whole_pass_that_succeeds_while_a_retry_waits_leaves_no_retry_for_the_
             assert whole_syncs == [] and len(reconciles) == 3
     finally:
         index.close()
+
+
+def test_a_whole_pass_that_began_before_another_failed_leaves_that_failures_retry_due(
+        hashing_root: Path, monkeypatch) -> None:
+    """Batches are applied side by side: a whole pass that read the vault, then committed while a later whole pass
+    failed, cleared the later one's retry, and a note only the failed pass had seen waited for the next open
+    (review of session 11)."""
+    _vault(hashing_root)
+    open_index(hashing_root).close()
+    index = open_index(hashing_root)
+    real_sync = Index.sync
+    whole_passes: list[int] = []
+    later_failed = threading.Event()
+
+    def sync(self, paths=None, *args, keyword_commit_began=None, **kwargs):  # type: ignore[no-untyped-def]
+        if paths is not None or keyword_commit_began is None:  # an edit's batch, or the start's own sync
+            return real_sync(self, paths, *args, keyword_commit_began=keyword_commit_began, **kwargs)
+        whole_passes.append(1)
+        if len(whole_passes) == 2:
+            raise OSError(28, "No space left on device")  # the later pass: the disk is full
+        report = real_sync(self, paths, *args, **kwargs)  # the earlier pass has read the vault...
+        keyword_commit_began()  # ...and lets the next batch begin while it commits
+        assert later_failed.wait(TIMEOUT)  # it ends after the later pass failed
+        return report
+
+    monkeypatch.setattr(Index, "sync", sync)
+    try:
+        live = LiveIndex(index, BY_HAND)
+        clock = live.whole_retry.clock = Clock()
+        with live:
+            assert live.caught_up.wait(TIMEOUT)
+            synced = live.syncs
+            live.watcher._on_overflow()
+            assert live.watcher.flush_now()  # the earlier pass, handed on while it commits
+            write(hashing_root, "history/heron.md", memory_text("m-00000007", "Heron", "the heron roster moved"))
+            live.watcher._on_overflow()
+            assert live.watcher.flush_now()  # the later pass, which alone saw the heron note: it failed
+            later_failed.set()
+            assert live.wait_for_sync(synced, TIMEOUT)  # the earlier pass ended, after the failure
+            clock.now += 10 * WHOLE_RETRY_FIRST_SECONDS
+            _edit_pending(live, "an unrelated edit")
+            assert live.watcher.flush_now()
+            assert len(whole_passes) == 3  # the edit's batch retried the failed pass
+            assert top_ids(index, "heron")[:1] == ["m-00000007"]
+    finally:
+        later_failed.set()
+        index.close()

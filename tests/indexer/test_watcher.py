@@ -450,6 +450,30 @@ def test_a_folder_watch_the_kernel_refuses_later_asks_for_a_full_reconcile_and_t
     wait_until(watcher, recorder, lambda got: any(note in b.paths for b in got))
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
+def test_with_the_rescan_off_a_refused_folder_watch_is_tried_again_until_the_kernel_grants_it(
+        root: Path, start: Start, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture):
+    monkeypatch.setattr(watcher_module, "WATCH_RETRY_FIRST_SECONDS", 0.05)
+    watcher, recorder = start()  # rescan_interval=None: nothing periodic reconciles, or resyncs the watches
+    real = inotify_c.InotifyFD.add_callback
+    refusals = itertools.count()
+
+    def limit_reached_twice(*args: object, **kwargs: object) -> None:
+        if next(refusals) < 2:  # the folder's own event, then the first retry: the limit is still reached
+            raise OSError(errno.ENOSPC, "inotify watch limit reached")
+        return real(*args, **kwargs)  # a watch was freed meanwhile
+
+    monkeypatch.setattr(inotify_c.InotifyFD, "add_callback", limit_reached_twice)
+    with caplog.at_level(logging.WARNING, logger="memdir.watcher"):
+        (root / "refused").mkdir()
+        write(root / "refused" / "unseen.md", "written while the folder had no watch\n")
+        batches = wait_until(watcher, recorder, lambda got: any(root / "refused" in b.folders for b in got[1:]))
+    assert "inotify watch limit reached" in caplog.text and watcher.watched_folders == {"refused"}
+    assert batches[-1].folders == {root / "refused"}  # its subtree is reconciled: what landed there unwatched
+    note = write(root / "refused" / "n.md", "seen now\n")
+    wait_until(watcher, recorder, lambda got: any(note in b.paths for b in got))
+
+
 # -- fallback to polling ------------------------------------------------------------------------------
 
 

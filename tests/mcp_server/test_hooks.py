@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -164,6 +165,19 @@ def test_an_exchange_whose_hooks_were_killed_mid_request_is_stored_by_the_next_h
     # Applied by the hook call's look for stale events, or, when the server's drain (every 2 s) holds the spool at
     # that moment, by that drain: the look leaves the spool to a replay under way (CI at load once saw it there).
     wait_for(lambda: working_titles(server) == ["Exchange: why is the deploy slow"] and spool_files(server) == [], 30)
+
+
+def test_an_event_that_cannot_be_spooled_is_still_handed_to_the_server_and_captured(server):
+    """The spool could not be written (a full disk; here a file where its folder should be): the hook gave up before
+    it asked, so the prompt went without context and the exchange was never captured. It now hands the event over
+    unspooled, and the server keeps it in its session's order (hooks_server._behind_earlier)."""
+    spool_folder = server / ".memdir" / "spool"
+    shutil.rmtree(spool_folder, ignore_errors=True)
+    spool_folder.write_text("not a folder\n")
+    assert "[id:m-a4c81f63]" in prompt(server, "how do we make celery retries safe")
+    stop(server, "Idempotent tasks first.")
+    assert working_titles(server) == ["Exchange: how do we make celery retries safe"]
+    assert spool_folder.read_text() == "not a folder\n"
 
 
 def test_a_spooled_event_is_applied_once_whether_its_request_or_a_replay_takes_it(service):

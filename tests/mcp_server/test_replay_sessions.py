@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from indexer.embed import HashingEmbedder
 from mcp_server.clients.hooks import spool
-from mcp_server.clients.hooks_server import PUT_BACK_FIRST_SECONDS, HookHandler
+from mcp_server.clients.hooks_server import PUT_BACK_CAP_SECONDS, PUT_BACK_FIRST_SECONDS, HookHandler
 from mcp_server.service.app import App
 from mcp_server.service import turns
 from mcp_server.service.memory_service import MemoryService
@@ -205,6 +205,25 @@ def _failing_once(fails: list[str], name: str, real):  # type: ignore[no-untyped
     return call
 
 
+def _settling_fails_once(service: MemoryService, failing: str, monkeypatch) -> list[str]:
+    """After the exchange is written, the first try of `failing` (the session's save, or the turn log) raises ENOSPC
+    (noted in the list returned)."""
+    fails: list[str] = []
+    if failing == "the session's save":
+        monkeypatch.setattr(service.sessions, "save", _failing_once(fails, failing, service.sessions.save))
+        return fails
+    real_record = turns.record
+
+    def record(root, kind, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if kind == "exchange" and not fails:
+            fails.append(failing)
+            raise OSError(28, "No space left on device")
+        return real_record(root, kind, *args, **kwargs)
+
+    monkeypatch.setattr(turns, "record", record)
+    return fails
+
+
 @pytest.mark.parametrize("failing", ["the session's save", "the turn log"])
 def test_a_stop_put_back_after_its_exchange_was_written_does_not_capture_it_again(hashing_example: Path, monkeypatch,
                                                                                   failing: str):
@@ -215,19 +234,7 @@ def test_a_stop_put_back_after_its_exchange_was_written_does_not_capture_it_agai
     try:
         service = MemoryService(app)
         handler = HookHandler(service)
-        fails: list[str] = []
-        if failing == "the session's save":
-            monkeypatch.setattr(service.sessions, "save", _failing_once(fails, failing, service.sessions.save))
-        else:
-            real_record = turns.record
-
-            def record(root, kind, *args, **kwargs):  # type: ignore[no-untyped-def]
-                if kind == "exchange" and not fails:
-                    fails.append(failing)
-                    raise OSError(28, "No space left on device")
-                return real_record(root, kind, *args, **kwargs)
-
-            monkeypatch.setattr(turns, "record", record)
+        fails = _settling_fails_once(service, failing, monkeypatch)
         assert handler.replay(handler.spool) == 1 and fails == [failing]  # the prompt; the Stop is put back
         written = working_exchanges(hashing_example)
         assert len(written) == 1
@@ -235,6 +242,44 @@ def test_a_stop_put_back_after_its_exchange_was_written_does_not_capture_it_agai
         assert working_exchanges(hashing_example) == written  # not restated
         logged = [t["stored"] for t in turns.read(hashing_example) if t["kind"] == "exchange"]
         assert logged == [written[0][0]]
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("failing", ["the session's save", "the turn log"])
+def test_a_stop_put_back_after_its_exchange_was_written_is_not_restated_by_the_next_servers_replay(
+        hashing_example: Path, monkeypatch, failing: str):
+    """The record that a put-back Stop was captured lived in the server's memory: after a restart, the replay added 1
+    to the exchange's `restated` count (closing note of session 11). The exchange's frontmatter tells it instead."""
+    spooled_turn(hashing_example, "s-a", "how do we make celery retries safe", "Make the task idempotent first.")
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        fails = _settling_fails_once(service, failing, monkeypatch)
+        assert HookHandler(service).replay(app.root / ".memdir" / "spool") == 1 and fails == [failing]
+    finally:
+        app.close()
+    monkeypatch.undo()
+    written = working_exchanges(hashing_example)
+    assert len(written) == 1
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)  # the next server
+    try:
+        service = MemoryService(app)
+        assert HookHandler(service).replay(app.root / ".memdir" / "spool") == 1
+        assert working_exchanges(hashing_example) == written  # not restated, and not written twice
+        assert service.sessions.load("s-a").last_exchange == written[0][0]
+    finally:
+        app.close()
+
+
+def test_a_session_that_repeats_an_exchange_it_already_had_restates_it(hashing_example: Path):
+    """The guard of the rule above: the same prompt and answer twice in one session is a restatement, counted."""
+    for _ in range(2):
+        spooled_turn(hashing_example, "s-a", "are the celery retries safe now", "Yes: the task is idempotent.")
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        assert HookHandler(MemoryService(app)).replay(app.root / ".memdir" / "spool") == 4
+        assert [restated for _, restated in working_exchanges(hashing_example)] == [1]
     finally:
         app.close()
 
@@ -414,5 +459,70 @@ def test_a_live_prompt_behind_a_replay_under_way_waits_in_the_spool_and_keeps_it
         assert handler.replay(handler.spool) == 2
         assert _only_turn_one_captured(hashing_example)
         assert MemoryService(app).sessions.load("s-a").prompt.startswith("turn two")
+    finally:
+        app.close()
+
+
+def _stop_one_put_back(root: Path, handler: HookHandler, monkeypatch) -> None:
+    """Turn one's Stop put back by a replay for a full disk: its back-off has begun."""
+    from vault import atomic
+    real_write = atomic._write_temp
+
+    def full(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OSError(28, "No space left on device")
+
+    handler.put_back.clock = Clock()
+    _turn_one_with_its_stop_left_in_the_spool(root, handler)
+    monkeypatch.setattr(atomic, "_write_temp", full)
+    handler.replay(handler.spool, spooled_before=time.time_ns())
+    monkeypatch.setattr(atomic, "_write_temp", real_write)
+    assert list(handler.spool.glob("*stop.json"))
+
+
+def test_an_event_its_hook_could_not_spool_is_applied_after_its_sessions_put_back_stop(
+        hashing_example: Path, monkeypatch):
+    """The hook could not spool turn two's prompt (a full disk, gone a moment later): the server applied it at once,
+    ahead of turn one's Stop still waiting its back-off, which then captured turn two's prompt with turn one's answer
+    (closing note of session 11). Now the Stop is applied first."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _stop_one_put_back(hashing_example, handler, monkeypatch)
+        answer = handler.prompt({"session_id": "s-a", "prompt": "turn two: pool mode"})  # no spool name
+        assert "additionalContext" in answer  # applied now, its session's Stop first
+        assert _only_turn_one_captured(hashing_example)
+        assert not list(handler.spool.glob("*.json"))
+    finally:
+        app.close()
+
+
+def test_an_unspooled_event_behind_a_stop_that_still_fails_waits_in_memory_and_keeps_its_order(
+        hashing_example: Path, monkeypatch):
+    """The disk still full, the unspooled prompt can wait neither in the spool nor behind a Stop applied now: the
+    server holds it, and the replays apply it after the Stop. No turn is lost, none captured with the wrong answer."""
+    from vault import atomic
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _stop_one_put_back(hashing_example, handler, monkeypatch)
+        real_write = atomic._write_temp
+
+        def full(*args, **kwargs):  # type: ignore[no-untyped-def]
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(atomic, "_write_temp", full)
+        assert handler.prompt({"session_id": "s-a", "prompt": "turn two: pool mode"}) == {"replayed": True}
+        assert handler.stop({"session_id": "s-a", "stop_hook_active": False,
+                             "last_assistant_message": "ANSWER TWO: transaction mode."}) == \
+            {"stored": None, "reason": "replayed"}  # behind the held prompt
+        monkeypatch.setattr(atomic, "_write_temp", real_write)  # room again
+        handler.put_back.clock.now += PUT_BACK_CAP_SECONDS
+        assert handler.drain(spooled_before=time.time_ns()) == 3
+        got = sorted(m.body for m in Vault(hashing_example).scan().memories
+                     if m.collection == "working" and m.type == "history")
+        assert len(got) == 2
+        assert "turn one" in got[0] and "ANSWER ONE" in got[0]
+        assert "turn two" in got[1] and "ANSWER TWO" in got[1]
+        assert not list(handler.spool.glob("*.json")) and not handler._held
     finally:
         app.close()
