@@ -20,6 +20,8 @@ events the server's watcher received over its life (the line it logs as it stops
 
     python bench/sessions.py --session-groups     # each session's hooks in a CPU group of their own (see LAUNCHER)
     python bench/sessions.py --sample DIR         # the server's and the host's CPU by thread and stack (thread_cpu)
+    python bench/sessions.py --mcp-ready          # warm: the turns begin once the MCP endpoint is built, as sessions
+                                                  # that connected `memdir mcp` at their start find the server
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ THINK = 0.0  # --think
 AS_INSTALLED = False  # --as-installed
 SAMPLE: Path | None = None  # --sample
 SESSION_GROUPS = False  # --session-groups
+MCP_READY = False  # --mcp-ready
 
 
 def hook_command() -> list[str]:
@@ -230,6 +233,10 @@ def run(mode: str, count: int, turns: int) -> dict:
                 while client.request(client.running(), "GET", "/api/health", vault=root).get("unembedded") \
                         and time.monotonic() < deadline:
                     time.sleep(0.2)  # the backfill of a served vault: nothing to wait on from outside but its count
+                server_log = Path(tmp) / "servers" / client.LOG_NAME
+                while MCP_READY and "MCP endpoint ready" not in server_log.read_text(errors="replace") \
+                        and time.monotonic() < deadline:
+                    time.sleep(0.2)  # a line of the server's log: nothing to wait on from outside
             records: list[dict] = []
             lock = threading.Lock()
             threads = [threading.Thread(target=session, args=(root, n, turns, prompts, records, lock)) for n in range(count)]
@@ -296,6 +303,7 @@ def run(mode: str, count: int, turns: int) -> dict:
     timeline["first context (prompt sent)"] = round(context[0]["at"] - first, 2) if context else None
     half = len(records) // 2
     return {"mode": mode, "sessions": count, "turns": turns, "think_s": THINK, "as_installed": AS_INSTALLED,
+            "mcp_ready": MCP_READY and mode == "warm",
             "session_groups": SESSION_GROUPS, "wall_s": round(wall, 1),
             "load": [round(load_before, 1), round(load_after, 1)],
             "all": phase(records),
@@ -349,6 +357,7 @@ def line(r: dict) -> str:
     think = f", think {r['think_s']} s" if r["think_s"] else ""
     think += ", hooks as installed" if r.get("as_installed") else ""
     think += ", a CPU group per session" if r.get("session_groups") else ""
+    think += ", its MCP endpoint built first" if r.get("mcp_ready") else ""
     return (f"{r['mode']:>4}, {r['sessions']} sessions x {r['turns']} turns{think} ({r['wall_s']} s, load "
             f"{r['load'][0]} -> {r['load'][1]}): {p('all')}\n"
             f"      {p('first_5s')}; {p('after_5s')}\n      {p('first_half')}; {p('second_half')}\n"
@@ -384,6 +393,10 @@ if __name__ == "__main__":
     parser.add_argument("--sample", type=Path, metavar="DIR",
                         help="sample the server's and the host's CPU by thread and stack (bench/thread_cpu) into "
                              "DIR/<mode>.<pid>.jsonl")
+    parser.add_argument("--mcp-ready", action="store_true",
+                        help="warm: start the turns once the server's MCP endpoint is built, as sessions whose "
+                             "assistant connected `memdir mcp` at its start find it (without it the endpoint is built "
+                             "after the first answer, ~0.3-0.5 CPU s inside the first second of turns)")
     parser.add_argument("--code", type=Path, help="run the hooks and the server from this checkout (an A/B in one run)")
     options = parser.parse_args()
     if options.code:
@@ -401,7 +414,7 @@ if __name__ == "__main__":
             compileall.compile_dir(checkout / package, quiet=1)
     os.chdir(tempfile.gettempdir())
     KEEP_LOG, THINK, AS_INSTALLED, SAMPLE = options.log, options.think, options.as_installed, options.sample
-    SESSION_GROUPS = options.session_groups
+    SESSION_GROUPS, MCP_READY = options.session_groups, options.mcp_ready
     if AS_INSTALLED and not options.code:
         os.environ["PYTHONPATH"] = str(REPO)  # -S: no site-packages, so the hooks find memdir here
     if options.sample:

@@ -135,10 +135,12 @@ class HookHandler:
 
     def _context_lines(self, state: Session, prompt: str) -> tuple[list[Line], dict[str, dict[str, Any]]]:
         """The lines to inject, and for the turn log why each was chosen (relevance, channel, labels)."""
-        always = self.service.always_inject()  # both vaults: the session is the local user's own
+        # The search first: its query is embedded from its first step, and the standing facts after it read what it
+        # just worked out under the index lock (Searcher.out_of_sight) instead of queueing for that lock again.
         hits: list[Hit] = []
         if prompt.strip():
             hits = self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30, vector_wait=VECTOR_WAIT_SECONDS))
+        always = self.service.always_inject()  # both vaults: the session is the local user's own
         chosen = _slots(hits, self.settings, exclude={m.id for m in always},
                         recent=timewords.is_vague(prompt))
         lines = []
