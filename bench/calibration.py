@@ -64,6 +64,7 @@ FIT_SETS = ("coding", "fresh", "locomo", "absent")  # the development sets the s
 
 SETTINGS = SearchSettings()  # main() applies --set
 LIFECYCLE = LifecycleSettings()
+LIMIT = 10  # hits read per question (bench/learned_order.py reads deeper, to reorder them)
 INJECTED_FROM = 0.35  # the prompt hook's default min_relevance (mcp_server/config.py)
 SHOWN_HIGH = 0.4
 
@@ -76,7 +77,7 @@ def _asked(root: Path, embedder, questions: list[tuple[str, set[str], dict]],
     asked = []
     try:
         for text, wanted, request_fields in questions:
-            hits = searcher.search(SearchRequest(query=text, limit=10, **request_fields))
+            hits = searcher.search(SearchRequest(query=text, limit=LIMIT, **request_fields))
             # "what did we do yesterday": listed by time, with no relevance to read
             asked.append([(hit, label(hit) in wanted) for hit in hits if hit.channel != "timeline"])
     finally:

@@ -108,3 +108,20 @@ def standout_shortfall(scores: Sequence[float], standout: float) -> float:
     mean = math.fsum(scores) / len(scores)
     spread = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / len(scores))
     return max(0.0, standout * spread - (max(scores) - mean))
+
+
+# What the learned order (SearchSettings.learned_order) reads of a candidate; bench/learned_order.py fits its weights.
+LEARNED_FEATURES = ("vector_mix", "keyword_mix", "logit_weighed", "vector_gap", "keyword_hit", "linked")
+LEARNED_ORDER = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+_NO_VECTOR_GAP = -0.5  # a candidate with no vector score (keyword mode, a vector not yet computed)
+
+
+def learned_features(vector_mix: float, keyword_mix: float, weighed: float, vector: float | None,
+                     best_vector: float, channel: str) -> list[float]:
+    """A candidate as the learned order reads it: its two channels' standardized scores as fused, the relevance that
+    ranked it (as log-odds), how far its vector score is behind the question's best, whether the keyword channel
+    found it, and whether a link (or a succession) brought it in."""
+    clipped = min(max(weighed, 1e-4), 1.0 - 1e-4)
+    return [vector_mix, keyword_mix, math.log(clipped / (1.0 - clipped)),
+            _NO_VECTOR_GAP if vector is None else vector - best_vector,
+            1.0 if channel in ("keyword", "both") else 0.0, 1.0 if channel in ("graph", "hop") else 0.0]
