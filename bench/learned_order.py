@@ -93,11 +93,12 @@ def matrix(question: list[dict]) -> np.ndarray:
         return np.zeros((0, width))
     best = max((h["vector"] for h in question if h["vector"] is not None), default=0.0)
     best_whole = max((h.get("whole_cosine", -1.0) for h in question), default=0.0)
+    best_keyword = max((h["keyword"] or 0.0 for h in question), default=0.0)
     if CHOSEN:
-        best_keyword = max((h["keyword"] or 0.0 for h in question), default=0.0)
         return np.array([[_trial(h, best, best_whole, best_keyword)[f] for f in CHOSEN] for h in question], dtype=np.float64)
-    return np.array([learned_features(h.get("vector_mix", 0.0), h.get("keyword_mix", 0.0), h.get("weighed", 0.0),
-                                      h["vector"], best, h["channel"]) for h in question], dtype=np.float64)
+    return np.array([learned_features(h.get("order", 0.0), h["vector"], best, h.get("keyword_covered", 0.0),
+                                      h["channel"] in ("keyword", "both") and not h.get("sectioned", 0.0),
+                                      h["keyword"], best_keyword) for h in question], dtype=np.float64)
 
 
 SCALE = 1.0
@@ -115,7 +116,8 @@ def reordered(question: list[dict], coefficients) -> list[int]:
             finals.append(h["final"])
             continue
         order = 1.0 / (1.0 + math.exp(-o / SCALE)) * h.get("author_factor", 1.0)
-        finals.append((order * h.get("quality", 1.0) + h.get("recency", 0.0)) * h.get("stale_factor", 1.0))
+        lifted = h.get("thread_factor", 1.0) * h.get("conversation_factor", 1.0)  # multihop's lifts, after _rank
+        finals.append((order * h.get("quality", 1.0) + h.get("recency", 0.0)) * h.get("stale_factor", 1.0) * lifted)
     return sorted(range(len(question)), key=lambda i: -finals[i])
 
 
@@ -186,11 +188,31 @@ def report(folder: Path, ridge: float) -> None:
     print("LEARNED_ORDER =", tuple(round(float(c), 3) for c in together))
 
 
+CHECK_SETS = ("holdout5", "holdout6")
+
+
+def check(folder: Path, ridge: float, embedder_name: str, cache: Path) -> None:
+    """The constants fitted on every development set, applied to the check sets (served hold-out 5 and 6 ranked
+    in-process): aggregates only, nothing per question is kept or printed."""
+    by_set = {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json")) if p.stem in DEV_SETS}
+    together = fit(by_set, ridge=ridge)
+    calibration.LIMIT = DEPTH
+    embedder = CachedEmbedder(make_embedder(embedder_name), cache)
+    print(f"features: {', '.join(CHOSEN or LEARNED_FEATURES)}; constants {tuple(round(float(c), 3) for c in together)}")
+    for name in CHECK_SETS:
+        questions = [[row(hit, right) for hit, right in hits] for hits in calibration.served_asked(embedder, name)]
+        main_cells = scores(questions, lambda q: list(range(len(q))))
+        learned = scores(questions, lambda q: reordered(q, together))
+        print(f"{name:<10}{len(questions):>4}  main {'/'.join(f'{v:.3f}' for v in main_cells)}"
+              f"  learned {'/'.join(f'{v:.3f}' for v in learned)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dump", type=Path)
     parser.add_argument("--fit", type=Path)
     parser.add_argument("--sets", action="append", choices=DEV_SETS)
+    parser.add_argument("--check", type=Path, help="fit on this dump, then score the check sets (aggregates only)")
     parser.add_argument("--ridge", type=float, default=1.0)
     parser.add_argument("--features", type=lambda v: v.split(","), help="a comma-separated trial set")
     parser.add_argument("--scale", type=float, default=1.0, help="order = sigmoid(odds / scale); 0: by the odds alone")
@@ -203,6 +225,8 @@ def main() -> None:
     SCALE, CHOSEN = args.scale, args.features
     if args.fit:
         report(args.fit, args.ridge)
+    if args.check:
+        check(args.check, args.ridge, args.embedder, args.cache)
 
 
 if __name__ == "__main__":

@@ -110,18 +110,28 @@ def standout_shortfall(scores: Sequence[float], standout: float) -> float:
     return max(0.0, standout * spread - (max(scores) - mean))
 
 
-# What the learned order (SearchSettings.learned_order) reads of a candidate; bench/learned_order.py fits its weights.
-LEARNED_FEATURES = ("vector_mix", "keyword_mix", "logit_weighed", "vector_gap", "keyword_hit", "linked")
-LEARNED_ORDER = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+# The learned order (SearchSettings.learned_order): the log-odds that one of two candidates is the wanted one, from
+# the hand-made order's log-odds, how far the candidate's vector score is behind the question's best while the keyword
+# channel covers little of the question, and a keyword hit on a short note that is weak against the question's best
+# keyword hit while the channel covers under WEAK_COVERAGE of it. A pairwise logistic, every development set weighing
+# the same, reproduced by `python bench/learned_order.py --fit DIR` (bench/results/s11-learn11.md).
+LEARNED_FEATURES = ("order", "uncovered_vector_gap", "weak_note_keyword_hit")
+LEARNED_ORDER = (0.33, 24.454, -11.386)
+WEAK_COVERAGE = 0.3  # a question the keyword channel covers less of than this is one it has little to say about
 _NO_VECTOR_GAP = -0.5  # a candidate with no vector score (keyword mode, a vector not yet computed)
 
 
-def learned_features(vector_mix: float, keyword_mix: float, weighed: float, vector: float | None,
-                     best_vector: float, channel: str) -> list[float]:
-    """A candidate as the learned order reads it: its two channels' standardized scores as fused, the relevance that
-    ranked it (as log-odds), how far its vector score is behind the question's best, whether the keyword channel
-    found it, and whether a link (or a succession) brought it in."""
-    clipped = min(max(weighed, 1e-4), 1.0 - 1e-4)
-    return [vector_mix, keyword_mix, math.log(clipped / (1.0 - clipped)),
-            _NO_VECTOR_GAP if vector is None else vector - best_vector,
-            1.0 if channel in ("keyword", "both") else 0.0, 1.0 if channel in ("graph", "hop") else 0.0]
+def learned_features(order: float, vector: float | None, best_vector: float, covered: float, note_keyword_hit: bool,
+                     keyword: float | None, best_keyword: float) -> list[float]:
+    """A candidate as the learned order reads it. `covered`: how much of the question the best keyword hit covers;
+    `note_keyword_hit`: the keyword channel found it and it is a memory of one section (a book always shares words)."""
+    clipped = min(max(order, 1e-4), 1.0 - 1e-4)
+    gap = _NO_VECTOR_GAP if vector is None else vector - best_vector
+    share = (keyword or 0.0) / best_keyword if best_keyword > 0.0 else 0.0
+    weak = float(note_keyword_hit) * (1.0 - share) * max(0.0, WEAK_COVERAGE - covered) / WEAK_COVERAGE
+    return [math.log(clipped / (1.0 - clipped)), gap * (1.0 - covered), weak]
+
+
+def learned_order(features: Sequence[float]) -> float:
+    """The learned order's match, 0..1: it stands where the hand-made order stood."""
+    return sigmoid(sum(w * f for w, f in zip(LEARNED_ORDER, features)))

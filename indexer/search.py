@@ -40,6 +40,8 @@ from .ranking import (
     QualityFn,
     calibrate,
     combined_evidence,
+    learned_features,
+    learned_order,
     recency_bonus,
     section_score,
     shown_relevance,
@@ -147,7 +149,6 @@ class _Candidate:
     weighed: float = 0.0  # the same with the keyword channel weighed by what it has to say here: what ranks
     channel: str = ""
     via: str | None = None
-    whole_score: float | None = None  # plain cosine of its nearest whole chunk (what a plain embedding search reads)
     near: bool = False  # within vector_margin of the question's best vector score, under cosine_floor (found_by_vector)
 
 
@@ -200,13 +201,6 @@ class _Units:
             soft = self._lift_per_chance(whole, soft, lift_sentences)
         text = np.where(alone, (1.0 - whole_share) * soft + whole_share * whole, text)
         return ((text + (w_previous * previous + w_next * following)) / (1.0 + w_previous + w_next)).tolist()
-
-    def whole_scores(self, query_vector: np.ndarray) -> dict[str, float]:
-        """Each memory's plain cosine: its nearest whole chunk, read as one text (no sentences, no neighbours)."""
-        mask = self.roles == _ROLE_CODE[WHOLE]
-        whole = np.full(len(self.chunks), -np.inf)
-        whole[self.group[mask]] = (self.matrix[mask] @ query_vector).astype(np.float64)
-        return {memory_id: float(whole[span].max()) for memory_id, span in self.groups.items() if span.stop > span.start}
 
     def _lift_per_chance(self, whole: np.ndarray, soft: np.ndarray, in_full: int) -> np.ndarray:
         """The soft maximum's lift above the whole unit, times (in_full + 1) / (sentences + 1) for a chunk of more
@@ -613,9 +607,6 @@ class Searcher:
         known = prefetched.rows if prefetched else {}
         blocks.append(self._unit_vectors([i for i in candidates if i not in known]))
         for block in blocks:
-            for memory_id, whole in block.whole_scores(query_vector).items():
-                if memory_id in candidates:
-                    candidates[memory_id].whole_score = whole
             for memory_id, (score, chunk) in self._best_chunks(block, query_vector, whole_share).items():  # candidates only
                 c = candidates[memory_id]
                 c.vector_score = score
@@ -703,11 +694,10 @@ class Searcher:
             explain = {"order": order, "weighed": weight, "quality": quality, "recency": recency, "stale_factor": factor,
                        "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author, "time_match": matched,
                        "keyword_coverage": c.keyword_coverage, "keyword_covered": covered,
-                       "whole_cosine": -1.0 if c.whole_score is None else c.whole_score,
                        "sectioned": float(self._sectioned(c.memory_id))}
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
-        return hits
+        return relearned(hits) if settings.learned_order else hits
 
     def _expand_graph(self, candidates: dict[str, _Candidate], allowed: Mapping[str, Memory], request: SearchRequest,
                       query_vector: np.ndarray | None = None) -> None:
@@ -780,6 +770,22 @@ class Searcher:
 
     def _successor(self, memory: Memory) -> str | None:
         return self.index.link_view.successor(memory.id)
+
+
+def relearned(hits: list[Hit]) -> list[Hit]:
+    """The hits ordered by the learned order (ranking.learned_order) where the hand-made order stood; the outcome
+    record, recency, the query's time words and staleness move it as they moved that one."""
+    best_vector = max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
+    best_keyword = max((h.keyword_score or 0.0 for h in hits), default=0.0)
+    relearned = []
+    for h in hits:
+        e = h.explain or {}
+        note_hit = h.channel in ("keyword", "both") and not e["sectioned"]
+        order = learned_order(learned_features(e["order"], h.vector_score, best_vector, e["keyword_covered"], note_hit,
+                                               h.keyword_score, best_keyword)) * e["author_factor"]
+        final = (order * e["quality"] + e["recency"]) * e["stale_factor"]
+        relearned.append(replace(h, final=final, explain={**e, "order": order, "hand_order": e["order"]}))
+    return relearned
 
 
 def whole_share(query: str | None, settings: SearchSettings) -> float:
