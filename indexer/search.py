@@ -697,7 +697,8 @@ class Searcher:
                        "sectioned": float(self._sectioned(c.memory_id))}
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
-        return relearned(hits) if settings.learned_order else hits
+        # Fitted on hybrid answers: a single channel keeps its own order.
+        return relearned(hits) if settings.learned_order and request.mode == "hybrid" else hits
 
     def _expand_graph(self, candidates: dict[str, _Candidate], allowed: Mapping[str, Memory], request: SearchRequest,
                       query_vector: np.ndarray | None = None) -> None:

@@ -84,3 +84,13 @@ def test_with_the_real_model_a_note_sharing_one_word_and_further_in_meaning_fall
     assert hand[nearer].vector_score > hand[further].vector_score
     assert learned[further].final / learned[nearer].final < hand[further].final / hand[nearer].final
     index.close()
+
+
+def test_a_single_channel_keeps_its_own_order_under_the_learned_order(hashing_root: Path):
+    _paraphrase_vault(hashing_root)
+    index = concept_index(hashing_root)
+    for mode in ("keyword", "vector"):
+        request = SearchRequest(query=PARAPHRASE, mode=mode, now=NOW)
+        hand = [(h.memory.id, h.final) for h in searcher(index).search(request)]
+        assert [(h.memory.id, h.final) for h in searcher(index, learned_order=True).search(request)] == hand
+    index.close()
