@@ -61,6 +61,7 @@ def _logit(p: float) -> float:
 
 
 def _trial(h: dict, best: float, best_whole: float, best_keyword: float = 1.0) -> dict:
+    """Every feature tried (bench/results/s11-learn11.md); `whole`/`whole_gap` need a dump made at bf7bac0."""
     whole = h.get("whole_cosine", -1.0)
     note_hit = float(h["channel"] in ("keyword", "both")) * (1.0 - h.get("sectioned", 0.0))
     rel = (h["keyword"] or 0.0) / best_keyword if best_keyword > 0 else 0.0
@@ -174,9 +175,13 @@ def fit(by_set: dict[str, list[list[dict]]], pairwise: bool = True, ridge: float
 def report(folder: Path, ridge: float) -> None:
     by_set = {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json")) if p.stem in DEV_SETS}
     main_order = lambda q: list(range(len(q)))  # noqa: E731  (the dump is in main's order)
-    vector_order = lambda q: sorted(range(len(q)), key=lambda i: -q[i].get("whole_cosine", -1.0))  # noqa: E731
+    # Whole-chunk cosine was in Hit.explain at bf7bac0 only (dropped: it ranked no better than the pooled score);
+    # a later dump orders by memdir's own vector score here.
+    whole = any("whole_cosine" in h for questions in by_set.values() for q in questions for h in q)
+    key = "whole_cosine" if whole else "vector"
+    vector_order = lambda q: sorted(range(len(q)), key=lambda i: -(q[i].get(key) or -1.0))  # noqa: E731
     print(f"features: {', '.join(CHOSEN or LEARNED_FEATURES)}")
-    print(f"{'left out':<15}{'n':>5}  {'main':>20}  {'whole cosine':>20}  {'learned (LOSO)':>20}  {'learned (all)':>20}")
+    print(f"{'left out':<15}{'n':>5}  {'main':>20}  {'whole cosine' if whole else 'vector score':>20}  {'learned (LOSO)':>20}  {'learned (all)':>20}")
     together = fit(by_set, ridge=ridge)
     for name, questions in by_set.items():
         others = {k: v for k, v in by_set.items() if k != name}
