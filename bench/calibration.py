@@ -10,14 +10,16 @@ newest first) carry no relevance and are left out. The "rising" line says whethe
 Sets: the development sets the shown number is fitted on (coding dev, fresh paraphrases, LoCoMo dev, and `absent`:
 the fresh questions asked of their vault without the fresh memories, where every hit is wrong); more checks (the
 served example and notes sets ranked in-process as bench/served_fresh.py's in-process column ranks them, the book
-questions); the held-out sets (coding hold-out, the held-out handbook's questions, the fourth served hold-out).
+questions); the held-out sets (coding hold-out, the held-out handbook's questions, the fourth served hold-out, the
+long prompts a developer pastes, bench/long_prompt_set.py, over the coding dev vault).
 
     python bench/calibration.py                 # every set
     python bench/calibration.py --sets coding   # one set (coding, fresh, locomo, absent, served, servednotes, book,
-                                                #   holdout, bookholdout, servedholdout)
+                                                #   holdout, bookholdout, servedholdout, long)
     python bench/calibration.py --json
     python bench/calibration.py --set vector_top=0   # a setting changed (numbers only), to compare in one run
     python bench/calibration.py --fit           # indexer/ranking.py's SHOWN_ODDS, fitted on the development sets
+    python bench/calibration.py --hook          # the prompt hook's words over what it injects (see hook_words)
 
 Under the table: how many hits are shown at 0.4 or more and how many of them are wrong, the same for the hits whose
 relevance reaches the prompt hook's `min_relevance` (0.35), which is what it would inject, and the questions whose
@@ -47,6 +49,7 @@ import coding  # noqa: E402
 import coding_holdout  # noqa: E402
 import fresh_paraphrase  # noqa: E402
 import locomo  # noqa: E402
+import long_prompt_set  # noqa: E402
 import served_fresh  # noqa: E402
 import served_fresh_set  # noqa: E402
 from coding_set import MEMORIES, QUESTIONS  # noqa: E402
@@ -63,8 +66,8 @@ FIT_SETS = ("coding", "fresh", "locomo", "absent")  # the development sets the s
 
 
 SETTINGS = SearchSettings()  # main() applies --set
+ASKED = 10  # hits asked per question; the prompt hook asks 30 (--hook)
 LIFECYCLE = LifecycleSettings()
-LIMIT = 10  # hits read per question (bench/learned_order.py reads deeper, to reorder them)
 INJECTED_FROM = 0.35  # the prompt hook's default min_relevance (mcp_server/config.py)
 SHOWN_HIGH = 0.4
 
@@ -77,7 +80,7 @@ def _asked(root: Path, embedder, questions: list[tuple[str, set[str], dict]],
     asked = []
     try:
         for text, wanted, request_fields in questions:
-            hits = searcher.search(SearchRequest(query=text, limit=LIMIT, **request_fields))
+            hits = searcher.search(SearchRequest(query=text, limit=ASKED, **request_fields))
             # "what did we do yesterday": listed by time, with no relevance to read
             asked.append([(hit, label(hit) in wanted) for hit in hits if hit.channel != "timeline"])
     finally:
@@ -180,6 +183,27 @@ def table(asked: list[list[tuple]]) -> dict:
                         "middle": sum(plateau(v, 0.10, 0.99) >= 3 for v in values)}}
 
 
+def hook_words(asked: list[list[tuple]]) -> dict:
+    """What the prompt hook injects for each question (its own choice, hooks_server._slots, default settings; always-
+    injected memories aside) and the word it puts beside each (outward.relevance_label, from the shown number): per
+    word, how many injected hits get it and how many of those are right; and how many questions get a right one."""
+    from mcp_server.clients.hooks_server import _slots
+    from mcp_server.config import ContextSettings
+    from mcp_server.views.outward import relevance_label
+
+    words: dict[str, list[int]] = {}
+    found = 0
+    for hits in asked:
+        right = {id(hit): is_right for hit, is_right in hits}
+        chosen = _slots([hit for hit, _ in hits], ContextSettings(), exclude=set())
+        for hit in chosen:
+            counts = words.setdefault(relevance_label(shown(hit)), [0, 0])
+            counts[0] += 1
+            counts[1] += right[id(hit)]
+        found += any(right[id(hit)] for hit in chosen)
+    return {"questions": len(asked), "found": found, "words": words}
+
+
 def fitted_odds(asked: dict[str, list[list[tuple]]]) -> list[float]:
     """ranking.SHOWN_ODDS fitted to these sets: a logistic regression of "right" on a constant, the relevance that ranked
     the hit (as log-odds), its margin and its place (search.shown_inputs), each set weighing the same."""
@@ -210,7 +234,8 @@ def RUNS(embedder) -> dict:
             "book": lambda: book_asked(embedder, holdout=False),
             "holdout": lambda: coding_asked(embedder, coding_holdout.MEMORIES, coding_holdout.QUESTIONS),
             "bookholdout": lambda: book_asked(embedder, holdout=True),
-            "servedholdout": lambda: served_asked(embedder, "holdout")}
+            "servedholdout": lambda: served_asked(embedder, "holdout"),
+            "long": lambda: coding_asked(embedder, MEMORIES, long_prompt_set.QUESTIONS)}
 
 
 def main() -> None:
@@ -221,11 +246,20 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--fit", action="store_true", help="fit ranking.SHOWN_ODDS on the development sets and print it")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a search setting")
+    parser.add_argument("--hook", action="store_true", help="the prompt hook's words over what it injects")
     args = parser.parse_args()
-    global SETTINGS
+    global SETTINGS, ASKED
     SETTINGS = locomo.search_settings(args.set)
     embedder = CachedEmbedder(make_embedder(args.embedder), args.cache)
     runs = RUNS(embedder)
+    if args.hook:
+        ASKED = 30
+        for name in args.sets or list(runs):
+            words = hook_words(runs[name]())
+            print(f"{name:<14} {words['found']:>4} of {words['questions']:>4} questions get a right memory;  "
+                  + "  ".join(f"{word}: {hits} ({right} right)" for word, (hits, right) in sorted(words["words"].items())),
+                  flush=True)
+        return
     if args.fit:
         print("SHOWN_ODDS =", tuple(fitted_odds({name: runs[name]() for name in FIT_SETS})))
         return

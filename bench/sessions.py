@@ -15,7 +15,8 @@ process start to exit with its output. Printed per run: context rate and prompt 
 phase (the first 5 s after the first prompt, the rest; the first and second half of the prompts),
 exchanges captured of those expected (counted in the vault once the spool is empty), Stop hook p50 / p95, and peak resident
 memory (VmHWM) of the server and the embedding host, and the CPU a turn cost: its two hook processes, and the server's
-and the host's from the first prompt until every captured exchange has its vectors, divided by the turns.
+and the host's from the first prompt until every captured exchange has its vectors, divided by the turns, and the file
+events the server's watcher received over its life (the line it logs as it stops).
 
     python bench/sessions.py --session-groups     # each session's hooks in a CPU group of their own (see LAUNCHER)
     python bench/sessions.py --sample DIR         # the server's and the host's CPU by thread and stack (thread_cpu)
@@ -284,6 +285,7 @@ def run(mode: str, count: int, turns: int) -> dict:
             registry.stop()
             logs = [Path(tmp) / "servers" / name for name in (client.LOG_NAME, embed_host.LOG_FILE)]
             timeline = milestones(logs, min((r["wall"] for r in records), default=0.0))
+            events = watcher_events(logs[0])
             if KEEP_LOG is not None:  # the server's log: what it did meanwhile (merges, backfill, errors)
                 shutil.copy(logs[0], KEEP_LOG.with_suffix(f".{mode}.log"))
                 if logs[1].exists():
@@ -301,7 +303,7 @@ def run(mode: str, count: int, turns: int) -> dict:
             "after_5s": phase([r for r in records if r["at"] - first >= EARLY_SECONDS]),
             "first_half": phase(records[:half]), "second_half": phase(records[half:]),
             "captured": got, "expected": expected, "embedded_after_s": embedded_after, "timeline_s": timeline, "stop_hook_ms": _quantiles([r["stop_ms"] for r in records]), "hook_cpu_ms": round(hook_cpu_ms, 1), "peak_rss": peaks,
-            "turn_cpu_ms": per_turn}
+            "turn_cpu_ms": per_turn, "watcher_events": events}
 
 
 # What a cold start goes through, in the server's and the embedding host's logs (their first line of each kind).
@@ -309,6 +311,17 @@ MILESTONES = {"server on": "memdir server on 127", "index open": ": index open i
               "spool replayed": "hook events spooled while it was not served", "serving": "memdir.server INFO serving",
               "MCP ready": "MCP endpoint ready", "host on": "memdir embedding host on",
               "model loaded": "model loaded", "first backfill": "deferred units in"}
+
+
+WATCHER_EVENTS = re.compile(r"memdir\.watcher INFO stopped watching .*: (\d+) file events received")
+
+
+def watcher_events(log: Path) -> int | None:
+    """The file events the server's watchers received over its life (warm-up included), from the line each logs as it
+    stops: every one is an event watchdog read, built and dispatched. None when the code under test logs none."""
+    counts = [int(m.group(1)) for m in map(WATCHER_EVENTS.search, log.read_text(errors="replace").splitlines()
+                                           if log.exists() else []) if m]
+    return sum(counts) if counts else None
 
 
 def milestones(logs: list[Path], first_wall: float) -> dict:
@@ -343,7 +356,9 @@ def line(r: dict) -> str:
             f"p95 {r['stop_hook_ms'].get('p95')} ms); CPU per hook process {r['hook_cpu_ms']} ms; peak RSS server {r['peak_rss']['server_mb']} MB, "
             f"host {r['peak_rss']['host_mb']} MB; CPU server {r['peak_rss']['server_cpu_s']} s, "
             f"host {r['peak_rss']['host_cpu_s']} s\n      CPU per turn (ms, to the last vector): "
-            + ", ".join(f"{k} {v}" for k, v in r["turn_cpu_ms"].items()) + "\n      timeline (s after the first prompt): "
+            + ", ".join(f"{k} {v}" for k, v in r["turn_cpu_ms"].items())
+            + f"; file events the server's watcher received (its whole life) {r.get('watcher_events')}"
+            + "\n      timeline (s after the first prompt): "
             + "; ".join(f"{k} {v if not isinstance(v, tuple) else v[0]}" for k, v in r["timeline_s"].items()))
 
 

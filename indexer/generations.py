@@ -100,10 +100,13 @@ class Layout:
                 shutil.rmtree(old, ignore_errors=True)
 
     def sweep(self, live: Path) -> None:
-        """Remove what a build or swap killed midway left: other generations and CURRENT temps (owner only)."""
+        """Remove what a build or swap killed midway left: other generations and CURRENT temps (owner only), and the
+        live generation's temp files (a snapshot's rewrite killed midway: VectorIndex.save and fold)."""
         for debris in [*self.base.glob("CURRENT.*"), *self.base.glob("gen-*")]:
             if debris != live:
                 shutil.rmtree(debris, ignore_errors=True) if debris.is_dir() else debris.unlink(missing_ok=True)
+        for temp in live.glob("*.tmp"):
+            temp.unlink(missing_ok=True)
 
     @property
     def quarantine_folder(self) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import time
 from typing import Iterator
 
 
@@ -17,6 +18,7 @@ class InFlight:
         self._changed = threading.Condition()
         self._tickets = itertools.count()
         self._running: set[int] = set()
+        self.ended_at = 0.0  # time.monotonic() when the last search ended (the index's idle work waits for quiet)
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
@@ -28,6 +30,7 @@ class InFlight:
         finally:
             with self._changed:
                 self._running.discard(ticket)
+                self.ended_at = time.monotonic()
                 self._changed.notify_all()
 
     def wait_for_running(self, timeout: float) -> bool:

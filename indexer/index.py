@@ -398,24 +398,33 @@ class Index:
         old_keyword.close()
         old_manifest.close()
 
-    def settle_vectors(self) -> bool:
+    def settle_vectors(self, cancelled: Callable[[], bool] = lambda: False) -> bool:
         """Fold the vectors' log into a new snapshot if it is past SETTLE_SHARE of it (returns whether it did): off
-        the write path, so that the next open has little to replay before its first answer. Behind the searches
-        running now; under the index lock, so no sync is half-way through its vectors (save() is crash-safe by
-        itself: a crash leaves the old snapshot and its log, or the new one). Searches wait for the rewrite."""
+        the write path, so that the next open has little to replay before its first answer. Written beside the
+        searches and syncs (`VectorIndex.fold`: a search waits only for the searched part's copy, ~0.1 s at 100k
+        memories; the fold is abandoned, the log kept, if a sync changes the vectors meanwhile or `cancelled` says so:
+        an idle fold when a request comes, a closing owner past its time budget). Crash-safe at each step."""
         if not self.writable or self._vectors.log_share(self.generation) <= SETTLE_SHARE:
             return False
-        self._behind_searches()
+        started = time.perf_counter()
+        if not self._vectors.fold(self.generation, cancelled):
+            return False
         with self.lock:
-            if not self.writable or self._vectors.log_share(self.generation) <= SETTLE_SHARE:
-                return False
-            started = time.perf_counter()
-            self._vectors.save(self.generation)
             # A reader that opened during the rewrite may hold the old snapshot without the log it needed; it
             # reloads at a manifest change, and the fold changes no entry (review of session 10).
             self.manifest.mark_changed()
         log.info("vectors' log folded into their snapshot in %.1f s", time.perf_counter() - started)
         return True
+
+    def log_share(self) -> float:
+        """The vectors' log as a share of their snapshot (see VectorIndex.log_share)."""
+        return self._vectors.log_share(self.generation)
+
+    def quiet_seconds(self) -> float:
+        """How long no search ran and the vectors did not change (an idle fold waits for this)."""
+        if self.searches.count():
+            return 0.0
+        return time.monotonic() - max(self.searches.ended_at, self._vectors.changed_at)
 
     def compact(self) -> None:
         """Purge deleted keyword documents; afterwards search results equal a fresh rebuild's exactly.

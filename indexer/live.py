@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Callable
 
 from .backfill import Backfill
+from .idle_fold import IDLE_SECONDS, IdleFold
 from .index import Index, SyncReport
 from .segment_merger import SegmentMerger
 from .settings import WatchSettings
@@ -14,13 +16,19 @@ from .watcher import Batch, VaultWatcher
 
 log = logging.getLogger("memdir.live")
 COMPACT_SHARE = 0.2
+# The fold at a close gives up past this (the log stays, replayed at the next open and folded after its reconcile):
+# it rewrites the whole snapshot, ~3 s at 100k memories on a busy machine, and a SIGTERM or `memdir stop` should end the
+# server promptly. A session's log was mostly folded while it was idle (IdleFold); what is left is the last minutes'.
+CLOSE_FOLD_SECONDS = 1.0
 
 
 class LiveIndex:
     """Owns a watcher over the vault and applies every batch to the index it wraps."""
 
-    def __init__(self, index: Index, settings: WatchSettings | None = None) -> None:
+    def __init__(self, index: Index, settings: WatchSettings | None = None, *, fold_idle: float = IDLE_SECONDS,
+                 close_fold_seconds: float = CLOSE_FOLD_SECONDS) -> None:
         self.index = index
+        self.close_fold_seconds = close_fold_seconds
         settings = settings or WatchSettings()
         self.syncs = 0
         self.last_report: SyncReport | None = None
@@ -29,8 +37,14 @@ class LiveIndex:
         self._reconciling: threading.Thread | None = None
         self.caught_up = threading.Event()  # the reconcile at the start, and the vectors' fold after it, are done
         self._stopping = threading.Event()
+        # A failed whole-vault sync leaves the files it did not write to the next one (Index._left_unwritten): the
+        # rescan's, or with the rescan off (rescan_seconds = 0), the watcher's next batch, made whole. Without it they
+        # waited for the next open, an edit the failed pass never reached unfound meanwhile (review of session 10).
+        self._rescans = bool(settings.rescan_seconds)
+        self._whole_due = threading.Event()
         self.backfill = Backfill(index) if index.defer_embedding else None
         self.merger = SegmentMerger(index)
+        self.idle_fold = IdleFold(index, fold_idle)
         self.watcher = VaultWatcher(
             index.root,
             self._on_batch,
@@ -53,6 +67,7 @@ class LiveIndex:
         if self.backfill is not None:
             self.backfill.start()
         self.merger.start()
+        self.idle_fold.start()
         return self
 
     def _reconcile(self) -> None:
@@ -65,17 +80,18 @@ class LiveIndex:
                 return  # the next owner's open reconciles
             try:
                 report = self.index.reconcile()
-            except Exception:  # the rescan reconciles again (Index._left_unwritten); the server answers meanwhile
+            except Exception:  # the rescan, or the next batch, reconciles again (_sync); the server answers meanwhile
                 log.exception("reconciling %s at open failed", self.index.root)
+                self._whole_failed()
                 return
             self.watcher.recheck(report.held)
-            self._settle_vectors()  # a log a killed owner left: the next open need not replay it again
+            self._settle_vectors(self._stopping.is_set)  # a log a killed owner left: the next open need not replay it
         finally:
             self.caught_up.set()
 
-    def _settle_vectors(self) -> None:
+    def _settle_vectors(self, cancelled: Callable[[], bool] = lambda: False) -> None:
         try:
-            self.index.settle_vectors()
+            self.index.settle_vectors(cancelled)
         except Exception:  # a full disk: the log stays and is replayed at the next open, as before
             log.exception("folding the vectors' log of %s into their snapshot failed", self.index.root)
 
@@ -90,7 +106,11 @@ class LiveIndex:
         if self.backfill is not None:
             self.backfill.stop()
         self.merger.stop()
-        self._settle_vectors()  # the idle exit, or any close: the next open answers without replaying this session's log
+        self.idle_fold.stop()
+        # The idle exit, or any close: the next open answers without replaying this session's log, unless the fold
+        # would keep a SIGTERM waiting (then the log stays, and the next owner folds it after its reconcile).
+        deadline = time.monotonic() + self.close_fold_seconds
+        self._settle_vectors(lambda: time.monotonic() >= deadline)
 
     def __enter__(self) -> "LiveIndex":
         return self.start()
@@ -122,9 +142,26 @@ class LiveIndex:
                 self._applying.discard(threading.current_thread())
                 self._synced.notify_all()
 
+    def _whole_failed(self) -> None:
+        if not self._rescans:
+            self._whole_due.set()
+
     def _sync(self, batch: Batch, keyword_commit_began: Callable[[], None]) -> None:
-        report = self.index.sync(None if batch.full else batch.paths, folders=batch.folders,
-                                 keyword_commit_began=keyword_commit_began)
+        whole = batch.full or self._whole_due.is_set()
+        self._whole_due.clear()
+        try:
+            if whole and self.index.reconcile_pending:
+                # The open's reconcile failed: this is its retry, heal and facts included, and the lifecycle waits
+                # for it (Curator.gc). The next batch waits for it (one retry at a time), as behind a big sync.
+                report = self.index.reconcile()
+            else:
+                report = self.index.sync(None if whole else batch.paths, folders=batch.folders,
+                                         keyword_commit_began=keyword_commit_began)
+        except Exception:
+            if whole:
+                self._whole_failed()
+            raise
+        self.idle_fold.log_grew()
         self.watcher.recheck(report.held)  # files caught mid-save: look again once the save is done
         # Deleted keyword documents skew BM25 until purged: purge on the periodic rescan, or
         # sooner when they pile up, so results converge on what a fresh rebuild would give.

@@ -24,7 +24,7 @@ from .interned import shared
 from .lifecycle_facts import FACT_COLUMNS, columns_of
 from .link_table import LinkRow
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11  # 11: a short memory's vectors read its links as written (chunking.linked_as_written)
 
 # The files table's columns in the order `rows()` reads them (and `_entry` unpacks them). An open reads a few of them
 # straight from the rows, before any row is decoded (index.py, lazy_rows.py): by these positions, not by numbers.
@@ -105,12 +105,12 @@ class Manifest:
         database file, so an older memdir's batches, which know neither table, bump it too. The stamp it replaces,
         the files table's largest rowid and row count, came back after the newest row was deleted and a row was
         inserted (SQLite gives the insert the freed rowid): a file an older memdir saw go and come back changed
-        left its old facts trusted. A manifest written before the counter gets it here; a mark that held under the
-        old stamp is carried over, so an upgrade migrates neither table."""
+        left its old facts trusted. A manifest written before the counter gets it here, and no mark carries over:
+        one written under the old stamp cannot tell that delete and insert from no change (review of session 10),
+        so the owner writes both tables whole once (Index._write_facts, LinkChanges.whole)."""
         if self._counted():
             return
         with self.transaction():
-            old_stamp = self._files_stamp()
             self._db.execute("CREATE TABLE IF NOT EXISTS files_writes (count INT NOT NULL)")
             if self._counted():
                 return  # another process counted them meanwhile
@@ -119,8 +119,6 @@ class Manifest:
             for name, event in (("files_written", "INSERT"), ("files_updated", "UPDATE"), ("files_deleted", "DELETE")):
                 self._db.execute(f"CREATE TRIGGER {name} AFTER {event} ON files"
                                  " BEGIN UPDATE files_writes SET count = count + 1; END")
-            self._db.execute("UPDATE meta SET value = ? WHERE key IN (?, ?) AND value = ?",
-                             (self._files_stamp(), LINKS_KEY, FACTS_KEY, old_stamp))
 
     def close(self) -> None:
         self._db.close()
@@ -186,8 +184,9 @@ class Manifest:
         """Whether the mark under `key` is the files table's stamp now (without a mark: whether the table is empty,
         a generation's first batch). Never for a `table` the manifest lacks: a reader does not make it, and a
         generation an older memdir wrote without it would otherwise pass as complete while empty (review of
-        session 10)."""
-        if not self._has("table", table):
+        session 10). Never before the files table's writes are counted: a reader does not count them, and the mark
+        an older memdir wrote, the largest rowid and row count, holds again after a delete and insert (_count_writes)."""
+        if not self._has("table", table) or not self._counted():
             return False
         found = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         if found is None:
@@ -204,11 +203,7 @@ class Manifest:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (FACTS_KEY, self._files_stamp()))
 
     def _files_stamp(self) -> str:
-        """How many rows of the files table were ever written or deleted (_count_writes), whoever wrote them; in a
-        manifest no owner of this memdir has opened yet, the stamp its marks were written with (a reader does not
-        migrate it, and the owner's migration keeps exactly the marks that hold under that stamp)."""
-        if not self._counted():
-            return str(self._db.execute("SELECT coalesce(max(rowid), 0) || ':' || count(*) FROM files").fetchone()[0])
+        """How many rows of the files table were ever written or deleted (_count_writes), whoever wrote them."""
         return f"w{self._db.execute('SELECT count FROM files_writes').fetchone()[0]}"
 
     def _counted(self) -> bool:

@@ -30,6 +30,7 @@ import struct
 import tempfile
 import weakref
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -146,24 +147,52 @@ class StoredVectors:
 
     def write(self, path: Path) -> None:
         """Write every held unit as a new snapshot (temp file, fsync, rename), then read from it."""
+        temp = path.with_name(path.name + ".tmp")
+        self.write_rows(temp)
+        os.replace(temp, path)
+        self._open(path)
+
+    def write_rows(self, temp: Path, cancelled: Callable[[], bool] = lambda: False) -> bool:
+        """Write every held unit to `temp` as a snapshot file, synced to disk; False (and no file) when `cancelled`
+        said so between two slices of rows."""
         base = np.flatnonzero(self._base_live)
         new = np.flatnonzero(self._new_live)
         ids = np.concatenate([self._base_ids[base], self._new_ids[new]])
         order = np.argsort(ids, kind="stable")
-        temp = path.with_name(path.name + ".tmp")
         with open(temp, "wb") as file:
             file.write(_HEADER.pack(MAGIC, len(ids), self.dim))
             file.write(ids[order].tobytes())
             for start in range(0, len(order), _SLICE):  # bounded copies: the rows never sit in RAM whole
+                if cancelled():
+                    break
                 part = order[start:start + _SLICE]
                 from_base = part < len(base)
                 rows = np.empty((len(part), self.dim), dtype=np.float16)
                 rows[from_base] = self._base_take(base[part[from_base]], np.float16)
                 rows[~from_base] = self._new_rows.take(new[part[~from_base] - len(base)])
                 file.write(rows.tobytes())
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, path)
+            else:
+                file.flush()
+                os.fsync(file.fileno())
+                return True
+        temp.unlink(missing_ok=True)
+        return False
+
+    def frozen(self) -> "StoredVectors":
+        """This store as it is now, which its later changes leave alone: for writing a snapshot beside them
+        (VectorIndex.fold). Its own descriptors on the same files: a snapshot file is never changed in place, and
+        the added rows' file is only appended to. Close it after use."""
+        copy = StoredVectors(self.dim)
+        copy._fd = os.dup(self._fd) if self._fd >= 0 else -1
+        if copy._fd >= 0:
+            copy._closer = weakref.finalize(copy, os.close, copy._fd)
+        copy._rows_at, copy._base_ids, copy._base_live = self._rows_at, self._base_ids, self._base_live.copy()
+        copy._new_ids, copy._new_live = self._new_ids, self._new_live.copy()  # ids are replaced whole, never changed
+        copy._new_rows, copy._count = self._new_rows.frozen(), self._count
+        return copy
+
+    def reopen(self, path: Path) -> None:
+        """Read from this snapshot from now on: a file that holds exactly what this store holds."""
         self._open(path)
 
     def _added(self) -> tuple[np.ndarray, np.ndarray]:
@@ -230,6 +259,15 @@ class _Spill:
             self._closer()
             self._closer, self._fd = None, -1
         self._count = 0
+
+    def frozen(self) -> "_Spill":
+        """The rows appended so far, on a descriptor of its own (later appends and a close leave them be)."""
+        copy = _Spill(self.dim, self._folder)
+        if self._closer is not None:
+            copy._fd = os.dup(self._fd)
+            copy._closer = weakref.finalize(copy, os.close, copy._fd)
+        copy._count = self._count
+        return copy
 
 
 def _scratch(folder: Path | None) -> int:

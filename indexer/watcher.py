@@ -9,7 +9,8 @@ delete. A folder created, moved in, moved away or removed is named as a folder: 
 reconciled (what is found below it, and what was indexed below it), not the whole vault, since the
 files of a folder moved in, or written before its own watch existed, bring no events of their own.
 A full reconcile is asked for when the vault folder itself changes, when the kernel's event queue
-overflowed (events were lost), and by the periodic rescan, the safety net for anything else.
+overflowed (events were lost), when a folder's watch could not be added, and by the periodic rescan, the
+safety net for anything else. Dot-folders (`.memdir/`, `.git/`) are not watched at all: see folder_watches.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from vault.paths import is_memory_path
+
+from .folder_watches import FolderWatches
 
 logger = logging.getLogger("memdir.watcher")
 
@@ -109,14 +112,16 @@ def event_paths(event: FileSystemEvent) -> list[Path]:
 
 
 class _Handler(FileSystemEventHandler):
-    """Forwards every watchdog event to one function."""
+    """Forwards every watchdog event to one function, and counts them."""
 
     def __init__(self, forward: Callable[[FileSystemEvent], None]) -> None:
         super().__init__()
         self._forward = forward
+        self.received = 0  # written by the dispatch thread alone
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         """Called on watchdog's dispatch thread."""
+        self.received += 1
         self._forward(event)
 
 
@@ -159,6 +164,8 @@ class VaultWatcher:
         self._batches_delivered = 0
 
         self._observer: BaseObserver | None = None
+        self._handler = _Handler(self._on_event)
+        self._folder_watches: FolderWatches | None = None
         self._overflow = _OverflowListener(self._on_overflow)
         self._worker: threading.Thread | None = None
         self._started = False
@@ -175,6 +182,7 @@ class VaultWatcher:
             raise NotADirectoryError(f"vault folder {self.root} does not exist")
         self._started = True
         self._observer = self._start_observer()
+        self._resync_folder_watches()  # a top-level folder made while the observer started has no watch yet
         logging.getLogger(OVERFLOW_LOGGER).addHandler(self._overflow)
         if self._rescan_interval is not None:
             self._next_rescan = time.monotonic() + self._rescan_interval
@@ -196,6 +204,18 @@ class VaultWatcher:
             self._cond.notify_all()
         if self._worker is not None and self._worker is not threading.current_thread():
             self._worker.join()
+        # what the watches cost: each event is one watchdog built and dispatched (bench/sessions.py reads this line)
+        logger.info("stopped watching %s: %d file events received", self.root, self.events_received)
+
+    @property
+    def watched_folders(self) -> set[str]:
+        """The top-level folders with a watch of their own (none when the vault is watched as one tree)."""
+        return self._folder_watches.folders if self._folder_watches is not None else set()
+
+    @property
+    def events_received(self) -> int:
+        """How many file events watchdog has handed to this watcher, ignored ones included."""
+        return self._handler.received
 
     def __enter__(self) -> VaultWatcher:
         self.start()
@@ -227,7 +247,9 @@ class VaultWatcher:
         """Build, schedule and start an observer, releasing its threads and fds if any step fails."""
         observer = make()
         try:
-            observer.schedule(_Handler(self._on_event), str(self.root), recursive=True, event_filter=WATCHED_EVENTS)
+            # set before the observer starts: its first event may come at once
+            self._folder_watches = FolderWatches(observer, self.root, self._handler, WATCHED_EVENTS)
+            self._folder_watches.schedule()
             observer.start()
         except BaseException:
             # stop() on a never-started observer still closes the inotify fd and joins its reader
@@ -235,18 +257,37 @@ class VaultWatcher:
             raise
         return observer
 
+    def _resync_folder_watches(self) -> None:
+        """At start: watch a top-level folder made while the observer started (its subtree is reconciled)."""
+        assert self._folder_watches is not None
+        added, failed = self._folder_watches.resync()
+        self._add(set(), folders=added, full=bool(failed))
+
     # -- events ------------------------------------------------------------------------------
 
     def _on_event(self, event: FileSystemEvent) -> None:
         """Collect memory paths, and the folders outside dot-folders that were created, moved or removed."""
         paths = event_paths(event)
         if event.is_directory:
+            self._follow_folder(event)  # before the batch is taken: its reconcile then covers what the watch missed
             # both ends of a move: what left the source is removed, what arrived at the destination is read
             folders = {path for path in paths if outside_dot_folders(self.root, path)}
             self._add(set(), folders=folders - {self.root}, full=self.root in folders)
             return
         # both ends of a move: an atomic save renames a temp file (not a memory) over the note
         self._add({path for path in paths if is_memory_path(self.root, path)}, full=False)
+
+    def _follow_folder(self, event: FileSystemEvent) -> None:
+        """Watch a top-level folder that arrived, unwatch one that left. If its watch could not be added, the whole
+        vault is reconciled now, and each periodic rescan tries the watch again."""
+        assert self._folder_watches is not None
+        try:
+            failed = self._folder_watches.follow(event)
+        except Exception:  # an error here would end watchdog's dispatch thread, and every later event with it
+            logger.exception("updating the watches for %s failed", event.src_path)
+            failed = {self.root}
+        if failed:
+            self._add(set(), full=True)
 
     def _on_overflow(self) -> None:
         """The kernel dropped events (its queue overflowed): only a walk of the whole vault finds what they named."""
@@ -340,6 +381,8 @@ class VaultWatcher:
 
     def _deliver(self, batch: Batch) -> None:
         """Call on_batch (the caller holds `_deliver_lock`); its errors are logged, never raised."""
+        if batch.full and self._folder_watches is not None:
+            self._folder_watches.resync()  # the safety net for the watches too; this batch reconciles what they missed
         try:
             self._on_batch(batch)
         except Exception:

@@ -52,6 +52,7 @@ class HookHandler:
         # One replay applies the spool at a time: beside another, a replay found a session's prompt taken and applied
         # the Stop behind it first (the exchange captured before its prompt had opened the turn).
         self._replaying = threading.Lock()
+        self._put_back: set[str] = set()  # spool files a replay could not apply for an OSError, already logged
 
     # -- UserPromptSubmit --------------------------------------------------------------
 
@@ -173,17 +174,23 @@ class HookHandler:
             sessions.setdefault(_session_of(text), []).append((path, text))
 
         def replay_session(events: list[tuple[Path, str | None]]) -> int:
-            return sum(self._replay_one(path, text) for path, text in events)
+            applied = 0
+            for path, text in events:
+                done = self._replay_one(path, text)
+                if done is None:  # left for the next replay, and the session's later events behind it, in order
+                    break
+                applied += done
+            return applied
 
         if len(sessions) <= 1:
             return sum(map(replay_session, sessions.values()))
         with ThreadPoolExecutor(min(REPLAY_SESSIONS, len(sessions)), thread_name_prefix="memdir-replay") as pool:
             return sum(pool.map(replay_session, sessions.values()))
 
-    def _replay_one(self, path: Path, text: str | None) -> int:
+    def _replay_one(self, path: Path, text: str | None) -> int | None:
         """Apply one spooled event (`text`: the file as read when the replay grouped it; a spooled file is written
         once, by rename, so what the claim takes is that text) unless a request or another replay took it first;
-        1 when applied."""
+        1 when applied, None when it is put back for the next replay."""
         claimed = _take(path)
         if claimed is None:
             return 0  # its own request (or another replay) took it meanwhile
@@ -203,6 +210,13 @@ class HookHandler:
         except (ValueError, KeyError, TypeError, VaultError) as exc:
             log.warning("spooled hook event %s dropped: %s", path.name, exc)
             applied = 0
+        except OSError as exc:  # the disk, not the event: taken, it waited hidden for the next start (review of s10)
+            os.replace(claimed, path)
+            if path.name not in self._put_back:  # once: the drain tries again every few seconds while the disk is full
+                self._put_back.add(path.name)
+                log.warning("spooled hook event %s left in the spool for the next replay: %s", path.name, exc)
+            return None
+        self._put_back.discard(path.name)
         # Not on any other error: the taken file stays, and the next start applies it (see replay).
         claimed.unlink(missing_ok=True)
         return applied

@@ -193,17 +193,16 @@ def newest_row(root: Path) -> tuple[int, str]:
         return db.execute("SELECT rowid, path FROM files ORDER BY rowid DESC LIMIT 1").fetchone()
 
 
-def test_an_older_memdirs_delete_and_insert_that_takes_back_the_rowid_makes_the_facts_derived_again(root: Path,
-                                                                                                   monkeypatch):
+def older_memdir_takes_back_the_rowid(root: Path, monkeypatch) -> str:
+    """The newest memory's file goes, and comes back changed (a branch switched), both seen by an older memdir: one
+    batch deletes its row, the next inserts it, and SQLite gives the insert the freed rowid: the files table's largest
+    rowid and row count are as before, and the facts row of the path is the one from before. Returns its memory id."""
     open_index(root).close()
     rowid, path = newest_row(root)
     older = open_index(root)
     memory_id = older.entry(path).memory_id
     Vault(root).edit(older.get(memory_id), Change(derive=lambda m: {"uses": 9, "score": 0.05}))
     monkeypatch.setattr(older.manifest, "write", older_memdir_write(older))
-    # The newest memory's file goes, and comes back changed (a branch switched): one batch deletes its row, the next
-    # inserts it, and SQLite gives the insert the freed rowid: the files table's largest rowid and row count are as
-    # before, and the facts row of the path is the one from before.
     text = (root / path).read_bytes()
     (root / path).unlink()
     older.sync([path])
@@ -211,6 +210,10 @@ def test_an_older_memdirs_delete_and_insert_that_takes_back_the_rowid_makes_the_
     older.sync([path])
     older.close()
     assert newest_row(root) == (rowid, path)
+    return memory_id
+
+
+def assert_facts_derived_from_the_rows_until_the_owner_writes_them(root: Path, memory_id: str) -> None:
     stale = reader(root)
     assert not stale.facts_read and not stale.manifest.links_complete()
     record = next(r for r in stale.lifecycle_records() if r.id == memory_id)
@@ -225,6 +228,12 @@ def test_an_older_memdirs_delete_and_insert_that_takes_back_the_rowid_makes_the_
     cold.close()
 
 
+def test_an_older_memdirs_delete_and_insert_that_takes_back_the_rowid_makes_the_facts_derived_again(root: Path,
+                                                                                                   monkeypatch):
+    assert_facts_derived_from_the_rows_until_the_owner_writes_them(root, older_memdir_takes_back_the_rowid(root,
+                                                                                                         monkeypatch))
+
+
 def stamped_before_the_write_counter(root: Path) -> Path:
     """The vault's manifest as a memdir before the write counter left it (its marks the old stamp); returns its path."""
     path = Layout(root).current() / "manifest.sqlite"  # type: ignore[operator]
@@ -237,13 +246,25 @@ def stamped_before_the_write_counter(root: Path) -> Path:
     return path
 
 
-def test_a_manifest_stamped_before_the_write_counter_keeps_its_marks_and_counts_from_its_owners_open(root: Path):
+def test_a_mark_stamped_before_the_write_counter_is_not_trusted_when_an_older_memdir_brought_its_stamp_back(
+        root: Path, monkeypatch):
+    """Review of session 10: a reader (which does not count the writes) and the owner's migration trusted the old
+    stamp, which the older memdir's delete and insert had brought back."""
+    memory_id = older_memdir_takes_back_the_rowid(root, monkeypatch)
+    stamped_before_the_write_counter(root)  # the marks as written before that delete and insert: the same old stamp
+    assert_facts_derived_from_the_rows_until_the_owner_writes_them(root, memory_id)
+
+
+def test_a_manifest_stamped_before_the_write_counter_is_trusted_from_its_owners_open_and_counts_from_there(root: Path):
     open_index(root).close()
     stamped_before_the_write_counter(root)
     upgraded = reader(root)
-    assert upgraded.facts_read and upgraded.manifest.links_complete()  # trusted as before: nothing to migrate
+    assert not upgraded.facts_read and not upgraded.manifest.links_complete()  # the old stamp cannot tell
     upgraded.close()
-    open_index(root).close()  # the owner counts from here on
+    owner = open_index(root)  # the owner counts from here on, and writes the facts whole
+    assert owner.manifest.facts_complete()
+    owner.close()
+    assert reader(root).facts_read
     rowid, path = newest_row(root)
     with sqlite3.connect(Layout(root).current() / "manifest.sqlite") as db:  # type: ignore[operator]
         row = db.execute("SELECT * FROM files WHERE path = ?", (path,)).fetchone()
@@ -258,14 +279,14 @@ def test_a_manifest_stamped_before_the_write_counter_keeps_its_marks_and_counts_
 def test_a_reader_of_a_manifest_stamped_before_the_counter_opens_beside_an_older_owners_write(root: Path):
     """The counter's migration is a write: run by a reader's open, it waited for the write lock behind an older
     memdir's long batch and failed with "database is locked" (review of session 9). A reader writes nothing; it
-    reads the marks by the stamp they were written with, and the owner's next open migrates."""
+    trusts no mark until the owner's next open migrates."""
     open_index(root).close()
     path = stamped_before_the_write_counter(root)
     older_owner = sqlite3.connect(path, isolation_level=None)
     older_owner.execute("BEGIN IMMEDIATE")  # its batch, writing
     try:
         upgraded = reader(root)
-        assert upgraded.facts_read and upgraded.manifest.links_complete()
+        assert not upgraded.facts_read and not upgraded.manifest.links_complete()
         upgraded.close()
     finally:
         older_owner.execute("ROLLBACK")

@@ -105,15 +105,19 @@ FRESH = [  # written hours ago, no outcome record; asked with no content word in
      "Before asking for review, fold fixup commits with `git rebase -i --autosquash` so reviewers read "
      "coherent steps.", "should I tidy up my branch history before requesting someone look at it"),
 ]
-SERVED = [  # two answers of bench/served_fresh_set.py, each below a long example-vault note lifted by one sentence
+# Two answers of bench/served_fresh_set.py, each below a long example-vault note lifted by one sentence; the last field
+# says whether the lift alone still puts the long note first. s14's outage review was lifted by a sentence whose
+# [[links]] read as words; since its vectors read them as written (test_links_as_written.py), s14 leads it either way.
+SERVED = [
     ("s11", "memory_bank", "constraint", "IBANs are validated with schwifty",
      "Every IBAN is checked with the `schwifty` library before it is saved; an invalid checksum is rejected "
      "with a 422.", "how do we make sure a customer's bank number is legit before storing it",
-     "memory_bank/ledger-glossary.md"),
+     "memory_bank/ledger-glossary.md", True),
     ("s14", "patterns", "learning", "Quantize Decimals before using them as keys",
      "Two amounts that print alike can differ in exponent (`Decimal('1.0')` vs `Decimal('1.00')`), and as dict "
      "keys they split one bucket in two. Quantize to 2 places first.",
-     "why did identical-looking sums end up as separate groups", "history/outage-review-duplicate-ledger-entries.md"),
+     "why did identical-looking sums end up as separate groups", "history/outage-review-duplicate-ledger-entries.md",
+     False),
 ]
 
 
@@ -133,9 +137,9 @@ def test_a_fresh_note_asked_in_other_words_is_in_the_top_two_above_long_notes_wi
 
 
 @pytest.mark.model
-@pytest.mark.parametrize("memory_id, question, long_note", [(s[0], s[5], s[6]) for s in SERVED])
+@pytest.mark.parametrize("memory_id, question, long_note, lift_decides", [(s[0], s[5], s[6], s[7]) for s in SERVED])
 def test_a_fresh_answer_stays_above_a_long_note_that_one_close_sentence_lifted(fresh_index, memory_id, question,
-                                                                                long_note):
+                                                                                long_note, lift_decides):
     def order(settings: SearchSettings) -> list[str]:
         hits = Searcher(fresh_index, settings).search(SearchRequest(query=question, limit=10))
         return [h.memory.id if h.memory.id == memory_id else h.memory.path for h in hits]
@@ -143,4 +147,4 @@ def test_a_fresh_answer_stays_above_a_long_note_that_one_close_sentence_lifted(f
     found = order(SearchSettings())
     assert found.index(memory_id) < found.index(long_note), found
     lifted = order(SearchSettings(pooling_lift_sentences=8))  # every note lifted in full, as before
-    assert lifted.index(long_note) < lifted.index(memory_id), lifted
+    assert (lifted.index(long_note) < lifted.index(memory_id)) is lift_decides, lifted

@@ -124,3 +124,62 @@ def test_a_deep_reconcile_finds_an_edit_that_kept_the_files_size_and_mtime(hashi
         assert top_ids(index, "hyena")[:1] == ["m-00000001"]
     finally:
         index.close()
+
+
+def test_with_the_rescan_off_a_failed_reconcile_is_done_again_by_the_watchers_next_batch(
+        hashing_root: Path, monkeypatch) -> None:
+    """A failed whole-vault sync leaves the files it did not write to the next whole-vault sync (Index._left_unwritten),
+    and with `rescan_seconds = 0` none came before the next open: an edit it never reached stayed unfound (review of
+    session 10)."""
+    _vault(hashing_root)
+    open_index(hashing_root).close()
+    write(hashing_root, "history/fresh.md", memory_text("m-00000005", "Fresh", "a pelican in the release notes"))
+    write(hashing_root, "history/zebra.md", memory_text("m-00000001", "Zebra", "the giraffe gate deploy broke"))
+    index = _open_later(hashing_root)
+    failed = _reconcile_fails_once(monkeypatch, "history/fresh.md")  # the first file it reads: zebra.md not reached
+    try:
+        with LiveIndex(index, FAST) as live:
+            assert live.caught_up.wait(TIMEOUT) and failed and index.reconcile_pending
+            seen = live.syncs
+            write(hashing_root, "history/later.md", memory_text("m-00000006", "Later", "the heron roster"))
+            assert live.wait_for_sync(seen, TIMEOUT), "the edit never reached the index"
+            assert top_ids(index, "heron")[:1] == ["m-00000006"]
+            assert top_ids(index, "giraffe")[:1] == ["m-00000001"] and top_ids(index, "pelican")[:1] == ["m-00000005"]
+    finally:
+        index.close()
+
+
+def _reconcile_fails_once(monkeypatch, path: str) -> list[str]:
+    """The owner's reconcile fails (a full disk) when it reads `path`; returns the paths it failed on."""
+    real, failed = Index._observe, []
+
+    def observe(self, rel, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if rel == path and not failed:
+            failed.append(rel)
+            raise OSError(28, "No space left on device")
+        return real(self, rel, *args, **kwargs)
+
+    monkeypatch.setattr(Index, "_observe", observe)
+    return failed
+
+
+def test_a_failed_reconcile_at_open_is_retried_as_a_reconcile_so_the_lifecycle_runs_after_it(
+        hashing_root: Path, monkeypatch) -> None:
+    """The rescan (or, with it off, the next batch) retried it as a plain sync of the vault: the index stayed
+    `reconcile_pending`, and every lifecycle run of the server's life was skipped as though the files had not been read
+    (Curator.gc); the heal and the facts' migration of the open were never done again either (review of session 10)."""
+    _vault(hashing_root)
+    open_index(hashing_root).close()
+    write(hashing_root, "history/zebra.md", memory_text("m-00000001", "Zebra", "the giraffe gate deploy broke"))
+    index = _open_later(hashing_root)
+    failed = _reconcile_fails_once(monkeypatch, "history/zebra.md")
+    try:
+        with LiveIndex(index, FAST) as live:
+            assert live.caught_up.wait(TIMEOUT) and failed and not index.reconciled.is_set()
+            seen = live.syncs
+            write(hashing_root, "history/later.md", memory_text("m-00000006", "Later", "the heron roster"))
+            assert live.wait_for_sync(seen, TIMEOUT), "the edit never reached the index"
+            assert index.reconciled.is_set() and not index.reconcile_pending
+            assert top_ids(index, "giraffe")[:1] == ["m-00000001"] and top_ids(index, "heron")[:1] == ["m-00000006"]
+    finally:
+        index.close()

@@ -159,6 +159,19 @@ def test_recency_comes_from_created_at_never_from_the_file_mtime(hashing_root: P
     index.close()
 
 
+def test_a_decision_and_a_fact_written_the_same_minute_get_the_same_recency_lift(hashing_root: Path):
+    # Served hold-out 4: a fresh fact was lifted over a fresh decision it matched no better, only for its type.
+    body = "deploy notes deploy"
+    for memory_id, kind in (("m-0000000a", "fact"), ("m-0000000b", "decision"), ("m-0000000c", "learning")):
+        write(hashing_root, f"history/{memory_id}.md",
+              memory_text(memory_id, "Deploy", body, type=kind).replace("2026-11-01", "2026-11-22"))
+    index = concept_index(hashing_root)
+    hits = searcher(index).search(SearchRequest(query="deploy notes", now=NOW))
+    lifts = {h.memory.type: h.explain["recency"] for h in hits}
+    assert lifts["fact"] > 0.0 and lifts["decision"] == lifts["fact"] == lifts["learning"], lifts
+    index.close()
+
+
 def test_a_proven_memory_outranks_an_equally_relevant_one_that_kept_failing(hashing_root: Path):
     good = memory_text("m-0000000a", "Deploy", "deploy release", extra="uses: 6\nsuccess_count: 6.0\nscore: 0.95\n")
     bad = memory_text("m-0000000b", "Deploy", "deploy release", extra="uses: 3\nsuccess_count: 0.0\nscore: 0.0\n")

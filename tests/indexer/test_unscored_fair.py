@@ -116,8 +116,34 @@ def test_a_fresh_note_asked_in_other_words_is_not_buried_by_a_used_note_it_is_ne
         index.sync()
         found = [h.memory.id for h in Searcher(index, SearchSettings()).search(SearchRequest(query=question, limit=10))]
         assert found[0] == fresh[0][0], found
-        off = Searcher(index, SearchSettings(fresh_unscored_days=0.0)).search(SearchRequest(query=question, limit=10))
+        # Without the rule (and without the recency lift a learning written five hours ago now gets as a fact would,
+        # which alone also puts it first here), c044's record lift puts it first.
+        off = Searcher(index, SearchSettings(fresh_unscored_days=0.0, recency_weight=0.0)).search(
+            SearchRequest(query=question, limit=10))
         assert [h.memory.id for h in off][:2] == ["c044", fresh[0][0]]  # what c044's lift did
+    finally:
+        index.close()
+
+
+@pytest.mark.model
+def test_a_fresh_learning_is_not_put_under_a_fresh_fact_it_matches_better_for_the_facts_type(tmp_path: Path):
+    # Served hold-out 4's h02: the answer (a learning) leads "Chart of accounts numbering" (a fact written the same
+    # minute) on the vector channel; only facts had a recency rule, and that lift put the fact above it.
+    sys.path.insert(0, str(BENCH))
+    from served_holdout_set import FRESH, QUESTIONS
+
+    question = next(text for text, wanted in QUESTIONS if "h02" in wanted)
+    index = example_with_fresh(tmp_path / "example", [(f"m-{key}", *rest) for key, *rest in FRESH])
+    try:
+        def ranked(settings: SearchSettings) -> list[str]:
+            return [h.memory.id for h in Searcher(index, settings).search(SearchRequest(query=question, limit=10))]
+
+        found = ranked(SearchSettings())
+        assert found.index("m-h02") < found.index("m-h23"), found
+        typed = {kind: rule for kind, rule in SearchSettings().recency.items()
+                 if kind not in ("decision", "learning", "preference", "constraint")}
+        before = ranked(SearchSettings(recency=typed))
+        assert before.index("m-h02") == before.index("m-h23") + 1, before  # what the learning's missing rule did
     finally:
         index.close()
 

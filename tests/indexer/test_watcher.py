@@ -23,8 +23,9 @@ from typing import Callable, Iterator
 import pytest
 from watchdog.observers import inotify_c
 
+from indexer import folder_watches
 from indexer import watcher as watcher_module
-from indexer.watcher import Batch, VaultWatcher, outside_dot_folders
+from indexer.watcher import Batch, VaultWatcher, event_paths, outside_dot_folders
 
 # When a folder is moved inside the tree, or `mkdir -p` races watchdog's recursive walk, watchdog
 # 7.1.0 re-adds an inotify watch it already holds and warns "Callback with id ... already exists"
@@ -318,6 +319,134 @@ def test_a_steady_stream_of_events_is_flushed_by_max_wait(root: Path, start: Sta
         writer.join()
     assert recorder.batches[0] == Batch(frozenset({note}))
     assert elapsed < 0.6 + 1.5  # max_wait plus scheduling slack, far below the writer's 10 s
+
+
+# -- which folders are watched ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def handled(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every path of every event watchdog hands to a watcher from now on, ignored ones included."""
+    seen: list[Path] = []
+    real = watcher_module._Handler.on_any_event
+
+    def counted(self: watcher_module._Handler, event) -> None:  # type: ignore[no-untyped-def]
+        seen.extend(event_paths(event))
+        real(self, event)
+
+    monkeypatch.setattr(watcher_module._Handler, "on_any_event", counted)
+    return seen
+
+
+def test_writes_under_memdir_reach_no_event_handler(root: Path, start: Start, handled: list[Path]):
+    (root / ".memdir").mkdir()
+    (root / ".git").mkdir()
+    write(root / "notes" / "a.md", "a\n")
+    watcher, recorder = start()
+    for generation in range(20):  # what a served vault's index writes after every capture
+        write(root / ".memdir" / "index" / f"g{generation}" / "segment.bin", "x" * 100)
+        os.replace(write(root / ".memdir" / "index" / "manifest.tmp", "{}"), root / ".memdir" / "index" / "manifest.json")
+    write(root / ".git" / "objects" / "ab" / "cd", "blob")
+    assert fence(watcher, recorder) == []
+    assert [p for p in handled if not outside_dot_folders(root, p)] == []
+
+
+def test_a_vault_holding_only_files_is_watched(root: Path, start: Start):
+    note = write(root / "note.md", "old\n")
+    watcher, recorder = start()
+    assert watcher.watched_folders == set()
+    note.write_text("new\n")
+    assert settle(watcher, recorder, note) == [Batch(frozenset({note}))]
+
+
+@pytest.mark.parametrize("polling", [False, True])
+def test_a_note_saved_in_a_top_level_folder_made_after_start_gives_a_batch(root: Path, start: Start, polling: bool):
+    watcher, recorder = start(polling=polling, polling_interval=0.1)
+    first = write(root / "later" / "first.md", "written before the folder's watch could exist\n")
+    wait_until(watcher, recorder, lambda got: any(root / "later" in b.folders or first in b.paths for b in got))
+    assert watcher.watched_folders == {"later"}
+    note = write(root / "later" / "deep" / "note.md", "after\n")
+    wait_until(watcher, recorder, lambda got: any(note in b.paths for b in got))
+
+
+@pytest.mark.parametrize("polling", [False, True])
+def test_a_renamed_top_level_folder_is_watched_under_its_new_name_only(root: Path, start: Start, polling: bool):
+    note = write(root / "notes" / "a.md", "a\n")
+    watcher, recorder = start(polling=polling, polling_interval=0.1)
+    os.rename(root / "notes", root / "archive")
+    wait_until(watcher, recorder, lambda got: {root / "notes", root / "archive"} <= set().union(*(b.folders for b in got)))
+    assert watcher.watched_folders == {"archive"}
+    moved = root / "archive" / "a.md"
+    moved.write_text("edited after the rename\n")
+    batches = settle(watcher, recorder, moved)
+    assert note not in set().union(*(b.paths for b in batches))  # the old watch's stale name is gone
+
+
+def test_a_folder_renamed_to_a_dot_name_is_unwatched_and_watched_again_when_renamed_back(
+        root: Path, start: Start, handled: list[Path]):
+    write(root / "notes" / "a.md", "a\n")
+    watcher, recorder = start()
+    os.rename(root / "notes", root / ".notes")
+    wait_until(watcher, recorder, lambda got: any(root / "notes" in b.folders for b in got))
+    assert watcher.watched_folders == set()
+    handled.clear()
+    before = watcher.batches_delivered
+    write(root / ".notes" / "b.md", "hidden\n")
+    assert fence(watcher, recorder)[before:] == []
+    assert not any(".notes" in p.parts for p in handled)
+    os.rename(root / ".notes", root / "notes")
+    wait_until(watcher, recorder, lambda got: sum(root / "notes" in b.folders for b in got) >= 2)
+    assert watcher.watched_folders == {"notes"}
+    note = write(root / "notes" / "c.md", "c\n")
+    wait_until(watcher, recorder, lambda got: any(note in b.paths for b in got))
+
+
+def test_past_the_bound_on_folder_watches_the_vault_is_watched_as_one_tree(
+        root: Path, start: Start, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(folder_watches, "MAX_FOLDER_WATCHES", 2)
+    for name in ("a", "b"):
+        write(root / name / "n.md", name)
+    watcher, recorder = start()
+    assert watcher.watched_folders == {"a", "b"}
+    write(root / "c" / "n.md", "c")
+    wait_until(watcher, recorder, lambda got: any(root / "c" in b.folders for b in got))
+    assert watcher.watched_folders == set()  # one recursive watch on the vault now
+    notes = [write(root / name / "later.md", "later") for name in ("a", "b", "c")]
+    wait_until(watcher, recorder, lambda got: set(notes) <= set().union(*(b.paths for b in got)))
+
+
+def test_a_vault_with_more_top_level_folders_than_the_bound_starts_as_one_tree(
+        root: Path, start: Start, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(folder_watches, "MAX_FOLDER_WATCHES", 2)
+    for name in ("a", "b", "c"):
+        write(root / name / "n.md", name)
+    watcher, recorder = start()
+    assert watcher.watched_folders == set()
+    note = write(root / "c" / "deep" / "later.md", "later")
+    wait_until(watcher, recorder, lambda got: any(note in b.paths for b in got))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
+def test_a_folder_watch_the_kernel_refuses_later_asks_for_a_full_reconcile_and_the_rescan_adds_it(
+        root: Path, start: Start, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture):
+    watcher, recorder = start(rescan_interval=0.5)
+    real = inotify_c.InotifyFD.add_callback
+
+    def limit_reached(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    monkeypatch.setattr(inotify_c.InotifyFD, "add_callback", limit_reached)
+    with caplog.at_level(logging.WARNING, logger="memdir.watcher"):
+        (root / "refused").mkdir()
+        wait_until(watcher, recorder, lambda got: "could not watch" in caplog.text and any(b.full for b in got))
+    assert "inotify watch limit reached" in caplog.text
+    assert watcher.watched_folders == set()
+    monkeypatch.setattr(inotify_c.InotifyFD, "add_callback", real)
+    fulls = sum(b.full for b in recorder.batches)
+    wait_until(watcher, recorder, lambda got: sum(b.full for b in got) > fulls)  # the periodic rescan retries
+    assert watcher.watched_folders == {"refused"}
+    note = write(root / "refused" / "n.md", "seen now\n")
+    wait_until(watcher, recorder, lambda got: any(note in b.paths for b in got))
 
 
 # -- fallback to polling ------------------------------------------------------------------------------

@@ -3,7 +3,9 @@ their captures share index syncs instead of a Whoosh commit each, and each sessi
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -145,5 +147,39 @@ def test_a_drain_beside_a_running_replay_does_not_apply_a_sessions_stop_before_i
         go_on.set()
         replay.join(BOUND)
         assert [e["title"] for e in exchanges(hashing_example)["s-a"]] == ["Exchange: how do we make celery retries safe"]
+    finally:
+        app.close()
+
+
+def test_an_event_a_replay_cannot_apply_for_a_disk_error_is_put_back_and_applied_by_the_next_replay(
+        hashing_example: Path, caplog):
+    """Taken and left under its hidden name, it waited for the next server start, and the error ended the replay
+    (review of session 10). The session's later event waits behind it, so the turn is still applied in its order."""
+    spooled_turn(hashing_example, "s-a", "how do we make celery retries safe", "Make the task idempotent first.")
+    folder = hashing_example / ".memdir" / "spool"
+    spooled = sorted(p.name for p in folder.iterdir())
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        real, failed = service.sessions.update, []
+
+        def update(*args, **kwargs):
+            if len(failed) < 2:
+                failed.append(1)
+                raise OSError(28, "No space left on device")
+            return real(*args, **kwargs)
+
+        service.sessions.update = update  # type: ignore[method-assign]
+        with caplog.at_level(logging.WARNING, logger="memdir.hooks"):
+            assert handler.replay(handler.spool) == 0
+        assert sorted(p.name for p in folder.iterdir()) == spooled  # nothing hidden, nothing lost
+        assert f"{spooled[0]} left in the spool for the next replay" in caplog.text and "No space left" in caplog.text
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="memdir.hooks"):  # the disk still full: said once, not every drain
+            assert handler.replay(handler.spool, spooled_before=time.time_ns()) == 0
+        assert caplog.text == "" and sorted(p.name for p in folder.iterdir()) == spooled
+        assert handler.replay(handler.spool, spooled_before=time.time_ns()) == 2  # a drain: no start in between
+        assert list(folder.iterdir()) == [] and list(exchanges(hashing_example)) == ["s-a"]
     finally:
         app.close()

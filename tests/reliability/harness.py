@@ -179,8 +179,9 @@ def check_files(root: Path, bodies: dict[str, str], acked: dict[str, int], repor
             acked[memory.id] = memory.uses
 
 
-def crash_campaign(workdir: Path, points: int, seed: int, modes: tuple[str, ...] = ("write", "score", "reindex", "swap"),
-                   weights: tuple[int, ...] = (3, 1, 1, 1)) -> CrashReport:
+def crash_campaign(workdir: Path, points: int, seed: int,
+                   modes: tuple[str, ...] = ("write", "score", "reindex", "swap", "fold"),
+                   weights: tuple[int, ...] = (3, 1, 1, 1, 1)) -> CrashReport:
     """SIGKILL workers at `points` random points; after each, check the files, reopen (heal) and compare."""
     rng = random.Random(seed)
     root = workdir / "crash-vault"

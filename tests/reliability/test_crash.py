@@ -19,9 +19,9 @@ CI_CRASH_POINTS = 60
 
 
 @pytest.mark.slow
-def test_sigkill_at_60_random_points_of_writes_scores_reindex_and_swap_tears_nothing_and_heals(tmp_path: Path):
+def test_sigkill_at_60_random_points_of_writes_scores_reindex_swap_and_fold_tears_nothing_and_heals(tmp_path: Path):
     report = crash_campaign(tmp_path, CI_CRASH_POINTS, seed=20261122)
-    assert report.crash_points == CI_CRASH_POINTS and set(report.by_mode) == {"write", "score", "reindex", "swap"}
+    assert report.crash_points == CI_CRASH_POINTS and set(report.by_mode) == {"write", "score", "reindex", "swap", "fold"}
     assert report.failures == []
     assert (report.torn_files, report.lost_increments, report.index_drift, report.stray_temp_files, report.litter) == (
         0, 0, 0, 0, 0)

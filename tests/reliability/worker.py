@@ -9,6 +9,8 @@ MODE is one of
              function calls from before the open, so it lands anywhere in reconcile, write or sync.
     reindex  Index.open then a full reindex into a new generation, 2 files a slice; KILL_AT counts calls in the reindex.
     swap     as reindex, but counting starts when the new generation is swapped in.
+    fold     Index.open, a round of counter increments synced (their vectors in the log), then the log folded into
+             the snapshot as an idle owner does (Index.settle_vectors); KILL_AT counts calls in the fold.
     edit     like write, for one file: python -m tests.reliability.worker edit VAULT KILL_AT ROUNDS PATH
     race     scores every history memory ROUNDS times as Curator.score would (outcome_updates), no index:
              K of these run at once against a human editor
@@ -160,6 +162,25 @@ def run_reindex(root: Path, trigger: Trigger, at_swap: bool) -> None:
     index.close()
 
 
+def run_fold(root: Path, trigger: Trigger) -> None:
+    import indexer.index
+    from vault import Change
+
+    indexer.index.SETTLE_SHARE = 0.0  # the crash vault's log is a small share of its snapshot: fold it anyway
+    index = _open(root)
+    for memory_id in ids_in(root):
+        path = f"history/{memory_id}.md"
+        memory = index.vault.edit(index.vault.load(path), Change(derive=lambda m: {"uses": m.uses + 1}))
+        print(f"ack {memory.id} {memory.uses}", flush=True)
+    index.vault.add(f"takeaway folded by {os.getpid()}", collection="patterns", type="learning")  # vectors: a log
+    index.sync()
+    trigger.arm_calls()
+    folded = index.settle_vectors()
+    trigger.disarm()
+    print(f"folded {folded}", flush=True)
+    index.close()
+
+
 def main() -> None:
     mode, root, kill_at = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
     rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 2
@@ -172,6 +193,8 @@ def main() -> None:
         run_race(root, rounds)
     elif mode == "score":
         run_score(root, trigger, rounds)
+    elif mode == "fold":
+        run_fold(root, trigger)
     elif mode in ("reindex", "swap"):
         run_reindex(root, trigger, at_swap=mode == "swap")
     else:
