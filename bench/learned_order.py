@@ -85,7 +85,25 @@ def _trial(h: dict, best: float, best_whole: float, best_keyword: float = 1.0) -
             "hit_uncovered": float(h["channel"] in ("keyword", "both")) * (1.0 - h.get("keyword_covered", 0.0)),
             "hit_covered": float(h["channel"] in ("keyword", "both")) * h.get("keyword_covered", 0.0),
             "coverage_share": h.get("keyword_coverage", 0.0) / max(h.get("keyword_covered", 0.0), 1e-6),
-            "gap_uncovered": (-0.5 if h["vector"] is None else h["vector"] - best) * (1.0 - h.get("keyword_covered", 0.0))}
+            "gap_uncovered": (-0.5 if h["vector"] is None else h["vector"] - best) * (1.0 - h.get("keyword_covered", 0.0)),
+            **_rarity_trials(h, best, rel, note_hit)}
+
+
+def _rarity_trials(h: dict, best: float, rel: float, note_hit: float) -> dict:
+    """The kept features scaled by how common the question's rarest shared word is (keyword_rarest), or the hit's own."""
+    gap = (-0.5 if h["vector"] is None else h["vector"] - best) * (1.0 - h.get("keyword_covered", 0.0))
+    weak = note_hit * (1.0 - rel) * max(0.0, 0.3 - h.get("keyword_covered", 0.0)) / 0.3
+    rarest, own = h.get("keyword_rarest", 0.0), h.get("keyword_rarity", 0.0)
+    out = {"gap": gap, "weak": weak, "weak_common_own": weak * (1.0 - own), "note_hit_common_own": note_hit * (1.0 - own),
+           "note_hit_common_own_rel": note_hit * (1.0 - own) * (1.0 - rel)}
+    for t in (0.5, 0.6, 0.7, 0.8, 0.9):
+        soft = min(1.0, max(0.0, (t - rarest) / 0.2 + 0.5))  # 1 where the rarest shared word is common, 0 where rare
+        out[f"gap_c{int(t * 100)}"] = gap * soft
+        out[f"weak_c{int(t * 100)}"] = weak * soft
+        out[f"note_c{int(t * 100)}"] = note_hit * (1.0 - rel) * soft
+    out["gap_c"] = gap * (1.0 - rarest)
+    out["weak_c"] = weak * (1.0 - rarest)
+    return out
 
 
 def matrix(question: list[dict]) -> np.ndarray:
@@ -99,7 +117,7 @@ def matrix(question: list[dict]) -> np.ndarray:
         return np.array([[_trial(h, best, best_whole, best_keyword)[f] for f in CHOSEN] for h in question], dtype=np.float64)
     return np.array([learned_features(h.get("order", 0.0), h["vector"], best, h.get("keyword_covered", 0.0),
                                       h["channel"] in ("keyword", "both") and not h.get("sectioned", 0.0),
-                                      h["keyword"], best_keyword) for h in question], dtype=np.float64)
+                                      h["keyword"], best_keyword, h.get("keyword_rarity", 0.0)) for h in question], dtype=np.float64)
 
 
 SCALE = 1.0

@@ -60,6 +60,7 @@ HIDDEN_STATUSES = frozenset({"superseded", "archived"})
 _CODE_TOKEN = re.compile(r"\b(?=\w*(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z]|_))\w{3,}(?:\.\w+)*|\b\w+(?:\.\w+)+\b")
 _WORD = re.compile(r"\w+")
 COSINE_NOISE = 0.05  # cosine differences below this say nothing about relevance
+UNSEEN = "\x00unseen"  # no analysed term: its IDF is the rarest a word can be (found in no memory)
 COVERAGE_DEPTH = 30  # keyword hits whose term coverage is measured; deeper ones rely on their rank
 CHUNK_HITS_PER_CANDIDATE = 2  # a long document has several chunks: FAISS is asked for this many per wanted memory
 
@@ -142,6 +143,9 @@ class _Candidate:
     keyword_coverage: float = 0.0
     # The share of the query's code-like terms (ERR_4711, parse_config, v2.3) it holds: no paraphrase of them exists.
     keyword_exact: float = 0.0
+    # How rare in the vault its rarest matched query word is (that word's IDF over an unseen word's): a name or an
+    # error code the question shares is the point; a common word a paraphrase shares is not.
+    keyword_rarity: float = 0.0
     heading: str = ""
     fused: float = 0.0
     mix: tuple[float, float] = (0.0, 0.0)  # the vector and the keyword term inside `fused`, for Hit.explain
@@ -545,7 +549,8 @@ class Searcher:
             return candidates
         terms = query_terms(request.query or "")
         code = set(query_terms(" ".join(_CODE_TOKEN.findall(request.query or ""))))
-        idf = index.keyword_idf(terms)
+        idf = index.keyword_idf([*terms, UNSEEN])
+        ceiling = idf.pop(UNSEEN) or 1.0
         total = sum(idf.values()) or 1.0
         top = found[0].score
         for rank, hit in enumerate(_best_per_memory(index, found)):
@@ -557,6 +562,7 @@ class Searcher:
                                          if t in hit.context_terms else 0.0) for t in terms) / total
                 c.keyword_coverage = coverage * (hit.score / top if top else 0.0) ** 0.5
                 c.keyword_exact = sum(t in hit.own_terms for t in code) / len(code) if code else 0.0
+                c.keyword_rarity = max((idf[t] for t in terms if t in hit.own_terms), default=0.0) / ceiling
         return candidates
 
     def _keyword_hits(self, request: SearchRequest, allowed: Mapping[str, Memory]) -> list[KeywordHit]:
@@ -657,6 +663,7 @@ class Searcher:
         hits = []
         # How much of the question the best keyword hit covers: whether the keyword channel has anything to say here.
         covered = max((c.keyword_coverage for c in candidates.values() if c.keyword_rank is not None), default=0.0)
+        rarest = max((c.keyword_rarity for c in candidates.values() if c.keyword_rank is not None), default=0.0)
         for c in candidates.values():
             memory = allowed.get(c.memory_id)
             if memory is None:
@@ -694,7 +701,8 @@ class Searcher:
             explain = {"order": order, "weighed": weight, "quality": quality, "recency": recency, "stale_factor": factor,
                        "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author, "time_match": matched,
                        "keyword_coverage": c.keyword_coverage, "keyword_covered": covered,
-                       "sectioned": float(self._sectioned(c.memory_id))}
+                       "sectioned": float(self._sectioned(c.memory_id)), "keyword_rarity": c.keyword_rarity,
+                       "keyword_rarest": rarest}
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
         # Fitted on hybrid answers: a single channel keeps its own order.
@@ -783,7 +791,7 @@ def relearned(hits: list[Hit]) -> list[Hit]:
         e = h.explain or {}
         note_hit = h.channel in ("keyword", "both") and not e["sectioned"]
         order = learned_order(learned_features(e["order"], h.vector_score, best_vector, e["keyword_covered"], note_hit,
-                                               h.keyword_score, best_keyword)) * e["author_factor"]
+                                               h.keyword_score, best_keyword, e["keyword_rarity"])) * e["author_factor"]
         final = (order * e["quality"] + e["recency"]) * e["stale_factor"]
         relearned.append(replace(h, final=final, explain={**e, "order": order, "hand_order": e["order"]}))
     return relearned

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from indexer.ranking import learned_features
 from indexer.search import SearchRequest
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import open_index
@@ -94,3 +95,20 @@ def test_a_single_channel_keeps_its_own_order_under_the_learned_order(hashing_ro
         hand = [(h.memory.id, h.final) for h in searcher(index).search(request)]
         assert [(h.memory.id, h.final) for h in searcher(index, learned_order=True).search(request)] == hand
     index.close()
+
+
+def test_a_word_one_memory_holds_reads_rarer_than_one_every_memory_holds(hashing_root: Path):
+    write(hashing_root, "patterns/a.md", memory_text("m-0000000a", "Compose", "docker compose brings up postgres"))
+    write(hashing_root, "patterns/b.md", memory_text("m-0000000b", "Pruning", "docker image pruning weekly"))
+    write(hashing_root, "patterns/c.md", memory_text("m-0000000c", "Host", "docker runs on the zanzibar host"))
+    index = concept_index(hashing_root)
+    hits = {h.memory.id: h for h in searcher(index).search(SearchRequest(query="zanzibar docker", now=NOW))}
+    assert hits["m-0000000c"].explain["keyword_rarity"] > hits["m-0000000a"].explain["keyword_rarity"] > 0.0
+    assert hits["m-0000000a"].explain["keyword_rarest"] == hits["m-0000000c"].explain["keyword_rarity"]
+    index.close()
+
+
+def test_a_weak_keyword_hit_on_a_word_no_other_memory_holds_is_not_held_against_it():
+    common = learned_features(0.5, 0.1, 0.2, 0.1, True, 1.0, 4.0, rarity=0.5)
+    rare = learned_features(0.5, 0.1, 0.2, 0.1, True, 1.0, 4.0, rarity=1.0)
+    assert common[2] > 0.0 and rare[2] == 0.0
