@@ -4,10 +4,13 @@ what the order must keep (code-like words, superseded memories, staleness) it ke
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from indexer import multihop
 from indexer.ranking import learned_features
 from indexer.search import SearchRequest
 from tests.conftest import memory_text, write
@@ -112,3 +115,40 @@ def test_a_weak_keyword_hit_on_a_word_no_other_memory_holds_is_not_held_against_
     common = learned_features(0.5, 0.1, 0.2, 0.1, True, 1.0, 4.0, rarity=0.5)
     rare = learned_features(0.5, 0.1, 0.2, 0.1, True, 1.0, 4.0, rarity=1.0)
     assert common[2] > 0.0 and rare[2] == 0.0
+
+
+def test_a_long_pasted_question_keeps_the_hand_made_order(hashing_root: Path):
+    _paraphrase_vault(hashing_root)
+    index = concept_index(hashing_root)
+    pasted = PARAPHRASE + " " + " ".join(f"word{n}" for n in range(40))  # past long_query_full words
+    request = SearchRequest(query=pasted, now=NOW)
+    hand = [(h.memory.id, h.final) for h in searcher(index).search(request)]
+    assert [(h.memory.id, h.final) for h in searcher(index, learned_order=True).search(request)] == hand
+    index.close()
+
+
+@dataclass(frozen=True)
+class _Turn:
+    memory: SimpleNamespace
+    final: float
+    explain: dict
+
+
+class _Chain:
+    """Turns t1 <- t2 <- t3 of one captured conversation, and a lone note."""
+    links = {"t2": "t1", "t3": "t2"}
+
+    def previous_of(self, memory_id):
+        return SimpleNamespace(id=self.links[memory_id]) if memory_id in self.links else None
+
+    def next_of(self, memory_id):
+        after = [k for k, v in self.links.items() if v == memory_id]
+        return SimpleNamespace(id=after[0]) if after else None
+
+
+def test_the_thread_lift_is_anchored_where_the_hand_made_order_put_the_best_hit():
+    # the learned order put the lone note first; the hand order had t1 first, and its thread is lifted
+    hits = [_Turn(SimpleNamespace(id=i), final, {"hand_final": hand})
+            for i, final, hand in (("lone", 0.9, 0.5), ("t1", 0.8, 0.7), ("t2", 0.3, 0.2))]
+    lifted = {h.memory.id: h.final for h in multihop.lift_thread(_Chain(), hits, reach=1, lift=0.5)}
+    assert lifted == {"lone": 0.9, "t1": pytest.approx(1.2), "t2": pytest.approx(0.45)}
