@@ -799,7 +799,8 @@ def relearned(hits: list[Hit], long_share: float = 0.0) -> list[Hit]:
                                                h.keyword_score, best_keyword, e["keyword_rarity"])) * e["author_factor"]
         order = (1.0 - long_share) * order + long_share * e["order"]
         final = (order * e["quality"] + e["recency"]) * e["stale_factor"]
-        relearned.append(replace(h, final=final, explain={**e, "order": order, "hand_order": e["order"], "hand_final": h.final}))
+        kept = {"hand_order": e["order"], "hand_final": h.final}  # what the lifts anchor by (multihop.standing)
+        relearned.append(replace(h, final=final, explain={**e, "order": order, **kept}))
     return relearned
 
 
