@@ -40,6 +40,8 @@ from .ranking import (
     QualityFn,
     calibrate,
     combined_evidence,
+    learned_features,
+    learned_order,
     recency_bonus,
     section_score,
     shown_relevance,
@@ -58,6 +60,7 @@ HIDDEN_STATUSES = frozenset({"superseded", "archived"})
 _CODE_TOKEN = re.compile(r"\b(?=\w*(?:[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z]|_))\w{3,}(?:\.\w+)*|\b\w+(?:\.\w+)+\b")
 _WORD = re.compile(r"\w+")
 COSINE_NOISE = 0.05  # cosine differences below this say nothing about relevance
+UNSEEN = "\x00unseen"  # no analysed term: its IDF is the rarest a word can be (found in no memory)
 COVERAGE_DEPTH = 30  # keyword hits whose term coverage is measured; deeper ones rely on their rank
 CHUNK_HITS_PER_CANDIDATE = 2  # a long document has several chunks: FAISS is asked for this many per wanted memory
 
@@ -140,6 +143,9 @@ class _Candidate:
     keyword_coverage: float = 0.0
     # The share of the query's code-like terms (ERR_4711, parse_config, v2.3) it holds: no paraphrase of them exists.
     keyword_exact: float = 0.0
+    # How rare in the vault its rarest matched query word is (that word's IDF over an unseen word's): a name or an
+    # error code the question shares is the point; a common word a paraphrase shares is not.
+    keyword_rarity: float = 0.0
     heading: str = ""
     fused: float = 0.0
     mix: tuple[float, float] = (0.0, 0.0)  # the vector and the keyword term inside `fused`, for Hit.explain
@@ -264,7 +270,8 @@ class Searcher:
             return self._checked([self._lookup(request.memory_id)])
         # A long prompt's error lines and its user's sentences (indexer/salient.py), from all of it: in a long paste
         # they come last, after what max_query_chars and the model's 256 word pieces read.
-        weight = self.settings.salient_weight * whole_share(request.query, self.settings)
+        pasted = whole_share(request.query, self.settings)  # of the whole prompt, before a long one is cut to its lines
+        weight = self.settings.salient_weight * pasted
         # From the whole prompt too: a paste read by its salient lines below is still a paste, its time words the
         # pasted text's own (review of session 9: measured on the lines, the share was 1 again).
         time_share = time_words_share(request.query, self.settings)
@@ -302,7 +309,7 @@ class Searcher:
             # (days_back, after, before) decided the time already: it wins over them (see window_used).
             named = None if _explicit(request) or time_share <= 0.0 else timewords.window(
                 request.query, now, present=False)
-            hits = self._rank(candidates, allowed, request, now, named, query_vector, people, time_share)
+            hits = self._rank(candidates, allowed, request, now, named, query_vector, people, time_share, pasted)
             # The turns around the best hit in its captured conversation rise with it (indexer/multihop.py).
             hits = multihop.lift_thread(self.index, hits, self.settings.thread_reach, self.settings.thread_lift)
             # The session of the strong hit nearest the question in meaning rises too (indexer/multihop.py).
@@ -543,7 +550,8 @@ class Searcher:
             return candidates
         terms = query_terms(request.query or "")
         code = set(query_terms(" ".join(_CODE_TOKEN.findall(request.query or ""))))
-        idf = index.keyword_idf(terms)
+        idf = index.keyword_idf([*terms, UNSEEN])
+        ceiling = idf.pop(UNSEEN) or 1.0
         total = sum(idf.values()) or 1.0
         top = found[0].score
         for rank, hit in enumerate(_best_per_memory(index, found)):
@@ -555,6 +563,7 @@ class Searcher:
                                          if t in hit.context_terms else 0.0) for t in terms) / total
                 c.keyword_coverage = coverage * (hit.score / top if top else 0.0) ** 0.5
                 c.keyword_exact = sum(t in hit.own_terms for t in code) / len(code) if code else 0.0
+                c.keyword_rarity = max((idf[t] for t in terms if t in hit.own_terms), default=0.0) / ceiling
         return candidates
 
     def _keyword_hits(self, request: SearchRequest, allowed: Mapping[str, Memory]) -> list[KeywordHit]:
@@ -648,11 +657,14 @@ class Searcher:
 
     def _rank(self, candidates: dict[str, _Candidate], allowed: Mapping[str, Memory], request: SearchRequest,
               now: datetime, named: timewords.Window | None = None, query_vector: np.ndarray | None = None,
-              people: Named = NOBODY, time_share: float = 1.0) -> list[Hit]:
+              people: Named = NOBODY, time_share: float = 1.0, pasted: float = 0.0) -> list[Hit]:
         settings = self.settings
         if request.graph:
             self._expand_graph(candidates, allowed, request, query_vector)
         hits = []
+        # How much of the question the best keyword hit covers: whether the keyword channel has anything to say here.
+        covered = max((c.keyword_coverage for c in candidates.values() if c.keyword_rank is not None), default=0.0)
+        rarest = max((c.keyword_rarity for c in candidates.values() if c.keyword_rank is not None), default=0.0)
         for c in candidates.values():
             memory = allowed.get(c.memory_id)
             if memory is None:
@@ -688,10 +700,14 @@ class Searcher:
             factor = settings.stale_factor if stale else 1.0
             final *= factor
             explain = {"order": order, "weighed": weight, "quality": quality, "recency": recency, "stale_factor": factor,
-                       "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author, "time_match": matched}
+                       "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author, "time_match": matched,
+                       "keyword_coverage": c.keyword_coverage, "keyword_covered": covered,
+                       "sectioned": float(self._sectioned(c.memory_id)), "keyword_rarity": c.keyword_rarity,
+                       "keyword_rarest": rarest}
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
-        return hits
+        # Fitted on hybrid answers: a single channel keeps its own order.
+        return relearned(hits, pasted) if settings.learned_order and request.mode == "hybrid" else hits
 
     def _expand_graph(self, candidates: dict[str, _Candidate], allowed: Mapping[str, Memory], request: SearchRequest,
                       query_vector: np.ndarray | None = None) -> None:
@@ -764,6 +780,28 @@ class Searcher:
 
     def _successor(self, memory: Memory) -> str | None:
         return self.index.link_view.successor(memory.id)
+
+
+def relearned(hits: list[Hit], long_share: float = 0.0) -> list[Hit]:
+    """The hits ordered by the learned order (ranking.learned_order) where the hand-made order stood; the outcome
+    record, recency, the query's time words and staleness move it as they moved that one. It fades into the hand
+    order as the question grows long (`long_share`, whole_share): fitted on questions of a sentence, it read a pasted
+    paragraph's low keyword coverage as a paraphrase (long prompts 0.807 -> 0.799, padded 0.795 -> 0.767)."""
+    if long_share >= 1.0:
+        return hits
+    best_vector = max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
+    best_keyword = max((h.keyword_score or 0.0 for h in hits), default=0.0)
+    relearned = []
+    for h in hits:
+        e = h.explain or {}
+        note_hit = h.channel in ("keyword", "both") and not e["sectioned"]
+        order = learned_order(learned_features(e["order"], h.vector_score, best_vector, e["keyword_covered"], note_hit,
+                                               h.keyword_score, best_keyword, e["keyword_rarity"])) * e["author_factor"]
+        order = (1.0 - long_share) * order + long_share * e["order"]
+        final = (order * e["quality"] + e["recency"]) * e["stale_factor"]
+        kept = {"hand_order": e["order"], "hand_final": h.final}  # what the lifts anchor by (multihop.standing)
+        relearned.append(replace(h, final=final, explain={**e, "order": order, **kept}))
+    return relearned
 
 
 def whole_share(query: str | None, settings: SearchSettings) -> float:
