@@ -41,7 +41,7 @@ def row(hit, right: bool) -> dict:
 
 
 def dump(out: Path, names: list[str], embedder_name: str, cache: Path) -> None:
-    calibration.ASKED = DEPTH
+    calibration.ASKED, calibration.FEATURES = DEPTH, True
     embedder = CachedEmbedder(make_embedder(embedder_name), cache)
     runs = calibration.RUNS(embedder)
     out.mkdir(parents=True, exist_ok=True)
@@ -219,7 +219,7 @@ def check(folder: Path, ridge: float, embedder_name: str, cache: Path) -> None:
     in-process): aggregates only, nothing per question is kept or printed."""
     by_set = {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json")) if p.stem in DEV_SETS}
     together = fit(by_set, ridge=ridge)
-    calibration.ASKED = DEPTH
+    calibration.ASKED, calibration.FEATURES = DEPTH, True
     embedder = CachedEmbedder(make_embedder(embedder_name), cache)
     print(f"features: {', '.join(CHOSEN or LEARNED_FEATURES)}; constants {tuple(round(float(c), 3) for c in together)}")
     for name in CHECK_SETS:

@@ -105,6 +105,9 @@ class SearchRequest:
     # At most this many seconds for the query's vector, then the keyword channel alone (None: wait). A prompt
     # hook's answer must not wait for a model host that is starting, or busy embedding a first index build.
     vector_wait: float | None = None
+    # Also put in Hit.explain what the learned order reads (search.learned_order) with the setting off: what
+    # bench/learned_order.py's dump fits on. Off and unasked, none of it is computed (it cost the off path ~1 ms at 10k).
+    features: bool = False
 
 
 @dataclass(frozen=True)
@@ -550,8 +553,9 @@ class Searcher:
             return candidates
         terms = query_terms(request.query or "")
         code = set(query_terms(" ".join(_CODE_TOKEN.findall(request.query or ""))))
-        idf = index.keyword_idf([*terms, UNSEEN])
-        ceiling = idf.pop(UNSEEN) or 1.0
+        learned = self._learned(request)
+        idf = index.keyword_idf([*terms, UNSEEN] if learned else terms)
+        ceiling = (idf.pop(UNSEEN) or 1.0) if learned else 1.0
         total = sum(idf.values()) or 1.0
         top = found[0].score
         for rank, hit in enumerate(_best_per_memory(index, found)):
@@ -563,7 +567,8 @@ class Searcher:
                                          if t in hit.context_terms else 0.0) for t in terms) / total
                 c.keyword_coverage = coverage * (hit.score / top if top else 0.0) ** 0.5
                 c.keyword_exact = sum(t in hit.own_terms for t in code) / len(code) if code else 0.0
-                c.keyword_rarity = max((idf[t] for t in terms if t in hit.own_terms), default=0.0) / ceiling
+                if learned:
+                    c.keyword_rarity = max((idf[t] for t in terms if t in hit.own_terms), default=0.0) / ceiling
         return candidates
 
     def _keyword_hits(self, request: SearchRequest, allowed: Mapping[str, Memory]) -> list[KeywordHit]:
@@ -662,9 +667,11 @@ class Searcher:
         if request.graph:
             self._expand_graph(candidates, allowed, request, query_vector)
         hits = []
-        # How much of the question the best keyword hit covers: whether the keyword channel has anything to say here.
-        covered = max((c.keyword_coverage for c in candidates.values() if c.keyword_rank is not None), default=0.0)
-        rarest = max((c.keyword_rarity for c in candidates.values() if c.keyword_rank is not None), default=0.0)
+        learned, covered, rarest = self._learned(request), 0.0, 0.0
+        if learned:
+            # How much of the question the best keyword hit covers: whether the keyword channel has anything to say.
+            covered = max((c.keyword_coverage for c in candidates.values() if c.keyword_rank is not None), default=0.0)
+            rarest = max((c.keyword_rarity for c in candidates.values() if c.keyword_rank is not None), default=0.0)
         for c in candidates.values():
             memory = allowed.get(c.memory_id)
             if memory is None:
@@ -700,10 +707,11 @@ class Searcher:
             factor = settings.stale_factor if stale else 1.0
             final *= factor
             explain = {"order": order, "weighed": weight, "quality": quality, "recency": recency, "stale_factor": factor,
-                       "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author, "time_match": matched,
-                       "keyword_coverage": c.keyword_coverage, "keyword_covered": covered,
-                       "sectioned": float(self._sectioned(c.memory_id)), "keyword_rarity": c.keyword_rarity,
-                       "keyword_rarest": rarest}
+                       "vector_mix": c.mix[0], "keyword_mix": c.mix[1], "author_factor": author, "time_match": matched}
+            if learned:
+                explain.update(keyword_coverage=c.keyword_coverage, keyword_covered=covered,
+                               sectioned=float(self._sectioned(c.memory_id)), keyword_rarity=c.keyword_rarity,
+                               keyword_rarest=rarest)
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
         # Fitted on hybrid answers: a single channel keeps its own order.
@@ -771,6 +779,10 @@ class Searcher:
                 score -= standout_share * standout_shortfall(scores[span], settings.section_standout)
             best[memory_id] = (score, block.chunks[ranked[0]])
         return best
+
+    def _learned(self, request: SearchRequest) -> bool:
+        """Whether this search computes what the learned order reads: with the setting on, or asked for it."""
+        return (self.settings.learned_order or request.features) and request.mode == "hybrid"
 
     def _sectioned(self, memory_id: str) -> bool:
         """Whether the memory is indexed as several sections (a book, a long note)."""

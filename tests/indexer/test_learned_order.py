@@ -105,9 +105,18 @@ def test_a_word_one_memory_holds_reads_rarer_than_one_every_memory_holds(hashing
     write(hashing_root, "patterns/b.md", memory_text("m-0000000b", "Pruning", "docker image pruning weekly"))
     write(hashing_root, "patterns/c.md", memory_text("m-0000000c", "Host", "docker runs on the zanzibar host"))
     index = concept_index(hashing_root)
-    hits = {h.memory.id: h for h in searcher(index).search(SearchRequest(query="zanzibar docker", now=NOW))}
+    hits = {h.memory.id: h for h in searcher(index).search(SearchRequest(query="zanzibar docker", now=NOW,
+                                                                           features=True))}
     assert hits["m-0000000c"].explain["keyword_rarity"] > hits["m-0000000a"].explain["keyword_rarity"] > 0.0
     assert hits["m-0000000a"].explain["keyword_rarest"] == hits["m-0000000c"].explain["keyword_rarity"]
+    index.close()
+
+
+def test_with_the_learned_order_off_and_unasked_a_search_reads_none_of_its_features(hashing_root: Path):
+    write(hashing_root, "patterns/a.md", memory_text("m-0000000a", "Compose", "docker compose brings up postgres"))
+    index = concept_index(hashing_root)
+    hits = searcher(index).search(SearchRequest(query="docker", now=NOW))
+    assert hits and not {"keyword_rarity", "keyword_covered", "sectioned"} & set(hits[0].explain)
     index.close()
 
 

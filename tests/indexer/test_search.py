@@ -403,11 +403,13 @@ def test_a_ranked_hit_explains_how_much_of_the_question_its_words_cover_and_whet
     write(hashing_root, "patterns/b.md", memory_text("m-0000000b", "Stickers", "Stickers on my laptop lid"))
     write(hashing_root, "patterns/c.md", memory_text("m-0000000c", "Espresso", "Grind finer for espresso"))
     index = concept_index(hashing_root)
-    hits = {h.memory.id: h for h in searcher(index).search(SearchRequest(query="laptop lid stickers", now=NOW))}
+    hits = {h.memory.id: h for h in searcher(index).search(SearchRequest(query="laptop lid stickers", now=NOW,
+                                                                                         features=True))}
     stickers = hits["m-0000000b"].explain
     assert stickers["keyword_coverage"] > 0.0 and stickers["keyword_covered"] == stickers["keyword_coverage"]
     assert all(h.explain["keyword_covered"] == stickers["keyword_coverage"] for h in hits.values())  # the question's
     assert stickers["sectioned"] == 0.0
-    espresso = {h.memory.id: h for h in searcher(index).search(SearchRequest(query="espresso crew", now=NOW))}
+    espresso = {h.memory.id: h for h in searcher(index).search(SearchRequest(query="espresso crew", now=NOW,
+                                                                                             features=True))}
     assert espresso["m-0000000a"].explain["sectioned"] == 1.0 and espresso["m-0000000c"].explain["sectioned"] == 0.0
     index.close()
