@@ -116,11 +116,16 @@ def standout_shortfall(scores: Sequence[float], standout: float) -> float:
 # keyword hit while the channel covers under WEAK_COVERAGE of it. The features are a pairwise logistic's
 # (bench/results/s11-learn11.md); the constants are not its optimum, which LoCoMo's many questions pull to where the
 # served notes lose 0.019 MRR@10, but the point of a grid on which every development set gains or holds and LoCoMo
-# keeps its R@5, inside a plateau of 70 such points of 210 (`python bench/learned_order.py --grid DIR`,
+# keeps its R@5, inside a plateau of 124 such points of 210 (`python bench/learned_order.py --grid DIR`,
 # bench/results/s12-lead.md).
 LEARNED_FEATURES = ("order", "uncovered_vector_gap", "weak_note_keyword_hit")
-LEARNED_ORDER = (0.6, 12.0, -10.0)
+LEARNED_ORDER = (0.5, 12.0, -8.0)
 WEAK_COVERAGE = 0.3  # a question the keyword channel covers less of than this is one it has little to say about
+# The vector gap counts in full where no keyword hit covers any of the question and not at all from this coverage on:
+# where the words say this much, they are heard ("how do we stop two workers importing the same statement", covered
+# 0.62, put its answer, 0.18 behind in meaning, from 3rd to 4th under the gap read as (1 - covered); every
+# development set, LoCoMo's R@5 most, did better with the cut: bench/results/s12-lead.md).
+KEYWORDS_SAY = 0.5
 _NO_VECTOR_GAP = -0.5  # a candidate with no vector score (keyword mode, a vector not yet computed)
 
 
@@ -133,7 +138,7 @@ def learned_features(order: float, vector: float | None, best_vector: float, cov
     share = (keyword or 0.0) / best_keyword if best_keyword > 0.0 else 0.0
     weak = float(note_keyword_hit) * (1.0 - share) * max(0.0, WEAK_COVERAGE - covered) / WEAK_COVERAGE
     weak *= 1.0 - rarity  # a rare word shared (a name, an error code) is the point, however little else is
-    return [math.log(clipped / (1.0 - clipped)), gap * (1.0 - covered), weak]
+    return [math.log(clipped / (1.0 - clipped)), gap * max(0.0, 1.0 - covered / KEYWORDS_SAY), weak]
 
 
 def learned_order(features: Sequence[float]) -> float:

@@ -30,8 +30,8 @@ def test_a_short_note_sharing_one_weak_word_falls_further_behind_the_note_neares
     _paraphrase_vault(hashing_root)
     index = concept_index(hashing_root)
     request = SearchRequest(query=PARAPHRASE, now=NOW)
-    hand = {h.memory.id: h for h in searcher(index).search(request)}
-    learned = {h.memory.id: h for h in searcher(index, learned_order=True).search(request)}
+    hand = {h.memory.id: h for h in searcher(index, learned_order=False).search(request)}
+    learned = {h.memory.id: h for h in searcher(index).search(request)}  # on by default
     assert ids(searcher(index, learned_order=True).search(request))[0] == "m-0000000a"
     assert learned["m-0000000b"].channel == "keyword" or learned["m-0000000b"].channel == "both"
     assert learned["m-0000000b"].final / learned["m-0000000a"].final < hand["m-0000000b"].final / hand["m-0000000a"].final
@@ -82,8 +82,8 @@ def test_with_the_real_model_a_note_sharing_one_word_and_further_in_meaning_fall
         "m-0000000d", "Laptop battery", "The laptop battery lasts four hours when the screen is dim."))
     index = Index.open(Vault(root), make_embedder("all-MiniLM-L6-v2"))
     request = SearchRequest(query="how do I get a database running on my laptop", now=NOW)
-    hand = {h.memory.id: h for h in Searcher(index, SearchSettings()).search(request)}
-    learned = {h.memory.id: h for h in Searcher(index, SearchSettings(learned_order=True)).search(request)}
+    hand = {h.memory.id: h for h in Searcher(index, SearchSettings(learned_order=False)).search(request)}
+    learned = {h.memory.id: h for h in Searcher(index, SearchSettings()).search(request)}  # on by default
     nearer, further = "m-0000000b", "m-0000000d"  # both share only "laptop"; the stickers note is nearer in meaning
     assert hand[nearer].vector_score > hand[further].vector_score
     assert learned[further].final / learned[nearer].final < hand[further].final / hand[nearer].final
@@ -115,7 +115,7 @@ def test_a_word_one_memory_holds_reads_rarer_than_one_every_memory_holds(hashing
 def test_with_the_learned_order_off_and_unasked_a_search_reads_none_of_its_features(hashing_root: Path):
     write(hashing_root, "patterns/a.md", memory_text("m-0000000a", "Compose", "docker compose brings up postgres"))
     index = concept_index(hashing_root)
-    hits = searcher(index).search(SearchRequest(query="docker", now=NOW))
+    hits = searcher(index, learned_order=False).search(SearchRequest(query="docker", now=NOW))
     assert hits and not {"keyword_rarity", "keyword_covered", "sectioned"} & set(hits[0].explain)
     index.close()
 
