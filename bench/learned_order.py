@@ -211,7 +211,7 @@ def report(folder: Path, ridge: float) -> None:
     print("LEARNED_ORDER =", tuple(round(float(c), 3) for c in together))
 
 
-GRID = {"order": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2), "gap": (9.0, 12.0, 15.0, 18.0, 21.0, 24.0),
+GRID = {"order": (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2), "gap": (9.0, 12.0, 15.0, 18.0, 21.0, 24.0, 30.0),
         "weak": (-6.0, -8.0, -10.0, -12.0, -14.0)}
 
 

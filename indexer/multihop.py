@@ -137,9 +137,17 @@ def lift_thread(index: Index, hits: list[H], reach: int, lift: float) -> list[H]
     near = thread(index, best.memory.id, reach)
     if len(near) < 2:  # in no chain: nothing to lift beside the best hit
         return hits
-    factor = 1.0 + lift
-    return [replace(h, final=h.final * factor, explain={**(h.explain or {}), "thread_factor": factor})  # type: ignore[type-var]
-            if h.memory.id in near else h for h in hits]
+    return [lifted(h, 1.0 + lift, "thread_factor") if h.memory.id in near else h for h in hits]
+
+
+def lifted(hit: H, factor: float, name: str) -> H:
+    """The hit with its `final` times `factor`, said in its explain under `name`. The hand-made order's final, where
+    the learned order kept it, moves with it: the next lift anchors where the hand order, lifted, would have (the
+    conversation lift picks among tied turns the one the thread lift raised)."""
+    explain = {**(hit.explain or {}), name: factor}
+    if "hand_final" in explain:
+        explain["hand_final"] *= factor
+    return replace(hit, final=hit.final * factor, explain=explain)  # type: ignore[type-var]
 
 
 CONVERSATION_POOL = 30  # the strongest hits among which the one nearest the question in meaning is sought
@@ -174,6 +182,4 @@ def lift_conversation(index: Index, hits: list[H], query_vector: np.ndarray | No
     near = thread(index, nearest, reach) if nearest is not None else set()
     if len(near) < 2:  # in no chain: its session is itself alone
         return hits
-    factor = 1.0 + lift
-    return [replace(h, final=h.final * factor, explain={**(h.explain or {}), "conversation_factor": factor})  # type: ignore[type-var]
-            if h.memory.id in near else h for h in hits]
+    return [lifted(h, 1.0 + lift, "conversation_factor") if h.memory.id in near else h for h in hits]

@@ -715,7 +715,10 @@ class Searcher:
             hits.append(Hit(memory, relevance, final, c.channel, c.heading, c.vector_score, c.keyword_score,
                             quality, None, c.via, stale=stale, written=self.written(memory), explain=explain))
         # Fitted on hybrid answers: a single channel keeps its own order.
-        return relearned(hits, pasted) if settings.learned_order and request.mode == "hybrid" else hits
+        # A question that names a time window ("from yesterday") is left to the hand-made order as far as it is a
+        # question about time: the time match was tuned on that order, and the fit saw no such questions.
+        timed = time_share if named is not None else 0.0
+        return relearned(hits, max(pasted, timed)) if settings.learned_order and request.mode == "hybrid" else hits
 
     def _expand_graph(self, candidates: dict[str, _Candidate], allowed: Mapping[str, Memory], request: SearchRequest,
                       query_vector: np.ndarray | None = None) -> None:
