@@ -67,6 +67,7 @@ FIT_SETS = ("coding", "fresh", "locomo", "absent")  # the development sets the s
 
 SETTINGS = SearchSettings()  # main() applies --set
 ASKED = 10  # hits asked per question; the prompt hook asks 30 (--hook)
+FEATURES = False  # also what the learned order reads, in Hit.explain (bench/learned_order.py's dump)
 LIFECYCLE = LifecycleSettings()
 INJECTED_FROM = 0.35  # the prompt hook's default min_relevance (mcp_server/config.py)
 SHOWN_HIGH = 0.4
@@ -80,7 +81,7 @@ def _asked(root: Path, embedder, questions: list[tuple[str, set[str], dict]],
     asked = []
     try:
         for text, wanted, request_fields in questions:
-            hits = searcher.search(SearchRequest(query=text, limit=ASKED, **request_fields))
+            hits = searcher.search(SearchRequest(query=text, limit=ASKED, features=FEATURES, **request_fields))
             # "what did we do yesterday": listed by time, with no relevance to read
             asked.append([(hit, label(hit) in wanted) for hit in hits if hit.channel != "timeline"])
     finally:

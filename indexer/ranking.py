@@ -108,3 +108,43 @@ def standout_shortfall(scores: Sequence[float], standout: float) -> float:
     mean = math.fsum(scores) / len(scores)
     spread = math.sqrt(math.fsum((s - mean) ** 2 for s in scores) / len(scores))
     return max(0.0, standout * spread - (max(scores) - mean))
+
+
+# The learned order (SearchSettings.learned_order): the log-odds that one of two candidates is the wanted one, from
+# the hand-made order's log-odds, how far the candidate's vector score is behind the question's best while the keyword
+# channel covers little of the question, and a keyword hit on a short note that is weak against the question's best
+# keyword hit while the channel covers under WEAK_COVERAGE of it. The features are a pairwise logistic's
+# (bench/results/s11-learn11.md); the constants are not its optimum, which LoCoMo's many questions pull to where the
+# served notes lose 0.019 MRR@10, but a point of a grid on which every development set gains or holds and LoCoMo
+# keeps its R@5, each of its neighbours too (`python bench/learned_order.py --grid DIR`, bench/results/s12-lead.md).
+# The hand order's log-odds count in full (1.0): where the keyword channel covers half the question or more and no
+# weak note hit is in play, the learned order is the hand-made order exactly, and so are the rules tuned on it
+# (a section's standout, the query's time words, a fresh note against a proven one). At 0.5, the grid's best, it
+# halved the match's spread wherever the features said nothing, and the outcome record and recency, added after it,
+# put "Statement files can be up to 50 MB" over the docker-compose note a question named its machine for.
+LEARNED_FEATURES = ("order", "uncovered_vector_gap", "weak_note_keyword_hit")
+LEARNED_ORDER = (1.0, 21.0, -12.0)
+WEAK_COVERAGE = 0.3  # a question the keyword channel covers less of than this is one it has little to say about
+# The vector gap counts in full where no keyword hit covers any of the question and not at all from this coverage on:
+# where the words say this much, they are heard ("how do we stop two workers importing the same statement", covered
+# 0.62, put its answer, 0.18 behind in meaning, from 3rd to 4th under the gap read as (1 - covered); every
+# development set, LoCoMo's R@5 most, did better with the cut: bench/results/s12-lead.md).
+KEYWORDS_SAY = 0.5
+_NO_VECTOR_GAP = -0.5  # a candidate with no vector score (keyword mode, a vector not yet computed)
+
+
+def learned_features(order: float, vector: float | None, best_vector: float, covered: float, note_keyword_hit: bool,
+                     keyword: float | None, best_keyword: float, rarity: float = 0.0) -> list[float]:
+    """A candidate as the learned order reads it. `covered`: how much of the question the best keyword hit covers;
+    `note_keyword_hit`: the keyword channel found it and it is a memory of one section (a book always shares words)."""
+    clipped = min(max(order, 1e-4), 1.0 - 1e-4)
+    gap = _NO_VECTOR_GAP if vector is None else vector - best_vector
+    share = (keyword or 0.0) / best_keyword if best_keyword > 0.0 else 0.0
+    weak = float(note_keyword_hit) * (1.0 - share) * max(0.0, WEAK_COVERAGE - covered) / WEAK_COVERAGE
+    weak *= 1.0 - rarity  # a rare word shared (a name, an error code) is the point, however little else is
+    return [math.log(clipped / (1.0 - clipped)), gap * max(0.0, 1.0 - covered / KEYWORDS_SAY), weak]
+
+
+def learned_order(features: Sequence[float]) -> float:
+    """The learned order's match, 0..1: it stands where the hand-made order stood."""
+    return sigmoid(sum(w * f for w, f in zip(LEARNED_ORDER, features)))

@@ -94,6 +94,9 @@ class SearchSettings:
     calibration_midpoint: float = setting(0.35, "evidence that calibrates to relevance 0.5")
     calibration_steepness: float = setting(8.0, "steepness of the sigmoid calibration")
     evidence_weight: float = setting(0.5, "order by (1 - w) * fused rank + w * calibrated relevance")
+    learned_order: bool = setting(True, "adjust the order above where the keyword channel says little: by how far a "
+                                        "hit is behind the best in meaning, and against weak keyword hits on short "
+                                        "notes (bench/learned_order.py)")
     quality_lift_cap: float = setting(0.05, "most a good outcome record lifts a result (0.05 = 5 %): it breaks near "
                                             "ties, it never buries a fresh memory that answers better")
     fresh_unscored_days: float = setting(7.0, "a memory written within this many days and never used is ranked against "

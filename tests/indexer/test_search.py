@@ -393,3 +393,23 @@ def test_memories_a_hub_links_to_get_their_own_relevance_not_one_value_lent_to_a
     if "m-00000011" in lent:  # linked and about databases itself: it keeps more of what the hub lends
         assert all(lent["m-00000011"] > value for value in unrelated)
     index.close()
+
+
+def test_a_ranked_hit_explains_how_much_of_the_question_its_words_cover_and_whether_it_is_a_sectioned_document(
+        hashing_root: Path):
+    book = "\n".join(f"## Part {n}\nThe {w} crew met at dawn. The {w} plan changed twice. Then the {w} shipped.\n"
+                     for n, w in enumerate(["deploy", "database", "espresso", "release"]))
+    write(hashing_root, "books/manual.md", memory_text("m-0000000a", "Manual", book, collection="books"))
+    write(hashing_root, "patterns/b.md", memory_text("m-0000000b", "Stickers", "Stickers on my laptop lid"))
+    write(hashing_root, "patterns/c.md", memory_text("m-0000000c", "Espresso", "Grind finer for espresso"))
+    index = concept_index(hashing_root)
+    hits = {h.memory.id: h for h in searcher(index).search(SearchRequest(query="laptop lid stickers", now=NOW,
+                                                                                         features=True))}
+    stickers = hits["m-0000000b"].explain
+    assert stickers["keyword_coverage"] > 0.0 and stickers["keyword_covered"] == stickers["keyword_coverage"]
+    assert all(h.explain["keyword_covered"] == stickers["keyword_coverage"] for h in hits.values())  # the question's
+    assert stickers["sectioned"] == 0.0
+    espresso = {h.memory.id: h for h in searcher(index).search(SearchRequest(query="espresso crew", now=NOW,
+                                                                                             features=True))}
+    assert espresso["m-0000000a"].explain["sectioned"] == 1.0 and espresso["m-0000000c"].explain["sectioned"] == 0.0
+    index.close()

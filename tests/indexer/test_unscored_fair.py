@@ -118,7 +118,8 @@ def test_a_fresh_note_asked_in_other_words_is_not_buried_by_a_used_note_it_is_ne
         assert found[0] == fresh[0][0], found
         # Without the rule (and without the recency lift a learning written five hours ago now gets as a fact would,
         # which alone also puts it first here), c044's record lift puts it first.
-        off = Searcher(index, SearchSettings(fresh_unscored_days=0.0, recency_weight=0.0)).search(
+        # On the hand-made order, where the rule was measured (the learned order alone also puts it first).
+        off = Searcher(index, SearchSettings(fresh_unscored_days=0.0, recency_weight=0.0, learned_order=False)).search(
             SearchRequest(query=question, limit=10))
         assert [h.memory.id for h in off][:2] == ["c044", fresh[0][0]]  # what c044's lift did
     finally:
@@ -142,7 +143,7 @@ def test_a_fresh_learning_is_not_put_under_a_fresh_fact_it_matches_better_for_th
         assert found.index("m-h02") < found.index("m-h23"), found
         typed = {kind: rule for kind, rule in SearchSettings().recency.items()
                  if kind not in ("decision", "learning", "preference", "constraint")}
-        before = ranked(SearchSettings(recency=typed))
+        before = ranked(SearchSettings(recency=typed, learned_order=False))  # the hand-made order, as measured
         assert before.index("m-h02") == before.index("m-h23") + 1, before  # what the learning's missing rule did
     finally:
         index.close()
