@@ -189,9 +189,10 @@ class HookHandler:
                 os.replace(orphan, spool / _taken_name(orphan))
         cutoff = spooled_before if spooled_before is not None else time.time_ns() - int(older_than * 1e9)
         every = not older_than and spooled_before is None
-        entries = sorted([*((p, _read_spooled(p)) for p in spool.glob("*.json") if _spooled_at(p) <= cutoff),
-                          *((h, h.text) for h in self._held_events() if _spooled_at(h) <= cutoff)],
-                         key=lambda entry: _spooled_at(entry[0]))
+        found: list[tuple[Path | _Held, str | None]] = [
+            *((p, _read_spooled(p)) for p in spool.glob("*.json") if _spooled_at(p) <= cutoff),
+            *((h, h.text) for h in self._held_events() if _spooled_at(h) <= cutoff)]
+        entries = sorted(found, key=lambda entry: _spooled_at(entry[0]))
         # Each session's events in their order, the sessions side by side: a spooled Stop is a capture, and
         # captures made at once share one index sync (indexer/group_sync.py). One by one, the events nine
         # sessions spooled while a server started cost a Whoosh commit each, seconds before it served.
@@ -320,9 +321,10 @@ class HookHandler:
         cutoff = _spooled_at(Path(name)) if isinstance(name, str) else time.time_ns()
 
         def earlier() -> list[tuple[Path | _Held, str | None]]:
-            spooled = ((p, _read_spooled(p)) for p in self.spool.glob("*.json") if _spooled_at(p) < cutoff)
-            kept = ((h, h.text) for h in self._held_events() if _spooled_at(h) < cutoff)
-            return sorted(((entry, text) for entry, text in (*spooled, *kept) if _session_of(text) == session),
+            found: list[tuple[Path | _Held, str | None]] = [
+                *((p, _read_spooled(p)) for p in self.spool.glob("*.json") if _spooled_at(p) < cutoff),
+                *((h, h.text) for h in self._held_events() if _spooled_at(h) < cutoff)]
+            return sorted(((entry, text) for entry, text in found if _session_of(text) == session),
                           key=lambda entry: _spooled_at(entry[0]))
 
         # the requests in flight here, this one's too (a copy: other requests add and pop theirs meanwhile)
