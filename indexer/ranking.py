@@ -130,7 +130,6 @@ WEAK_COVERAGE = 0.3  # a question the keyword channel covers less of than this i
 # 0.62, put its answer, 0.18 behind in meaning, from 3rd to 4th under the gap read as (1 - covered); every
 # development set, LoCoMo's R@5 most, did better with the cut: bench/results/s12-lead.md).
 KEYWORDS_SAY = 0.5
-_NO_VECTOR_GAP = -0.5  # a candidate with no vector score (keyword mode, a vector not yet computed)
 
 
 def learned_features(order: float, vector: float | None, best_vector: float, covered: float, note_keyword_hit: bool,
@@ -138,7 +137,9 @@ def learned_features(order: float, vector: float | None, best_vector: float, cov
     """A candidate as the learned order reads it. `covered`: how much of the question the best keyword hit covers;
     `note_keyword_hit`: the keyword channel found it and it is a memory of one section (a book always shares words)."""
     clipped = min(max(order, 1e-4), 1.0 - 1e-4)
-    gap = _NO_VECTOR_GAP if vector is None else vector - best_vector
+    # No vector score (a memory not embedded yet, after a pull): no gap is known, so none is held against it; the
+    # development sets had none, so nothing was fitted for it, and a guessed -0.5 buried such a memory.
+    gap = 0.0 if vector is None else vector - best_vector
     share = (keyword or 0.0) / best_keyword if best_keyword > 0.0 else 0.0
     weak = float(note_keyword_hit) * (1.0 - share) * max(0.0, WEAK_COVERAGE - covered) / WEAK_COVERAGE
     weak *= 1.0 - rarity  # a rare word shared (a name, an error code) is the point, however little else is

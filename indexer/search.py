@@ -819,8 +819,8 @@ def relearned(hits: list[Hit], long_share: float = 0.0) -> list[Hit]:
     record, recency, the query's time words and staleness move it as they moved that one. It fades into the hand
     order as the question grows long (`long_share`, whole_share): fitted on questions of a sentence, it read a pasted
     paragraph's low keyword coverage as a paraphrase (long prompts 0.807 -> 0.799, padded 0.795 -> 0.767)."""
-    if long_share >= 1.0:
-        return hits
+    if long_share >= 1.0 or all(h.vector_score is None for h in hits):
+        return hits  # no vector to weigh against (the model host starting, vector_wait spent): the hand order
     best_vector = max((h.vector_score for h in hits if h.vector_score is not None), default=0.0)
     best_keyword = max((h.keyword_score or 0.0 for h in hits), default=0.0)
     relearned = []

@@ -4,7 +4,7 @@ what the order must keep (code-like words, superseded memories, staleness) it ke
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -12,7 +12,7 @@ import pytest
 
 from indexer import multihop
 from indexer.ranking import learned_features
-from indexer.search import SearchRequest
+from indexer.search import SearchRequest, relearned
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import open_index
 from tests.indexer.test_search import NOW, concept_index, ids, searcher
@@ -124,6 +124,21 @@ def test_a_weak_keyword_hit_on_a_word_no_other_memory_holds_is_not_held_against_
     common = learned_features(0.5, 0.1, 0.2, 0.1, True, 1.0, 4.0, rarity=0.5)
     rare = learned_features(0.5, 0.1, 0.2, 0.1, True, 1.0, 4.0, rarity=1.0)
     assert common[2] > 0.0 and rare[2] == 0.0
+
+
+def test_a_memory_with_no_vector_yet_is_not_held_behind_for_it():
+    # after a pull, a memory whose vectors the backfill has not reached yet is found by its words alone
+    assert learned_features(0.5, None, 0.4, 0.1, False, 2.0, 2.0)[1] == 0.0
+    assert learned_features(0.5, 0.1, 0.4, 0.1, False, 2.0, 2.0)[1] < 0.0
+
+
+def test_with_no_vector_for_any_hit_the_hand_made_order_stands(hashing_root: Path):
+    _paraphrase_vault(hashing_root)
+    index = concept_index(hashing_root)
+    hits = searcher(index, learned_order=False).search(SearchRequest(query=PARAPHRASE, now=NOW, features=True))
+    unembedded = [replace(h, vector_score=None) for h in hits]  # the query's vector never came (vector_wait)
+    assert [h.final for h in relearned(unembedded)] == [h.final for h in hits]
+    index.close()
 
 
 def test_a_long_pasted_question_keeps_the_hand_made_order(hashing_root: Path):
