@@ -134,7 +134,7 @@ def reordered(question: list[dict], coefficients) -> list[int]:
         if "order" not in h:
             finals.append(h["final"])
             continue
-        order = 1.0 / (1.0 + math.exp(-o / SCALE)) * h.get("author_factor", 1.0)
+        order = 1.0 / (1.0 + math.exp(-o / SCALE))  # `order` already holds the author factor (Searcher._rank)
         lifted = h.get("thread_factor", 1.0) * h.get("conversation_factor", 1.0)  # multihop's lifts, after _rank
         finals.append((order * h.get("quality", 1.0) + h.get("recency", 0.0)) * h.get("stale_factor", 1.0) * lifted)
     return sorted(range(len(question)), key=lambda i: -finals[i])

@@ -828,7 +828,7 @@ def relearned(hits: list[Hit], long_share: float = 0.0) -> list[Hit]:
         e = h.explain or {}
         note_hit = h.channel in ("keyword", "both") and not e["sectioned"]
         order = learned_order(learned_features(e["order"], h.vector_score, best_vector, e["keyword_covered"], note_hit,
-                                               h.keyword_score, best_keyword, e["keyword_rarity"])) * e["author_factor"]
+                                               h.keyword_score, best_keyword, e["keyword_rarity"]))
         order = (1.0 - long_share) * order + long_share * e["order"]
         final = (order * e["quality"] + e["recency"]) * e["stale_factor"]
         kept = {"hand_order": e["order"], "hand_final": h.final}  # what the lifts anchor by (multihop.standing)

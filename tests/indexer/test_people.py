@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from indexer.people import People, authors
 from indexer.search import SearchRequest
 from tests.conftest import memory_text, write
@@ -96,4 +98,14 @@ def test_a_vault_without_authors_searches_as_before(tmp_path: Path):
     hits = searcher(index).search(SearchRequest(query="what coffee does Dana drink"))
     assert ids(hits) == ["m-a"] and hits[0].explain["author_factor"] == 1.0
     assert embedder.queries == ["what coffee does Dana drink"]
+    index.close()
+
+
+def test_the_learned_order_counts_the_named_persons_lift_once(tmp_path: Path):
+    _two_speakers(tmp_path)
+    index = concept_index(tmp_path)
+    request = SearchRequest(query="espresso every morning Dana")  # its words cover it: the learned order says nothing
+    hand = {h.memory.id: h.final for h in searcher(index, learned_order=False).search(request)}
+    learned = {h.memory.id: h.final for h in searcher(index, learned_order=True).search(request)}
+    assert learned == pytest.approx(hand)
     index.close()
