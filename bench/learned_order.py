@@ -115,7 +115,7 @@ def matrix(question: list[dict]) -> np.ndarray:
     best_keyword = max((h["keyword"] or 0.0 for h in question), default=0.0)
     if CHOSEN:
         return np.array([[_trial(h, best, best_whole, best_keyword)[f] for f in CHOSEN] for h in question], dtype=np.float64)
-    return np.array([learned_features(h.get("order", 0.0), h["vector"], best, h.get("keyword_covered", 0.0),
+    return np.array([learned_features(h.get("order", 0.0) / h.get("author_factor", 1.0), h["vector"], best, h.get("keyword_covered", 0.0),
                                       h["channel"] in ("keyword", "both") and not h.get("sectioned", 0.0),
                                       h["keyword"], best_keyword, h.get("keyword_rarity", 0.0)) for h in question], dtype=np.float64)
 
@@ -134,7 +134,7 @@ def reordered(question: list[dict], coefficients) -> list[int]:
         if "order" not in h:
             finals.append(h["final"])
             continue
-        order = 1.0 / (1.0 + math.exp(-o / SCALE))  # `order` already holds the author factor (Searcher._rank)
+        order = 1.0 / (1.0 + math.exp(-o / SCALE)) * h.get("author_factor", 1.0)  # the features read it without
         lifted = h.get("thread_factor", 1.0) * h.get("conversation_factor", 1.0)  # multihop's lifts, after _rank
         finals.append((order * h.get("quality", 1.0) + h.get("recency", 0.0)) * h.get("stale_factor", 1.0) * lifted)
     return sorted(range(len(question)), key=lambda i: -finals[i])

@@ -827,8 +827,11 @@ def relearned(hits: list[Hit], long_share: float = 0.0) -> list[Hit]:
     for h in hits:
         e = h.explain or {}
         note_hit = h.channel in ("keyword", "both") and not e["sectioned"]
-        order = learned_order(learned_features(e["order"], h.vector_score, best_vector, e["keyword_covered"], note_hit,
-                                               h.keyword_score, best_keyword, e["keyword_rarity"]))
+        # The match before the named person's lift, as the fit read it; the lift multiplies the learned match as it
+        # multiplied the hand-made one (counted once, and never clipped away at the logistic's edge).
+        author = e["author_factor"]
+        order = learned_order(learned_features(e["order"] / author, h.vector_score, best_vector, e["keyword_covered"],
+                                               note_hit, h.keyword_score, best_keyword, e["keyword_rarity"])) * author
         order = (1.0 - long_share) * order + long_share * e["order"]
         final = (order * e["quality"] + e["recency"]) * e["stale_factor"]
         kept = {"hand_order": e["order"], "hand_final": h.final}  # what the lifts anchor by (multihop.standing)
