@@ -143,9 +143,9 @@ class SearchSettings:
     hop_seeds: int = setting(0, "second hop: search again from this many of the strongest hits, the query vector moved towards each (0 = off)")
     hop_beta: float = setting(1.0, "second hop: how far the query vector is moved towards the hit it starts from")
     hop_share: float = setting(0.5, "second hop: share of its own score a memory found by the second hop enters with")
-    author_boost: float = setting(0.2, "a query that names a memory's speaker/author: the name is left out of the "
-                                      "text the vector channel embeds, and that person's memories rank by 1 + this "
-                                      "(0 = off; indexer/people.py)")
+    author_boost: float = setting(0.44, "a query that names a memory's speaker/author: the name is left out of the "
+                                       "text the vector channel embeds, and that person's memories rank by 1 + this "
+                                       "(0 = off; indexer/people.py)")
     graph_factor: float = setting(0.5, "share of a hit's relevance given to memories it links to")
     default_limit: int = setting(10, "results returned when no limit is given")
     max_limit: int = setting(100, "largest limit a caller may ask for")
