@@ -1508,6 +1508,9 @@ class Index:
             except BaseException:
                 if graph is not None:
                     graph.keep_changed(changed)  # not written: the next batch writes these rows
+                # What is in memory changed all the same (the graph, the vectors, the keywords): what readers keep by
+                # version (a searcher's out-of-sight list, its allowed set) must not outlive it (review of s12).
+                self.version += 1
                 raise
             self._links_whole = False
             self.version += 1

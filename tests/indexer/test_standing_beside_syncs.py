@@ -8,9 +8,12 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
+
 from indexer.search import SearchRequest, Searcher
 from indexer.settings import SearchSettings
 from tests.indexer.helpers import open_index
+from vault.errors import DiskFullError
 
 BOUND = 60.0  # seconds: never reached unless something waits for what it must not
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
@@ -69,4 +72,26 @@ def test_standing_facts_after_a_search_match_those_read_under_the_lock(hashing_e
     warm.search(SearchRequest(query="Redis lock for statement imports", limit=10, now=NOW))
     cold = Searcher(index, SearchSettings(embedder="hashing-256"))
     assert warm.out_of_sight(NOW) == cold.out_of_sight(NOW)
+    index.close()
+
+
+def test_a_supersede_whose_manifest_write_failed_is_still_out_of_sight_for_the_next_reader(hashing_example: Path,
+                                                                                        monkeypatch):
+    # The graph in memory holds the new link even when the manifest could not be written (a full disk): a cache kept
+    # by index version must not go on serving the list from before it (review of session 12).
+    index = open_index(hashing_example)
+    searcher = Searcher(index, SearchSettings(embedder="hashing-256"))
+    assert V3 not in searcher.out_of_sight(NOW)
+    v4 = hashing_example / "patterns" / "job-locking-v4.md"
+    v4.write_text("---\nid: m-00c0ffee\ncollection: patterns\ntype: decision\ntitle: Job locking v4\n"
+                  "created_at: 2026-11-21T10:00:00Z\nstatus: active\n"
+                  "supersedes: [\"[[job-locking-v3-postgres-advisory-locks]]\"]\n---\nThis supersedes v3.\n")
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(index.manifest, "write", full)
+    with pytest.raises(DiskFullError):
+        index.sync(["patterns/job-locking-v4.md"])
+    assert V3 in searcher.out_of_sight(NOW)
     index.close()
