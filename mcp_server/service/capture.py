@@ -58,7 +58,7 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
     if exchange.previous and exchange.previous in curator.index:
         extra["previous"] = exchange.previous  # consecutive exchanges give each other context
     twin = curator.index.find_duplicate(text, "history")
-    if twin is not None and _this_stops(twin, extra):
+    if twin is not None and _this_stops(twin, extra, exchange.previous):
         return twin.id  # written by this Stop before the session's save failed: a replay, not a restatement
     try:
         # Not compared with similar memories: a capture reports no near-duplicates, and its embedding would
@@ -73,10 +73,15 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
     return added.memory.id
 
 
-def _this_stops(twin: Any, extra: dict[str, Any]) -> bool:
+def _this_stops(twin: Any, extra: dict[str, Any], intended: str | None) -> bool:
     """Whether the same text already stored is this very Stop's capture, written before its turn was settled (the
     turn log or the session's save failed, the Stop was put back, and the server restarted since: its record of the
     capture is gone). Such an exchange names the session and follows the session's last saved exchange: once the
-    session is saved, a later capture follows that exchange itself, so a true restatement never looks so."""
+    session is saved, a later capture follows that exchange itself, so a true restatement never looks so. When the
+    exchange it follows (`intended`) is not written as its `previous:` (removed, or kept on the private side), the two
+    cannot be told apart, and it counts as said again: a repeat of the session's first exchange was not counted
+    (review of session 12)."""
+    if intended and "previous" not in extra:
+        return False
     return (twin.frontmatter.get("session") == extra["session"]
             and twin.frontmatter.get("previous") == extra.get("previous"))

@@ -526,3 +526,25 @@ def test_an_unspooled_event_behind_a_stop_that_still_fails_waits_in_memory_and_k
         assert not list(handler.spool.glob("*.json")) and not handler._held
     finally:
         app.close()
+
+
+def test_a_session_that_repeats_its_first_exchange_after_the_one_between_was_removed_restates_it(
+        hashing_example: Path):
+    """The rule above reads the exchange's `previous:`; when the session's last exchange is gone from the index (removed,
+    or kept on the private side), none is written, and a repeat of the session's first exchange looked like that
+    first exchange's own replay: not counted (review of session 12)."""
+    spooled_turn(hashing_example, "s-a", "are the celery retries safe now", "Yes: the task is idempotent.")
+    spooled_turn(hashing_example, "s-a", "and the beat schedule", "It runs every five minutes.")
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        assert handler.replay(handler.spool) == 4
+        between = next(m for m in Vault(hashing_example).scan().memories
+                       if m.collection == "working" and m.type == "history" and "beat schedule" in m.body)
+        (hashing_example / between.path).unlink()
+        app.curator.index.sync([between.path])
+        spooled_turn(hashing_example, "s-a", "are the celery retries safe now", "Yes: the task is idempotent.")
+        assert handler.replay(handler.spool) == 2
+        assert [restated for _, restated in working_exchanges(hashing_example)] == [1]
+    finally:
+        app.close()
