@@ -140,6 +140,11 @@ def reordered(question: list[dict], coefficients) -> list[int]:
     return sorted(range(len(question)), key=lambda i: -finals[i])
 
 
+def dumped(folder: Path) -> dict[str, list[list[dict]]]:
+    """The development sets a --dump wrote into `folder`, by name."""
+    return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json")) if p.stem in DEV_SETS}
+
+
 def scores(questions: list[list[dict]], order) -> tuple[float, float, float]:
     h1 = h3 = rr = 0.0
     for q in questions:
@@ -191,7 +196,7 @@ def fit(by_set: dict[str, list[list[dict]]], pairwise: bool = True, ridge: float
 
 
 def report(folder: Path, ridge: float) -> None:
-    by_set = {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json")) if p.stem in DEV_SETS}
+    by_set = dumped(folder)
     main_order = lambda q: list(range(len(q)))  # noqa: E731  (the dump is in main's order)
     # Whole-chunk cosine was in Hit.explain at bf7bac0 only (dropped: it ranked no better than the pooled score);
     # a later dump orders by memdir's own vector score here.
@@ -226,7 +231,7 @@ def grid(folder: Path) -> None:
     gains on (or holds) and that keeps LoCoMo's R@5 within 0.005 is on the plateau; the pairwise fit's own optimum is
     not (it is pulled by LoCoMo's 760 questions and the lifts it does not model: served notes -0.019). Then, leaving
     each set out, the point the others choose and what the left-out set gets from it."""
-    by_set = {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json")) if p.stem in DEV_SETS}
+    by_set = dumped(folder)
     main_order = lambda q: list(range(len(q)))  # noqa: E731
     base = {n: scores(qs, main_order)[2] for n, qs in by_set.items()}
     base_r5 = locomo_recall5(by_set["locomo"], main_order) if "locomo" in by_set else 0.0
@@ -256,7 +261,7 @@ CHECK_SETS = ("holdout5", "holdout6")
 def check(folder: Path, ridge: float, embedder_name: str, cache: Path) -> None:
     """The constants fitted on every development set, applied to the check sets (served hold-out 5 and 6 ranked
     in-process): aggregates only, nothing per question is kept or printed."""
-    by_set = {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json")) if p.stem in DEV_SETS}
+    by_set = dumped(folder)
     together = fit(by_set, ridge=ridge)
     calibration.ASKED, calibration.FEATURES = DEPTH, True
     embedder = CachedEmbedder(make_embedder(embedder_name), cache)

@@ -189,10 +189,7 @@ class HookHandler:
                 os.replace(orphan, spool / _taken_name(orphan))
         cutoff = spooled_before if spooled_before is not None else time.time_ns() - int(older_than * 1e9)
         every = not older_than and spooled_before is None
-        found: list[tuple[Path | _Held, str | None]] = [
-            *((p, _read_spooled(p)) for p in spool.glob("*.json") if _spooled_at(p) <= cutoff),
-            *((h, h.text) for h in self._held_events() if _spooled_at(h) <= cutoff)]
-        entries = sorted(found, key=lambda entry: _spooled_at(entry[0]))
+        entries = self._waiting(spool, cutoff + 1)  # up to the cutoff, itself included
         # Each session's events in their order, the sessions side by side: a spooled Stop is a capture, and
         # captures made at once share one index sync (indexer/group_sync.py). One by one, the events nine
         # sessions spooled while a server started cost a Whoosh commit each, seconds before it served.
@@ -282,6 +279,14 @@ class HookHandler:
         with self._held_lock:
             return list(self._held.values())
 
+    def _waiting(self, spool: Path, before: int) -> list[tuple[Path | _Held, str | None]]:
+        """The events not applied yet that came before `before` (time_ns): the spool's files, as read now, and the
+        events held in memory (see _behind_earlier), oldest first."""
+        found: list[tuple[Path | _Held, str | None]] = [
+            *((p, _read_spooled(p)) for p in spool.glob("*.json") if _spooled_at(p) < before),
+            *((h, h.text) for h in self._held_events() if _spooled_at(h) < before)]
+        return sorted(found, key=lambda entry: _spooled_at(entry[0]))
+
     def drain(self, spooled_before: int | None = None) -> int:
         """The server's own pass over the spool (its timer, and the moment its vault is open): events whose
         hook no longer waits, or spooled before `spooled_before` (answered "opening", so nobody will claim them)."""
@@ -321,11 +326,7 @@ class HookHandler:
         cutoff = _spooled_at(Path(name)) if isinstance(name, str) else time.time_ns()
 
         def earlier() -> list[tuple[Path | _Held, str | None]]:
-            found: list[tuple[Path | _Held, str | None]] = [
-                *((p, _read_spooled(p)) for p in self.spool.glob("*.json") if _spooled_at(p) < cutoff),
-                *((h, h.text) for h in self._held_events() if _spooled_at(h) < cutoff)]
-            return sorted(((entry, text) for entry, text in found if _session_of(text) == session),
-                          key=lambda entry: _spooled_at(entry[0]))
+            return [(entry, text) for entry, text in self._waiting(self.spool, cutoff) if _session_of(text) == session]
 
         # the requests in flight here, this one's too (a copy: other requests add and pop theirs meanwhile)
         ours = {claimed.name for claimed in tuple(self._claimed.values())}
