@@ -15,6 +15,7 @@ hold-outs) are never dumped here.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -40,8 +41,16 @@ def row(hit, right: bool) -> dict:
             "final": hit.final, "relevance": hit.relevance, **{k: float(v) for k, v in e.items()}}
 
 
-def dump(out: Path, names: list[str], embedder_name: str, cache: Path) -> None:
+def ask_in_hand_order() -> None:
+    """Each question's top DEPTH with what the learned order reads, in the hand-made order it adjusts: with it on (the
+    default since session 12) a hit's `order` would be the learned match itself, and the fit or the grid would apply
+    it twice."""
     calibration.ASKED, calibration.FEATURES = DEPTH, True
+    calibration.SETTINGS = dataclasses.replace(calibration.SETTINGS, learned_order=False)
+
+
+def dump(out: Path, names: list[str], embedder_name: str, cache: Path) -> None:
+    ask_in_hand_order()
     embedder = CachedEmbedder(make_embedder(embedder_name), cache)
     runs = calibration.RUNS(embedder)
     out.mkdir(parents=True, exist_ok=True)
@@ -263,7 +272,7 @@ def check(folder: Path, ridge: float, embedder_name: str, cache: Path) -> None:
     in-process): aggregates only, nothing per question is kept or printed."""
     by_set = dumped(folder)
     together = fit(by_set, ridge=ridge)
-    calibration.ASKED, calibration.FEATURES = DEPTH, True
+    ask_in_hand_order()
     embedder = CachedEmbedder(make_embedder(embedder_name), cache)
     print(f"features: {', '.join(CHOSEN or LEARNED_FEATURES)}; constants {tuple(round(float(c), 3) for c in together)}")
     for name in CHECK_SETS:

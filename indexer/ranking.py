@@ -115,8 +115,9 @@ def standout_shortfall(scores: Sequence[float], standout: float) -> float:
 # channel covers little of the question, and a keyword hit on a short note that is weak against the question's best
 # keyword hit while the channel covers under WEAK_COVERAGE of it. The features are a pairwise logistic's
 # (bench/results/s11-learn11.md); the constants are not its optimum, which LoCoMo's many questions pull to where the
-# served notes lose 0.019 MRR@10, but a point of a grid on which every development set gains or holds and LoCoMo
-# keeps its R@5, each of its neighbours too (`python bench/learned_order.py --grid DIR`, bench/results/s12-lead.md).
+# served notes lose 0.019 MRR@10, but a point of a grid on which every development set gained or held (LoCoMo, with
+# the named person's lift later counted once, 0.002 below: `python bench/learned_order.py --grid DIR`,
+# bench/results/s12-lead.md).
 # The hand order's log-odds count in full (1.0): where the keyword channel covers half the question or more and no
 # weak note hit is in play, the learned order is the hand-made order exactly, and so are the rules tuned on it
 # (a section's standout, the query's time words, a fresh note against a proven one). At 0.5, the grid's best, it
