@@ -548,3 +548,48 @@ def test_a_session_that_repeats_its_first_exchange_after_the_one_between_was_rem
         assert [restated for _, restated in working_exchanges(hashing_example)] == [1]
     finally:
         app.close()
+
+
+def _history(root: Path) -> list[tuple[str, str, object]]:
+    return sorted((m.title, m.body, m.frontmatter.get("restated")) for m in Vault(root).scan().memories
+                  if m.collection == "working" and m.type == "history")
+
+
+def test_a_stop_whose_prompt_never_arrived_stores_its_answer_alone_not_beside_the_previous_prompt(
+        hashing_example: Path):
+    """Turn two's prompt hook could not spool its event (a full disk) and found no server, or one still opening: the
+    event was lost, and turn two's Stop captured turn one's prompt with turn two's answer, a wrong pair in a memory
+    (review of session 12). The answer is kept, without a prompt, in a turn of its own."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
+        _live(hashing_example, handler, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                                  "last_assistant_message": "ANSWER ONE: make the task idempotent."})
+        turn = service.sessions.load("s-a").turn
+        # turn two's prompt never arrives
+        _live(hashing_example, handler, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                                  "last_assistant_message": "ANSWER TWO: transaction mode."})
+        (one_title, one, _), (alone_title, alone, _) = sorted(_history(hashing_example), key=lambda e: "TWO" in e[1])
+        assert "turn one" in one and "ANSWER ONE" in one
+        assert "ANSWER TWO" in alone and "turn one" not in alone and alone_title == "Exchange: (no prompt)"
+        assert service.sessions.load("s-a").turn == turn + 1  # the Turns page keeps turn one's exchange its own
+    finally:
+        app.close()
+
+
+def test_a_stop_that_repeats_the_answer_just_stored_is_not_a_new_turn(hashing_example: Path):
+    """The guard of the rule above: a client that reports the same finished answer twice (OpenCode's idle event may)
+    stores it once, and does not count it as said again."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
+        for _ in range(2):
+            _live(hashing_example, handler, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                                      "last_assistant_message": "ANSWER ONE: make the task idempotent."})
+        assert [(title, restated) for title, _, restated in _history(hashing_example)] == \
+            [("Exchange: turn one: celery retries", None)]
+    finally:
+        app.close()
