@@ -253,7 +253,14 @@ class HookHandler:
         with self._held_lock:
             if held.name not in self._held:
                 return 0  # applied meanwhile
-        applied = self._apply(held.name, lambda: held.text)
+        try:
+            applied = self._apply(held.name, lambda: held.text)
+        except Exception:  # noqa: BLE001 - not a disk error nor a malformed event: trying it again would fail again
+            # Kept, it stood before every later event of its session until a restart (review of session 12). Dropped,
+            # a lost prompt is safe: its Stop stores the answer alone (stop).
+            log.exception("hook event %s, held in memory, dropped: applying it failed", held.name)
+            self._settled(held.name)
+            applied = 0
         if applied is not None:
             with self._held_lock:
                 self._held.pop(held.name, None)

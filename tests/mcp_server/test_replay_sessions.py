@@ -593,3 +593,45 @@ def test_a_stop_that_repeats_the_answer_just_stored_is_not_a_new_turn(hashing_ex
             [("Exchange: turn one: celery retries", None)]
     finally:
         app.close()
+
+
+def test_a_held_event_that_fails_unexpectedly_is_logged_and_let_go_so_its_sessions_later_events_flow(
+        hashing_example: Path, monkeypatch, caplog):
+    """A held event that raised none of the errors the server expects stayed held: every later event of its session
+    tried it first, failed with it, and went back behind it, until a restart (review of session 12). It is logged
+    with its reason and dropped; the session's next turn is applied at once."""
+    from vault import atomic
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _stop_one_put_back(hashing_example, handler, monkeypatch)
+        real_write = atomic._write_temp
+
+        def full(*args, **kwargs):  # type: ignore[no-untyped-def]
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(atomic, "_write_temp", full)
+        assert handler.prompt({"session_id": "s-a", "prompt": "turn two: pool mode"}) == {"replayed": True}  # held
+        monkeypatch.setattr(atomic, "_write_temp", real_write)  # room again
+        real_start = handler._start_turn
+
+        def start_turn(state, prompt, event):  # type: ignore[no-untyped-def]
+            if prompt.startswith("turn two"):
+                raise RuntimeError("a bug met applying it")
+            return real_start(state, prompt, event)
+
+        monkeypatch.setattr(handler, "_start_turn", start_turn)
+        handler.put_back.clock.now += PUT_BACK_CAP_SECONDS
+        with caplog.at_level(logging.WARNING, logger="memdir.hooks"):
+            assert handler.drain(spooled_before=time.time_ns()) == 1  # turn one's Stop
+        assert "dropped" in caplog.text and "RuntimeError: a bug met applying it" in caplog.text
+        assert not handler._held
+        assert "additionalContext" in _live(hashing_example, handler, "prompt",
+                                            {"session_id": "s-a", "prompt": "turn three: beat schedule"})
+        assert _live(hashing_example, handler, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                                        "last_assistant_message": "ANSWER THREE: 5 min."})["stored"]
+        got = sorted(m.body for m in Vault(hashing_example).scan().memories
+                     if m.collection == "working" and m.type == "history")
+        assert len(got) == 2 and "ANSWER ONE" in got[0] and "turn three" in got[1] and "ANSWER THREE" in got[1]
+    finally:
+        app.close()
