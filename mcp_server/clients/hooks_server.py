@@ -435,8 +435,11 @@ class HookHandler:
                 else:
                     captured = self._captured.get(spooled or "")
                     if captured is None:
+                        # Stamped with the Stop's spool time on every try, live or replayed: a restatement it made
+                        # before it was put back is then known as its own after a restart (capture._restated_by).
+                        when = at if at is not None or not spooled else _spooled_at(Path(spooled)) / 1e9 or None
                         captured = _Captured(self.service.capture_exchange(state.id, state.prompt, answer,
-                                                                           state.turn_shown, state.last_exchange, at))
+                                                                           state.turn_shown, state.last_exchange, when))
                         if spooled:
                             self._captured[spooled] = captured
                     stored = captured.stored

@@ -635,3 +635,43 @@ def test_a_held_event_that_fails_unexpectedly_is_logged_and_let_go_so_its_sessio
         assert len(got) == 2 and "ANSWER ONE" in got[0] and "turn three" in got[1] and "ANSWER THREE" in got[1]
     finally:
         app.close()
+
+
+@pytest.mark.parametrize("delivered", ["replayed", "live"])
+@pytest.mark.parametrize("failing", ["the session's save", "the turn log"])
+def test_a_stop_put_back_after_it_restated_another_sessions_exchange_counts_once_after_a_restart(
+        hashing_example: Path, monkeypatch, failing: str, delivered: str):
+    """Session s-a's Stop restated the same exchange session s-b had stored, then its session's save failed and it was
+    put back: the next server's replay counted it again, restated twice for one saying (review of session 12)."""
+    spooled_turn(hashing_example, "s-b", "are the celery retries safe now", "Yes: the task is idempotent.")
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        assert handler.replay(handler.spool) == 2
+        if delivered == "replayed":
+            spooled_turn(hashing_example, "s-a", "are the celery retries safe now", "Yes: the task is idempotent.")
+            fails = _settling_fails_once(service, failing, monkeypatch)
+            assert handler.replay(handler.spool) == 1 and fails == [failing]
+        else:
+            _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "are the celery retries safe now"})
+            fails = _settling_fails_once(service, failing, monkeypatch)
+            answer = {"session_id": "s-a", "stop_hook_active": False, "last_assistant_message": "Yes: the task is idempotent."}
+            name = spool(hashing_example, "stop", answer)
+            assert name is not None
+            # spooled in the last millisecond of the second before, so its request is applied in the next second
+            late = f"{(time.time_ns() // 10**9 - 1) * 10**9 + 999_000_000}-{name.split('-', 1)[1]}"
+            handler.spool.joinpath(name).rename(handler.spool / late)
+            with pytest.raises(OSError):
+                handler.stop({**answer, "spool": late})
+            assert fails == [failing] and len(list(handler.spool.glob("*-stop.json"))) == 1  # put back
+    finally:
+        app.close()
+    monkeypatch.undo()
+    assert [restated for _, restated in working_exchanges(hashing_example)] == [1]
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)  # the next server
+    try:
+        assert HookHandler(MemoryService(app)).replay(app.root / ".memdir" / "spool") == 1
+        assert [restated for _, restated in working_exchanges(hashing_example)] == [1]
+    finally:
+        app.close()
