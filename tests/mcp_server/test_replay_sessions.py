@@ -6,8 +6,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from indexer.embed import HashingEmbedder
@@ -463,19 +465,28 @@ def test_a_live_prompt_behind_a_replay_under_way_waits_in_the_spool_and_keeps_it
         app.close()
 
 
-def _stop_one_put_back(root: Path, handler: HookHandler, monkeypatch) -> None:
-    """Turn one's Stop put back by a replay for a full disk: its back-off has begun."""
+@contextmanager
+def _full_disk(monkeypatch) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """Every atomic write fails for a full disk while inside; room again after."""
     from vault import atomic
     real_write = atomic._write_temp
 
     def full(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise OSError(28, "No space left on device")
 
+    monkeypatch.setattr(atomic, "_write_temp", full)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(atomic, "_write_temp", real_write)
+
+
+def _stop_one_put_back(root: Path, handler: HookHandler, monkeypatch) -> None:
+    """Turn one's Stop put back by a replay for a full disk: its back-off has begun."""
     handler.put_back.clock = Clock()
     _turn_one_with_its_stop_left_in_the_spool(root, handler)
-    monkeypatch.setattr(atomic, "_write_temp", full)
-    handler.replay(handler.spool, spooled_before=time.time_ns())
-    monkeypatch.setattr(atomic, "_write_temp", real_write)
+    with _full_disk(monkeypatch):
+        handler.replay(handler.spool, spooled_before=time.time_ns())
     assert list(handler.spool.glob("*stop.json"))
 
 
@@ -500,22 +511,15 @@ def test_an_unspooled_event_behind_a_stop_that_still_fails_waits_in_memory_and_k
         hashing_example: Path, monkeypatch):
     """The disk still full, the unspooled prompt can wait neither in the spool nor behind a Stop applied now: the
     server holds it, and the replays apply it after the Stop. No turn is lost, none captured with the wrong answer."""
-    from vault import atomic
     app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
     try:
         handler = HookHandler(MemoryService(app))
         _stop_one_put_back(hashing_example, handler, monkeypatch)
-        real_write = atomic._write_temp
-
-        def full(*args, **kwargs):  # type: ignore[no-untyped-def]
-            raise OSError(28, "No space left on device")
-
-        monkeypatch.setattr(atomic, "_write_temp", full)
-        assert handler.prompt({"session_id": "s-a", "prompt": "turn two: pool mode"}) == {"replayed": True}
-        assert handler.stop({"session_id": "s-a", "stop_hook_active": False,
-                             "last_assistant_message": "ANSWER TWO: transaction mode."}) == \
-            {"stored": None, "reason": "replayed"}  # behind the held prompt
-        monkeypatch.setattr(atomic, "_write_temp", real_write)  # room again
+        with _full_disk(monkeypatch):
+            assert handler.prompt({"session_id": "s-a", "prompt": "turn two: pool mode"}) == {"replayed": True}
+            assert handler.stop({"session_id": "s-a", "stop_hook_active": False,
+                                 "last_assistant_message": "ANSWER TWO: transaction mode."}) == \
+                {"stored": None, "reason": "replayed"}  # behind the held prompt
         handler.put_back.clock.now += PUT_BACK_CAP_SECONDS
         assert handler.drain(spooled_before=time.time_ns()) == 3
         got = sorted(m.body for m in Vault(hashing_example).scan().memories
@@ -600,19 +604,12 @@ def test_a_held_event_that_fails_unexpectedly_is_logged_and_let_go_so_its_sessio
     """A held event that raised none of the errors the server expects stayed held: every later event of its session
     tried it first, failed with it, and went back behind it, until a restart (review of session 12). It is logged
     with its reason and dropped; the session's next turn is applied at once."""
-    from vault import atomic
     app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
     try:
         handler = HookHandler(MemoryService(app))
         _stop_one_put_back(hashing_example, handler, monkeypatch)
-        real_write = atomic._write_temp
-
-        def full(*args, **kwargs):  # type: ignore[no-untyped-def]
-            raise OSError(28, "No space left on device")
-
-        monkeypatch.setattr(atomic, "_write_temp", full)
-        assert handler.prompt({"session_id": "s-a", "prompt": "turn two: pool mode"}) == {"replayed": True}  # held
-        monkeypatch.setattr(atomic, "_write_temp", real_write)  # room again
+        with _full_disk(monkeypatch):
+            assert handler.prompt({"session_id": "s-a", "prompt": "turn two: pool mode"}) == {"replayed": True}  # held
         real_start = handler._start_turn
 
         def start_turn(state, prompt, event):  # type: ignore[no-untyped-def]
