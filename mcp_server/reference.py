@@ -46,18 +46,11 @@ def cli_page() -> str:
     out = [GENERATED, "", "# Command-line reference", "",
            "Every `memdir` command and its options, as `--help` prints them. For what each command does, "
            "with real output, see [../commands.md](../commands.md).", ""]
-    helps = [(path, command.get_help(ctx).rstrip()) for path, command, ctx in commands(cli)] + before_click()
+    helps = [(path, command.get_help(ctx).rstrip()) for path, command, ctx in commands(cli)]
     out += [f"- [`{path}`](#{_anchor(path)})" for path, _ in sorted(helps)]
     for path, text in sorted(helps):
         out += ["", f"## {path}", "", "```text", text, "```"]
     return "\n".join(out) + "\n"
-
-
-def before_click() -> list[tuple[str, str]]:
-    """Commands the console script answers before loading click (they must start in milliseconds)."""
-    from .clients.hooks import USAGE
-
-    return [("memdir hook", USAGE)]
 
 
 def tools_page() -> str:
@@ -104,7 +97,7 @@ def documented_names() -> dict[str, list[str]]:
     from .tools.tool_list import load
 
     return {
-        "cli.md": [path for path, _, _ in commands(cli)] + [path for path, _ in before_click()],
+        "cli.md": [path for path, _, _ in commands(cli)],
         "tools.md": [tool["name"] for tool in load()],
         "config.md": [f"{section}.{item.name}" for section, cls in SECTIONS.items() for item in dataclasses.fields(cls)],
     }

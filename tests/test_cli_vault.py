@@ -117,6 +117,16 @@ def test_help_imports_no_heavy_library():
     assert "HEAVY=\n" in result.stdout
 
 
+def test_help_lists_the_hook_command_the_console_script_answers_before_the_cli_loads():
+    """`memdir hook` runs before click loads (a hook must start in milliseconds), so `memdir --help` did not name it
+    (review of session 12): a user reading the list could not find the command their client's settings call."""
+    result = subprocess.run([sys.executable, "-m", "mcp_server", "--help"], capture_output=True, text=True, check=True)
+    listed = [line.split()[0] for line in result.stdout.split("Commands:", 1)[1].splitlines() if line.strip()]
+    assert "hook" in listed and listed == sorted(listed)
+    usage = subprocess.run([sys.executable, "-m", "mcp_server", "hook", "--help"], capture_output=True, text=True)
+    assert usage.returncode == 0 and usage.stderr.startswith("usage: memdir hook prompt|stop|session-start")
+
+
 def test_add_refuses_a_credential_unless_allow_secret_is_given(vault_root: Path):
     token = "AKIA" + "QWERTYUI0PASDF12"
     refused = run("add", f"deploy key {token}", "--vault", str(vault_root))

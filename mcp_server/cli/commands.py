@@ -644,5 +644,28 @@ def mcp(vault_path: Path) -> None:
     run_stdio(vault_root(vault_path))
 
 
+class _BeforeClick(click.Command):
+    """`memdir hook`, which the console script answers before loading click (entry.py: a hook runs on every prompt and
+    must start in milliseconds). Listed here so `memdir --help` names it; its help is the usage line the hook prints."""
+
+    def __init__(self) -> None:
+        super().__init__("hook", add_help_option=False, context_settings={"ignore_unknown_options": True},
+                         params=[click.Argument(["args"], nargs=-1, type=click.UNPROCESSED)],
+                         short_help="Run by an assistant each turn: prompt, stop, session-start.")
+
+    def get_help(self, ctx: click.Context) -> str:
+        from ..clients.hooks import USAGE
+
+        return USAGE
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from ..clients.hooks import main as hook_main
+
+        ctx.exit(hook_main(list(ctx.params["args"])))
+
+
+cli.add_command(_BeforeClick())
+
+
 def main() -> None:
     cli(prog_name="memdir")

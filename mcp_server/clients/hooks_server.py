@@ -6,6 +6,7 @@ process that already has it loaded.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -117,21 +118,30 @@ class HookHandler:
         state.client_pids = sorted(set(state.client_pids) | set(pids))[-8:]
         scoring = ""
         if state.completed:
-            pending = [i for i in dict.fromkeys(state.awaiting + state.turn_shown) if self.service.find(i)]
-            state.awaiting = pending
+            pending = self._unscored(state)
             if pending:
                 scoring = scoring_request(pending, client=str(event.get("client") or "claude-code"))
         elif state.turn_shown:
             # The previous prompt was interrupted before its answer (no Stop): what it was shown is
             # kept for the scoring request after the next completed answer, not forgotten.
-            state.awaiting = [i for i in dict.fromkeys(state.awaiting + state.turn_shown) if self.service.find(i)]
+            self._unscored(state)
+        self._next_turn(state, self.service.redacted(prompt)[:MAX_EXCHANGE_CHARS])  # the session file keeps no secret either
         state.scoring_required = bool(scoring)
+        return scoring
+
+    def _unscored(self, state: Session) -> list[str]:
+        """Move what the turn showed to what waits for a score (the memories still there); returns them."""
+        state.awaiting = [i for i in dict.fromkeys(state.awaiting + state.turn_shown) if self.service.find(i)]
+        return state.awaiting
+
+    @staticmethod
+    def _next_turn(state: Session, prompt: str) -> None:
         state.turn += 1
         state.turn_shown = []
         state.completed = False
+        state.scoring_required = False
         state.scored_this_turn = False
-        state.prompt = self.service.redacted(prompt)[:MAX_EXCHANGE_CHARS]  # the session file keeps no secret either
-        return scoring
+        state.prompt = prompt
 
     def _context_lines(self, state: Session, prompt: str) -> tuple[list[Line], dict[str, dict[str, Any]]]:
         """The lines to inject, and for the turn log why each was chosen (relevance, channel, labels)."""
@@ -243,7 +253,14 @@ class HookHandler:
         with self._held_lock:
             if held.name not in self._held:
                 return 0  # applied meanwhile
-        applied = self._apply(held.name, lambda: held.text)
+        try:
+            applied = self._apply(held.name, lambda: held.text)
+        except Exception:  # noqa: BLE001 - not a disk error nor a malformed event: trying it again would fail again
+            # Kept, it stood before every later event of its session until a restart (review of session 12). Dropped,
+            # a lost prompt is safe: its Stop stores the answer alone (stop).
+            log.exception("hook event %s, held in memory, dropped: applying it failed", held.name)
+            self._settled(held.name)
+            applied = 0
         if applied is not None:
             with self._held_lock:
                 self._held.pop(held.name, None)
@@ -399,14 +416,30 @@ class HookHandler:
 
         def finish(state: Session) -> None:
             stored = None
+            if state.completed and state.answered == _fingerprint(answer):
+                # The same answer's Stop again, no prompt between (OpenCode's idle event may come twice): not a turn.
+                log.info("session %s: turn %d's answer came again; not stored again", session_id, state.turn)
+                result.update(stored=None, reason="repeated")
+                return
+            if state.completed:
+                # No prompt since the last answer: this turn's prompt event never arrived (a hook that could not spool
+                # it on a full disk found no server, or one still opening). The answer is kept, alone, in a turn of
+                # its own: beside the previous turn's prompt it was a wrong pair in a memory (review of session 12).
+                log.warning("session %s: a Stop came with no prompt since the last answer (its prompt event was "
+                            "lost); the answer is stored without a prompt", session_id)
+                self._unscored(state)
+                self._next_turn(state, "")
             if self.settings.capture_exchanges and (state.prompt or answer):
                 if is_trivial_exchange(state.prompt, answer):
                     log.info("session %s: turn %d is an acknowledgement or a scoring turn; not stored", session_id, state.turn)
                 else:
                     captured = self._captured.get(spooled or "")
                     if captured is None:
+                        # Stamped with the Stop's spool time on every try, live or replayed: a restatement it made
+                        # before it was put back is then known as its own after a restart (capture._restated_by).
+                        when = at if at is not None or not spooled else _spooled_at(Path(spooled)) / 1e9 or None
                         captured = _Captured(self.service.capture_exchange(state.id, state.prompt, answer,
-                                                                           state.turn_shown, state.last_exchange, at))
+                                                                           state.turn_shown, state.last_exchange, when))
                         if spooled:
                             self._captured[spooled] = captured
                     stored = captured.stored
@@ -417,6 +450,7 @@ class HookHandler:
             if state.scoring_required and not state.scored_this_turn:
                 log.warning("session %s: turn %d asked for score_memories and it was not called", session_id, state.turn)
             state.completed = True
+            state.answered = _fingerprint(answer)
             result.update(stored=stored, scored=state.scored_this_turn, scoring_required=state.scoring_required)
 
         self._settle(event, lambda: self.service.sessions.update(session_id, finish, at))
@@ -473,6 +507,10 @@ def _slots(hits: list[Hit], settings: Any, exclude: set[str], recent: bool = Fal
         chosen += [h for h in relevant if h.memory.collection == collection][:count]
     chosen += [h for h in relevant if h not in chosen][: settings.slots_overall]
     return sorted(chosen, key=lambda h: (-h.final, -h.moment()))
+
+
+def _fingerprint(answer: str) -> str:
+    return hashlib.sha256(answer.encode()).hexdigest()[:16]
 
 
 def _read_spooled(path: Path) -> str | None:

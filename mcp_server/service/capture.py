@@ -58,8 +58,8 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
     if exchange.previous and exchange.previous in curator.index:
         extra["previous"] = exchange.previous  # consecutive exchanges give each other context
     twin = curator.index.find_duplicate(text, "history")
-    if twin is not None and _this_stops(twin, extra, exchange.previous):
-        return twin.id  # written by this Stop before the session's save failed: a replay, not a restatement
+    if twin is not None and (_this_stops(twin, extra, exchange.previous) or _restated_by(twin, exchange.at)):
+        return twin.id  # written (or restated) by this Stop before the session's save failed: a replay, not a restatement
     try:
         # Not compared with similar memories: a capture reports no near-duplicates, and its embedding would
         # queue before the prompts of every other session (the index embeds it in its next batch instead).
@@ -85,3 +85,19 @@ def _this_stops(twin: Any, extra: dict[str, Any], intended: str | None) -> bool:
         return False
     return (twin.frontmatter.get("session") == extra["session"]
             and twin.frontmatter.get("previous") == extra.get("previous"))
+
+
+def _restated_by(twin: Any, at: float | None) -> bool:
+    """Whether the same text already stored was restated by this very Stop before its turn was settled (see _this_stops;
+    here the text was another session's, or an earlier exchange of this one). A restatement is stamped with its Stop's
+    own time (`at`, the spool file's, on every try), so the stamp tells it after a restart: without it the next
+    server's replay counted one saying twice (review of session 12). A different Stop restating the same text in the
+    same second would read as this one's, and is not counted: one saying too few, at worst, never one too many."""
+    stamp = twin.frontmatter.get("restated_at")
+    if at is None or stamp is None:
+        return False
+    try:
+        moment = stamp if isinstance(stamp, datetime) else datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return False  # a hand-edited stamp: not this Stop's
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp() == int(at)

@@ -37,6 +37,7 @@ class Session:
     scored_this_turn: bool = False
     prompt: str = ""  # the user's prompt of the current turn (saved for the Stop hook)
     last_exchange: str | None = None  # the working memory that holds the previous exchange
+    answered: str = ""  # a fingerprint of the last completed answer (a Stop that repeats it is no new turn)
     links: list[str] = field(default_factory=list)  # other session ids that belong to the same conversation
     client_pids: list[int] = field(default_factory=list)  # processes of the client (used to link MCP and hooks)
     insights_calls: int = 0  # get_context_insights calls, for the now-and-then review reminder

@@ -6,8 +6,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from indexer.embed import HashingEmbedder
@@ -463,19 +465,28 @@ def test_a_live_prompt_behind_a_replay_under_way_waits_in_the_spool_and_keeps_it
         app.close()
 
 
-def _stop_one_put_back(root: Path, handler: HookHandler, monkeypatch) -> None:
-    """Turn one's Stop put back by a replay for a full disk: its back-off has begun."""
+@contextmanager
+def _full_disk(monkeypatch) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """Every atomic write fails for a full disk while inside; room again after."""
     from vault import atomic
     real_write = atomic._write_temp
 
     def full(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise OSError(28, "No space left on device")
 
+    monkeypatch.setattr(atomic, "_write_temp", full)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(atomic, "_write_temp", real_write)
+
+
+def _stop_one_put_back(root: Path, handler: HookHandler, monkeypatch) -> None:
+    """Turn one's Stop put back by a replay for a full disk: its back-off has begun."""
     handler.put_back.clock = Clock()
     _turn_one_with_its_stop_left_in_the_spool(root, handler)
-    monkeypatch.setattr(atomic, "_write_temp", full)
-    handler.replay(handler.spool, spooled_before=time.time_ns())
-    monkeypatch.setattr(atomic, "_write_temp", real_write)
+    with _full_disk(monkeypatch):
+        handler.replay(handler.spool, spooled_before=time.time_ns())
     assert list(handler.spool.glob("*stop.json"))
 
 
@@ -500,22 +511,15 @@ def test_an_unspooled_event_behind_a_stop_that_still_fails_waits_in_memory_and_k
         hashing_example: Path, monkeypatch):
     """The disk still full, the unspooled prompt can wait neither in the spool nor behind a Stop applied now: the
     server holds it, and the replays apply it after the Stop. No turn is lost, none captured with the wrong answer."""
-    from vault import atomic
     app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
     try:
         handler = HookHandler(MemoryService(app))
         _stop_one_put_back(hashing_example, handler, monkeypatch)
-        real_write = atomic._write_temp
-
-        def full(*args, **kwargs):  # type: ignore[no-untyped-def]
-            raise OSError(28, "No space left on device")
-
-        monkeypatch.setattr(atomic, "_write_temp", full)
-        assert handler.prompt({"session_id": "s-a", "prompt": "turn two: pool mode"}) == {"replayed": True}
-        assert handler.stop({"session_id": "s-a", "stop_hook_active": False,
-                             "last_assistant_message": "ANSWER TWO: transaction mode."}) == \
-            {"stored": None, "reason": "replayed"}  # behind the held prompt
-        monkeypatch.setattr(atomic, "_write_temp", real_write)  # room again
+        with _full_disk(monkeypatch):
+            assert handler.prompt({"session_id": "s-a", "prompt": "turn two: pool mode"}) == {"replayed": True}
+            assert handler.stop({"session_id": "s-a", "stop_hook_active": False,
+                                 "last_assistant_message": "ANSWER TWO: transaction mode."}) == \
+                {"stored": None, "reason": "replayed"}  # behind the held prompt
         handler.put_back.clock.now += PUT_BACK_CAP_SECONDS
         assert handler.drain(spooled_before=time.time_ns()) == 3
         got = sorted(m.body for m in Vault(hashing_example).scan().memories
@@ -545,6 +549,126 @@ def test_a_session_that_repeats_its_first_exchange_after_the_one_between_was_rem
         app.curator.index.sync([between.path])
         spooled_turn(hashing_example, "s-a", "are the celery retries safe now", "Yes: the task is idempotent.")
         assert handler.replay(handler.spool) == 2
+        assert [restated for _, restated in working_exchanges(hashing_example)] == [1]
+    finally:
+        app.close()
+
+
+def _history(root: Path) -> list[tuple[str, str, object]]:
+    return sorted((m.title, m.body, m.frontmatter.get("restated")) for m in Vault(root).scan().memories
+                  if m.collection == "working" and m.type == "history")
+
+
+def test_a_stop_whose_prompt_never_arrived_stores_its_answer_alone_not_beside_the_previous_prompt(
+        hashing_example: Path):
+    """Turn two's prompt hook could not spool its event (a full disk) and found no server, or one still opening: the
+    event was lost, and turn two's Stop captured turn one's prompt with turn two's answer, a wrong pair in a memory
+    (review of session 12). The answer is kept, without a prompt, in a turn of its own."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
+        _live(hashing_example, handler, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                                  "last_assistant_message": "ANSWER ONE: make the task idempotent."})
+        turn = service.sessions.load("s-a").turn
+        # turn two's prompt never arrives
+        _live(hashing_example, handler, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                                  "last_assistant_message": "ANSWER TWO: transaction mode."})
+        (one_title, one, _), (alone_title, alone, _) = sorted(_history(hashing_example), key=lambda e: "TWO" in e[1])
+        assert "turn one" in one and "ANSWER ONE" in one
+        assert "ANSWER TWO" in alone and "turn one" not in alone and alone_title == "Exchange: (no prompt)"
+        assert service.sessions.load("s-a").turn == turn + 1  # the Turns page keeps turn one's exchange its own
+    finally:
+        app.close()
+
+
+def test_a_stop_that_repeats_the_answer_just_stored_is_not_a_new_turn(hashing_example: Path):
+    """The guard of the rule above: a client that reports the same finished answer twice (OpenCode's idle event may)
+    stores it once, and does not count it as said again."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
+        for _ in range(2):
+            _live(hashing_example, handler, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                                      "last_assistant_message": "ANSWER ONE: make the task idempotent."})
+        assert [(title, restated) for title, _, restated in _history(hashing_example)] == \
+            [("Exchange: turn one: celery retries", None)]
+    finally:
+        app.close()
+
+
+def test_a_held_event_that_fails_unexpectedly_is_logged_and_let_go_so_its_sessions_later_events_flow(
+        hashing_example: Path, monkeypatch, caplog):
+    """A held event that raised none of the errors the server expects stayed held: every later event of its session
+    tried it first, failed with it, and went back behind it, until a restart (review of session 12). It is logged
+    with its reason and dropped; the session's next turn is applied at once."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _stop_one_put_back(hashing_example, handler, monkeypatch)
+        with _full_disk(monkeypatch):
+            assert handler.prompt({"session_id": "s-a", "prompt": "turn two: pool mode"}) == {"replayed": True}  # held
+        real_start = handler._start_turn
+
+        def start_turn(state, prompt, event):  # type: ignore[no-untyped-def]
+            if prompt.startswith("turn two"):
+                raise RuntimeError("a bug met applying it")
+            return real_start(state, prompt, event)
+
+        monkeypatch.setattr(handler, "_start_turn", start_turn)
+        handler.put_back.clock.now += PUT_BACK_CAP_SECONDS
+        with caplog.at_level(logging.WARNING, logger="memdir.hooks"):
+            assert handler.drain(spooled_before=time.time_ns()) == 1  # turn one's Stop
+        assert "dropped" in caplog.text and "RuntimeError: a bug met applying it" in caplog.text
+        assert not handler._held
+        assert "additionalContext" in _live(hashing_example, handler, "prompt",
+                                            {"session_id": "s-a", "prompt": "turn three: beat schedule"})
+        assert _live(hashing_example, handler, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                                        "last_assistant_message": "ANSWER THREE: 5 min."})["stored"]
+        got = sorted(m.body for m in Vault(hashing_example).scan().memories
+                     if m.collection == "working" and m.type == "history")
+        assert len(got) == 2 and "ANSWER ONE" in got[0] and "turn three" in got[1] and "ANSWER THREE" in got[1]
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize("delivered", ["replayed", "live"])
+@pytest.mark.parametrize("failing", ["the session's save", "the turn log"])
+def test_a_stop_put_back_after_it_restated_another_sessions_exchange_counts_once_after_a_restart(
+        hashing_example: Path, monkeypatch, failing: str, delivered: str):
+    """Session s-a's Stop restated the same exchange session s-b had stored, then its session's save failed and it was
+    put back: the next server's replay counted it again, restated twice for one saying (review of session 12)."""
+    spooled_turn(hashing_example, "s-b", "are the celery retries safe now", "Yes: the task is idempotent.")
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        assert handler.replay(handler.spool) == 2
+        if delivered == "replayed":
+            spooled_turn(hashing_example, "s-a", "are the celery retries safe now", "Yes: the task is idempotent.")
+            fails = _settling_fails_once(service, failing, monkeypatch)
+            assert handler.replay(handler.spool) == 1 and fails == [failing]
+        else:
+            _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "are the celery retries safe now"})
+            fails = _settling_fails_once(service, failing, monkeypatch)
+            answer = {"session_id": "s-a", "stop_hook_active": False, "last_assistant_message": "Yes: the task is idempotent."}
+            name = spool(hashing_example, "stop", answer)
+            assert name is not None
+            # spooled in the last millisecond of the second before, so its request is applied in the next second
+            late = f"{(time.time_ns() // 10**9 - 1) * 10**9 + 999_000_000}-{name.split('-', 1)[1]}"
+            handler.spool.joinpath(name).rename(handler.spool / late)
+            with pytest.raises(OSError):
+                handler.stop({**answer, "spool": late})
+            assert fails == [failing] and len(list(handler.spool.glob("*-stop.json"))) == 1  # put back
+    finally:
+        app.close()
+    monkeypatch.undo()
+    assert [restated for _, restated in working_exchanges(hashing_example)] == [1]
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)  # the next server
+    try:
+        assert HookHandler(MemoryService(app)).replay(app.root / ".memdir" / "spool") == 1
         assert [restated for _, restated in working_exchanges(hashing_example)] == [1]
     finally:
         app.close()
