@@ -82,3 +82,28 @@ class Pause:
         finally:
             if was_held:
                 self.hold()
+
+
+class Lasting:
+    """Objects made to last, a few at a time and long after a load (the rows a cold open decodes as searches read
+    them, lazy_rows.py), put out of the collector's sight in batches, as a load's are (`gc.freeze`, served.py).
+    Left in it, every full collection walked all of them: at 100k memories a first pass of 200 searches decoded 22k
+    rows and its full collections took up to 92 ms, landing on whichever search ran then (bench/results/s13-fast100k.md).
+
+    Before each freeze the young generations are collected (a fraction of a millisecond): what is frozen is what
+    outlived them, which is what was made to last and the few temporaries alive at that moment (freed as usual when
+    their count drops; a frozen object is only never searched for cycles)."""
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self._made = 0
+        self._lock = threading.Lock()
+
+    def made(self, count: int = 1) -> None:
+        with self._lock:
+            self._made += count
+            if self._made < self.every:
+                return
+            self._made = 0
+        gc.collect(1)
+        gc.freeze()

@@ -546,6 +546,20 @@ class Index:
         """(memory id, heading) of a chunk (a keyword document), if it is indexed."""
         return self._chunk_owner.get(chunk_id)
 
+    def owners_of_chunks(self, chunk_ids: Sequence[int]) -> list[tuple[str, str] | None]:
+        """`chunk_owner` of each chunk, looked up together."""
+        return self._chunk_owner.get_many(chunk_ids)
+
+    def owners_of_units(self, unit_ids: Sequence[int]) -> list[tuple[str, str] | None]:
+        """`unit_owner` of each unit, looked up together (a vector search's hits)."""
+        whole = self._whole_owner
+        found = whole.get_many(unit_ids) if whole is not None else [None] * len(unit_ids)
+        missing = [row for row, owner in enumerate(found) if owner is None]
+        if missing:
+            for row, owner in zip(missing, self._unit_owner.get_many([unit_ids[row] for row in missing])):
+                found[row] = owner
+        return found
+
     def waiting_units(self) -> int:
         """How many units wait for the background backfill to embed them."""
         return len(self._unembedded)

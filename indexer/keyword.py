@@ -457,7 +457,9 @@ class KeywordIndex:
                 for leaf, offset in searcher.leaf_searchers():
                     reader = leaf.reader()
                     if (field, term) in reader:
-                        present |= sorted_contains(self._postings.postings(reader, field, term)[0] + offset, docs)
+                        # The hits moved into the segment's numbering, not its postings into the index's: a
+                        # common word's postings are tens of thousands at 100k memories, the hits a hundred.
+                        present |= sorted_contains(self._postings.postings(reader, field, term)[0], docs - offset)
             for row in np.flatnonzero(present).tolist():
                 held[row].add(term)
         return [frozenset(h) for h in held]

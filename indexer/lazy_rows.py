@@ -30,6 +30,7 @@ import numpy as np
 
 from vault.model import Memory
 
+from .collector import Lasting
 from .heap import release_free_memory
 from .id_columns import IdColumns
 from .lifecycle_facts import FACT_COLUMNS, Facts
@@ -41,6 +42,7 @@ RELEASE_AFTER = 2048  # rows past which the last one decoded gives the freed hea
 Row = tuple[Any, ...]  # a files-table row, as Manifest.rows() returns it
 FACT_STATUS = ROW_FACTS + FACT_COLUMNS.index("status")  # a row's status among the lifecycle facts read with it
 ROW_SLICE = 4096  # rows parsed as one JSON text by `Entries.row_ids`
+FREEZE_EVERY = 2048  # rows decoded after an open, frozen out of the collector's walks in batches of this many
 
 
 class _Held(MutableMapping):
@@ -66,6 +68,7 @@ class Entries(_Held):
         self._decode = decode
         self._lock = threading.Lock()
         self._undecoded = len(self._slots)
+        self._lasting = Lasting(FREEZE_EVERY)
         self.settled: Callable[[Row, Entry], None] = lambda row, entry: None  # told of each row decoded (Memories)
 
     def __getitem__(self, path: str) -> Entry:
@@ -87,6 +90,7 @@ class Entries(_Held):
             self._undecoded -= 1
             last = self._undecoded == 0
         self.settled(row, entry)  # its memory too: one object for both, and the row let go by both
+        self._lasting.made()
         if last and len(self._slots) > RELEASE_AFTER:
             release_free_memory()  # the rows' text, freed one by one, back to the system (heap.py)
         return entry

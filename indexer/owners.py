@@ -12,7 +12,7 @@ the columns, and a load that adds every row folds them a bounded number of times
 from __future__ import annotations
 
 from array import array
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -101,6 +101,27 @@ class Owners:
         if row is None:
             return None
         return self._names[self._owner[row]], self._labels[self._label[row]]
+
+    def get_many(self, item_ids: Sequence[int]) -> list[tuple[str, str] | None]:
+        """`get` of each id, the columns searched once for all of them: a search asks for hundreds (a scalar
+        searchsorted each cost it 2.7 ms at 100k memories)."""
+        if not len(item_ids):
+            return []
+        asked = np.asarray(item_ids, dtype=np.int64)
+        found: list[tuple[str, str] | None] = [None] * len(asked)
+        if len(self._ids):
+            place = np.minimum(np.searchsorted(self._ids, asked), len(self._ids) - 1)
+            rows = np.flatnonzero(self._ids[place] == asked)
+            names, labels = self._names, self._labels
+            for row, name, label in zip(rows.tolist(), self._owner[place[rows]].tolist(), self._label[place[rows]].tolist()):
+                found[row] = names[name], labels[label]
+        if self._added or self._removed:  # the buffer overrides the columns
+            for row, item_id in enumerate(asked.tolist()):
+                if item_id in self._added:
+                    found[row] = self._added[item_id]
+                elif item_id in self._removed:
+                    found[row] = None
+        return found
 
     def __contains__(self, item_id: object) -> bool:
         return isinstance(item_id, (int, np.integer)) and self.get(int(item_id)) is not None

@@ -19,7 +19,7 @@ import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Iterable, Literal, Mapping, NamedTuple
 
 import numpy as np
 
@@ -130,6 +130,17 @@ class Hit:
     # (see with_shown); None for lookups and timelines. Thresholds (score_threshold, the hook's) read `relevance`.
     shown: float | None = None
 
+    def but(self, **changes: Any) -> Hit:
+        """This hit with these fields changed: `dataclasses.replace` without its call through `__init__`, which cost
+        1.5 ms of a search at 100k memories (a ranking replaces each of its ~170 hits)."""
+        unknown = changes.keys() - self.__dict__.keys()
+        if unknown:
+            raise TypeError(f"Hit has no field {sorted(unknown)}")
+        changed = object.__new__(Hit)
+        changed.__dict__.update(self.__dict__)
+        changed.__dict__.update(changes)
+        return changed
+
     def moment(self) -> float:
         """When the memory was written, for newest-first orders (-inf when unknown)."""
         when = self.written or self.memory.created_at
@@ -157,6 +168,14 @@ class _Candidate:
     channel: str = ""
     via: str | None = None
     near: bool = False  # within vector_margin of the question's best vector score, under cosine_floor (found_by_vector)
+
+
+class _Owned(NamedTuple):
+    """A keyword channel's chunk hit and the memory (and section heading) that chunk belongs to."""
+
+    hit: KeywordHit
+    memory_id: str
+    heading: str
 
 
 _ROLE_CODE = {WHOLE: 0, SENTENCE: 1, PREVIOUS: 2, NEXT: 3}
@@ -559,10 +578,10 @@ class Searcher:
             unit_filter = (u for m in allowed.values() for u, _, role in index.entry(m.path).units if role == WHOLE)
         hits = sorted(index.search_units(query_vector, settings.candidates * CHUNK_HITS_PER_CANDIDATE, unit_filter),
                       key=_stable)
-        owners = dict.fromkeys(owner[0] for unit, _ in hits if (owner := index.unit_owner(unit)) is not None)
+        owners = dict.fromkeys(owner[0] for owner in index.owners_of_units([unit for unit, _ in hits]) if owner is not None)
         return list(owners)[:settings.candidates]
 
-    def _keyword_candidates(self, request: SearchRequest, found: list[KeywordHit]) -> dict[str, _Candidate]:
+    def _keyword_candidates(self, request: SearchRequest, found: list[_Owned]) -> dict[str, _Candidate]:
         """One candidate per memory the keyword channel found, with its rank, score and term coverage."""
         index, settings = self.index, self.settings
         candidates: dict[str, _Candidate] = {}
@@ -574,9 +593,8 @@ class Searcher:
         idf = index.keyword_idf([*terms, UNSEEN] if learned else terms)
         ceiling = (idf.pop(UNSEEN) or 1.0) if learned else 1.0
         total = sum(idf.values()) or 1.0
-        top = found[0].score
-        for rank, hit in enumerate(_best_per_memory(index, found)):
-            memory_id, heading = index.chunk_owner(hit.chunk_id)
+        top = found[0].hit.score
+        for rank, (hit, memory_id, heading) in enumerate(_best_per_memory(found)):
             c = candidates[memory_id] = _Candidate(memory_id, keyword_rank=rank, keyword_score=hit.score, heading=heading)
             if rank < COVERAGE_DEPTH:
                 # A word only the neighbours say counts as much as the context field weighs it.
@@ -588,14 +606,15 @@ class Searcher:
                     c.keyword_rarity = max((idf[t] for t in terms if t in hit.own_terms), default=0.0) / ceiling
         return candidates
 
-    def _keyword_hits(self, request: SearchRequest, allowed: Mapping[str, Memory]) -> list[KeywordHit]:
-        """The keyword channel's chunk hits within `allowed`, best first (ties by chunk id)."""
+    def _keyword_hits(self, request: SearchRequest, allowed: Mapping[str, Memory]) -> list[_Owned]:
+        """The keyword channel's chunk hits within `allowed`, best first (ties by chunk id), with their owners."""
         index, settings = self.index, self.settings
         found = index.keyword_search(request.query or "", settings.candidates, _keyword_filter(request, allowed, index),
                                      settings.keyword_postings_budget, settings.context_boost)
-        found = [h for h in found if (index.chunk_owner(h.chunk_id) or ("",))[0] in allowed]  # exact filter
-        found.sort(key=lambda h: _stable((h.chunk_id, h.score)))
-        return found
+        owned = [_Owned(h, *owner) for h, owner in zip(found, index.owners_of_chunks([h.chunk_id for h in found]))
+                 if owner is not None and owner[0] in allowed]  # exact filter
+        owned.sort(key=lambda o: _stable((o.hit.chunk_id, o.hit.score)))
+        return owned
 
     def _unit_vectors(self, memory_ids: list[str]) -> _Units:
         """The memories' stored unit vectors (independent of the query), with what each row is."""
@@ -635,12 +654,15 @@ class Searcher:
         blocks = [prefetched] if prefetched else []
         known = prefetched.rows if prefetched else {}
         blocks.append(self._unit_vectors([i for i in candidates if i not in known]))
+        found = []  # the vector channel's candidates and their best chunks, whose headings they show
         for block in blocks:
             for memory_id, (score, chunk) in self._best_chunks(block, query_vector, whole_share).items():  # candidates only
                 c = candidates[memory_id]
                 c.vector_score = score
                 if c.vector_rank is not None:
-                    c.heading = index.chunk_owner(chunk)[1]
+                    found.append((c, chunk))
+        for (c, _), owner in zip(found, index.owners_of_chunks([chunk for _, chunk in found])):
+            c.heading = owner[1]  # type: ignore[index]  # a candidate's chunk is indexed
         by_vector = sorted((c for c in candidates.values() if c.vector_rank is not None),
                            key=lambda c: (-(c.vector_score or 0.0), c.memory_id))
         for rank, c in enumerate(by_vector):
@@ -835,7 +857,7 @@ def relearned(hits: list[Hit], long_share: float = 0.0) -> list[Hit]:
         order = (1.0 - long_share) * order + long_share * e["order"]
         final = (order * e["quality"] + e["recency"]) * e["stale_factor"]
         kept = {"hand_order": e["order"], "hand_final": h.final}  # what the lifts anchor by (multihop.standing)
-        relearned.append(replace(h, final=final, explain={**e, "order": order, **kept}))
+        relearned.append(h.but(final=final, explain={**e, "order": order, **kept}))
     return relearned
 
 
@@ -938,16 +960,15 @@ def _excerpt(memory: Memory, heading: str) -> str:
     return next((chunk.text for chunk in chunks_for(memory) if chunk.heading == heading), "")
 
 
-def _best_per_memory(index: Index, hits: Iterable[KeywordHit]) -> list[KeywordHit]:
+def _best_per_memory(hits: Iterable[_Owned]) -> list[_Owned]:
     """Fold chunk hits into memories: each memory is ranked by its best chunk."""
     seen: set[str] = set()
     best = []
-    for hit in hits:
-        owner = index.chunk_owner(hit.chunk_id)
-        if owner is None or owner[0] in seen:
+    for owned in hits:
+        if owned.memory_id in seen:
             continue
-        seen.add(owner[0])
-        best.append(hit)
+        seen.add(owned.memory_id)
+        best.append(owned)
     return best
 
 
@@ -1046,7 +1067,7 @@ def with_shown(hits: list[Hit]) -> list[Hit]:
     A relevance alone says how strongly a memory matches the question, not whether it is the one that answers: on
     LoCoMo nearly every turn matched at 0.8 or more (they all name the speakers the question names), and a hit at
     0.5-0.6 was right less often than one at 0.4-0.5 on three sets (bench/results/s10-calib10.md)."""
-    return [h if read is None else replace(h, shown=shown_relevance(*read)) for h, read in zip(hits, shown_inputs(hits))]
+    return [h if read is None else h.but(shown=shown_relevance(*read)) for h, read in zip(hits, shown_inputs(hits))]
 
 
 def shown_inputs(hits: list[Hit]) -> list[tuple[float, float, int] | None]:

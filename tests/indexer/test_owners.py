@@ -23,6 +23,9 @@ def test_random_adds_replacements_and_removals_read_back_as_a_dict_would(monkeyp
         probe = rng.choice(list(expected)) if expected and rng.random() < 0.5 else rng.randrange(10**6)
         assert table.get(probe) == expected.get(probe)
         assert (probe in table) == (probe in expected)
+        if step % 13 == 0:  # many at once, buffered or folded, known or not, as one by one
+            asked = rng.sample(list(expected), min(5, len(expected))) + [rng.randrange(10**6), probe]
+            assert table.get_many(asked) == [expected.get(i) for i in asked]
     assert len(table) == len(expected)
     assert list(table) == sorted(expected)
 

@@ -413,3 +413,16 @@ def test_a_ranked_hit_explains_how_much_of_the_question_its_words_cover_and_whet
                                                                                              features=True))}
     assert espresso["m-0000000a"].explain["sectioned"] == 1.0 and espresso["m-0000000c"].explain["sectioned"] == 0.0
     index.close()
+
+
+def test_a_hit_changed_in_place_of_dataclasses_replace_is_the_hit_replace_makes(example_root: Path):
+    from dataclasses import replace
+
+    index = open_index(example_root)
+    hit = Searcher(index, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="docker compose"))[0]
+    changed = hit.but(final=0.25, explain={"order": 0.5}, shown=0.1)
+    assert changed == replace(hit, final=0.25, explain={"order": 0.5}, shown=0.1)
+    assert hit.final != 0.25  # the hit it was made from is unchanged
+    with pytest.raises(TypeError):
+        hit.but(finale=0.25)
+    index.close()
