@@ -194,7 +194,7 @@ class Index:
         manifest = Manifest(generation / "manifest.sqlite", owner=self.writable)
         try:
             data_version = manifest.data_version()  # a reader reloads when the owner commits past it
-            vectors = VectorIndex.load(generation, self.embedder.dim)
+            vectors = VectorIndex.load(generation, self.embedder.dim, owner=self.writable)
             keyword = KeywordIndex.open(generation / "keyword")
         except BaseException:  # damaged files (see open): hold no handle on a generation about to be moved aside
             manifest.close()

@@ -41,6 +41,10 @@ RELEASE_AFTER = 2048  # rows past which the last one decoded gives the freed hea
 
 Row = tuple[Any, ...]  # a files-table row, as Manifest.rows() returns it
 FACT_STATUS = ROW_FACTS + FACT_COLUMNS.index("status")  # a row's status among the lifecycle facts read with it
+# A test of a row's facts (Memories.lifecycle_records), given these of them.
+_worth_facts = itemgetter(*(ROW_FACTS + FACT_COLUMNS.index(name) for name in (
+    "collection", "type", "status", "uses", "score", "created_at", "last_used_at", "deadline")))
+Worth = Callable[[str, str, str, int, float, str | None, str | None, str | None], bool]
 ROW_SLICE = 4096  # rows parsed as one JSON text by `Entries.row_ids`
 
 
@@ -271,12 +275,6 @@ class Memories(_Held):
                 memory = self.get(memory_id)
                 if memory is not None:
                     yield memory
-
-
-# A test of a row's facts (Memories.lifecycle_records), given these of them.
-_worth_facts = itemgetter(*(ROW_FACTS + FACT_COLUMNS.index(name) for name in (
-    "collection", "type", "status", "uses", "score", "created_at", "last_used_at", "deadline")))
-Worth = Callable[[str, str, str, int, float, str | None, str | None, str | None], bool]
 
 
 class AllBut(Mapping[str, Memory]):
