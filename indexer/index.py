@@ -55,7 +55,7 @@ from .keyword import signature as keyword_signature
 from .link_table import LinkRow, LinkTable
 from .lifecycle_facts import Facts
 from .interned import shared
-from .lazy_rows import AllBut, Entries, Memories
+from .lazy_rows import AllBut, Entries, Memories, Worth
 from .manifest import ROW_CHUNK_IDS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry, LinkChanges, Manifest, compacted, unit_roles
 from .owners import Owners
 from .vectors import SETTLE_SHARE, VectorIndex
@@ -194,7 +194,7 @@ class Index:
         manifest = Manifest(generation / "manifest.sqlite", owner=self.writable)
         try:
             data_version = manifest.data_version()  # a reader reloads when the owner commits past it
-            vectors = VectorIndex.load(generation, self.embedder.dim)
+            vectors = VectorIndex.load(generation, self.embedder.dim, owner=self.writable)
             keyword = KeywordIndex.open(generation / "keyword")
         except BaseException:  # damaged files (see open): hold no handle on a generation about to be moved aside
             manifest.close()
@@ -483,10 +483,11 @@ class Index:
         what is read from it (a copy before the index may change)."""
         return AllBut(self._memories, left_out)
 
-    def lifecycle_records(self) -> Iterator[Memory | Facts]:
+    def lifecycle_records(self, worth: Worth | None = None) -> Iterator[Memory | Facts]:
         """Every indexed memory as the lifecycle rules read it (`vault.lifecycle`): a memory, or for a manifest row not
-        decoded yet the facts it was read with (lifecycle_facts.py), so deciding them all decodes no row."""
-        return self._memories.lifecycle_records()
+        decoded yet the facts it was read with (lifecycle_facts.py), so deciding them all decodes no row. With
+        `worth`, a row not decoded whose first facts it refuses is left out (Memories.lifecycle_records)."""
+        return self._memories.lifecycle_records(worth)
 
     def memories_mentioning(self, words: tuple[str, ...]) -> Iterator[Memory]:
         """A subset of the indexed memories holding every one whose file says one of `words` somewhere (a key, a

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import threading
+from operator import itemgetter
 from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 
 import numpy as np
@@ -41,6 +42,10 @@ RELEASE_AFTER = 2048  # rows past which the last one decoded gives the freed hea
 
 Row = tuple[Any, ...]  # a files-table row, as Manifest.rows() returns it
 FACT_STATUS = ROW_FACTS + FACT_COLUMNS.index("status")  # a row's status among the lifecycle facts read with it
+# A test of a row's facts (Memories.lifecycle_records), given these of them.
+_worth_facts = itemgetter(*(ROW_FACTS + FACT_COLUMNS.index(name) for name in (
+    "collection", "type", "status", "uses", "score", "created_at", "last_used_at", "deadline")))
+Worth = Callable[[str, str, str, int, float, str | None, str | None, str | None], bool]
 ROW_SLICE = 4096  # rows parsed as one JSON text by `Entries.row_ids`
 FREEZE_EVERY = 2048  # rows decoded after an open, frozen out of the collector's walks in batches of this many
 
@@ -258,14 +263,18 @@ class Memories(_Held):
                 if memory is not None and memory.status in statuses:
                     yield memory_id
 
-    def lifecycle_records(self) -> Iterator[Memory | Facts]:
+    def lifecycle_records(self, worth: Worth | None = None) -> Iterator[Memory | Facts]:
         """Every memory as the lifecycle rules read it: a decoded one as itself, one not decoded yet as the `Facts` its
-        row was read with (lifecycle_facts.py), decoded only when its row has none (a manifest not migrated yet)."""
+        row was read with (lifecycle_facts.py), decoded only when its row has none (a manifest not migrated yet).
+        `worth` (collection, type, status, uses, score, created_at, last_used_at, deadline as stored -> bool,
+        `vault.lifecycle.may_leave`): a row whose facts it refuses is left out without a record made (most of deciding
+        100k rows was making their records)."""
         for memory_id, held in list(self._slots.items()):
             if type(held) is not tuple:
                 yield held  # type: ignore[misc]
             elif len(held) > ROW_FACTS and held[ROW_FACTS] is not None:
-                yield Facts(memory_id, held[ROW_PATH], held[ROW_FACTS:])  # type: ignore[arg-type]
+                if worth is None or worth(*_worth_facts(held)):
+                    yield Facts(memory_id, held[ROW_PATH], held[ROW_FACTS:])  # type: ignore[arg-type]
             else:
                 memory = self.get(memory_id)
                 if memory is not None:

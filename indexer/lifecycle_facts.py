@@ -20,7 +20,7 @@ from vault.model import Memory
 
 # The facts table's columns after `path`, in the order `columns_of` gives them.
 FACT_COLUMNS = ("collection", "type", "status", "uses", "score", "success_count", "created_at", "last_used_at",
-                "deadline", "outcomes")
+                "deadline", "outcomes")  # may_leave reads the first five and the three times
 _NO_DEADLINE: Mapping[str, Any] = {}
 
 

@@ -18,7 +18,7 @@ import os
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, time as dt_time, timedelta, timezone
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .errors import VaultError
 from .model import Memory
@@ -54,6 +54,50 @@ def leaving(m: Memory, now: datetime, settings: LifecycleSettings) -> str:
     leave such memories out at once: an expired memory must not be served while it waits for a run."""
     decision = _decide(m, now, settings)
     return decision.why if decision is not None and decision.action in ("remove", "archive") else ""
+
+
+def may_leave(now: datetime, s: LifecycleSettings) -> Callable[..., bool]:
+    """A test of a memory's stored facts (collection, type, status, uses, score, and created_at, last_used_at and
+    deadline as ISO text) that is False only when `leaving(m, now, s)` is "" whatever the memory's other fields: a book,
+    an archived or superseded memory, and one whose counters are not failing, that has no deadline and whose times (in
+    UTC) are too recent for its type's time to live and its collection's age rule (`_decide` and `_type_expired`
+    below). A served searcher decides only the memories it lets through: a cold open's first search made and decided a
+    record for each of 100k rows (bench/results/s13-kill13.md). A True is only a maybe."""
+    young_working = _utc_text(now - timedelta(hours=s.working_max_age_hours))
+    young_history = _utc_text(now - timedelta(days=s.history_max_age_days))
+    young_of_type = {kind: _utc_text(now - timedelta(days=ttl)) for kind, ttl in s.type_ttl_days.items() if ttl}
+
+    def test(collection: str, memory_type: str, status: str, uses: int, score: float, created: str | None,
+             last_used: str | None, deadline: str | None) -> bool:
+        if collection == "books" or status in ("archived", "superseded"):
+            return False
+        if uses > 0 and score < s.remove_below:
+            return True
+        young = young_of_type.get(memory_type)
+        if young is not None:
+            if deadline is not None:
+                return True
+            if not (_after(created, young) or (memory_type in IDLE_TTL_TYPES and _after(last_used, young))):
+                return True
+        if collection == "working":
+            return not _after(created, young_working)
+        if collection == "history":  # idle since the later of the two
+            return not (_after(created, young_history) or _after(last_used, young_history))
+        return False  # memory_bank, patterns: only a time to live or failures remove or archive them
+
+    return test
+
+
+def _utc_text(moment: datetime) -> str:
+    """A moment as the first 19 characters of its UTC ISO text (to the second), for `_after`."""
+    return moment.astimezone(timezone.utc).isoformat()[:19]
+
+
+def _after(text: str | None, second: str) -> bool:
+    """Whether an ISO time stored as text is surely later than the moment `second` (`_utc_text`) names: told from the
+    text alone when it is UTC ("+00:00", as `datetime.isoformat` writes it), a later second being later whatever the
+    fraction; False when it cannot tell (another offset, no time)."""
+    return text is not None and text.endswith("+00:00") and len(text) >= 25 and text[:19] > second
 
 
 def _decide(m: Memory, now: datetime, s: LifecycleSettings) -> Decision | None:

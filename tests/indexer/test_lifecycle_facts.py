@@ -318,3 +318,37 @@ def test_a_lifecycle_run_with_nothing_due_decodes_no_row_and_builds_no_graph(roo
     assert curator.gc(now=NOWS[0]) == [] and decoded == [] and builds == []  # nothing due an hour after the notes
     assert {a.decision.id for a in curator.gc(now=NOWS[3])} >= {"m-goal", "m-fresh"}  # and when due, applied
     owner.close()
+
+
+def test_a_served_searcher_decides_only_the_rows_that_may_leave_and_leaves_out_the_same_memories(root: Path):
+    """`lifecycle.may_leave` lets a served searcher skip the rows no rule can remove or archive (a cold open's first
+    search decided all 100k): every row it skips stays for every rule set and moment, the plain patterns are skipped,
+    and the memories left out are those deciding every memory leaves out. Times in another offset than UTC, with a
+    fraction of a second, or idle but used lately are decided, not guessed."""
+    note(root, "working/offset.md", "m-offset", "A scratch note written in Paris.", "", "2026-09-01")
+    text = (root / "working/offset.md").read_text().replace("T12:00:00Z", "T12:00:00+02:00")
+    (root / "working/offset.md").write_text(text)
+    note(root, "working/fraction.md", "m-fraction", "A scratch note with a precise time.", "", "2026-09-02")
+    text = (root / "working/fraction.md").read_text().replace("T12:00:00Z", "T12:00:00.250000Z")
+    (root / "working/fraction.md").write_text(text)
+    note(root, "history/used.md", "m-used", "Old history, used last week.", "type: fact\nlast_used_at: 2027-02-20T08:00:00Z\n",
+         "2026-01-01")
+    note(root, "history/old-journal.md", "m-old-journal", "An idle journal used lately.",
+         "type: history\nlast_used_at: 2027-02-25T08:00:00Z\n", "2026-01-01")
+    open_index(root).close()
+    index = reader(root)
+    every_rule_set = [RULES, LifecycleSettings(working_max_age_hours=8760, history_max_age_days=365),
+                      LifecycleSettings(working_max_age_hours=1, history_max_age_days=1, type_ttl_days={})]
+    for rules in every_rule_set:
+        for now in NOWS:
+            records = list(index.lifecycle_records())
+            leaving = {r.id for r in records if lifecycle.leaving(r, now, rules)}
+            decided = {r.id for r in index.lifecycle_records(lifecycle.may_leave(now, rules))}
+            assert leaving <= decided  # nothing that leaves is skipped
+            assert Searcher(index, SearchSettings(embedder="hashing-256"), lifecycle=rules)._leaving(now) == leaving
+    decided = {r.id for r in index.lifecycle_records(lifecycle.may_leave(NOWS[2], RULES))}
+    assert not {f"m-p{n:02}" for n in range(30)} & decided  # plain patterns: no record made
+    assert {"m-offset", "m-fraction", "m-old-working", "m-idle"} <= decided  # working: another offset, a fraction
+    assert not {"m-fresh", "m-used"} & decided  # too young for working; idle history used lately
+    assert "m-old-journal" not in {r.id for r in index.lifecycle_records(lifecycle.may_leave(NOWS[3], RULES))}
+    index.close()

@@ -134,11 +134,11 @@ def test_a_reader_that_opened_during_a_fold_reloads_what_the_fold_wrote(hashing_
     opened, folded = threading.Event(), threading.Event()
     replay = VectorIndex._replay
 
-    def fold_between_snapshot_and_log(self, path):  # type: ignore[no-untyped-def]
+    def fold_between_snapshot_and_log(self, path, *owner):  # type: ignore[no-untyped-def]
         if threading.current_thread().name == "reader":
             opened.set()
             assert folded.wait(10)
-        return replay(self, path)
+        return replay(self, path, *owner)
 
     monkeypatch.setattr(VectorIndex, "_replay", fold_between_snapshot_and_log)
     box: dict[str, Index] = {}
