@@ -374,10 +374,15 @@ class HookHandler:
             if claimed is not None:
                 os.replace(claimed, self.spool / name)
             return True
+        self.hold(kind, event, at)
+        return True
+
+    def hold(self, kind: str, event: Mapping[str, Any], at: int) -> None:
+        """Keep an event its hook could not spool (a full disk) in this server's memory, named as its spool file
+        would be (`at`: when it came, in time_ns): the replays apply it in its session's order."""
         held = _Held(f"{at}-{os.getpid()}-{kind}.json", json.dumps({"event": kind, "payload": dict(event)}))
         with self._held_lock:
             self._held[held.name] = held
-        return True
 
     def _settle(self, event: Mapping[str, Any], apply: Any) -> None:
         """Apply the event; then drop its spool file, or put it back for a replay when applying failed."""

@@ -235,6 +235,7 @@ class _Host(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Host
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
     timeout = 10.0  # a connection that sends nothing (or half a request) gives its thread and descriptor back
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - texts are never logged

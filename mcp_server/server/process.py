@@ -44,7 +44,7 @@ from ..embedding.host import SharedEmbedder
 from ..rss import rss_mb
 from ..waiting import attempts
 from .http_limits import BoundedH11
-from .served import ServedVault, error, open_vault, status_of
+from .served import ServedVault, error, json_body, open_vault, status_of
 from ..web.auth import WebAuth
 
 log = logging.getLogger("memdir.server")
@@ -54,6 +54,9 @@ LOCK_WAIT_SECONDS = 30.0  # a server that is exiting still holds the process loc
 # spooled and is applied once the vault is open). The hook waits 0.9 s in all (hooks.TIMEOUTS): a prompt that
 # came just before the vault opened still gets its context, and the rest of the budget is left for the answer.
 HOOK_OPEN_WAIT_SECONDS = 0.4
+# Events told "opening" whose hooks could not spool them (a full disk) wait in the server's memory for the open,
+# up to this many bytes a vault: past it they are dropped, and logged (a prompt's body is a few kB).
+UNSPOOLED_MAX_BYTES = 16 * 1024 * 1024
 MCP_AFTER_SECONDS = 10.0  # a vault's MCP endpoint is built after its first answer, its first MCP request, or this
 
 
@@ -108,6 +111,9 @@ class Slot:
     end_mcp: anyio.Event = field(default_factory=anyio.Event)
     mcp_wanted: anyio.Event = field(default_factory=anyio.Event)  # an MCP request came: build the endpoint now
     mcp_ended: anyio.Event = field(default_factory=anyio.Event)
+    # Hook events told "opening" that their hooks could not spool: (when they came in time_ns, event, body).
+    unspooled: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
+    unspooled_bytes: int = 0
 
 
 class UserServer:
@@ -222,6 +228,7 @@ class UserServer:
         finally:
             slot.ready.set()
         if slot.vault is not None:
+            self._hand_over_unspooled(slot)
             # Hooks told "opening" left their events in the spool and will not ask again: apply them now.
             try:
                 applied = await anyio.to_thread.run_sync(slot.vault.drain_spool, time.time_ns())
@@ -232,9 +239,43 @@ class UserServer:
             await self._start_mcp(slot)
         else:
             slot.mcp_ready.set()
+            if slot.unspooled:
+                log.warning("%s: %d hook events that could not be spooled are lost with the vault's open",
+                            slot.root, len(slot.unspooled))
         if slot.failure is not None and not any(s.vault is not None for s in self.slots.values()):
             self._forget(slot)  # nothing else to serve: exit (the reason is in the log) rather than idle on nothing
         # else the failure waits in its slot for the next request, which reports it and forgets it
+
+    @staticmethod
+    def _hand_over_unspooled(slot: Slot) -> None:
+        """The events kept while the vault opened go to its hooks, which apply them in their sessions' order."""
+        assert slot.vault is not None
+        for at, kind, body in slot.unspooled:
+            slot.vault.hooks.hold(kind, body, at)
+        slot.unspooled.clear()
+        slot.unspooled_bytes = 0
+
+    async def _keep_unspooled(self, root: Path, kind: str, scope: dict[str, Any], receive: Any) -> None:
+        """A hook told "opening" leaves its event in the spool, applied the moment the vault is open. One whose hook
+        could not spool it (a full disk) was lost there: it is kept here instead, until the open hands it over."""
+        opening = self.slots.get(root)
+        if opening is None or opening.ready.is_set() or kind not in ("prompt", "stop"):
+            return  # not opening: the server is exiting, or the vault failed to open (the answer says so)
+        at = time.time_ns()
+        body = await json_body(Request(scope, receive))
+        if isinstance(body, JSONResponse) or isinstance(body.get("spool"), str):
+            return  # a malformed request; or a spooled event, which the open's drain applies
+        if opening.ready.is_set():  # it opened while the body was read (a failed open is told to the next request)
+            if opening.vault is not None:
+                opening.vault.hooks.hold(kind, body, at)  # applied by the spool timer's next pass
+            return
+        size = len(json.dumps(body))
+        if opening.unspooled_bytes + size > UNSPOOLED_MAX_BYTES:
+            log.warning("%s: a %s hook event that could not be spooled is dropped: %d bytes are already kept for "
+                        "the vault's open", root, kind, opening.unspooled_bytes)
+            return
+        opening.unspooled.append((at, kind, body))
+        opening.unspooled_bytes += size
 
     async def _start_mcp(self, slot: Slot) -> None:
         """The vault's MCP endpoint, after its hooks are served (ServedVault.build_mcp says why); MCP requests
@@ -414,6 +455,8 @@ class UserServer:
         # A hook never waits long for a vault to open: its event is spooled, and applied once the vault is open.
         slot = await self._slot(root, wait=not hook, within=HOOK_OPEN_WAIT_SECONDS)
         if isinstance(slot, JSONResponse):
+            if hook:
+                await self._keep_unspooled(root, path.removeprefix("/api/hook/"), scope, receive)
             return await slot(scope, receive, send)
         if not path.startswith("/api/"):  # the MCP endpoint, built after the hooks are served
             slot.mcp_wanted.set()

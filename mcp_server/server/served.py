@@ -183,7 +183,7 @@ class ServedVault:
     # -- HTTP --------------------------------------------------------------------------
 
     async def _operation(self, request: Request) -> JSONResponse:
-        body = await _json_body(request)
+        body = await json_body(request)
         if isinstance(body, JSONResponse):
             return body
         try:  # the contract's request model: an unknown or mistyped argument is named, nothing runs
@@ -198,7 +198,7 @@ class ServedVault:
             service.once(key, operation.op, lambda: operation.run_on(service)))})
 
     async def _hook(self, request: Request) -> JSONResponse:
-        body = await _json_body(request)
+        body = await json_body(request)
         if isinstance(body, JSONResponse):
             return body
         event = request.path_params["event"]
@@ -220,7 +220,7 @@ def open_vault(root: Path, embedder: Callable[[Any], Any]) -> ServedVault:
     return served
 
 
-async def _json_body(request: Request) -> dict[str, Any] | JSONResponse:
+async def json_body(request: Request) -> dict[str, Any] | JSONResponse:
     try:
         raw = await request.body()
     except ClientDisconnect:  # it went away, or was cut off for sending its body too slowly (http_limits)

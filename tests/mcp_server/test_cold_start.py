@@ -22,6 +22,9 @@ from mcp_server.server import process
 from mcp_server.server.served import ServedVault
 from mcp_server.service.app import App
 from mcp_server.service.memory_service import MemoryService
+from vault import Vault
+
+from .processes import wait_for
 
 PORT = 47321  # what the Guard expects in the Host header; nothing listens: the client calls the app in-process
 BOUND = 60.0  # a gate the test forgot to open fails the test instead of hanging it
@@ -134,6 +137,31 @@ def test_a_hook_is_told_opening_within_its_bound_when_the_vault_takes_longer(has
     assert answer.status_code == process.OPENING and "is opening" in answer.json()["error"]["message"]
     # The hook itself gives up after its timeout: the server's wait leaves it room for an answer.
     assert process.HOOK_OPEN_WAIT_SECONDS < hooks.TIMEOUTS["prompt"]
+
+
+def test_an_exchange_its_hooks_could_not_spool_while_the_vault_opened_is_captured_once_it_is_open(
+        hashing_example: Path, monkeypatch):
+    """The disk was full: the hooks handed their events over unspooled, and were told "opening". The events were
+    lost there (the open drains only the spool); the server now keeps them for the open, in their order."""
+    monkeypatch.setattr(process, "HOOK_OPEN_WAIT_SECONDS", 0.0)
+    opening = hold(monkeypatch, process, "open_vault")
+    base = {"session_id": "s-full", "cwd": str(hashing_example.parent)}
+    with served(hashing_example) as (http, headers):
+        assert opening.reached.wait(BOUND)
+        asked = http.post("/api/hook/prompt", json={**base, "hook_event_name": "UserPromptSubmit", "prompt": PROMPT},
+                          headers=headers)
+        answered = http.post("/api/hook/stop", json={**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                                                     "last_assistant_message": "Idempotent tasks first."},
+                             headers=headers)
+        assert asked.status_code == answered.status_code == process.OPENING
+        opening.opened.set()
+        wait_for(lambda: exchanges(hashing_example) == [f"Exchange: {PROMPT}"], BOUND)
+    [exchange] = [m for m in Vault(hashing_example).scan().memories if m.title == f"Exchange: {PROMPT}"]
+    assert "Idempotent tasks first." in exchange.body
+
+
+def exchanges(root: Path) -> list[str]:
+    return [m.title for m in Vault(root).scan().memories if m.collection == "working" and m.type == "history"]
 
 
 def test_a_prompt_whose_spooled_event_a_drain_applied_first_still_gets_its_context(hashing_example: Path):
