@@ -54,6 +54,41 @@ def test_vault_servers_get_the_same_vectors_from_the_host_as_from_the_model_itse
     assert shared.embed([]).shape == (0, 384)
 
 
+@pytest.fixture
+def accepted(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The host side of every connection the host accepts, in order."""
+    sockets: list = []
+    setup = embed_host._Handler.setup
+
+    def counted(handler) -> None:
+        sockets.append(handler.request)
+        setup(handler)
+
+    monkeypatch.setattr(embed_host._Handler, "setup", counted)
+    return sockets
+
+
+def test_a_vault_servers_thread_asks_the_host_on_one_kept_connection(host: HostInfo, accepted: list):
+    shared, local = SharedEmbedder(), HashingEmbedder(384)
+    shared.embed_query("redis locks")
+    first = len(accepted)  # its health check's, and its first call's
+    for n in range(5):
+        assert np.allclose(shared.embed_query(f"redis locks {n}"), local.embed_query(f"redis locks {n}"))
+    assert np.allclose(shared.embed(["a", "b"]), local.embed(["a", "b"]))
+    assert len(accepted) == first
+
+
+def test_a_kept_connection_the_host_has_closed_is_made_again_and_the_call_answered(host: HostInfo, accepted: list):
+    import socket
+
+    shared, local = SharedEmbedder(), HashingEmbedder(384)
+    shared.embed_query("redis locks")
+    first = len(accepted)
+    accepted[-1].shutdown(socket.SHUT_RDWR)  # as the host does to a connection idle past its handler's timeout
+    assert np.allclose(shared.embed_query("celery retries"), local.embed_query("celery retries"))
+    assert len(accepted) == first + 1
+
+
 def test_the_host_answers_only_its_token_and_never_a_browser(host: HostInfo):
     body = json.dumps({"texts": ["x"]}).encode()
     assert request(HostInfo(host.pid, host.port, "wrong", host.started), "POST", "/embed", body)[0] == 401
