@@ -12,7 +12,7 @@ import re
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -30,6 +30,24 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray:
         """One search query's vector (1-D). May take a faster, slightly less exact path than `embed`."""
         ...
+
+
+class PendingVector(Protocol):
+    """A query's vector on its way: a Future, or a request already sent whose answer is read when asked."""
+
+    def result(self, timeout: float | None = None) -> np.ndarray: ...
+
+
+class _Remembered:
+    """A pending query vector that the cache keeps once it is read."""
+
+    def __init__(self, pending: PendingVector, keep: Callable[[np.ndarray], None]) -> None:
+        self._pending, self._keep = pending, keep
+
+    def result(self, timeout: float | None = None) -> np.ndarray:
+        vector = self._pending.result(timeout)
+        self._keep(vector)
+        return vector
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -61,6 +79,14 @@ class HashingEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
+
+
+class _Ready:
+    def __init__(self, vector: np.ndarray) -> None:
+        self._vector = vector
+
+    def result(self, timeout: float | None = None) -> np.ndarray:
+        return self._vector
 
 
 def _unit(dim: int) -> np.ndarray:
@@ -132,6 +158,17 @@ class CachedEmbedder:
             vector = self.inner.embed_query(text)
             self._remember(key, vector)
         return vector
+
+    def start_query(self, text: str) -> PendingVector | None:
+        """The query's vector started on the calling thread, when the model can (a cached one, or the embedding
+        host's request sent now: mcp_server/embedding/host.py); None: embed it with `embed_query` in a thread."""
+        key = b"q" + text_key(text)
+        vector = self._memory.get(key)
+        if vector is not None:
+            return _Ready(vector)
+        start = getattr(self.inner, "start_query", None)  # the host's embedder has it; a model in-process does not
+        pending = start(text) if start is not None else None
+        return None if pending is None else _Remembered(pending, lambda found: self._remember(key, found))
 
     def forget_queries(self) -> None:
         """Drop cached query vectors (benchmarks time the query embedding too)."""

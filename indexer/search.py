@@ -31,6 +31,7 @@ from vault.settings import LifecycleSettings
 from . import multihop, timewords
 from .salient import salient_text
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, chunks_for
+from .embed import PendingVector
 from .index import Index
 from .keyword import KeywordFilter, KeywordHit, query_terms
 from .lazy_rows import AllBut
@@ -71,7 +72,7 @@ CHUNK_HITS_PER_CANDIDATE = 2  # a long document has several chunks: FAISS is ask
 _QUERY_EMBEDDING = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memdir-query-embedding")
 
 
-def _vector_or_keyword(embedding: Future[np.ndarray], request: SearchRequest) -> tuple[Future[np.ndarray] | None, SearchRequest]:
+def _vector_or_keyword(embedding: PendingVector, request: SearchRequest) -> tuple[PendingVector | None, SearchRequest]:
     """The query's vector within `request.vector_wait` seconds, waited for before the index lock is taken (captures
     and the backfill go on meanwhile); else the keyword channel alone. A keyword answer beats no answer."""
     try:
@@ -314,7 +315,7 @@ class Searcher:
                 part = _QUERY_EMBEDDING.submit(embedder.embed_query, salient)  # first: the whole's task waits on it
                 embedding = _QUERY_EMBEDDING.submit(_pooled, embedder, people.embedded or request.query, part, weight)
             else:
-                embedding = _QUERY_EMBEDDING.submit(embedder.embed_query, people.embedded or request.query)
+                embedding = _started(embedder, people.embedded or request.query)
             if request.vector_wait is not None:
                 embedding, request = _vector_or_keyword(embedding, request)
         with self.index.lock:
@@ -497,7 +498,7 @@ class Searcher:
         return self._timeline(self._allowed(request, now), request, now, limit)
 
     def _retrieve(self, request: SearchRequest, allowed: Mapping[str, Memory],
-                  embedding: Future[np.ndarray] | None = None) -> tuple[dict[str, _Candidate], np.ndarray | None]:
+                  embedding: PendingVector | None = None) -> tuple[dict[str, _Candidate], np.ndarray | None]:
         """Both channels' candidates, scored and fused, and the query's vector (None in keyword mode).
 
         Everything that does not need the query's vector (keyword hits, their term coverage, the
@@ -889,6 +890,16 @@ def _pooled(embedder: Any, text: str, part: Future[np.ndarray], weight: float) -
     pooled = whole + weight * np.asarray(part.result(), dtype=np.float32)
     norm = float(np.linalg.norm(pooled))
     return pooled / norm if norm > 0 else whole
+
+
+def _started(embedder: Any, text: str) -> PendingVector:
+    """The query's vector, on its way while the keyword channel runs. Sent from this thread when the embedder can: a
+    thread of the pool had to take the interpreter from this one, busy with the keyword channel, before it could
+    even send the request to the embedding host, up to the 5 ms switch interval later (submit to send 4.8 ms at the
+    median at 10k; bench/results/s14-lead.md); and this thread reads the answer when it needs it."""
+    start = getattr(embedder, "start_query", None)  # CachedEmbedder's: the index's embedder is one in a vault
+    pending = start(text) if start is not None else None
+    return pending if pending is not None else _QUERY_EMBEDDING.submit(embedder.embed_query, text)
 
 
 def _done(vector: np.ndarray) -> Future[np.ndarray]:

@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 import weakref
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -121,10 +121,25 @@ def _connect(info: HostInfo, timeout: float) -> http.client.HTTPConnection:
 
 def _post(connection: http.client.HTTPConnection, info: HostInfo, path: str,
           body: bytes) -> tuple[int, dict[str, str], bytes]:
+    _send(connection, info, path, body)
+    return _answer(connection)
+
+
+def _send(connection: http.client.HTTPConnection, info: HostInfo, path: str, body: bytes) -> None:
     connection.request("POST", path, body=body, headers={"Authorization": f"Bearer {info.token}",
                                                          "Content-Type": "application/json"})
+
+
+def _answer(connection: http.client.HTTPConnection) -> tuple[int, dict[str, str], bytes]:
     response = connection.getresponse()
     return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+
+
+def _vectors(status: int, headers: dict[str, str], data: bytes) -> np.ndarray:
+    if status != 200:
+        raise EmbedderUnavailable(f"the memdir embedding host answered {status}: {data[:200].decode(errors='replace')}")
+    rows, dim = (int(n) for n in headers["x-shape"].split(","))
+    return np.frombuffer(data, dtype=np.float32).reshape(rows, dim).copy()
 
 
 # A kept connection the host closed meanwhile (idle past its handler's timeout, or a restart): seen as one of these
@@ -182,6 +197,25 @@ class SharedEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         return self._call([text], query=True)[0]
 
+    def start_query(self, text: str) -> _SentQuery | None:
+        """The query's request sent now, from the calling thread, and its vector read when `result` is asked: a
+        search does its keyword work meanwhile (indexer/search.py, `_started`). None while no host is known to run
+        (starting one can take seconds, and a hook's search waits only so long), or when the request cannot be sent:
+        then `embed_query` does it all."""
+        info = self._info
+        if info is None or self._closed:
+            return None
+        body = _query_body(text)
+        for connection in (self._take_kept(info), None):  # a kept one the host has closed: a new one, once
+            try:
+                connection = connection or _connect(info, 60.0)
+                _send(connection, info, "/embed", body)
+                return _SentQuery(self, info, connection, text)
+            except (OSError, http.client.HTTPException):
+                if connection is not None:
+                    connection.close()
+        return None
+
     # -- internals ---------------------------------------------------------------------
 
     def _safe_host(self) -> None:
@@ -191,7 +225,7 @@ class SharedEmbedder:
             log.warning("%s", exc)
 
     def _call(self, texts: list[str], query: bool) -> np.ndarray:
-        body = json.dumps({"texts": texts, "query": query}).encode()
+        body = _query_body(texts[0]) if query and len(texts) == 1 else json.dumps({"texts": texts, "query": query}).encode()
         for attempt in (1, 2):
             info = self._host()
             try:
@@ -202,10 +236,7 @@ class SharedEmbedder:
                 with self._lock:
                     self._info = None  # it exited (idle, killed): start it again once
                 continue
-            if status != 200:
-                raise EmbedderUnavailable(f"the memdir embedding host answered {status}: {data[:200].decode(errors='replace')}")
-            rows, dim = (int(n) for n in headers["x-shape"].split(","))
-            return np.frombuffer(data, dtype=np.float32).reshape(rows, dim).copy()
+            return _vectors(status, headers, data)
         raise AssertionError("unreachable")
 
     def _embed_request(self, info: HostInfo, body: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -255,6 +286,67 @@ class SharedEmbedder:
                 raise EmbedderUnavailable("the memdir server is exiting; it starts no embedding host")
             self._info = ensure_host(self.idle_exit_seconds, self.start_timeout)
             return self._info
+
+
+def _query_body(text: str) -> bytes:
+    return json.dumps({"texts": [text], "query": True}).encode()
+
+
+# Queries whose kept connection the host had closed, asked again with embed_query's retries and host start.
+_ASKED_AGAIN = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memdir-query-again")
+
+
+class _SentQuery:
+    """A query whose request is on its way to the host: `result` reads the answer on the calling thread. A kept
+    connection the host had closed is found out here: the query is then asked again, from the start."""
+
+    def __init__(self, embedder: SharedEmbedder, info: HostInfo, connection: http.client.HTTPConnection,
+                 text: str) -> None:
+        self._embedder, self._info, self._connection, self._text = embedder, info, connection, text
+        self._lock = threading.Lock()
+        self._vector: np.ndarray | None = None
+        self._failure: BaseException | None = None
+        self._again: Future[np.ndarray] | None = None  # asked again in a thread: the host had closed the connection
+        # A search that needs no vector after all (a vague question) never asks: its connection is closed then.
+        self._unread = [(info, connection)]
+        weakref.finalize(self, _close_kept, self._unread)
+
+    def result(self, timeout: float | None = None) -> np.ndarray:
+        with self._lock:
+            if self._vector is None and self._failure is None and self._again is None:
+                self._read(timeout)
+            if self._again is not None:
+                return self._again.result(timeout)  # within the same bound: a host restarted may take seconds
+            if self._failure is not None:
+                raise self._failure
+            assert self._vector is not None
+            return self._vector
+
+    def _read(self, timeout: float | None) -> None:
+        connection = self._connection
+        self._unread.clear()  # read now: kept or closed below
+        try:
+            assert connection.sock is not None
+            connection.sock.settimeout(60.0 if timeout is None else timeout)
+            answer = _answer(connection)
+            connection.sock.settimeout(60.0)
+        except _CLOSED:
+            connection.close()
+            self._again = _ASKED_AGAIN.submit(self._embedder.embed_query, self._text)
+            return
+        except TimeoutError:
+            connection.close()  # its answer may still come: the connection is no one's to reuse
+            self._failure = TimeoutError(f"the query's vector did not come within {timeout} s")
+            return
+        except (OSError, http.client.HTTPException) as exc:
+            connection.close()
+            self._failure = EmbedderUnavailable(f"the memdir embedding host stopped answering: {exc}")
+            return
+        try:
+            self._vector = _vectors(*answer)[0]
+        except EmbedderUnavailable as exc:
+            self._failure = exc
+        self._embedder._keep(self._info, connection)
 
 
 def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> HostInfo:

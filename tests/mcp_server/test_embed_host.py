@@ -89,6 +89,84 @@ def test_a_kept_connection_the_host_has_closed_is_made_again_and_the_call_answer
     assert len(accepted) == first + 1
 
 
+def test_a_query_started_now_is_answered_on_the_kept_connection_when_its_vector_is_asked(host: HostInfo,
+                                                                                          accepted: list):
+    shared, local = SharedEmbedder(), HashingEmbedder(384)
+    assert shared.start_query("redis locks") is None  # no host known yet: embed_query (in a thread) starts it
+    shared.embed_query("redis locks")
+    first = len(accepted)
+    pending = [shared.start_query(f"celery retries {n}") for n in range(3)]  # three requests out at once
+    assert all(p is not None for p in pending)
+    for n, p in reversed(list(enumerate(pending))):
+        assert np.allclose(p.result(), local.embed_query(f"celery retries {n}"))
+    assert len(accepted) == first + 2  # the kept one, and two of their own (then kept for later calls)
+    assert np.allclose(shared.start_query("redis locks").result(timeout=30), local.embed_query("redis locks"))
+    assert len(accepted) == first + 2
+
+
+def test_a_started_query_on_a_connection_the_host_closed_is_asked_again(host: HostInfo, accepted: list):
+    import socket
+
+    shared, local = SharedEmbedder(), HashingEmbedder(384)
+    shared.embed_query("redis locks")
+    accepted[-1].shutdown(socket.SHUT_RDWR)
+    pending = shared.start_query("celery retries")
+    assert pending is not None and np.allclose(pending.result(timeout=30), local.embed_query("celery retries"))
+
+
+def test_a_started_query_whose_answer_never_comes_on_its_kept_connection_is_asked_again(host: HostInfo,
+                                                                                         accepted: list):
+    import socket
+
+    shared, local = SharedEmbedder(), HashingEmbedder(384)
+    shared.embed_query("redis locks")
+    accepted[-1].shutdown(socket.SHUT_WR)  # the request still goes out; the host's side can no longer answer on it
+    pending = shared.start_query("celery retries")
+    assert pending is not None and np.allclose(pending.result(timeout=30), local.embed_query("celery retries"))
+    assert pending._again is not None
+
+
+def test_a_started_query_never_read_closes_its_connection(host: HostInfo):
+    import gc
+
+    shared = SharedEmbedder()
+    shared.embed_query("redis locks")
+    pending = shared.start_query("a vague question after all")
+    assert pending is not None
+    connection = pending._connection
+    del pending
+    gc.collect()
+    assert connection.sock is None
+
+
+def test_a_started_query_not_answered_in_time_says_so_and_its_connection_is_not_reused(tmp_path: Path,
+                                                                                     monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    model = _HeldQueries()
+    with serving(model):
+        shared = SharedEmbedder()
+        shared.embed(["warm"])
+        pending = shared.start_query("redis locks")
+        assert pending is not None
+        with pytest.raises(TimeoutError):
+            pending.result(timeout=0.05)
+        assert pending._connection.sock is None
+        model.go.set()
+        assert np.allclose(shared.embed_query("celery"), HashingEmbedder(384).embed_query("celery"))
+
+
+class _HeldQueries(HashingEmbedder):
+    """The test model; a query holds until told to go (a busy host)."""
+
+    def __init__(self) -> None:
+        super().__init__(384)
+        self.go = threading.Event()
+
+    def embed_query(self, text):  # type: ignore[no-untyped-def]
+        assert self.go.wait(15)
+        return super().embed_query(text)
+
+
 def test_the_host_answers_only_its_token_and_never_a_browser(host: HostInfo):
     body = json.dumps({"texts": ["x"]}).encode()
     assert request(HostInfo(host.pid, host.port, "wrong", host.started), "POST", "/embed", body)[0] == 401
