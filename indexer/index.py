@@ -185,7 +185,7 @@ class Index:
 
     def _load(self, generation: Path) -> None:
         """Read one generation's files into memory (constructor, and the swap after a rebuild)."""
-        with collector.paused():
+        with collector.loading():
             self._read_generation(generation)
 
     def _read_generation(self, generation: Path) -> None:

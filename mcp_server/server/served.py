@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import Receive, Scope, Send
 
+from indexer import collector
 from vault import VaultError
 from vault.errors import ConflictError, DiskFullError, NotFoundError, PathError, ValidationError
 from vault.lock import open_lock_file, release, try_flock
@@ -93,7 +94,8 @@ class ServedVault:
 
         started, cpu = time.monotonic(), time.process_time()
         config = load_config(self.root)
-        self.app = App(self.root, config=config, embedder=embedder(config), defer_embedding=True, reconcile_later=True)
+        with collector.keeping_loads():  # kept while served: frozen as the load ends (see the collection below)
+            self.app = App(self.root, config=config, embedder=embedder(config), defer_embedding=True, reconcile_later=True)
         log.info("%s: index open in %.2f s (%.2f CPU s of the process)", self.root, time.monotonic() - started,
                  time.process_time() - cpu)  # the timeline of a cold start (bench/sessions.py --log)
         self.service = MemoryService(self.app)
@@ -119,7 +121,8 @@ class ServedVault:
         ])
         # The loaded indices are long-lived objects by the hundred thousand (578k at 10k memories), and
         # every full collection walked them all: 300 ms, landing on whichever call was running then.
-        # Frozen, the collector skips them; what is created later is collected as usual.
+        # Frozen, the collector skips them; what is created later is collected as usual. A generation's read was
+        # frozen as it ended (collector.loading): this collection walks only what the open made after it.
         gc.collect()
         gc.freeze()
 

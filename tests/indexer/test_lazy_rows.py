@@ -92,6 +92,23 @@ def test_a_first_search_decodes_its_hits_and_the_few_rows_that_may_name_someone(
     index.close()
 
 
+def test_a_first_search_leaves_undecoded_the_rows_whose_text_only_says_speaker_or_author(root: Path, monkeypatch):
+    """The people a query names come from the "speaker" and "author" keys: a body that says the words (quoted too)
+    names nobody, and its row is not decoded to find that out."""
+    note(root, "history/review.md", "m-review", 'The author of the "author" field and the speaker notes: nobody.')
+    note(root, "history/carol.md", "m-carol", "Fonts are chosen by the design team.", 'author: Carol\ntags: ["speaker"]\n')
+    open_index(root).close()
+    index = reader(root)
+    decoded = decoded_rows(monkeypatch)
+    searcher = Searcher(index, SearchSettings(embedder="hashing-256", candidates=5))
+    hits = searcher.search(SearchRequest(query="what did Carol say about fonts", limit=3))
+    assert {"m-alice", "m-bob", "m-carol"} <= set(decoded)  # the speakers and the author: their keys
+    assert "m-review" not in decoded
+    assert hits and hits[0].memory.id == "m-carol"  # named: lifted by the author boost
+    assert searcher._people.named("what did Carol say", index.version, index.all_memories()).people == {"Carol"}
+    index.close()
+
+
 def test_an_index_read_row_by_row_answers_what_one_holding_every_memory_answers(root: Path):
     open_index(root).close()
     lazy = reader(root)

@@ -147,6 +147,24 @@ def test_a_loaded_vault_keeps_its_indices_out_of_the_collectors_full_passes(hash
         gc.unfreeze()
 
 
+def test_a_loaded_vaults_rows_are_frozen_before_any_collector_pass_walks_them(hashing_example: Path):
+    """The open's row tuples are kept out of every pass, the first one too (collector.keeping_loads): a pass would
+    have untracked them (a tuple of strings and numbers), after walking every one of them at 100k memories."""
+    import gc
+
+    from mcp_server.server.served import open_vault
+
+    open_vault(hashing_example, lambda config: None).close()  # built: the next open reads its generation
+    served = open_vault(hashing_example, lambda config: None)
+    try:
+        assert served.app is not None
+        rows = [held for held in served.app.index._entries._slots.values() if type(held) is tuple]
+        assert rows and all(gc.is_tracked(row) for row in rows)
+    finally:
+        served.close()
+        gc.unfreeze()
+
+
 async def test_the_cli_gets_the_servers_errors_as_the_same_classes_and_bad_arguments_as_validation_errors(server):
     from mcp_server.cli.commands import Remote
     from mcp_server.service import operations as ops
