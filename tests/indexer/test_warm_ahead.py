@@ -1,7 +1,9 @@
-"""The most frequent terms' keyword postings are decoded ahead of the searches, after a served vault's first answer."""
+"""After a served vault's first answer, what a search would decode the first time it reads it is decoded ahead: the
+most frequent terms' keyword postings, then the manifest rows an open left as rows (indexer/warm_ahead.py)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,8 @@ from indexer.live import LiveIndex
 from indexer.search import SearchRequest, Searcher
 from indexer.settings import SearchSettings, WatchSettings
 from tests.conftest import memory_text, write
-from tests.indexer.helpers import open_index
+from tests.indexer.helpers import open_index, reader
+from tests.indexer.test_lazy_rows import answers, decoded_rows, root  # noqa: F401 - root is a fixture
 from tests.indexer.test_keyword import memory
 
 TIMEOUT = 20.0
@@ -83,22 +86,49 @@ def test_warming_cancelled_or_on_a_closed_index_decodes_nothing(tmp_path: Path):
     assert index.warm_postings(1.0, lambda: None, NEVER) == 0
 
 
-def test_a_live_index_warms_the_postings_after_the_first_answer_not_before(hashing_root: Path):
-    for n in range(30):
-        write(hashing_root, f"history/note{n}.md", memory_text(f"m-{n:08x}", f"Note {n}", "deploy the worker queue"))
-    index = open_index(hashing_root)
-    with LiveIndex(index, WatchSettings(rescan_seconds=0.0)) as live:
-        assert not live.postings.done.is_set() and index._keyword.cached_postings() == 0
-        Searcher(index, SearchSettings()).search(SearchRequest(query="nothing like it", mode="keyword"))
-        assert live.postings.done.wait(TIMEOUT)
-        assert live.postings.warmed > 0 and index._keyword.cached_postings() >= live.postings.warmed
+def test_rows_decoded_ahead_are_those_an_open_left_and_a_search_then_decodes_none(root: Path, monkeypatch: pytest.MonkeyPatch):
+    open_index(root).close()
+    index = reader(root)
+    whole = reader(root)
+    list(whole.all_memories())
+    decoded = decoded_rows(monkeypatch)
+    stopped = []
+    assert index.decode_rows_ahead(lambda: bool(stopped)) == index.memory_count() - 2  # two decoded by the open
+    assert sorted(decoded) == sorted(set(decoded)) and len(decoded) == index.memory_count() - 2
+    decoded.clear()
+    assert answers(index) == answers(whole)
+    assert decoded == [] and index.decode_rows_ahead() == 0
+    index.close(), whole.close()
+
+
+def test_decoding_rows_ahead_stops_when_cancelled(root: Path, monkeypatch: pytest.MonkeyPatch):
+    open_index(root).close()
+    index = reader(root)
+    decoded = decoded_rows(monkeypatch)
+    assert index.decode_rows_ahead(lambda: True) == 0 and decoded == []
     index.close()
 
 
-def test_a_live_index_stopped_before_any_answer_ends_its_warmer(hashing_root: Path):
+def test_a_live_index_decodes_ahead_after_the_first_answer_not_before(hashing_root: Path, monkeypatch: pytest.MonkeyPatch):
+    for n in range(30):
+        path = write(hashing_root, f"history/note{n}.md", memory_text(f"m-{n:08x}", f"Note {n}", "deploy the worker queue"))
+        os.utime(path, (path.stat().st_mtime - 3600,) * 2)  # not within the mtime's tick: the reconcile decodes no row
+    open_index(hashing_root).close()
+    index = open_index(hashing_root)
+    decoded = decoded_rows(monkeypatch)
+    with LiveIndex(index, WatchSettings(rescan_seconds=0.0)) as live:
+        assert not live.ahead.done.is_set() and index._keyword.cached_postings() == 0 and decoded == []
+        Searcher(index, SearchSettings()).search(SearchRequest(query="nothing like it", mode="keyword"))
+        assert live.ahead.done.wait(TIMEOUT)
+        assert live.ahead.postings > 0 and index._keyword.cached_postings() >= live.ahead.postings
+        assert live.ahead.rows == 30 and len(set(decoded)) == 30
+    index.close()
+
+
+def test_a_live_index_stopped_before_any_answer_ends_its_warming(hashing_root: Path):
     write(hashing_root, "history/note.md", memory_text("m-00000001", "Note", "original words"))
     index = open_index(hashing_root)
     live = LiveIndex(index, WatchSettings(rescan_seconds=0.0)).start()
     live.stop()
-    assert live.postings.done.wait(TIMEOUT) and live.postings.warmed == 0
+    assert live.ahead.done.wait(TIMEOUT) and live.ahead.postings == 0 == live.ahead.rows
     index.close()
