@@ -73,6 +73,12 @@ def index_analysis(field: FieldType) -> Callable[[str], list[Item]]:
     if field.analyzer == ANALYZER and type(field.format) is Positions:
         return one_pass(field.format)
     return lambda value: list(field.index(value))
+
+
+# Postings are decoded ahead (KeywordIndex.warm_postings) only for terms in at least this share of a segment's documents:
+# a rarer term's list is short, cheap when a search asks for it, and the rare terms are most of a vocabulary, whose
+# table of frequencies would otherwise grow with it.
+COMMON_SHARE = 0.001
 # The private methods of whoosh3's W3LeafMatcher that `_postings` reads whole blocks with.
 BLOCK_READER = ("_read_ids", "_read_weights", "_next_block")
 MAX_QUERY_TERMS = 64
@@ -491,9 +497,11 @@ class KeywordIndex:
                 for field in SEARCH_FIELDS:
                     if field in reader.schema:  # type: ignore[attr-defined]
                         decode = reader.schema[field].from_bytes  # type: ignore[attr-defined]
+                        common = reader.doc_count_all() * COMMON_SHARE  # type: ignore[attr-defined]
                         for text, info in reader.iter_field(field):  # type: ignore[attr-defined]
-                            term = decode(text)
-                            frequency[(field, term)] = frequency.get((field, term), 0) + info.doc_frequency()
+                            if info.doc_frequency() >= common:
+                                term = decode(text)
+                                frequency[(field, term)] = frequency.get((field, term), 0) + info.doc_frequency()
             for (field, term), count in sorted(frequency.items(), key=lambda item: (-item[1], item[0])):
                 if cancelled() or self._postings.held() + count > up_to:
                     break

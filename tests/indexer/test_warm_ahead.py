@@ -18,6 +18,7 @@ from tests.conftest import memory_text, write
 from tests.indexer.helpers import open_index, reader
 from tests.indexer.test_lazy_rows import answers, decoded_rows, root  # noqa: F401 - root is a fixture
 from tests.indexer.test_keyword import memory
+from vault.parse import parse
 
 TIMEOUT = 20.0
 NEVER = lambda: False  # noqa: E731
@@ -75,6 +76,19 @@ def test_warming_stops_at_its_share_of_the_cache_with_the_most_frequent_terms(tm
     assert ("title", "note") not in seen
     index.search("statement", 10)  # in a share of the titles only: left to the search
     assert ("title", "statement") in seen
+    index.close()
+
+
+def test_a_term_in_fewer_than_its_share_of_a_segments_documents_is_left_to_the_searches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    index = KeywordIndex.create(tmp_path / "kw")
+    memories = [memory(n, "history") for n in range(int(2.5 / keyword.COMMON_SHARE))]
+    rare = parse(b"---\nid: m-0000ffff\ncollection: history\ntype: learning\ntitle: Zebra\n---\nA zebra crossing.\n",
+                 "history/zebra.md")
+    index.replace([(m, chunks_for(m)) for m in [*memories, rare]])
+    assert index.warm_postings(1.0, lambda: None, NEVER) > 0
+    seen = decoded(monkeypatch)
+    index.search("zebra note", 10)
+    assert ("body", "zebra") in seen and ("title", "note") not in seen
     index.close()
 
 
