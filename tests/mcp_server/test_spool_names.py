@@ -18,7 +18,7 @@ from mcp_server.clients.spool_names import may_be_of, session_tag
 from mcp_server.service.app import App
 from mcp_server.service.memory_service import MemoryService
 
-SAME_TAG = ("s-29685295", "s-32060020")  # two session ids with one crc32
+SAME_TAG = ("s-1122789", "s-1339192")  # two session ids with one tag
 
 
 def _live(root: Path, handler: HookHandler, payload: dict) -> dict:
