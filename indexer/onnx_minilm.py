@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -78,22 +78,13 @@ class OnnxMiniLM:
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed_documents(texts)
-
-    def embed_documents(self, texts: Sequence[str], before_run: Callable[[], None] = lambda: None) -> np.ndarray:
-        """`embed`, calling `before_run` before each run of the session: the embedding host holds documents there
-        while a query waits, so a prompt's query does not queue for a core behind a capture's runs."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
             encoded = self.tokenizer.encode_batch(list(texts))
             out = np.zeros((len(texts), self.dim), dtype=np.float32)
             batches = token_batches([len(e.ids) for e in encoded])
-
-            def run(chosen: list[int]) -> np.ndarray:
-                before_run()
-                return self._run([encoded[i] for i in chosen])
-
+            run = lambda chosen: self._run([encoded[i] for i in chosen])  # noqa: E731
             # One thread per batch: ONNX Runtime lets go of the GIL while it runs, so two batches use both cores.
             results = self._pool.map(run, batches) if self._pool and len(batches) > 1 else map(run, batches)
             for chosen, vectors in zip(batches, results):

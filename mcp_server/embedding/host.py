@@ -37,7 +37,6 @@ from vault import atomic
 from vault.lock import release, try_lock
 
 from .. import client
-from .query_gate import QueryGate
 from ..waiting import attempts
 from ..rss import rss_mb
 
@@ -229,17 +228,8 @@ class _Host(ThreadingHTTPServer):
         # its request's thread, at the host's own priority.
         self.documents = ThreadPoolExecutor(1, thread_name_prefix="memdir-documents", initializer=lower_priority,
                                             initargs=(DOCUMENTS_NICE,))
-        self.queries_first = QueryGate()
         self.last_request = time.monotonic()
         self.started = time.time()
-
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
-        """In the documents' lane; the model, when it can, waits for the queries before each of its runs."""
-        gated = getattr(self.model, "embed_documents", None)
-        if gated is not None:
-            return gated(texts, before_run=self.queries_first.before_documents)
-        self.queries_first.before_documents()
-        return self.model.embed(texts)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -305,12 +295,10 @@ class _Handler(BaseHTTPRequestHandler):
         if query and len(texts) == 1:
             # A query is one short text a prompt hook waits on: it runs beside a batch of documents (the ONNX
             # session takes concurrent runs) instead of queueing behind a backfill or a capture's batch.
-            # No new run of documents starts while it waits or runs (query_gate).
-            with self.server.queries_first.query():
-                vectors = self.server.model.embed_query(texts[0])[None, :]
+            vectors = self.server.model.embed_query(texts[0])[None, :]
         else:
             with self.server.model_lock:
-                vectors = self.server.documents.submit(self.server.embed_documents, texts).result()
+                vectors = self.server.documents.submit(self.server.model.embed, texts).result()
         self.server.last_request = time.monotonic()
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self._send(200, vectors.tobytes(), "application/octet-stream", {"X-Shape": f"{vectors.shape[0]},{vectors.shape[1]}"})

@@ -75,12 +75,3 @@ def test_the_vectors_do_not_depend_on_the_token_budget(models, monkeypatch):
     monkeypatch.setattr("indexer.onnx_minilm.TOKEN_BUDGET", 1024)
     before = mine.embed(texts)
     assert (now * before).sum(axis=1).min() > 0.99999
-
-
-def test_the_embedding_host_is_asked_before_each_run_of_documents_and_the_vectors_do_not_change(models):
-    mine, _ = models
-    asked: list[int] = []
-    vectors = mine.embed_documents(TEXTS, before_run=lambda: asked.append(1))
-    encoded = mine.tokenizer.encode_batch(TEXTS)
-    assert len(asked) == len(token_batches([len(e.ids) for e in encoded])) > 1
-    assert np.array_equal(vectors, mine.embed(TEXTS))
