@@ -340,8 +340,11 @@ class Searcher:
             hits = multihop.lift_conversation(self.index, hits, query_vector, self.settings.conversation_reach,
                                               self.settings.conversation_lift)
             hits = with_shown(returned(hits, request.sort_by, now, self.settings.fresh_unscored_days, limit, merged))
-            # Only the returned hits need their successor and excerpt (a graph walk and a re-chunking each).
-            return [replace(h, successor=self._successor(h.memory), excerpt=_excerpt(h.memory, h.heading)) for h in hits]
+            # Only the returned hits need their successor (a graph walk) and excerpt (a re-chunking).
+            hits = [replace(h, successor=self._successor(h.memory)) for h in hits]
+        # An excerpt reads only its hit's Memory, which is frozen: re-chunked with the lock let go, it no longer holds
+        # the other sessions' searches back (a tenth of a search's time under the lock, more for a book's sections).
+        return [replace(h, excerpt=_excerpt(h.memory, h.heading)) for h in hits]
 
     # -- steps -------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ import time
 
 from .. import client, plain_json as json
 from ..locate import nearest
+from .spool_names import session_tag
 
 TYPE_CHECKING = False  # typing is not imported by a hook process (client.py)
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ def spool(root: str | os.PathLike[str], event: str, payload: dict[str, Any]) -> 
         return None  # an orientation is only useful now
     folder = os.path.join(root, SPOOL)
     os.makedirs(folder, exist_ok=True)
-    name = f"{time.time_ns()}-{os.getpid()}-{event}.json"
+    name = f"{time.time_ns()}-{os.getpid()}-{session_tag(payload.get('session_id'))}-{event}.json"
     temp = os.path.join(folder, f".{name}.tmp")
     try:
         with open(temp, "w", encoding="utf-8") as file:

@@ -28,6 +28,7 @@ from ..service import privacy as vaults
 from ..service import turns
 from ..service.capture import MAX_EXCHANGE_CHARS
 from .context import Line, known_context, memory_line, pointer_line, scoring_request
+from .spool_names import may_be_of, session_tag
 from ..service.memory_service import MemoryService
 from ..service.sessions import Session
 from .trivial import is_trivial_exchange
@@ -296,11 +297,13 @@ class HookHandler:
         with self._held_lock:
             return list(self._held.values())
 
-    def _waiting(self, spool: Path, before: int) -> list[tuple[Path | _Held, str | None]]:
+    def _waiting(self, spool: Path, before: int, tag: str | None = None) -> list[tuple[Path | _Held, str | None]]:
         """The events not applied yet that came before `before` (time_ns): the spool's files, as read now, and the
-        events held in memory (see _behind_earlier), oldest first."""
+        events held in memory (see _behind_earlier), oldest first; with a session's `tag`, only the files whose name
+        may be that session's (spool_names)."""
         found: list[tuple[Path | _Held, str | None]] = [
-            *((p, _read_spooled(p)) for p in spool.glob("*.json") if _spooled_at(p) < before),
+            *((p, _read_spooled(p)) for p in spool.glob("*.json")
+              if _spooled_at(p) < before and (tag is None or may_be_of(p.name, tag))),
             *((h, h.text) for h in self._held_events() if _spooled_at(h) < before)]
         return sorted(found, key=lambda entry: _spooled_at(entry[0]))
 
@@ -341,13 +344,15 @@ class HookHandler:
         name = event.get("spool")
         session = _session_id(event)
         cutoff = _spooled_at(Path(name)) if isinstance(name, str) else time.time_ns()
+        tag = session_tag(event.get("session_id"))  # as the hook named its spool file: of the id it was given
 
         def earlier() -> list[tuple[Path | _Held, str | None]]:
-            return [(entry, text) for entry, text in self._waiting(self.spool, cutoff) if _session_of(text) == session]
+            return [(entry, text) for entry, text in self._waiting(self.spool, cutoff, tag) if _session_of(text) == session]
 
         # the requests in flight here, this one's too (a copy: other requests add and pop theirs meanwhile)
         ours = {claimed.name for claimed in tuple(self._claimed.values())}
-        taken = any(_spooled_at(Path(_taken_name(p))) < cutoff and _session_of(_read_spooled(p)) == session
+        taken = any(_spooled_at(Path(_taken_name(p))) < cutoff and may_be_of(_taken_name(p), tag)
+                    and _session_of(_read_spooled(p)) == session
                     for p in self.spool.glob(".*.json.*.taken") if p.name not in ours)
         if not taken and not earlier():
             return False

@@ -56,3 +56,21 @@ def test_unusable_section_settings_are_refused_by_name(bad):
     with pytest.raises(InvalidSetting) as refused:
         SearchSettings(**bad)
     assert refused.value.key in bad
+
+
+def test_a_hits_excerpt_is_cut_with_the_index_lock_let_go_so_other_searches_do_not_wait_for_it(
+        hashing_root: Path, monkeypatch: pytest.MonkeyPatch):
+    from indexer import search as search_module
+
+    write(hashing_root, "books/schema.md", memory_text("m-0000000b", "Schema", SCHEMA, collection="books", type="fact"))
+    index = open_index(hashing_root)
+    cut_under_lock: list[bool] = []
+    excerpt = search_module._excerpt
+    monkeypatch.setattr(search_module, "_excerpt", lambda memory, heading: (
+        cut_under_lock.append(index.lock._is_owned()), excerpt(memory, heading))[1])
+    try:
+        [hit] = Searcher(index, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="tables", limit=1))
+    finally:
+        index.close()
+    assert hit.heading.startswith("Schema > Tables > ") and hit.excerpt
+    assert cut_under_lock == [False]
