@@ -81,7 +81,9 @@ class HashingEmbedder:
         return self.embed([text])[0]
 
 
-class _Ready:
+class Ready:
+    """A query vector already computed, in the shape a search waits on (PendingVector)."""
+
     def __init__(self, vector: np.ndarray) -> None:
         self._vector = vector
 
@@ -165,7 +167,7 @@ class CachedEmbedder:
         key = b"q" + text_key(text)
         vector = self._memory.get(key)
         if vector is not None:
-            return _Ready(vector)
+            return Ready(vector)
         start = getattr(self.inner, "start_query", None)  # the host's embedder has it; a model in-process does not
         pending = start(text) if start is not None else None
         return None if pending is None else _Remembered(pending, lambda found: self._remember(key, found))

@@ -31,7 +31,7 @@ from vault.settings import LifecycleSettings
 from . import multihop, timewords
 from .salient import salient_text
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, chunks_for
-from .embed import PendingVector
+from .embed import CachedEmbedder, PendingVector, Ready
 from .index import Index
 from .keyword import KeywordFilter, KeywordHit, query_terms
 from .lazy_rows import AllBut
@@ -327,7 +327,7 @@ class Searcher:
             candidates, query_vector = self._retrieve(request, allowed, embedding)
             if query_vector is not None and allowed:  # the second hop (indexer/multihop.py)
                 multihop.second_hop(self.index, candidates, query_vector, lambda vector: self._retrieve(
-                    request, allowed, _done(vector))[0], self.settings.hop_seeds,
+                    request, allowed, Ready(vector))[0], self.settings.hop_seeds,
                     self.settings.hop_beta, self.settings.hop_share, _Candidate)
             # The query's time words rank what falls in their window higher, unless an explicit window
             # (days_back, after, before) decided the time already: it wins over them (see window_used).
@@ -898,21 +898,13 @@ def _pooled(embedder: Any, text: str, part: Future[np.ndarray], weight: float) -
     return pooled / norm if norm > 0 else whole
 
 
-def _started(embedder: Any, text: str) -> PendingVector:
+def _started(embedder: CachedEmbedder, text: str) -> PendingVector:
     """The query's vector, on its way while the keyword channel runs. Sent from this thread when the embedder can: a
     thread of the pool had to take the interpreter from this one, busy with the keyword channel, before it could
     even send the request to the embedding host, up to the 5 ms switch interval later (submit to send 4.8 ms at the
     median at 10k; bench/results/s14-lead.md); and this thread reads the answer when it needs it."""
-    start = getattr(embedder, "start_query", None)  # CachedEmbedder's: the index's embedder is one in a vault
-    pending = start(text) if start is not None else None
+    pending = embedder.start_query(text)
     return pending if pending is not None else _QUERY_EMBEDDING.submit(embedder.embed_query, text)
-
-
-def _done(vector: np.ndarray) -> Future[np.ndarray]:
-    """An already computed query vector, in the shape `_retrieve` waits on."""
-    future: Future[np.ndarray] = Future()
-    future.set_result(vector)
-    return future
 
 
 def above_cosine_floor(candidate: _Candidate, settings: SearchSettings) -> bool:

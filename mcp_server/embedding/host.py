@@ -53,6 +53,7 @@ LOG_FILE = "embedder.log"
 # Connections a vault server keeps open to the host between calls: one for each of the few threads that embed at
 # once (a search, a capture, the backfill); more at once get a connection of their own, closed after the call.
 KEPT_CONNECTIONS = 4
+REQUEST_SECONDS = 60.0  # how long a vault server waits for the host's answer to one request
 BATCH = 256  # texts per request: bounds a request's body and the host's working memory
 MAX_BODY = 64 * 1024 * 1024
 # How much lower documents run than queries (a thread's nice value, Linux). Nine sessions each capturing an
@@ -98,7 +99,7 @@ def _lock_held(folder: Path) -> bool:
 
 
 def request(info: HostInfo, method: str, path: str, body: bytes | None = None,
-            timeout: float = 60.0) -> tuple[int, dict[str, str], bytes]:
+            timeout: float = REQUEST_SECONDS) -> tuple[int, dict[str, str], bytes]:
     connection = http.client.HTTPConnection("127.0.0.1", info.port, timeout=timeout)
     try:
         connection.request(method, path, body=body, headers={"Authorization": f"Bearer {info.token}",
@@ -208,7 +209,7 @@ class SharedEmbedder:
         body = _query_body(text)
         for connection in (self._take_kept(info), None):  # a kept one the host has closed: a new one, once
             try:
-                connection = connection or _connect(info, 60.0)
+                connection = connection or _connect(info, REQUEST_SECONDS)
                 _send(connection, info, "/embed", body)
                 return _SentQuery(self, info, connection, text)
             except (OSError, http.client.HTTPException):
@@ -253,7 +254,7 @@ class SharedEmbedder:
             except BaseException:
                 kept.close()
                 raise
-        connection = _connect(info, 60.0)
+        connection = _connect(info, REQUEST_SECONDS)
         try:
             answer = _post(connection, info, "/embed", body)
         except BaseException:
@@ -327,9 +328,9 @@ class _SentQuery:
         self._unread.clear()  # read now: kept or closed below
         try:
             assert connection.sock is not None
-            connection.sock.settimeout(60.0 if timeout is None else timeout)
+            connection.sock.settimeout(REQUEST_SECONDS if timeout is None else timeout)
             answer = _answer(connection)
-            connection.sock.settimeout(60.0)
+            connection.sock.settimeout(REQUEST_SECONDS)
         except _CLOSED:
             connection.close()
             self._again = _ASKED_AGAIN.submit(self._embedder.embed_query, self._text)
