@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .hook_script import command_words, hook_event
+from .hook_script import SCRIPT_NAME, command_words, hook_event, runs_this_installation
 from .integrations import HOOKS, SERVER_NAME
 
 OLD_VAULT_ARGUMENT = '--vault "${CLAUDE_PROJECT_DIR:-.}/.memories"'  # what init wrote before the upward lookup
@@ -73,6 +73,10 @@ def _hooks_finding(hooks: dict[Path, dict[str, str]]) -> Finding:
 def _command_finding(command: str) -> Finding:
     path = Path(command)
     found = path.is_file() if path.is_absolute() else shutil.which(command) is not None
+    if found and path.name == SCRIPT_NAME and not runs_this_installation(path):
+        return Finding("hook command", False, f"hook command {command} runs another memdir than this one (moved, "
+                                              "or installed again elsewhere): run memdir init again from this "
+                                              "installation to rewrite it")
     if found:
         return Finding("hook command", True, f"hook command {command} found")
     return Finding("hook command", False, f"hook command {command} not found: Claude Code's hooks would fail with "

@@ -38,6 +38,16 @@ def hook_invocation(console_script: str) -> list[str]:
     return [str(script)]
 
 
+def runs_this_installation(script: Path) -> bool:
+    """Whether a `memdir-hook` script runs this Python and this memdir (an install moved or made again elsewhere
+    leaves the old script naming the old one until init runs again)."""
+    try:
+        return script.read_text(encoding="utf-8") == script_text(str(Path(sys.executable).absolute()),
+                                                                  str(package_root()))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def package_root() -> Path:
     """The folder that holds the `mcp_server` package (and `vault`, `indexer`): site-packages, or the checkout of an
     editable install."""

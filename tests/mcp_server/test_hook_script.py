@@ -73,3 +73,14 @@ def test_a_read_only_installation_keeps_the_console_script(monkeypatch: pytest.M
 ])
 def test_a_hook_command_is_memdirs_in_either_form(command: str, event_name: str | None):
     assert hook_script.hook_event(hook_script.command_words(command)) == event_name
+
+
+def test_doctor_names_a_hook_script_that_runs_another_installation(tmp_path: Path):
+    from mcp_server.clients.claude_wiring import _command_finding
+
+    [script] = hook_script.hook_invocation(integrations.memdir_command())
+    assert _command_finding(script).ok
+    moved = tmp_path / "memdir-hook"  # written by an installation since moved away
+    moved.write_text(hook_script.script_text("/old/venv/bin/python", "/old/checkout"))
+    finding = _command_finding(str(moved))
+    assert not finding.ok and "runs another memdir than this one" in finding.detail
