@@ -5,6 +5,7 @@
     python bench/hooks.py --cold                  # first prompt in a fresh project to the first context
     python bench/hooks.py --long --sizes 10000    # long prompts: bench/long_prompt_set.py's pastes, half of them
                                                   # behind 8 kB of access log (10 kB prompts)
+    python bench/hooks.py --console-script        # each hook started as `memdir hook`, as before session 15
 
 Each measurement starts `memdir hook prompt` as Claude Code does (a new process, hook JSON on
 stdin) and stops when the process has exited with its output. "alone" runs one hook at a time;
@@ -13,6 +14,7 @@ stdin) and stops when the process has exited with its output. "alone" runs one h
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 import subprocess
@@ -26,10 +28,23 @@ from servers import latency_summary, run_sizes, warm_server
 from speed import queries
 
 
+CONSOLE_SCRIPT = "--console-script" in sys.argv  # the hooks as releases before session 15 registered them
+
+
+@functools.cache
 def hook_command() -> list[str]:
-    """The installed console script, as Claude Code runs it (falls back to python -m)."""
+    """The words that start a hook, as `memdir init` registers them: this installation's `memdir-hook` script
+    (Python without its site initialisation, mcp_server/clients/hook_script.py); with --console-script, or a tree
+    that has no such script, the `memdir` console script's `memdir hook` (falls back to python -m)."""
     script = Path(sys.executable).with_name("memdir")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "mcp_server"]
+    console = [str(script), "hook"] if script.exists() else [sys.executable, "-m", "mcp_server", "hook"]
+    if CONSOLE_SCRIPT:
+        return console
+    try:
+        from mcp_server.clients.hook_script import hook_invocation
+    except ImportError:
+        return console
+    return hook_invocation(console[0])
 
 
 def run_hook(root: Path, session: str, prompt: str, env: dict[str, str] | None = None) -> tuple[float, int]:
@@ -38,7 +53,7 @@ def run_hook(root: Path, session: str, prompt: str, env: dict[str, str] | None =
     payload = json.dumps({"session_id": session, "cwd": str(root.parent), "hook_event_name": "UserPromptSubmit",
                           "prompt": prompt, "transcript_path": "/dev/null", "permission_mode": "default"}).encode()
     started = time.perf_counter()
-    result = subprocess.run([*hook_command(), "hook", "prompt", "--vault", str(root)], input=payload,
+    result = subprocess.run([*hook_command(), "prompt", "--vault", str(root)], input=payload,
                             capture_output=True, timeout=60, env=env)
     elapsed = (time.perf_counter() - started) * 1000
     if result.returncode != 0:
@@ -119,7 +134,7 @@ def cold_start(prompt: str = "how do we stop two workers importing the same stat
                 session = str(uuid.uuid4())
                 payload = json.dumps({"session_id": session, "cwd": str(root.parent), "hook_event_name": "SessionStart",
                                       "source": "startup", "transcript_path": "/dev/null"}).encode()
-                subprocess.run([*hook_command(), "hook", "session-start", "--vault", str(root)], input=payload,
+                subprocess.run([*hook_command(), "session-start", "--vault", str(root)], input=payload,
                                capture_output=True, timeout=60)
                 started = time.perf_counter()
                 prompts = 0
@@ -140,6 +155,7 @@ if __name__ == "__main__":
     if "--cold" in sys.argv:  # python bench/hooks.py --cold
         print(json.dumps(cold_start(), indent=2))
     else:
-        if LONG:
-            sys.argv.remove("--long")
+        for flag in ("--long", "--console-script"):
+            if flag in sys.argv:
+                sys.argv.remove(flag)
         run_sizes(__doc__, "prompts", "hooks per measurement", measure, line)

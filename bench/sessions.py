@@ -49,6 +49,7 @@ sys.path.insert(0, str(REPO))
 
 from mcp_server import client  # noqa: E402
 from mcp_server.embedding import host as embed_host  # noqa: E402
+from hooks import hook_command  # noqa: E402
 
 EXAMPLE = REPO / ".memories-example"
 EARLY_SECONDS = 5.0
@@ -60,11 +61,12 @@ SESSION_GROUPS = False  # --session-groups
 MCP_READY = False  # --mcp-ready
 
 
-def hook_command() -> list[str]:
-    if AS_INSTALLED:  # the code from PYTHONPATH, without site: no editable finder, which imports pathlib and re
-        return [sys.executable, "-S", "-c", "from mcp_server.entry import main; main()"]
-    script = Path(sys.executable).with_name("memdir")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "mcp_server"]
+def hook_words() -> list[str]:
+    """What starts a hook: as `memdir init` registers it (bench/hooks.py), or with --as-installed the code from
+    PYTHONPATH without site (what the registered `memdir-hook` does; for a tree from before session 15)."""
+    if AS_INSTALLED:
+        return [sys.executable, "-S", "-c", "from mcp_server.entry import main; main()", "hook"]
+    return hook_command()
 
 
 def prompts_of(vault: Path) -> list[str]:
@@ -102,7 +104,7 @@ def launcher() -> subprocess.Popen | None:
 
 def hook(root: Path, event: str, payload: dict, via: subprocess.Popen | None = None) -> tuple[float, str, str]:
     """Milliseconds from start to exit, the context given, and why none was (the hook's stderr, classified)."""
-    command = [*hook_command(), "hook", event, "--vault", str(root)]
+    command = [*hook_words(), event, "--vault", str(root)]
     if via is not None:
         via.stdin.write(json.dumps({"command": command, "input": json.dumps(payload)}) + "\n")
         via.stdin.flush()

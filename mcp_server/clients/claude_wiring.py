@@ -9,12 +9,12 @@ do nothing; these checks say which piece is missing and how to add it.
 from __future__ import annotations
 
 import json
-import shlex
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .hook_script import SCRIPT_NAME, command_words, hook_event, runs_this_installation
 from .integrations import HOOKS, SERVER_NAME
 
 OLD_VAULT_ARGUMENT = '--vault "${CLAUDE_PROJECT_DIR:-.}/.memories"'  # what init wrote before the upward lookup
@@ -73,6 +73,10 @@ def _hooks_finding(hooks: dict[Path, dict[str, str]]) -> Finding:
 def _command_finding(command: str) -> Finding:
     path = Path(command)
     found = path.is_file() if path.is_absolute() else shutil.which(command) is not None
+    if found and path.name == SCRIPT_NAME and not runs_this_installation(path):
+        return Finding("hook command", False, f"hook command {command} runs another memdir than this one (moved, "
+                                              "or installed again elsewhere): run memdir init again from this "
+                                              "installation to rewrite it")
     if found:
         return Finding("hook command", True, f"hook command {command} found")
     return Finding("hook command", False, f"hook command {command} not found: Claude Code's hooks would fail with "
@@ -105,7 +109,7 @@ def _names_the_vault_the_old_way(settings: dict[str, Any]) -> bool:
     keep the command init wrote until init runs again, and Claude Code sets CLAUDE_PROJECT_DIR to the folder
     it started in, so from a subfolder that path names no vault (the hooks now look upward from a relative one)."""
     for _, handler in _memdir_handlers_by_event(settings, (event for event, *_ in HOOKS)):
-        words = _words(handler.get("command"))
+        words = command_words(handler.get("command"))
         vault = words[words.index("--vault") + 1] if "--vault" in words[:-1] else ""
         if "CLAUDE_PROJECT_DIR" in vault:
             return True
@@ -120,7 +124,7 @@ def _memdir_hooks(settings: dict[str, Any]) -> dict[str, str]:
 def _memdir_hooks_in(settings: dict[str, Any], events: Any) -> dict[str, str]:
     """Event -> the executable of memdir's hook handler for it, in a settings file of Claude Code's shape
     (Gemini CLI's too)."""
-    return {event: _words(handler.get("command"))[0] for event, handler in _memdir_handlers_by_event(settings, events)}
+    return {event: command_words(handler.get("command"))[0] for event, handler in _memdir_handlers_by_event(settings, events)}
 
 
 def _memdir_handlers_by_event(settings: dict[str, Any], events: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -132,17 +136,11 @@ def _memdir_handlers_by_event(settings: dict[str, Any], events: Any) -> list[tup
         for group in groups:
             handlers = group.get("hooks") if isinstance(group, dict) and isinstance(group.get("hooks"), list) else []
             for handler in handlers:
-                words = _words(handler.get("command") if isinstance(handler, dict) else None)
-                if len(words) > 1 and words[1] == "hook" and Path(words[0]).name.startswith("memdir"):
+                if hook_event(command_words(handler.get("command") if isinstance(handler, dict) else None)):
                     found.append((event, handler))
     return found
 
 
-def _words(command: Any) -> list[str]:
-    try:
-        return shlex.split(command) if isinstance(command, str) else []
-    except ValueError:
-        return []
 
 
 def _project_entry(folder: Path, user_config: dict[str, Any]) -> dict[str, Any]:

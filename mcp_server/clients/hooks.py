@@ -16,6 +16,7 @@ import time
 
 from .. import client, plain_json as json
 from ..locate import nearest
+from ..waiting import attempts
 from .spool_names import session_tag
 
 TYPE_CHECKING = False  # typing is not imported by a hook process (client.py)
@@ -27,6 +28,9 @@ EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "Sessio
 # start included) it goes on. The events themselves are already safe in the spool, and a server that is
 # merely slow goes on storing an exchange after the Stop hook has left.
 TIMEOUTS = {"prompt": 0.9, "stop": 0.9, "session-start": 0.9}
+# An event that could not be spooled (a full disk) while no server runs: how long its hook waits for the server it
+# starts to take it (a cold server listens ~0.5 s after its start on an idle machine). Past it, the event is lost.
+UNSPOOLED_START_SECONDS = 3.0
 SPOOL = ".memdir/spool"
 MAX_STDIN = 4 * 1024 * 1024
 CLIENTS = ("claude-code", "gemini", "codex", "opencode")  # whose hook input and tool names (Claude Code's by default)
@@ -67,12 +71,20 @@ def _run(argv: list[str]) -> int:
         print(f"memdir hook: the event could not be spooled ({exc}); handing it over unspooled", file=sys.stderr)
         name = None
     info = client.running()
+    timeout = TIMEOUTS[event]
     if info is None:
         client.start_detached(root)
-        return 0
+        if name is not None or event == "session-start":
+            return 0  # the server applies the spooled event once the vault is open
+        # The event has no other copy: wait for the server to take it (it keeps it until the vault is open).
+        info, timeout = started_server(UNSPOOLED_START_SECONDS)
+        if info is None:
+            print(f"memdir hook: no memdir server came up within {UNSPOOLED_START_SECONDS:.0f} s; this {event} "
+                  "event, which could not be spooled, is lost", file=sys.stderr)
+            return 0
     try:
         request = {**payload, "spool": name} if name else payload
-        result = client.request(info, "POST", f"/api/hook/{event}", request, timeout=TIMEOUTS[event], vault=root)
+        result = client.request(info, "POST", f"/api/hook/{event}", request, timeout=timeout, vault=root)
     except (client.Unavailable, client.RemoteError) as exc:
         print(f"memdir hook: {exc}", file=sys.stderr)
         return 0
@@ -82,6 +94,16 @@ def _run(argv: list[str]) -> int:
             {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": context}}
         sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
     return 0
+
+
+def started_server(within: float) -> tuple[client.ServerInfo | None, float]:
+    """The server that is starting, once it listens, and how much of `within` is left for its answer."""
+    deadline = time.monotonic() + within
+    for _ in attempts(within, 0.02, 0.1):
+        info = client.running()
+        if info is not None:
+            return info, max(deadline - time.monotonic(), 0.2)
+    return None, 0.0
 
 
 def _arguments(argv: list[str]) -> tuple[str | None, str | None, str | None]:

@@ -27,6 +27,8 @@ from vault import ConfigError, ConflictError, VaultError
 from vault.atomic import create_file, real_target, remove_file, replace_file
 from vault.write import after_saves
 
+from .hook_script import command_words, hook_event, hook_invocation
+
 SERVER_NAME = "memdir"
 HOOKS = (  # (Claude Code event, memdir hook, timeout in seconds, runs in the background)
     ("SessionStart", "session-start", 10, False),
@@ -121,7 +123,8 @@ def register_claude_code(vault_root: Path, scope: str, project: Path, home: Path
     edits = [  # memdir's new entries first: a run stopped by a conflict never leaves memdir unregistered
         # The permissions go here too: Claude Code started in a subfolder reads this file at the git root,
         # but the committed settings.json only in the folder it started in (2.1.332).
-        (local_path, lambda c: _merge_hooks(c, command, vault_argument(vault_root, project)) | _merge_permissions(c)),
+        (local_path, lambda c: _merge_hooks(c, hook_invocation(command), vault_argument(vault_root, project))
+         | _merge_permissions(c)),
         (user_config_path,
          lambda c: _merge_server(_table(_table(_table(c, "projects"), str(project.absolute())), "mcpServers"),
                                  command, str(vault_root.absolute()))),
@@ -159,7 +162,7 @@ def register_gemini(vault_root: Path, project: Path) -> Registration:
 
     def edit(settings: dict[str, Any]) -> bool:
         return (_merge_server(_table(settings, "mcpServers"), command, vault, gemini=True)
-                | _merge_gemini_hooks(settings, command, vault) | _merge_gemini_allowed(settings))
+                | _merge_gemini_hooks(settings, hook_invocation(command), vault) | _merge_gemini_allowed(settings))
 
     changed = (path,) if _save_edit(path, raw, edit) == "written" else ()
     _keep_out_of_git(project, path, "Gemini CLI settings")
@@ -185,7 +188,7 @@ def register_codex(vault_root: Path, project: Path) -> Registration:
     _parse_json(hooks_path, raw[hooks_path])
     command, vault = memdir_command(), vault_argument(vault_root, project)
     changed = save_kept_out_of_git(project, raw, "Codex settings", [
-        (hooks_path, lambda c: _merge_hooks(c, command, vault, client="codex"), {}),
+        (hooks_path, lambda c: _merge_hooks(c, hook_invocation(command), vault, client="codex"), {}),
         (config_path, lambda c: _merge_toml_server(c, command, vault),
          {"parse": _parse_toml, "render": lambda c: c["text"].encode()})])
     return Registration(hooks_path, config_path, changed)
@@ -264,7 +267,7 @@ def _merge_toml_server(config: dict[str, Any], command: str, vault: str) -> bool
     return True
 
 
-def _merge_gemini_hooks(settings: dict[str, Any], command: str, vault: str) -> bool:
+def _merge_gemini_hooks(settings: dict[str, Any], invocation: list[str], vault: str) -> bool:
     from .gemini import EVENTS
 
     before = json.dumps(settings, sort_keys=True)
@@ -272,7 +275,7 @@ def _merge_gemini_hooks(settings: dict[str, Any], command: str, vault: str) -> b
     for name, event in EVENTS.items():
         _, _, timeout, _ = next(h for h in HOOKS if h[1] == name)
         wanted = {"type": "command", "name": f"memdir-{name}", "timeout": timeout * 1000,
-                  "command": hook_command(command, name, vault) + " --client gemini"}
+                  "command": hook_command(invocation, name, vault) + " --client gemini"}
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise ConfigError(f"Gemini CLI settings: hooks.{event} is not a list; fix it by hand and run again")
@@ -327,7 +330,7 @@ def _register_for_user(vault_root: Path, project: Path, home: Path) -> Registrat
     for path, data in raw.items():
         _parse_json(path, data)  # both are refused if broken before either is written
     command = memdir_command()
-    edits = [(settings_path, lambda c: _merge_hooks(c, command, vault) | _merge_permissions(c)),
+    edits = [(settings_path, lambda c: _merge_hooks(c, hook_invocation(command), vault) | _merge_permissions(c)),
              (servers_path, lambda c: _merge_server(_table(c, "mcpServers"), command, vault))]
     changed: list[Path] = []
     for path, edit in edits:
@@ -339,21 +342,22 @@ def _register_for_user(vault_root: Path, project: Path, home: Path) -> Registrat
     return Registration(settings_path, servers_path, tuple(changed))
 
 
-def hook_command(command: str, event: str, vault: str) -> str:
-    return f'{_shell_word(command)} hook {event} --vault "{vault}"'
+def hook_command(invocation: list[str], event: str, vault: str) -> str:
+    """A hook's command line: `invocation` (hook_script.hook_invocation) for `event`, about `vault`."""
+    return " ".join(_shell_word(word) for word in invocation) + f' {event} --vault "{vault}"'
 
 
 def _shell_word(word: str) -> str:
     return word if all(c.isalnum() or c in "/._-+" for c in word) else "'" + word.replace("'", "'\\''") + "'"
 
 
-def _merge_hooks(settings: dict[str, Any], command: str, vault: str, client: str = "") -> bool:
+def _merge_hooks(settings: dict[str, Any], invocation: list[str], vault: str, client: str = "") -> bool:
     """memdir's handlers in Claude Code's hook format (Codex reads it too: `client` "codex" says whose)."""
     before = json.dumps(settings, sort_keys=True)
     hooks = _table(settings, "hooks")
     suffix = f" --client {client}" if client else ""
     for event, name, timeout, background in HOOKS:
-        wanted: dict[str, Any] = {"type": "command", "command": hook_command(command, name, vault) + suffix,
+        wanted: dict[str, Any] = {"type": "command", "command": hook_command(invocation, name, vault) + suffix,
                                   "timeout": timeout}
         if background:
             wanted["async"] = True
@@ -410,13 +414,11 @@ def _drop_memdir(config: dict[str, Any], key: str) -> bool:
 
 
 def _is_memdir_hook(handler: Any, name: str) -> bool:
-    command = str(handler.get("command", "")) if isinstance(handler, dict) else ""
-    return f" hook {name}" in command and "memdir" in command
+    return isinstance(handler, dict) and hook_event(command_words(handler.get("command"))) == name
 
 
 def _replace_or_add_hook(groups: list[Any], name: str, wanted: dict[str, Any]) -> None:
     """Update memdir's handler for this event where it is (a moved vault, a new path), or add it."""
-    marker = f" hook {name}"
     for group in groups:
         handlers = group.get("hooks") if isinstance(group, dict) else None
         for position, handler in enumerate(handlers if isinstance(handlers, list) else []):

@@ -3,7 +3,7 @@
 // at OpenCode's own events and hands their context to the model in the system prompt.
 import { spawn } from "node:child_process";
 
-const MEMDIR = __MEMDIR__;
+const HOOK = __HOOK__; // memdir-hook (mcp_server/clients/hook_script.py), or ["memdir", "hook"]
 const VAULT = __VAULT__;
 const WAIT_MS = 10000; // a hook gives up on the server within a second; this only bounds a stuck process
 
@@ -12,7 +12,7 @@ function hook(event, payload, cwd) {
     let out = "";
     let child;
     try {
-      child = spawn(MEMDIR, ["hook", event, "--vault", VAULT, "--client", "opencode"], { cwd, stdio: ["pipe", "pipe", "ignore"] });
+      child = spawn(HOOK[0], [...HOOK.slice(1), event, "--vault", VAULT, "--client", "opencode"], { cwd, stdio: ["pipe", "pipe", "ignore"] });
     } catch {
       resolve("");
       return;

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .claude_wiring import Finding, _command_finding, _read
+from .hook_script import hook_invocation
 from .integrations import (SERVER_NAME, Registration, _parse_json, _read_bytes, _table, memdir_command,
                            save_kept_out_of_git, vault_argument)
 
@@ -43,7 +44,7 @@ def register_opencode(vault_root: Path, project: Path) -> Registration:
     raw = {path: _read_bytes(path) for path in (config_path, plugin_path)}
     _parse_json(config_path, raw[config_path])  # refused, naming the line, before anything is written
     command, vault = memdir_command(), vault_argument(vault_root, project)
-    plugin = plugin_text(command, vault)
+    plugin = plugin_text(hook_invocation(command), vault)
     changed = save_kept_out_of_git(project, raw, "OpenCode settings", [
         (config_path, lambda c: _merge_server(c, command, vault), {}),
         (plugin_path, lambda c: _replace_text(c, plugin),
@@ -51,9 +52,10 @@ def register_opencode(vault_root: Path, project: Path) -> Registration:
     return Registration(plugin_path, config_path, changed)
 
 
-def plugin_text(command: str, vault: str) -> bytes:
+def plugin_text(invocation: list[str], vault: str) -> bytes:
+    """The plugin, running `invocation` (hook_script.hook_invocation) for memdir's hooks, about `vault`."""
     source = PLUGIN_SOURCE.read_text()
-    return source.replace("__MEMDIR__", json.dumps(command)).replace("__VAULT__", json.dumps(vault)).encode()
+    return source.replace("__HOOK__", json.dumps(invocation)).replace("__VAULT__", json.dumps(vault)).encode()
 
 
 def _replace_text(holder: dict[str, Any], wanted: bytes) -> bool:

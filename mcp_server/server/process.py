@@ -44,7 +44,7 @@ from ..embedding.host import SharedEmbedder
 from ..rss import rss_mb
 from ..waiting import attempts
 from .http_limits import BoundedH11
-from .served import ServedVault, error, json_body, open_vault, status_of
+from .served import MAX_BODY, ServedVault, error, open_vault, status_of
 from ..web.auth import WebAuth
 
 log = logging.getLogger("memdir.server")
@@ -255,20 +255,12 @@ class UserServer:
         slot.unspooled.clear()
         slot.unspooled_bytes = 0
 
-    async def _keep_unspooled(self, root: Path, kind: str, scope: dict[str, Any], receive: Any) -> None:
+    def _keep_unspooled(self, root: Path, kind: str, body: dict[str, Any], at: int) -> None:
         """A hook told "opening" leaves its event in the spool, applied the moment the vault is open. One whose hook
         could not spool it (a full disk) was lost there: it is kept here instead, until the open hands it over."""
         opening = self.slots.get(root)
-        if opening is None or opening.ready.is_set() or kind not in ("prompt", "stop"):
+        if opening is None or opening.ready.is_set():
             return  # not opening: the server is exiting, or the vault failed to open (the answer says so)
-        at = time.time_ns()
-        body = await json_body(Request(scope, receive))
-        if isinstance(body, JSONResponse) or isinstance(body.get("spool"), str):
-            return  # a malformed request; or a spooled event, which the open's drain applies
-        if opening.ready.is_set():  # it opened while the body was read (a failed open is told to the next request)
-            if opening.vault is not None:
-                opening.vault.hooks.hold(kind, body, at)  # applied by the spool timer's next pass
-            return
         size = len(json.dumps(body))
         if opening.unspooled_bytes + size > UNSPOOLED_MAX_BYTES:
             log.warning("%s: a %s hook event that could not be spooled is dropped: %d bytes are already kept for "
@@ -452,11 +444,20 @@ class UserServer:
             return await error("ValidationError", f"name the vault in {VAULT_HEADER}", 400)(scope, receive, send)
         path = scope.get("path", "")
         hook = path.startswith("/api/hook/")
-        # A hook never waits long for a vault to open: its event is spooled, and applied once the vault is open.
+        unspooled, at = None, time.time_ns()
+        opening = self.slots.get(root)
+        if hook and (opening is None or not opening.ready.is_set()):
+            # Read before the wait for the open: a request's body is not delivered once its client has gone, and a
+            # hook may give up meanwhile (it may have spent its time waiting for this server to start). An event
+            # its hook could not spool has no other copy.
+            raw, receive = await read_ahead(receive, MAX_BODY)
+            unspooled = unspooled_event(path.removeprefix("/api/hook/"), raw)
+        # A hook never waits long for a vault to open: its event is spooled (or kept here), and applied once the
+        # vault is open.
         slot = await self._slot(root, wait=not hook, within=HOOK_OPEN_WAIT_SECONDS)
         if isinstance(slot, JSONResponse):
-            if hook:
-                await self._keep_unspooled(root, path.removeprefix("/api/hook/"), scope, receive)
+            if unspooled is not None:
+                self._keep_unspooled(root, path.removeprefix("/api/hook/"), unspooled, at)
             return await slot(scope, receive, send)
         if not path.startswith("/api/"):  # the MCP endpoint, built after the hooks are served
             slot.mcp_wanted.set()
@@ -514,3 +515,39 @@ def run_server(first: Path | None = None, ready: Callable[[ServerInfo], None] | 
     server = UserServer()
     server.claim()
     server.serve(Path(os.path.realpath(first)) if first is not None else None, ready)
+
+
+async def read_ahead(receive: Any, limit: int) -> tuple[bytes, Any]:
+    """A request's body read now (up to just past `limit`), and a `receive` that hands it to the app again."""
+    chunks: list[bytes] = []
+    size, message = 0, {"type": "http.request", "body": b"", "more_body": True}
+    while message.get("more_body") and size <= limit:
+        message = await receive()
+        if message["type"] != "http.request":
+            break  # the client went away: the app is told so
+        chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+    body = b"".join(chunks)
+    head: dict[str, Any] = ({"type": "http.request", "body": body, "more_body": bool(message.get("more_body"))}
+                            if message["type"] == "http.request" else message)
+    first: dict[str, Any] | None = head
+
+    async def again() -> Any:
+        nonlocal first
+        if first is None:
+            return await receive()
+        message, first = first, None
+        return message
+
+    return (body if head["type"] == "http.request" else b""), again
+
+
+def unspooled_event(kind: str, raw: bytes) -> dict[str, Any] | None:
+    """A prompt or stop event its hook could not spool (it names no spool file), or None."""
+    if kind not in ("prompt", "stop") or not raw or len(raw) > MAX_BODY:
+        return None
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) and not isinstance(body.get("spool"), str) else None

@@ -5,6 +5,7 @@ drain applied first still gets its context."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from contextlib import contextmanager
@@ -158,6 +159,51 @@ def test_an_exchange_its_hooks_could_not_spool_while_the_vault_opened_is_capture
         wait_for(lambda: exchanges(hashing_example) == [f"Exchange: {PROMPT}"], BOUND)
     [exchange] = [m for m in Vault(hashing_example).scan().memories if m.title == f"Exchange: {PROMPT}"]
     assert "Idempotent tasks first." in exchange.body
+
+
+def test_an_unspooled_event_whose_hook_gave_up_while_the_vault_opened_is_still_captured(hashing_example: Path,
+                                                                                       monkeypatch):
+    """The disk was full and the hook, having waited for this server to start, left while the server waited for the
+    vault to open. A request's body is not delivered once its client has gone (uvicorn then says "disconnect"), so
+    the body is read before that wait: the event, which has no other copy, is kept for the open."""
+    opening = hold(monkeypatch, process, "open_vault")
+    waiting = threading.Event()
+    slot = process.UserServer._slot
+
+    async def noticed_slot(self: process.UserServer, root: Path, wait: bool, within: float = 0.0) -> Any:
+        if not wait:
+            waiting.set()  # the hook's request waits for the open: its client leaves now
+        return await slot(self, root, wait, within)
+
+    monkeypatch.setattr(process.UserServer, "_slot", noticed_slot)
+    monkeypatch.setattr(process, "HOOK_OPEN_WAIT_SECONDS", 0.0)
+    event = {"session_id": "s-full", "cwd": str(hashing_example.parent), "hook_event_name": "UserPromptSubmit",
+             "prompt": PROMPT}
+
+    async def receive() -> dict[str, Any]:  # as uvicorn delivers a body: only while its client is there
+        if waiting.is_set():
+            return {"type": "http.disconnect"}
+        return {"type": "http.request", "body": json.dumps(event).encode(), "more_body": False}
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    with served(hashing_example) as (http, headers):
+        assert opening.reached.wait(BOUND)
+        scope = {"type": "http", "http_version": "1.1", "method": "POST", "scheme": "http", "path": "/api/hook/prompt",
+                 "raw_path": b"/api/hook/prompt", "root_path": "", "query_string": b"",
+                 "server": ("127.0.0.1", PORT), "client": ("127.0.0.1", 50000),
+                 "headers": [(k.lower().encode(), v.encode()) for k, v in
+                             {**headers, "Host": f"127.0.0.1:{PORT}", "Content-Type": "application/json"}.items()]}
+        http.portal.call(http.app, scope, receive, send)
+        assert sent[0]["status"] == process.OPENING
+        opening.opened.set()
+        assert http.post("/api/hook/stop", json={**event, "hook_event_name": "Stop", "stop_hook_active": False,
+                                                 "last_assistant_message": "Idempotent tasks first."},
+                         headers=headers).status_code in (200, process.OPENING)  # kept too while it still opens
+        wait_for(lambda: exchanges(hashing_example) == [f"Exchange: {PROMPT}"], BOUND)
 
 
 def exchanges(root: Path) -> list[str]:

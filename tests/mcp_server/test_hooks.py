@@ -180,6 +180,28 @@ def test_an_event_that_cannot_be_spooled_is_still_handed_to_the_server_and_captu
     assert spool_folder.read_text() == "not a folder\n"
 
 
+def test_an_event_that_cannot_be_spooled_while_no_server_runs_is_taken_by_the_server_its_hook_starts(
+        hashing_example: Path):
+    """A full disk and no server: the hook started one and left, and the event had no copy anywhere. The hook now
+    waits (bounded) for the server it started, which keeps the event until the vault is open."""
+    root = hashing_example
+    spool_folder = root / ".memdir" / "spool"
+    spool_folder.parent.mkdir(exist_ok=True)
+    spool_folder.write_text("not a folder\n")
+    assert client.running() is None
+    try:
+        asked = hook("prompt", event(root, "UserPromptSubmit", prompt="how do we make celery retries safe"),
+                     "--vault", str(root))
+        assert asked.returncode == 0 and b"is lost" not in asked.stderr, asked.stderr
+        stop(root, "Idempotent tasks first.")
+        wait_for(lambda: working_titles(root) == ["Exchange: how do we make celery retries safe"], 60)
+        [exchange] = [m for m in Vault(root).scan().memories if m.collection == "working" and m.type == "history"]
+        assert "Idempotent tasks first." in exchange.body
+    finally:
+        stop_all(root)
+    assert spool_folder.read_text() == "not a folder\n"
+
+
 def test_a_spooled_event_is_applied_once_whether_its_request_or_a_replay_takes_it(service):
     from mcp_server.clients.hooks_server import HookHandler
 

@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Callable
@@ -16,9 +17,13 @@ from click.testing import CliRunner
 
 from mcp import Client
 from mcp_server.clients import integrations
+from mcp_server.clients.hook_script import command_words, hook_event
 from mcp_server.tools import mcp_tools as tools
 from vault import write as vault_write
 from mcp_server.cli.commands import cli
+
+# What init registers as the hooks' command: the script it writes beside this Python (hook_script.py).
+HOOK_SCRIPT = str(Path(sys.executable).absolute().with_name("memdir-hook"))
 
 
 @pytest.fixture
@@ -40,7 +45,7 @@ def read(path: Path) -> dict:
 
 
 def memdir_handlers(settings: dict, event: str) -> list[dict]:
-    return [h for group in settings["hooks"][event] for h in group["hooks"] if " hook " in h["command"]]
+    return [h for group in settings["hooks"][event] for h in group["hooks"] if hook_event(command_words(h["command"]))]
 
 
 def local_server(project: Path) -> dict:
@@ -53,7 +58,7 @@ def test_init_registers_hooks_and_server_for_this_machine_and_commits_only_the_p
     local = read(project / ".claude" / "settings.local.json")
     for event, name in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop")):
         [handler] = memdir_handlers(local, event)
-        assert handler["command"].endswith(f" hook {name} --vault \".memories\"")  # found upward from a subfolder
+        assert handler["command"] == f'{HOOK_SCRIPT} {name} --vault ".memories"'  # found upward from a subfolder
     assert "async" not in memdir_handlers(local, "Stop")[0]  # `claude -p` kills background hooks at exit
     assert "mcp__memdir__search_memory" in local["permissions"]["allow"]  # read at the git root from a subfolder
     assert local_server(project)["args"] == ["mcp", "--vault", str(project / ".memories")]
@@ -188,7 +193,7 @@ def test_user_scope_serves_each_project_its_own_vault_from_any_subfolder(project
     init()  # a second project with its own vault, registered nowhere
     home = Path(os.environ["HOME"])
     [handler] = memdir_handlers(read(home / ".claude" / "settings.json"), "UserPromptSubmit")
-    hook_args = shlex.split(handler["command"])[3:]  # memdir hook prompt --vault X
+    hook_args = shlex.split(handler["command"])[2:]  # memdir-hook prompt --vault X
     server_args = read(home / ".claude.json")["mcpServers"]["memdir"]["args"]
     for where, vault in ((project, project / ".memories"), (other / "src" / "billing", other / ".memories")):
         assert find_vault(hook_args[1], str(where)) == str(vault)
@@ -252,11 +257,11 @@ def test_doctor_names_a_missing_hook_and_a_hook_command_that_cannot_run(project:
     del settings["hooks"]["Stop"]
     for group in settings["hooks"]["UserPromptSubmit"]:
         for handler in group["hooks"]:
-            handler["command"] = handler["command"].replace(shlex.split(handler["command"])[0], "/gone/bin/memdir")
+            handler["command"] = handler["command"].replace(shlex.split(handler["command"])[0], "/gone/bin/memdir-hook")
     path.write_text(json.dumps(settings))
     findings = CliRunner().invoke(cli, ["doctor"]).output
     assert "Claude Code MISSING: no memdir hook for Stop" in findings
-    assert "Claude Code MISSING: hook command /gone/bin/memdir not found" in findings
+    assert "Claude Code MISSING: hook command /gone/bin/memdir-hook not found" in findings
 
 
 def test_doctor_says_hooks_of_an_earlier_init_find_no_vault_from_a_subfolder_until_init_runs_again(project: Path):

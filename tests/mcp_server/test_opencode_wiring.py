@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ def test_init_writes_the_server_and_the_plugin_into_the_projects_opencode_folder
     server = config["mcp"]["memdir"]
     assert server["command"][1:] == ["mcp", "--vault", ".memories"] and Path(server["command"][0]).is_absolute()
     plugin = (project / ".opencode" / "plugins" / "memdir.js").read_text()
-    assert f"const MEMDIR = {json.dumps(integrations.memdir_command())};" in plugin
+    assert f"const HOOK = {json.dumps([str(Path(sys.executable).absolute().with_name('memdir-hook'))])};" in plugin
     assert 'const VAULT = ".memories";' in plugin and "__VAULT__" not in plugin
     assert "`opencode` was not found on PATH" in output and "nothing to approve" in output
     assert not (project / "opencode.json").exists()  # the team's own project config is not touched

@@ -210,6 +210,33 @@ def stuck_spool(work: Path, wait: float = 8.0) -> dict[str, int]:
         served.close()
 
 
+def unspooled_without_server(work: Path) -> dict[str, int]:
+    """A full disk (the spool cannot be written) and no server running: a real prompt and Stop hook. The exchange
+    the hooks could not spool is counted if it is not captured once the server they started is up."""
+    from mcp_server import client
+    from tests.mcp_server.processes import hook, stop_all
+
+    root = small_vault(work / "unspooled")
+    spool_folder = root / ".memdir" / "spool"
+    spool_folder.parent.mkdir(exist_ok=True)
+    spool_folder.write_text("a file where the spool folder goes: every spool write fails\n")
+    base = {"session_id": "attack-unspooled", "cwd": str(root.parent)}
+    try:
+        assert client.running() is None
+        hook("prompt", {**base, "hook_event_name": "UserPromptSubmit", "prompt": "why is the deploy slow"},
+             "--vault", str(root))
+        hook("stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                      "last_assistant_message": "The image is rebuilt each time."}, "--vault", str(root))
+
+        def captured() -> bool:
+            return any("why is the deploy slow" in path.read_text() for path in (root / "working").rglob("*.md"))
+
+        wait_until(captured, 30.0, pause=0.1)  # the server the hook started applies it: nothing to wait on but time
+        return {"unspooled_exchanges_lost": int(not captured())}
+    finally:
+        stop_all(root)
+
+
 # -- item 8: disk full, the proxy, handles, messages, the host, the log --------------------------------
 
 
@@ -510,6 +537,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("retried_add", lambda: retried_add(work)),
         ("partial_score", lambda: partial_score(work)),
         ("stuck_spool", lambda: stuck_spool(work)),
+        ("unspooled_without_server", lambda: unspooled_without_server(work)),
         ("disk_full", lambda: disk_full(work)),
         ("nested_json", nested_json),
         ("lingering_handles", lambda: lingering_handles(work)),

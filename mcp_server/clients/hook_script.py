@@ -1,0 +1,93 @@
+"""`memdir-hook`: the hooks' own entry, a small script `memdir init` writes beside this installation's Python.
+
+A hook is a new Python process on every prompt and every answer. Started as the `memdir` console script it paid for
+Python's site initialisation before memdir's first line: the site-packages' `.pth` files, and with an editable
+install (the README's) setuptools' import finder, which imports pathlib, importlib.util and fnmatch. That was 13 of
+the hook process's 24 ms of CPU when it has nothing to do (bench/results/s15-lead.md). The hooks need only the
+standard library and memdir's own package, so `memdir-hook` runs Python with `-S` (no site initialisation) and puts
+the folder that holds the package on its path itself. Other commands keep the console script: they import
+third-party packages, which only the site initialisation makes importable.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+from vault import atomic
+
+SCRIPT_NAME = "memdir-hook"
+# Linux reads at most this much of a script's "#!" line (BINPRM_BUF_SIZE, 256 bytes until kernel 5.1): a longer
+# interpreter path is started through /bin/sh instead, as pip does for its console scripts.
+SHEBANG_LIMIT = 127
+
+
+def hook_invocation(console_script: str) -> list[str]:
+    """The words that start a hook: this installation's `memdir-hook`, written or brought up to date now; or, where
+    it cannot be written (a read-only installation), `console_script hook`."""
+    script = Path(sys.executable).absolute().with_name(SCRIPT_NAME) if sys.executable else None
+    if script is None:
+        return [console_script, "hook"]
+    text = script_text(str(Path(sys.executable).absolute()), str(package_root()))
+    try:
+        if not script.is_file() or script.read_text(encoding="utf-8") != text:
+            atomic.write_state(script, text.encode("utf-8"), mode=0o755)
+    except OSError:
+        return [console_script, "hook"]
+    return [str(script)]
+
+
+def runs_this_installation(script: Path) -> bool:
+    """Whether a `memdir-hook` script runs this Python and this memdir (an install moved or made again elsewhere
+    leaves the old script naming the old one until init runs again)."""
+    try:
+        return script.read_text(encoding="utf-8") == script_text(str(Path(sys.executable).absolute()),
+                                                                  str(package_root()))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def package_root() -> Path:
+    """The folder that holds the `mcp_server` package (and `vault`, `indexer`): site-packages, or the checkout of an
+    editable install."""
+    return Path(__file__).absolute().parents[2]
+
+
+def script_text(python: str, root: str) -> str:
+    shebang = f"#!{python} -S"
+    if len(shebang) > SHEBANG_LIMIT or any(c.isspace() for c in python):
+        # Read by /bin/sh, which execs Python on this file; read by Python, the second line is a string.
+        shebang = f"#!/bin/sh\n'''exec' {_sh_quoted(python)} -S \"$0\" \"$@\"\n' '''"
+    return (f"{shebang}\n"
+            "# memdir's hooks (written by `memdir init`: mcp_server/clients/hook_script.py). Python starts without its\n"
+            "# site initialisation (-S), which a hook on every prompt does not need; memdir's package is found here:\n"
+            "import sys\n"
+            f"sys.path.insert(0, {root!r})\n"
+            "from mcp_server.clients.hooks import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+
+
+def hook_event(words: list[str]) -> str | None:
+    """The event a command's words run memdir's hook for (`memdir-hook prompt ...`, or the console script's
+    `memdir hook prompt ...`), else None."""
+    if not words:
+        return None
+    name = Path(words[0]).name
+    if name == SCRIPT_NAME:
+        return words[1] if len(words) > 1 else None
+    if name.startswith("memdir") and len(words) > 2 and words[1] == "hook":
+        return words[2]
+    return None
+
+
+def command_words(command: object) -> list[str]:
+    """A hook command's words as a shell splits them ([] for anything else)."""
+    try:
+        return shlex.split(command) if isinstance(command, str) else []
+    except ValueError:
+        return []
+
+
+def _sh_quoted(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"

@@ -1,0 +1,86 @@
+"""`memdir-hook`, the script init registers as the hooks' command: Python without its site initialisation, and
+memdir's package found by the script itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_server.clients import hook_script, integrations
+
+from .test_hooks import event, server  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.slow
+
+
+def run(command: list[str], payload: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(command, input=json.dumps(payload).encode(), capture_output=True, timeout=60)
+
+
+def test_the_registered_hook_script_runs_without_site_and_prints_the_known_context(server):
+    invocation = hook_script.hook_invocation(integrations.memdir_command())
+    [script] = invocation
+    assert Path(script).name == "memdir-hook" and os.access(script, os.X_OK)
+    assert Path(script).read_text().splitlines()[0] == f"#!{Path(sys.executable).absolute()} -S"
+    result = run([*invocation, "prompt", "--vault", str(server)],
+                 event(server, "UserPromptSubmit", prompt="how do we make celery retries safe"))
+    assert result.returncode == 0 and result.stderr == b"", result.stderr  # no third-party import was needed
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "[id:m-a4c81f63]" in context
+
+
+def test_a_second_registration_leaves_the_script_as_it_is(tmp_path: Path):
+    [script] = hook_script.hook_invocation(integrations.memdir_command())
+    before = os.stat(script)
+    hook_script.hook_invocation(integrations.memdir_command())
+    after = os.stat(script)
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_a_python_path_too_long_for_a_shebang_line_is_started_through_sh(tmp_path: Path):
+    folder = tmp_path / ("a-long-virtual-environment-folder-" * 4) / "bin"
+    folder.mkdir(parents=True)
+    (folder / "python").symlink_to(sys.executable)
+    text = hook_script.script_text(str(folder / "python"), str(hook_script.package_root()))
+    assert text.startswith("#!/bin/sh\n") and len(str(folder / "python")) > hook_script.SHEBANG_LIMIT
+    script = tmp_path / "memdir-hook"
+    script.write_text(text)
+    script.chmod(0o755)
+    result = run([str(script), "prompt"], {})  # memdir's hook ran: it says what is missing and lets the prompt through
+    assert result.returncode == 0 and b"no session_id in the hook input" in result.stderr, result.stderr
+
+
+def test_a_read_only_installation_keeps_the_console_script(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    def refused(*args: object, **kwargs: object) -> None:
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(hook_script.atomic, "write_state", refused)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bin" / "python"))
+    assert hook_script.hook_invocation("/opt/memdir/bin/memdir") == ["/opt/memdir/bin/memdir", "hook"]
+
+
+@pytest.mark.parametrize("command, event_name", [
+    ('/v/bin/memdir-hook prompt --vault ".memories"', "prompt"),
+    ('/v/bin/memdir hook stop --vault ".memories"', "stop"),  # what earlier releases registered
+    ("'/a b/bin/memdir-hook' session-start --vault x --client gemini", "session-start"),
+    ('/usr/bin/other-tool hook prompt', None),
+    ('/v/bin/memdir-hook', None),
+])
+def test_a_hook_command_is_memdirs_in_either_form(command: str, event_name: str | None):
+    assert hook_script.hook_event(hook_script.command_words(command)) == event_name
+
+
+def test_doctor_names_a_hook_script_that_runs_another_installation(tmp_path: Path):
+    from mcp_server.clients.claude_wiring import _command_finding
+
+    [script] = hook_script.hook_invocation(integrations.memdir_command())
+    assert _command_finding(script).ok
+    moved = tmp_path / "memdir-hook"  # written by an installation since moved away
+    moved.write_text(hook_script.script_text("/old/venv/bin/python", "/old/checkout"))
+    finding = _command_finding(str(moved))
+    assert not finding.ok and "runs another memdir than this one" in finding.detail
