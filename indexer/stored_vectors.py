@@ -28,6 +28,7 @@ cold open's CPU seconds after a killed server at 100k memories (64k rows, bench/
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 import tempfile
@@ -227,10 +228,13 @@ class LentRows:
     """Rows left where they lie, float32 (arrays over the owner's mapped log): parts of arrays, the chosen rows of
     each, in order. Read back rounded to float16, the value a copy into the scratch file would have held. The arrays
     keep the mapping alive; the owner only ever appends to its log or cuts a torn tail past the rows it replayed, and
-    a fold unlinks the file (a mapping outlives that), so the pages under them stay as they were."""
+    a fold unlinks the file (a mapping outlives that), so the pages under them stay as they were. With `mapping` (the
+    mmap under the arrays), the pages a read touched leave the process's resident set after it (still in the page
+    cache): a fold reads every row, and the mapping would otherwise keep them resident as the spill's preads do not."""
 
-    def __init__(self, dim: int, parts: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    def __init__(self, dim: int, parts: list[tuple[np.ndarray, np.ndarray]], mapping: mmap.mmap | None = None) -> None:
         self.dim = dim
+        self._mapping = mapping
         self._arrays = [array for array, _ in parts]
         self._chosen = [chosen for _, chosen in parts]
         self._starts = np.cumsum([0] + [len(chosen) for chosen in self._chosen])
@@ -244,6 +248,8 @@ class LentRows:
         for number in np.unique(part).tolist():
             here = part == number
             out[here] = self._arrays[number][self._chosen[number][positions[here] - self._starts[number]]]
+        if self._mapping is not None:
+            release_pages(self._mapping)
         return out
 
     def copied(self) -> np.ndarray:
@@ -319,6 +325,13 @@ class _Spill:
             copy._closer = weakref.finalize(copy, os.close, copy._fd)
         copy._count, copy._lent, copy._lent_count = self._count, self._lent, self._lent_count  # lent rows never change
         return copy
+
+
+def release_pages(mapping: mmap.mmap) -> None:
+    """Let a read-only file mapping's pages leave the process's resident set (they stay in the page cache and are
+    read again on demand)."""
+    if hasattr(mmap, "MADV_DONTNEED"):
+        mapping.madvise(mmap.MADV_DONTNEED)
 
 
 def _scratch(folder: Path | None) -> int:
