@@ -21,10 +21,14 @@ vault's worth of them before its snapshot (411 MB of float16 rows at 100k memori
 in RAM to the build's end, bench/results/scale.md, issue 32 item 1). The file has no name (O_TMPFILE where the file
 system allows it, else unlinked at once), so a crash leaves nothing behind; the log, not this file, is what
 a reload replays. Its pages sit in the kernel's page cache, reclaimable, like the snapshot's.
+The rows the owner's open replays from the log are not copied there: they stay where they are, float32 in the
+mapped log (`LentRows`), and are rounded to float16 as they are read. Rounding and writing them was 0.3 of a
+cold open's CPU seconds after a killed server at 100k memories (64k rows, bench/results/s15-cold15.md).
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 import tempfile
@@ -106,10 +110,11 @@ class StoredVectors:
             return base
         return np.union1d(base, self._new_ids[self._new_live])
 
-    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
-        """Add units held nowhere yet (the caller removes a unit before adding it again)."""
+    def add(self, ids: np.ndarray, vectors: "np.ndarray | LentRows") -> None:
+        """Add units held nowhere yet (the caller removes a unit before adding it again); `vectors` float16 rows, or
+        rows lent where they lie (kept so only by a store that has no added rows yet, else copied)."""
         if len(ids):
-            self._new_rows.append(np.asarray(vectors))  # first: a full disk leaves the store as it was
+            self._new_rows.append(vectors)  # first: a full disk leaves the store as it was
             self._new_ids = np.concatenate([self._new_ids, np.asarray(ids, dtype=np.int64)])
             self._new_live = np.concatenate([self._new_live, np.ones(len(ids), dtype=bool)])
             self._lookup = None
@@ -219,9 +224,42 @@ class StoredVectors:
         return rows.astype(dtype)
 
 
+class LentRows:
+    """Rows left where they lie, float32 (arrays over the owner's mapped log): parts of arrays, the chosen rows of
+    each, in order. Read back rounded to float16, the value a copy into the scratch file would have held. The arrays
+    keep the mapping alive; the owner only ever appends to its log or cuts a torn tail past the rows it replayed, and
+    a fold unlinks the file (a mapping outlives that), so the pages under them stay as they were. With `mapping` (the
+    mmap under the arrays), the pages a read touched leave the process's resident set after it (still in the page
+    cache): a fold reads every row, and the mapping would otherwise keep them resident as the spill's preads do not."""
+
+    def __init__(self, dim: int, parts: list[tuple[np.ndarray, np.ndarray]], mapping: mmap.mmap | None = None) -> None:
+        self.dim = dim
+        self._mapping = mapping
+        self._arrays = [array for array, _ in parts]
+        self._chosen = [chosen for _, chosen in parts]
+        self._starts = np.cumsum([0] + [len(chosen) for chosen in self._chosen])
+
+    def __len__(self) -> int:
+        return int(self._starts[-1])
+
+    def take(self, positions: np.ndarray) -> np.ndarray:
+        out = np.empty((len(positions), self.dim), dtype=np.float16)
+        part = np.searchsorted(self._starts, positions, side="right") - 1
+        for number in np.unique(part).tolist():
+            here = part == number
+            out[here] = self._arrays[number][self._chosen[number][positions[here] - self._starts[number]]]
+        if self._mapping is not None:
+            release_pages(self._mapping)
+        return out
+
+    def copied(self) -> np.ndarray:
+        return self.take(np.arange(len(self)))
+
+
 class _Spill:
     """Rows appended to a nameless scratch file in `folder` (made with the first row), read back by position.
-    Reads are preads, as the snapshot's: one read for a dense run of positions, else one a row."""
+    Reads are preads, as the snapshot's: one read for a dense run of positions, else one a row. Rows lent to an empty
+    spill (`LentRows`, the owner's replayed log) are its first positions and are not written."""
 
     def __init__(self, dim: int, folder: Path | None) -> None:
         self.dim = dim
@@ -230,20 +268,38 @@ class _Spill:
         self._fd = -1
         self._closer: weakref.finalize | None = None
         self._count = 0
+        self._lent: LentRows | None = None  # positions 0..len-1 when set; the file holds the positions after them
+        self._lent_count = 0
 
-    def append(self, rows: np.ndarray) -> None:
+    def append(self, rows: "np.ndarray | LentRows") -> None:
         if not len(rows):
             return
+        if isinstance(rows, LentRows):
+            if not self._count:
+                self._lent, self._lent_count, self._count = rows, len(rows), len(rows)
+                return
+            rows = rows.copied()
         if self._closer is None:
             self._fd = _scratch(self._folder)
             self._closer = weakref.finalize(self, os.close, self._fd)  # also when the store is dropped unclosed
         data = memoryview(np.ascontiguousarray(rows, dtype=np.float16)).cast("B")  # no copy of the rows' bytes
-        at, written = self._count * self._row_bytes, 0
+        at, written = (self._count - self._lent_count) * self._row_bytes, 0
         while written < len(data):
             written += os.pwrite(self._fd, data[written:], at + written)
         self._count += len(rows)  # after the write: a full disk leaves the count as it was
 
     def take(self, positions: np.ndarray) -> np.ndarray:
+        if self._lent is not None:
+            lent = positions < self._lent_count
+            if lent.any():
+                out = np.empty((len(positions), self.dim), dtype=np.float16)
+                out[lent] = self._lent.take(positions[lent])
+                out[~lent] = self._written(positions[~lent] - self._lent_count)
+                return out
+            positions = positions - self._lent_count
+        return self._written(positions)
+
+    def _written(self, positions: np.ndarray) -> np.ndarray:
         if not len(positions):
             return np.zeros((0, self.dim), dtype=np.float16)
         size = self._row_bytes
@@ -259,6 +315,7 @@ class _Spill:
             self._closer()
             self._closer, self._fd = None, -1
         self._count = 0
+        self._lent, self._lent_count = None, 0  # the mapping under them goes with the last array over it
 
     def frozen(self) -> "_Spill":
         """The rows appended so far, on a descriptor of its own (later appends and a close leave them be)."""
@@ -266,8 +323,15 @@ class _Spill:
         if self._closer is not None:
             copy._fd = os.dup(self._fd)
             copy._closer = weakref.finalize(copy, os.close, copy._fd)
-        copy._count = self._count
+        copy._count, copy._lent, copy._lent_count = self._count, self._lent, self._lent_count  # lent rows never change
         return copy
+
+
+def release_pages(mapping: mmap.mmap) -> None:
+    """Let a read-only file mapping's pages leave the process's resident set (they stay in the page cache and are
+    read again on demand)."""
+    if hasattr(mmap, "MADV_DONTNEED"):
+        mapping.madvise(mmap.MADV_DONTNEED)
 
 
 def _scratch(folder: Path | None) -> int:

@@ -40,7 +40,7 @@ import numpy as np
 
 from .arrays import sorted_contains, sorted_insert, sorted_remove
 from .first_pass import SignCodes
-from .stored_vectors import StoredVectors
+from .stored_vectors import LentRows, StoredVectors, release_pages
 
 # One thread: a single-query flat search is sub-millisecond on one core, while OpenMP's
 # second thread on a busy 2-core machine made the same search 60x slower (measured).
@@ -262,9 +262,9 @@ class VectorIndex:
     def _replay(self, path: Path, owner: bool = False) -> None:
         """Apply the log's whole records. Each id ends in the state its last record gave it, so a long log costs one
         removal and one addition, not one per record. The records are read as arrays over the log's bytes, and only
-        the rows that survive are copied once (rounded to float16 for the stored part): a per-unit dict and one stack
-        of every row made replaying a 112 MB log 0.6-1.3 CPU s and +540 MB of peak at 100k memories
-        (bench/results/s10-firstlog10.md)."""
+        the rows that survive are copied once (a per-unit dict and one stack of every row made replaying a 112 MB log
+        0.6-1.3 CPU s and +540 MB of peak at 100k memories, bench/results/s10-firstlog10.md); the owner's stored rows
+        are not even copied (LentRows)."""
         if not owner:  # the owner may cut a torn tail off the log while a reader maps it, which would fault
             try:
                 self._log_end = self._replay_records(path.read_bytes())
@@ -282,11 +282,14 @@ class VectorIndex:
             # The owner maps it rather than reading it: the records are arrays over the file's pages and only the rows
             # that survive are copied (read whole, the 112 MB a killed 100k server left were copied first).
             data = mmap.mmap(file.fileno(), size, access=mmap.ACCESS_READ)
-        self._log_end = self._replay_records(data)  # unmapped when the last array over it goes (none is kept)
+        # The stored rows that survive are lent, not copied (LentRows): the mapping lives as long as they do. The pages
+        # the CRCs read leave the resident set until a read needs them again.
+        self._log_end = self._replay_records(data, lend=data)
+        release_pages(data)
 
-    def _replay_records(self, data: bytes | mmap.mmap) -> int:
-        """Apply the whole records of a log's bytes (nothing over them is kept: `_apply_last` copies the rows that
-        survive); returns where they end."""
+    def _replay_records(self, data: bytes | mmap.mmap, lend: mmap.mmap | None = None) -> int:
+        """Apply the whole records of a log's bytes; returns where they end. `_apply_last` copies the rows that
+        survive, or with `lend` (the log mapped: `data`) keeps the stored ones where they lie."""
         records, offset = [], 0
         with memoryview(data) as view:
             while offset + _RECORD.size <= len(data):
@@ -297,12 +300,14 @@ class VectorIndex:
                 records.append(_LogRecord.read(data, start, self.dim))
                 offset = start + length
         if records:
-            self._apply_last(records)
+            self._apply_last(records, lend)
         return offset
 
-    def _apply_last(self, records: list["_LogRecord"]) -> None:
+    def _apply_last(self, records: list["_LogRecord"], lend: mmap.mmap | None = None) -> None:
         """Set each id the records name to the state of its last record: removed, then added again if that
-        record adds it, in the order of those last records (the order a live index, which appends each add, had)."""
+        record adds it, in the order of those last records (the order a live index, which appends each add, had).
+        With `lend` (the mapped log), the stored part keeps its rows where the records lie (LentRows) and rounds them
+        as it reads."""
         ids = np.concatenate([record.ids for record in records])
         starts = np.cumsum([0] + [len(record.ids) for record in records])
         _, from_end = np.unique(ids[::-1], return_index=True)
@@ -318,10 +323,11 @@ class VectorIndex:
             added_ids.append(record.ids[places])
             added_scanned.append(scanned)
             searched_rows.append(record.vectors[places[scanned]])
-            stored_rows.append(record.vectors[places[~scanned]].astype(np.float16))
+            stored_rows.append((record.vectors, places[~scanned]))
         if added_ids:
+            lent = LentRows(self.dim, stored_rows, lend)
             self._insert(np.concatenate(added_ids), np.concatenate(added_scanned), np.concatenate(searched_rows),
-                         np.concatenate(stored_rows))
+                         lent if lend is not None else lent.copied())
 
     def close(self) -> None:
         """Let go of the stored part's file (a closed vault holds no descriptor into it)."""
@@ -364,7 +370,8 @@ class VectorIndex:
             self._changed()
             return self._drop(id_array)
 
-    def _insert(self, ids: np.ndarray, scanned: np.ndarray, searched_rows: np.ndarray, stored_rows: np.ndarray) -> None:
+    def _insert(self, ids: np.ndarray, scanned: np.ndarray, searched_rows: np.ndarray,
+                stored_rows: "np.ndarray | LentRows") -> None:
         """Add units that are in neither part (callers drop them first); their rows come split by `scanned`, in the
         order of `ids`: the searched ones' and the stored ones'."""
         if scanned.any():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -171,3 +172,47 @@ def test_a_log_naming_units_many_times_replays_to_each_ones_last_state_in_the_li
         assert replayed.searched_order().tolist() == index.searched_order().tolist()  # ties break alike after a restart
         assert np.allclose(replayed.vectors(ids), index.vectors(ids), rtol=0, atol=1e-3)
         assert replayed._log_end == (tmp_path / LOG_FILE).stat().st_size - 8  # the torn tail lies past it
+
+
+def test_the_owner_reads_the_stored_rows_its_log_replays_where_they_lie_and_keeps_and_folds_the_same_values(tmp_path: Path):
+    # A killed owner's log: stored rows added after the snapshot. The owner's open lends them from the mapped log
+    # instead of rounding and writing them to its scratch file; what it reads and the snapshot it writes are the
+    # values a copied replay holds, after a torn tail is cut, more changes come and the log is folded away.
+    rng = np.random.default_rng(7)
+    index = VectorIndex(8)
+    index.add(np.arange(1, 5), rng.normal(size=(4, 8)).astype(np.float32), [True] * 4)
+    filler = np.arange(1000, 2000)  # a snapshot large enough that the changes below stay in the log
+    index.add(filler, rng.normal(size=(len(filler), 8)).astype(np.float32), [False] * len(filler))
+    (tmp_path / "owner").mkdir()
+    index.save(tmp_path / "owner")
+    logged = np.arange(100, 160)
+    index.add(logged, rng.normal(size=(60, 8)).astype(np.float32), [n % 4 == 0 for n in range(60)])
+    index.add(logged[:10], rng.normal(size=(10, 8)).astype(np.float32), [False] * 10)  # named again: the last wins
+    index.persist(tmp_path / "owner")
+    snapshot = (tmp_path / "owner" / "units.f16").stat().st_ino
+    with open(tmp_path / "owner" / LOG_FILE, "ab") as log:
+        log.write(b"\x40\x00\x00\x00torn")
+    shutil.copytree(tmp_path / "owner", tmp_path / "reader")
+    owner = VectorIndex.load(tmp_path / "owner", 8, owner=True)
+    assert (tmp_path / "owner" / "units.f16").stat().st_ino == snapshot  # the changes are in the log
+    copied = VectorIndex.load(tmp_path / "reader", 8)  # a reader: the rows copied out of the log it read
+    assert owner._stored._new_rows._fd == -1  # nothing written to the scratch file: the rows stay in the log
+    ids = np.array(sorted(index.ids()), dtype=np.int64)
+    assert np.array_equal(owner.vectors(ids), copied.vectors(ids))
+    later = rng.normal(size=(3, 8)).astype(np.float32)
+    for replayed, folder in ((owner, tmp_path / "owner"), (copied, tmp_path / "reader")):
+        replayed.add([200, 201, 102], later, [False, False, False])  # after the lent rows, and one of them replaced
+        replayed.remove([103, 1])
+        replayed.persist(folder)  # the owner cuts the torn tail and appends: the lent rows' pages stay as they were
+    ids = np.array(sorted(owner.ids()), dtype=np.int64)
+    assert np.array_equal(owner.vectors(ids), copied.vectors(ids))
+    assert (tmp_path / "owner" / "units.f16").stat().st_ino == snapshot  # still in the log
+    frozen = owner._stored.frozen()
+    owner.save(tmp_path / "owner")  # the log is gone; the frozen copy still reads the rows it was lent
+    assert not (tmp_path / "owner" / LOG_FILE).exists() and owner._stored._new_rows._lent is None
+    some = np.array([100, 104, 200], dtype=np.int64)
+    assert np.array_equal(frozen.read(some), copied.vectors(some))
+    frozen.close()
+    copied.save(tmp_path / "reader")
+    assert (tmp_path / "owner" / "units.f16").read_bytes() == (tmp_path / "reader" / "units.f16").read_bytes()
+    assert np.array_equal(VectorIndex.load(tmp_path / "owner", 8).vectors(ids), copied.vectors(ids))

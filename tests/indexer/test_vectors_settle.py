@@ -16,7 +16,7 @@ from indexer.live import LiveIndex
 from indexer.settings import WatchSettings
 from indexer.vectors import LOG_FILE, SETTLE_SHARE, VectorIndex
 from tests.conftest import memory_text, write
-from tests.indexer.helpers import fresh_rebuild, open_index, state
+from tests.indexer.helpers import fresh_rebuild, open_index, state, top_ids
 from vault import Vault
 
 TIMEOUT = 20.0
@@ -29,13 +29,15 @@ class _Crash(Exception):
 
 def _notes(root: Path) -> None:
     for n in range(6):
-        write(root, f"history/n{n}.md", memory_text(f"m-0000000{n}", f"Note {n}", f"the heron queue number {n} stalled"))
+        write(root, f"history/n{n}.md", memory_text(f"m-0000000{n}", f"Note {n}", f"The heron queue number {n} stalled. "
+                                                    "Its workers waited on the lock. Nobody was paged for an hour."))
 
 
 def _edited(index: Index) -> None:
     """Edits synced by the owner: their vectors are in the log, not yet in the snapshot."""
     root = index.root
-    write(root, "history/n1.md", memory_text("m-00000001", "Note 1", "the pelican gate replaced the heron queue"))
+    write(root, "history/n1.md", memory_text("m-00000001", "Note 1", "The pelican gate replaced the heron queue. It drains "
+                                             "the backlog overnight. The old queue stays read-only for a week."))
     (root / "history" / "n2.md").unlink()
     write(root, "history/fresh.md", memory_text("m-00000009", "Fresh", "a kestrel in the release notes"))
     index.sync()
@@ -62,6 +64,8 @@ def test_an_owner_folds_the_log_a_killed_owner_left_into_the_snapshot_once_it_ha
     index = Index.open(Vault(hashing_root), HashingEmbedder(), reconcile=False)  # as a server opens it
     try:
         assert root_log(index).exists() and state(index) == expected  # replayed at the open
+        first_answer = top_ids(index, "the pelican gate and the heron queue")  # its stored rows read from the log
+        assert index._vectors._stored._new_rows._lent is not None and first_answer
         live = LiveIndex(index, FAST).start()
         assert live.caught_up.wait(TIMEOUT), "the reconcile and the fold never finished"
         assert not root_log(index).exists()
@@ -72,7 +76,8 @@ def test_an_owner_folds_the_log_a_killed_owner_left_into_the_snapshot_once_it_ha
     reopened = open_index(hashing_root)
     assert state(reopened) == expected
     reopened.close()
-    assert state(fresh_rebuild(hashing_root)) == expected
+    rebuilt = fresh_rebuild(hashing_root)
+    assert state(rebuilt) == expected and top_ids(rebuilt, "the pelican gate and the heron queue") == first_answer
 
 
 def test_a_closing_owner_folds_its_sessions_log_into_the_snapshot(hashing_root: Path):
