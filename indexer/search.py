@@ -273,6 +273,7 @@ class Searcher:
         self._unfiltered: tuple[tuple[int, bool, int], Mapping[str, Memory]] | None = None  # (index version, superseded?, minute) -> allowed
         self._out_of_sight: tuple[tuple[int, int], frozenset[str]] | None = None  # (index version, minute) -> ids
         self._people = People()
+        self._sections: tuple[int, dict[str, bool]] = (-1, {})  # index version -> memory id -> _sectioned
 
     def search(self, request: SearchRequest, merged: bool = False) -> list[Hit]:
         """`merged`: the hits are one vault's part of a merge (mcp_server/service/privacy.py), which puts a fresh
@@ -638,14 +639,13 @@ class Searcher:
             units = index.entry(index.memory(memory_id).path).units
             rows[memory_id] = slice(len(ids), len(ids) + len(units))
             first = len(chunks)
-            position: dict[int, int] = {}
-            for unit, chunk, role in units:
-                if chunk not in position:
-                    position[chunk] = len(chunks)
-                    chunks.append(chunk)
-                ids.append(unit)
-                roles.append(_ROLE_CODE[role])
-                group.append(position[chunk])
+            if units:  # by columns: a search reads ~1,000 units at 10k memories, and a Python step a unit added up
+                unit_ids, unit_chunks, unit_roles = zip(*units)
+                position = {chunk: first + n for n, chunk in enumerate(dict.fromkeys(unit_chunks))}  # first seen first
+                chunks.extend(position)
+                ids.extend(unit_ids)
+                roles.extend(map(_ROLE_CODE.__getitem__, unit_roles))
+                group.extend(map(position.__getitem__, unit_chunks))
             groups[memory_id] = slice(first, len(chunks))
         return _Units(rows, groups, index.unit_vectors(np.array(ids, dtype=np.int64)),
                       np.array(roles, dtype=np.int8), np.array(group, dtype=np.int64), chunks)
@@ -823,6 +823,10 @@ class Searcher:
         standout_share = settings.section_standout_share * (1.0 - whole_share)
         best = {}
         for memory_id, span in block.groups.items():
+            if span.stop - span.start == 1:  # most memories: one chunk, its own score (no rival, no spread)
+                best[memory_id] = (section_score(scores[span.start], None, settings.section_lead,
+                                                 settings.section_lead_share), block.chunks[span.start])
+                continue
             ranked = sorted(range(span.start, span.stop), key=lambda g: (-scores[g], block.chunks[g]))
             second = scores[ranked[1]] if len(ranked) > 1 else None
             score = section_score(scores[ranked[0]], second, settings.section_lead, settings.section_lead_share)
@@ -836,10 +840,17 @@ class Searcher:
         return (self.settings.learned_order or request.features) and request.mode == "hybrid"
 
     def _sectioned(self, memory_id: str) -> bool:
-        """Whether the memory is indexed as several sections (a book, a long note)."""
-        memory = self.index.memory(memory_id)
-        entry = self.index.entry(memory.path) if memory is not None else None
-        return entry is not None and len(entry.chunk_ids) > 1
+        """Whether the memory is indexed as several sections (a book, a long note). Kept per index version: asked
+        for each candidate of each search (~200 at 10k memories), and a memory's sections change only with it."""
+        version, known = self._sections
+        if version != self.index.version:
+            self._sections = version, known = self.index.version, {}
+        found = known.get(memory_id)
+        if found is None:
+            memory = self.index.memory(memory_id)
+            entry = self.index.entry(memory.path) if memory is not None else None
+            found = known[memory_id] = entry is not None and len(entry.chunk_ids) > 1
+        return found
 
     def _successor(self, memory: Memory) -> str | None:
         return self.index.link_view.successor(memory.id)

@@ -354,7 +354,7 @@ def test_the_learners_constants_in_search_settings_decide_how_far_a_bad_record_d
 def test_a_question_whose_words_the_keyword_channel_barely_covers_is_ranked_by_meaning(hashing_root: Path):
     write(hashing_root, "patterns/a.md", memory_text("m-0000000a", "Local setup", "Bring up postgres with docker compose"))
     write(hashing_root, "patterns/b.md", memory_text("m-0000000b", "Stickers", "Stickers on my laptop lid"))
-    write(hashing_root, "patterns/c.md", memory_text("m-0000000c", "Espresso", "Grind finer for espresso"))
+    write(hashing_root, "books/c.md", memory_text("m-0000000c", "Espresso", "Grind finer for espresso", collection="books"))
     index = concept_index(hashing_root)
     s = searcher(index)
     paraphrase = s.search(SearchRequest(query="what is the quickest way to get a database going on my laptop", now=NOW))
@@ -412,6 +412,20 @@ def test_a_ranked_hit_explains_how_much_of_the_question_its_words_cover_and_whet
     espresso = {h.memory.id: h for h in searcher(index).search(SearchRequest(query="espresso crew", now=NOW,
                                                                                              features=True))}
     assert espresso["m-0000000a"].explain["sectioned"] == 1.0 and espresso["m-0000000c"].explain["sectioned"] == 0.0
+    index.close()
+
+
+def test_a_note_that_grows_sections_is_read_as_sectioned_by_the_searcher_that_read_it_before(hashing_root: Path):
+    write(hashing_root, "books/c.md", memory_text("m-0000000c", "Espresso", "Grind finer for espresso", collection="books"))
+    index = concept_index(hashing_root)
+    s = searcher(index)
+    before = {h.memory.id: h for h in s.search(SearchRequest(query="espresso crew", now=NOW, features=True))}
+    book = "\n".join(f"## Part {n}\nThe {w} crew met at dawn. The {w} plan changed twice. Then the {w} shipped.\n"
+                     for n, w in enumerate(["deploy", "database", "espresso", "release"]))
+    write(hashing_root, "books/c.md", memory_text("m-0000000c", "Espresso", book, collection="books"))
+    index.sync()
+    after = {h.memory.id: h for h in s.search(SearchRequest(query="espresso crew", now=NOW, features=True))}
+    assert before["m-0000000c"].explain["sectioned"] == 0.0 and after["m-0000000c"].explain["sectioned"] == 1.0
     index.close()
 
 
