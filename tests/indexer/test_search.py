@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from indexer.index import Index
-from indexer.search import SearchRequest, Searcher, order_hits
+from indexer.search import Hit, SearchRequest, Searcher, order_hits
 from indexer.settings import SearchSettings
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import open_index
@@ -427,6 +427,20 @@ def test_a_note_that_grows_sections_is_read_as_sectioned_by_the_searcher_that_re
     after = {h.memory.id: h for h in s.search(SearchRequest(query="espresso crew", now=NOW, features=True))}
     assert before["m-0000000c"].explain["sectioned"] == 0.0 and after["m-0000000c"].explain["sectioned"] == 1.0
     index.close()
+
+
+def test_a_hit_made_without_its_init_is_the_hit_its_init_makes():
+    from datetime import datetime, timezone
+
+    from vault.model import Memory
+
+    memory = Memory(id="m-0000000a", path="patterns/a.md", collection="patterns", type="learning", title="A", body="b")
+    written = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    made = Hit.made(memory, 0.5, 0.4, "both", heading="H", vector_score=0.3, via="m-0000000b", written=written)
+    assert made == Hit(memory, 0.5, 0.4, "both", "H", 0.3, via="m-0000000b", written=written)
+    assert list(vars(made)) == list(vars(Hit(memory, 0.5, 0.4, "both")))  # every field, in its order
+    with pytest.raises(TypeError):
+        Hit.made(memory, 0.5, 0.4, "both", headline="H")
 
 
 def test_a_hit_changed_in_place_of_dataclasses_replace_is_the_hit_replace_makes(example_root: Path):
