@@ -409,7 +409,7 @@ class VectorIndex:
             if scanned.any():
                 out[scanned] = self._searched.reconstruct_batch(np.ascontiguousarray(ids[scanned]))
             if stored.any():
-                out[stored] = self._stored.read(ids[stored])  # float16 rows, made float32 in this copy
+                out[stored] = self._stored.read(ids[stored])
         return out
 
     def search(self, query: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
