@@ -75,6 +75,8 @@ def index_analysis(field: FieldType) -> Callable[[str], list[Item]]:
 # The private methods of whoosh3's W3LeafMatcher that `_postings` reads whole blocks with.
 BLOCK_READER = ("_read_ids", "_read_weights", "_next_block")
 MAX_QUERY_TERMS = 64
+# Terms whose per-segment document frequency PostingsCache keeps (~200 bytes each): a few thousand questions' worth.
+FREQUENCIES_KEPT = 100_000
 # The writer buffers a batch's postings in memory up to this many MB (by Whoosh's own estimate, which
 # counts a posting at ~2/3 of what CPython holds for it) and spills sorted runs to the index folder
 # beyond it, merged at commit. Whoosh's default, 128, let a build hold up to ~200 MB of postings, the
@@ -417,7 +419,8 @@ class KeywordIndex:
             searcher, fresh = self._searcher, self._fresh
             terms = self._selective(asked, postings_budget, tuple(fields))
             statistics = _statistics(searcher, fresh, terms, fields) if fresh else None
-            scores = bm25f_scores(searcher, terms, fields, self._b, self._k1, self._postings.postings, statistics)
+            scores = bm25f_scores(searcher, terms, fields, self._b, self._k1, self._postings.postings, statistics,
+                                  self._postings.frequency)
             filter_query = filters.query() if filters else None
             mask_query = filters.mask() if filters else None
             if filter_query is not None:
@@ -456,7 +459,7 @@ class KeywordIndex:
             for field in fields:
                 for leaf, offset in searcher.leaf_searchers():
                     reader = leaf.reader()
-                    if (field, term) in reader:
+                    if self._postings.frequency(reader, field, term):
                         # The hits moved into the segment's numbering, not its postings into the index's: a
                         # common word's postings are tens of thousands at 100k memories, the hits a hundred.
                         present |= sorted_contains(self._postings.postings(reader, field, term)[0], docs - offset)
@@ -473,8 +476,12 @@ class KeywordIndex:
     def _selective(self, terms: list[str], budget: int, fields: Sequence[str]) -> list[str]:
         if budget <= 0:
             return terms
-        return rarest_first(terms, {t: sum(self._searcher.doc_frequency(f, t) + self._fresh.doc_frequency(f, t)
-                                           for f in fields) for t in terms}, budget)
+        return rarest_first(terms, {t: sum(self._frequency(f, t) + self._fresh.doc_frequency(f, t) for f in fields)
+                                    for t in terms}, budget)
+
+    def _frequency(self, field: str, term: str) -> int:
+        """The open searcher's `doc_frequency`, summed over its segments from the cache."""
+        return sum(self._postings.frequency(leaf.reader(), field, term) for leaf, _ in self._searcher.leaf_searchers())
 
     def idf(self, terms: Sequence[str]) -> dict[str, float]:
         """Inverse document frequency of each term in the body field (rare terms count more)."""
@@ -547,7 +554,7 @@ def rarest_first(terms: list[str], cost: dict[str, int], budget: int) -> list[st
 
 def bm25f_scores(searcher: Searcher, terms: Sequence[str], fields: dict[str, float], b: float,
                  k1: float, postings: Callable[[object, str, str], tuple[np.ndarray, np.ndarray]] | None = None,
-                 statistics: Statistics | None = None) -> np.ndarray:
+                 statistics: Statistics | None = None, frequency: Callable[[object, str, str], int] | None = None) -> np.ndarray:
     """Whoosh's BM25F score of every document (0 for none, deleted ones included) for an OR of the terms
     over the fields, each field's score times its boost: what `searcher.search` would rank by.
 
@@ -562,7 +569,7 @@ def bm25f_scores(searcher: Searcher, terms: Sequence[str], fields: dict[str, flo
             idf = statistics[0][(field, term)] if statistics else None
             for leaf, offset in searcher.leaf_searchers():
                 reader = leaf.reader()
-                if (field, term) not in reader:
+                if not (frequency or _frequency)(reader, field, term):
                     continue
                 idf = searcher.idf(field, term) if idf is None else idf
                 docs, weights = (postings or _postings)(reader, field, term)
@@ -599,6 +606,24 @@ class PostingsCache:
         self._entries: OrderedDict[tuple[str, int, str, str], tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
+        self._frequencies: dict[tuple[str, str, str], int] = {}  # (segment id, field, term) -> documents holding it
+
+    def frequency(self, reader: object, field: str, term: str) -> int:
+        """How many of the segment's documents hold the term (deleted ones included, as Whoosh counts them); 0 when
+        its term table has no such term. Asking Whoosh hashes the term and searches its table in Python (~5 µs):
+        ~150 times a search at 10k memories, for whether a segment holds each term and how common it is."""
+        segment = getattr(reader, "segment", lambda: None)()  # None: no segment (an empty index)
+        if segment is None:
+            return _frequency(reader, field, term)
+        key = (segment.segment_id(), field, term)
+        found = self._frequencies.get(key)
+        if found is None:
+            found = _frequency(reader, field, term)
+            with self._lock:
+                if len(self._frequencies) >= FREQUENCIES_KEPT:
+                    self._frequencies.clear()  # a new vocabulary of questions: start again rather than track use
+                self._frequencies[key] = found
+        return found
 
     def postings(self, reader: object, field: str, term: str) -> tuple[np.ndarray, np.ndarray]:
         segment = getattr(reader, "segment", None)
@@ -619,6 +644,10 @@ class PostingsCache:
                 _, (docs, _) = self._entries.popitem(last=False)
                 self._size -= len(docs)
         return found
+
+
+def _frequency(reader: object, field: str, term: str) -> int:
+    return reader.doc_frequency(field, term) if (field, term) in reader else 0  # type: ignore[attr-defined, operator]
 
 
 def _postings(reader: object, field: str, term: str, read_blocks: bool = True) -> tuple[np.ndarray, np.ndarray]:

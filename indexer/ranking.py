@@ -6,6 +6,7 @@ rank is the learner's (learner.py), supplied to search as a `QualityFn`.
 
 from __future__ import annotations
 
+import functools
 import math
 from datetime import datetime
 from typing import Callable, Mapping, Sequence
@@ -21,8 +22,14 @@ def sigmoid(x: float) -> float:
 
 def calibrate(evidence: float, midpoint: float, steepness: float) -> float:
     """Map 0..1 evidence to a 0..1 relevance with a sigmoid rescaled so 0 → 0 and 1 → 1."""
-    low, high = sigmoid(-steepness * midpoint), sigmoid(steepness * (1 - midpoint))
+    low, high = _calibration_ends(midpoint, steepness)
     return min(1.0, max(0.0, (sigmoid(steepness * (evidence - midpoint)) - low) / (high - low)))
+
+
+@functools.lru_cache(maxsize=16)
+def _calibration_ends(midpoint: float, steepness: float) -> tuple[float, float]:
+    """The sigmoid at evidence 0 and 1: the same two numbers for every candidate of every search (~340 a search)."""
+    return sigmoid(-steepness * midpoint), sigmoid(steepness * (1 - midpoint))
 
 
 def vector_evidence(cosine: float, floor: float, full: float) -> float:

@@ -8,7 +8,7 @@ import pytest
 from whoosh import query as q
 
 from indexer.chunking import Neighbours, chunks_for
-from indexer.keyword import BLOCK_READER, KeywordFilter, KeywordIndex, _postings, query_terms
+from indexer.keyword import BLOCK_READER, KeywordFilter, KeywordIndex, _postings, query_terms, rarest_first
 from vault.model import Memory
 from vault.parse import parse
 
@@ -71,6 +71,25 @@ def test_remembered_postings_stay_right_as_segments_are_added_deleted_from_and_m
     index.compact()
     assert {h.chunk_id for h in index.search("postgres lock", 1000, None, 0, 0.35)} == set(
         whoosh_scores(index, "postgres lock", 1000, None))
+
+
+def test_a_postings_budget_keeps_the_terms_whooshs_own_counts_keep_as_segments_are_added_deleted_from_and_merged(
+        tmp_path: Path):
+    index = KeywordIndex.create(tmp_path / "kw")
+    memories = [memory(n, "history") for n in range(80)]
+    fields = {"title": 1.0, "body": 1.0, "context": 0.35}
+    text, budget = "postgres lock retry celery deploy worker queue", 40
+    for start in range(0, 80, 10):  # each commit adds a segment; Whoosh merges small ones as it goes
+        index.replace([(m, chunks_for(m)) for m in memories[start:start + 10]])
+        index.replace([], removed_ids=[memories[start].id])
+        counts = {t: sum(index._searcher.doc_frequency(f, t) for f in fields) for t in query_terms(text)}
+        kept = rarest_first(query_terms(text), counts, budget)
+        assert 0 < len(kept) < len(counts) or start < 20  # the budget leaves terms out once the index has grown
+        query = q.Or([q.Term(f, t, boost=b) for t in kept for f, b in fields.items()])
+        expected = {int(h["chunk"]): h.score for h in index._searcher.search(query, limit=None)}
+        found = {h.chunk_id: h.score for h in index.search(text, 1000, None, budget, 0.35)}
+        assert found.keys() == expected.keys()
+        assert all(found[c] == pytest.approx(expected[c], rel=1e-9) for c in expected)
 
 
 @pytest.mark.parametrize("question", ["dedupe_key", "dedupe key", "sms_outbox.dedupe_key", "outbox"])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from indexer.index import Index
-from indexer.search import SearchRequest, Searcher, order_hits
+from indexer.search import Hit, SearchRequest, Searcher, order_hits
 from indexer.settings import SearchSettings
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import open_index
@@ -354,7 +354,7 @@ def test_the_learners_constants_in_search_settings_decide_how_far_a_bad_record_d
 def test_a_question_whose_words_the_keyword_channel_barely_covers_is_ranked_by_meaning(hashing_root: Path):
     write(hashing_root, "patterns/a.md", memory_text("m-0000000a", "Local setup", "Bring up postgres with docker compose"))
     write(hashing_root, "patterns/b.md", memory_text("m-0000000b", "Stickers", "Stickers on my laptop lid"))
-    write(hashing_root, "patterns/c.md", memory_text("m-0000000c", "Espresso", "Grind finer for espresso"))
+    write(hashing_root, "books/c.md", memory_text("m-0000000c", "Espresso", "Grind finer for espresso", collection="books"))
     index = concept_index(hashing_root)
     s = searcher(index)
     paraphrase = s.search(SearchRequest(query="what is the quickest way to get a database going on my laptop", now=NOW))
@@ -413,6 +413,34 @@ def test_a_ranked_hit_explains_how_much_of_the_question_its_words_cover_and_whet
                                                                                              features=True))}
     assert espresso["m-0000000a"].explain["sectioned"] == 1.0 and espresso["m-0000000c"].explain["sectioned"] == 0.0
     index.close()
+
+
+def test_a_note_that_grows_sections_is_read_as_sectioned_by_the_searcher_that_read_it_before(hashing_root: Path):
+    write(hashing_root, "books/c.md", memory_text("m-0000000c", "Espresso", "Grind finer for espresso", collection="books"))
+    index = concept_index(hashing_root)
+    s = searcher(index)
+    before = {h.memory.id: h for h in s.search(SearchRequest(query="espresso crew", now=NOW, features=True))}
+    book = "\n".join(f"## Part {n}\nThe {w} crew met at dawn. The {w} plan changed twice. Then the {w} shipped.\n"
+                     for n, w in enumerate(["deploy", "database", "espresso", "release"]))
+    write(hashing_root, "books/c.md", memory_text("m-0000000c", "Espresso", book, collection="books"))
+    index.sync()
+    after = {h.memory.id: h for h in s.search(SearchRequest(query="espresso crew", now=NOW, features=True))}
+    assert before["m-0000000c"].explain["sectioned"] == 0.0 and after["m-0000000c"].explain["sectioned"] == 1.0
+    index.close()
+
+
+def test_a_hit_made_without_its_init_is_the_hit_its_init_makes():
+    from datetime import datetime, timezone
+
+    from vault.model import Memory
+
+    memory = Memory(id="m-0000000a", path="patterns/a.md", collection="patterns", type="learning", title="A", body="b")
+    written = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    made = Hit.made(memory, 0.5, 0.4, "both", heading="H", vector_score=0.3, via="m-0000000b", written=written)
+    assert made == Hit(memory, 0.5, 0.4, "both", "H", 0.3, via="m-0000000b", written=written)
+    assert list(vars(made)) == list(vars(Hit(memory, 0.5, 0.4, "both")))  # every field, in its order
+    with pytest.raises(TypeError):
+        Hit.made(memory, 0.5, 0.4, "both", headline="H")
 
 
 def test_a_hit_changed_in_place_of_dataclasses_replace_is_the_hit_replace_makes(example_root: Path):
