@@ -48,7 +48,7 @@ from .embed import CachedEmbedder, Embedder
 from .graph import LinkGraph
 from .heap import release_free_memory
 from .holders import hold, let_go
-from .in_flight import InFlight
+from .in_flight import BUSY, InFlight, for_someone
 from .generations import Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex, Staged
 from .keyword import signature as keyword_signature
@@ -304,6 +304,7 @@ class Index:
                 self._owner.release()
                 self._owner = None
 
+    @for_someone
     def reconcile(self) -> SyncReport:
         """The owner's catch-up with what happened while no process owned the index: heal what a crash left, sweep
         temporary files, and read every file again (deep: a file saved with its old size and mtime is found too),
@@ -427,10 +428,11 @@ class Index:
         return self._vectors.log_share(self.generation)
 
     def quiet_seconds(self) -> float:
-        """How long no search ran and the vectors did not change (an idle fold waits for this)."""
-        if self.searches.count():
+        """How long the index was idle: no search of it ran, nothing ran for someone in this process (a request, a
+        sync: in_flight.BUSY) and its vectors did not change. An idle fold and the decoding ahead wait for this."""
+        if self.searches.count() or BUSY.count():
             return 0.0
-        return time.monotonic() - max(self.searches.ended_at, self._vectors.changed_at)
+        return time.monotonic() - max(self.searches.ended_at, BUSY.ended_at, self._vectors.changed_at)
 
     def compact(self) -> None:
         """Purge deleted keyword documents; afterwards search results equal a fresh rebuild's exactly.
@@ -611,15 +613,15 @@ class Index:
         """The top-k chunks for the words of `text` (see KeywordIndex.search)."""
         return self._keyword.search(text, k, filters, postings_budget, context_boost)
 
-    def warm_postings(self, cancelled: Callable[[], bool] = lambda: False) -> int:
-        """Decode the most frequent terms' postings ahead of the searches (KeywordIndex.warm_postings), block by block
-        behind the searches running, without the index lock; returns the postings decoded."""
-        return self._keyword.warm_postings(WARM_POSTINGS_SHARE, self._behind_searches, cancelled)
+    def warm_postings(self, go_on: Callable[[], bool]) -> int:
+        """Decode the most frequent terms' postings ahead of the searches (KeywordIndex.warm_postings), without the
+        index lock, calling `go_on` between steps; returns the postings decoded."""
+        return self._keyword.warm_postings(WARM_POSTINGS_SHARE, go_on)
 
-    def decode_rows_ahead(self, cancelled: Callable[[], bool] = lambda: False) -> int:
-        """Decode the manifest rows an open left as rows (lazy_rows.py), up to ROWS_AHEAD, behind the searches
-        running and without the index lock; returns the rows decoded."""
-        return self._entries.decode_ahead(ROWS_AHEAD, self._behind_searches, cancelled)
+    def decode_rows_ahead(self, go_on: Callable[[], bool]) -> int:
+        """Decode the manifest rows an open left as rows (lazy_rows.py), up to ROWS_AHEAD, without the index lock,
+        calling `go_on` between steps; returns the rows decoded."""
+        return self._entries.decode_ahead(ROWS_AHEAD, go_on)
 
     def keyword_idf(self, terms: Sequence[str]) -> dict[str, float]:
         return self._keyword.idf(terms)
@@ -679,6 +681,7 @@ class Index:
 
     # -- changing ----------------------------------------------------------------------
 
+    @for_someone
     def sync(self, paths: Iterable[str | Path] | None = None, *, deep: bool = False,
              force_paths: Iterable[str] = (), progress: Progress | None = None, later: bool = False,
              folders: Iterable[str | Path] = (), keyword_commit_began: Callable[[], None] | None = None,

@@ -48,7 +48,7 @@ _worth_facts = itemgetter(*(ROW_FACTS + FACT_COLUMNS.index(name) for name in (
 Worth = Callable[[str, str, str, int, float, str | None, str | None, str | None], bool]
 ROW_SLICE = 4096  # rows parsed as one JSON text by `Entries.row_ids`
 FREEZE_EVERY = 2048  # rows decoded after an open, frozen out of the collector's walks in batches of this many
-BETWEEN_ROWS = 16  # rows decoded ahead (Entries.decode_ahead) between two looks for running searches: ~0.5 ms
+BETWEEN_ROWS = 16  # rows looked at (Entries.decode_ahead) between two looks at whether to go on: at most ~0.5 ms
 
 
 class _Held(MutableMapping):
@@ -112,19 +112,19 @@ class Entries(_Held):
             if type(self._slots.pop(path)) is tuple:
                 self._undecoded -= 1
 
-    def decode_ahead(self, at_most: int, between: Callable[[], None], cancelled: Callable[[], bool]) -> int:
+    def decode_ahead(self, at_most: int, go_on: Callable[[], bool]) -> int:
         """Decode up to `at_most` of the rows not decoded yet, in their order, ahead of the searches that would read
-        them; `between` every BETWEEN_ROWS rows. No lock is held: a row a sync replaced meanwhile is left as it
-        replaced it (`_decoded`). Returns the rows decoded."""
-        rows = [(path, held) for path, held in list(self._slots.items()) if type(held) is tuple][:at_most]
-        for done, (path, row) in enumerate(rows):
-            if done % BETWEEN_ROWS == 0:
-                between()
-                if cancelled():
-                    return done
-            if self._slots.get(path) is row:
-                self._decoded(path, row)
-        return len(rows)
+        them; `go_on` every BETWEEN_ROWS rows looked at (it waits while the process is busy, False: stop). No lock is
+        held: a row a sync replaced meanwhile is left as it replaced it (`_decoded`). Returns the rows decoded."""
+        done = 0
+        for looked, path in enumerate(list(self._slots)):  # the paths only: a copy of 100k items' pairs is ms long
+            if done >= at_most or (looked % BETWEEN_ROWS == 0 and not go_on()):
+                break
+            held = self._slots.get(path)
+            if type(held) is tuple:
+                self._decoded(path, held)
+                done += 1
+        return done
 
     def recorded(self, path: str) -> tuple[int, int, str] | None:
         """(size, mtime_ns, content hash) the manifest records for a file, a row not decoded yet read from its
