@@ -1,4 +1,5 @@
-"""The searches running on an index, so that a write that can wait lets those already asked finish first.
+"""The searches running on an index, so that a write that can wait lets those already asked finish first; and what the
+process is doing for someone (BUSY), so that its idle work waits for quiet.
 
 A capture's sync (group_sync.py) waits for the searches that were running when it was ready, not for every search
 that comes later: under a steady stream of prompts it would otherwise wait forever.

@@ -23,6 +23,7 @@ from .index import Index
 
 log = logging.getLogger("memdir.ahead")
 QUIET_SECONDS = 1.0  # idle this long before a step: a burst of prompts (nine sessions) is never interrupted
+NAP_SECONDS = 0.0001
 
 
 class WarmAhead:
@@ -56,6 +57,9 @@ class WarmAhead:
     def _go_on(self) -> bool:
         """Before each step: wait until the index has been idle `quiet` seconds; False once stopped."""
         while not self._stop.is_set():
+            # The interpreter let go between two steps: a thread woken meanwhile (a request's) takes it now, not after
+            # the 5 ms switch interval a thread waits before it makes a running one let go.
+            time.sleep(NAP_SECONDS)
             wait = self.quiet - self.index.quiet_seconds()
             if wait <= 0:
                 return True
