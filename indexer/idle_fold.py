@@ -2,9 +2,10 @@
 
 Every open replays the log before its first answer (0.5 CPU s for 112 MB at 100k memories, bench/results/
 s10-firstlog10.md). The owner folds it after its open's reconcile and when it closes, but a server that runs for days
-and is then killed left the whole session's log. Here it is folded once no search ran and no vector changed for `idle`
-seconds: a fold rewrites the whole snapshot (~0.5 GB at 100k, 1-3 s), too much to do between two prompts, while
-a pause of a minute is one a session's user is away. A search or a sync that comes during the fold is not held up
+and is then killed left the whole session's log. Here it is folded once the index was idle for `idle` seconds (no
+search, request or sync in flight in the process, no vector changed: `Index.quiet_seconds`): a fold rewrites the whole
+snapshot (~0.5 GB at 100k, 1-3 s), too much to do between two prompts, while a pause of a minute is one a session's
+user is away. A search or a sync that comes during the fold is not held up
 (only its ~0.1 s copy of the searched part holds the vectors' lock); a sync makes it give up, to try at the next pause.
 """
 

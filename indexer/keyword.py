@@ -21,13 +21,14 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 from whoosh import index as whoosh_index
 from whoosh import query as q
 from whoosh import scoring
 from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
+from whoosh.filedb.filestore import FileStorage
 from whoosh.fields import ID, KEYWORD, NUMERIC, TEXT, FieldType, Schema
 from whoosh.formats import Positions
 from whoosh.reading import EmptyReader, MultiReader, SegmentReader
@@ -72,6 +73,13 @@ def index_analysis(field: FieldType) -> Callable[[str], list[Item]]:
     if field.analyzer == ANALYZER and type(field.format) is Positions:
         return one_pass(field.format)
     return lambda value: list(field.index(value))
+
+
+# Postings are decoded ahead (KeywordIndex.warm_postings) only for terms in at least this share of a segment's documents:
+# a rarer term's list is short, cheap when a search asks for it, and the rare terms are most of a vocabulary, whose
+# table of frequencies would otherwise grow with it.
+COMMON_SHARE = 0.001
+TERMS_BETWEEN = 256  # terms counted (KeywordIndex.warm_postings) between two looks at whether to go on
 # The private methods of whoosh3's W3LeafMatcher that `_postings` reads whole blocks with.
 BLOCK_READER = ("_read_ids", "_read_weights", "_next_block")
 MAX_QUERY_TERMS = 64
@@ -467,6 +475,48 @@ class KeywordIndex:
                 held[row].add(term)
         return [frozenset(h) for h in held]
 
+    def warm_postings(self, share: float, go_on: Callable[[], bool]) -> int:
+        """Decode the postings of the most frequent terms ahead of the searches that will ask for them, until the cache
+        holds `share` of its limit (the rest is left to the searches' own terms); returns the postings added.
+        `go_on` is called between two steps of ~0.1-0.5 ms (a block of postings, TERMS_BETWEEN terms counted): it
+        waits while the process is busy and answers False when the warming is to end (warm_ahead.py).
+
+        A term's first search decodes its posting lists, ~1 µs a posting: at 100k memories ~6 ms of a first search
+        (bench/results/s13-fast100k.md), and a common word's lists are the longest and the likeliest to be asked. Read
+        through readers of its own, opened on the open searcher's segments: a Whoosh reader seeks and reads one file
+        position, so it is not shared with a search, and no lock is held while a list is decoded. They read the files
+        without mapping them: mapped, every page of the postings read counted in the resident set a second time (a
+        peak +93 MB at 100k memories). A segment merged away meanwhile keeps its warmed lists until they are evicted,
+        as a search's would."""
+        with self._lock:
+            if isinstance(self._searcher, _Closed) or not self._searcher.doc_count_all():
+                return 0
+            # Opened under the lock: a merge's commit deletes the files of the segments it merged.
+            unmapped = FileStorage(self._ix.storage.folder, supports_mmap=False, readonly=True)  # type: ignore[attr-defined]
+            readers = [SegmentReader(unmapped, self._schema, leaf.segment())  # type: ignore[attr-defined]
+                       for leaf, _ in self._searcher.reader().leaf_readers()]
+        added = 0
+        try:
+            up_to = int(self._postings.limit * share)
+            frequency = _frequent_terms(readers, go_on)
+            for (field, term), count in sorted(frequency.items(), key=lambda item: (-item[1], item[0])):
+                if self._postings.held() + count > up_to:
+                    break
+                for reader in readers:
+                    if (field, term) in reader:  # type: ignore[operator]
+                        warmed = self._postings.warm(reader, field, term, up_to, go_on)
+                        if warmed is None:
+                            return added
+                        added += warmed
+        finally:
+            for reader in readers:
+                reader.close()  # type: ignore[attr-defined]
+        return added
+
+    def cached_postings(self) -> int:
+        """How many decoded postings the searches' cache holds."""
+        return self._postings.held()
+
     def _chunk(self, searcher: Searcher, docnum: int) -> int:
         chunk = self._chunk_of.get(docnum)
         if chunk is None:
@@ -645,40 +695,96 @@ class PostingsCache:
                 self._size -= len(docs)
         return found
 
+    def held(self) -> int:
+        """How many postings are kept."""
+        with self._lock:
+            return self._size
+
+    def warm(self, reader: object, field: str, term: str, up_to: int, go_on: Callable[[], bool]) -> int | None:
+        """Decode one term's postings ahead of a search, if absent and if the cache then holds at most `up_to`
+        postings; returns how many were added, None when `go_on` ended it between two blocks. They go in as the least
+        recently used: a warmed list is the first to leave when searches need the room, and one warmed after it (a
+        rarer term) leaves before it."""
+        key = (reader.segment().segment_id(), reader.doc_count_all(), field, term)  # type: ignore[attr-defined]
+        with self._lock:
+            if key in self._entries:
+                return 0
+        blocks = []
+        for block in _blocks(reader, field, term, self.read_blocks):
+            if not go_on():
+                return None
+            blocks.append(block)
+        found = _joined(blocks)
+        with self._lock:
+            if key in self._entries or self._size + len(found[0]) > up_to:
+                return 0
+            self._entries[key] = found
+            self._entries.move_to_end(key, last=False)
+            self._size += len(found[0])
+        return len(found[0])
+
 
 def _frequency(reader: object, field: str, term: str) -> int:
     return reader.doc_frequency(field, term) if (field, term) in reader else 0  # type: ignore[attr-defined, operator]
 
 
 def _postings(reader: object, field: str, term: str, read_blocks: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """(document numbers, weights) of one term in one segment, read a block at a time.
+    """(document numbers, weights) of one term in one segment, read a block at a time (`_blocks`)."""
+    return _joined(_blocks(reader, field, term, read_blocks))
+
+
+def _blocks(reader: object, field: str, term: str, read_blocks: bool = True) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """One term's (document numbers, weights) in one segment, block by block.
 
     Deleted documents may be included (the caller zeroes them). Whoosh's own matcher yields one
     posting per Python call; its block reader (whoosh3's W3LeafMatcher) decodes a whole block,
     so it is used when present, and the public per-posting API otherwise (or when `read_blocks` is
-    False). Both give the same live postings (tests/indexer/test_keyword.py); reading blocks makes a
-    search over postings not yet cached 1.35-2x faster, and owning the postings instead was measured
-    and not taken (bench/results/scale.md, "Keyword channel: Whoosh internals or owned postings").
+    False: then all of them as one block). Both give the same live postings (tests/indexer/test_keyword.py); reading
+    blocks makes a search over postings not yet cached 1.35-2x faster, and owning the postings instead was measured
+    and not taken (bench/results/scale.md, "Keyword channel: Whoosh internals or owned postings"). Postings warmed
+    ahead (PostingsCache.warm) let a request go first between two blocks.
     """
     matcher = reader.postings(field, term)  # type: ignore[attr-defined]
     matcher = getattr(matcher, "child", matcher)  # deletions come wrapped in a FilterMatcher
     if not (read_blocks and all(hasattr(matcher, name) for name in BLOCK_READER)):
         pairs = list(matcher.items_as("weight"))
-        return (np.fromiter((d for d, _ in pairs), dtype=np.int64, count=len(pairs)),
-                np.fromiter((w for _, w in pairs), dtype=np.float64, count=len(pairs)))
-    docs: list[np.ndarray] = []
-    weights: list[np.ndarray] = []
+        yield (np.fromiter((d for d, _ in pairs), dtype=np.int64, count=len(pairs)),
+               np.fromiter((w for _, w in pairs), dtype=np.float64, count=len(pairs)))
+        return
     while matcher.is_active():
         matcher._read_ids()
         matcher._read_weights()
-        docs.append(np.asarray(matcher._ids, dtype=np.int64))
         block = matcher._weights
-        weights.append(np.frombuffer(block, dtype=np.float32) if isinstance(block, array) and block.typecode == "f"
-                       else np.asarray(block, dtype=np.float64))
+        yield (np.asarray(matcher._ids, dtype=np.int64),
+               np.frombuffer(block, dtype=np.float32) if isinstance(block, array) and block.typecode == "f"
+               else np.asarray(block, dtype=np.float64))
         matcher._next_block()
-    if not docs:
+
+
+def _joined(blocks: Iterable[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    listed = list(blocks)
+    if not listed:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    return np.concatenate(docs), np.concatenate(weights).astype(np.float64)
+    return np.concatenate([d for d, _ in listed]), np.concatenate([w for _, w in listed]).astype(np.float64)
+
+
+def _frequent_terms(readers: list[object], go_on: Callable[[], bool]) -> dict[tuple[str, str], int]:
+    """(field, term) -> documents holding it, over the segments, for the terms in at least COMMON_SHARE of a segment's
+    documents; what was counted when `go_on` ended it."""
+    frequency: dict[tuple[str, str], int] = {}
+    for reader in readers:
+        for field in SEARCH_FIELDS:
+            if field not in reader.schema:  # type: ignore[attr-defined]
+                continue
+            decode = reader.schema[field].from_bytes  # type: ignore[attr-defined]
+            common = reader.doc_count_all() * COMMON_SHARE  # type: ignore[attr-defined]
+            for counted, (text, info) in enumerate(reader.iter_field(field)):  # type: ignore[attr-defined]
+                if counted % TERMS_BETWEEN == 0 and not go_on():
+                    return frequency
+                if info.doc_frequency() >= common:
+                    term = decode(text)
+                    frequency[(field, term)] = frequency.get((field, term), 0) + info.doc_frequency()
+    return frequency
 
 
 def _lengths(reader: object, field: str, docs: np.ndarray) -> np.ndarray:

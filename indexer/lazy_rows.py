@@ -48,6 +48,7 @@ _worth_facts = itemgetter(*(ROW_FACTS + FACT_COLUMNS.index(name) for name in (
 Worth = Callable[[str, str, str, int, float, str | None, str | None, str | None], bool]
 ROW_SLICE = 4096  # rows parsed as one JSON text by `Entries.row_ids`
 FREEZE_EVERY = 2048  # rows decoded after an open, frozen out of the collector's walks in batches of this many
+BETWEEN_ROWS = 16  # rows looked at (Entries.decode_ahead) between two looks at whether to go on: at most ~0.5 ms
 
 
 class _Held(MutableMapping):
@@ -110,6 +111,20 @@ class Entries(_Held):
         with self._lock:
             if type(self._slots.pop(path)) is tuple:
                 self._undecoded -= 1
+
+    def decode_ahead(self, at_most: int, go_on: Callable[[], bool]) -> int:
+        """Decode up to `at_most` of the rows not decoded yet, in their order, ahead of the searches that would read
+        them; `go_on` every BETWEEN_ROWS rows looked at (it waits while the process is busy, False: stop). No lock is
+        held: a row a sync replaced meanwhile is left as it replaced it (`_decoded`). Returns the rows decoded."""
+        done = 0
+        for looked, path in enumerate(list(self._slots)):  # the paths only: a copy of 100k items' pairs is ms long
+            if done >= at_most or (looked % BETWEEN_ROWS == 0 and not go_on()):
+                break
+            held = self._slots.get(path)
+            if type(held) is tuple:
+                self._decoded(path, held)
+                done += 1
+        return done
 
     def recorded(self, path: str) -> tuple[int, int, str] | None:
         """(size, mtime_ns, content hash) the manifest records for a file, a row not decoded yet read from its

@@ -11,6 +11,7 @@ from .backfill import Backfill
 from .backoff import Backoff
 from .idle_fold import IDLE_SECONDS, IdleFold
 from .index import Index, SyncReport
+from .warm_ahead import WarmAhead
 from .segment_merger import SegmentMerger
 from .settings import WatchSettings
 from .watcher import Batch, VaultWatcher
@@ -56,6 +57,7 @@ class LiveIndex:
         self.backfill = Backfill(index) if index.defer_embedding else None
         self.merger = SegmentMerger(index)
         self.idle_fold = IdleFold(index, fold_idle)
+        self.ahead = WarmAhead(index)
         self.watcher = VaultWatcher(
             index.root,
             self._on_batch,
@@ -79,6 +81,7 @@ class LiveIndex:
             self.backfill.start()
         self.merger.start()
         self.idle_fold.start()
+        self.ahead.start()
         return self
 
     def _reconcile(self) -> None:
@@ -111,6 +114,7 @@ class LiveIndex:
 
     def stop(self) -> None:
         self._stopping.set()
+        self.ahead.stop()
         if self._reconciling is not None:
             self._reconciling.join()  # holds the index lock in turns: the index must not close under it
         self.watcher.flush_now()

@@ -35,6 +35,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Mount, Route
 
+from indexer.in_flight import BUSY
 from vault import VaultError, atomic
 from vault.lock import open_lock_file, release, try_flock
 
@@ -472,8 +473,12 @@ class UserServer:
         assert vault is not None and vault.idle is not None
         vault.idle.touch()
         slot.in_flight += 1
+        # A POST is someone's request (a hook, an operation, an MCP call): the process's idle work waits while it runs
+        # (in_flight.BUSY). Not an MCP client's GET, a stream it keeps open for the whole session.
+        asked = BUSY.running() if scope.get("method") == "POST" else contextlib.nullcontext()
         try:
-            await vault.asgi(scope, receive, send)
+            with asked:
+                await vault.asgi(scope, receive, send)
         finally:
             slot.in_flight -= 1
             vault.idle.touch()
