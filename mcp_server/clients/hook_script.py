@@ -1,4 +1,4 @@
-"""`memdir-hook`: the hooks' own entry, a small script `memdir init` writes beside this installation's Python.
+"""`memdir-hook`: the hooks' own entry, a small script `memdir init` writes beside this installation's `memdir` script.
 
 A hook is a new Python process on every prompt and every answer. Started as the `memdir` console script it paid for
 Python's site initialisation before memdir's first line: the site-packages' `.pth` files, and with an editable
@@ -24,11 +24,13 @@ SHEBANG_LIMIT = 127
 
 
 def hook_invocation(console_script: str) -> list[str]:
-    """The words that start a hook: this installation's `memdir-hook`, written or brought up to date now; or, where
-    it cannot be written (a read-only installation), `console_script hook`."""
-    script = Path(sys.executable).absolute().with_name(SCRIPT_NAME) if sys.executable else None
-    if script is None:
+    """The words that start a hook: this installation's `memdir-hook`, beside its `memdir` console script (a venv's
+    bin/, or ~/.local/bin for a user install), written or brought up to date now; or, where it cannot be written (a
+    read-only installation), `console_script hook`."""
+    if not sys.executable:
         return [console_script, "hook"]
+    beside = Path(console_script) if Path(console_script).is_absolute() else Path(sys.executable).absolute()
+    script = beside.with_name(SCRIPT_NAME)
     text = script_text(str(Path(sys.executable).absolute()), str(package_root()))
     try:
         if not script.is_file() or script.read_text(encoding="utf-8") != text:

@@ -55,6 +55,15 @@ def test_a_python_path_too_long_for_a_shebang_line_is_started_through_sh(tmp_pat
     assert result.returncode == 0 and b"no session_id in the hook input" in result.stderr, result.stderr
 
 
+def test_the_script_is_written_beside_the_console_script_of_a_user_install(tmp_path: Path):
+    """pip install --user: the console script is in ~/.local/bin, the interpreter in /usr/bin."""
+    console = tmp_path / "local" / "bin" / "memdir"
+    console.parent.mkdir(parents=True)
+    console.write_text("#!/usr/bin/python3\n")
+    assert hook_script.hook_invocation(str(console)) == [str(console.with_name("memdir-hook"))]
+    assert console.with_name("memdir-hook").read_text().startswith(f"#!{Path(sys.executable).absolute()} -S\n")
+
+
 def test_a_read_only_installation_keeps_the_console_script(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     def refused(*args: object, **kwargs: object) -> None:
         raise PermissionError("read-only file system")
