@@ -31,10 +31,9 @@ def hook_invocation(console_script: str) -> list[str]:
         return [console_script, "hook"]
     beside = Path(console_script) if Path(console_script).is_absolute() else Path(sys.executable).absolute()
     script = beside.with_name(SCRIPT_NAME)
-    text = script_text(str(Path(sys.executable).absolute()), str(package_root()))
     try:
-        if not script.is_file() or script.read_text(encoding="utf-8") != text:
-            atomic.write_state(script, text.encode("utf-8"), mode=0o755)
+        if not runs_this_installation(script):
+            atomic.write_state(script, this_script_text().encode("utf-8"), mode=0o755)
     except OSError:
         return [console_script, "hook"]
     return [str(script)]
@@ -42,12 +41,16 @@ def hook_invocation(console_script: str) -> list[str]:
 
 def runs_this_installation(script: Path) -> bool:
     """Whether a `memdir-hook` script runs this Python and this memdir (an install moved or made again elsewhere
-    leaves the old script naming the old one until init runs again)."""
+    leaves the old script naming the old one until init runs again); False when there is none."""
     try:
-        return script.read_text(encoding="utf-8") == script_text(str(Path(sys.executable).absolute()),
-                                                                  str(package_root()))
+        return script.read_text(encoding="utf-8") == this_script_text()
     except (OSError, UnicodeDecodeError):
         return False
+
+
+def this_script_text() -> str:
+    """What `memdir-hook` holds for this Python and this installation of memdir."""
+    return script_text(str(Path(sys.executable).absolute()), str(package_root()))
 
 
 def package_root() -> Path:

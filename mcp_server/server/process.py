@@ -256,13 +256,13 @@ class UserServer:
         slot.unspooled.clear()
         slot.unspooled_bytes = 0
 
-    def _keep_unspooled(self, root: Path, kind: str, body: dict[str, Any], at: int) -> None:
+    def _keep_unspooled(self, root: Path, kind: str, body: dict[str, Any], size: int, at: int) -> None:
         """A hook told "opening" leaves its event in the spool, applied the moment the vault is open. One whose hook
-        could not spool it (a full disk) was lost there: it is kept here instead, until the open hands it over."""
+        could not spool it (a full disk) was lost there: it is kept here instead (`size`: its request body's bytes),
+        until the open hands it over."""
         opening = self.slots.get(root)
         if opening is None or opening.ready.is_set():
             return  # not opening: the server is exiting, or the vault failed to open (the answer says so)
-        size = len(json.dumps(body))
         if opening.unspooled_bytes + size > UNSPOOLED_MAX_BYTES:
             log.warning("%s: a %s hook event that could not be spooled is dropped: %d bytes are already kept for "
                         "the vault's open", root, kind, opening.unspooled_bytes)
@@ -445,20 +445,20 @@ class UserServer:
             return await error("ValidationError", f"name the vault in {VAULT_HEADER}", 400)(scope, receive, send)
         path = scope.get("path", "")
         hook = path.startswith("/api/hook/")
-        unspooled, at = None, time.time_ns()
+        kind, raw, unspooled, at = path.removeprefix("/api/hook/"), b"", None, time.time_ns()
         opening = self.slots.get(root)
         if hook and (opening is None or not opening.ready.is_set()):
             # Read before the wait for the open: a request's body is not delivered once its client has gone, and a
             # hook may give up meanwhile (it may have spent its time waiting for this server to start). An event
             # its hook could not spool has no other copy.
             raw, receive = await read_ahead(receive, MAX_BODY)
-            unspooled = unspooled_event(path.removeprefix("/api/hook/"), raw)
+            unspooled = unspooled_event(kind, raw)
         # A hook never waits long for a vault to open: its event is spooled (or kept here), and applied once the
         # vault is open.
         slot = await self._slot(root, wait=not hook, within=HOOK_OPEN_WAIT_SECONDS)
         if isinstance(slot, JSONResponse):
             if unspooled is not None:
-                self._keep_unspooled(root, path.removeprefix("/api/hook/"), unspooled, at)
+                self._keep_unspooled(root, kind, unspooled, len(raw), at)
             return await slot(scope, receive, send)
         if not path.startswith("/api/"):  # the MCP endpoint, built after the hooks are served
             slot.mcp_wanted.set()
@@ -523,28 +523,25 @@ def run_server(first: Path | None = None, ready: Callable[[ServerInfo], None] | 
 
 
 async def read_ahead(receive: Any, limit: int) -> tuple[bytes, Any]:
-    """A request's body read now (up to just past `limit`), and a `receive` that hands it to the app again."""
+    """A request's body read now (up to just past `limit`), and a `receive` that hands it to the app again first."""
     chunks: list[bytes] = []
-    size, message = 0, {"type": "http.request", "body": b"", "more_body": True}
-    while message.get("more_body") and size <= limit:
+    while True:
         message = await receive()
         if message["type"] != "http.request":
-            break  # the client went away: the app is told so
+            body, replayed = b"", message  # the client went away: the app is told so
+            break
         chunks.append(message.get("body", b""))
-        size += len(chunks[-1])
-    body = b"".join(chunks)
-    head: dict[str, Any] = ({"type": "http.request", "body": body, "more_body": bool(message.get("more_body"))}
-                            if message["type"] == "http.request" else message)
-    first: dict[str, Any] | None = head
+        more = bool(message.get("more_body"))
+        if not more or sum(map(len, chunks)) > limit:
+            body = b"".join(chunks)
+            replayed = {"type": "http.request", "body": body, "more_body": more}
+            break
+    waiting = [replayed]
 
     async def again() -> Any:
-        nonlocal first
-        if first is None:
-            return await receive()
-        message, first = first, None
-        return message
+        return waiting.pop() if waiting else await receive()
 
-    return (body if head["type"] == "http.request" else b""), again
+    return body, again
 
 
 def unspooled_event(kind: str, raw: bytes) -> dict[str, Any] | None:
