@@ -16,18 +16,22 @@ batches at once (ONNX Runtime lets go of the GIL while it runs).
 
 from __future__ import annotations
 
+import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .weights import BertShape, bert_shape, drop_resident_pages, file_offset, mapped_weights, padded, tokenizer
 
+log = logging.getLogger(__name__)
+
 BATCH = 32
 TOKEN_BUDGET = 256  # padded tokens in one batch: 32 texts of 8 tokens, 8 of 32, 1 of 256
 OPSET = 17
+LONG_QUERY_TOKENS = 64  # word pieces from which a query may take the int8 graph (OnnxMiniLM.embed_query)
 
 
 class OnnxMiniLM:
@@ -35,47 +39,32 @@ class OnnxMiniLM:
     dim = 384
 
     def __init__(self, folder: Path | None = None, threads: int = 1, prepack: bool = True,
-                 optimization: str = "all", spinning: bool = False) -> None:
+                 optimization: str = "all", spinning: bool = False, int8_long_queries: bool = False,
+                 int8_cache: Path | None = None) -> None:
         """The defaults are what memdir runs; the others exist so bench/runtime.py can show what they cost
-        (threads: ONNX Runtime's intra-op threads, 0 for its default of one per core)."""
+        (threads: ONNX Runtime's intra-op threads, 0 for its default of one per core).
+        int8_long_queries: a query of LONG_QUERY_TOKENS word pieces or more is embedded by an int8 copy of the
+        graph (smooth_int8.py), built at its first use; its calibration is kept in `int8_cache` (a folder)."""
         import os
-
-        import onnxruntime as ort
 
         from .model_files import model_dir
 
-        folder = folder or model_dir()
+        self._folder = folder = folder or model_dir()
         shape = bert_shape(folder)
         self.tokenizer = tokenizer(folder)
         weights = mapped_weights(folder / "model.safetensors")
         graph, shared = build_graph(weights, shape, folder)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads  # documents run two batches at once instead (see embed)
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = {
-            "none": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
-            "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
-            "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
-            "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
-        }[optimization]
-        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
-        options.enable_mem_pattern = False  # shapes change with every text; a fixed arena plan buys nothing
-        options.enable_cpu_mem_arena = False  # give activations back after each call
-        if not prepack:
-            options.add_session_config_entry("session.disable_prepacking", "1")
-        # The weights in the graph point into model.safetensors; the session is handed the mapped views
-        # instead of reading its own copy, so they stay shared, clean pages of the installed file.
-        options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(folder))
-        self._weights = {name: ort.OrtValue.ortvalue_from_numpy(array) for name, array in shared.items()}
-        for name, value in self._weights.items():
-            options.add_initializer(name, value)
-        self._session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        self._options = dict(threads=threads, prepack=prepack, optimization=optimization, spinning=spinning)
+        self._session, self._weights = session(graph, shared, folder, **self._options)  # type: ignore[arg-type]
         self._mapped = weights["embeddings.word_embeddings.weight"]  # a view of the mapped model file
         drop_resident_pages(self._mapped)
         workers = min(2, os.cpu_count() or 1) if threads == 1 else 1
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed") if workers > 1 else None
         self._lock = threading.Lock()
+        self.int8_long_queries = int8_long_queries
+        self._int8_cache = int8_cache
+        self._int8: Any = None  # the int8 query session, once built
+        self._int8_lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -94,10 +83,33 @@ class OnnxMiniLM:
             release_freed_memory()
         return out
 
-    def embed_query(self, text: str) -> np.ndarray:
-        vector = self._run([self.tokenizer.encode(text)])[0]
+    def embed_query(self, text: str, int8: bool | None = None) -> np.ndarray:
+        """A query's vector; a long one from the int8 graph when `int8` (None: as the embedder was made) says so.
+        Its vectors are at cosine >= 0.99 to float32's and cost a third of the CPU (bench/results/s16-long16.md);
+        short queries cost a few ms either way and keep float32's vectors exactly."""
+        encoded = self.tokenizer.encode(text)
+        use_int8 = self.int8_long_queries if int8 is None else int8
+        if use_int8 and len(encoded.ids) >= LONG_QUERY_TOKENS:
+            ids, mask = padded([encoded])
+            vector = self._int8_session().run(None, {"ids": ids, "mask": mask})[0][0]
+        else:
+            vector = self._run([encoded])[0]
         self._let_go_of_read_rows()
         return vector
+
+    def _int8_session(self) -> Any:
+        """The int8 query session, built at its first use; the float32 one if it cannot be (said once in the log)."""
+        with self._int8_lock:
+            if self._int8 is None:
+                from .smooth_int8 import int8_query_graph
+
+                try:
+                    graph, shared = int8_query_graph(self._folder, self._int8_cache)
+                    self._int8 = session(graph, shared, self._folder, **self._options)  # type: ignore[arg-type]
+                except Exception as exc:  # noqa: BLE001 - an onnxruntime without the int8 kernels: float32 it is
+                    log.warning("long queries stay float32: the int8 graph was not built (%s)", exc)
+                    self._int8 = (self._session, {})
+            return self._int8[0]
 
     def _let_go_of_read_rows(self) -> None:
         """Unmap the model file's pages this call read: the rows of the word-embedding table its tokens named (and
@@ -110,6 +122,36 @@ class OnnxMiniLM:
     def _run(self, encoded: list) -> np.ndarray:  # tokenizers.Encoding
         ids, mask = padded(encoded)
         return self._session.run(None, {"ids": ids, "mask": mask})[0]
+
+
+def session(graph: bytes, shared: dict[str, np.ndarray], folder: Path, threads: int = 1, prepack: bool = True,
+            optimization: str = "all", spinning: bool = False) -> tuple[Any, dict[str, Any]]:
+    """An ONNX Runtime session on `graph`, the weights it names handed over in place, and those handed values (they
+    must live as long as the session)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads  # documents run two batches at once instead (see embed)
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = {
+        "none": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+        "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL,
+    }[optimization]
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    options.enable_mem_pattern = False  # shapes change with every text; a fixed arena plan buys nothing
+    options.enable_cpu_mem_arena = False  # give activations back after each call
+    if not prepack:
+        options.add_session_config_entry("session.disable_prepacking", "1")
+    # The weights in the graph point into model.safetensors; the session is handed the mapped views
+    # instead of reading its own copy, so they stay shared, clean pages of the installed file.
+    options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(folder))
+    handed = {name: ort.OrtValue.ortvalue_from_numpy(array) for name, array in shared.items()}
+    for name, value in handed.items():
+        options.add_initializer(name, value)
+    return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"]), handed
 
 
 def token_batches(lengths: list[int]) -> list[list[int]]:
@@ -141,7 +183,21 @@ def release_freed_memory() -> None:
         pass
 
 
-def build_graph(w: dict[str, np.ndarray], shape: BertShape, folder: Path) -> tuple[bytes, dict[str, np.ndarray]]:
+class Writer:
+    """What a graph's author writes with: constants, the model file's weights, operators. `linear` may be swapped
+    for another way of computing a Linear (smooth_int8.py writes an int8 one), given the same three."""
+
+    def __init__(self, const: Callable[[np.ndarray], str], weight: Callable[[str], str],
+                 op: Callable[..., str], outputs: list[str]) -> None:
+        self.const, self.weight, self.op = const, weight, op
+        self.outputs = outputs  # extra graph outputs, float [any, any]: what a calibration reads
+
+    def linear(self, x: str, name: str) -> str:  # x is [tokens, in]; the file keeps torch's [out, in]
+        return self.op("Gemm", [x, self.weight(name + ".weight"), self.weight(name + ".bias")], transB=1)
+
+
+def build_graph(w: dict[str, np.ndarray], shape: BertShape, folder: Path,
+                writer: Callable[..., Writer] = Writer) -> tuple[bytes, dict[str, np.ndarray]]:
     """The model as a serialized ONNX graph (ids and mask [batch, tokens] -> unit vectors [batch, 384]) and
     the weights it names, each a view of the mapped model file that the session uses in place. Written by
     onnx_wire.py, not the onnx package, which the embedding host would otherwise hold for nothing after this."""
@@ -150,6 +206,7 @@ def build_graph(w: dict[str, np.ndarray], shape: BertShape, folder: Path) -> tup
     nodes: list[bytes] = []
     inits: list[bytes] = []
     shared: dict[str, np.ndarray] = {}
+    extra_outputs: list[str] = []
     count = [0]
 
     def const(array: np.ndarray) -> str:
@@ -171,8 +228,7 @@ def build_graph(w: dict[str, np.ndarray], shape: BertShape, folder: Path) -> tup
         nodes.append(wire.node(kind, inputs, [out], **attrs))
         return out
 
-    def linear(x: str, name: str) -> str:  # x is [tokens, in]; the file keeps torch's [out, in]
-        return op("Gemm", [x, weight(name + ".weight"), weight(name + ".bias")], transB=1)
+    linear = writer(const, weight, op, extra_outputs).linear
 
     def layer_norm(x: str, name: str) -> str:
         return op("LayerNormalization", [x, weight(name + ".weight"), weight(name + ".bias")], axis=-1,
@@ -214,4 +270,7 @@ def build_graph(w: dict[str, np.ndarray], shape: BertShape, folder: Path) -> tup
     nodes.append(wire.node("Div", [pooled, norm], ["vectors"]))
     inputs = [wire.value_info(name, wire.INT64, ["batch", "tokens"]) for name in ("ids", "mask")]
     outputs = [wire.value_info("vectors", wire.FLOAT, ["batch", h])]
-    return wire.model(nodes, "all-MiniLM-L6-v2", inits, inputs, outputs, ir_version=8, opset=OPSET), shared
+    outputs += [wire.value_info(name, wire.FLOAT, ["rows", "columns"]) for name in extra_outputs]
+    uses_microsoft = any(b"com.microsoft" in n for n in nodes)
+    return wire.model(nodes, "all-MiniLM-L6-v2", inits, inputs, outputs, ir_version=8, opset=OPSET,
+                      domains={"com.microsoft": 1} if uses_microsoft else None), shared
