@@ -123,7 +123,7 @@ def cached_maxima(folder: Path, cache: Path | None) -> dict[str, np.ndarray]:
     path = cache / f"int8-calibration-{calibration_key(folder)}.npz" if cache is not None else None
     if path is not None and path.is_file():
         try:
-            with np.load(path) as stored:
+            with np.load(io.BytesIO(path.read_bytes())) as stored:  # bytes first: a torn file leaves no handle open
                 return {name: stored[name] for name in stored.files}
         except (OSError, ValueError, zipfile.BadZipFile) as exc:  # torn or foreign: calibrate again and replace it
             log.info("int8 calibration in %s not read (%s); calibrating again", path, exc)
