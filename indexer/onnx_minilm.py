@@ -56,6 +56,7 @@ class OnnxMiniLM:
         graph, shared = build_graph(weights, shape, folder)
         self._options = dict(threads=threads, prepack=prepack, optimization=optimization, spinning=spinning)
         self._session, self._weights = session(graph, shared, folder, **self._options)  # type: ignore[arg-type]
+        self._file = weights  # views of the mapped model file, which the int8 graph is made from too
         self._mapped = weights["embeddings.word_embeddings.weight"]  # a view of the mapped model file
         drop_resident_pages(self._mapped)
         workers = min(2, os.cpu_count() or 1) if threads == 1 else 1
@@ -104,11 +105,14 @@ class OnnxMiniLM:
                 from .smooth_int8 import int8_query_graph
 
                 try:
-                    graph, shared = int8_query_graph(self._folder, self._int8_cache)
+                    graph, shared = int8_query_graph(self._folder, self._int8_cache, self._file)
                     self._int8 = session(graph, shared, self._folder, **self._options)  # type: ignore[arg-type]
                 except Exception as exc:  # noqa: BLE001 - an onnxruntime without the int8 kernels: float32 it is
                     log.warning("long queries stay float32: the int8 graph was not built (%s)", exc)
                     self._int8 = (self._session, {})
+                # The weights it read to quantize stay in the page cache, not in this process; the build's copies go.
+                drop_resident_pages(self._mapped)
+                release_freed_memory()
             return self._int8[0]
 
     def _let_go_of_read_rows(self) -> None:

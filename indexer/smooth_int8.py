@@ -109,10 +109,12 @@ def activation_maxima(folder: Path, texts: Sequence[str]) -> dict[str, np.ndarra
     return maxima
 
 
-def int8_graph(folder: Path, maxima: dict[str, np.ndarray], alpha: float = ALPHA) -> tuple[bytes, dict[str, np.ndarray]]:
-    """The graph with every Linear smoothed and int8, and the float32 weights it still names (embeddings, biases,
-    LayerNorms), for `onnx_minilm.session`."""
-    weights = mapped_weights(folder / "model.safetensors")
+def int8_graph(folder: Path, maxima: dict[str, np.ndarray], alpha: float = ALPHA,
+               weights: dict[str, np.ndarray] | None = None) -> tuple[bytes, dict[str, np.ndarray]]:
+    """The graph with every Linear but KEPT_FLOAT32 smoothed and int8, and the float32 weights it still names
+    (embeddings, biases, LayerNorms, the FFN outputs), for `onnx_minilm.session`. `weights`: the model file already
+    mapped (the float32 embedder's), else mapped here."""
+    weights = weights if weights is not None else mapped_weights(folder / "model.safetensors")
     int8 = type("Int8", (_Int8,), {"weights": weights, "maxima": maxima, "alpha": alpha})
     return build_graph(weights, bert_shape(folder), folder, int8)
 
@@ -147,5 +149,6 @@ def cached_maxima(folder: Path, cache: Path | None) -> dict[str, np.ndarray]:
     return maxima
 
 
-def int8_query_graph(folder: Path, cache: Path | None) -> tuple[bytes, dict[str, np.ndarray]]:
-    return int8_graph(folder, cached_maxima(folder, cache))
+def int8_query_graph(folder: Path, cache: Path | None,
+                     weights: dict[str, np.ndarray] | None = None) -> tuple[bytes, dict[str, np.ndarray]]:
+    return int8_graph(folder, cached_maxima(folder, cache), weights=weights)
