@@ -86,7 +86,7 @@ class OnnxMiniLM:
 
     def embed_query(self, text: str, int8: bool | None = None) -> np.ndarray:
         """A query's vector; a long one from the int8 graph when `int8` (None: as the embedder was made) says so.
-        Its vectors are at cosine >= 0.99 to float32's and cost a third of the CPU (bench/results/s16-long16.md);
+        Its vectors are at cosine >= 0.999 to float32's and cost 60 % of the CPU (bench/results/s16-long16.md);
         short queries cost a few ms either way and keep float32's vectors exactly."""
         encoded = self.tokenizer.encode(text)
         use_int8 = self.int8_long_queries if int8 is None else int8

@@ -151,7 +151,7 @@ class SearchSettings:
     max_limit: int = setting(100, "largest limit a caller may ask for")
     max_query_chars: int = setting(2000, "a longer query is asked by its first this many characters")
     int8_long_queries: bool = setting(True, "a query of 64 word pieces or more is embedded by an int8 copy of the model "
-                                            "(vectors at cosine >= 0.99 to the float32 ones, a third of the CPU; stored "
+                                            "(vectors at cosine >= 0.999 to the float32 ones, 60 % of the CPU; stored "
                                             "memories stay float32; indexer/smooth_int8.py). With the shared embedder, "
                                             "the first vault the server opens decides")
     score_threshold: float = setting(0.05, "results whose relevance is below this are dropped, unless the vector "
