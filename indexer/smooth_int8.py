@@ -20,8 +20,9 @@ import io
 import logging
 import re
 import zipfile
+from functools import partial
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -33,13 +34,14 @@ from .weights import bert_shape, mapped_weights, padded
 log = logging.getLogger(__name__)
 
 # How much of each channel's range moves into the weights (SmoothQuant's migration strength). Chosen on the cosine to
-# float32 of query vectors: 0.3 -> min 0.63, 0.5 -> 0.975, 0.6 -> 0.991, 0.7 -> 0.995, 0.8 -> 0.989 (s16-long16.md).
+# float32 of 626 query vectors, every Linear int8: 0.3 -> min 0.63, 0.5 -> 0.975, 0.6 -> 0.991, 0.7 -> 0.995, 0.8 ->
+# 0.989 (bench/results/s16-long16.md); 0.9991 with the FFN's output float32 (below).
 ALPHA = 0.7
 CALIBRATION_FILE = "int8_calibration.txt"
 # The FFN's output projection stays float32. Its input, GELU's output, has a few tokens far larger than the rest, which
 # one scale for the whole tensor cannot hold and smoothing (per channel) does not move: int8 there was most of the
 # error (mean 1 - cosine 18.5e-4 -> 4.0e-4 with it float32, each of the six layers a part) and flipped near-ties in the
-# long prompts' rankings (MRR@10 0.807 -> 0.777). It is a third of the products: the rest still halve the CPU.
+# long prompts' rankings (MRR@10 0.807 -> 0.777). It is a third of the products: x2.6 less CPU became x1.75.
 KEPT_FLOAT32 = re.compile(r"encoder\.layer\.\d+\.output\.dense")
 
 
@@ -58,7 +60,9 @@ def smoothing(activation_max: np.ndarray, weight: np.ndarray, alpha: float = ALP
 class _Taps(Writer):
     """The float32 graph, with each Linear's input's max |x| per channel as an extra output, in order."""
 
-    names: list[str]
+    def __init__(self, *writes: Any, names: list[str]) -> None:
+        super().__init__(*writes)
+        self.names = names
 
     def linear(self, x: str, name: str) -> str:
         self.outputs.append(self.op("ReduceMax", [self.op("Abs", [x])], axes=[0], keepdims=1))
@@ -69,9 +73,9 @@ class _Taps(Writer):
 class _Int8(Writer):
     """Each Linear but the FFN's output smoothed by `maxima` and computed by DynamicQuantizeMatMul on int8 weights."""
 
-    weights: dict[str, np.ndarray]
-    maxima: dict[str, np.ndarray]
-    alpha: float
+    def __init__(self, *writes: Any, weights: dict[str, np.ndarray], maxima: dict[str, np.ndarray], alpha: float) -> None:
+        super().__init__(*writes)
+        self.weights, self.maxima, self.alpha = weights, maxima, alpha
 
     def linear(self, x: str, name: str) -> str:
         if KEPT_FLOAT32.fullmatch(name):
@@ -97,8 +101,7 @@ def activation_maxima(folder: Path, texts: Sequence[str]) -> dict[str, np.ndarra
 
     weights = mapped_weights(folder / "model.safetensors")
     names: list[str] = []
-    taps = type("Taps", (_Taps,), {"names": names})
-    graph, shared = build_graph(weights, bert_shape(folder), folder, taps)
+    graph, shared = build_graph(weights, bert_shape(folder), folder, partial(_Taps, names=names))
     run, _handed = session(graph, shared, folder)
     tok = tokenizer(folder)
     maxima: dict[str, np.ndarray] = {}
@@ -115,8 +118,7 @@ def int8_graph(folder: Path, maxima: dict[str, np.ndarray], alpha: float = ALPHA
     (embeddings, biases, LayerNorms, the FFN outputs), for `onnx_minilm.session`. `weights`: the model file already
     mapped (the float32 embedder's), else mapped here."""
     weights = weights if weights is not None else mapped_weights(folder / "model.safetensors")
-    int8 = type("Int8", (_Int8,), {"weights": weights, "maxima": maxima, "alpha": alpha})
-    return build_graph(weights, bert_shape(folder), folder, int8)
+    return build_graph(weights, bert_shape(folder), folder, partial(_Int8, weights=weights, maxima=maxima, alpha=alpha))
 
 
 def calibration_key(folder: Path) -> str:
