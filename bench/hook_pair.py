@@ -47,8 +47,8 @@ def start(tree: Path, size: int, data: Path, embedder: str) -> tuple[subprocess.
     return holder, {**env, "MEMDIR_SERVERS_DIR": line[1]}, Path(line[0])
 
 
-def hook(env: dict[str, str], root: Path, prompt: str) -> float:
-    return run_hook(root, "ab", prompt, env)[0]
+def hook(tree: Path, env: dict[str, str], root: Path, prompt: str) -> float:
+    return run_hook(root, "ab", prompt, env, tree)[0]
 
 
 def main() -> None:
@@ -67,15 +67,15 @@ def main() -> None:
     started = [start(tree, args.size, args.data, args.embedder) for tree in trees]
     try:
         times: list[list[float]] = [[] for _ in trees]
-        for _, env, root in started:
+        for tree, (_, env, root) in zip(trees, started):
             for prompt in prompts[:4]:
-                hook(env, root, prompt)  # warm: the OS caches, the server's first searches, the host's first queries
+                hook(tree, env, root, prompt)  # warm: the OS caches, the server's first searches, the host's first queries
         for round_ in range(args.rounds):
             for n, prompt in enumerate(prompts[4:]):
                 order = [0, 1] if (n + round_) % 2 == 0 else [1, 0]
                 for side in order:
                     _, env, root = started[side]
-                    times[side].append(hook(env, root, prompt))
+                    times[side].append(hook(trees[side], env, root, prompt))
     finally:
         for holder, _, _ in started:
             holder.stdin.close()

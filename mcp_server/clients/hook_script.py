@@ -11,6 +11,7 @@ third-party packages, which only the site initialisation makes importable.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -29,14 +30,30 @@ def hook_invocation(console_script: str) -> list[str]:
     read-only installation), `console_script hook`."""
     if not sys.executable:
         return [console_script, "hook"]
-    beside = Path(console_script) if Path(console_script).is_absolute() else Path(sys.executable).absolute()
-    script = beside.with_name(SCRIPT_NAME)
+    script = script_path(console_script)
     try:
         if not runs_this_installation(script):
             atomic.write_state(script, this_script_text().encode("utf-8"), mode=0o755)
     except OSError:
         return [console_script, "hook"]
     return [str(script)]
+
+
+def script_path(console_script: str) -> Path:
+    """Where this installation's `memdir-hook` goes: beside its `memdir` console script, or its Python."""
+    beside = Path(console_script) if Path(console_script).is_absolute() else Path(sys.executable).absolute()
+    return beside.with_name(SCRIPT_NAME)
+
+
+def starts_through_console_script(executable: str, console_script: str) -> bool:
+    """Whether memdir's hook command with this executable starts the hooks as releases before `memdir-hook`
+    registered them (`memdir hook ...`: twice the CPU a hook process) while this installation could register
+    `memdir-hook` (its folder is writable; a read-only installation keeps the console script on purpose)."""
+    return Path(executable).name != SCRIPT_NAME and bool(sys.executable) and writable(script_path(console_script).parent)
+
+
+def writable(folder: Path) -> bool:
+    return os.access(folder, os.W_OK)
 
 
 def runs_this_installation(script: Path) -> bool:
