@@ -243,3 +243,31 @@ def test_a_reindex_under_the_decoding_ahead_lets_the_old_generation_go_and_warms
     assert index._keyword.cached_postings() > 0 and ahead.postings > 0, "the new generation is not warmed"
     assert index._entries._undecoded == 0
     index.close()
+
+
+def test_warming_between_a_merges_commit_and_its_switch_to_the_merged_segment_leaves_the_merged_ones_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A merge commits beside the searches and takes the lock only to switch to its segment; meanwhile the searcher
+    still reads the segments it merged, whose files the commit deleted."""
+    from whoosh.writing import SegmentWriter
+
+    built(tmp_path / "kw")
+    index = KeywordIndex.open(tmp_path / "kw")
+    committed = threading.Event()
+    real = SegmentWriter.commit
+
+    def commit(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        real(self, *args, **kwargs)
+        committed.set()
+
+    monkeypatch.setattr(SegmentWriter, "commit", commit)
+    merge = threading.Thread(target=index.compact)
+    with index._lock:  # the merge waits here to switch searchers
+        merge.start()
+        assert committed.wait(TIMEOUT)
+        assert index.warm_postings(1.0, GO_ON) == 0  # every segment it would read was merged away
+    merge.join(TIMEOUT)
+    assert not merge.is_alive()
+    assert index.warm_postings(1.0, GO_ON) > 0  # the merged segment, once switched to
+    cold = KeywordIndex.open(tmp_path / "kw")
+    assert index.search("note celery retry", 100) == cold.search("note celery retry", 100)
+    index.close(), cold.close()
