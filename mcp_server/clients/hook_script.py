@@ -21,6 +21,7 @@ SCRIPT_NAME = "memdir-hook"
 # Linux reads at most this much of a script's "#!" line (BINPRM_BUF_SIZE, 256 bytes until kernel 5.1): a longer
 # interpreter path is started through /bin/sh instead, as pip does for its console scripts.
 SHEBANG_LIMIT = 127
+MARK = "# memdir's hooks (written by `memdir init`"  # how a `memdir-hook` memdir wrote is told from another file
 
 
 def hook_invocation(console_script: str) -> list[str]:
@@ -33,10 +34,21 @@ def hook_invocation(console_script: str) -> list[str]:
     script = beside.with_name(SCRIPT_NAME)
     try:
         if not runs_this_installation(script):
+            if not memdirs_or_none(script):
+                return [console_script, "hook"]  # a file of that name memdir did not write is not replaced
             atomic.write_state(script, this_script_text().encode("utf-8"), mode=0o755)
     except OSError:
         return [console_script, "hook"]
     return [str(script)]
+
+
+def memdirs_or_none(script: Path) -> bool:
+    """Whether there is no `script`, or it is a `memdir-hook` memdir wrote (for this installation or another)."""
+    try:
+        with script.open("rb") as file:
+            return MARK.encode() in file.read(4096)
+    except FileNotFoundError:
+        return True
 
 
 def runs_this_installation(script: Path) -> bool:
@@ -61,15 +73,20 @@ def package_root() -> Path:
 
 def script_text(python: str, root: str) -> str:
     shebang = f"#!{python} -S"
-    if len(shebang) > SHEBANG_LIMIT or any(c.isspace() for c in python):
+    if len(shebang.encode("utf-8", "surrogateescape")) > SHEBANG_LIMIT or any(c.isspace() for c in python):
         # Read by /bin/sh, which execs Python on this file; read by Python, the second line is a string.
         shebang = f"#!/bin/sh\n'''exec' {_sh_quoted(python)} -S \"$0\" \"$@\"\n' '''"
     return (f"{shebang}\n"
-            "# memdir's hooks (written by `memdir init`: mcp_server/clients/hook_script.py). Python starts without its\n"
+            f"{MARK}: mcp_server/clients/hook_script.py). Python starts without its\n"
             "# site initialisation (-S), which a hook on every prompt does not need; memdir's package is found here:\n"
             "import sys\n"
-            f"sys.path.insert(0, {root!r})\n"
-            "from mcp_server.clients.hooks import main\n"
+            f"root = {root!r}\n"
+            "sys.path.insert(0, root)\n"
+            "try:\n"
+            "    from mcp_server.clients.hooks import main\n"
+            "except ImportError as exc:  # an exit status and a sentence the assistant shows, not a traceback\n"
+            "    sys.exit('memdir-hook: memdir cannot be imported from %s (%s): moved or uninstalled? Run memdir init '\n"
+            "             'again from the memdir you use, or remove its hooks' % (root, exc))\n"
             "sys.exit(main(sys.argv[1:]))\n")
 
 
