@@ -46,7 +46,7 @@ def memdirs_or_none(script: Path) -> bool:
     """Whether there is no `script`, or it is a `memdir-hook` memdir wrote (for this installation or another)."""
     try:
         with script.open("rb") as file:
-            return MARK.encode() in file.read(4096)
+            return MARK.encode() in file.read(1 << 16)  # past the longest "#!" lines a path can make
     except FileNotFoundError:
         return True
 
