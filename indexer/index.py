@@ -186,6 +186,7 @@ class Index:
         self.reconcile_pending = False  # opened by its owner with reconcile=False: reconcile() is the caller's
         self.reconciled = threading.Event()  # set once reconcile() has run
         self.answered = threading.Event()  # set once a search was answered from it (a server builds its MCP endpoint after)
+        self.loads = 0  # generations read, bumped once a swap's is wholly in place (the decoding ahead starts on it again)
         self._load(generation)
 
     def _load(self, generation: Path) -> None:
@@ -249,6 +250,7 @@ class Index:
             self._links_whole = True
         if len(self._entries) > RELEASE_AFTER:  # the manifest's decoded JSON and the chunks made to own them
             release_free_memory()
+        self.loads += 1
 
     # -- opening and building ------------------------------------------------------------
 
