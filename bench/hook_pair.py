@@ -48,8 +48,8 @@ def start(tree: Path, size: int, data: Path, embedder: str) -> tuple[subprocess.
     return holder, {**env, "MEMDIR_SERVERS_DIR": line[1]}, Path(line[0])
 
 
-def hook(env: dict[str, str], root: Path, prompt: str) -> float:
-    return run_hook(root, "ab", prompt, env)[0]
+def hook(tree: Path, env: dict[str, str], root: Path, prompt: str) -> float:
+    return run_hook(root, "ab", prompt, env, tree)[0]
 
 
 def resident_mb(env: dict[str, str]) -> dict[str, float | None]:
@@ -91,16 +91,16 @@ def main() -> None:
     try:
         times: list[list[float]] = [[] for _ in trees]
         by_kind: list[dict[str, list[float]]] = [{"pastes": [], "behind_log": []} for _ in trees]  # --long
-        for _, env, root in started:
+        for tree, (_, env, root) in zip(trees, started):
             for prompt in prompts[:4]:
-                hook(env, root, prompt)  # warm: the OS caches, the server's first searches, the host's first queries
+                hook(tree, env, root, prompt)  # warm: the OS caches, the server's first searches, the host's first queries
         for round_ in range(args.rounds):
             for n, prompt in enumerate(prompts[4:]):
                 prompt = f"{prompt}\n(take {round_ + 1})" if args.distinct else prompt
                 order = [0, 1] if (n + round_) % 2 == 0 else [1, 0]
                 for side in order:
                     _, env, root = started[side]
-                    elapsed = hook(env, root, prompt)
+                    elapsed = hook(trees[side], env, root, prompt)
                     times[side].append(elapsed)
                     by_kind[side]["behind_log" if len(prompt) > 8000 else "pastes"].append(elapsed)
         resident = [resident_mb(env) for _, env, _ in started]

@@ -14,11 +14,14 @@ stdin) and stops when the process has exited with its output. "alone" runs one h
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -28,32 +31,38 @@ from servers import latency_summary, run_sizes, warm_server
 from speed import queries
 
 
+REPO = Path(__file__).resolve().parent.parent
 CONSOLE_SCRIPT = "--console-script" in sys.argv  # the hooks as releases before session 15 registered them
 
 
 @functools.cache
-def hook_command() -> list[str]:
-    """The words that start a hook, as `memdir init` registers them: this installation's `memdir-hook` script
-    (Python without its site initialisation, mcp_server/clients/hook_script.py); with --console-script, or a tree
-    that has no such script, the `memdir` console script's `memdir hook` (falls back to python -m)."""
+def hook_command(tree: Path = REPO) -> list[str]:
+    """The words that start a hook of `tree` (this checkout by default), as `memdir init` registers them: a
+    `memdir-hook` script (Python without its site initialisation, mcp_server/clients/hook_script.py); with
+    --console-script, or a tree from before that script, the `memdir` console script's `memdir hook` (falls back to
+    python -m). The script is the bench's own, in a private folder: the one `init` writes into the venv's bin/ is
+    shared by every checkout using that venv, and it puts its checkout first on the path, so two trees timed through
+    it would both run whichever tree wrote it last."""
     script = Path(sys.executable).with_name("memdir")
     console = [str(script), "hook"] if script.exists() else [sys.executable, "-m", "mcp_server", "hook"]
-    if CONSOLE_SCRIPT:
+    if CONSOLE_SCRIPT or not (tree / "mcp_server" / "clients" / "hook_script.py").is_file():
         return console
-    try:
-        from mcp_server.clients.hook_script import hook_invocation
-    except ImportError:
-        return console
-    return hook_invocation(console[0])
+    from mcp_server.clients.hook_script import SCRIPT_NAME, script_text
+    private = Path(tempfile.mkdtemp(prefix="memdir-bench-hook-")) / SCRIPT_NAME
+    atexit.register(shutil.rmtree, private.parent, True)
+    private.write_text(script_text(str(Path(sys.executable).absolute()), str(tree)), encoding="utf-8")
+    private.chmod(0o755)
+    return [str(private)]
 
 
-def run_hook(root: Path, session: str, prompt: str, env: dict[str, str] | None = None) -> tuple[float, int]:
-    """Milliseconds from process start to exit, and the length of the context it printed (`env`: the hook's
-    environment, bench/hook_pair.py's tree and server folder; this process's by default)."""
+def run_hook(root: Path, session: str, prompt: str, env: dict[str, str] | None = None,
+             tree: Path = REPO) -> tuple[float, int]:
+    """Milliseconds from process start to exit, and the length of the context it printed (`env`, `tree`: the hook's
+    environment and code, bench/hook_pair.py's tree and server folder; this process's by default)."""
     payload = json.dumps({"session_id": session, "cwd": str(root.parent), "hook_event_name": "UserPromptSubmit",
                           "prompt": prompt, "transcript_path": "/dev/null", "permission_mode": "default"}).encode()
     started = time.perf_counter()
-    result = subprocess.run([*hook_command(), "prompt", "--vault", str(root)], input=payload,
+    result = subprocess.run([*hook_command(tree), "prompt", "--vault", str(root)], input=payload,
                             capture_output=True, timeout=60, env=env)
     elapsed = (time.perf_counter() - started) * 1000
     if result.returncode != 0:

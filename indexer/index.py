@@ -117,15 +117,20 @@ class _Unwritten:
 @dataclass(frozen=True)
 class _Read:
     """A changed file read and parsed before a big sync took the index lock: used under the lock only while the
-    file's size and mtime are still the ones seen when it was read."""
+    file's size and mtime are still the ones seen when it was read. `parsed` is None for a file whose content was
+    the manifest's (touched, copied, checked out again): under the lock only its stat is recorded, so it is not
+    parsed. Parsing 100k touched files ahead held every one as a Memory until the lock: +600 MB and ~10 CPU s for
+    a reconcile of a 100k vault whose mtimes had all changed (bench/results/s16-lead.md)."""
 
     size: int
     mtime_ns: int
     checked_at: int  # time_ns just before the read
     data: bytes
-    parsed: Memory | ParseError
+    parsed: Memory | ParseError | None
 
-    def memory(self) -> Memory:
+    def memory(self, vault: Vault, rel: str) -> Memory:
+        if self.parsed is None:
+            return _parse(vault, self.data, rel)
         if isinstance(self.parsed, ParseError):
             raise self.parsed
         return self.parsed
@@ -181,6 +186,7 @@ class Index:
         self.reconcile_pending = False  # opened by its owner with reconcile=False: reconcile() is the caller's
         self.reconciled = threading.Event()  # set once reconcile() has run
         self.answered = threading.Event()  # set once a search was answered from it (a server builds its MCP endpoint after)
+        self.loads = 0  # generations read, bumped once a swap's is wholly in place (the decoding ahead starts on it again)
         self._load(generation)
 
     def _load(self, generation: Path) -> None:
@@ -244,6 +250,7 @@ class Index:
             self._links_whole = True
         if len(self._entries) > RELEASE_AFTER:  # the manifest's decoded JSON and the chunks made to own them
             release_free_memory()
+        self.loads += 1
 
     # -- opening and building ------------------------------------------------------------
 
@@ -913,16 +920,17 @@ class Index:
             data = atomic.read_bytes(path)
             if not data:
                 continue  # gone, or empty (a save in progress?): the sync looks at it under the lock
-            if same_stat:  # deep, or looked at again: the stat says unchanged; the content hash decides
-                assert previous is not None
-                if (sha256(data) == previous[2] and walked is not None and not rechecked
+            parsed: Memory | ParseError | None = None
+            if previous is not None and sha256(data) == previous[2]:  # the content is as the manifest has it
+                if (same_stat and walked is not None and not rechecked  # deep, or looked at again: unchanged
                         and info.st_mtime_ns < checked_at - RACY_NS):
                     walked.unchanged.add(rel)
                     continue
-            try:
-                parsed: Memory | ParseError = _parse(self.vault, data, rel)
-            except ParseError as exc:
-                parsed = exc
+            else:
+                try:
+                    parsed = _parse(self.vault, data, rel)
+                except ParseError as exc:
+                    parsed = exc
             ahead[rel] = _Read(info.st_size, info.st_mtime_ns, checked_at, data, parsed)
         return ahead
 
@@ -1035,7 +1043,7 @@ class Index:
                 batch.entries[rel] = self._entries[rel] = replace(previous, size=info.st_size, mtime_ns=info.st_mtime_ns)
             return
         try:
-            memory = _parse(self.vault, data, rel) if ahead is None else ahead.memory()
+            memory = _parse(self.vault, data, rel) if ahead is None else ahead.memory(self.vault, rel)
         except ParseError as exc:
             self._set_error(rel, previous, info.st_size, info.st_mtime_ns, digest, exc.line, exc.reason, batch, report)
             return

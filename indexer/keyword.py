@@ -491,10 +491,13 @@ class KeywordIndex:
         with self._lock:
             if isinstance(self._searcher, _Closed) or not self._searcher.doc_count_all():
                 return 0
-            # Opened under the lock: a merge's commit deletes the files of the segments it merged.
             unmapped = FileStorage(self._ix.storage.folder, supports_mmap=False, readonly=True)  # type: ignore[attr-defined]
-            readers = [SegmentReader(unmapped, self._schema, leaf.segment())  # type: ignore[attr-defined]
-                       for leaf, _ in self._searcher.reader().leaf_readers()]
+            readers = []
+            for leaf, _ in self._searcher.reader().leaf_readers():
+                # Opened under the lock, which a merge takes only to switch searchers: its commit, before, deleted the
+                # files of the segments it merged, which no search reads once it has switched (review of session 16).
+                with contextlib.suppress(FileNotFoundError):
+                    readers.append(SegmentReader(unmapped, self._schema, leaf.segment()))  # type: ignore[attr-defined]
         added = 0
         try:
             up_to = int(self._postings.limit * share)

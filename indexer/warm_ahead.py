@@ -36,6 +36,7 @@ class WarmAhead:
         self.done = threading.Event()  # decoded, given up, or stopped
         self._looked = threading.Condition()  # notified when a step is held back
         self._stop = threading.Event()
+        self._loads = index.loads  # the index's generation being decoded (Index.loads)
         self._thread = threading.Thread(target=self._run, name="memdir-warm-ahead", daemon=True)
 
     def start(self) -> "WarmAhead":
@@ -55,8 +56,10 @@ class WarmAhead:
             return self._looked.wait_for(lambda: self.held_back >= times, timeout)
 
     def _go_on(self) -> bool:
-        """Before each step: wait until the index has been idle `quiet` seconds; False once stopped."""
-        while not self._stop.is_set():
+        """Before each step: wait until the index has been idle `quiet` seconds; False once stopped, or once a swap
+        put another generation in place of the one being decoded (its readers held the replaced segments' deleted
+        files open, waiting with them, and what they decoded went to a closed index's cache: review of session 16)."""
+        while not self._stop.is_set() and self.index.loads == self._loads:
             # The interpreter let go between two steps: a thread woken meanwhile (a request's) takes it now, not after
             # the 5 ms switch interval a thread waits before it makes a running one let go.
             time.sleep(NAP_SECONDS)
@@ -72,8 +75,12 @@ class WarmAhead:
     def _run(self) -> None:
         try:
             started = time.perf_counter()
-            self.postings = self.index.warm_postings(self._go_on)
-            self.rows = self.index.decode_rows_ahead(self._go_on)
+            while True:
+                self._loads = self.index.loads
+                self.postings += self.index.warm_postings(self._go_on)
+                self.rows += self.index.decode_rows_ahead(self._go_on)
+                if self._stop.is_set() or self.index.loads == self._loads:
+                    break  # else a swap (`memdir reindex`) ended it on the generation it replaced: the new one's turn
             if not self._stop.is_set():
                 log.info("decoded ahead while idle: %d keyword postings, %d manifest rows, %.1f s after the start",
                          self.postings, self.rows, time.perf_counter() - started)

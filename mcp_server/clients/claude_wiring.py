@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .hook_script import SCRIPT_NAME, command_words, hook_event, runs_this_installation
-from .integrations import HOOKS, SERVER_NAME
+from .hook_script import (SCRIPT_NAME, command_words, hook_event, runs_this_installation,
+                          starts_through_console_script)
+from .integrations import HOOKS, SERVER_NAME, memdir_command
 
 OLD_VAULT_ARGUMENT = '--vault "${CLAUDE_PROJECT_DIR:-.}/.memories"'  # what init wrote before the upward lookup
 TRUST_ADVICE = ("open Claude Code in {project} once (`claude`) and accept the trust prompt, or set "
@@ -48,6 +50,7 @@ def check_claude_code(project: Path, home: Path) -> list[Finding]:
     findings = [_hooks_finding(hooks)]
     commands = sorted({command for found in hooks.values() for command in found.values()})
     findings += [_command_finding(command) for command in commands]
+    findings += hook_start_findings(commands, "--claude-code")
     old = [path for path, found in settings.items() if _names_the_vault_the_old_way(found)]
     if old:
         findings.append(Finding("hook form", False, f"memdir's hooks in {', '.join(map(str, old))} name the vault the old "
@@ -81,6 +84,18 @@ def _command_finding(command: str) -> Finding:
         return Finding("hook command", True, f"hook command {command} found")
     return Finding("hook command", False, f"hook command {command} not found: Claude Code's hooks would fail with "
                                           "exit 127; run memdir init --claude-code again from this installation")
+
+
+def hook_start_findings(executables: Iterable[str], init_option: str) -> list[Finding]:
+    """A finding when memdir's hooks start through the `memdir` console script where this installation would
+    register `memdir-hook` (hooks registered by an earlier release keep their command until init runs again)."""
+    console = memdir_command()
+    slow = sorted({exe for exe in executables if starts_through_console_script(exe, console)})
+    if not slow:
+        return []
+    return [Finding("hook start", False, f"memdir's hooks start through {', '.join(slow)} hook, as releases before "
+                                         "memdir-hook registered them: each prompt's hook process then costs about "
+                                         f"twice the CPU; run memdir init {init_option} again to register memdir-hook")]
 
 
 def _server_entry(project: Path, user_config: dict[str, Any]) -> str | None:

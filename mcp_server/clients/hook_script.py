@@ -11,6 +11,7 @@ third-party packages, which only the site initialisation makes importable.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ SCRIPT_NAME = "memdir-hook"
 # Linux reads at most this much of a script's "#!" line (BINPRM_BUF_SIZE, 256 bytes until kernel 5.1): a longer
 # interpreter path is started through /bin/sh instead, as pip does for its console scripts.
 SHEBANG_LIMIT = 127
+MARK = "# memdir's hooks (written by `memdir init`"  # how a `memdir-hook` memdir wrote is told from another file
 
 
 def hook_invocation(console_script: str) -> list[str]:
@@ -29,14 +31,46 @@ def hook_invocation(console_script: str) -> list[str]:
     read-only installation), `console_script hook`."""
     if not sys.executable:
         return [console_script, "hook"]
-    beside = Path(console_script) if Path(console_script).is_absolute() else Path(sys.executable).absolute()
-    script = beside.with_name(SCRIPT_NAME)
+    script = script_path(console_script)
     try:
         if not runs_this_installation(script):
+            if not memdirs_or_none(script):
+                return [console_script, "hook"]  # a file of that name memdir did not write is not replaced
             atomic.write_state(script, this_script_text().encode("utf-8"), mode=0o755)
     except OSError:
         return [console_script, "hook"]
     return [str(script)]
+
+
+def script_path(console_script: str) -> Path:
+    """Where this installation's `memdir-hook` goes: beside its `memdir` console script, or its Python."""
+    beside = Path(console_script) if Path(console_script).is_absolute() else Path(sys.executable).absolute()
+    return beside.with_name(SCRIPT_NAME)
+
+
+def starts_through_console_script(executable: str, console_script: str) -> bool:
+    """Whether memdir's hook command with this executable starts the hooks as releases before `memdir-hook`
+    registered them (`memdir hook ...`: twice the CPU a hook process) while this installation could register
+    `memdir-hook` (its folder is writable and holds no file of that name memdir did not write: else init keeps the
+    console script on purpose)."""
+    script = script_path(console_script)
+    return (Path(executable).name != SCRIPT_NAME and bool(sys.executable) and writable(script.parent)
+            and memdirs_or_none(script))
+
+
+def writable(folder: Path) -> bool:
+    return os.access(folder, os.W_OK)
+
+
+def memdirs_or_none(script: Path) -> bool:
+    """Whether there is no `script`, or it is a `memdir-hook` memdir wrote (for this installation or another)."""
+    try:
+        with script.open("rb") as file:
+            return MARK.encode() in file.read(1 << 16)  # past the longest "#!" lines a path can make
+    except FileNotFoundError:
+        return True
+    except OSError:  # a folder of that name, a file this user cannot read: not one to replace
+        return False
 
 
 def runs_this_installation(script: Path) -> bool:
@@ -61,15 +95,20 @@ def package_root() -> Path:
 
 def script_text(python: str, root: str) -> str:
     shebang = f"#!{python} -S"
-    if len(shebang) > SHEBANG_LIMIT or any(c.isspace() for c in python):
+    if len(shebang.encode("utf-8", "surrogateescape")) > SHEBANG_LIMIT or any(c.isspace() for c in python):
         # Read by /bin/sh, which execs Python on this file; read by Python, the second line is a string.
         shebang = f"#!/bin/sh\n'''exec' {_sh_quoted(python)} -S \"$0\" \"$@\"\n' '''"
     return (f"{shebang}\n"
-            "# memdir's hooks (written by `memdir init`: mcp_server/clients/hook_script.py). Python starts without its\n"
+            f"{MARK}: mcp_server/clients/hook_script.py). Python starts without its\n"
             "# site initialisation (-S), which a hook on every prompt does not need; memdir's package is found here:\n"
             "import sys\n"
-            f"sys.path.insert(0, {root!r})\n"
-            "from mcp_server.clients.hooks import main\n"
+            f"root = {root!r}\n"
+            "sys.path.insert(0, root)\n"
+            "try:\n"
+            "    from mcp_server.clients.hooks import main\n"
+            "except ImportError as exc:  # an exit status and a sentence the assistant shows, not a traceback\n"
+            "    sys.exit('memdir-hook: memdir cannot be imported from %s (%s): moved or uninstalled? Run memdir init '\n"
+            "             'again from the memdir you use, or remove its hooks' % (root, exc))\n"
             "sys.exit(main(sys.argv[1:]))\n")
 
 

@@ -16,11 +16,12 @@ trust: a project's config and plugins load as they are (the e2e test runs in a f
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
 
-from .claude_wiring import Finding, _command_finding, _read
+from .claude_wiring import Finding, _command_finding, _read, hook_start_findings
 from .hook_script import hook_invocation
 from .integrations import (SERVER_NAME, Registration, _parse_json, _read_bytes, _table, memdir_command,
                            save_kept_out_of_git, vault_argument)
@@ -91,7 +92,24 @@ def check_opencode(project: Path) -> list[Finding]:
                         "no .opencode/plugins/memdir.js (no context, no capture): run memdir init --client opencode")]
     if isinstance(server, dict) and isinstance(server.get("command"), list) and server["command"]:
         findings.append(_command_finding(str(server["command"][0])))
+    findings += hook_start_findings(_plugin_hook_executables(plugin_path), "--client opencode")
     if shutil.which("opencode") is None:
         findings.append(Finding("opencode binary", False, "opencode is not on PATH (npm install -g opencode-ai); "
                                                           "the configuration is ready for it"))
     return findings
+
+
+def _plugin_hook_executables(plugin_path: Path) -> list[str]:
+    """What memdir's plugin starts for a hook: its `HOOK` words' first (`memdir-hook`, or the console script), or
+    the `MEMDIR` console script a plugin from before `memdir-hook` names; [] for no plugin or one not memdir's."""
+    try:
+        text = plugin_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    found = re.search(r"^const HOOK = (\[.*?\]);", text, re.M) or re.search(r'^const MEMDIR = (".*?");', text, re.M)
+    try:
+        named = json.loads(found.group(1)) if found else None
+    except ValueError:
+        return []
+    first = named[0] if isinstance(named, list) and named else named
+    return [first] if isinstance(first, str) else []

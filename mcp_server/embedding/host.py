@@ -245,7 +245,7 @@ class SharedEmbedder:
             info = self._host()
             try:
                 status, headers, data = self._embed_request(info, body)
-            except OSError:
+            except (OSError, http.client.HTTPException):  # a host killed midway through its answer: IncompleteRead
                 if attempt == 2:
                     raise EmbedderUnavailable("the memdir embedding host stopped answering") from None
                 with self._lock:

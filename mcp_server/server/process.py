@@ -448,10 +448,10 @@ class UserServer:
         hook = path.startswith("/api/hook/")
         kind, raw, unspooled, at = path.removeprefix("/api/hook/"), b"", None, time.time_ns()
         opening = self.slots.get(root)
-        if hook and (opening is None or not opening.ready.is_set()):
-            # Read before the wait for the open: a request's body is not delivered once its client has gone, and a
-            # hook may give up meanwhile (it may have spent its time waiting for this server to start). An event
-            # its hook could not spool has no other copy.
+        if hook and (opening is None or not opening.ready.is_set() or opening.closing):
+            # Read before the wait for the open (after the close, for a vault being let go): a request's body is not
+            # delivered once its client has gone, and a hook may give up meanwhile (it may have spent its time waiting
+            # for this server to start). An event its hook could not spool has no other copy.
             raw, receive = await read_ahead(receive, MAX_BODY)
             unspooled = unspooled_event(kind, raw)
         # A hook never waits long for a vault to open: its event is spooled (or kept here), and applied once the

@@ -209,3 +209,65 @@ def test_a_live_index_stopped_while_its_decoding_is_held_back_ends_it_with_nothi
     assert live.ahead.done.is_set() and live.ahead.postings == 0 == live.ahead.rows and decoded == []
     assert index._keyword.cached_postings() == 0
     index.close()
+
+
+def files_open_under(folder: Path) -> list[str]:
+    """The descriptors this process holds on files in `folder` (deleted ones too)."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(str(folder) + os.sep):
+                found.append(target)
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
+def test_a_reindex_under_the_decoding_ahead_lets_the_old_generation_go_and_warms_the_new_one(hashing_root: Path):
+    from indexer.rebuild import reindex
+
+    live_vault(hashing_root)
+    index = open_index(hashing_root)
+    old, old_keyword = index.generation, index._keyword
+    ahead = WarmAhead(index, quiet=0.05)
+    with BUSY.running():  # a request in flight: every step is held back
+        ahead.start()
+        assert ahead.wait_held_back(1, TIMEOUT)  # in its first step: readers of the old segments are open
+        assert files_open_under(old / "keyword")
+        reindex(index)  # `memdir reindex` through the server: a new generation swapped in, the old one removed
+        assert index.generation != old and not old.exists()
+        assert ahead.wait_held_back(ahead.held_back + 2, TIMEOUT)  # it looked again since
+        assert files_open_under(old) == [], "the old generation's deleted files are held open"
+    assert ahead.done.wait(TIMEOUT)
+    assert old_keyword.cached_postings() == 0, "a closed generation's postings were decoded"
+    assert index._keyword.cached_postings() > 0 and ahead.postings > 0, "the new generation is not warmed"
+    assert index._entries._undecoded == 0
+    index.close()
+
+
+def test_warming_between_a_merges_commit_and_its_switch_to_the_merged_segment_leaves_the_merged_ones_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A merge commits beside the searches and takes the lock only to switch to its segment; meanwhile the searcher
+    still reads the segments it merged, whose files the commit deleted."""
+    from whoosh.writing import SegmentWriter
+
+    built(tmp_path / "kw")
+    index = KeywordIndex.open(tmp_path / "kw")
+    committed = threading.Event()
+    real = SegmentWriter.commit
+
+    def commit(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        real(self, *args, **kwargs)
+        committed.set()
+
+    monkeypatch.setattr(SegmentWriter, "commit", commit)
+    merge = threading.Thread(target=index.compact)
+    with index._lock:  # the merge waits here to switch searchers
+        merge.start()
+        assert committed.wait(TIMEOUT)
+        assert index.warm_postings(1.0, GO_ON) == 0  # every segment it would read was merged away
+    merge.join(TIMEOUT)
+    assert not merge.is_alive()
+    assert index.warm_postings(1.0, GO_ON) > 0  # the merged segment, once switched to
+    cold = KeywordIndex.open(tmp_path / "kw")
+    assert index.search("note celery retry", 100) == cold.search("note celery retry", 100)
+    index.close(), cold.close()

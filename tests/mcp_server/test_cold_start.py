@@ -223,3 +223,49 @@ def test_a_prompt_whose_spooled_event_a_drain_applied_first_still_gets_its_conte
         assert session.turn == 1 and "m-a4c81f63" in session.turn_shown  # one turn, started by the drain
     finally:
         app.close()
+
+
+def test_an_unspooled_event_that_comes_while_its_vault_is_let_go_is_kept_for_its_next_open(
+        hashing_example: Path, hashing_root: Path, monkeypatch):
+    """The disk was full and a prompt came while the server let its vault go (idle, or memdir stop --vault): the
+    request waits for the close, then for the vault to open again, and is told "opening". Its event, which has no
+    other copy, is kept for that open as one that came while the vault first opened is."""
+    monkeypatch.setattr(process, "HOOK_OPEN_WAIT_SECONDS", 0.0)
+    user = process.UserServer()
+    user.port = PORT
+
+    def named(root: Path) -> dict[str, str]:
+        return {"Authorization": f"Bearer {user.token}", VAULT_HEADER: quote(str(root.resolve()))}
+
+    base = {"session_id": "s-full", "cwd": str(hashing_example.parent)}
+    waiting = threading.Event()
+    slot = process.UserServer._slot
+
+    async def noticed_slot(self: process.UserServer, root: Path, wait: bool, within: float = 0.0) -> Any:
+        if not wait:
+            waiting.set()  # the hook's request looks for its vault: it finds it closing and waits for the close
+        return await slot(self, root, wait, within)
+
+    with TestClient(user._asgi(hashing_example.resolve()), base_url=f"http://127.0.0.1:{PORT}") as http:
+        for root in (hashing_example, hashing_root):  # two vaults: letting one go leaves the server up
+            search = {"op": "search", "args": {"query": PROMPT, "limit": 5}}
+            assert http.post("/api/op", json=search, headers=named(root)).status_code == 200
+        closing = hold(monkeypatch, ServedVault, "close")
+        in_thread(lambda: http.post("/api/close", headers=named(hashing_example)))
+        assert closing.reached.wait(BOUND)
+        monkeypatch.setattr(process.UserServer, "_slot", noticed_slot)
+        asked, answers = in_thread(lambda: http.post(
+            "/api/hook/prompt", json={**base, "hook_event_name": "UserPromptSubmit", "prompt": PROMPT},
+            headers=named(hashing_example)))
+        assert waiting.wait(BOUND)
+        opening = hold(monkeypatch, process, "open_vault")
+        closing.opened.set()
+        assert opening.reached.wait(BOUND)
+        asked.join(BOUND)
+        assert answers[0].status_code == process.OPENING
+        answered = http.post("/api/hook/stop", json={**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                                                     "last_assistant_message": "Idempotent tasks first."},
+                             headers=named(hashing_example))
+        assert answered.status_code == process.OPENING
+        opening.opened.set()
+        wait_for(lambda: exchanges(hashing_example) == [f"Exchange: {PROMPT}"], BOUND)

@@ -305,3 +305,31 @@ def test_a_query_is_answered_while_a_batch_of_documents_is_being_embedded(tmp_pa
         model.go.set()
         documents.join(30)
     assert not documents.is_alive()
+
+
+def test_a_host_that_dies_midway_through_its_answer_is_started_again_and_the_call_answered(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The host is killed after its answer's headers went out, before its vectors did: the answer is cut short, which
+    http.client says with IncompleteRead (not an OSError). The call is asked again of the host running now, as when
+    the host was gone before the call."""
+    import socket
+
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    dying = socket.create_server(("127.0.0.1", 0))
+
+    def answer_half() -> None:
+        connection, _ = dying.accept()
+        with connection:
+            while b"\r\n\r\n" not in connection.recv(65536):
+                pass
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nX-Shape: 1,384\r\n"
+                               b"Content-Length: 1536\r\n\r\n" + bytes(100))  # then the process is gone
+
+    half = threading.Thread(target=answer_half, daemon=True)
+    half.start()
+    with serving(HashingEmbedder(384)):
+        shared = SharedEmbedder()
+        shared._info = HostInfo(os.getpid(), dying.getsockname()[1], "token", 0.0)  # the host it knew, alive then
+        assert np.allclose(shared.embed_query("celery retries"), HashingEmbedder(384).embed_query("celery retries"))
+    half.join(10)
+    dying.close()

@@ -93,3 +93,34 @@ def test_doctor_names_a_hook_script_that_runs_another_installation(tmp_path: Pat
     moved.write_text(hook_script.script_text("/old/venv/bin/python", "/old/checkout"))
     finding = _command_finding(str(moved))
     assert not finding.ok and "runs another memdir than this one" in finding.detail
+
+
+def test_a_memdir_hook_file_memdir_did_not_write_is_left_as_it_is(tmp_path: Path):
+    console = tmp_path / "bin" / "memdir"
+    console.parent.mkdir(parents=True)
+    console.write_text("#!/usr/bin/python3\n")
+    theirs = console.with_name("memdir-hook")
+    theirs.write_text("#!/bin/sh\necho the user's own memdir-hook\n")
+    assert hook_script.hook_invocation(str(console)) == [str(console), "hook"]
+    assert theirs.read_text() == "#!/bin/sh\necho the user's own memdir-hook\n"
+    older = hook_script.script_text("/old/venv/bin/python", "/old/checkout")  # memdir's, for an installation gone
+    theirs.write_text(older)
+    assert hook_script.hook_invocation(str(console)) == [str(theirs)]
+    assert theirs.read_text() == hook_script.this_script_text()
+
+
+def test_a_hook_script_whose_memdir_is_gone_says_so_and_what_to_run(tmp_path: Path):
+    script = tmp_path / "memdir-hook"
+    script.write_text(hook_script.script_text(str(Path(sys.executable).absolute()), str(tmp_path / "uninstalled")))
+    script.chmod(0o755)
+    alone = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}  # no memdir on the path
+    result = subprocess.run([str(script), "prompt"], input=b"{}", capture_output=True, timeout=60, env=alone, cwd=tmp_path)
+    assert result.returncode != 0
+    said = result.stderr.decode()
+    assert "Traceback" not in said and str(tmp_path / "uninstalled") in said and "memdir init" in said, said
+
+
+def test_the_shebang_limit_counts_bytes_not_characters():
+    python = "/home/" + "é" * 60 + "/bin/python"  # 71 characters, 131 bytes
+    assert len(f"#!{python} -S") <= hook_script.SHEBANG_LIMIT < len(f"#!{python} -S".encode())
+    assert hook_script.script_text(python, "/x").startswith("#!/bin/sh\n")

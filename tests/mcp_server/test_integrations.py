@@ -283,6 +283,30 @@ def test_doctor_says_hooks_of_an_earlier_init_find_no_vault_from_a_subfolder_unt
     assert "hook form" not in doctor_findings(project)
 
 
+def test_doctor_says_hooks_an_earlier_release_registered_start_slowly_until_init_runs_again(
+        project: Path, monkeypatch: pytest.MonkeyPatch):
+    from mcp_server.clients import hook_script
+
+    init("--claude-code")
+    path = project / ".claude" / "settings.local.json"
+    settings = read(path)
+    for event in ("SessionStart", "UserPromptSubmit", "Stop"):  # the console script, as before memdir-hook
+        for handler in memdir_handlers(settings, event):
+            script = shlex.split(handler["command"])[0]
+            handler["command"] = handler["command"].replace(script, f"{integrations.memdir_command()} hook")
+    path.write_text(json.dumps(settings))
+    findings = doctor_findings(project)
+    assert findings["hooks"]["ok"] and findings["hook command"]["ok"]  # registered and runnable, yet slow
+    assert not findings["hook start"]["ok"]
+    assert "twice the CPU" in findings["hook start"]["detail"]
+    assert "run memdir init --claude-code again" in findings["hook start"]["detail"]
+    with monkeypatch.context() as read_only:  # an installation that cannot hold memdir-hook keeps the console script
+        read_only.setattr(hook_script, "writable", lambda folder: False)
+        assert "hook start" not in doctor_findings(project)
+    init("--claude-code")  # the advice works
+    assert "hook start" not in doctor_findings(project)
+
+
 def test_doctor_says_nothing_about_claude_code_for_a_user_without_it(project: Path):
     home = Path(os.environ["HOME"])
     assert not (home / ".claude.json").exists() and not (home / ".claude").exists()

@@ -83,3 +83,17 @@ def test_doctor_reports_the_opencode_wiring_and_a_missing_plugin(project: Path):
     (project / ".opencode" / "plugins" / "memdir.js").unlink()
     code, output = run("doctor")
     assert "OpenCode MISSING: no .opencode/plugins/memdir.js (no context, no capture)" in output
+
+
+def test_doctor_says_a_plugin_from_before_memdir_hook_starts_hooks_slowly_until_init_runs_again(project: Path):
+    run("init", "--client", "opencode")
+    plugin = project / ".opencode" / "plugins" / "memdir.js"
+    text = plugin.read_text()
+    hook_line = next(line for line in text.splitlines() if line.startswith("const HOOK = "))
+    # what the plugin held before memdir-hook: the console script, called with "hook"
+    plugin.write_text(text.replace(hook_line, f"const MEMDIR = {json.dumps(integrations.memdir_command())};"))
+    code, output = run("doctor")
+    assert "OpenCode MISSING: memdir's hooks start through" in output and "--client opencode again" in output
+    run("init", "--client", "opencode")
+    code, output = run("doctor")
+    assert "memdir's hooks start through" not in output
