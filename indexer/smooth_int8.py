@@ -145,6 +145,7 @@ def cached_maxima(folder: Path, cache: Path | None) -> dict[str, np.ndarray]:
         out = io.BytesIO()
         np.savez(out, **maxima)
         try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # the host's folder: its owner's alone
             write_state(path, out.getvalue(), durable=False)
         except OSError as exc:  # a cache: the next host calibrates again
             log.info("int8 calibration not kept in %s: %s", path, exc)

@@ -161,6 +161,7 @@ def _close_kept(kept: list[tuple[HostInfo, http.client.HTTPConnection]]) -> None
 # A query long enough for the int8 graph (indexer/onnx_minilm.py LONG_QUERY_TOKENS): asked once to build it.
 WARM_LONG_QUERY = " ".join(["warm"] * 80)
 
+
 class SharedEmbedder:
     """An Embedder whose model lives in the per-user host; it starts the host when none runs."""
 
