@@ -34,7 +34,8 @@ import long_prompt_set  # noqa: E402
 from locomo import DEFAULT_DATA  # noqa: E402
 
 from indexer import smooth_int8  # noqa: E402
-from indexer.onnx_minilm import LONG_QUERY_TOKENS, OnnxMiniLM, session  # noqa: E402
+from indexer.minilm_graph import session  # noqa: E402
+from indexer.onnx_minilm import LONG_QUERY_TOKENS, OnnxMiniLM  # noqa: E402
 from indexer.weights import padded  # noqa: E402
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from vault.atomic import write_state
 
-from .onnx_minilm import Writer, build_graph
+from .minilm_graph import Writer, build_graph, session
 from .weights import bert_shape, mapped_weights, padded
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,6 @@ def calibration_texts() -> list[str]:
 
 def activation_maxima(folder: Path, texts: Sequence[str]) -> dict[str, np.ndarray]:
     """max |x_j| at each Linear's input over `texts`, one text at a time, from the float32 graph."""
-    from .onnx_minilm import session
     from .weights import tokenizer
 
     weights = mapped_weights(folder / "model.safetensors")
