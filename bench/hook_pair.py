@@ -6,7 +6,8 @@
 Separate runs of bench/hooks.py on a shared machine compare two loads as much as two trees. Here each tree runs
 its own bench/servers.py `warm_server` (its own vault, index, server and embedding host, in a subprocess with the
 tree first on the path) and every prompt is asked of tree A then tree B (the order flipped every other prompt), so
-both see the same load. Prints p50 / p95 per tree and their ratio, and the machine's load before and after.
+both see the same load. Prints p50 / p95 per tree and their ratio, the machine's load before and after, and each
+tree's vault server and model host resident MB after its hooks.
 """
 
 from __future__ import annotations
@@ -51,6 +52,25 @@ def hook(tree: Path, env: dict[str, str], root: Path, prompt: str) -> float:
     return run_hook(root, "ab", prompt, env, tree)[0]
 
 
+def resident_mb(env: dict[str, str]) -> dict[str, float | None]:
+    """The tree's vault server and model host, resident MB after its hooks (read from its own server folder)."""
+    from mcp_server.embedding import host as embed_host
+    from mcp_server.server import registry
+
+    kept = os.environ.get("MEMDIR_SERVERS_DIR")
+    os.environ["MEMDIR_SERVERS_DIR"] = env["MEMDIR_SERVERS_DIR"]
+    try:
+        host = embed_host.running()
+        host_pid = host.pid if host is not None else None
+        return {"server": sum(s.rss_mb or 0.0 for s in registry.servers() if s.pid != host_pid),  # it lists the host too
+                "host": registry.rss_mb(host_pid) if host_pid is not None else None}
+    finally:
+        if kept is None:
+            os.environ.pop("MEMDIR_SERVERS_DIR")
+        else:
+            os.environ["MEMDIR_SERVERS_DIR"] = kept
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trees", required=True, help="A,B: two source trees")
@@ -58,6 +78,9 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=24)
     parser.add_argument("--rounds", type=int, default=2, help="times each prompt is asked of each tree")
     parser.add_argument("--long", action="store_true", help="bench/long_prompt_set.py's pastes, half behind 8 kB of log")
+    parser.add_argument("--distinct", action="store_true",
+                        help="a line '(take N)' appended to each prompt in round N: the vault server keeps the query "
+                             "vectors it has seen in memory, so without it only the first round embeds its prompts")
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
     parser.add_argument("--data", type=Path, default=BENCH.parent.parent / "shared" / "bench" / "locomo-dev.json")
     args = parser.parse_args()
@@ -67,22 +90,31 @@ def main() -> None:
     started = [start(tree, args.size, args.data, args.embedder) for tree in trees]
     try:
         times: list[list[float]] = [[] for _ in trees]
+        by_kind: list[dict[str, list[float]]] = [{"pastes": [], "behind_log": []} for _ in trees]  # --long
         for tree, (_, env, root) in zip(trees, started):
             for prompt in prompts[:4]:
                 hook(tree, env, root, prompt)  # warm: the OS caches, the server's first searches, the host's first queries
         for round_ in range(args.rounds):
             for n, prompt in enumerate(prompts[4:]):
+                prompt = f"{prompt}\n(take {round_ + 1})" if args.distinct else prompt
                 order = [0, 1] if (n + round_) % 2 == 0 else [1, 0]
                 for side in order:
                     _, env, root = started[side]
-                    times[side].append(hook(trees[side], env, root, prompt))
+                    elapsed = hook(trees[side], env, root, prompt)
+                    times[side].append(elapsed)
+                    by_kind[side]["behind_log" if len(prompt) > 8000 else "pastes"].append(elapsed)
+        resident = [resident_mb(env) for _, env, _ in started]
     finally:
         for holder, _, _ in started:
             holder.stdin.close()
             holder.wait(timeout=120)
     load.append(os.getloadavg()[0])
     rows = [{"tree": str(tree), "p50_ms": round(statistics.median(t), 1), "p95_ms": round(percentile(t, 0.95), 1),
-             "hooks": len(t)} for tree, t in zip(trees, times)]
+             "hooks": len(t), "resident_mb": mb} for tree, t, mb in zip(trees, times, resident)]
+    if args.long:  # half the prompts as they are, half behind 8 kB of log (read by their salient lines)
+        for row, kinds in zip(rows, by_kind):
+            for kind, values in kinds.items():
+                row[f"{kind}_p50_p95_ms"] = [round(statistics.median(values), 1), round(percentile(values, 0.95), 1)]
     ratio = {"p50": round(rows[1]["p50_ms"] / rows[0]["p50_ms"], 2), "p95": round(rows[1]["p95_ms"] / rows[0]["p95_ms"], 2)}
     print(json.dumps({"long": args.long, "size": args.size, "load_1min_before_after": load, "trees": rows,
                       "b_over_a": ratio}, indent=2))

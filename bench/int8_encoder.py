@@ -39,7 +39,8 @@ from coding import MEMORIES, QUESTIONS  # noqa: E402
 from reindex import turn_files, write  # noqa: E402
 
 from indexer.embed import CachedEmbedder, HashingEmbedder  # noqa: E402
-from indexer.onnx_minilm import OnnxMiniLM, build_graph  # noqa: E402
+from indexer.minilm_graph import build_graph  # noqa: E402
+from indexer.onnx_minilm import OnnxMiniLM  # noqa: E402
 from indexer.rebuild import rebuild  # noqa: E402
 from indexer.weights import bert_shape, mapped_weights  # noqa: E402
 from locomo import DEFAULT_DATA  # noqa: E402

@@ -97,12 +97,13 @@ def _unit(dim: int) -> np.ndarray:
     return vector
 
 
-def make_embedder(name: str) -> Embedder:
-    """The embedder a vault's memdir.toml names."""
+def make_embedder(name: str, int8_long_queries: bool = True, int8_cache: Path | None = None) -> Embedder:
+    """The embedder a vault's memdir.toml names ([search] embedder and int8_long_queries; `int8_cache`: a folder that
+    keeps the int8 graph's calibration between processes)."""
     if name == "all-MiniLM-L6-v2":
         from .onnx_minilm import OnnxMiniLM  # ONNX Runtime is imported only when the model is wanted
 
-        return OnnxMiniLM()
+        return OnnxMiniLM(int8_long_queries=int8_long_queries, int8_cache=int8_cache)
     if name.startswith("hashing-") and name[8:].isdigit():
         return HashingEmbedder(int(name[8:]))
     raise ValueError(f"unknown embedder {name!r}; use all-MiniLM-L6-v2 (or hashing-256 for tests)")

@@ -14,10 +14,10 @@ import struct
 
 import numpy as np
 
-FLOAT, INT64 = 1, 7  # TensorProto.DataType
+FLOAT, UINT8, INT8, INT64 = 1, 2, 3, 7  # TensorProto.DataType
 EXTERNAL = 1  # TensorProto.DataLocation
 _ATTRIBUTE_FLOAT, _ATTRIBUTE_INT, _ATTRIBUTE_INTS = 1, 2, 7  # AttributeProto.AttributeType
-_DTYPES = {np.dtype(np.float32): FLOAT, np.dtype(np.int64): INT64}
+_DTYPES = {np.dtype(np.float32): FLOAT, np.dtype(np.uint8): UINT8, np.dtype(np.int8): INT8, np.dtype(np.int64): INT64}
 
 
 def _varint(value: int) -> bytes:
@@ -50,10 +50,12 @@ def _attribute(name: str, value: float | int | list[int]) -> bytes:
     return _text(1, name) + b"".join(_int(8, v) for v in value) + _int(20, _ATTRIBUTE_INTS)
 
 
-def node(op_type: str, inputs: list[str], outputs: list[str], **attributes: float | int | list[int]) -> bytes:
+def node(op_type: str, inputs: list[str], outputs: list[str], domain: str = "",
+         **attributes: float | int | list[int]) -> bytes:
     """A NodeProto; attributes sorted by name, as onnx.helper.make_node orders them."""
     return (b"".join(_text(1, i) for i in inputs) + b"".join(_text(2, o) for o in outputs) + _text(4, op_type)
-            + b"".join(_bytes(5, _attribute(k, v)) for k, v in sorted(attributes.items())))
+            + b"".join(_bytes(5, _attribute(k, v)) for k, v in sorted(attributes.items()))
+            + (_text(7, domain) if domain else b""))
 
 
 def tensor(name: str, array: np.ndarray) -> bytes:
@@ -76,8 +78,10 @@ def value_info(name: str, elem_type: int, dims: list[str | int]) -> bytes:
 
 
 def model(nodes: list[bytes], name: str, initializers: list[bytes], inputs: list[bytes], outputs: list[bytes],
-          ir_version: int, opset: int) -> bytes:
-    """A ModelProto of one graph importing the default domain at `opset`."""
+          ir_version: int, opset: int, domains: dict[str, int] | None = None) -> bytes:
+    """A ModelProto of one graph importing the default domain at `opset` (and each of `domains` at its version)."""
     graph = (b"".join(_bytes(1, n) for n in nodes) + _text(2, name) + b"".join(_bytes(5, t) for t in initializers)
              + b"".join(_bytes(11, i) for i in inputs) + b"".join(_bytes(12, o) for o in outputs))
-    return _int(1, ir_version) + _bytes(7, graph) + _bytes(8, _text(1, "") + _int(2, opset))
+    imports = {"": opset, **(domains or {})}
+    return (_int(1, ir_version) + _bytes(7, graph)
+            + b"".join(_bytes(8, _text(1, domain) + _int(2, version)) for domain, version in imports.items()))

@@ -158,15 +158,21 @@ def _close_kept(kept: list[tuple[HostInfo, http.client.HTTPConnection]]) -> None
 # -- the vault server's side --------------------------------------------------------------------
 
 
+# A query long enough for the int8 graph (indexer/onnx_minilm.py LONG_QUERY_TOKENS): asked once to build it.
+WARM_LONG_QUERY = " ".join(["warm"] * 80)
+
+
 class SharedEmbedder:
     """An Embedder whose model lives in the per-user host; it starts the host when none runs."""
 
     id = MODEL_ID
     dim = DIM
 
-    def __init__(self, idle_exit_seconds: float = 1800.0, start_timeout: float = 120.0) -> None:
+    def __init__(self, idle_exit_seconds: float = 1800.0, start_timeout: float = 120.0,
+                 int8_long_queries: bool = False) -> None:
         self.idle_exit_seconds = idle_exit_seconds
         self.start_timeout = start_timeout
+        self.int8_long_queries = int8_long_queries  # asked of the host with each query ([search] int8_long_queries)
         self._lock = threading.Lock()
         self._info: HostInfo | None = None
         self._closed = False
@@ -184,10 +190,19 @@ class SharedEmbedder:
             self._closed = True
 
     def warm(self) -> threading.Thread:
-        """Start the host in the background (a server does this while it loads its indices)."""
-        thread = threading.Thread(target=self._safe_host, name="embed-host-warm", daemon=True)
+        """Start the host in the background (a server does this while it loads its indices), and have it build its
+        int8 graph for long queries now rather than in the first long prompt's hook (0.2-0.7 CPU s, once a host)."""
+        thread = threading.Thread(target=self._warm, name="embed-host-warm", daemon=True)
         thread.start()
         return thread
+
+    def _warm(self) -> None:
+        self._safe_host()
+        if self.int8_long_queries and self._info is not None:
+            try:
+                self.embed_query(WARM_LONG_QUERY)
+            except (EmbedderUnavailable, OSError, http.client.HTTPException) as exc:
+                log.warning("the embedding host's int8 graph was not built ahead: %s", exc)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -206,7 +221,7 @@ class SharedEmbedder:
         info = self._info
         if info is None or self._closed:
             return None
-        body = _query_body(text)
+        body = _query_body(text, self.int8_long_queries)
         for connection in (self._take_kept(info), None):  # a kept one the host has closed: a new one, once
             try:
                 connection = connection or _connect(info, REQUEST_SECONDS)
@@ -226,7 +241,7 @@ class SharedEmbedder:
             log.warning("%s", exc)
 
     def _call(self, texts: list[str], query: bool) -> np.ndarray:
-        body = _query_body(texts[0]) if query and len(texts) == 1 else json.dumps({"texts": texts, "query": query}).encode()
+        body = _query_body(texts[0], self.int8_long_queries) if query and len(texts) == 1 else json.dumps({"texts": texts, "query": query}).encode()
         for attempt in (1, 2):
             info = self._host()
             try:
@@ -289,8 +304,8 @@ class SharedEmbedder:
             return self._info
 
 
-def _query_body(text: str) -> bytes:
-    return json.dumps({"texts": [text], "query": True}).encode()
+def _query_body(text: str, int8: bool) -> bytes:
+    return json.dumps({"texts": [text], "query": True, **({"int8": True} if int8 else {})}).encode()
 
 
 # Queries whose kept connection the host had closed, asked again with embed_query's retries and host start.
@@ -459,7 +474,7 @@ class _Handler(BaseHTTPRequestHandler):
             if not 0 < length <= MAX_BODY:
                 raise ValueError(f"a request body of {length} bytes")
             data = json.loads(self.rfile.read(length))
-            texts, query = data["texts"], bool(data.get("query"))
+            texts, query, int8 = data["texts"], bool(data.get("query")), data.get("int8") is True
             if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts) or not 0 < len(texts) <= BATCH:
                 raise ValueError(f"texts must be a list of 1 to {BATCH} strings")
         except (ValueError, KeyError, TypeError) as exc:
@@ -469,7 +484,9 @@ class _Handler(BaseHTTPRequestHandler):
         if query and len(texts) == 1:
             # A query is one short text a prompt hook waits on: it runs beside a batch of documents (the ONNX
             # session takes concurrent runs) instead of queueing behind a backfill or a capture's batch.
-            vectors = self.server.model.embed_query(texts[0])[None, :]
+            # int8 only when asked: the vaults this host serves may say otherwise, and a test's model has no int8 path.
+            model = self.server.model
+            vectors = (model.embed_query(texts[0], int8=True) if int8 else model.embed_query(texts[0]))[None, :]
         else:
             with self.server.model_lock:
                 vectors = self.server.documents.submit(self.server.model.embed, texts).result()
@@ -492,7 +509,7 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
         if model is None:
             from indexer.embed import make_embedder
 
-            model = make_embedder("all-MiniLM-L6-v2")
+            model = make_embedder("all-MiniLM-L6-v2", int8_long_queries=False, int8_cache=folder)
             model.embed_query("warm up")
             log.info("memdir embedding host: model loaded (%.2f CPU s since its start)", time.process_time())
         host = _Host(model, secrets.token_urlsafe(32))

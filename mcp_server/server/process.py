@@ -204,7 +204,8 @@ class UserServer:
         if not (config.server.shared_embedder and config.search.embedder == SharedEmbedder.id):
             return None
         if self._embedder is None:
-            self._embedder = SharedEmbedder(config.server.idle_exit_seconds)
+            self._embedder = SharedEmbedder(config.server.idle_exit_seconds,
+                                            int8_long_queries=config.search.int8_long_queries)
             self._embedder.warm()  # the host loads the model while the vault's indices open
         return self._embedder
 

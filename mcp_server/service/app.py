@@ -25,6 +25,7 @@ from vault import Vault, init_vault
 from vault.errors import ConfigError, NotFoundError, ValidationError
 from vault.ids import check_id
 
+from ..client import servers_folder
 from ..config import Config, default_config_text, load_config, user_vault_root
 
 log = logging.getLogger("memdir.app")
@@ -178,6 +179,6 @@ class App:
 
 def _embedder(config: Config) -> Embedder:
     try:
-        return make_embedder(config.search.embedder)
+        return make_embedder(config.search.embedder, config.search.int8_long_queries, servers_folder())
     except ValueError as exc:
         raise ConfigError(f"memdir.toml [search] embedder: {exc}") from None

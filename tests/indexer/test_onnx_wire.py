@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from indexer import onnx_wire as wire
 from indexer.model_files import model_dir
-from indexer.onnx_minilm import OPSET, build_graph
+from indexer.minilm_graph import OPSET, build_graph
 from indexer.weights import bert_shape, mapped_weights
 
 

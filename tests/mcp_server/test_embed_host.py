@@ -78,6 +78,44 @@ def test_a_vault_servers_thread_asks_the_host_on_one_kept_connection(host: HostI
     assert len(accepted) == first
 
 
+class _Precision(HashingEmbedder):
+    """The test model, noting for each query whether the int8 graph was asked for (None: the model's own choice)."""
+
+    def __init__(self) -> None:
+        super().__init__(384)
+        self.asked: list[bool | None] = []
+
+    def embed_query(self, text: str, int8: bool | None = None) -> np.ndarray:  # type: ignore[override]
+        self.asked.append(int8)
+        return super().embed_query(text)
+
+
+def test_a_vault_whose_settings_want_int8_long_queries_asks_the_host_for_them_and_others_do_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    model = _Precision()
+    with serving(model):
+        SharedEmbedder(int8_long_queries=True).embed_query("a pasted log")
+        assert SharedEmbedder(int8_long_queries=True).start_query("another paste") is None  # no host known yet
+        wanting = SharedEmbedder(int8_long_queries=True)
+        wanting.embed_query("warm")
+        wanting.start_query("a third paste").result(timeout=30)
+        SharedEmbedder().embed_query("a pasted log")
+        SharedEmbedder().embed(["a document"])
+    assert model.asked == [True, True, True, None]
+
+
+def test_a_server_warming_the_host_has_it_build_its_int8_graph_when_its_vault_wants_int8(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    model = _Precision()
+    with serving(model):
+        SharedEmbedder().warm().join(30)
+        assert model.asked == []
+        SharedEmbedder(int8_long_queries=True).warm().join(30)
+    assert model.asked == [True]
+
+
 def test_a_kept_connection_the_host_has_closed_is_made_again_and_the_call_answered(host: HostInfo, accepted: list):
     import socket
 
