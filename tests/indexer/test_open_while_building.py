@@ -6,8 +6,11 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from indexer.generations import Layout
-from indexer.index import Index, build_index
+from indexer.index import Index, IndexUnusable, build_index
+from indexer.rebuild import rebuild
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import HashingEmbedder
 from vault import Vault
@@ -47,3 +50,12 @@ def test_an_open_while_another_process_builds_the_first_index_waits_for_that_bui
         assert list(index.memory_ids()) == ["m-0000000a"]
     finally:
         index.close()
+
+
+def test_a_reindex_while_another_command_owns_the_index_says_what_to_do(hashing_root: Path):
+    other = Layout(hashing_root).try_own()  # a second `memdir reindex` (or a search building) in another terminal
+    try:
+        with pytest.raises(IndexUnusable, match="another command building or changing it.*again when it is done"):
+            rebuild(Vault(hashing_root), HashingEmbedder())
+    finally:
+        other.release()
