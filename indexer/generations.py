@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterator
 
 from vault import atomic, lock
-from vault.errors import DiskFullError
+from vault.errors import DiskFullError, VaultError
 
 from .embed import Embedder
 from .keyword import KeywordIndex
@@ -153,8 +153,15 @@ class Layout:
         return None
 
     def try_own(self) -> "Ownership | None":
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-        fd = lock.try_lock(self.lock_path)
+        try:
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+            fd = lock.try_lock(self.lock_path)
+        except OSError as exc:
+            if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            # A read-only mount or someone else's folder: one line, not a traceback from deep in the open.
+            raise VaultError(f"cannot write {self.lock_path.parent}: {(exc.strerror or str(exc)).lower()}; memdir "
+                             "keeps the vault's index there: make the vault writable, or copy it somewhere writable") from None
         return None if fd is None else Ownership(fd)
 
 
