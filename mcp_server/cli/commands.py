@@ -589,8 +589,11 @@ def ui(no_browser: bool, vault_path: Path) -> None:
     """Open this vault's pages (review inbox, memories, turns, search, vault) in the browser, served by this
     user's memdir server on 127.0.0.1; the URL holds a one-time login code, good for one minute."""
     root = vault_root(vault_path)
-    info = client.ensure(root)
-    code = client.request(info, "POST", "/api/ui/code", {}, vault=root)["code"]
+    try:
+        info = client.ensure(root)
+        code = client.request(info, "POST", "/api/ui/code", {}, vault=root)["code"]
+    except (client.Unavailable, client.RemoteError) as exc:  # one line, as every other command's errors
+        raise click.ClickException(str(exc)) from None
     url = f"http://127.0.0.1:{info.port}/ui/login?code={code}"
     if no_browser:
         click.echo(url)
