@@ -363,7 +363,7 @@ def reindex(request: ops.Reindex, vault_path: Path) -> None:
     if client.serving(root) is not None:
         report = Remote(root).run(request)
         click.echo(f"indexed {report.memories} memories ({report.chunks} chunks) in {report.seconds:.1f} s "
-                   f"by the running server; {report.problems} problem files")
+                   f"by the running server; {report.problems} problem files{_doctor_lists(report.problems)}")
         return
     from indexer.embed import make_embedder
     from indexer.rebuild import rebuild
@@ -374,7 +374,12 @@ def reindex(request: ops.Reindex, vault_path: Path) -> None:
     click.echo(
         f"indexed {result.memories} memories ({result.chunks} chunks) in {result.seconds:.1f} s; "
         f"{result.embedded} texts embedded, {result.problems} problem file{'s' if result.problems != 1 else ''}"
+        f"{_doctor_lists(result.problems)}"
     )
+
+
+def _doctor_lists(problems: int) -> str:
+    return " (memdir doctor lists them with line and reason)" if problems else ""
 
 
 @cli.command()
