@@ -17,7 +17,9 @@ class ContextSettings:
     slots_working: int = setting(1, "best working memory (the current days)")
     slots_history: int = setting(1, "best history memory")
     slots_overall: int = setting(2, "best memories from any collection, after the two above")
-    min_relevance: float = setting(0.35, "memories less relevant than this are not injected")
+    min_relevance: float = setting(0.35, "memories less relevant than this are not injected: the channels' evidence, "
+                                         "not the calibrated number search and the Turns page show, which can be lower "
+                                         "(docs/search.md, step 4)")
     max_chars: int = setting(6000, "size budget of the whole injected block (Claude Code's cap is 10,000)")
     content_chars: int = setting(400, "longest text shown for one memory")
     capture_exchanges: bool = setting(True, "the Stop hook stores each exchange as a working memory")
