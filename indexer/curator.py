@@ -439,7 +439,11 @@ class Curator:
         merged = self.vault.create_new(collection, fields, body.strip() + "\n", allow_secrets=allow_secrets)
         for source in sources:
             self.vault.trash(source)
-        return self._indexed(merged, [merged.path, *(m.path for m in sources)])
+        try:
+            return self._indexed(merged, [merged.path, *(m.path for m in sources)])
+        except DiskFullError as exc:  # the files are the merge: a retry would find its sources gone
+            raise DiskFullError(f"{exc} ({merged.id} was saved to {merged.path} and its sources moved to .trash/; "
+                                "the index takes them in once there is room)") from None
 
 
 def _collection_rank(collection: str) -> int:
