@@ -109,7 +109,7 @@ def test_doctor_warns_about_a_folder_symlink_whose_notes_are_not_read(vault_root
     assert result.exit_code == 0
     assert ("warning: memory_bank/team: a folder symlink: memdir follows none (it could lead anywhere), so the "
             "notes below it are not read; move them into the vault") in result.output
-    assert result.output.rstrip().endswith("1 memories, 0 problems")
+    assert result.output.rstrip().endswith("1 memory, 0 problems")
 
 
 def test_doctor_exits_zero_on_a_clean_vault(example_root: Path):

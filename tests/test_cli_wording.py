@@ -30,3 +30,10 @@ def test_books_calls_a_hand_written_book_hand_written(hashing_root: Path):
     write(hashing_root, "books/runbook.md", "# Runbook\n\n## Deploys\n\nTag the release first.\n")
     result = run("books", "--vault", str(hashing_root))
     assert result.output.rstrip().endswith("· hand-written") and "from hand-written" not in result.output
+
+
+def test_one_memory_is_counted_in_the_singular(hashing_root: Path):
+    write(hashing_root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha"))
+    assert run("doctor", "--vault", str(hashing_root)).output.rstrip().endswith("1 memory, 0 problems")
+    assert run("reindex", "--vault", str(hashing_root)).output.startswith("indexed 1 memory (")
+    assert run("stats", "--vault", str(hashing_root)).output.startswith("1 memory (history 1)")

@@ -320,7 +320,7 @@ def doctor(request: ops.Doctor, as_json: bool, vault_path: Path) -> None:
             for finding in findings:
                 click.echo(f"{name} {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
         count = len(report["errors"])
-        click.echo(f"{report['memories']} memories, {count} problem{'s' if count != 1 else ''}")
+        click.echo(f"{render.count(report['memories'], 'memory')}, {render.count(count, 'problem')}")
     if report["errors"]:
         sys.exit(1)
 
@@ -362,7 +362,7 @@ def reindex(request: ops.Reindex, vault_path: Path) -> None:
     root = vault_root(vault_path)
     if client.serving(root) is not None:
         report = Remote(root).run(request)
-        click.echo(f"indexed {report.memories} memories ({report.chunks} chunks) in {report.seconds:.1f} s "
+        click.echo(f"indexed {render.count(report.memories, 'memory')} ({report.chunks} chunks) in {report.seconds:.1f} s "
                    f"by the running server; {report.problems} problem files{_doctor_lists(report.problems)}")
         return
     from indexer.embed import make_embedder
@@ -372,8 +372,8 @@ def reindex(request: ops.Reindex, vault_path: Path) -> None:
     with progress_bar("indexing") as progress:
         result = rebuild(vault, make_embedder(config.search.embedder), progress)
     click.echo(
-        f"indexed {result.memories} memories ({result.chunks} chunks) in {result.seconds:.1f} s; "
-        f"{result.embedded} texts embedded, {result.problems} problem file{'s' if result.problems != 1 else ''}"
+        f"indexed {render.count(result.memories, 'memory')} ({result.chunks} chunks) in {result.seconds:.1f} s; "
+        f"{result.embedded} texts embedded, {render.count(result.problems, 'problem file')}"
         f"{_doctor_lists(result.problems)}"
     )
 

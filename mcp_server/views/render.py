@@ -287,11 +287,18 @@ def suggested_merges(groups: Sequence[Cluster]) -> str:
     return "\n".join(lines)
 
 
+def count(number: int, noun: str) -> str:
+    """`1 memory`, `2 memories`, `0 problems`: a count and its noun (plural by `s`, or `y` -> `ies`)."""
+    if number == 1:
+        return f"1 {noun}"
+    return f"{number} {noun[:-1]}ies" if noun.endswith("y") else f"{number} {noun}s"
+
+
 def stats(data: Stats) -> str:
     collections = ", ".join(f"{k} {v}" for k, v in sorted(data.collections.items()))
     types = ", ".join(f"{k} {v}" for k, v in sorted(data.types.items()))
     counted = f" ({collections}); types: {types}" if collections else ""  # an empty vault: no "(); types: ;"
-    text = (f"{data.memories} memories{counted}; {data.scored_memories} scored, "
+    text = (f"{count(data.memories, 'memory')}{counted}; {data.scored_memories} scored, "
             f"{data.superseded} superseded, {data.problems} problem files")
     private = data.private
     if private and private.get("user_vault"):
