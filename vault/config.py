@@ -92,7 +92,8 @@ def within(settings: object, low: float, high: float, *names: str) -> None:
     for name in names:
         value = getattr(settings, name)
         if not low <= value <= high:
-            raise InvalidSetting(name, f"{value!r} is outside {low:g} to {high:g}")
+            raise InvalidSetting(name, f"{value!r} is below {low:g}" if value < low and high == float("inf")
+                                 else f"{value!r} is outside {low:g} to {high:g}")
 
 
 def above_zero(settings: object, *names: str) -> None:

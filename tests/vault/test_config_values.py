@@ -35,3 +35,17 @@ def test_the_defaults_and_the_edges_of_each_range_are_accepted(tmp_path: Path):
                                           "patterns_min_score = 1\n[dedup]\nnear_duplicate = 1.0\n")
     loaded = load_sections(tmp_path, VAULT_SECTIONS)
     assert loaded["vault"].outcome_history == 1 and loaded["dedup"].near_duplicate == 1.0
+
+
+@pytest.mark.parametrize("section, line", [
+    ("[context]\nslots_overall = -1", "memdir.toml:3 [context] slots_overall: -1 is outside 0 to 100"),
+    ("[context]\nmax_chars = 0", "memdir.toml:3 [context] max_chars: 0 is not above 0"),
+    ("[server]\nidle_exit_seconds = -1", "memdir.toml:3 [server] idle_exit_seconds: -1.0 is below 0"),
+])
+def test_the_hooks_and_servers_sections_refuse_what_they_cannot_use(tmp_path: Path, section: str, line: str):
+    from mcp_server.config import load_config
+
+    (tmp_path / "memdir.toml").write_text(f"# settings\n{section}\n")
+    with pytest.raises(ConfigError) as refused:
+        load_config(tmp_path)
+    assert line in str(refused.value)
