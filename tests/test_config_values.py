@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from mcp_server.config import load_config
 from vault import ConfigError
-from vault.config import load_sections
-from vault.settings import VAULT_SECTIONS
 
 
 @pytest.mark.parametrize("section, line", [
@@ -22,30 +21,20 @@ from vault.settings import VAULT_SECTIONS
     ("[scoring]\ninitial_worked = 1.5", "memdir.toml:3 [scoring] initial_worked: 1.5 is outside 0 to 1"),
     ("[dedup]\nnear_duplicate = 92", "memdir.toml:3 [dedup] near_duplicate: 92.0 is outside 0 to 1"),
     ("[scoring]\nworked = \"lots\"", "memdir.toml:3 [scoring] worked: expected float, got 'lots'"),
+    ("[context]\nslots_overall = -1", "memdir.toml:3 [context] slots_overall: -1 is outside 0 to 100"),
+    ("[context]\nmax_chars = 0", "memdir.toml:3 [context] max_chars: 0 is not above 0"),
+    ("[server]\nidle_exit_seconds = -1", "memdir.toml:3 [server] idle_exit_seconds: -1.0 is below 0"),
 ])
 def test_a_value_memdir_cannot_use_is_refused_with_file_line_and_key(tmp_path: Path, section: str, line: str):
     (tmp_path / "memdir.toml").write_text(f"# settings\n{section}\n")
     with pytest.raises(ConfigError) as refused:
-        load_sections(tmp_path, VAULT_SECTIONS)
+        load_config(tmp_path)
     assert line in str(refused.value)
 
 
 def test_the_defaults_and_the_edges_of_each_range_are_accepted(tmp_path: Path):
     (tmp_path / "memdir.toml").write_text("[vault]\noutcome_history = 1\n[lifecycle]\nremove_below = 0\n"
                                           "patterns_min_score = 1\n[dedup]\nnear_duplicate = 1.0\n")
-    loaded = load_sections(tmp_path, VAULT_SECTIONS)
-    assert loaded["vault"].outcome_history == 1 and loaded["dedup"].near_duplicate == 1.0
+    loaded = load_config(tmp_path)
+    assert loaded.vault.outcome_history == 1 and loaded.dedup.near_duplicate == 1.0
 
-
-@pytest.mark.parametrize("section, line", [
-    ("[context]\nslots_overall = -1", "memdir.toml:3 [context] slots_overall: -1 is outside 0 to 100"),
-    ("[context]\nmax_chars = 0", "memdir.toml:3 [context] max_chars: 0 is not above 0"),
-    ("[server]\nidle_exit_seconds = -1", "memdir.toml:3 [server] idle_exit_seconds: -1.0 is below 0"),
-])
-def test_the_hooks_and_servers_sections_refuse_what_they_cannot_use(tmp_path: Path, section: str, line: str):
-    from mcp_server.config import load_config
-
-    (tmp_path / "memdir.toml").write_text(f"# settings\n{section}\n")
-    with pytest.raises(ConfigError) as refused:
-        load_config(tmp_path)
-    assert line in str(refused.value)
