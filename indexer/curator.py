@@ -432,10 +432,18 @@ class Curator:
             uses = sum(m.uses for m in sources)
             fields.update(uses=uses, success_count=round(sum(m.success_count for m in sources), 4),
                           score=round(max(m.score for m in sources), 4))
-        merged = self._create(fields, body, allow_secrets)
+        # A source saved since the index read it would go to .trash/ without its save in the merged text: refused.
+        # The files are written first and indexed together after, so the window for such a save stays short.
+        for source in sources:
+            self.vault.writer.check_unchanged(source)
+        merged = self.vault.create_new(collection, fields, body.strip() + "\n", allow_secrets=allow_secrets)
         for source in sources:
             self.vault.trash(source)
-        return self._indexed(merged, [m.path for m in sources])
+        try:
+            return self._indexed(merged, [merged.path, *(m.path for m in sources)])
+        except DiskFullError as exc:  # the files are the merge: a retry would find its sources gone
+            raise DiskFullError(f"{exc} ({merged.id} was saved to {merged.path} and its sources moved to .trash/; "
+                                "the index takes them in once there is room)") from None
 
 
 def _collection_rank(collection: str) -> int:

@@ -20,12 +20,13 @@ import sqlite3
 import os
 import secrets
 import shutil
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
 from vault import atomic, lock
-from vault.errors import DiskFullError
+from vault.errors import DiskFullError, VaultError
 
 from .embed import Embedder
 from .keyword import KeywordIndex
@@ -34,6 +35,11 @@ from .vectors import VectorIndex
 
 
 QUARANTINE_KEPT = 3
+# How long an open waits for another process's first build of the index (Layout.await_build) before it gives up.
+# A server builds keywords first and commits in seconds; a command embeds the whole vault first (the example vault
+# takes about 4 s, 10k memories a few minutes on 2 cores: those say so and are worth a retry).
+BUILD_WAIT_SECONDS = 120.0
+BUILD_WAIT_PAUSE = 0.05
 
 
 class Layout:
@@ -130,9 +136,32 @@ class Layout:
             shutil.rmtree(old, ignore_errors=True)
         return target
 
+    def await_build(self, embedder: Embedder, seconds: float = BUILD_WAIT_SECONDS) -> "Ownership | None":
+        """While another process owns the index and there is no generation this embedder can read yet (it is
+        building the first one), wait until there is, or until that process lets go first (then the ownership is
+        returned, and the caller builds). A flock gives no event for a file appearing, so this looks every
+        BUILD_WAIT_PAUSE seconds; the caller reads `current()` again after."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            generation = self.current()
+            if generation is not None and self.compatible(generation, embedder):
+                return None
+            owner = self.try_own()
+            if owner is not None:
+                return owner
+            time.sleep(BUILD_WAIT_PAUSE)
+        return None
+
     def try_own(self) -> "Ownership | None":
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-        fd = lock.try_lock(self.lock_path)
+        try:
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+            fd = lock.try_lock(self.lock_path)
+        except OSError as exc:
+            if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            # A read-only mount or someone else's folder: one line, not a traceback from deep in the open.
+            raise VaultError(f"cannot write {self.lock_path.parent}: {(exc.strerror or str(exc)).lower()}; memdir "
+                             "keeps the vault's index there: make the vault writable, or copy it somewhere writable") from None
         return None if fd is None else Ownership(fd)
 
 

@@ -49,7 +49,7 @@ from .graph import LinkGraph
 from .heap import release_free_memory
 from .holders import hold, let_go
 from .in_flight import BUSY, InFlight, for_someone
-from .generations import Layout, Ownership, disk_full
+from .generations import BUILD_WAIT_SECONDS, Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex, Staged
 from .keyword import signature as keyword_signature
 from .link_table import LinkRow, LinkTable
@@ -265,11 +265,23 @@ class Index:
         item 5)."""
         layout = Layout(vault.root)
         owner = layout.try_own() if writable else None
+        waited = False
         try:
             generation = layout.current()
+            if writable and owner is None and (generation is None or not layout.compatible(generation, embedder)):
+                # Another process holds the index and is building its first generation (two commands at once on a
+                # fresh vault): wait for it, or for it to let go. (A reader cannot tell a builder from nobody.)
+                log.warning("another memdir process is building the index of %s; waiting for it (up to %.0f s)",
+                            vault.root, BUILD_WAIT_SECONDS)
+                owner, waited = layout.await_build(embedder), True
+                generation = layout.current()
             # A generation built here is served by the index that filled it: opening it again from disk in the same
             # process rose 264 MB above the build's own peak at 100k memories (bench/results/s9-buildpeak9.md).
             if generation is None or not layout.compatible(generation, embedder):
+                if owner is None and waited:
+                    raise IndexUnusable(f"no usable index in {layout.base}: another memdir process has been building "
+                                        f"it for {BUILD_WAIT_SECONDS:.0f} s; try again when it is done (memdir status "
+                                        "names a server)")
                 if owner is None:
                     raise IndexUnusable(f"no usable index in {layout.base}; run memdir reindex (or start memdir serve)")
                 index = build_index(vault, embedder, layout, progress, defer_embedding=defer_embedding, kind=cls)

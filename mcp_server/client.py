@@ -86,6 +86,20 @@ def log_file() -> Path:
     return servers_folder() / LOG_NAME
 
 
+def _why_not_served(vault_root: Path) -> str:
+    """` (<reason>)`: the server log's last "cannot serve <vault>" line for this vault (a bad memdir.toml, say),
+    so a hook or tool call that gives up says why, not only where the log is; "" when the log has none."""
+    marker = f"cannot serve {vault_root}: "
+    try:
+        with open(log_file(), "rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - 16384))
+            tail = log.read().decode(errors="replace")
+    except OSError:
+        return ""
+    reasons = [line.split(marker, 1)[1].strip() for line in tail.splitlines() if marker in line]
+    return f" ({reasons[-1]})" if reasons else ""
+
+
 class ServerInfo:
     """The address file's four fields. A plain class, not a dataclass: `dataclasses` imports inspect and ast,
     about a fifth of a hook process's CPU (bench/results/sessions.md, "the hook process's CPU")."""
@@ -395,5 +409,6 @@ def ensure(vault_root: Path, timeout: float = 60.0) -> ServerInfo:
         elif child is not None and not process_alive(child) and not _process_lock_held():
             # The server we started has already exited (a bad memdir.toml, say): waiting out the
             # timeout would only stall the hook or the session; its reason is in the log.
-            raise Unavailable(f"the memdir server for {vault_root} exited while starting; see {log_file()}")
+            raise Unavailable(f"the memdir server for {vault_root} exited while starting{_why_not_served(vault_root)}; "
+                              f"see {log_file()}")
     raise Unavailable(f"the memdir server for {vault_root} did not start within {timeout:.0f} s; see {log_file()}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.settings import INDEX_SECTIONS, SearchSettings, WatchSettings
-from vault.config import load_sections, render_defaults, setting
+from vault.config import above_zero, load_sections, render_defaults, setting, within
 from vault.settings import VAULT_SECTIONS, DedupSettings, LifecycleSettings, ScoringSettings, VaultSettings
 
 @dataclass(frozen=True)
@@ -17,10 +17,17 @@ class ContextSettings:
     slots_working: int = setting(1, "best working memory (the current days)")
     slots_history: int = setting(1, "best history memory")
     slots_overall: int = setting(2, "best memories from any collection, after the two above")
-    min_relevance: float = setting(0.35, "memories less relevant than this are not injected")
+    min_relevance: float = setting(0.35, "memories less relevant than this are not injected: the channels' evidence, "
+                                         "not the calibrated number search and the Turns page show, which can be lower "
+                                         "(docs/search.md, step 4)")
     max_chars: int = setting(6000, "size budget of the whole injected block (Claude Code's cap is 10,000)")
     content_chars: int = setting(400, "longest text shown for one memory")
     capture_exchanges: bool = setting(True, "the Stop hook stores each exchange as a working memory")
+
+    def __post_init__(self) -> None:
+        # min_relevance is left open above 1: a value over every relevance injects nothing but standing facts.
+        within(self, 0, 100, "slots_working", "slots_history", "slots_overall")
+        above_zero(self, "max_chars", "content_chars")
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,9 @@ class ServerSettings:
                                                 "again; the server exits when it serves no vault); 0 = never")
     shared_embedder: bool = setting(True, "the vaults of this user share one embedding model in its own process "
                                           "(false: each vault loads its own copy into the server, about 70-170 MB more each)")
+
+    def __post_init__(self) -> None:
+        within(self, 0.0, float("inf"), "idle_exit_seconds")
 
 
 SECTIONS: dict[str, type] = {**VAULT_SECTIONS, **INDEX_SECTIONS, "context": ContextSettings, "server": ServerSettings}

@@ -77,7 +77,9 @@ def config_page() -> str:
 
     out = [GENERATED, "", "# memdir.toml reference", "",
            "Every setting of a vault's `memdir.toml`, with its default. `memdir init` writes them all out with "
-           "these comments; a key you delete goes back to its default, and an unknown key is an error that names it.", ""]
+           "these comments; a key you delete goes back to its default, an unknown key is an error that names it, and "
+           "a value of the wrong type, a size or count of 0 or less, or a score or cosine outside 0 to 1 is an error "
+           "naming the file, line and key.", ""]
     for section, cls in SECTIONS.items():
         doc = (cls.__doc__ or "").strip().splitlines()[0]
         out += ["", f"## [{section}]", "", doc, "", "| key | type | default | meaning |", "|---|---|---|---|"]

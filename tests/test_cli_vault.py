@@ -99,6 +99,19 @@ def test_doctor_reports_each_malformed_file_with_path_line_and_reason_while_the_
     assert before == {p: (vault_root / p).read_bytes() for p in MALFORMED}  # nothing was rewritten
 
 
+def test_doctor_warns_about_a_folder_symlink_whose_notes_are_not_read(vault_root: Path, tmp_path: Path):
+    """A folder linked into the vault (`memory_bank/team -> ~/team-notes`) is never walked, so its notes were
+    silently missing from every search; doctor now names it (a warning: the exit status stays 0)."""
+    write(tmp_path / "team-notes", "deploys.md", "---\ntitle: Deploys\n---\nTag the release first.\n")
+    (vault_root / "memory_bank" / "team").symlink_to(tmp_path / "team-notes", target_is_directory=True)
+    write(vault_root, "memory_bank/own.md", "---\ntitle: Own\n---\nmine\n")
+    result = run("doctor", "--vault", str(vault_root))
+    assert result.exit_code == 0
+    assert ("warning: memory_bank/team: a folder symlink: memdir follows none (it could lead anywhere), so the "
+            "notes below it are not read; move them into the vault") in result.output
+    assert result.output.rstrip().endswith("1 memory, 0 problems")
+
+
 def test_doctor_exits_zero_on_a_clean_vault(example_root: Path):
     result = run("doctor", "--vault", str(example_root))
     assert result.exit_code == 0 and "0 problems" in result.output

@@ -70,7 +70,8 @@ def _section(cls: type[S], values: Any, where: str, lines: Mapping[str, int] | N
     checked = {}
     defaults = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     for name, value in values.items():
-        value = _check(value, hints[name], f"{where} {name}")
+        line = (lines or {}).get(name)
+        value = _check(value, hints[name], f"{_at(where, line)} {name}")
         factory = defaults[name].default_factory
         if isinstance(value, dict) and factory is not dataclasses.MISSING:
             value = _merged(factory(), value)  # a table overrides keys, never wipes the other defaults
@@ -78,8 +79,29 @@ def _section(cls: type[S], values: Any, where: str, lines: Mapping[str, int] | N
     try:
         return cls(**checked)
     except InvalidSetting as exc:  # a value of the right type that still does not parse
-        line = (lines or {}).get(exc.key)
-        raise ConfigError(f"{where.replace(' [', f':{line} [', 1) if line else where} {exc.key}: {exc}") from None
+        raise ConfigError(f"{_at(where, (lines or {}).get(exc.key))} {exc.key}: {exc}") from None
+
+
+def _at(where: str, line: int | None) -> str:
+    """`<path> [section]` as `<path>:<line> [section]` when the key's line is known."""
+    return where.replace(" [", f":{line} [", 1) if line else where
+
+
+def within(settings: object, low: float, high: float, *names: str) -> None:
+    """Refuse (InvalidSetting) a value outside low..high, for a settings class's __post_init__."""
+    for name in names:
+        value = getattr(settings, name)
+        if not low <= value <= high:
+            raise InvalidSetting(name, f"{value!r} is below {low:g}" if value < low and high == float("inf")
+                                 else f"{value!r} is outside {low:g} to {high:g}")
+
+
+def above_zero(settings: object, *names: str) -> None:
+    """Refuse (InvalidSetting) a size or count of 0 or less, for a settings class's __post_init__."""
+    for name in names:
+        value = getattr(settings, name)
+        if not value > 0:
+            raise InvalidSetting(name, f"{value!r} is not above 0")
 
 
 class InvalidSetting(ValueError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import InvalidSetting, setting
+from .config import InvalidSetting, above_zero, setting, within
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,9 @@ class VaultSettings:
     user_vault: str = setting("~/.local/share/memdir", "personal vault for private memories; \"\" disables it")
     scan_secrets: bool = setting(True, "refuse content that looks like an API key, token or private key")
     max_document_mb: float = setting(20.0, "largest document `memdir ingest` reads (PDF, HTML, text, Markdown)")
+
+    def __post_init__(self) -> None:
+        above_zero(self, "max_file_bytes", "max_content_chars", "outcome_history", "max_document_mb")
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,9 @@ class ScoringSettings:
     initial_partial: float = setting(0.55, "... that partly worked")
     initial_failed: float = setting(0.2, "... that failed (kept as what not to do)")
     initial_none: float = setting(0.5, "... with no outcome yet")
+
+    def __post_init__(self) -> None:
+        within(self, 0.0, 1.0, "initial_worked", "initial_partial", "initial_failed", "initial_none")  # scores
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,7 @@ class LifecycleSettings:
 
     def __post_init__(self) -> None:
         interval_seconds(self.every)  # refuse a schedule that does not parse when the file is read
+        within(self, 0.0, 1.0, "history_min_score", "patterns_min_score", "demote_below", "remove_below")  # scores
         if self.remove_after_failures < 1:
             raise InvalidSetting("remove_after_failures", f"{self.remove_after_failures} is below 1: a memory is "
                                  "removed after at least one failed outcome (keep it at most [vault] outcome_history)")
@@ -93,6 +100,9 @@ class DedupSettings:
     near_duplicate: float = setting(0.92, "cosine at or above which a new memory is reported as a near-duplicate")
     possible_conflict: float = setting(0.70, "cosine at or above which a same-type fact/decision/... may conflict")
     merge_suggestion: float = setting(0.85, "default cosine for suggest-merges clusters")
+
+    def __post_init__(self) -> None:
+        within(self, 0.0, 1.0, "near_duplicate", "possible_conflict", "merge_suggestion")  # cosines of unit vectors
 
 
 VAULT_SECTIONS: dict[str, type] = {

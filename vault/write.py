@@ -26,7 +26,7 @@ from .errors import ConflictError, NotFoundError, ParseError, ValidationError, V
 from .ids import identity_key
 from .lock import WriteLock
 from .model import Memory
-from .parse import DEFAULT_MAX_BYTES, parse
+from .parse import DEFAULT_MAX_BYTES, parse, sha256
 from .paths import ensure_inside, relative
 
 MAX_ATTEMPTS = 8
@@ -152,6 +152,14 @@ class Writer:
                     raise
                 return [written for *_, written in planned]
         raise ConflictError(f"{', '.join(b.path for b, _ in edits)} kept changing while memdir tried to write them; try again")
+
+    def check_unchanged(self, base: Memory) -> None:
+        """Raise ConflictError when the file no longer holds the bytes `base` was parsed from: a caller about to
+        build new text from `base` and move the file away (a merge) would otherwise drop a save it never read."""
+        current = self._read_current(self.root / base.path, base)
+        if sha256(current) != base.content_hash:
+            raise ConflictError(f"{base.path} changed since memdir read it (a save the index has not taken in "
+                                "yet); nothing was written: look at it again and retry")
 
     def trash(self, base: Memory, now: datetime | None = None) -> str:
         """Move the file into `.trash/` (keeping its folders, adding a timestamp); returns the trash path."""

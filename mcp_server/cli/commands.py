@@ -320,7 +320,7 @@ def doctor(request: ops.Doctor, as_json: bool, vault_path: Path) -> None:
             for finding in findings:
                 click.echo(f"{name} {'ok' if finding.ok else 'MISSING'}: {finding.detail}")
         count = len(report["errors"])
-        click.echo(f"{report['memories']} memories, {count} problem{'s' if count != 1 else ''}")
+        click.echo(f"{render.count(report['memories'], 'memory')}, {render.count(count, 'problem')}")
     if report["errors"]:
         sys.exit(1)
 
@@ -362,8 +362,8 @@ def reindex(request: ops.Reindex, vault_path: Path) -> None:
     root = vault_root(vault_path)
     if client.serving(root) is not None:
         report = Remote(root).run(request)
-        click.echo(f"indexed {report.memories} memories ({report.chunks} chunks) in {report.seconds:.1f} s "
-                   f"by the running server; {report.problems} problem files")
+        click.echo(f"indexed {render.count(report.memories, 'memory')} ({report.chunks} chunks) in {report.seconds:.1f} s "
+                   f"by the running server; {report.problems} problem files{_doctor_lists(report.problems)}")
         return
     from indexer.embed import make_embedder
     from indexer.rebuild import rebuild
@@ -372,9 +372,14 @@ def reindex(request: ops.Reindex, vault_path: Path) -> None:
     with progress_bar("indexing") as progress:
         result = rebuild(vault, make_embedder(config.search.embedder), progress)
     click.echo(
-        f"indexed {result.memories} memories ({result.chunks} chunks) in {result.seconds:.1f} s; "
-        f"{result.embedded} texts embedded, {result.problems} problem file{'s' if result.problems != 1 else ''}"
+        f"indexed {render.count(result.memories, 'memory')} ({result.chunks} chunks) in {result.seconds:.1f} s; "
+        f"{result.embedded} texts embedded, {render.count(result.problems, 'problem file')}"
+        f"{_doctor_lists(result.problems)}"
     )
+
+
+def _doctor_lists(problems: int) -> str:
+    return " (memdir doctor lists them with line and reason)" if problems else ""
 
 
 @cli.command()
@@ -589,8 +594,11 @@ def ui(no_browser: bool, vault_path: Path) -> None:
     """Open this vault's pages (review inbox, memories, turns, search, vault) in the browser, served by this
     user's memdir server on 127.0.0.1; the URL holds a one-time login code, good for one minute."""
     root = vault_root(vault_path)
-    info = client.ensure(root)
-    code = client.request(info, "POST", "/api/ui/code", {}, vault=root)["code"]
+    try:
+        info = client.ensure(root)
+        code = client.request(info, "POST", "/api/ui/code", {}, vault=root)["code"]
+    except (client.Unavailable, client.RemoteError) as exc:  # one line, as every other command's errors
+        raise click.ClickException(str(exc)) from None
     url = f"http://127.0.0.1:{info.port}/ui/login?code={code}"
     if no_browser:
         click.echo(url)

@@ -381,8 +381,24 @@ def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> Ho
         elif child is None and not _lock_held(folder):
             child = _start(folder, idle_exit_seconds)
         elif child is not None and child > 0 and not _alive_child(child) and not _lock_held(folder):
-            raise EmbedderUnavailable(f"the memdir embedding host exited while starting; see {folder / LOG_FILE}")
+            raise EmbedderUnavailable(f"the memdir embedding host exited while starting{_last_words(folder / LOG_FILE)}; "
+                                      f"see {folder / LOG_FILE}")
     raise EmbedderUnavailable(f"the memdir embedding host did not start within {timeout:.0f} s; see {folder / LOG_FILE}")
+
+
+def _last_words(log: Path) -> str:
+    """` (<why>)`: the last line a host that died while starting wrote to its log (its exception, without the
+    exception's dotted name), so the error says why (the model package missing, say); "" when there is none."""
+    try:
+        with open(log, "rb") as file:
+            file.seek(max(0, file.seek(0, os.SEEK_END) - 4096))
+            lines = [line.strip() for line in file.read().decode(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    if not lines:
+        return ""
+    name, colon, why = lines[-1].partition(": ")
+    return f" ({why if colon and name.replace('.', '').replace('_', '').isalnum() else lines[-1]})"
 
 
 def _alive_child(pid: int) -> bool:

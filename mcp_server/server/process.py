@@ -420,7 +420,8 @@ class UserServer:
             slot = self.slots.get(root)
             if slot is None:
                 if not (root / "memdir.toml").is_file():
-                    return error("NotFoundError", f"no initialized vault at {root}", 404)
+                    return error("NotFoundError", f"no initialized vault at {root} (no memdir.toml); "
+                                                    f"memdir init {root} makes it one", 404)
                 slot = self._open(root)
             if slot.closing:
                 await slot.closed.wait()  # then open it afresh

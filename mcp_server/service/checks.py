@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any, Iterable
@@ -21,7 +22,22 @@ def warnings(memories: Iterable[Memory], root: Path | None = None) -> list[dict[
                                     f"`update_memory {m.id} fields={{privacy: private}}` moves it to your user vault"})
         for key, reason in problems(m):
             found.append({"path": m.path, "line": _key_line(root, m.path, key), "reason": reason})
-    return found + (moved_aside(root) if root is not None else [])
+    return found + (folder_links(root) + moved_aside(root) if root is not None else [])
+
+
+def folder_links(root: Path) -> list[dict[str, Any]]:
+    """Folder symlinks in the vault: the walk follows none (vault/paths.py), so the notes below one are in no
+    index; without this they were missing from every search with nothing said."""
+    found = []
+    for folder, dirs, _ in os.walk(root):  # lists a linked folder among `dirs`, never enters it
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in dirs:
+            path = Path(folder, name)
+            if path.is_symlink():
+                found.append({"path": path.relative_to(root).as_posix(), "line": None,
+                              "reason": "a folder symlink: memdir follows none (it could lead anywhere), so the notes "
+                                        "below it are not read; move them into the vault"})
+    return found
 
 
 # Where the index owner moves a generation whose files did not load (indexer/generations.Layout.quarantine);

