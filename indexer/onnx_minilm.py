@@ -89,11 +89,8 @@ class OnnxMiniLM:
         short queries cost a few ms either way and keep float32's vectors exactly."""
         encoded = self.tokenizer.encode(text)
         use_int8 = self.int8_long_queries if int8 is None else int8
-        if use_int8 and len(encoded.ids) >= LONG_QUERY_TOKENS:
-            ids, mask = padded([encoded])
-            vector = self._int8_session().run(None, {"ids": ids, "mask": mask})[0][0]
-        else:
-            vector = self._run([encoded])[0]
+        long = use_int8 and len(encoded.ids) >= LONG_QUERY_TOKENS
+        vector = self._run([encoded], self._int8_session() if long else None)[0]
         self._let_go_of_read_rows()
         return vector
 
@@ -122,9 +119,9 @@ class OnnxMiniLM:
         fault a page, and the vectors do not change."""
         drop_resident_pages(self._mapped)
 
-    def _run(self, encoded: list) -> np.ndarray:  # tokenizers.Encoding
+    def _run(self, encoded: list, session: Any = None) -> np.ndarray:  # tokenizers.Encoding; the float32 session
         ids, mask = padded(encoded)
-        return self._session.run(None, {"ids": ids, "mask": mask})[0]
+        return (session or self._session).run(None, {"ids": ids, "mask": mask})[0]
 
 
 def token_batches(lengths: list[int]) -> list[list[int]]:

@@ -86,17 +86,22 @@ def log_file() -> Path:
     return servers_folder() / LOG_NAME
 
 
+def log_tail(path: Path, size: int) -> list[str]:
+    """The non-blank lines, stripped, of a log's last `size` bytes ([] when it cannot be read): why a server or the
+    embedding host gave up, for the error that says so."""
+    try:
+        with open(path, "rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - size))
+            return [line.strip() for line in log.read().decode(errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return []
+
+
 def _why_not_served(vault_root: Path) -> str:
     """` (<reason>)`: the server log's last "cannot serve <vault>" line for this vault (a bad memdir.toml, say),
     so a hook or tool call that gives up says why, not only where the log is; "" when the log has none."""
     marker = f"cannot serve {vault_root}: "
-    try:
-        with open(log_file(), "rb") as log:
-            log.seek(max(0, log.seek(0, os.SEEK_END) - 16384))
-            tail = log.read().decode(errors="replace")
-    except OSError:
-        return ""
-    reasons = [line.split(marker, 1)[1].strip() for line in tail.splitlines() if marker in line]
+    reasons = [line.split(marker, 1)[1].strip() for line in log_tail(log_file(), 16384) if marker in line]
     return f" ({reasons[-1]})" if reasons else ""
 
 

@@ -363,7 +363,7 @@ def reindex(request: ops.Reindex, vault_path: Path) -> None:
     if client.serving(root) is not None:
         report = Remote(root).run(request)
         click.echo(f"indexed {render.count(report.memories, 'memory')} ({report.chunks} chunks) in {report.seconds:.1f} s "
-                   f"by the running server; {report.problems} problem files{_doctor_lists(report.problems)}")
+                   f"by the running server; {render.count(report.problems, 'problem file')}{_doctor_lists(report.problems)}")
         return
     from indexer.embed import make_embedder
     from indexer.rebuild import rebuild

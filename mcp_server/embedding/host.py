@@ -389,12 +389,7 @@ def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> Ho
 def _last_words(log: Path) -> str:
     """` (<why>)`: the last line a host that died while starting wrote to its log (its exception, without the
     exception's dotted name), so the error says why (the model package missing, say); "" when there is none."""
-    try:
-        with open(log, "rb") as file:
-            file.seek(max(0, file.seek(0, os.SEEK_END) - 4096))
-            lines = [line.strip() for line in file.read().decode(errors="replace").splitlines() if line.strip()]
-    except OSError:
-        return ""
+    lines = client.log_tail(log, 4096)
     if not lines:
         return ""
     name, colon, why = lines[-1].partition(": ")

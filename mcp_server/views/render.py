@@ -299,7 +299,7 @@ def stats(data: Stats) -> str:
     types = ", ".join(f"{k} {v}" for k, v in sorted(data.types.items()))
     counted = f" ({collections}); types: {types}" if collections else ""  # an empty vault: no "(); types: ;"
     text = (f"{count(data.memories, 'memory')}{counted}; {data.scored_memories} scored, "
-            f"{data.superseded} superseded, {data.problems} problem files")
+            f"{data.superseded} superseded, {count(data.problems, 'problem file')}")
     private = data.private
     if private and private.get("user_vault"):
         text += f"\nuser vault (private, not counted above): {private['user_memories']} memories in {private['user_vault']}"
