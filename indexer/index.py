@@ -98,6 +98,7 @@ class _Batch:
     embed: list[Unit] = field(default_factory=list)
     keyword_docs: dict[str, tuple[Memory, list[Chunk]]] = field(default_factory=dict)
     read_ahead: dict[str, _Read] = field(default_factory=dict)  # path -> read before the lock (Index._read_ahead)
+    restated: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (size, mtime_ns) of a row (_restat)
     keyword_commit_began: Callable[[], None] | None = None  # see Index.sync
     staged: Staged | None = None  # keyword documents made searchable while an earlier write committed
     placed_memories: dict[str, Memory] = field(default_factory=dict)  # placed, as read here (see _after_keyword_writer)
@@ -770,10 +771,12 @@ class Index:
             try:
                 again = self._take_unwritten(batch)
                 candidates = self._candidates(None if paths is None else [*paths, *again], walked, below)
-                if candidates or batch.removed_ids or self._links_whole:
-                    # The graph the batch changes, built from the memories before it (see _link_changes). A
-                    # reconcile that found every file as the manifest has it changes nothing: building the graph
-                    # decoded every row under the lock (~10 CPU s at 100k memories, searches waiting behind it).
+                if batch.removed_ids or self._links_whole:
+                    # The graph the batch changes, built from the memories before it (see _link_changes); else built
+                    # by _observe at the batch's first change of a memory. A reconcile that found every file as the
+                    # manifest has it, or only their stat changed (a copy, a restore), changes no memory: building
+                    # the graph decoded every row under the lock (~10 CPU s and +137 MB at 100k memories, searches
+                    # waiting behind it; bench/results/s17-lead.md).
                     self._built_graph()
                 for done, (rel, item) in enumerate(candidates, 1):
                     failed_on = rel
@@ -1000,11 +1003,15 @@ class Index:
         return sorted(named.items())
 
     def _observe(self, rel: str, item: Path | Skipped | None, deep: bool, batch: _Batch, report: SyncReport) -> None:
-        previous = self._entries.get(rel)
+        # (size, mtime, content hash) without decoding the row: a file whose content is as recorded changes no memory,
+        # and is never decoded (_restat). Every path below that changes one builds the graph first (_changing).
+        recorded = self._entries.recorded(rel)
         if item is None:
             self._recheck.discard(rel)
             self._held_since.pop(rel, None)
-            if previous is not None:
+            if recorded is not None:
+                previous = self._changing(rel)
+                assert previous is not None  # recorded: its entry is there, under the lock
                 batch.deleted_paths.append(rel)
                 # A duplicate reclaimed earlier in this sync may have queued a row for this path: the manifest
                 # deletes before it upserts, so the row would outlive the file (and leak chunks on restart).
@@ -1014,15 +1021,15 @@ class Index:
                 report.removed += previous.reason is None
             return
         if isinstance(item, Skipped):
-            self._set_error(rel, previous, 0, 0, "", None, item.reason, batch, report)
+            self._set_error(rel, self._changing(rel), 0, 0, "", None, item.reason, batch, report)
             return
         checked_at = time.time_ns()
         try:
             info = item.stat()
         except FileNotFoundError:
             return self._observe(rel, None, deep, batch, report)
-        if (previous and not deep and rel not in self._recheck
-                and (previous.size, previous.mtime_ns) == (info.st_size, info.st_mtime_ns)):
+        if (recorded and not deep and rel not in self._recheck
+                and recorded[:2] == (info.st_size, info.st_mtime_ns)):
             return
         ahead = batch.read_ahead.pop(rel, None)
         if ahead is not None and (ahead.size, ahead.mtime_ns) == (info.st_size, info.st_mtime_ns):
@@ -1034,10 +1041,12 @@ class Index:
             except OSError as exc:  # not readable by this user (made by sudo, mode 600), a bad sector: this file's error
                 self._recheck.add(rel)  # read again by the next sync that looks at it, though its stat is unchanged
                 reason = f"cannot be read: {exc.strerror or exc}"
+                previous = self._changing(rel)
                 return self._set_error(rel, previous, info.st_size, info.st_mtime_ns, "", None, reason, batch, report)
         if data is None:
             return self._observe(rel, None, deep, batch, report)
-        if self._save_in_progress(rel, data, previous, info.st_mtime_ns, checked_at):
+        # Only an empty read looks at the entry's fields (an editor's save caught half done).
+        if self._save_in_progress(rel, data, self._entries.get(rel) if not data else None, info.st_mtime_ns, checked_at):
             self._recheck.add(rel)
             report.held.append(rel)
             return
@@ -1050,16 +1059,34 @@ class Index:
         else:
             self._recheck.discard(rel)
         digest = sha256(data)
-        if previous and previous.content_hash == digest:
-            if (previous.size, previous.mtime_ns) != (info.st_size, info.st_mtime_ns):
-                batch.entries[rel] = self._entries[rel] = replace(previous, size=info.st_size, mtime_ns=info.st_mtime_ns)
+        if recorded and recorded[2] == digest:
+            if recorded[:2] != (info.st_size, info.st_mtime_ns):
+                self._restat(rel, info.st_size, info.st_mtime_ns, batch)
             return
+        previous = self._changing(rel)
         try:
             memory = _parse(self.vault, data, rel) if ahead is None else ahead.memory(self.vault, rel)
         except ParseError as exc:
             self._set_error(rel, previous, info.st_size, info.st_mtime_ns, digest, exc.line, exc.reason, batch, report)
             return
         self._index_memory(rel, memory, previous, info.st_size, info.st_mtime_ns, batch, report)
+
+    def _changing(self, rel: str) -> Entry | None:
+        """The entry of a file whose memory this batch is about to change, the graph built first: it is built from
+        the memories before the batch (_link_changes)."""
+        self._built_graph()
+        return self._entries.get(rel)
+
+    def _restat(self, rel: str, size: int, mtime_ns: int, batch: _Batch) -> None:
+        """Record a file's new size and mtime, its content as recorded (touched, copied, restored, checked out
+        again). A row not decoded yet is patched where it lies and only its two columns are written: decoding 100k
+        rows into entries and writing them back whole was +137 MB and 6.2 CPU s of the reconcile of a 100k vault
+        whose mtimes had all changed (bench/results/s17-lead.md)."""
+        entry = self._entries.restat(rel, size, mtime_ns)
+        if entry is None:
+            batch.restated[rel] = (size, mtime_ns)
+        else:
+            batch.entries[rel] = entry
 
     def _save_in_progress(self, rel: str, data: bytes, previous: Entry | None, mtime_ns: int, checked_at: int) -> bool:
         """Whether an empty read of a memory's file is an editor's save caught half done.
@@ -1550,9 +1577,9 @@ class Index:
             self._vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors
         changed = graph.take_changed() if graph is not None else set()  # no graph: nothing was read (see _sync)
         links = self._link_changes(graph, changed) if graph is not None else LinkChanges([], [])
-        if batch.entries or batch.deleted_paths or links.rows or links.removed or links.whole:
+        if batch.entries or batch.deleted_paths or batch.restated or links.rows or links.removed or links.whole:
             try:
-                self.manifest.write(list(batch.entries.values()), batch.deleted_paths, links)
+                self.manifest.write(list(batch.entries.values()), batch.deleted_paths, links, batch.restated)
             except BaseException:
                 if graph is not None:
                     graph.keep_changed(changed)  # not written: the next batch writes these rows

@@ -14,7 +14,9 @@ A row's memory is stored as JSON text, so whether it can say a word (a status, a
 of that text: `Memories.mentioning` decodes only the rows that pass it, which is how a first search finds the hidden
 memories and the named speakers without decoding the others.
 
-Changes made after the open (a sync's entries, a remembered memory) are stored decoded, as before. A write-back of a
+Changes made after the open (a sync's entries, a remembered memory) are stored decoded, as before, but for a new
+size and mtime of a file whose content is as recorded: its row is patched where it lies (`Entries.restat`), in both
+tables, and stays undecoded. A write-back of a
 decoded row is made only if the slot still holds the row it decoded: a search walking the memories outside the index
 lock (people.py) must not put back a memory a sync replaced meanwhile. A loaded memory is held as its row, not its
 path: a sync stores a file's new entry before it forgets the old memory, which must still be the old one.
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from operator import itemgetter
 from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 
@@ -76,6 +79,7 @@ class Entries(_Held):
         self._undecoded = len(self._slots)
         self._lasting = Lasting(FREEZE_EVERY)
         self.settled: Callable[[Row, Entry], None] = lambda row, entry: None  # told of each row decoded (Memories)
+        self.patched: Callable[[Row, Row], None] = lambda row, patched: None  # told of each row restat (Memories)
 
     def __getitem__(self, path: str) -> Entry:
         held = self._slots[path]
@@ -126,6 +130,24 @@ class Entries(_Held):
                 done += 1
         return done
 
+    def restat(self, path: str, size: int, mtime_ns: int) -> Entry | None:
+        """Record a new size and mtime for a file whose content is as recorded. A row not decoded yet is patched where
+        it lies and stays undecoded (None: the caller writes the two columns alone); a decoded entry is replaced, and
+        returned to be written whole. Decoding 100k rows for this, and keeping them, was most of what a reconcile
+        of a vault whose mtimes had all changed cost (bench/results/s17-lead.md)."""
+        with self._lock:
+            held = self._slots[path]
+            if type(held) is Entry:
+                entry = replace(held, size=size, mtime_ns=mtime_ns)  # type: ignore[type-var]
+                self._slots[path] = entry
+                return entry
+            row: Row = held  # type: ignore[assignment]
+            patched = list(row)
+            patched[ROW_SIZE], patched[ROW_MTIME] = size, mtime_ns
+            self._slots[path] = tuple(patched)
+        self.patched(row, self._slots[path])  # type: ignore[arg-type]
+        return None
+
     def recorded(self, path: str) -> tuple[int, int, str] | None:
         """(size, mtime_ns, content hash) the manifest records for a file, a row not decoded yet read from its
         columns: a reconcile compares every file with them, and decoding 100k rows for it was most of its CPU."""
@@ -145,8 +167,8 @@ class Entries(_Held):
                 yield path, held[ROW_REASON], bool(held[ROW_MEMORY])  # type: ignore[index]
 
     def row_ids(self, between: Callable[[], None] = lambda: None) -> IdColumns:
-        """The chunk and unit ids of the rows not decoded yet and indexed, from their columns: rows read at the open do
-        not change, so this needs no lock (a heal reads it first, then `indexed_ids` under the lock). Parsed as one
+        """The chunk and unit ids of the rows not decoded yet and indexed, from their columns: rows read at the open
+        change no id (a restat patches its stat columns alone), so this needs no lock (a heal reads it first, then `indexed_ids` under the lock). Parsed as one
         JSON text a slice of rows (one parse a row was most of a heal at 100k memories), `between` slices."""
         rows = [held for held in list(self._slots.values()) if type(held) is tuple and held[ROW_REASON] is None]
         parts = []
@@ -200,11 +222,19 @@ class Memories(_Held):
         self._entries = entries
         self._lock = threading.Lock()
         entries.settled = self._settle
+        entries.patched = self._patch
 
     def _settle(self, row: Row, entry: Entry) -> None:
         with self._lock:
             if entry.memory is not None and self._slots.get(row[ROW_MEMORY_ID]) is row:
                 self._slots[row[ROW_MEMORY_ID]] = entry.memory
+
+    def _patch(self, row: Row, patched: Row) -> None:
+        """A row's stat columns were patched (Entries.restat): its memory is held as the row its entry holds, so that
+        one decoding still serves both."""
+        with self._lock:
+            if self._slots.get(row[ROW_MEMORY_ID]) is row:
+                self._slots[row[ROW_MEMORY_ID]] = patched
 
     def load_all(self, rows: list[Row]) -> bool:
         """Hold each row of an open as its memory, into an empty table, in one pass; False (nothing held) if an id
