@@ -187,6 +187,7 @@ class Index:
         self.reconcile_pending = False  # opened by its owner with reconcile=False: reconcile() is the caller's
         self.reconciled = threading.Event()  # set once reconcile() has run
         self.answered = threading.Event()  # set once a search was answered from it (a server builds its MCP endpoint after)
+        self._memory_changes = 0  # memories remembered or forgotten since the open (_memories_seen)
         self.loads = 0  # generations read, bumped once a swap's is wholly in place (the decoding ahead starts on it again)
         self._load(generation)
 
@@ -242,12 +243,13 @@ class Index:
         # (link_table.py). A generation written before the table existed is read as before, and its owner writes
         # the whole table with its next batch.
         self._graph: LinkGraph | None = None
+        self._graph_built_ahead: tuple[LinkGraph, tuple[int, int]] | None = None  # (graph, _memories_seen) (_graph_ahead)
         self._link_table: LinkTable | None = None
         self._links_whole = False  # the next batch writes every row of the link table
         if self.manifest.links_complete():
             self._link_table = LinkTable(self.manifest.link_rows())
         else:
-            self._graph = LinkGraph.build(self._memories.values())
+            self._graph = LinkGraph.build(self._memories.link_inputs())
             self._links_whole = True
         if len(self._entries) > RELEASE_AFTER:  # the manifest's decoded JSON and the chunks made to own them
             release_free_memory()
@@ -598,13 +600,37 @@ class Index:
             return self._built_graph()
 
     def _built_graph(self) -> LinkGraph:
-        """The link graph, built from the memories now if the open read the link table instead (the lock held)."""
+        """The link graph, built from the memories now if the open read the link table instead (the lock held): the
+        one `_graph_ahead` built without the lock if no memory changed since it began."""
         if self._graph is None:
-            with collector.paused():
-                self._graph = LinkGraph.build(self._memories.values())
+            ahead, self._graph_built_ahead = self._graph_built_ahead, None
+            if ahead is not None and ahead[1] == self._memories_seen():
+                self._graph = ahead[0]
+            else:
+                with collector.paused():
+                    self._graph = LinkGraph.build(self._memories.link_inputs())
             self._graph.take_changed()  # what it resolved is what the table holds
             self._link_table = None
         return self._graph
+
+    def _graph_ahead(self) -> None:
+        """Build the link graph before a sync takes the index lock, where the open read the link table instead: a
+        sync that changes a memory needs it (_changing), and built under the lock it held every search of a served
+        100k vault's first change for its whole build (a search waited 12.9 s at load 10, bench/results/s17-lead.md).
+        Used under the lock only if no memory was remembered or forgotten meanwhile (_memories_seen)."""
+        seen = self._memories_seen()
+        held = self._graph_built_ahead
+        if self._graph is not None or (held is not None and held[1] == seen):
+            return
+        with collector.paused():
+            graph = LinkGraph.build(self._memories.link_inputs())  # over a copy of the slots (Memories.link_inputs)
+        with self.lock:  # not kept if a sync built one meanwhile: it would be held, never used
+            if self._graph is None:
+                self._graph_built_ahead = (graph, seen)
+
+    def _memories_seen(self) -> tuple[int, int]:
+        """Changes whenever the memories the graph is built from change: a load, a memory remembered or forgotten."""
+        return self.loads, self._memory_changes
 
     @property
     def link_view(self) -> LinkGraph | LinkTable:
@@ -758,6 +784,8 @@ class Index:
         # With what failed syncs left to this one (_take_unwritten): a failed pull's files were read under the lock by
         # the next one-file sync. A hint, copied without the lock (one C-level copy of a set of strings).
         read_ahead = self._read_ahead(None if paths is None else [*paths, *tuple(self._unwritten.paths)], walked, deep)
+        if paths is not None and self.writable:  # files that changed, most likely: a memory each (a whole-vault sync
+            self._graph_ahead()                  # mostly finds none, and builds it under the lock at its first one)
         pause.let_go()  # while it waits for the lock
         with self.lock:
             pause.hold()
@@ -1205,6 +1233,7 @@ class Index:
     def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
         self._forget(memory.id, touched)
         self._memories[memory.id] = memory
+        self._memory_changes += 1  # a graph built ahead from the memories before is not used (_graph_ahead)
         if self._by_dedup_key is not None:
             hold(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory.id)
         self.path_of[identity_key(memory.id)] = memory.path
@@ -1256,6 +1285,7 @@ class Index:
         memory = self._memories.pop(memory_id, None)
         if memory is None:
             return
+        self._memory_changes += 1
         if self._by_dedup_key is not None:
             let_go(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory_id)
         if self.path_of.get(identity_key(memory_id)) == memory.path:
