@@ -55,7 +55,7 @@ from .keyword import signature as keyword_signature
 from .link_table import LinkRow, LinkTable
 from .lifecycle_facts import Facts
 from .interned import shared
-from .lazy_rows import AllBut, Entries, Memories, Worth
+from .lazy_rows import ROW_SLICE, AllBut, Entries, Memories, Worth
 from .manifest import ROW_CHUNK_IDS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry, LinkChanges, Manifest, compacted, unit_roles
 from .owners import Owners
 from .vectors import SETTLE_SHARE, VectorIndex
@@ -243,7 +243,6 @@ class Index:
         # (link_table.py). A generation written before the table existed is read as before, and its owner writes
         # the whole table with its next batch.
         self._graph: LinkGraph | None = None
-        self._graph_built_ahead: tuple[LinkGraph, tuple[int, int]] | None = None  # (graph, _memories_seen) (_graph_ahead)
         self._link_table: LinkTable | None = None
         self._links_whole = False  # the next batch writes every row of the link table
         if self.manifest.links_complete():
@@ -600,33 +599,33 @@ class Index:
             return self._built_graph()
 
     def _built_graph(self) -> LinkGraph:
-        """The link graph, built from the memories now if the open read the link table instead (the lock held): the
-        one `_graph_ahead` built without the lock if no memory changed since it began."""
+        """The link graph, built from the memories now if the open read the link table instead (the lock held)."""
         if self._graph is None:
-            ahead, self._graph_built_ahead = self._graph_built_ahead, None
-            if ahead is not None and ahead[1] == self._memories_seen():
-                self._graph = ahead[0]
-            else:
-                with collector.paused():
-                    self._graph = LinkGraph.build(self._memories.link_inputs())
+            with collector.paused():
+                self._graph = LinkGraph.build(self._memories.link_inputs())
             self._graph.take_changed()  # what it resolved is what the table holds
             self._link_table = None
         return self._graph
 
-    def _graph_ahead(self) -> None:
-        """Build the link graph before a sync takes the index lock, where the open read the link table instead: a
-        sync that changes a memory needs it (_changing), and built under the lock it held every search of a served
-        100k vault's first change for its whole build (a search waited 12.9 s at load 10, bench/results/s17-lead.md).
-        Used under the lock only if no memory was remembered or forgotten meanwhile (_memories_seen)."""
-        seen = self._memories_seen()
-        held = self._graph_built_ahead
-        if self._graph is not None or (held is not None and held[1] == seen):
-            return
-        with collector.paused():
-            graph = LinkGraph.build(self._memories.link_inputs())  # over a copy of the slots (Memories.link_inputs)
-        with self.lock:  # not kept if a sync built one meanwhile: it would be held, never used
-            if self._graph is None:
-                self._graph_built_ahead = (graph, seen)
+    def _ahead_of_a_change(self) -> None:
+        """Make, before a sync takes the index lock, what its first change of a memory needs and the open left
+        undone: the link graph (a search reads the link table) and the table of every unit (the open read the whole
+        units). Made under the lock at a served 100k vault's first change, they held every search for ~4 CPU s (a
+        search waited 12.9 s at load 10, bench/results/s17-lead.md). Each is put in place under the lock only if
+        what it was made from did not change meanwhile; else the sync makes it under the lock, as before."""
+        seen, rows = self._memories_seen(), self._unit_rows
+        graph = units = None
+        if self._graph is None:
+            with collector.paused():
+                graph = LinkGraph.build(self._memories.link_inputs())  # over a copy of the slots (Memories.link_inputs)
+        if self._all_units is None and rows:
+            units = _row_unit_owners(rows)  # the open's rows: a list no change edits, replaced when the table is made
+        with self.lock:
+            if graph is not None and self._graph is None and self._memories_seen() == seen:
+                graph.take_changed()  # what it resolved is what the table holds
+                self._graph, self._link_table = graph, None
+            if units is not None and self._all_units is None and self._unit_rows is rows:
+                self._all_units, self._whole_owner, self._unit_rows = units, None, []
 
     def _memories_seen(self) -> tuple[int, int]:
         """Changes whenever the memories the graph is built from change: a load, a memory remembered or forgotten."""
@@ -785,7 +784,7 @@ class Index:
         # the next one-file sync. A hint, copied without the lock (one C-level copy of a set of strings).
         read_ahead = self._read_ahead(None if paths is None else [*paths, *tuple(self._unwritten.paths)], walked, deep)
         if paths is not None and self.writable:  # files that changed, most likely: a memory each (a whole-vault sync
-            self._graph_ahead()                  # mostly finds none, and builds it under the lock at its first one)
+            self._ahead_of_a_change()            # mostly finds none, and makes them under the lock at its first one)
         pause.let_go()  # while it waits for the lock
         with self.lock:
             pause.hold()
@@ -1233,7 +1232,7 @@ class Index:
     def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
         self._forget(memory.id, touched)
         self._memories[memory.id] = memory
-        self._memory_changes += 1  # a graph built ahead from the memories before is not used (_graph_ahead)
+        self._memory_changes += 1  # a graph built ahead from the memories before is not used (_ahead_of_a_change)
         if self._by_dedup_key is not None:
             hold(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory.id)
         self.path_of[identity_key(memory.id)] = memory.path
@@ -1727,9 +1726,18 @@ def _row_whole_owners(rows: list[tuple]) -> Owners:
 def _row_unit_owners(rows: list[tuple[str, str]]) -> Owners:
     """unit -> (memory id, role) of an open's rows, given as (memory id, units column) (manifest._row), parsed as one
     JSON text and made into columns without a Python tuple a unit (600k units at 100k memories)."""
-    units = json.loads("[" + ",".join(text or "[]" for _, text in rows) + "]")
-    counts = np.fromiter(map(len, units), dtype=np.int64, count=len(units))
-    unit_ids, _, role_names = zip(*chain.from_iterable(units)) if counts.sum() else ((), (), ())  # columns, in C
+    unit_ids: list[int] = []
+    role_names: list[str] = []
+    counts = np.zeros(len(rows), dtype=np.int64)
+    # A slice of rows at a time: one JSON text of 100k rows held the interpreter for ~1 s, every search waiting (it
+    # is made beside them, Index._ahead_of_a_change).
+    for start in range(0, len(rows), ROW_SLICE):
+        units = json.loads("[" + ",".join(text or "[]" for _, text in rows[start:start + ROW_SLICE]) + "]")
+        counts[start:start + len(units)] = np.fromiter(map(len, units), dtype=np.int64, count=len(units))
+        if any(units):
+            ids, _, names = zip(*chain.from_iterable(units))  # columns, in C
+            unit_ids.extend(ids)
+            role_names.extend(names)
     codes = {role: code for code, role in enumerate(dict.fromkeys(role_names))}
     label = np.fromiter(map(codes.__getitem__, role_names), dtype=np.int32, count=len(role_names))
     owner = np.repeat(np.arange(len(rows), dtype=np.int32), counts)

@@ -315,7 +315,7 @@ class Memories(_Held):
         holds no link and whose row has its facts, as its names and created time from the columns (`Unlinked`); the
         others decoded. Building the graph decoded every row: at 100k memories 2.8 of its 4 CPU s and +180 MB, under
         the index lock at a served vault's first change (bench/results/s17-lead.md). Over a copy of the slots, so
-        that it may run without the index lock (Index._graph_ahead)."""
+        that it may run without the index lock (Index._ahead_of_a_change)."""
         for memory_id, held in list(self._slots.items()):
             if type(held) is not tuple:
                 yield held  # type: ignore[misc]

@@ -1,6 +1,6 @@
 """The link graph of a reopened index (which answered from the generation's link table) is built from the manifest's
-rows, decoding only the memories whose text may hold a link, and a sync of changed files builds it before it takes
-the index lock, so searches go on meanwhile."""
+rows, decoding only the memories whose text may hold a link; a sync of changed files builds it, and the table of every
+unit, before it takes the index lock, so searches go on meanwhile."""
 
 from __future__ import annotations
 
@@ -56,42 +56,47 @@ def test_the_graph_built_from_the_rows_decodes_only_the_linking_memories_and_equ
         index.close()
 
 
-def test_a_sync_of_a_changed_file_builds_the_graph_without_the_index_lock(
+def test_a_sync_of_a_changed_file_makes_the_graph_and_the_unit_table_without_the_index_lock(
         root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     index = reopened(root)
-    held: list[bool] = []
-    real = graph_module.LinkGraph.build.__func__  # type: ignore[attr-defined]
+    held: list[tuple[str, bool]] = []
+    real_build = graph_module.LinkGraph.build.__func__  # type: ignore[attr-defined]
+    real_units = index_module._row_unit_owners
 
     def build(cls, memories):  # type: ignore[no-untyped-def]
-        held.append(index.lock._is_owned())
-        return real(cls, memories)
+        held.append(("graph", index.lock._is_owned()))
+        return real_build(cls, memories)
+
+    def units(rows):  # type: ignore[no-untyped-def]
+        held.append(("units", index.lock._is_owned()))
+        return real_units(rows)
 
     monkeypatch.setattr(index_module.LinkGraph, "build", classmethod(build))
+    monkeypatch.setattr(index_module, "_row_unit_owners", units)
     write(root, "history/p07.md", memory_text("m-0000a007", "Plain 7", "now it links to [[p08]]"))
     index.sync(["history/p07.md"])
-    assert held == [False]  # built once, before the lock
+    assert held == [("graph", False), ("units", False)]  # each made once, before the lock
     assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(root, tmp_path / "rebuilt")
     index.close()
 
 
-def test_a_graph_built_ahead_is_not_used_once_a_memory_changed_after_it_began(root: Path, tmp_path: Path):
+def test_a_graph_made_ahead_is_not_put_in_place_once_a_memory_changed_after_it_began(
+        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     index = reopened(root)
-    index._graph_ahead()
-    ahead = index._graph_built_ahead
-    assert ahead is not None
-    with index.lock:  # as a sync running meanwhile would: a memory remembered again
-        memory = index.memory("m-0000a009")
-        index._remember(memory)
-    assert index.links is not ahead[0]
+    real_build = graph_module.LinkGraph.build.__func__  # type: ignore[attr-defined]
+
+    def build(cls, memories):  # type: ignore[no-untyped-def]
+        made = real_build(cls, memories)
+        with index.lock:  # as a sync running meanwhile would: a memory remembered again
+            index._remember(index.memory("m-0000a009"))
+        return made
+
+    monkeypatch.setattr(index_module.LinkGraph, "build", classmethod(build))
+    index._ahead_of_a_change()
+    assert index._graph is None  # made from the memories before: left for the sync to make under the lock
+    assert index._all_units is not None  # the open's rows did not change
+    monkeypatch.undo()
     write(root, "history/p09.md", memory_text("m-0000a009", "Plain 9", "now linking [[p10]]"))
     index.sync(["history/p09.md"])
     assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(root, tmp_path / "rebuilt")
-    index.close()
-
-
-def test_a_graph_built_ahead_is_used_when_nothing_changed_meanwhile(root: Path):
-    index = reopened(root)
-    index._graph_ahead()
-    ahead = index._graph_built_ahead
-    assert ahead is not None and index.links is ahead[0]
     index.close()
