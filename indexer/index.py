@@ -601,7 +601,7 @@ class Index:
     def _built_graph(self) -> LinkGraph:
         """The link graph, built from the memories now if the open read the link table instead (the lock held)."""
         if self._graph is None:
-            with collector.paused():
+            with collector.loading():
                 self._graph = LinkGraph.build(self._memories.link_inputs())
             self._graph.take_changed()  # what it resolved is what the table holds
             self._link_table = None
@@ -616,7 +616,7 @@ class Index:
         seen, rows = self._memories_seen(), self._unit_rows
         graph = units = None
         if self._graph is None:
-            with collector.paused():
+            with collector.loading():  # made to last: frozen in a server, where every full collection walked it
                 graph = LinkGraph.build(self._memories.link_inputs())  # over a copy of the slots (Memories.link_inputs)
         if self._all_units is None and rows:
             units = _row_unit_owners(rows)  # the open's rows: a list no change edits, replaced when the table is made
