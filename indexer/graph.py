@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import re
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Iterator
 
@@ -98,6 +99,26 @@ class _Pending:
 
 
 @dataclass(frozen=True, slots=True)
+class Unlinked:
+    """A memory whose text holds no link (no `[[`, no `supersedes`, no typed key), as the graph needs it: its names
+    and created time, read from a manifest row's columns without decoding its memory (Memories.link_inputs)."""
+
+    id: str
+    path: str
+    created: str  # ISO text, as the lifecycle facts store it; "" when none
+
+
+# "[[" and a character a link target may start with, as JSON writes it in a string (a quote there is escaped). Not the
+# JSON's own lists of lists: the manifest stores a memory's frontmatter as [["key", value], ...].
+_LINK_IN_JSON = re.compile(r'\[\[[^"\[\]]')
+
+
+def may_link(text: str) -> bool:
+    """Whether a memory's stored text (a manifest row's JSON) may hold a link the graph keeps: a superset test."""
+    return "supersedes" in text or any(key in text for key in TYPED_KEYS) or _LINK_IN_JSON.search(text) is not None
+
+
+@dataclass(frozen=True, slots=True)
 class _Record:
     """What the graph keeps of one memory."""
 
@@ -138,7 +159,7 @@ class LinkGraph:
         self._changed: set[str] = set()
 
     @classmethod
-    def build(cls, memories: Iterable[Memory]) -> LinkGraph:
+    def build(cls, memories: Iterable[Memory | Unlinked]) -> LinkGraph:
         """The graph of a set of memories: every name first, then every link resolved once."""
         graph = cls()
         for memory in memories:
@@ -304,7 +325,7 @@ class LinkGraph:
 
     # -- names ----------------------------------------------------------------------------
 
-    def _register(self, memory: Memory) -> _Record:
+    def _register(self, memory: Memory | Unlinked) -> _Record:
         key = identity_key(memory.id)
         if key in self._records:
             self._unregister(key)  # a second memory with the same id replaces the first
@@ -458,18 +479,22 @@ class LinkGraph:
                        if relation is None or link.relation == relation)
 
 
-def _record(memory: Memory) -> _Record:
+def _record(memory: Memory | Unlinked) -> _Record:
     folder = shared(memory.path.rsplit("/", 1)[0]) if "/" in memory.path else ""  # a collection, mostly
     path = memory.path[:-3] if memory.path.lower().endswith(".md") else memory.path
+    if isinstance(memory, Unlinked):
+        created, links = memory.created, ()
+    else:
+        created, links = memory.created_at.isoformat() if memory.created_at else "", tuple(_pending_links(memory))
     return _Record(
         node=memory.id,
         path=memory.path,
         folder=folder,
         path_key=identity_key(path),
-        stem_key=identity_key(memory.stem),
+        stem_key=identity_key(path.rsplit("/", 1)[-1]),  # Memory.stem
         id_key=identity_key(memory.id),
-        created=memory.created_at.isoformat() if memory.created_at else "",
-        links=tuple(_pending_links(memory)),
+        created=created,
+        links=links,
     )
 
 

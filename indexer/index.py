@@ -55,7 +55,7 @@ from .keyword import signature as keyword_signature
 from .link_table import LinkRow, LinkTable
 from .lifecycle_facts import Facts
 from .interned import shared
-from .lazy_rows import AllBut, Entries, Memories, Worth
+from .lazy_rows import ROW_SLICE, AllBut, Entries, Memories, Worth
 from .manifest import ROW_CHUNK_IDS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry, LinkChanges, Manifest, compacted, unit_roles
 from .owners import Owners
 from .vectors import SETTLE_SHARE, VectorIndex
@@ -98,6 +98,7 @@ class _Batch:
     embed: list[Unit] = field(default_factory=list)
     keyword_docs: dict[str, tuple[Memory, list[Chunk]]] = field(default_factory=dict)
     read_ahead: dict[str, _Read] = field(default_factory=dict)  # path -> read before the lock (Index._read_ahead)
+    restated: dict[str, tuple[int, int]] = field(default_factory=dict)  # path -> (size, mtime_ns) of a row (_restat)
     keyword_commit_began: Callable[[], None] | None = None  # see Index.sync
     staged: Staged | None = None  # keyword documents made searchable while an earlier write committed
     placed_memories: dict[str, Memory] = field(default_factory=dict)  # placed, as read here (see _after_keyword_writer)
@@ -186,6 +187,7 @@ class Index:
         self.reconcile_pending = False  # opened by its owner with reconcile=False: reconcile() is the caller's
         self.reconciled = threading.Event()  # set once reconcile() has run
         self.answered = threading.Event()  # set once a search was answered from it (a server builds its MCP endpoint after)
+        self._memory_changes = 0  # memories remembered or forgotten since the open (_memories_seen)
         self.loads = 0  # generations read, bumped once a swap's is wholly in place (the decoding ahead starts on it again)
         self._load(generation)
 
@@ -246,7 +248,7 @@ class Index:
         if self.manifest.links_complete():
             self._link_table = LinkTable(self.manifest.link_rows())
         else:
-            self._graph = LinkGraph.build(self._memories.values())
+            self._graph = LinkGraph.build(self._memories.link_inputs())
             self._links_whole = True
         if len(self._entries) > RELEASE_AFTER:  # the manifest's decoded JSON and the chunks made to own them
             release_free_memory()
@@ -599,11 +601,35 @@ class Index:
     def _built_graph(self) -> LinkGraph:
         """The link graph, built from the memories now if the open read the link table instead (the lock held)."""
         if self._graph is None:
-            with collector.paused():
-                self._graph = LinkGraph.build(self._memories.values())
+            with collector.loading():
+                self._graph = LinkGraph.build(self._memories.link_inputs())
             self._graph.take_changed()  # what it resolved is what the table holds
             self._link_table = None
         return self._graph
+
+    def _ahead_of_a_change(self) -> None:
+        """Make, before a sync takes the index lock, what its first change of a memory needs and the open left
+        undone: the link graph (a search reads the link table) and the table of every unit (the open read the whole
+        units). Made under the lock at a served 100k vault's first change, they held every search for ~4 CPU s (a
+        search waited 12.9 s at load 10, bench/results/s17-lead.md). Each is put in place under the lock only if
+        what it was made from did not change meanwhile; else the sync makes it under the lock, as before."""
+        seen, rows = self._memories_seen(), self._unit_rows
+        graph = units = None
+        if self._graph is None:
+            with collector.loading():  # made to last: frozen in a server, where every full collection walked it
+                graph = LinkGraph.build(self._memories.link_inputs())  # over a copy of the slots (Memories.link_inputs)
+        if self._all_units is None and rows:
+            units = _row_unit_owners(rows)  # the open's rows: a list no change edits, replaced when the table is made
+        with self.lock:
+            if graph is not None and self._graph is None and self._memories_seen() == seen:
+                graph.take_changed()  # what it resolved is what the table holds
+                self._graph, self._link_table = graph, None
+            if units is not None and self._all_units is None and self._unit_rows is rows:
+                self._all_units, self._whole_owner, self._unit_rows = units, None, []
+
+    def _memories_seen(self) -> tuple[int, int]:
+        """Changes whenever the memories the graph is built from change: a load, a memory remembered or forgotten."""
+        return self.loads, self._memory_changes
 
     @property
     def link_view(self) -> LinkGraph | LinkTable:
@@ -757,6 +783,8 @@ class Index:
         # With what failed syncs left to this one (_take_unwritten): a failed pull's files were read under the lock by
         # the next one-file sync. A hint, copied without the lock (one C-level copy of a set of strings).
         read_ahead = self._read_ahead(None if paths is None else [*paths, *tuple(self._unwritten.paths)], walked, deep)
+        if paths is not None and self.writable:  # files that changed, most likely: a memory each (a whole-vault sync
+            self._ahead_of_a_change()            # mostly finds none, and makes them under the lock at its first one)
         pause.let_go()  # while it waits for the lock
         with self.lock:
             pause.hold()
@@ -770,10 +798,12 @@ class Index:
             try:
                 again = self._take_unwritten(batch)
                 candidates = self._candidates(None if paths is None else [*paths, *again], walked, below)
-                if candidates or batch.removed_ids or self._links_whole:
-                    # The graph the batch changes, built from the memories before it (see _link_changes). A
-                    # reconcile that found every file as the manifest has it changes nothing: building the graph
-                    # decoded every row under the lock (~10 CPU s at 100k memories, searches waiting behind it).
+                if batch.removed_ids or self._links_whole:
+                    # The graph the batch changes, built from the memories before it (see _link_changes); else built
+                    # by _observe at the batch's first change of a memory. A reconcile that found every file as the
+                    # manifest has it, or only their stat changed (a copy, a restore), changes no memory: building
+                    # the graph decoded every row under the lock (~10 CPU s and +137 MB at 100k memories, searches
+                    # waiting behind it; bench/results/s17-lead.md).
                     self._built_graph()
                 for done, (rel, item) in enumerate(candidates, 1):
                     failed_on = rel
@@ -1000,11 +1030,15 @@ class Index:
         return sorted(named.items())
 
     def _observe(self, rel: str, item: Path | Skipped | None, deep: bool, batch: _Batch, report: SyncReport) -> None:
-        previous = self._entries.get(rel)
+        # (size, mtime, content hash) without decoding the row: a file whose content is as recorded changes no memory,
+        # and is never decoded (_restat). Every path below that changes one builds the graph first (_changing).
+        recorded = self._entries.recorded(rel)
         if item is None:
             self._recheck.discard(rel)
             self._held_since.pop(rel, None)
-            if previous is not None:
+            if recorded is not None:
+                previous = self._changing(rel)
+                assert previous is not None  # recorded: its entry is there, under the lock
                 batch.deleted_paths.append(rel)
                 # A duplicate reclaimed earlier in this sync may have queued a row for this path: the manifest
                 # deletes before it upserts, so the row would outlive the file (and leak chunks on restart).
@@ -1014,15 +1048,15 @@ class Index:
                 report.removed += previous.reason is None
             return
         if isinstance(item, Skipped):
-            self._set_error(rel, previous, 0, 0, "", None, item.reason, batch, report)
+            self._set_error(rel, self._changing(rel), 0, 0, "", None, item.reason, batch, report)
             return
         checked_at = time.time_ns()
         try:
             info = item.stat()
         except FileNotFoundError:
             return self._observe(rel, None, deep, batch, report)
-        if (previous and not deep and rel not in self._recheck
-                and (previous.size, previous.mtime_ns) == (info.st_size, info.st_mtime_ns)):
+        if (recorded and not deep and rel not in self._recheck
+                and recorded[:2] == (info.st_size, info.st_mtime_ns)):
             return
         ahead = batch.read_ahead.pop(rel, None)
         if ahead is not None and (ahead.size, ahead.mtime_ns) == (info.st_size, info.st_mtime_ns):
@@ -1034,10 +1068,12 @@ class Index:
             except OSError as exc:  # not readable by this user (made by sudo, mode 600), a bad sector: this file's error
                 self._recheck.add(rel)  # read again by the next sync that looks at it, though its stat is unchanged
                 reason = f"cannot be read: {exc.strerror or exc}"
+                previous = self._changing(rel)
                 return self._set_error(rel, previous, info.st_size, info.st_mtime_ns, "", None, reason, batch, report)
         if data is None:
             return self._observe(rel, None, deep, batch, report)
-        if self._save_in_progress(rel, data, previous, info.st_mtime_ns, checked_at):
+        # Only an empty read looks at the entry's fields (an editor's save caught half done).
+        if self._save_in_progress(rel, data, self._entries.get(rel) if not data else None, info.st_mtime_ns, checked_at):
             self._recheck.add(rel)
             report.held.append(rel)
             return
@@ -1050,16 +1086,34 @@ class Index:
         else:
             self._recheck.discard(rel)
         digest = sha256(data)
-        if previous and previous.content_hash == digest:
-            if (previous.size, previous.mtime_ns) != (info.st_size, info.st_mtime_ns):
-                batch.entries[rel] = self._entries[rel] = replace(previous, size=info.st_size, mtime_ns=info.st_mtime_ns)
+        if recorded and recorded[2] == digest:
+            if recorded[:2] != (info.st_size, info.st_mtime_ns):
+                self._restat(rel, info.st_size, info.st_mtime_ns, batch)
             return
+        previous = self._changing(rel)
         try:
             memory = _parse(self.vault, data, rel) if ahead is None else ahead.memory(self.vault, rel)
         except ParseError as exc:
             self._set_error(rel, previous, info.st_size, info.st_mtime_ns, digest, exc.line, exc.reason, batch, report)
             return
         self._index_memory(rel, memory, previous, info.st_size, info.st_mtime_ns, batch, report)
+
+    def _changing(self, rel: str) -> Entry | None:
+        """The entry of a file whose memory this batch is about to change, the graph built first: it is built from
+        the memories before the batch (_link_changes)."""
+        self._built_graph()
+        return self._entries.get(rel)
+
+    def _restat(self, rel: str, size: int, mtime_ns: int, batch: _Batch) -> None:
+        """Record a file's new size and mtime, its content as recorded (touched, copied, restored, checked out
+        again). A row not decoded yet is patched where it lies and only its two columns are written: decoding 100k
+        rows into entries and writing them back whole was +137 MB and 6.2 CPU s of the reconcile of a 100k vault
+        whose mtimes had all changed (bench/results/s17-lead.md)."""
+        entry = self._entries.restat(rel, size, mtime_ns)
+        if entry is None:
+            batch.restated[rel] = (size, mtime_ns)
+        else:
+            batch.entries[rel] = entry
 
     def _save_in_progress(self, rel: str, data: bytes, previous: Entry | None, mtime_ns: int, checked_at: int) -> bool:
         """Whether an empty read of a memory's file is an editor's save caught half done.
@@ -1178,6 +1232,7 @@ class Index:
     def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
         self._forget(memory.id, touched)
         self._memories[memory.id] = memory
+        self._memory_changes += 1  # a graph built ahead from the memories before is not used (_ahead_of_a_change)
         if self._by_dedup_key is not None:
             hold(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory.id)
         self.path_of[identity_key(memory.id)] = memory.path
@@ -1229,6 +1284,7 @@ class Index:
         memory = self._memories.pop(memory_id, None)
         if memory is None:
             return
+        self._memory_changes += 1
         if self._by_dedup_key is not None:
             let_go(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory_id)
         if self.path_of.get(identity_key(memory_id)) == memory.path:
@@ -1550,9 +1606,9 @@ class Index:
             self._vectors.persist(self.generation)  # before the manifest: it must never know more than the vectors
         changed = graph.take_changed() if graph is not None else set()  # no graph: nothing was read (see _sync)
         links = self._link_changes(graph, changed) if graph is not None else LinkChanges([], [])
-        if batch.entries or batch.deleted_paths or links.rows or links.removed or links.whole:
+        if batch.entries or batch.deleted_paths or batch.restated or links.rows or links.removed or links.whole:
             try:
-                self.manifest.write(list(batch.entries.values()), batch.deleted_paths, links)
+                self.manifest.write(list(batch.entries.values()), batch.deleted_paths, links, batch.restated)
             except BaseException:
                 if graph is not None:
                     graph.keep_changed(changed)  # not written: the next batch writes these rows
@@ -1670,9 +1726,18 @@ def _row_whole_owners(rows: list[tuple]) -> Owners:
 def _row_unit_owners(rows: list[tuple[str, str]]) -> Owners:
     """unit -> (memory id, role) of an open's rows, given as (memory id, units column) (manifest._row), parsed as one
     JSON text and made into columns without a Python tuple a unit (600k units at 100k memories)."""
-    units = json.loads("[" + ",".join(text or "[]" for _, text in rows) + "]")
-    counts = np.fromiter(map(len, units), dtype=np.int64, count=len(units))
-    unit_ids, _, role_names = zip(*chain.from_iterable(units)) if counts.sum() else ((), (), ())  # columns, in C
+    unit_ids: list[int] = []
+    role_names: list[str] = []
+    counts = np.zeros(len(rows), dtype=np.int64)
+    # A slice of rows at a time: one JSON text of 100k rows held the interpreter for ~1 s, every search waiting (it
+    # is made beside them, Index._ahead_of_a_change).
+    for start in range(0, len(rows), ROW_SLICE):
+        units = json.loads("[" + ",".join(text or "[]" for _, text in rows[start:start + ROW_SLICE]) + "]")
+        counts[start:start + len(units)] = np.fromiter(map(len, units), dtype=np.int64, count=len(units))
+        if any(units):
+            ids, _, names = zip(*chain.from_iterable(units))  # columns, in C
+            unit_ids.extend(ids)
+            role_names.extend(names)
     codes = {role: code for code, role in enumerate(dict.fromkeys(role_names))}
     label = np.fromiter(map(codes.__getitem__, role_names), dtype=np.int32, count=len(role_names))
     owner = np.repeat(np.arange(len(rows), dtype=np.int32), counts)

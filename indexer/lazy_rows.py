@@ -14,7 +14,9 @@ A row's memory is stored as JSON text, so whether it can say a word (a status, a
 of that text: `Memories.mentioning` decodes only the rows that pass it, which is how a first search finds the hidden
 memories and the named speakers without decoding the others.
 
-Changes made after the open (a sync's entries, a remembered memory) are stored decoded, as before. A write-back of a
+Changes made after the open (a sync's entries, a remembered memory) are stored decoded, as before, but for a new
+size and mtime of a file whose content is as recorded: its row is patched where it lies (`Entries.restat`), in both
+tables, and stays undecoded. A write-back of a
 decoded row is made only if the slot still holds the row it decoded: a search walking the memories outside the index
 lock (people.py) must not put back a memory a sync replaced meanwhile. A loaded memory is held as its row, not its
 path: a sync stores a file's new entry before it forgets the old memory, which must still be the old one.
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from operator import itemgetter
 from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 
@@ -32,6 +35,7 @@ import numpy as np
 from vault.model import Memory
 
 from .collector import Lasting
+from .graph import Unlinked, may_link
 from .heap import release_free_memory
 from .id_columns import IdColumns
 from .lifecycle_facts import FACT_COLUMNS, Facts
@@ -42,6 +46,7 @@ RELEASE_AFTER = 2048  # rows past which the last one decoded gives the freed hea
 
 Row = tuple[Any, ...]  # a files-table row, as Manifest.rows() returns it
 FACT_STATUS = ROW_FACTS + FACT_COLUMNS.index("status")  # a row's status among the lifecycle facts read with it
+FACT_CREATED = ROW_FACTS + FACT_COLUMNS.index("created_at")
 # A test of a row's facts (Memories.lifecycle_records), given these of them.
 _worth_facts = itemgetter(*(ROW_FACTS + FACT_COLUMNS.index(name) for name in (
     "collection", "type", "status", "uses", "score", "created_at", "last_used_at", "deadline")))
@@ -76,6 +81,7 @@ class Entries(_Held):
         self._undecoded = len(self._slots)
         self._lasting = Lasting(FREEZE_EVERY)
         self.settled: Callable[[Row, Entry], None] = lambda row, entry: None  # told of each row decoded (Memories)
+        self.patched: Callable[[Row, Row], None] = lambda row, patched: None  # told of each row restat (Memories)
 
     def __getitem__(self, path: str) -> Entry:
         held = self._slots[path]
@@ -126,6 +132,24 @@ class Entries(_Held):
                 done += 1
         return done
 
+    def restat(self, path: str, size: int, mtime_ns: int) -> Entry | None:
+        """Record a new size and mtime for a file whose content is as recorded. A row not decoded yet is patched where
+        it lies and stays undecoded (None: the caller writes the two columns alone); a decoded entry is replaced, and
+        returned to be written whole. Decoding 100k rows for this, and keeping them, was most of what a reconcile
+        of a vault whose mtimes had all changed cost (bench/results/s17-lead.md)."""
+        with self._lock:
+            held = self._slots[path]
+            if type(held) is Entry:
+                entry = replace(held, size=size, mtime_ns=mtime_ns)  # type: ignore[type-var]
+                self._slots[path] = entry
+                return entry
+            row: Row = held  # type: ignore[assignment]
+            patched = list(row)
+            patched[ROW_SIZE], patched[ROW_MTIME] = size, mtime_ns
+            self._slots[path] = tuple(patched)
+        self.patched(row, self._slots[path])  # type: ignore[arg-type]
+        return None
+
     def recorded(self, path: str) -> tuple[int, int, str] | None:
         """(size, mtime_ns, content hash) the manifest records for a file, a row not decoded yet read from its
         columns: a reconcile compares every file with them, and decoding 100k rows for it was most of its CPU."""
@@ -145,8 +169,8 @@ class Entries(_Held):
                 yield path, held[ROW_REASON], bool(held[ROW_MEMORY])  # type: ignore[index]
 
     def row_ids(self, between: Callable[[], None] = lambda: None) -> IdColumns:
-        """The chunk and unit ids of the rows not decoded yet and indexed, from their columns: rows read at the open do
-        not change, so this needs no lock (a heal reads it first, then `indexed_ids` under the lock). Parsed as one
+        """The chunk and unit ids of the rows not decoded yet and indexed, from their columns: rows read at the open
+        change no id (a restat patches its stat columns alone), so this needs no lock (a heal reads it first, then `indexed_ids` under the lock). Parsed as one
         JSON text a slice of rows (one parse a row was most of a heal at 100k memories), `between` slices."""
         rows = [held for held in list(self._slots.values()) if type(held) is tuple and held[ROW_REASON] is None]
         parts = []
@@ -200,11 +224,19 @@ class Memories(_Held):
         self._entries = entries
         self._lock = threading.Lock()
         entries.settled = self._settle
+        entries.patched = self._patch
 
     def _settle(self, row: Row, entry: Entry) -> None:
         with self._lock:
             if entry.memory is not None and self._slots.get(row[ROW_MEMORY_ID]) is row:
                 self._slots[row[ROW_MEMORY_ID]] = entry.memory
+
+    def _patch(self, row: Row, patched: Row) -> None:
+        """A row's stat columns were patched (Entries.restat): its memory is held as the row its entry holds, so that
+        one decoding still serves both."""
+        with self._lock:
+            if self._slots.get(row[ROW_MEMORY_ID]) is row:
+                self._slots[row[ROW_MEMORY_ID]] = patched
 
     def load_all(self, rows: list[Row]) -> bool:
         """Hold each row of an open as its memory, into an empty table, in one pass; False (nothing held) if an id
@@ -277,6 +309,22 @@ class Memories(_Held):
                 memory = self.get(memory_id)
                 if memory is not None and memory.status in statuses:
                     yield memory_id
+
+    def link_inputs(self) -> Iterator[Memory | Unlinked]:
+        """Every memory as the link graph reads it: a decoded one as itself; one not decoded yet, whose stored text
+        holds no link and whose row has its facts, as its names and created time from the columns (`Unlinked`); the
+        others decoded. Building the graph decoded every row: at 100k memories 2.8 of its 4 CPU s and +180 MB, under
+        the index lock at a served vault's first change (bench/results/s17-lead.md). Over a copy of the slots, so
+        that it may run without the index lock (Index._ahead_of_a_change)."""
+        for memory_id, held in list(self._slots.items()):
+            if type(held) is not tuple:
+                yield held  # type: ignore[misc]
+            elif len(held) > ROW_FACTS and held[ROW_FACTS] is not None and not may_link(held[ROW_MEMORY] or ""):
+                yield Unlinked(memory_id, held[ROW_PATH], held[FACT_CREATED] or "")  # type: ignore[index]
+            else:
+                memory = self.get(memory_id)
+                if memory is not None:
+                    yield memory
 
     def lifecycle_records(self, worth: Worth | None = None) -> Iterator[Memory | Facts]:
         """Every memory as the lifecycle rules read it: a decoded one as itself, one not decoded yet as the `Facts` its

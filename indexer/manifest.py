@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 from datetime import date, datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from vault.model import Memory
 
@@ -219,8 +219,11 @@ class Manifest:
         return [(source, created, tuple((t, r) for t, r in json.loads(targets)))
                 for source, created, targets in self._db.execute("SELECT * FROM links ORDER BY source")]
 
-    def write(self, upserts: list[Entry], deleted_paths: list[str], links: LinkChanges | None = None) -> None:
-        """Apply one batch atomically, with the link table's rows that changed in it and the facts of its memories."""
+    def write(self, upserts: list[Entry], deleted_paths: list[str], links: LinkChanges | None = None,
+              restated: Mapping[str, tuple[int, int]] | None = None) -> None:
+        """Apply one batch atomically, with the link table's rows that changed in it and the facts of its memories.
+        `restated`: path -> (size, mtime_ns) of rows whose content is as stored (Entries.restat): those two columns
+        alone are written (a row written whole encodes its memory again)."""
         with self.transaction():
             facts_complete = self.facts_complete()  # before this batch changes the stamp
             if links is not None:
@@ -230,6 +233,8 @@ class Manifest:
                 self._db.executemany("INSERT OR REPLACE INTO links VALUES (?, ?, ?)",
                                      [(s, c, json.dumps(t, ensure_ascii=False)) for s, c, t in links.rows])
             self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in deleted_paths])
+            self._db.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
+                                 ((size, mtime, path) for path, (size, mtime) in (restated or {}).items()))
             if upserts:  # the rows about to be written name their layout; the manifest says what it holds
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (LAYOUT_KEY + _LAYOUT, json.dumps(_FIELDS)))
             self._db.executemany(

@@ -180,9 +180,11 @@ def older_memdir_write(index: Index):
 
     db = index.manifest._db
 
-    def write(upserts, deleted, links=None):
+    def write(upserts, deleted, links=None, restated=None):
         with index.manifest.transaction():
             db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in deleted])
+            db.executemany("UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
+                           [(size, mtime, path) for path, (size, mtime) in (restated or {}).items()])
             db.executemany(f"INSERT OR REPLACE INTO files VALUES ({', '.join('?' * len(FILE_COLUMNS))})",
                            [_row(e) for e in upserts])
     return write

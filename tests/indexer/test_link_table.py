@@ -139,7 +139,8 @@ def test_a_batch_written_by_a_memdir_that_does_not_know_the_table_makes_the_tabl
     index = open_index(root)
     manifest = index.manifest
     real = manifest.write
-    monkeypatch.setattr(manifest, "write", lambda upserts, deleted, links=None: real(upserts, deleted))  # an older memdir
+    monkeypatch.setattr(manifest, "write",  # an older memdir
+                        lambda upserts, deleted, links=None, restated=None: real(upserts, deleted, None, restated))
     index.sync(["patterns/newest.md"], deep=True, force_paths=["patterns/newest.md"])
     (root / "patterns" / "mid.md").unlink()
     index.sync()

@@ -71,3 +71,36 @@ def test_a_touched_file_that_also_changed_is_parsed_and_indexed_as_it_is_now(roo
     assert parsed == ["history/m07.md"]
     assert "heron queue" in index.memory("m-00000007").body
     index.close()
+
+
+def test_a_reopened_index_records_touched_files_without_decoding_a_row_or_building_the_graph(
+        root: Path, tmp_path: Path):
+    Index.open(Vault(root), HashingEmbedder()).close()
+    index = Index.open(Vault(root), HashingEmbedder())  # its rows held undecoded, its links read from the table
+    undecoded = index._entries._undecoded
+    later = touch_every_file(root)
+    index.sync()
+    assert index._entries._undecoded == undecoded == COUNT  # each row patched where it lies
+    assert index._graph is None
+    assert {index._entries.recorded(f"history/m{n:02}.md")[1] for n in range(COUNT)} == {later}
+    memory = index.memory("m-00000003")  # one decoding still serves both tables
+    assert memory is index._entries["history/m03.md"].memory
+    assert index._entries["history/m03.md"].mtime_ns == later
+    index.close()
+    reopened = Index.open(Vault(root), HashingEmbedder())
+    assert {entry.mtime_ns for entry in reopened.manifest.entries()} == {later}  # written, so not looked at again
+    assert {k: v for k, v in state(reopened).items() if k != "vectors"} == rebuilt_state(root, tmp_path / "rebuilt")
+    reopened.close()
+
+
+def test_a_reopened_index_with_touched_files_and_one_changed_link_indexes_the_change_and_its_links(
+        root: Path, tmp_path: Path):
+    Index.open(Vault(root), HashingEmbedder()).close()
+    index = Index.open(Vault(root), HashingEmbedder())
+    write(root, "history/m07.md", memory_text("m-00000007", "Note 7", "body of note 7, see [[m-00000011]]"))
+    touch_every_file(root)
+    index.sync()
+    assert index._graph is not None  # built before the change, from the memories as they were
+    assert index._entries._undecoded < COUNT
+    assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(root, tmp_path / "rebuilt")
+    index.close()
