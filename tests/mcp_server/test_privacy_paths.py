@@ -1,0 +1,137 @@
+"""Paths by which a private memory's text, title, tag, alias or file name could reach a shared file, tried as an
+outsider would (session 17). Each case is one path; a write that would carry the private memory is refused (or
+kept private) and no project file changes."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from mcp_server.service import operations as ops
+from mcp_server.service.app import App
+from mcp_server.service.memory_service import MemoryService
+from vault import ValidationError
+from vault.errors import ConfigError, ConflictError
+
+from ..conftest import memory_text, write
+
+PRIVATE_TEXT = "Dana is relocating to Berlin in December 2026 and will hand over tidewater to Priya Raman."
+SHARED, OTHER, HAND_PRIVATE = "m-5ea0c301", "m-5ea0c302", "m-5ea0c303"
+
+
+@pytest.fixture
+def service(hashing_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MEMDIR_USER_VAULT", str(tmp_path / "user-vault"))
+    write(hashing_root, "patterns/handover.md", memory_text(
+        SHARED, "Team handover notes", "Who covers which service during holidays.", collection="patterns"))
+    write(hashing_root, "patterns/review-rota.md", memory_text(
+        OTHER, "Review rota", "Reviews rotate weekly between the backend developers.", collection="patterns"))
+    # A file someone marked private by hand inside the project vault: still a project file, read by the whole team.
+    write(hashing_root, "memory_bank/my-notes.md", memory_text(
+        HAND_PRIVATE, "My notes", "Things I keep for myself.", collection="memory_bank", type="fact",
+        extra="privacy: private\n"))
+    app = App(hashing_root)
+    yield MemoryService(app)
+    app.close()
+
+
+def add_private(service: MemoryService, **fields) -> str:
+    """A private memory in the user vault, shown to session "s"."""
+    memory_id = service.add(ops.Add(content=PRIVATE_TEXT, title="Dana relocation", type="fact", privacy="private",
+                                    **fields)).memory.id
+    service.search(ops.Search(id=memory_id, session="s"))
+    return memory_id
+
+
+def project_files(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): p.read_text(errors="replace") for p in root.rglob("*.md")}
+
+
+def test_a_project_file_marked_private_takes_no_text_of_a_user_vault_memory(service, hashing_root):
+    # The hand-marked file is private in name only: everyone with the repository reads it.
+    add_private(service)
+    before = project_files(hashing_root)
+    with pytest.raises(ValidationError, match="repeats text of private memory"):
+        service.update(ops.Update(memory_id=HAND_PRIVATE, content="Dana is relocating to Berlin in December.",
+                                  session="s"))
+    with pytest.raises(ValidationError, match="repeats text of private memory"):
+        service.append(ops.Append(memory_id=HAND_PRIVATE, content="Priya Raman takes tidewater.", session="s"))
+    with pytest.raises(ValidationError, match="repeats text of private memory"):
+        service.update(ops.Update(memory_id=HAND_PRIVATE, content="Dana is relocating to Berlin in December.",
+                                  fields={"privacy": "shared"}, session="s"))
+    assert project_files(hashing_root) == before
+
+
+def test_a_project_file_marked_private_may_not_link_a_user_vault_memory(service, hashing_root):
+    private_id = add_private(service)
+    before = project_files(hashing_root)
+    with pytest.raises(ValidationError, match="names private memory"):
+        service.link(ops.Link(source=HAND_PRIVATE, target=private_id))
+    assert project_files(hashing_root) == before
+
+
+def test_a_project_file_marked_private_may_still_be_edited_with_its_own_words(service, hashing_root):
+    service.search(ops.Search(id=HAND_PRIVATE, session="s"))
+    edited = service.update(ops.Update(memory_id=HAND_PRIVATE, content="Things I keep for myself, and a list.",
+                                       session="s"))
+    assert "a list" in edited.content
+
+
+def test_a_wikilink_by_a_private_memorys_file_name_or_alias_is_refused_even_when_not_shown(service, hashing_root):
+    private_id = add_private(service)
+    service.update(ops.Update(memory_id=private_id, fields={"aliases": ["Tidewater exit plan"]}))
+    stem = Path(service.find(private_id).path).stem
+    before = project_files(hashing_root)
+    for text in (f"See [[{stem}]] first.", "See [[Tidewater exit plan]] first.", "See [[tidewater exit plan|the plan]]."):
+        with pytest.raises(ValidationError, match="names private memory"):
+            service.append(ops.Append(memory_id=SHARED, content=text))  # no session: nothing was shown
+    with pytest.raises(ValidationError, match="names private memory"):
+        service.update(ops.Update(memory_id=SHARED, fields={"depends_on": [stem]}))
+    assert project_files(hashing_root) == before
+
+
+def test_a_private_memorys_tag_is_not_copied_onto_a_shared_memory(service, hashing_root):
+    add_private(service, tags=["dana-leaving"])
+    before = project_files(hashing_root)
+    with pytest.raises(ValidationError, match="repeats text of private memory"):
+        service.update(ops.Update(memory_id=SHARED, fields={"tags": ["dana-leaving"]}, session="s"))
+    assert project_files(hashing_root) == before
+
+
+def test_restoring_a_memory_made_private_never_brings_it_back_into_the_project(service, hashing_root):
+    moved = service.update(ops.Update(memory_id=OTHER, fields={"privacy": "private"}))
+    assert moved.source == "user"
+    with pytest.raises(ConflictError, match="is not deleted"):
+        service.restore(ops.Restore(memory_id=OTHER))  # the project's trashed copy is what the move left behind
+    assert "patterns/review-rota.md" not in project_files(hashing_root)
+    service.delete(ops.Delete(memory_id=OTHER))  # deleted from the user vault, later restored: back there
+    assert service.restore(ops.Restore(memory_id=OTHER)).restored_to.startswith("patterns/")
+    assert service.find(OTHER).source == "user"
+    assert "patterns/review-rota.md" not in project_files(hashing_root)
+
+
+def test_a_user_vault_inside_the_project_vault_is_refused(hashing_root, monkeypatch):
+    # memdir.toml is committed: a user_vault inside the project vault would put every private memory in the repository.
+    monkeypatch.setenv("MEMDIR_USER_VAULT", str(hashing_root / "memory_bank" / "mine"))
+    with pytest.raises(ConfigError, match="inside the project vault"):
+        App(hashing_root)
+    assert not (hashing_root / "memory_bank" / "mine").exists()
+
+
+def test_the_lifecycle_never_promotes_a_private_working_memory_into_a_committed_folder(hashing_root, monkeypatch):
+    # With no user vault, a captured exchange that repeats a private memory stays in working/ (git-ignored), marked
+    # private; promoted to history/ it would be committed with the project.
+    monkeypatch.setenv("MEMDIR_USER_VAULT", "")
+    old = (datetime.now(timezone.utc) - timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    write(hashing_root, "working/private-exchange.md",
+          f"---\nid: m-5ea0c304\ncollection: working\ntype: history\ntitle: Exchange\ncreated_at: {old}\n"
+          "privacy: private\nscore: 0.9\nuses: 3\nsuccess_count: 3\n---\nUser: when does Dana move?\n\nAssistant: December.\n")
+    app = App(hashing_root)
+    try:
+        service = MemoryService(app)
+        service.gc(ops.Gc())
+        assert not any(p.startswith("history/") for p in project_files(hashing_root))
+    finally:
+        app.close()
