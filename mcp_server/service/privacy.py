@@ -30,6 +30,12 @@ def visible(memory: Memory, include_private: bool) -> bool:
     return include_private or (memory.source != USER and memory.privacy != PRIVATE)
 
 
+def shared_file(memory: Memory) -> bool:
+    """Whether a memory's file is read by everyone with the project: every file of the project vault is, a
+    hand-written `privacy: private` one too (that key hides it from others' reads, not from the repository)."""
+    return memory.source != USER
+
+
 def search(app: App, request: SearchRequest, include_private: bool = True) -> list[Hit]:
     """One search over every vault the caller may read, merged by the same order each vault uses."""
     sides = app.sides(include_user=include_private)
