@@ -140,8 +140,10 @@ class Inbox:
                 if not why:
                     continue
                 seen.add(pair)  # type: ignore[arg-type]
-                older, newer = sorted((memory, partner), key=_age)
+                older, newer, told = _in_order(memory, partner)
                 why = self.curator.reverses(older, newer) or why  # told from the older to the newer
+                if not told:
+                    why += "; both written in the same second, so which is newer is a guess: check before you link"
                 hashes = [self.index.memory(i).content_hash for i in pair]
                 supersede = f"memdir link {newer.id} {older.id} --as supersedes"
                 if reversal.updates(why):
@@ -210,6 +212,20 @@ def _collector_paused() -> Iterator[None]:
 
 def _age(memory: Memory) -> tuple[str, str]:
     return (memory.created_at.isoformat() if memory.created_at else "", memory.id)
+
+
+def _in_order(a: Memory, b: Memory) -> tuple[Memory, Memory, bool]:
+    """(older, newer, whether that order is known). `created_at` has one-second resolution: for two memories of the
+    same second the order is read from their own words ("no longer", "now", "instead": reversal.reads_later), which
+    travel with the files and read the same on every clone (a file's mtime does not survive a checkout, and the ids
+    are random). When the words do not tell either, the id decides, stably, and the order is said to be unknown."""
+    older, newer = sorted((a, b), key=_age)
+    if older.created_at is None or older.created_at != newer.created_at:
+        return older, newer, True  # (an undated memory sorts first, as before)
+    later = reversal.reads_later(older.body, newer.body)
+    if later is None:
+        return older, newer, False
+    return (older, newer, True) if later else (newer, older, True)
 
 
 def dismissed(vault_root: Path) -> dict[str, str]:
