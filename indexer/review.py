@@ -140,7 +140,7 @@ class Inbox:
                 if not why:
                     continue
                 seen.add(pair)  # type: ignore[arg-type]
-                older, newer, told = _in_order(memory, partner)
+                older, newer, told = in_order(memory, partner)
                 why = self.curator.reverses(older, newer) or why  # told from the older to the newer
                 if not told:
                     why += "; both written in the same second, so which is newer is a guess: check before you link"
@@ -214,7 +214,7 @@ def _age(memory: Memory) -> tuple[str, str]:
     return (memory.created_at.isoformat() if memory.created_at else "", memory.id)
 
 
-def _in_order(a: Memory, b: Memory) -> tuple[Memory, Memory, bool]:
+def in_order(a: Memory, b: Memory) -> tuple[Memory, Memory, bool]:
     """(older, newer, whether that order is known). `created_at` has one-second resolution: for two memories of the
     same second the order is read from their own words ("no longer", "now", "instead": reversal.reads_later), which
     travel with the files and read the same on every clone (a file's mtime does not survive a checkout, and the ids

@@ -12,6 +12,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from indexer.review import in_order
 from vault.anchors import parse_anchors
 from vault.errors import NotFoundError, PathError, ValidationError, VaultError
 from vault.ids import check_id
@@ -99,13 +100,12 @@ def _title(service: Any, memory_id: str) -> str:
 
 
 def _older_newer(service: Any, ids: list[str]) -> tuple[str, str]:
-    """As the inbox tells it: the older memory first (by creation time, then id)."""
-    def age(memory_id: str) -> tuple[str, str]:
-        memory = service.find(memory_id)
-        created = memory.created_at.isoformat() if memory is not None and memory.created_at else ""
-        return created, memory_id
-    older, newer = sorted(ids[:2], key=age)
-    return older, newer
+    """As the inbox tells it (indexer/review.in_order: by creation time, then by their own words)."""
+    first, second = (service.find(i) for i in ids[:2])
+    if first is None or second is None:
+        return tuple(sorted(ids[:2]))  # type: ignore[return-value]  # one is gone: its action is refused anyway
+    older, newer, _ = in_order(first, second)
+    return older.id, newer.id
 
 
 def stale_diffs(service: Any, memory_id: str) -> str:
