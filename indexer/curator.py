@@ -324,6 +324,10 @@ class Curator:
 
     # -- near duplicates and merging -------------------------------------------------
 
+    def similar_to(self, vector: np.ndarray, k: int = 8) -> list[Similar]:
+        """This vault's memories most similar to a vector made elsewhere (another vault's memory, same model)."""
+        return self._similar(vector, exclude=(), k=k)
+
     def _similar(self, vector: np.ndarray, exclude: Iterable[str], k: int = 8) -> list[Similar]:
         """The memories most similar to `vector`, comparing whole chunks: the vector search scans only those
         (sentence and neighbour units would call a memory a duplicate of one of its sentences or neighbours)."""

@@ -32,6 +32,7 @@ from vault.model import Memory
 
 from . import reversal
 from .curator import CONFLICT_TYPES, Curator
+from .multihop import memory_vector
 
 DISMISSED_FILE = ".memdir/review-dismissed.json"
 # Text that imitates memdir's own frames or addresses the model with orders.
@@ -194,6 +195,41 @@ class Inbox:
                                   "it is injected with those neutralized", f"read {memory.path}; memdir delete {memory.id} if it is not a real memory",
                                   _key("imitation", memory.id, memory.content_hash)))
         return items
+
+
+def across(private: Curator, shared: Curator) -> list[Item]:
+    """Contradictions between the user vault's memories (`private`) and the project's shared ones, for the user's
+    own inbox only: the item lives with the private side (its key, its dismissal), and nothing of it is written
+    into a shared file. A shared memory cannot point at a private one, so the way out is never a supersede link:
+    delete the private one if the shared one holds, else correct the shared one in words that are not the
+    private memory's (the privacy rule refuses a copy)."""
+    floor = shared.dedup.possible_conflict
+    gone = shared.index.link_view.superseded_ids()
+    items = []
+    for memory in sorted(private.index.all_memories(), key=lambda m: m.path):
+        if memory.type not in CONFLICT_TYPES or memory.status != "active":
+            continue
+        vector = memory_vector(private.index, memory.id)
+        if vector is None:
+            continue  # not embedded yet: the next review has it
+        for close in shared.similar_to(vector, CONTRADICTION_NEIGHBOURS):
+            other = shared.index.memory(close.id)
+            if (close.similarity < floor or other is None or other.type != memory.type or other.status != "active"
+                    or other.privacy == "private" or other.id in gone):
+                continue
+            why = reversal.reverses(other.body, memory.body)
+            if not why:
+                continue
+            older, newer, told = in_order(memory, other)
+            when = (f"the {'private' if newer is memory else 'shared'} one is newer" if told
+                    else "written in the same second")
+            items.append(Item("contradiction", tuple(sorted((memory.id, other.id))),
+                              f"your private «{memory.title}» and the shared «{other.title}» disagree ({why}; {when})",
+                              f"memdir delete {memory.id} if the shared one holds; if yours does, correct {other.id} "
+                              "in your own words (private text is never copied into a shared memory)",
+                              _key("contradiction", sorted((memory.id, other.id)), memory.content_hash,
+                                   other.content_hash)))
+    return items
 
 
 @contextmanager

@@ -352,6 +352,8 @@ class MemoryService:
         items: list[ReviewItem] = []
         for side in self.app.sides(include_user=True):
             queue = review.Inbox(side.curator).items()
+            if side is not self.app.project:  # a private memory against a shared one: in the user's own inbox only
+                queue += review.across(side.curator, self.app.project.curator)
             wanted = [key for key in dismiss if any(item.key == key for item in queue)]
             if wanted:
                 review.dismiss(side.root, wanted)

@@ -79,7 +79,11 @@ def _item(service: Any, item: ReviewItem, csrf: str) -> str:
     if kind == "stale":
         parts.append(stale_diffs(service, ids[0]))
         parts.append(form("/ui/act/verify", csrf, {"ids": ids[0]}, "verify: it still holds"))
-    if kind in ("supersede", "contradiction"):
+    # A private memory against a shared one (review.across): no supersede link can join them (a shared file never
+    # points at a private one); the way out on the page is deleting the private one.
+    private = [i for i in ids if (m := service.find(i)) is not None and m.source == "user"]
+    spans = len(ids) == 2 and len(private) == 1
+    if kind in ("supersede", "contradiction") and not spans:
         older, newer = _older_newer(service, ids)
         parts.append(form("/ui/act/supersede", csrf, {"source": newer, "target": older},
                           f"«{titles[newer]}» supersedes «{titles[older]}»"))
@@ -87,7 +91,7 @@ def _item(service: Any, item: ReviewItem, csrf: str) -> str:
         title_field = f'<input type=text name=title value="{esc(titles[ids[0]])}" aria-label="merged title">'
         parts.append(form("/ui/act/merge", csrf, {"ids": " ".join(ids)}, "merge", extra=title_field))
     if kind in ("stale", "contradiction", "imitation", "secret", "supersede") and ids:
-        target = _older_newer(service, ids)[1] if len(ids) > 1 else ids[0]
+        target = private[0] if spans else _older_newer(service, ids)[1] if len(ids) > 1 else ids[0]
         parts.append(form("/ui/act/delete", csrf, {"id": target}, f"delete «{titles[target]}»", danger=True))
     parts.append(form("/ui/act/dismiss", csrf, {"key": key}, "dismiss"))
     parts.append(f'<p class=muted>CLI: <code>{esc(item.action)}</code></p></div>')

@@ -135,3 +135,25 @@ def test_the_lifecycle_never_promotes_a_private_working_memory_into_a_committed_
         assert not any(p.startswith("history/") for p in project_files(hashing_root))
     finally:
         app.close()
+
+
+def test_a_private_memory_contradicting_a_shared_one_is_flagged_in_the_users_own_inbox_only(service, hashing_root):
+    from mcp_server.web import pages
+
+    shared = service.add(ops.Add(content="Never deploy the billing service on Fridays.", type="decision")).memory.id
+    mine = service.add(ops.Add(content="Always deploy the billing service on Fridays.", type="decision",
+                               privacy="private")).memory.id
+    before = project_files(hashing_root)
+    items = service.review(ops.Review()).items
+    [item] = [i for i in items if set(i.ids) == {shared, mine}]
+    assert item.kind == "contradiction" and item.source == "user"
+    assert "private «Always deploy" in item.reason and f"memdir delete {mine}" in item.action
+    assert not any("Always deploy" in i.reason for i in items if i.source == "project")
+    html = pages._item(service, item, "csrf")
+    assert "/ui/act/supersede" not in html  # a shared memory cannot point at a private one
+    assert f'name="id" value="{mine}"' in html  # the page's way out: delete the private one
+    service.review(ops.Review(dismiss=[item.key]))
+    assert not any(set(i.ids) == {shared, mine} for i in service.review(ops.Review()).items)
+    dismissed = hashing_root / ".memdir" / "review-dismissed.json"  # the dismissal is the user vault's state
+    assert not dismissed.exists() or item.key not in dismissed.read_text()
+    assert project_files(hashing_root) == before
