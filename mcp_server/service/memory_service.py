@@ -392,7 +392,8 @@ class MemoryService:
         side = self.app.project
         results = book_files.ingest(side.curator, [Path(p) for p in asked.paths], project=self.app.root.parent,
                                     title=asked.title, tags=asked.tags, dry_run=asked.dry_run,
-                                    max_bytes=int(self.app.config.vault.max_document_mb * 1024 * 1024))
+                                    max_bytes=int(self.app.config.vault.max_document_mb * 1024 * 1024),
+                                    private=self.app.user_root)
         return [Ingested(**vars(r)) for r in results]
 
     def ingest_document(self, asked: ops.IngestDocument) -> list[Ingested]:

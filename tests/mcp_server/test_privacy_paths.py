@@ -157,3 +157,17 @@ def test_a_private_memory_contradicting_a_shared_one_is_flagged_in_the_users_own
     dismissed = hashing_root / ".memdir" / "review-dismissed.json"  # the dismissal is the user vault's state
     assert not dismissed.exists() or item.key not in dismissed.read_text()
     assert project_files(hashing_root) == before
+
+
+def test_a_user_vault_file_is_never_ingested_as_a_shared_book_named_or_walked(service, hashing_root):
+    # The user vault can sit inside the project folder (a project in the home folder holds ~/.local/share/memdir;
+    # here it is <project>/user-vault): ingest_document takes any path inside the project.
+    private_id = add_private(service)
+    private_file = Path("user-vault") / service.find(private_id).path
+    before = project_files(hashing_root)
+    [named] = service.ingest_document(ops.IngestDocument(path=str(private_file)))
+    assert named.status == "skipped" and "user vault" in named.reason
+    walked = service.ingest_document(ops.IngestDocument(path="."))
+    assert any(r.status == "skipped" and "user vault" in (r.reason or "") for r in walked)
+    assert not any("Berlin" in text for text in project_files(hashing_root).values())
+    assert {k: v for k, v in project_files(hashing_root).items() if not k.startswith("books/")} == before
