@@ -172,7 +172,10 @@ def _reference(text: str, is_relation: bool, private: Mapping[str, Memory]) -> t
     if whole is not None and len(text.split()) >= 2:
         return whole, text.strip()
     for memory_id, memory in private.items():
-        if any(c.isdigit() or c == "-" for c in memory_id) and \
-                re.search(rf"(?<![\w-]){re.escape(memory_id)}(?![\w-])", text):
-            return memory, memory_id
+        # Its id, or its file name written out ("see memory_bank/dana-relocation.md"): a file name of two words or
+        # more is a slug of its title.
+        for name in (memory_id, memory.stem if len(re.split(r"[-_.]", memory.stem)) >= 2 else ""):
+            if name and any(c.isdigit() or c in "-_" for c in name) and \
+                    re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE if name != memory_id else 0):
+                return memory, name
     return None

@@ -84,7 +84,8 @@ def test_a_wikilink_by_a_private_memorys_file_name_or_alias_is_refused_even_when
     service.update(ops.Update(memory_id=private_id, fields={"aliases": ["Tidewater exit plan"]}))
     stem = Path(service.find(private_id).path).stem
     before = project_files(hashing_root)
-    for text in (f"See [[{stem}]] first.", "See [[Tidewater exit plan]] first.", "See [[tidewater exit plan|the plan]]."):
+    for text in (f"See [[{stem}]] first.", "See [[Tidewater exit plan]] first.", "See [[tidewater exit plan|the plan]].",
+                 f"Details in user-vault/memory_bank/{stem}.md."):
         with pytest.raises(ValidationError, match="names private memory"):
             service.append(ops.Append(memory_id=SHARED, content=text))  # no session: nothing was shown
     with pytest.raises(ValidationError, match="names private memory"):
@@ -171,3 +172,28 @@ def test_a_user_vault_file_is_never_ingested_as_a_shared_book_named_or_walked(se
     assert any(r.status == "skipped" and "user vault" in (r.reason or "") for r in walked)
     assert not any("Berlin" in text for text in project_files(hashing_root).values())
     assert {k: v for k, v in project_files(hashing_root).items() if not k.startswith("books/")} == before
+
+
+def test_a_shared_exchange_does_not_name_the_private_exchange_before_it(hashing_root, monkeypatch):
+    # No user vault: an exchange that repeats a private memory stays in working/, marked private. The next, shared,
+    # exchange linked it as `previous:`, a private memory's id in a file the lifecycle may commit.
+    from mcp_server.clients.hooks_server import HookHandler
+
+    monkeypatch.setenv("MEMDIR_USER_VAULT", "")
+    write(hashing_root, "memory_bank/my-notes.md", memory_text(
+        HAND_PRIVATE, "My notes", "Dana relocates to Berlin in December.", collection="memory_bank", type="fact",
+        extra="privacy: private\n"))
+    app = App(hashing_root)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        handler.prompt({"session_id": "t", "prompt": "when does Dana relocate to Berlin?"})
+        service.search(ops.Search(id=HAND_PRIVATE, session="t"))
+        first = handler.stop({"session_id": "t", "last_assistant_message": "Dana relocates to Berlin in December."})
+        assert service.find(first["stored"]).privacy == "private"
+        handler.prompt({"session_id": "t", "prompt": "how do reviews rotate?"})
+        second = handler.stop({"session_id": "t", "last_assistant_message": "Weekly, between the backend developers."})
+        shared = service.find(second["stored"])
+        assert shared.privacy == "shared" and first["stored"] not in str(dict(shared.frontmatter))
+    finally:
+        app.close()
