@@ -16,25 +16,22 @@ from vault import ValidationError
 from vault.errors import ConfigError, ConflictError
 
 from ..conftest import memory_text, write
+from .test_write_privacy import OTHER, SHARED
+from .test_write_privacy import service as two_vaults  # noqa: F401  (a fixture)
 
 PRIVATE_TEXT = "Dana is relocating to Berlin in December 2026 and will hand over tidewater to Priya Raman."
-SHARED, OTHER, HAND_PRIVATE = "m-5ea0c301", "m-5ea0c302", "m-5ea0c303"
+HAND_PRIVATE = "m-5ea0c303"
 
 
 @pytest.fixture
-def service(hashing_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("MEMDIR_USER_VAULT", str(tmp_path / "user-vault"))
-    write(hashing_root, "patterns/handover.md", memory_text(
-        SHARED, "Team handover notes", "Who covers which service during holidays.", collection="patterns"))
-    write(hashing_root, "patterns/review-rota.md", memory_text(
-        OTHER, "Review rota", "Reviews rotate weekly between the backend developers.", collection="patterns"))
-    # A file someone marked private by hand inside the project vault: still a project file, read by the whole team.
+def service(two_vaults: MemoryService, hashing_root: Path) -> MemoryService:
+    """test_write_privacy's two vaults (the user vault inside the project folder), and a file someone marked private
+    by hand inside the project vault: still a project file, read by the whole team."""
     write(hashing_root, "memory_bank/my-notes.md", memory_text(
         HAND_PRIVATE, "My notes", "Things I keep for myself.", collection="memory_bank", type="fact",
         extra="privacy: private\n"))
-    app = App(hashing_root)
-    yield MemoryService(app)
-    app.close()
+    two_vaults.index.sync(["memory_bank/my-notes.md"])
+    return two_vaults
 
 
 def add_private(service: MemoryService, **fields) -> str:

@@ -96,12 +96,12 @@ def decision(memory_id: str, created: str, body: str) -> str:
     return f"---\nid: {memory_id}\ncollection: memory_bank\ntype: decision\ntitle: {body[:40]}\ncreated_at: {created}\n---\n{body}\n"
 
 
-def write_reversed_pair(root) -> None:
+def write_reversed_pair(root, no: tuple[str, str] = ("m-0a0a0a0a", "2026-10-02T09:00:00Z"),
+                        yes: tuple[str, str] = ("m-0b0b0b0b", "2026-11-02T09:00:00Z"),
+                        negation: str = "do not") -> None:
     """Two decisions where the later one reverses the earlier: a contradiction, not a duplicate."""
-    write(root, "memory_bank/pg-no.md", decision("m-0a0a0a0a", "2026-10-02T09:00:00Z",
-                                                 "We do not use Postgres for the billing service."))
-    write(root, "memory_bank/pg-yes.md", decision("m-0b0b0b0b", "2026-11-02T09:00:00Z",
-                                                  "We use Postgres for the billing service."))
+    write(root, "memory_bank/pg-no.md", decision(*no, f"We {negation} use Postgres for the billing service."))
+    write(root, "memory_bank/pg-yes.md", decision(*yes, "We use Postgres for the billing service."))
 
 
 def test_a_changed_value_is_a_supersession_candidate_and_the_command_it_names_resolves_it(service, project):
@@ -182,11 +182,8 @@ def test_two_decisions_of_the_same_second_are_ordered_by_their_own_words_whateve
         service, project, reversing_id, plain_id):
     # created_at has one-second resolution; the ids are random, so before this half of such pairs were advised
     # the wrong way round.
-    root = project / ".memories"
-    write(root, "memory_bank/pg-yes.md", decision(plain_id, "2026-11-02T09:00:00Z",
-                                                  "We use Postgres for the billing service."))
-    write(root, "memory_bank/pg-no.md", decision(reversing_id, "2026-11-02T09:00:00Z",
-                                                 "We no longer use Postgres for the billing service."))
+    same_second = "2026-11-02T09:00:00Z"
+    write_reversed_pair(project / ".memories", (reversing_id, same_second), (plain_id, same_second), "no longer")
     service.index.sync()
     [conflict] = kinds(service.review(ops.Review()))["contradiction"]
     assert conflict.action.startswith(f"memdir link {reversing_id} {plain_id} --as supersedes")
@@ -194,11 +191,8 @@ def test_two_decisions_of_the_same_second_are_ordered_by_their_own_words_whateve
 
 
 def test_two_decisions_of_the_same_second_whose_words_do_not_tell_say_the_order_is_a_guess(service, project):
-    root = project / ".memories"
-    write(root, "memory_bank/pg-no.md", decision("m-0a0a0a0a", "2026-11-02T09:00:00Z",
-                                                 "We do not use Postgres for the billing service."))
-    write(root, "memory_bank/pg-yes.md", decision("m-0b0b0b0b", "2026-11-02T09:00:00Z",
-                                                  "We use Postgres for the billing service."))
+    same_second = "2026-11-02T09:00:00Z"
+    write_reversed_pair(project / ".memories", ("m-0a0a0a0a", same_second), ("m-0b0b0b0b", same_second))
     service.index.sync()
     [conflict] = kinds(service.review(ops.Review()))["contradiction"]
     assert "same second" in conflict.reason and "check before you link" in conflict.reason
