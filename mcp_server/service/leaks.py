@@ -120,7 +120,8 @@ def first_leak(fields: Mapping[str, Any], shown: Iterable[Memory], private: Mapp
     `fields` is everything the write puts into the file, by name: content, title, tags, aliases, summary,
     custom keys, relation targets, appended or merged text. A field leaks when its text repeats a private
     memory shown in this session (`shown`, see `repeated`), or when it refers to any private memory
-    (`private`, by id) at all: as a relation target, a wikilink, or its id or exact title written out.
+    (`private`, by id) at all: as a relation target or a wikilink (by id, title, alias or file name), or its
+    id, file name or exact title written out.
     A shared file that points at a private memory tells every reader it exists and links to nothing.
     """
     shown = list(shown)
