@@ -46,6 +46,7 @@ _IMITATION = re.compile(
 CONTRADICTION_NEIGHBOURS = 5
 # The vault-wide neighbour passes (duplicates, contradictions) by index: they change only when the index does.
 _PAIRS: dict[tuple[str, int], tuple[int, list[Item], list[Item]]] = {}
+_ACROSS: dict[tuple[str, int, int], tuple[tuple[int, int], list[Item]]] = {}  # review.across, by both indices' versions
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,16 @@ def across(private: Curator, shared: Curator) -> list[Item]:
     own inbox only: the item lives with the private side (its key, its dismissal), and nothing of it is written
     into a shared file. A shared memory cannot point at a private one, so the way out is never a supersede link:
     delete the private one if the shared one holds, else correct the shared one in words that are not the
-    private memory's (the privacy rule refuses a copy)."""
+    private memory's (the privacy rule refuses a copy). Kept until either index changes, like the pair passes."""
+    key = (str(private.index.vault.root), id(private.index), id(shared.index))
+    versions = (private.index.version, shared.index.version)
+    cached = _ACROSS.get(key)
+    if cached is None or cached[0] != versions:
+        cached = _ACROSS[key] = (versions, _across(private, shared))
+    return cached[1]
+
+
+def _across(private: Curator, shared: Curator) -> list[Item]:
     floor = shared.dedup.possible_conflict
     gone = shared.index.link_view.superseded_ids()
     items = []
