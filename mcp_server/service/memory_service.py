@@ -164,7 +164,7 @@ class MemoryService:
     def doctor(self, asked: ops.Doctor = ops.Doctor()) -> DoctorResult:
         problems = self.index.problems() + self.index.vault.anchor_problems(self.index.all_memories())
         return DoctorResult(memories=self.index.memory_count(), errors=[p.as_dict() for p in problems],
-                            warnings=checks.warnings(self.index.all_memories(), self.app.root))
+                            warnings=checks.warnings(self.index.all_memories(), self.app.root, self.app.user_root))
 
     def link(self, asked: ops.Link) -> LinkResult:
         """Record that `source` supersedes / depends on / contradicts / derives from `target`, in the

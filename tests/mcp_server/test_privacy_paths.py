@@ -194,3 +194,18 @@ def test_a_shared_exchange_does_not_name_the_private_exchange_before_it(hashing_
         assert shared.privacy == "shared" and first["stored"] not in str(dict(shared.frontmatter))
     finally:
         app.close()
+
+
+def test_doctor_warns_of_a_user_vault_the_projects_git_would_commit(service, hashing_root):
+    # Outside the vault folder but inside the repository (here <project>/user-vault): not indexed as project memories,
+    # yet `git add -A` would commit them.
+    import subprocess
+
+    project = hashing_root.parent
+    add_private(service)
+    assert not any("git does not ignore" in w["reason"] for w in service.doctor(ops.Doctor()).warnings), "no repository yet"
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    [warning] = [w for w in service.doctor(ops.Doctor()).warnings if "git does not ignore" in w["reason"]]
+    assert "commits every private memory" in warning["reason"] and warning["path"].endswith("user-vault")
+    (project / ".gitignore").write_text("user-vault/\n")
+    assert not any("git does not ignore" in w["reason"] for w in service.doctor(ops.Doctor()).warnings)
