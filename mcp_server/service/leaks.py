@@ -177,6 +177,6 @@ def _reference(text: str, is_relation: bool, private: Mapping[str, Memory]) -> t
         # more is a slug of its title.
         for name in (memory_id, memory.stem if len(re.split(r"[-_.]", memory.stem)) >= 2 else ""):
             if name and any(c.isdigit() or c in "-_" for c in name) and \
-                    re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE if name != memory_id else 0):
+                    re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE):
                 return memory, name
     return None
