@@ -51,7 +51,8 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
     # An exchange that repeats a private memory shown in it (or names any private memory) is private too, and is kept in the user
     # vault when there is one (else it stays, marked private, in working/). See leaks.py for "repeats".
     private = [m for m in exchange.shown if m is not None and not vaults.visible(m, include_private=False)]
-    if leaks.first_leak({"content": text}, private, vaults.private_memories(app)) is not None:
+    topics = vaults.shared_tags(app) if private else ()
+    if leaks.first_leak({"content": text}, private, vaults.private_memories(app), topics) is not None:
         extra["privacy"] = vaults.PRIVATE
         if app.user_root is not None:
             curator = vaults.add_side(app, vaults.PRIVATE).curator

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Container, Iterable, Iterator, Mapping
 
 from indexer.stopwords import STOP_WORDS
 from vault import Memory
@@ -77,18 +77,18 @@ def shared_fragment(text: str, private: str, marks: Iterable[str] = ()) -> str |
     return tokens[0] if tokens else None
 
 
-def _compound_tags(memory: Memory) -> list[str]:
-    """A private memory's tags of two parts or more ("dana-leaving"): as particular as a name. A one-word tag
-    ("python") is a topic that shared memories carry too."""
-    return [t for t in memory.tags if len([p for p in re.split(r"[-_./]", t) if p]) >= 2]
+def _compound_tags(memory: Memory, topics: Container[str]) -> list[str]:
+    """A private memory's tags of two parts or more ("dana-leaving"): as particular as a name, unless a shared memory
+    carries the tag too (`topics`: "code-review" is the team's). A one-word tag ("python") is a topic anyway."""
+    return [t for t in memory.tags if len([p for p in re.split(r"[-_./]", t) if p]) >= 2 and t not in topics]
 
 
-def repeated(text: str, memories: Iterable[Memory]) -> tuple[Memory, str] | None:
+def repeated(text: str, memories: Iterable[Memory], topics: Container[str] = ()) -> tuple[Memory, str] | None:
     """The first private memory (of those given) whose content `text` repeats, with what it repeats: its title,
-    aliases and body, and its compound tags."""
+    aliases and body, and its compound tags that no shared memory carries (`topics`)."""
     for memory in memories:
         fragment = shared_fragment(text, "\n".join((memory.title, *memory.aliases, memory.body)),
-                                   _compound_tags(memory))
+                                   _compound_tags(memory, topics))
         if fragment is not None:
             return memory, fragment
     return None
@@ -114,7 +114,8 @@ class Leak:
         return f"{self.field} repeats text of private memory {self.memory.id} shown in this session ({self.fragment!r})"
 
 
-def first_leak(fields: Mapping[str, Any], shown: Iterable[Memory], private: Mapping[str, Memory]) -> Leak | None:
+def first_leak(fields: Mapping[str, Any], shown: Iterable[Memory], private: Mapping[str, Memory],
+               topics: Container[str] = ()) -> Leak | None:
     """The first field of a write into a shared file that carries a private memory, or None.
 
     `fields` is everything the write puts into the file, by name: content, title, tags, aliases, summary,
@@ -123,13 +124,14 @@ def first_leak(fields: Mapping[str, Any], shown: Iterable[Memory], private: Mapp
     (`private`, by id) at all: as a relation target or a wikilink (by id, title, alias or file name), or its
     id, file name or exact title written out.
     A shared file that points at a private memory tells every reader it exists and links to nothing.
+    `topics`: the tags shared memories carry (see `repeated`).
     """
     shown = list(shown)
     for name, text, is_relation in _flattened(fields):
         reference = _reference(text, is_relation, private)
         if reference is not None:
             return Leak(name, reference[0], "id", reference[1])
-        found = repeated(text, shown)
+        found = repeated(text, shown, topics)
         if found is not None:
             return Leak(name, found[0], "text", found[1])
     return None

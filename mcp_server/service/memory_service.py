@@ -518,7 +518,8 @@ class MemoryService:
         """What of a write into a shared file (`into`, or a new one) would carry a private memory (the one rule:
         leaks.first_leak). The file's own text is not a leak into itself (a hand-marked private project file)."""
         private = {i: m for i, m in vaults.private_memories(self.app).items() if into is None or i != into.id}
-        return leaks.first_leak(fields, [m for m in self._private_shown(session) if m.id in private], private)
+        shown = [m for m in self._private_shown(session) if m.id in private]
+        return leaks.first_leak(fields, shown, private, vaults.shared_tags(self.app) if shown else ())
 
     def _refuse_leak(self, fields: Mapping[str, Any], target: Memory | None, session: str | None) -> None:
         """A shared file must not take in a private memory's text or id; refused before anything is written,

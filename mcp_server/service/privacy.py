@@ -106,3 +106,9 @@ def private_memories(app: App) -> dict[str, Memory]:
     """Every private memory this process can see, by id: what a shared file must never point at."""
     return {m.id: m for side in app.sides(include_user=True) for m in side.index.all_memories()
             if not visible(m, include_private=False)}
+
+
+def shared_tags(app: App) -> set[str]:
+    """The tags the project's shared memories carry: the team's topics, which a private memory's tag does not make
+    private (leaks.repeated)."""
+    return {t for m in app.project.index.all_memories() if visible(m, include_private=False) for t in m.tags}

@@ -209,3 +209,10 @@ def test_doctor_warns_of_a_user_vault_the_projects_git_would_commit(service, has
     assert "commits every private memory" in warning["reason"] and warning["path"].endswith("user-vault")
     (project / ".gitignore").write_text("user-vault/\n")
     assert not any("git does not ignore" in w["reason"] for w in service.doctor(ops.Doctor()).warnings)
+
+
+def test_a_private_memorys_tag_that_the_team_uses_too_is_a_topic_not_a_leak(service, hashing_root):
+    add_private(service, tags=["code-review"])
+    service.update(ops.Update(memory_id=OTHER, fields={"tags": ["code-review"]}))  # the team's tag already
+    tagged = service.update(ops.Update(memory_id=SHARED, fields={"tags": ["code-review"]}, session="s"))
+    assert tagged.tags == ["code-review"]
