@@ -37,7 +37,11 @@ class Ingested:
     reason: str = ""
 
 
-def sources(paths: Iterable[Path], *, project: Path, vault_root: Path) -> tuple[list[Path], list[Ingested]]:
+PRIVATE_FILE = "a file of your user vault: private memories are never copied into the shared books; not read"
+
+
+def sources(paths: Iterable[Path], *, project: Path, vault_root: Path,
+            private: Path | None = None) -> tuple[list[Path], list[Ingested]]:
     """The files named, with folders expanded to the supported documents inside them (sorted), and the
     files a folder walk passed over, each with its reason.
 
@@ -46,12 +50,18 @@ def sources(paths: Iterable[Path], *, project: Path, vault_root: Path) -> tuple[
     committed. Folder symlinks are not descended, dot-folders are skipped, and the vault's own files
     are never documents to ingest (`memdir ingest .` from a project whose vault folder has no dot).
     A file named on its own is taken as named: the caller decided (the MCP tool checks it is inside
-    the project before it gets here).
+    the project before it gets here), unless it is in the user vault (`private`): named or walked, a
+    private memory's file never becomes a shared book (a user vault can sit inside the project folder,
+    e.g. a project in the home folder).
     """
     project, vault_root = project.resolve(), vault_root.resolve()
+    private = private.resolve() if private is not None else None
     found: list[Path] = []
     skipped: list[Ingested] = []
     for path in paths:
+        if private is not None and path.resolve().is_relative_to(private):
+            skipped.append(Ingested(_source_key(path, project, resolve=False), "skipped", reason=PRIVATE_FILE))
+            continue
         if not path.is_dir():
             found.append(path)
             continue
@@ -59,12 +69,12 @@ def sources(paths: Iterable[Path], *, project: Path, vault_root: Path) -> tuple[
         for folder, dirs, files in os.walk(path, followlinks=False):
             here = Path(folder)
             dirs[:] = sorted(d for d in dirs if not d.startswith(".")
-                             and not _passed_over(here / d, project, vault_root, skipped))
+                             and not _passed_over(here / d, project, vault_root, skipped, private))
             for name in sorted(files):
                 file = here / name
                 if name.startswith(".") or file.suffix.lower() not in SUFFIXES:
                     continue
-                reason = _unreadable(file, bounds, vault_root)
+                reason = _unreadable(file, bounds, vault_root, private)
                 if reason:
                     skipped.append(Ingested(_source_key(file, project, resolve=False), "skipped", reason=reason))
                 else:
@@ -72,22 +82,28 @@ def sources(paths: Iterable[Path], *, project: Path, vault_root: Path) -> tuple[
     return found, skipped
 
 
-def _passed_over(folder: Path, project: Path, vault_root: Path, skipped: list[Ingested]) -> bool:
-    """Whether a walk leaves this folder out: a folder symlink (said), or the vault itself."""
+def _passed_over(folder: Path, project: Path, vault_root: Path, skipped: list[Ingested],
+                 private: Path | None = None) -> bool:
+    """Whether a walk leaves this folder out: a folder symlink (said), the user vault (said), or the vault itself."""
     if folder.is_symlink():
         skipped.append(Ingested(_source_key(folder, project, resolve=False), "skipped",
                                 reason="a folder symlink; not followed"))
         return True
+    if private is not None and folder.resolve() == private:
+        skipped.append(Ingested(_source_key(folder, project, resolve=False), "skipped", reason=PRIVATE_FILE))
+        return True
     return folder.resolve() == vault_root
 
 
-def _unreadable(file: Path, bounds: tuple[Path, ...], vault_root: Path) -> str:
+def _unreadable(file: Path, bounds: tuple[Path, ...], vault_root: Path, private: Path | None = None) -> str:
     """Why a file found by a walk is not read, or "" to read it."""
     if not os.path.exists(file):  # follows the link: False for a dangling or looping one
         return "a dangling or looping symlink; not read"
     resolved = resolved_within(file, *bounds)
     if resolved is None:
         return "a symlink to a file outside the folder and the project; not read"
+    if private is not None and resolved.is_relative_to(private):
+        return PRIVATE_FILE
     if resolved.is_relative_to(vault_root):
         return "a file of this memdir vault; not ingested again"
     if not resolved.is_file():
@@ -96,8 +112,9 @@ def _unreadable(file: Path, bounds: tuple[Path, ...], vault_root: Path) -> str:
 
 
 def ingest(curator: Curator, paths: Sequence[Path], *, project: Path, title: str | None = None,
-           tags: Sequence[str] = (), dry_run: bool = False, max_bytes: int = 20 * 1024 * 1024) -> list[Ingested]:
-    found, results = sources(paths, project=project, vault_root=curator.vault.root)
+           tags: Sequence[str] = (), dry_run: bool = False, max_bytes: int = 20 * 1024 * 1024,
+           private: Path | None = None) -> list[Ingested]:
+    found, results = sources(paths, project=project, vault_root=curator.vault.root, private=private)
     for path in found:
         key = _source_key(path, project)
         try:

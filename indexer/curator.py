@@ -297,7 +297,8 @@ class Curator:
             log.info("%s: lifecycle run skipped, the index has not reconciled with the files yet", self.vault.root)
             return []
         # Decided from each row's lifecycle facts: only the memories a decision touches are decoded (lifecycle_facts.py).
-        decisions = lifecycle_rules.plan(self.index.lifecycle_records(), now, self.lifecycle)  # type: ignore[arg-type]
+        decisions = [d for d in lifecycle_rules.plan(self.index.lifecycle_records(), now, self.lifecycle)  # type: ignore[arg-type]
+                     if not self._would_publish(d)]
         if dry_run:
             return [lifecycle_rules.Applied(d, "would " + d.action) for d in decisions]
         # Each decision is taken again from the memory itself: one deleted or edited since the plan read its facts
@@ -312,7 +313,20 @@ class Curator:
         self.index.sync({d.path for d in decisions} | moved)
         return applied
 
+    def _would_publish(self, decision: lifecycle_rules.Decision) -> bool:
+        """A promotion out of the project vault's working/ (git-ignored) of a private memory: history/ is committed,
+        so the private exchange would be shared. It stays in working/ instead (kept, never committed); in the user
+        vault the lifecycle runs as for any memory."""
+        if decision.action != "promote" or decision.from_collection != "working" or self.vault.source == "user":
+            return False
+        memory = self.index.memory(decision.id)
+        return memory is not None and memory.privacy == "private"
+
     # -- near duplicates and merging -------------------------------------------------
+
+    def similar_to(self, vector: np.ndarray, k: int = 8) -> list[Similar]:
+        """This vault's memories most similar to a vector made elsewhere (another vault's memory, same model)."""
+        return self._similar(vector, exclude=(), k=k)
 
     def _similar(self, vector: np.ndarray, exclude: Iterable[str], k: int = 8) -> list[Similar]:
         """The memories most similar to `vector`, comparing whole chunks: the vector search scans only those

@@ -90,6 +90,20 @@ def _reverses(a: str, b: str) -> str:
     return ""
 
 
+# Words by which a statement says it comes after another: "we no longer use Celery", "we now use RQ", "switched to".
+_LATER = re.compile(r"\b(?:no longer|not any ?more|any ?more|now|nowadays|these days|from now on|going forward|"
+                    r"instead|switched|switching|moved (?:to|from|away)|migrated|replaced|replaces|superseded|"
+                    r"deprecated|since then|changed (?:to|from))\b", re.IGNORECASE)
+
+
+def reads_later(a: str, b: str) -> bool | None:
+    """Whether statement `b` says by its own words that it came after `a` ("we no longer use X" after "we use X"):
+    True or False when exactly one of the two speaks of a change, None when neither or both do. For two memories
+    whose timestamps cannot order them (written in the same second)."""
+    said_a, said_b = bool(_LATER.search(a)), bool(_LATER.search(b))
+    return None if said_a == said_b else said_b
+
+
 def updates(why: str) -> bool:
     """Whether a reversal (a `reverses` reason) is a changed value: more likely an update of the
     older statement than a disagreement."""

@@ -32,6 +32,7 @@ from vault.model import Memory
 
 from . import reversal
 from .curator import CONFLICT_TYPES, Curator
+from .multihop import memory_vector
 
 DISMISSED_FILE = ".memdir/review-dismissed.json"
 # Text that imitates memdir's own frames or addresses the model with orders.
@@ -45,6 +46,7 @@ _IMITATION = re.compile(
 CONTRADICTION_NEIGHBOURS = 5
 # The vault-wide neighbour passes (duplicates, contradictions) by index: they change only when the index does.
 _PAIRS: dict[tuple[str, int], tuple[int, list[Item], list[Item]]] = {}
+_ACROSS: dict[tuple[str, int, int], tuple[tuple[int, int], list[Item]]] = {}  # review.across, by both indices' versions
 
 
 @dataclass(frozen=True)
@@ -140,8 +142,10 @@ class Inbox:
                 if not why:
                     continue
                 seen.add(pair)  # type: ignore[arg-type]
-                older, newer = sorted((memory, partner), key=_age)
+                older, newer, told = in_order(memory, partner)
                 why = self.curator.reverses(older, newer) or why  # told from the older to the newer
+                if not told:
+                    why += "; both written in the same second, so which is newer is a guess: check before you link"
                 hashes = [self.index.memory(i).content_hash for i in pair]
                 supersede = f"memdir link {newer.id} {older.id} --as supersedes"
                 if reversal.updates(why):
@@ -194,6 +198,50 @@ class Inbox:
         return items
 
 
+def across(private: Curator, shared: Curator) -> list[Item]:
+    """Contradictions between the user vault's memories (`private`) and the project's shared ones, for the user's
+    own inbox only: the item lives with the private side (its key, its dismissal), and nothing of it is written
+    into a shared file. A shared memory cannot point at a private one, so the way out is never a supersede link:
+    delete the private one if the shared one holds, else correct the shared one in words that are not the
+    private memory's (the privacy rule refuses a copy). Kept until either index changes, like the pair passes."""
+    key = (str(private.index.vault.root), id(private.index), id(shared.index))
+    versions = (private.index.version, shared.index.version)
+    cached = _ACROSS.get(key)
+    if cached is None or cached[0] != versions:
+        cached = _ACROSS[key] = (versions, _across(private, shared))
+    return cached[1]
+
+
+def _across(private: Curator, shared: Curator) -> list[Item]:
+    floor = shared.dedup.possible_conflict
+    gone = shared.index.link_view.superseded_ids()
+    items = []
+    for memory in sorted(private.index.all_memories(), key=lambda m: m.path):
+        if memory.type not in CONFLICT_TYPES or memory.status != "active":
+            continue
+        vector = memory_vector(private.index, memory.id)
+        if vector is None:
+            continue  # not embedded yet: the next review has it
+        for close in shared.similar_to(vector, CONTRADICTION_NEIGHBOURS):
+            other = shared.index.memory(close.id)
+            if (close.similarity < floor or other is None or other.type != memory.type or other.status != "active"
+                    or other.privacy == "private" or other.id in gone):
+                continue
+            why = reversal.reverses(other.body, memory.body)
+            if not why:
+                continue
+            older, newer, told = in_order(memory, other)
+            when = (f"the {'private' if newer is memory else 'shared'} one is newer" if told
+                    else "written in the same second")
+            items.append(Item("contradiction", tuple(sorted((memory.id, other.id))),
+                              f"your private «{memory.title}» and the shared «{other.title}» disagree ({why}; {when})",
+                              f"memdir delete {memory.id} if the shared one holds; if yours does, correct {other.id} "
+                              "in your own words (private text is never copied into a shared memory)",
+                              _key("contradiction", sorted((memory.id, other.id)), memory.content_hash,
+                                   other.content_hash)))
+    return items
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Python's cycle collector off while the inbox is built: it allocates ~1M short-lived objects
@@ -210,6 +258,20 @@ def _collector_paused() -> Iterator[None]:
 
 def _age(memory: Memory) -> tuple[str, str]:
     return (memory.created_at.isoformat() if memory.created_at else "", memory.id)
+
+
+def in_order(a: Memory, b: Memory) -> tuple[Memory, Memory, bool]:
+    """(older, newer, whether that order is known). `created_at` has one-second resolution: for two memories of the
+    same second the order is read from their own words ("no longer", "now", "instead": reversal.reads_later), which
+    travel with the files and read the same on every clone (a file's mtime does not survive a checkout, and the ids
+    are random). When the words do not tell either, the id decides, stably, and the order is said to be unknown."""
+    older, newer = sorted((a, b), key=_age)
+    if older.created_at is None or older.created_at != newer.created_at:
+        return older, newer, True  # (an undated memory sorts first, as before)
+    later = reversal.reads_later(older.body, newer.body)
+    if later is None:
+        return older, newer, False
+    return (older, newer, True) if later else (newer, older, True)
 
 
 def dismissed(vault_root: Path) -> dict[str, str]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.settings import INDEX_SECTIONS, SearchSettings, WatchSettings
+from vault.errors import ConfigError
 from vault.config import above_zero, load_sections, render_defaults, setting, within
 from vault.settings import VAULT_SECTIONS, DedupSettings, LifecycleSettings, ScoringSettings, VaultSettings
 
@@ -72,13 +73,24 @@ USER_VAULT_ENV = "MEMDIR_USER_VAULT"
 def user_vault_root(config: Config, project_root: Path) -> Path | None:
     """The personal vault beside the project's: $MEMDIR_USER_VAULT, else `[vault] user_vault`.
 
-    None when it is disabled (an empty value) or names the project vault itself.
+    None when it is disabled (an empty value) or names the project vault itself. A ConfigError when one holds
+    the other: a user vault inside the project vault is read as project files and committed with them, so every
+    private memory would be shared (memdir.toml is committed: anyone could set it so).
     """
     raw = os.environ.get(USER_VAULT_ENV, config.vault.user_vault)
     if not raw.strip():
         return None
     root = Path(raw).expanduser().absolute()
-    return None if root.resolve() == project_root.resolve() else root
+    mine, project = root.resolve(), project_root.resolve()
+    if mine == project:
+        return None
+    if mine.is_relative_to(project) or project.is_relative_to(mine):
+        where = "inside the project vault" if mine.is_relative_to(project) else "around the project vault"
+        named = f"${USER_VAULT_ENV}" if USER_VAULT_ENV in os.environ else "[vault] user_vault in memdir.toml"
+        raise ConfigError(f"{named} is {root}, {where} {project}: private memories there would be project files, "
+                          "read and committed with the project. Set it to a folder outside the project "
+                          "(the default is ~/.local/share/memdir), or to \"\" to turn private memories off")
+    return root
 
 
 def default_config_text() -> str:

@@ -295,11 +295,11 @@ def doctor(request: ops.Doctor, as_json: bool, vault_path: Path) -> None:
     if client.serving(root) is not None:
         found = Remote(root).run(request)
     else:
-        vault, _ = local_vault(vault_path)
+        vault, config = local_vault(vault_path)
         scan = vault.scan()
         problems = [*scan.problems, *vault.anchor_problems(scan.memories)]
         found = DoctorResult(memories=len(scan.memories), errors=[p.as_dict() for p in problems],
-                             warnings=checks.warnings(scan.memories, root))
+                             warnings=checks.warnings(scan.memories, root, user_vault_root(config, root)))
     wiring = check_claude_code(project=root.parent, home=Path.home())  # the CLI's own HOME: the server's may differ
     gemini = check_gemini(project=root.parent, home=Path.home())
     codex = check_codex(project=root.parent, home=Path.home())

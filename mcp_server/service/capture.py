@@ -51,12 +51,16 @@ def store_exchange(app: App, exchange: Exchange) -> str | None:
     # An exchange that repeats a private memory shown in it (or names any private memory) is private too, and is kept in the user
     # vault when there is one (else it stays, marked private, in working/). See leaks.py for "repeats".
     private = [m for m in exchange.shown if m is not None and not vaults.visible(m, include_private=False)]
-    if leaks.first_leak({"content": text}, private, vaults.private_memories(app)) is not None:
+    topics = vaults.shared_tags(app) if private else ()
+    if leaks.first_leak({"content": text}, private, vaults.private_memories(app), topics) is not None:
         extra["privacy"] = vaults.PRIVATE
         if app.user_root is not None:
             curator = vaults.add_side(app, vaults.PRIVATE).curator
-    if exchange.previous and exchange.previous in curator.index:
-        extra["previous"] = exchange.previous  # consecutive exchanges give each other context
+    before = curator.index.memory(exchange.previous) if exchange.previous else None
+    # Consecutive exchanges give each other context; a shared one never names a private one before it (kept private
+    # in working/ when there is no user vault): the lifecycle may commit it.
+    if before is not None and (extra.get("privacy") == vaults.PRIVATE or vaults.visible(before, include_private=False)):
+        extra["previous"] = before.id
     twin = curator.index.find_duplicate(text, "history")
     if twin is not None and (_this_stops(twin, extra, exchange.previous) or _restated_by(twin, exchange.at)):
         return twin.id  # written (or restated) by this Stop before the session's save failed: a replay, not a restatement

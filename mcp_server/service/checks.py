@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -11,9 +12,10 @@ from vault import Memory
 from vault.fields import problems
 
 
-def warnings(memories: Iterable[Memory], root: Path | None = None) -> list[dict[str, Any]]:
+def warnings(memories: Iterable[Memory], root: Path | None = None, user_root: Path | None = None) -> list[dict[str, Any]]:
     """Files that parse but will mislead: a `privacy: private` file inside the project vault (readable by
-    everyone with the repository), and per-type fields whose value does not fit (a deadline that is no date)."""
+    everyone with the repository), per-type fields whose value does not fit (a deadline that is no date), and a
+    user vault that the project's git would commit."""
     found = []
     for m in sorted(memories, key=lambda m: m.path):
         if m.privacy == "private":
@@ -22,7 +24,34 @@ def warnings(memories: Iterable[Memory], root: Path | None = None) -> list[dict[
                                     f"`update_memory {m.id} fields={{privacy: private}}` moves it to your user vault"})
         for key, reason in problems(m):
             found.append({"path": m.path, "line": _key_line(root, m.path, key), "reason": reason})
-    return found + (folder_links(root) + moved_aside(root) if root is not None else [])
+    return found + (folder_links(root) + moved_aside(root) + committed_user_vault(root, user_root)
+                    if root is not None else [])
+
+
+GIT_SECONDS = 5
+
+
+def committed_user_vault(root: Path, user_root: Path | None) -> list[dict[str, Any]]:
+    """A user vault inside the project's git work tree that git does not ignore: `git add -A` would commit every
+    private memory. (Inside the vault folder itself it is refused at start: config.user_vault_root.) Silent when
+    there is no git or no repository: nothing to commit to."""
+    if user_root is None:
+        return []
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True,
+                             timeout=GIT_SECONDS, check=False)
+        if top.returncode != 0 or not user_root.resolve().is_relative_to(Path(top.stdout.strip()).resolve()):
+            return []
+        ignored = subprocess.run(["git", "check-ignore", "-q", f"{user_root.resolve()}/"], cwd=top.stdout.strip(),
+                                 capture_output=True, timeout=GIT_SECONDS, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if ignored.returncode != 1:  # 0: ignored; 128: git could not tell
+        return []
+    return [{"path": str(user_root), "line": None,
+             "reason": f"your user vault is inside this project's git repository ({top.stdout.strip()}) and git does not "
+                       "ignore it: a `git add -A` commits every private memory. Add it to .gitignore, or set [vault] "
+                       "user_vault (or $MEMDIR_USER_VAULT) to a folder outside the repository"}]
 
 
 def folder_links(root: Path) -> list[dict[str, Any]]:

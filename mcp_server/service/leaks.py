@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Container, Iterable, Iterator, Mapping
 
 from indexer.stopwords import STOP_WORDS
 from vault import Memory
@@ -64,22 +64,31 @@ def _shingles(tokens: list[tuple[str, bool]]) -> set[tuple[str, ...]]:
             if not all(w in STOP_WORDS for w in words[i:i + SHINGLE])}
 
 
-def shared_fragment(text: str, private: str) -> str | None:
-    """What of `private` the `text` repeats (a phrase or a token), or None when it repeats nothing."""
+def shared_fragment(text: str, private: str, marks: Iterable[str] = ()) -> str | None:
+    """What of `private` the `text` repeats (a phrase or a token), or None when it repeats nothing. `marks` are
+    more distinctive tokens of the private memory (its compound tags)."""
     mine, theirs = _tokens(text), _tokens(private)
     common = _shingles(mine) & _shingles(theirs)
     if common:
         return " ".join(sorted(common)[0])
     words = {w.lower() for w, _ in mine}
     words |= {part for w in list(words) for part in re.split(r"[-_./]", w) if part}  # a tag "berlin-move", a key "berlin_move"
-    tokens = sorted(_distinctive(theirs) & words)
+    tokens = sorted((_distinctive(theirs) | {m.lower() for m in marks}) & words)
     return tokens[0] if tokens else None
 
 
-def repeated(text: str, memories: Iterable[Memory]) -> tuple[Memory, str] | None:
-    """The first private memory (of those given) whose content `text` repeats, with what it repeats."""
+def _compound_tags(memory: Memory, topics: Container[str]) -> list[str]:
+    """A private memory's tags of two parts or more ("dana-leaving"): as particular as a name, unless a shared memory
+    carries the tag too (`topics`: "code-review" is the team's). A one-word tag ("python") is a topic anyway."""
+    return [t for t in memory.tags if len([p for p in re.split(r"[-_./]", t) if p]) >= 2 and t not in topics]
+
+
+def repeated(text: str, memories: Iterable[Memory], topics: Container[str] = ()) -> tuple[Memory, str] | None:
+    """The first private memory (of those given) whose content `text` repeats, with what it repeats: its title,
+    aliases and body, and its compound tags that no shared memory carries (`topics`)."""
     for memory in memories:
-        fragment = shared_fragment(text, f"{memory.title}\n{memory.body}")
+        fragment = shared_fragment(text, "\n".join((memory.title, *memory.aliases, memory.body)),
+                                   _compound_tags(memory, topics))
         if fragment is not None:
             return memory, fragment
     return None
@@ -105,21 +114,24 @@ class Leak:
         return f"{self.field} repeats text of private memory {self.memory.id} shown in this session ({self.fragment!r})"
 
 
-def first_leak(fields: Mapping[str, Any], shown: Iterable[Memory], private: Mapping[str, Memory]) -> Leak | None:
+def first_leak(fields: Mapping[str, Any], shown: Iterable[Memory], private: Mapping[str, Memory],
+               topics: Container[str] = ()) -> Leak | None:
     """The first field of a write into a shared file that carries a private memory, or None.
 
     `fields` is everything the write puts into the file, by name: content, title, tags, aliases, summary,
     custom keys, relation targets, appended or merged text. A field leaks when its text repeats a private
     memory shown in this session (`shown`, see `repeated`), or when it refers to any private memory
-    (`private`, by id) at all: as a relation target, a wikilink, or its id or exact title written out.
+    (`private`, by id) at all: as a relation target or a wikilink (by id, title, alias or file name), or its
+    id, file name or exact title written out.
     A shared file that points at a private memory tells every reader it exists and links to nothing.
+    `topics`: the tags shared memories carry (see `repeated`).
     """
     shown = list(shown)
     for name, text, is_relation in _flattened(fields):
         reference = _reference(text, is_relation, private)
         if reference is not None:
             return Leak(name, reference[0], "id", reference[1])
-        found = repeated(text, shown)
+        found = repeated(text, shown, topics)
         if found is not None:
             return Leak(name, found[0], "text", found[1])
     return None
@@ -143,24 +155,30 @@ def _flattened(fields: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[st
 
 
 def _reference(text: str, is_relation: bool, private: Mapping[str, Memory]) -> tuple[Memory, str] | None:
-    """A private memory that `text` points at: as a relation value or wikilink (id or title), as the whole
-    value when that is its title (two words or more), or its id written out when the id looks like one
-    (has a digit or a hyphen; a one-word id or title is an ordinary word)."""
+    """A private memory that `text` points at: as a relation value or wikilink (id, title, alias or file
+    name: every name a link resolves by), as the whole value when that is its title or an alias (two words
+    or more), or its id written out when the id looks like one (has a digit or a hyphen; a one-word id or
+    title is an ordinary word)."""
     if not private:
         return None
     targets = [m.group(1).strip() for m in _WIKILINK.finditer(text)]
     if is_relation:
         targets.append(text.strip())
-    by_title = {m.title.strip().lower(): m for m in private.values() if m.title}
+    by_title = {name.strip().lower(): m for m in private.values() for name in (m.title, *m.aliases) if name.strip()}
+    by_name = {**{m.stem.lower(): m for m in private.values()}, **by_title}
     for target in targets:
-        memory = private.get(target) or by_title.get(target.lower())
+        file_name = target.rsplit("/", 1)[-1].lower().removesuffix(".md")  # [[memory_bank/dana-move.md]]
+        memory = private.get(target) or by_name.get(target.lower()) or by_name.get(file_name)
         if memory is not None:
             return memory, target
-    whole = by_title.get(text.strip().lower())  # a value that is a private title of two words or more
+    whole = by_title.get(text.strip().lower())  # a value that is a private title or alias of two words or more
     if whole is not None and len(text.split()) >= 2:
         return whole, text.strip()
     for memory_id, memory in private.items():
-        if any(c.isdigit() or c == "-" for c in memory_id) and \
-                re.search(rf"(?<![\w-]){re.escape(memory_id)}(?![\w-])", text):
-            return memory, memory_id
+        # Its id, or its file name written out ("see memory_bank/dana-relocation.md"): a file name of two words or
+        # more is a slug of its title.
+        for name in (memory_id, memory.stem if len(re.split(r"[-_.]", memory.stem)) >= 2 else ""):
+            if name and any(c.isdigit() or c in "-_" for c in name) and \
+                    re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE):
+                return memory, name
     return None

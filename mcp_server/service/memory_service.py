@@ -22,7 +22,7 @@ from indexer.search import Hit, SearchRequest, window_used
 from vault import Memory, NotFoundError, ValidationError
 from vault.history import Commit, Version, VaultHistory
 from vault.parse import parse
-from vault.errors import PathError
+from vault.errors import ConflictError, PathError
 from vault.ids import check_id
 from vault.markdown import section_count
 from vault.paths import resolved_within
@@ -32,7 +32,7 @@ from . import capture, checks, leaks, turns
 from . import operations as ops
 from .operations import Op, R
 from . import privacy as vaults
-from .app import App
+from .app import USER, App
 from .idempotency import Recent
 from .lookup import looks_like_path
 from .sessions import Session, SessionStore
@@ -164,7 +164,7 @@ class MemoryService:
     def doctor(self, asked: ops.Doctor = ops.Doctor()) -> DoctorResult:
         problems = self.index.problems() + self.index.vault.anchor_problems(self.index.all_memories())
         return DoctorResult(memories=self.index.memory_count(), errors=[p.as_dict() for p in problems],
-                            warnings=checks.warnings(self.index.all_memories(), self.app.root))
+                            warnings=checks.warnings(self.index.all_memories(), self.app.root, self.app.user_root))
 
     def link(self, asked: ops.Link) -> LinkResult:
         """Record that `source` supersedes / depends on / contradicts / derives from `target`, in the
@@ -352,6 +352,8 @@ class MemoryService:
         items: list[ReviewItem] = []
         for side in self.app.sides(include_user=True):
             queue = review.Inbox(side.curator).items()
+            if side is not self.app.project:  # a private memory against a shared one: in the user's own inbox only
+                queue += review.across(side.curator, self.app.project.curator)
             wanted = [key for key in dismiss if any(item.key == key for item in queue)]
             if wanted:
                 review.dismiss(side.root, wanted)
@@ -365,10 +367,16 @@ class MemoryService:
         return ReviewResult(items=items)
 
     def restore(self, asked: ops.Restore) -> Restored:
-        """Bring a deleted memory back from .trash/ (the project vault's, else the user vault's)."""
+        """Bring a deleted memory back from .trash/ (the user vault's, else the project vault's)."""
         memory_id = check_id(asked.memory_id)
+        live = self.find(memory_id)
+        if live is not None:  # made private since: its project copy in .trash/ is what the move left behind
+            raise ConflictError(f"{memory_id} is not deleted: it lives at {live.path}" +
+                                (" in your user vault" if live.source == USER else ""))
         errors = []
-        for side in self.app.sides(include_user=True):
+        # The user vault first: a memory that reached it was made private, and the copy its move left in the
+        # project's .trash/ must not come back into the shared files.
+        for side in reversed(self.app.sides(include_user=True)):
             try:
                 memory = side.curator.restore(memory_id)
             except NotFoundError as exc:
@@ -384,7 +392,8 @@ class MemoryService:
         side = self.app.project
         results = book_files.ingest(side.curator, [Path(p) for p in asked.paths], project=self.app.root.parent,
                                     title=asked.title, tags=asked.tags, dry_run=asked.dry_run,
-                                    max_bytes=int(self.app.config.vault.max_document_mb * 1024 * 1024))
+                                    max_bytes=int(self.app.config.vault.max_document_mb * 1024 * 1024),
+                                    private=self.app.user_root)
         return [Ingested(**vars(r)) for r in results]
 
     def ingest_document(self, asked: ops.IngestDocument) -> list[Ingested]:
@@ -505,16 +514,20 @@ class MemoryService:
         shown = [self.find(i) for i in self.sessions.load(session).shown]
         return [m for m in shown if m is not None and not vaults.visible(m, include_private=False)]
 
-    def _leak(self, fields: Mapping[str, Any], session: str | None) -> leaks.Leak | None:
-        """What of a write into a shared file would carry a private memory (the one rule: leaks.first_leak)."""
-        return leaks.first_leak(fields, self._private_shown(session), vaults.private_memories(self.app))
+    def _leak(self, fields: Mapping[str, Any], session: str | None, into: Memory | None = None) -> leaks.Leak | None:
+        """What of a write into a shared file (`into`, or a new one) would carry a private memory (the one rule:
+        leaks.first_leak). The file's own text is not a leak into itself (a hand-marked private project file)."""
+        private = {i: m for i, m in vaults.private_memories(self.app).items() if into is None or i != into.id}
+        shown = [m for m in self._private_shown(session) if m.id in private]
+        return leaks.first_leak(fields, shown, private, vaults.shared_tags(self.app) if shown else ())
 
     def _refuse_leak(self, fields: Mapping[str, Any], target: Memory | None, session: str | None) -> None:
         """A shared file must not take in a private memory's text or id; refused before anything is written,
-        naming the field. `target` None: a new shared file (ingest)."""
-        if target is not None and not vaults.visible(target, include_private=False):
-            return  # the target is private itself
-        found = self._leak(fields, session)
+        naming the field. `target` None: a new shared file (ingest). Every file of the project vault is shared,
+        `privacy: private` or not (vaults.shared_file)."""
+        if target is not None and not vaults.shared_file(target):
+            return  # the target lives in the user vault
+        found = self._leak(fields, session, into=target)
         if found is not None:
             where = f"{target.id} is shared" if target is not None else "the new memory is shared"
             advice = ("Leave the reference out: a private memory may link to a shared one, not the other way"

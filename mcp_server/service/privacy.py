@@ -30,6 +30,12 @@ def visible(memory: Memory, include_private: bool) -> bool:
     return include_private or (memory.source != USER and memory.privacy != PRIVATE)
 
 
+def shared_file(memory: Memory) -> bool:
+    """Whether a memory's file is read by everyone with the project: every file of the project vault is, a
+    hand-written `privacy: private` one too (that key hides it from others' reads, not from the repository)."""
+    return memory.source != USER
+
+
 def search(app: App, request: SearchRequest, include_private: bool = True) -> list[Hit]:
     """One search over every vault the caller may read, merged by the same order each vault uses."""
     sides = app.sides(include_user=include_private)
@@ -100,3 +106,9 @@ def private_memories(app: App) -> dict[str, Memory]:
     """Every private memory this process can see, by id: what a shared file must never point at."""
     return {m.id: m for side in app.sides(include_user=True) for m in side.index.all_memories()
             if not visible(m, include_private=False)}
+
+
+def shared_tags(app: App) -> set[str]:
+    """The tags the project's shared memories carry: the team's topics, which a private memory's tag does not make
+    private (leaks.repeated)."""
+    return {t for m in app.project.index.all_memories() if visible(m, include_private=False) for t in m.tags}

@@ -12,6 +12,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from indexer.review import in_order
 from vault.anchors import parse_anchors
 from vault.errors import NotFoundError, PathError, ValidationError, VaultError
 from vault.ids import check_id
@@ -78,7 +79,11 @@ def _item(service: Any, item: ReviewItem, csrf: str) -> str:
     if kind == "stale":
         parts.append(stale_diffs(service, ids[0]))
         parts.append(form("/ui/act/verify", csrf, {"ids": ids[0]}, "verify: it still holds"))
-    if kind in ("supersede", "contradiction"):
+    # A private memory against a shared one (review.across): no supersede link can join them (a shared file never
+    # points at a private one); the way out on the page is deleting the private one.
+    private = [i for i in ids if (m := service.find(i)) is not None and m.source == "user"]
+    spans = len(ids) == 2 and len(private) == 1
+    if kind in ("supersede", "contradiction") and not spans:
         older, newer = _older_newer(service, ids)
         parts.append(form("/ui/act/supersede", csrf, {"source": newer, "target": older},
                           f"«{titles[newer]}» supersedes «{titles[older]}»"))
@@ -86,7 +91,7 @@ def _item(service: Any, item: ReviewItem, csrf: str) -> str:
         title_field = f'<input type=text name=title value="{esc(titles[ids[0]])}" aria-label="merged title">'
         parts.append(form("/ui/act/merge", csrf, {"ids": " ".join(ids)}, "merge", extra=title_field))
     if kind in ("stale", "contradiction", "imitation", "secret", "supersede") and ids:
-        target = _older_newer(service, ids)[1] if len(ids) > 1 else ids[0]
+        target = private[0] if spans else _older_newer(service, ids)[1] if len(ids) > 1 else ids[0]
         parts.append(form("/ui/act/delete", csrf, {"id": target}, f"delete «{titles[target]}»", danger=True))
     parts.append(form("/ui/act/dismiss", csrf, {"key": key}, "dismiss"))
     parts.append(f'<p class=muted>CLI: <code>{esc(item.action)}</code></p></div>')
@@ -99,13 +104,12 @@ def _title(service: Any, memory_id: str) -> str:
 
 
 def _older_newer(service: Any, ids: list[str]) -> tuple[str, str]:
-    """As the inbox tells it: the older memory first (by creation time, then id)."""
-    def age(memory_id: str) -> tuple[str, str]:
-        memory = service.find(memory_id)
-        created = memory.created_at.isoformat() if memory is not None and memory.created_at else ""
-        return created, memory_id
-    older, newer = sorted(ids[:2], key=age)
-    return older, newer
+    """As the inbox tells it (indexer/review.in_order: by creation time, then by their own words)."""
+    first, second = (service.find(i) for i in ids[:2])
+    if first is None or second is None:
+        return tuple(sorted(ids[:2]))  # type: ignore[return-value]  # one is gone: its action is refused anyway
+    older, newer, _ = in_order(first, second)
+    return older.id, newer.id
 
 
 def stale_diffs(service: Any, memory_id: str) -> str:

@@ -96,12 +96,12 @@ def decision(memory_id: str, created: str, body: str) -> str:
     return f"---\nid: {memory_id}\ncollection: memory_bank\ntype: decision\ntitle: {body[:40]}\ncreated_at: {created}\n---\n{body}\n"
 
 
-def write_reversed_pair(root) -> None:
+def write_reversed_pair(root, no: tuple[str, str] = ("m-0a0a0a0a", "2026-10-02T09:00:00Z"),
+                        yes: tuple[str, str] = ("m-0b0b0b0b", "2026-11-02T09:00:00Z"),
+                        negation: str = "do not") -> None:
     """Two decisions where the later one reverses the earlier: a contradiction, not a duplicate."""
-    write(root, "memory_bank/pg-no.md", decision("m-0a0a0a0a", "2026-10-02T09:00:00Z",
-                                                 "We do not use Postgres for the billing service."))
-    write(root, "memory_bank/pg-yes.md", decision("m-0b0b0b0b", "2026-11-02T09:00:00Z",
-                                                  "We use Postgres for the billing service."))
+    write(root, "memory_bank/pg-no.md", decision(*no, f"We {negation} use Postgres for the billing service."))
+    write(root, "memory_bank/pg-yes.md", decision(*yes, "We use Postgres for the billing service."))
 
 
 def test_a_changed_value_is_a_supersession_candidate_and_the_command_it_names_resolves_it(service, project):
@@ -175,3 +175,49 @@ def test_a_contradiction_resolved_by_supersession_leaves_the_review_inbox(servic
     assert kinds(service.review(ops.Review()))["contradiction"]
     service.link(ops.Link(source=new, target=old, relation="supersedes"))  # the resolution the inbox itself suggests
     assert "contradiction" not in kinds(service.review(ops.Review()))
+
+
+@pytest.mark.parametrize("reversing_id, plain_id", [("m-00000001", "m-ffffffff"), ("m-ffffffff", "m-00000001")])
+def test_two_decisions_of_the_same_second_are_ordered_by_their_own_words_whatever_their_ids(
+        service, project, reversing_id, plain_id):
+    # created_at has one-second resolution; the ids are random, so before this half of such pairs were advised
+    # the wrong way round.
+    same_second = "2026-11-02T09:00:00Z"
+    write_reversed_pair(project / ".memories", (reversing_id, same_second), (plain_id, same_second), "no longer")
+    service.index.sync()
+    [conflict] = kinds(service.review(ops.Review()))["contradiction"]
+    assert conflict.action.startswith(f"memdir link {reversing_id} {plain_id} --as supersedes")
+    assert "same second" not in conflict.reason
+
+
+def test_two_decisions_of_the_same_second_whose_words_do_not_tell_say_the_order_is_a_guess(service, project):
+    same_second = "2026-11-02T09:00:00Z"
+    write_reversed_pair(project / ".memories", ("m-0a0a0a0a", same_second), ("m-0b0b0b0b", same_second))
+    service.index.sync()
+    [conflict] = kinds(service.review(ops.Review()))["contradiction"]
+    assert "same second" in conflict.reason and "check before you link" in conflict.reason
+
+
+def test_a_reversed_decision_is_a_contradiction_never_a_merge_in_the_inbox_and_the_tools(service, project):
+    import anyio
+    from mcp import Client
+    from mcp_server.tools import mcp_tools as tools
+
+    used = service.add(ops.Add(content="We use Celery for the billing service's background jobs.", type="decision"))
+    dropped = service.add(ops.Add(content="We no longer use Celery for the billing service's background jobs; "
+                                          "we use RQ.", type="decision"))
+    pair = sorted([used.memory.id, dropped.memory.id])
+    assert used.memory.id in [s.id for s in dropped.possible_conflicts]
+    assert used.memory.id not in [s.id for s in dropped.near_duplicates]
+    found = kinds(service.review(ops.Review()))
+    assert [sorted(i.ids) for i in found["contradiction"]] == [pair]
+    assert not any(set(pair) <= set(i.ids) for i in found.get("duplicates", []))
+    assert found["contradiction"][0].action.startswith(f"memdir link {dropped.memory.id} {used.memory.id}")
+
+    async def run():
+        async with Client(tools.build(service)) as client:
+            return (await client.call_tool("get_review_queue", {}), await client.call_tool("suggest_memory_merges", {"threshold": 0.8}))
+
+    queue, merges = anyio.run(run)
+    assert [sorted(i["ids"]) for i in queue.structured_content["items"] if i["kind"] == "contradiction"] == [pair]
+    assert not any(set(pair) <= set(c["ids"]) for c in merges.structured_content["clusters"])  # at similarity 0.87

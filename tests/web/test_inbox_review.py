@@ -98,3 +98,24 @@ def test_the_inbox_keeps_no_closed_vaults_service_alive(hashing_example: Path):
     del service
     gc.collect()
     assert gone() is None  # the server closes idle vaults; their indices must not stay in memory for the inbox
+
+
+def test_the_inbox_supersede_button_orders_two_memories_of_the_same_second_by_their_own_words(hashing_root: Path):
+    # The page had its own copy of the order (creation time, then the random id): half such pairs got the button
+    # the wrong way round, whatever `memdir review` said.
+    from tests.conftest import write
+
+    decision = "---\nid: {id}\ncollection: memory_bank\ntype: decision\ntitle: {title}\ncreated_at: 2026-11-02T09:00:00Z\n---\n{body}\n"
+    write(hashing_root, "memory_bank/yes.md", decision.format(id="m-ffffffff", title="Postgres for billing",
+                                                              body="We use Postgres for the billing service."))
+    write(hashing_root, "memory_bank/no.md", decision.format(id="m-00000001", title="No Postgres for billing",
+                                                             body="We no longer use Postgres for the billing service."))
+    app = App(hashing_root)
+    try:
+        service = MemoryService(app)
+        [item] = [i for i in service.review(ops.Review()).items if i.kind == "contradiction"]
+        html = pages._item(service, item, "csrf")
+        assert 'name="source" value="m-00000001"' in html and 'name="target" value="m-ffffffff"' in html
+        assert "delete «Postgres for billing»" not in html  # the delete button names the newer one
+    finally:
+        app.close()
