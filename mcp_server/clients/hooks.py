@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from .. import client, plain_json as json
+from .. import client, config_notice, plain_json as json
 from ..locate import nearest
 from ..waiting import attempts
 from .spool_names import session_tag
@@ -70,6 +70,10 @@ def _run(argv: list[str]) -> int:
     except OSError as exc:  # a full disk: the server still gets the event, and keeps it in its session's order
         print(f"memdir hook: the event could not be spooled ({exc}); handing it over unspooled", file=sys.stderr)
         name = None
+    refused = config_notice.pending(root)
+    if refused is not None:  # the server would refuse this vault again: say why instead, the event stays spooled
+        _tell_refused(root, event, data["session_id"], refused, adapter)
+        return 0
     info = client.running()
     timeout = TIMEOUTS[event]
     if info is None:
@@ -87,6 +91,9 @@ def _run(argv: list[str]) -> int:
         result = client.request(info, "POST", f"/api/hook/{event}", request, timeout=timeout, vault=root)
     except (client.Unavailable, client.RemoteError) as exc:
         print(f"memdir hook: {exc}", file=sys.stderr)
+        refused = config_notice.pending(root)  # the server has just refused the vault for its memdir.toml
+        if refused is not None:
+            _tell_refused(root, event, data["session_id"], refused, adapter)
         return 0
     context = result.get("additionalContext") if isinstance(result, dict) else None
     if context and event in ("prompt", "session-start"):
@@ -94,6 +101,17 @@ def _run(argv: list[str]) -> int:
             {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": context}}
         sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
     return 0
+
+
+def _tell_refused(root: str, event: str, session_id: object, reason: str, adapter: Any) -> None:
+    """Once a session: the user (systemMessage, shown by Claude Code and Gemini CLI) and the model (its context)
+    learn that the vault's memdir.toml keeps memdir off, and which line."""
+    if event not in ("prompt", "session-start") or not config_notice.first_telling(root, session_id):
+        return
+    user, model = config_notice.telling(reason)
+    output = adapter.hook_output(event, model) if adapter else \
+        {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": model}}
+    sys.stdout.write(json.dumps({"systemMessage": user, **output}, ensure_ascii=False) + "\n")
 
 
 def started_server(within: float) -> tuple[client.ServerInfo | None, float]:

@@ -36,9 +36,10 @@ from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Mount, Route
 
 from indexer.in_flight import BUSY
-from vault import VaultError, atomic
+from vault import ConfigError, VaultError, atomic
 from vault.lock import open_lock_file, release, try_flock
 
+from .. import config_notice
 from ..client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
 from ..config import Config
 from ..embedding.host import SharedEmbedder
@@ -223,6 +224,8 @@ class UserServer:
             log.info("serving %s (%.2f CPU s since the server's start)", slot.root, time.process_time())
         except VaultError as exc:
             log.warning("cannot serve %s: %s", slot.root, exc)
+            if isinstance(exc, ConfigError):  # the hooks say so once a session, and start no server for it meanwhile
+                config_notice.record(slot.root, str(exc))
             slot.failure = error(type(exc).__name__, f"cannot serve {slot.root}: {exc}", status_of(exc))
         except Exception as exc:  # noqa: BLE001 - one vault that fails to open must not end the others
             log.exception("cannot serve %s", slot.root)
@@ -230,6 +233,7 @@ class UserServer:
         finally:
             slot.ready.set()
         if slot.vault is not None:
+            config_notice.clear(slot.root)
             self._hand_over_unspooled(slot)
             # Hooks told "opening" left their events in the spool and will not ask again: apply them now.
             try:
