@@ -14,9 +14,10 @@ import os
 import sys
 import time
 
-from .. import client, config_notice, plain_json as json
-from ..locate import nearest
+from .. import client, plain_json as json
+from ..locate import nearest, uninitialized
 from ..waiting import attempts
+from . import config_notice
 from .spool_names import session_tag
 
 TYPE_CHECKING = False  # typing is not imported by a hook process (client.py)
@@ -144,7 +145,7 @@ def find_vault(explicit: str | None, cwd: Any) -> str | None:
     given = next((c for c in (explicit, os.environ.get("MEMDIR_VAULT")) if c), ".memories")
     # The first one given decides: a wrong vault is not silently replaced by another.
     root = os.path.abspath(nearest(given, base))
-    return root if os.path.isfile(os.path.join(root, "memdir.toml")) else None
+    return root if uninitialized(root) is None else None
 
 
 def project_folder(client_name: str | None) -> str | None:

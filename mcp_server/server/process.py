@@ -39,10 +39,11 @@ from indexer.in_flight import BUSY
 from vault import ConfigError, VaultError, atomic
 from vault.lock import open_lock_file, release, try_flock
 
-from .. import config_notice
+from ..clients import config_notice
 from ..client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
 from ..config import Config
 from ..embedding.host import SharedEmbedder
+from ..locate import uninitialized
 from ..rss import rss_mb
 from ..waiting import attempts
 from .http_limits import BoundedH11
@@ -423,9 +424,9 @@ class UserServer:
                 return error("Unavailable", "the memdir server is exiting; ask again", OPENING)
             slot = self.slots.get(root)
             if slot is None:
-                if not (root / "memdir.toml").is_file():
-                    return error("NotFoundError", f"no initialized vault at {root} (no memdir.toml); "
-                                                    f"memdir init {root} makes it one", 404)
+                refused = uninitialized(root)
+                if refused is not None:
+                    return error("NotFoundError", refused, 404)
                 slot = self._open(root)
             if slot.closing:
                 await slot.closed.wait()  # then open it afresh

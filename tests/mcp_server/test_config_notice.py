@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server import config_notice
+from mcp_server.clients import config_notice
 from tests.conftest import HASHING_TOML
 
 from .processes import _starting, hook, start_server, stop_all, stop_starting, wait_for

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 
-from . import plain_json as json
-from .clients.spool_names import session_tag
+from .. import plain_json as json
+from .spool_names import session_tag
 
 RECORD = os.path.join(".memdir", "config-error.json")
 TOLD = os.path.join(".memdir", "config-error.told")  # session tags told, one a line
