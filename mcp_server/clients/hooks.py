@@ -29,8 +29,9 @@ EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "Sessio
 # start included) it goes on. The events themselves are already safe in the spool, and a server that is
 # merely slow goes on storing an exchange after the Stop hook has left.
 TIMEOUTS = {"prompt": 0.9, "stop": 0.9, "session-start": 0.9}
-# An event that could not be spooled (a full disk) while no server runs: how long its hook waits for the server it
-# starts to take it (a cold server listens ~0.5 s after its start on an idle machine). Past it, the event is lost.
+# An event that could not be spooled (a full disk) while no server runs: how long its hook may hold the prompt, from
+# its process's start, waiting for the server it starts to take the event (a cold server listens ~0.5 s after its
+# start on an idle machine). Past it, the event is lost.
 UNSPOOLED_START_SECONDS = 3.0
 SPOOL = ".memdir/spool"
 MAX_STDIN = 4 * 1024 * 1024
@@ -82,7 +83,7 @@ def _run(argv: list[str]) -> int:
         if name is not None or event == "session-start":
             return 0  # the server applies the spooled event once the vault is open
         # The event has no other copy: wait for the server to take it (it keeps it until the vault is open).
-        info, timeout = started_server(UNSPOOLED_START_SECONDS)
+        info, timeout = started_server(UNSPOOLED_START_SECONDS - client.process_age())
         if info is None:
             print(f"memdir hook: no memdir server came up within {UNSPOOLED_START_SECONDS:.0f} s; this {event} "
                   "event, which could not be spooled, is lost", file=sys.stderr)
@@ -116,12 +117,14 @@ def _tell_refused(root: str, event: str, session_id: object, reason: str, adapte
 
 
 def started_server(within: float) -> tuple[client.ServerInfo | None, float]:
-    """The server that is starting, once it listens, and how much of `within` is left for its answer."""
+    """The server that is starting, once it listens, and what is left of `within` for its answer (the request's
+    whole bound): the wait and the answer together never hold the prompt past `within`."""
     deadline = time.monotonic() + within
     for _ in attempts(within, 0.02, 0.1):
         info = client.running()
-        if info is not None:
-            return info, max(deadline - time.monotonic(), 0.2)
+        left = deadline - time.monotonic()
+        if info is not None and left > 0:
+            return info, left
     return None, 0.0
 
 
