@@ -248,23 +248,27 @@ def quote(text: str) -> str:
     return "".join(chr(b) if b in _PLAIN else f"%{b:02X}" for b in text.encode("utf-8"))
 
 
-def _left(deadline: float) -> float:
-    """The time left to `deadline`, for a socket's timeout; TimeoutError when none is."""
+def _left(deadline: float | None) -> float | None:
+    """The time left to `deadline`, for a socket's timeout (None: no deadline); TimeoutError when none is left."""
+    if deadline is None:
+        return None
     left = deadline - time.monotonic()
     if left <= 0:
         raise TimeoutError("timed out")
     return left
 
 
-def _read_response(connection: _socket.socket, deadline: float) -> tuple[int, bytes]:
-    """Status and body of an HTTP/1.1 answer to a `Connection: close` request, all read by `deadline`.
+def _read_response(connection: _socket.socket, deadline: float | None = None) -> tuple[int, bytes]:
+    """Status and body of an HTTP/1.1 answer to a `Connection: close` request, all read by `deadline` (a
+    time.monotonic(); None: each read bounded by the socket's own timeout).
 
     A hand-rolled reader because importing http.client (and the email package under it) costs
     a hook process about 40 ms on every prompt.
     """
     received = bytearray()
     while b"\r\n\r\n" not in received:
-        connection.settimeout(_left(deadline))
+        if deadline is not None:
+            connection.settimeout(_left(deadline))
         chunk = connection.recv(65536)
         if not chunk:
             raise ValueError("connection closed before the headers")
@@ -276,7 +280,8 @@ def _read_response(connection: _socket.socket, deadline: float) -> tuple[int, by
     body = bytearray(rest)
     length = int(headers["content-length"]) if "content-length" in headers else None
     while length is None or len(body) < length:
-        connection.settimeout(_left(deadline))
+        if deadline is not None:
+            connection.settimeout(_left(deadline))
         chunk = connection.recv(65536)
         if not chunk:
             break
