@@ -49,6 +49,10 @@ class Unavailable(Exception):
     """No server is running for this vault (or it did not answer in time)."""
 
 
+class Refused(Unavailable):
+    """No server took the connection: the one whose address was read has gone (or is going)."""
+
+
 class NoAnswer(Unavailable):
     """The server took the connection and then said nothing within the timeout: busy or hung, not starting."""
 
@@ -228,6 +232,8 @@ def request(info: ServerInfo, method: str, path: str, body: Any = None, timeout:
             connection.close()
     except TimeoutError as exc:
         raise NoAnswer(f"the memdir server on port {info.port} did not answer: {exc}") from None
+    except ConnectionRefusedError as exc:
+        raise Refused(f"the memdir server on port {info.port} did not answer: {exc}") from None
     except (OSError, ValueError) as exc:
         raise Unavailable(f"the memdir server on port {info.port} did not answer: {exc}") from None
     try:

@@ -83,16 +83,19 @@ def _run(argv: list[str]) -> int:
         if name is not None or event == "session-start":
             return 0  # the server applies the spooled event once the vault is open
         # The event has no other copy: wait for the server to take it (it keeps it until the vault is open).
-        info, timeout = started_server(UNSPOOLED_START_SECONDS - client.process_age())
+        info, timeout = started_server(UNSPOOLED_START_SECONDS - client.process_age(), start=root)
         if info is None:
-            print(f"memdir hook: no memdir server came up within {UNSPOOLED_START_SECONDS:.0f} s; this {event} "
-                  "event, which could not be spooled, is lost", file=sys.stderr)
+            _lost(event)
             return 0
+    request = {**payload, "spool": name} if name else payload
     try:
-        request = {**payload, "spool": name} if name else payload
         result = client.request(info, "POST", f"/api/hook/{event}", request, timeout=timeout, vault=root)
     except (client.Unavailable, client.RemoteError) as exc:
         print(f"memdir hook: {exc}", file=sys.stderr)
+        if name is None and event != "session-start" and _not_taken(exc):
+            # The server is exiting (or has just gone) and the event has no other copy: the next server takes it.
+            _to_next_server(root, event, request)
+            return 0
         refused = config_notice.pending(root)  # the server has just refused the vault for its memdir.toml
         if refused is not None:
             _tell_refused(root, event, data["session_id"], refused, adapter)
@@ -116,12 +119,40 @@ def _tell_refused(root: str, event: str, session_id: object, reason: str, adapte
     sys.stdout.write(json.dumps({"systemMessage": user, **output}, ensure_ascii=False) + "\n")
 
 
-def started_server(within: float) -> tuple[client.ServerInfo | None, float]:
+def _not_taken(exc: Exception) -> bool:
+    """Whether the server certainly did not take the event: it said it is exiting, or no server took the connection
+    (it exited after this hook read its address). Not a server that went quiet: it may have applied the event."""
+    return isinstance(exc, client.Refused) or isinstance(exc, client.RemoteError) and exc.kind == "Unavailable"
+
+
+def _to_next_server(root: str, event: str, request: dict[str, Any]) -> None:
+    """An event with no other copy whose server is going: started again (once the old one has let go of its lock)
+    and asked again, within what is left of the unspooled budget; else said lost."""
+    info, timeout = started_server(UNSPOOLED_START_SECONDS - client.process_age(), start=root)
+    try:
+        if info is not None:
+            client.request(info, "POST", f"/api/hook/{event}", request, timeout=timeout, vault=root)
+            return
+    except (client.Unavailable, client.RemoteError) as exc:
+        print(f"memdir hook: {exc}", file=sys.stderr)
+    _lost(event)
+
+
+def _lost(event: str) -> None:
+    print(f"memdir hook: no memdir server took this {event} event within {UNSPOOLED_START_SECONDS:.0f} s; it could "
+          "not be spooled, and is lost", file=sys.stderr)
+
+
+def started_server(within: float, start: str | None = None) -> tuple[client.ServerInfo | None, float]:
     """The server that is starting, once it listens, and what is left of `within` for its answer (the request's
-    whole bound): the wait and the answer together never hold the prompt past `within`."""
+    whole bound): the wait and the answer together never hold the prompt past `within`. With `start` (a vault),
+    a server is started whenever none runs: one that was exiting holds its lock until it has gone, and only then
+    can the next one start."""
     deadline = time.monotonic() + within
     for _ in attempts(within, 0.02, 0.1):
         info = client.running()
+        if info is None and start is not None:
+            client.start_detached(start)
         left = deadline - time.monotonic()
         if info is not None and left > 0:
             return info, left
