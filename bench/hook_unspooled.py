@@ -10,8 +10,8 @@ server is spawned), in one of three ways:
 
 - `none`: it never listens: the hook's wait alone;
 - `late-hung`: it listens 2.95 s after the hook was started (just before its wait ends) and never answers;
-- `late-trickle`: it listens 2.95 s after the hook was started (just before its wait ends) and answers one byte of its headers every 0.15 s
-  (a server that is alive but slow to answer: each read gets a byte before a per-read timeout).
+- `late-trickle`: it listens then too and answers one byte of its headers every 0.15 s (a server that is alive but
+  slow to answer: each read gets a byte before a per-read timeout).
 """
 
 from __future__ import annotations

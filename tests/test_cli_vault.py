@@ -175,4 +175,5 @@ def test_memdir_mcp_on_a_folder_without_memdir_toml_says_so_before_the_assistant
     started = subprocess.run([sys.executable, "-m", "mcp_server", "mcp", "--vault", str(plain)], input=b"",
                              capture_output=True, timeout=60)
     assert started.returncode == 1
-    assert f"no initialized vault at {plain} (no memdir.toml); memdir init {plain} makes it one" in started.stderr.decode()
+    said = started.stderr.decode()
+    assert f"no initialized vault at {plain} (no memdir.toml); memdir init {plain} makes it one" in said

@@ -26,10 +26,15 @@ from vault import ConfigError
     ("[server]\nidle_exit_seconds = -1", "memdir.toml:3 [server] idle_exit_seconds: -1.0 is below 0"),
 ])
 def test_a_value_memdir_cannot_use_is_refused_with_file_line_and_key(tmp_path: Path, section: str, line: str):
-    (tmp_path / "memdir.toml").write_text(f"# settings\n{section}\n")
+    assert line in refusal(tmp_path, f"# settings\n{section}\n")
+
+
+def refusal(root: Path, text: str) -> str:
+    """The error a memdir.toml of `text` is refused with."""
+    (root / "memdir.toml").write_text(text)
     with pytest.raises(ConfigError) as refused:
-        load_config(tmp_path)
-    assert line in str(refused.value)
+        load_config(root)
+    return str(refused.value)
 
 
 def test_the_defaults_and_the_edges_of_each_range_are_accepted(tmp_path: Path):
@@ -82,11 +87,8 @@ SEARCH_IMPOSSIBLE = [
 
 @pytest.mark.parametrize("setting, reason", SEARCH_IMPOSSIBLE, ids=[s.split(" =")[0] for s, _ in SEARCH_IMPOSSIBLE])
 def test_an_impossible_search_value_is_refused_with_its_line(tmp_path: Path, setting: str, reason: str):
-    (tmp_path / "memdir.toml").write_text(f"# settings\n[search]\n{setting}\n")
     line = 3 + setting.count("\n")
-    with pytest.raises(ConfigError) as refused:
-        load_config(tmp_path)
-    assert f"memdir.toml:{line} [search] {reason}" in str(refused.value)
+    assert f"memdir.toml:{line} [search] {reason}" in refusal(tmp_path, f"# settings\n[search]\n{setting}\n")
 
 
 @pytest.mark.parametrize("table, reason", [
@@ -96,23 +98,18 @@ def test_an_impossible_search_value_is_refused_with_its_line(tmp_path: Path, set
     ("decay = 95", "recency.journal.decay: 95.0 is outside 0 to 1"),
 ])
 def test_an_impossible_recency_rule_is_refused_with_its_line(tmp_path: Path, table: str, reason: str):
-    (tmp_path / "memdir.toml").write_text(f"# settings\n[search.recency.journal]\n{table}\n")
-    with pytest.raises(ConfigError) as refused:
-        load_config(tmp_path)
-    assert f"memdir.toml:3 [search] {reason}" in str(refused.value)
+    assert f"memdir.toml:3 [search] {reason}" in refusal(tmp_path, f"# settings\n[search.recency.journal]\n{table}\n")
 
 
 def test_the_search_defaults_and_the_edges_of_their_ranges_are_accepted(tmp_path: Path):
-    (tmp_path / "memdir.toml").write_text("[search]\nkeyword_postings_budget = 0\nrrf_k = 0\nbm25_b = 1\nhop_share = 0\n"
-                                          "cosine_full = 1\nthread_reach = 0\ndefault_limit = 100\nevidence_weight = 0\n"
-                                          "[search.recency.journal]\ndecay = 1.0\nwindow_days = 0\n")
+    (tmp_path / "memdir.toml").write_text(
+        "[search]\nkeyword_postings_budget = 0\nrrf_k = 0\nbm25_b = 1\nhop_share = 0\ncosine_full = 1\n"
+        "thread_reach = 0\ndefault_limit = 100\nevidence_weight = 0\n[search.recency.journal]\ndecay = 1.0\nwindow_days = 0\n")
     loaded = load_config(tmp_path)
     assert loaded.search.cosine_full == 1.0 and loaded.search.recency["journal"]["decay"] == 1.0
     assert loaded.search.recency["plan"]["decay"] == 0.93  # a table overrides its keys, the other types keep theirs
 
 
 def test_a_negative_watcher_time_is_refused_with_its_line(tmp_path: Path):
-    (tmp_path / "memdir.toml").write_text("[watch]\ndebounce_seconds = -0.25\n")
-    with pytest.raises(ConfigError) as refused:
-        load_config(tmp_path)
-    assert "memdir.toml:2 [watch] debounce_seconds: -0.25 is below 0" in str(refused.value)
+    refused = refusal(tmp_path, "[watch]\ndebounce_seconds = -0.25\n")
+    assert "memdir.toml:2 [watch] debounce_seconds: -0.25 is below 0" in refused
