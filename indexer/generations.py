@@ -91,8 +91,9 @@ class Layout:
             return False
         return meta == _meta(embedder)
 
-    def swap(self, generation: Path) -> None:
-        """Point CURRENT at the new generation in one rename, then drop the old ones."""
+    def swap(self, generation: Path, keep: Path | None = None) -> None:
+        """Point CURRENT at the new generation in one rename, then drop the old ones but `keep`: the generation a
+        running index still writes to until it has moved (`reindex`), dropped by `drop_others` after the move."""
         temp = self.base / f"CURRENT.{secrets.token_hex(4)}"
         try:
             temp.write_text(generation.name + "\n")
@@ -101,8 +102,11 @@ class Layout:
             temp.unlink(missing_ok=True)
             raise
         atomic.fsync_dir(self.base)
+        self.drop_others(generation, keep)
+
+    def drop_others(self, generation: Path, keep: Path | None = None) -> None:
         for old in self.base.glob("gen-*"):
-            if old != generation:
+            if old not in (generation, keep):
                 shutil.rmtree(old, ignore_errors=True)
 
     def sweep(self, live: Path) -> None:

@@ -1782,11 +1782,12 @@ def _capture_order(memory: Memory) -> tuple[bool, float, str]:
 
 
 def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress: Progress | None = None, *,
-                     defer_embedding: bool = False) -> Path:
+                     defer_embedding: bool = False, keep: Path | None = None) -> Path:
     """Index every file into a fresh generation and make it the live one. The caller must own the index.
     With `defer_embedding`, vectors not in the embedding cache are left out: the index that opens the
-    generation finds them missing and embeds them in the background (see `Index.backfill`)."""
-    index = build_index(vault, embedder, layout, progress, defer_embedding=defer_embedding)
+    generation finds them missing and embeds them in the background (see `Index.backfill`). `keep`: an old
+    generation a running index still uses, left on disk (Layout.swap)."""
+    index = build_index(vault, embedder, layout, progress, defer_embedding=defer_embedding, keep=keep)
     generation = index.generation
     index.close()
     del index
@@ -1795,7 +1796,7 @@ def build_generation(vault: Vault, embedder: Embedder, layout: Layout, progress:
 
 
 def build_index(vault: Vault, embedder: Embedder, layout: Layout, progress: Progress | None = None, *,
-                defer_embedding: bool = False, kind: type[Index] = Index) -> Index:
+                defer_embedding: bool = False, kind: type[Index] = Index, keep: Path | None = None) -> Index:
     """build_generation, returning the index that filled the generation, open and live (the caller closes it): a
     caller in this process that reads the generation next uses it instead of loading the generation again."""
     generation = layout.new_generation(embedder)
@@ -1804,7 +1805,7 @@ def build_index(vault: Vault, embedder: Embedder, layout: Layout, progress: Prog
         try:
             index.fill(progress)
             layout.seal(generation, embedder)
-            layout.swap(generation)
+            layout.swap(generation, keep)
         except BaseException:
             index.close()
             raise

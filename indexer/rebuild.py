@@ -15,9 +15,13 @@ from .index import Index, IndexUnusable, Progress, SyncReport, build_generation,
 def reindex(index: Index, progress: Progress | None = None) -> SyncReport:
     """Rebuild into a new generation, swap it in under the running index, then catch up with edits made meanwhile."""
     started = time.perf_counter()
-    generation = build_generation(index.vault, index.embedder, Layout(index.root), progress)
+    layout = Layout(index.root)
+    # The running index goes on writing its generation (a capture's sync) until it has swapped: that one is
+    # dropped only after, or the sync met a removed folder and the capture reported a failure.
+    generation = build_generation(index.vault, index.embedder, layout, progress, keep=index.generation)
     with index.lock:
         index.swap(generation)
+    layout.drop_others(generation)
     index.sync()  # files saved while the new generation was being built
     report = SyncReport(added=index.memory_count(), errors=len(index.problems()))
     report.seconds = time.perf_counter() - started

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from vault.config import InvalidSetting, setting
+from vault.config import InvalidSetting, above_zero, finite, setting, within
 
 # After ragdocs' per-type windows and decay rates, with half its boosts: the boost is added to a
 # relevance on the same 0..1 scale, where 0.2 was enough to lift a weak match over an exact one.
@@ -164,6 +164,22 @@ class SearchSettings:
     )
 
     def __post_init__(self) -> None:
+        unbounded = float("inf")
+        above_zero(self, "candidates", "calibration_steepness", "default_limit", "max_limit", "max_query_chars")
+        within(self, 0, unbounded, "keyword_postings_budget", "rrf_k", "vector_weight", "keyword_weight", "bm25_k1",
+               "context_boost", "previous_weight", "next_weight", "quality_explore", "quality_bank_outcome_uses",
+               "time_match_boost", "thread_lift", "thread_reach", "conversation_lift", "conversation_reach",
+               "hop_seeds", "hop_beta", "author_boost")
+        # Shares, relevances and cosines: the fusion and the calibration work on 0..1.
+        within(self, 0.0, 1.0, "bm25_b", "cosine_floor", "calibration_midpoint", "evidence_weight", "hop_share",
+               "graph_factor", "score_threshold", "stale_factor")
+        if not self.cosine_floor < self.cosine_full <= 1.0:  # vector evidence divides by their difference
+            raise InvalidSetting("cosine_full", f"{self.cosine_full} is not above cosine_floor ({self.cosine_floor}) "
+                                                "and at most 1")
+        if self.default_limit > self.max_limit:
+            raise InvalidSetting("default_limit", f"{self.default_limit} is above max_limit ({self.max_limit})")
+        for kind, rule in self.recency.items():
+            _recency_rule(kind, rule)
         if not 0.0 < self.quality_decay <= 1.0:
             raise InvalidSetting("quality_decay", f"{self.quality_decay} is not in (0, 1]: 1 keeps every outcome at full weight")
         if self.quality_prior <= 0.0:
@@ -208,6 +224,17 @@ class SearchSettings:
                 raise InvalidSetting(key, f"{getattr(self, key)} is not a finite number of 0 or more")
 
 
+def _recency_rule(kind: str, rule: dict[str, float]) -> None:
+    """Refuse a `[search.recency.<type>]` rule no boost can follow, by its dotted key."""
+    for name, value in rule.items():
+        key = f"recency.{kind}.{name}"
+        value = finite(key, value)
+        if name == "decay" and not 0.0 <= value <= 1.0:  # a factor per day: above 1 a boost would grow with age
+            raise InvalidSetting(key, f"{value!r} is outside 0 to 1")
+        if value < 0.0:
+            raise InvalidSetting(key, f"{value!r} is below 0")
+
+
 @dataclass(frozen=True)
 class WatchSettings:
     """The watcher that keeps the indices in step with the files."""
@@ -216,6 +243,9 @@ class WatchSettings:
     max_wait_seconds: float = setting(2.0, "index a burst (git checkout) at the latest this long after it began")
     rescan_seconds: float = setting(300.0, "full reconcile this often, a safety net for dropped events (0 = never)")
     polling: bool = setting(False, "poll instead of inotify/FSEvents (network or FUSE-mounted vaults)")
+
+    def __post_init__(self) -> None:
+        within(self, 0.0, float("inf"), "debounce_seconds", "max_wait_seconds", "rescan_seconds")
 
 
 INDEX_SECTIONS: dict[str, type] = {"search": SearchSettings, "watch": WatchSettings}

@@ -49,6 +49,10 @@ class Unavailable(Exception):
     """No server is running for this vault (or it did not answer in time)."""
 
 
+class Refused(Unavailable):
+    """No server took the connection: the one whose address was read has gone (or is going)."""
+
+
 class NoAnswer(Unavailable):
     """The server took the connection and then said nothing within the timeout: busy or hung, not starting."""
 
@@ -165,6 +169,18 @@ def proc_fields(pid: int) -> list[str] | None:
     return stat[stat.rfind(")") + 1:].split()
 
 
+def process_age() -> float:
+    """Seconds since this process started (its interpreter's start and imports included; 0 without /proc): a
+    hook's budget is counted from there, not from the moment its code began to count."""
+    fields = proc_fields(os.getpid())
+    try:
+        with open("/proc/uptime") as file:
+            uptime = float(file.read().split()[0])
+        return max(uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"), 0.0) if fields else 0.0
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def running() -> ServerInfo | None:
     """This user's server, if its process is alive (its address file may outlive a crash)."""
     info = ServerInfo.read()
@@ -195,24 +211,29 @@ def _written_pid(path: Path) -> int | None:
 def request(info: ServerInfo, method: str, path: str, body: Any = None, timeout: float = 30.0,
             vault: Path | None = None, key: str | None = None) -> Any:
     """One JSON request with the server's token, about `vault` when given; raises RemoteError or Unavailable.
-    `key`: the call's idempotency key (the same on a retry, so the server applies a write once)."""
+    `key`: the call's idempotency key (the same on a retry, so the server applies a write once). `timeout` bounds
+    the whole request, not each socket operation (a hook's budget held one timeout per read of the answer)."""
     payload = json.dumps(body).encode() if body is not None else b""
     named = f"{VAULT_HEADER}: {quote(str(vault))}\r\n" if vault is not None else ""
     named += f"{IDEMPOTENCY_HEADER}: {key}\r\n" if key else ""
     head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{info.port}\r\nAuthorization: Bearer {info.token}\r\n{named}"
             f"Content-Type: application/json\r\nAccept: application/json\r\nContent-Length: {len(payload)}\r\n"
             "Connection: close\r\n\r\n")
+    deadline = time.monotonic() + timeout
     try:
         connection = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
         try:
             connection.settimeout(timeout)
             connection.connect(("127.0.0.1", info.port))
+            connection.settimeout(_left(deadline))
             connection.sendall(head.encode("latin-1") + payload)
-            status, data = _read_response(connection)
+            status, data = _read_response(connection, deadline)
         finally:
             connection.close()
     except TimeoutError as exc:
         raise NoAnswer(f"the memdir server on port {info.port} did not answer: {exc}") from None
+    except ConnectionRefusedError as exc:
+        raise Refused(f"the memdir server on port {info.port} did not answer: {exc}") from None
     except (OSError, ValueError) as exc:
         raise Unavailable(f"the memdir server on port {info.port} did not answer: {exc}") from None
     try:
@@ -233,14 +254,27 @@ def quote(text: str) -> str:
     return "".join(chr(b) if b in _PLAIN else f"%{b:02X}" for b in text.encode("utf-8"))
 
 
-def _read_response(connection: _socket.socket) -> tuple[int, bytes]:
-    """Status and body of an HTTP/1.1 answer to a `Connection: close` request.
+def _left(deadline: float | None) -> float | None:
+    """The time left to `deadline`, for a socket's timeout (None: no deadline); TimeoutError when none is left."""
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("timed out")
+    return left
+
+
+def _read_response(connection: _socket.socket, deadline: float | None = None) -> tuple[int, bytes]:
+    """Status and body of an HTTP/1.1 answer to a `Connection: close` request, all read by `deadline` (a
+    time.monotonic(); None: each read bounded by the socket's own timeout).
 
     A hand-rolled reader because importing http.client (and the email package under it) costs
     a hook process about 40 ms on every prompt.
     """
     received = bytearray()
     while b"\r\n\r\n" not in received:
+        if deadline is not None:
+            connection.settimeout(_left(deadline))
         chunk = connection.recv(65536)
         if not chunk:
             raise ValueError("connection closed before the headers")
@@ -252,6 +286,8 @@ def _read_response(connection: _socket.socket) -> tuple[int, bytes]:
     body = bytearray(rest)
     length = int(headers["content-length"]) if "content-length" in headers else None
     while length is None or len(body) < length:
+        if deadline is not None:
+            connection.settimeout(_left(deadline))
         chunk = connection.recv(65536)
         if not chunk:
             break

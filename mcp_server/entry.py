@@ -27,7 +27,7 @@ def _mcp(args: list[str]) -> int:
     import os
     from pathlib import Path
 
-    from .locate import locate
+    from .locate import locate, uninitialized
 
     given = os.environ.get("MEMDIR_VAULT") or ".memories"
     rest = list(args)
@@ -41,8 +41,9 @@ def _mcp(args: list[str]) -> int:
             print(f"Usage: memdir mcp [--vault PATH]\nError: unexpected argument {arg!r}", file=sys.stderr)
             return 2
     root = locate(given, Path.cwd()).absolute()
-    if not root.is_dir():
-        print(f"Error: no vault at {root}; create one with: memdir init {given}", file=sys.stderr)
+    refused = uninitialized(root)
+    if refused is not None:
+        print(f"Error: {refused}", file=sys.stderr)
         return 1
     from .tools.stdio import run_stdio
 

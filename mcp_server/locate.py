@@ -39,6 +39,19 @@ def nearest(given: str, start: str) -> str:
         folder = parent
 
 
+def uninitialized(root: str | os.PathLike[str]) -> str | None:
+    """Why `root` is not a vault (None when it is one), in the words every entry point uses.
+
+    One rule for the CLI, the server, `memdir mcp` and the hooks: a vault is a folder with a memdir.toml, the
+    marker `init` writes and the upward lookup above looks for. A folder without one is refused rather than taken
+    as a vault: a mistyped `--vault` (or a command run from the wrong folder) would otherwise get a `.memdir/`
+    and an index of whatever Markdown lies there.
+    """
+    if os.path.isfile(os.path.join(root, MARKER)):
+        return None
+    return f"no initialized vault at {os.fspath(root)} (no {MARKER}); memdir init {os.fspath(root)} makes it one"
+
+
 def locate(given: str | Path, start: Path) -> Path:
     from pathlib import Path
 

@@ -78,8 +78,8 @@ def config_page() -> str:
     out = [GENERATED, "", "# memdir.toml reference", "",
            "Every setting of a vault's `memdir.toml`, with its default. `memdir init` writes them all out with "
            "these comments; a key you delete goes back to its default, an unknown key is an error that names it, and "
-           "a value of the wrong type, a size or count of 0 or less, or a score or cosine outside 0 to 1 is an error "
-           "naming the file, line and key.", ""]
+           "a value of the wrong type, a size or count of 0 or less, a weight, boost or time below 0, a score, share, "
+           "cosine or decay outside 0 to 1, or `inf` / `nan` is an error naming the file, line and key.", ""]
     for section, cls in SECTIONS.items():
         doc = (cls.__doc__ or "").strip().splitlines()[0]
         out += ["", f"## [{section}]", "", doc, "", "| key | type | default | meaning |", "|---|---|---|---|"]

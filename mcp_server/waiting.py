@@ -17,15 +17,16 @@ def attempts(timeout: float, first: float = FIRST_PAUSE, longest: float = LONGES
              grow: float = 1.5) -> Iterator[None]:
     """One step per try, with a pause between tries (`first`, times `grow` each time, at most `longest`),
     until `timeout` seconds have passed after a try: then the loop ends (its `else` reports the timeout).
-    The first try is immediate and the last comes after the deadline's last pause, as in a `while` loop
-    that checks the deadline after each try."""
+    The first try is immediate and the last comes at the deadline: the pause before it is cut short there, so a
+    caller's bound is the deadline and not the deadline plus one pause (a hook's 3 s budget held 3.1 s)."""
     deadline = time.monotonic() + timeout
     pause = first
     while True:
         yield
-        if time.monotonic() >= deadline:
+        left = deadline - time.monotonic()
+        if left <= 0:
             return
-        time.sleep(pause)
+        time.sleep(min(pause, left))
         pause = min(pause * grow, longest)
 
 

@@ -155,3 +155,25 @@ def test_doctor_warns_about_a_private_file_in_the_project_vault_but_does_not_fai
     result = run("doctor", "--vault", str(vault_root))
     assert result.exit_code == 0, result.output
     assert "warning: memory_bank/mine.md: privacy: private in the project vault" in result.output
+
+
+@pytest.mark.parametrize("command", [["search", "alpha"], ["list"], ["doctor"], ["add", "a note"]])
+def test_a_folder_without_memdir_toml_is_no_vault_to_any_command_and_is_left_as_it_was(tmp_path: Path, command):
+    """One rule with the server and the hooks: only a folder `init` made is a vault. A command on a plain folder
+    (a mistyped --vault) said nothing and made `.memdir/` and an index of whatever Markdown lay there."""
+    plain = tmp_path / "notes"
+    write(plain, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha beta"))
+    result = CliRunner().invoke(cli, [*command, "--vault", str(plain)])
+    assert result.exit_code == 1
+    assert f"no initialized vault at {plain} (no memdir.toml); memdir init {plain} makes it one" in result.output
+    assert sorted(p.relative_to(plain).as_posix() for p in plain.rglob("*")) == ["history", "history/a.md"]
+
+
+def test_memdir_mcp_on_a_folder_without_memdir_toml_says_so_before_the_assistant_lists_tools(tmp_path: Path):
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    started = subprocess.run([sys.executable, "-m", "mcp_server", "mcp", "--vault", str(plain)], input=b"",
+                             capture_output=True, timeout=60)
+    assert started.returncode == 1
+    said = started.stderr.decode()
+    assert f"no initialized vault at {plain} (no memdir.toml); memdir init {plain} makes it one" in said

@@ -9,6 +9,7 @@ silently falls back to a default.
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from pathlib import Path
 from typing import Any, Mapping, TypeVar, get_type_hints
@@ -44,15 +45,20 @@ def load_sections(vault_root: Path, sections: Mapping[str, type]) -> dict[str, A
 
 
 def _key_lines(text: str, section: str) -> dict[str, int]:
-    """Line numbers of `key = ...` inside `[section]`, so an error can point at the line."""
+    """Line numbers of `key = ...` inside `[section]`, so an error can point at the line.
+
+    A key of a subtable (`[search.recency.journal]`) is listed by its dotted name (`recency.journal.decay`).
+    """
     lines: dict[str, int] = {}
     current = None
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
         if stripped.startswith("[") and not stripped.startswith("[["):
             current = stripped.strip("[]").split("]")[0].strip()
-        elif current == section and "=" in stripped and not stripped.startswith("#"):
-            lines.setdefault(stripped.split("=", 1)[0].strip().strip('"'), number)
+        elif current and (current == section or current.startswith(f"{section}.")) and "=" in stripped \
+                and not stripped.startswith("#"):
+            key = stripped.split("=", 1)[0].strip().strip('"')
+            lines.setdefault(key if current == section else f"{current[len(section) + 1:]}.{key}", number)
     return lines
 
 
@@ -88,20 +94,27 @@ def _at(where: str, line: int | None) -> str:
 
 
 def within(settings: object, low: float, high: float, *names: str) -> None:
-    """Refuse (InvalidSetting) a value outside low..high, for a settings class's __post_init__."""
+    """Refuse (InvalidSetting) a value outside low..high, or not finite, for a settings class's __post_init__."""
     for name in names:
-        value = getattr(settings, name)
+        value = finite(name, getattr(settings, name))
         if not low <= value <= high:
             raise InvalidSetting(name, f"{value!r} is below {low:g}" if value < low and high == float("inf")
                                  else f"{value!r} is outside {low:g} to {high:g}")
 
 
 def above_zero(settings: object, *names: str) -> None:
-    """Refuse (InvalidSetting) a size or count of 0 or less, for a settings class's __post_init__."""
+    """Refuse (InvalidSetting) a size or count of 0 or less, or not finite, for a settings class's __post_init__."""
     for name in names:
-        value = getattr(settings, name)
+        value = finite(name, getattr(settings, name))
         if not value > 0:
             raise InvalidSetting(name, f"{value!r} is not above 0")
+
+
+def finite(name: str, value: float) -> float:
+    """The value, or InvalidSetting for `inf` and `nan` (TOML has both), which no setting means anything by."""
+    if not math.isfinite(value):
+        raise InvalidSetting(name, f"{value!r} is not a finite number")
+    return value
 
 
 class InvalidSetting(ValueError):

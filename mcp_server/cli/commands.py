@@ -28,7 +28,7 @@ from ..config import Config, default_config_text, load_config, user_vault_root
 from ..clients.claude_wiring import check_claude_code
 from ..clients.codex_wiring import check_codex
 from ..clients.gemini_wiring import check_gemini
-from ..locate import locate
+from ..locate import locate, uninitialized
 from ..service.lookup import lookup
 from ..views.results import DoctorResult
 from ..views.view import view_of
@@ -50,8 +50,9 @@ def vault_option(function: F) -> F:
 
 def vault_root(vault_path: Path) -> Path:
     root = locate(vault_path, Path.cwd()).absolute()  # a relative vault is found from a subfolder too
-    if not root.is_dir():
-        raise click.ClickException(f"no vault at {root}; create one with: memdir init {vault_path}")
+    refused = uninitialized(root)
+    if refused is not None:
+        raise click.ClickException(refused)
     return root
 
 

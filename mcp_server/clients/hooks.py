@@ -15,8 +15,9 @@ import sys
 import time
 
 from .. import client, plain_json as json
-from ..locate import nearest
+from ..locate import nearest, uninitialized
 from ..waiting import attempts
+from . import config_notice
 from .spool_names import session_tag
 
 TYPE_CHECKING = False  # typing is not imported by a hook process (client.py)
@@ -28,8 +29,9 @@ EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "Sessio
 # start included) it goes on. The events themselves are already safe in the spool, and a server that is
 # merely slow goes on storing an exchange after the Stop hook has left.
 TIMEOUTS = {"prompt": 0.9, "stop": 0.9, "session-start": 0.9}
-# An event that could not be spooled (a full disk) while no server runs: how long its hook waits for the server it
-# starts to take it (a cold server listens ~0.5 s after its start on an idle machine). Past it, the event is lost.
+# An event that could not be spooled (a full disk) while no server runs: how long its hook may hold the prompt, from
+# its process's start, waiting for the server it starts to take the event (a cold server listens ~0.5 s after its
+# start on an idle machine). Past it, the event is lost.
 UNSPOOLED_START_SECONDS = 3.0
 SPOOL = ".memdir/spool"
 MAX_STDIN = 4 * 1024 * 1024
@@ -70,6 +72,10 @@ def _run(argv: list[str]) -> int:
     except OSError as exc:  # a full disk: the server still gets the event, and keeps it in its session's order
         print(f"memdir hook: the event could not be spooled ({exc}); handing it over unspooled", file=sys.stderr)
         name = None
+    refused = config_notice.pending(root)
+    if refused is not None:  # the server would refuse this vault again: say why instead, the event stays spooled
+        _tell_refused(root, event, data["session_id"], refused, adapter)
+        return 0
     info = client.running()
     timeout = TIMEOUTS[event]
     if info is None:
@@ -77,16 +83,22 @@ def _run(argv: list[str]) -> int:
         if name is not None or event == "session-start":
             return 0  # the server applies the spooled event once the vault is open
         # The event has no other copy: wait for the server to take it (it keeps it until the vault is open).
-        info, timeout = started_server(UNSPOOLED_START_SECONDS)
+        info, timeout = started_server(UNSPOOLED_START_SECONDS - client.process_age(), start=root)
         if info is None:
-            print(f"memdir hook: no memdir server came up within {UNSPOOLED_START_SECONDS:.0f} s; this {event} "
-                  "event, which could not be spooled, is lost", file=sys.stderr)
+            _lost(event)
             return 0
+    request = {**payload, "spool": name} if name else payload
     try:
-        request = {**payload, "spool": name} if name else payload
         result = client.request(info, "POST", f"/api/hook/{event}", request, timeout=timeout, vault=root)
     except (client.Unavailable, client.RemoteError) as exc:
         print(f"memdir hook: {exc}", file=sys.stderr)
+        if name is None and event != "session-start" and _not_taken(exc):
+            # The server is exiting (or has just gone) and the event has no other copy: the next server takes it.
+            _to_next_server(root, event, request)
+            return 0
+        refused = config_notice.pending(root)  # the server has just refused the vault for its memdir.toml
+        if refused is not None:
+            _tell_refused(root, event, data["session_id"], refused, adapter)
         return 0
     context = result.get("additionalContext") if isinstance(result, dict) else None
     if context and event in ("prompt", "session-start"):
@@ -96,13 +108,54 @@ def _run(argv: list[str]) -> int:
     return 0
 
 
-def started_server(within: float) -> tuple[client.ServerInfo | None, float]:
-    """The server that is starting, once it listens, and how much of `within` is left for its answer."""
+def _tell_refused(root: str, event: str, session_id: object, reason: str, adapter: Any) -> None:
+    """Once a session: the user (systemMessage, shown by Claude Code and Gemini CLI) and the model (its context)
+    learn that the vault's memdir.toml keeps memdir off, and which line."""
+    if event not in ("prompt", "session-start") or not config_notice.first_telling(root, session_id):
+        return
+    user, model = config_notice.telling(reason)
+    output = adapter.hook_output(event, model) if adapter else \
+        {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": model}}
+    sys.stdout.write(json.dumps({"systemMessage": user, **output}, ensure_ascii=False) + "\n")
+
+
+def _not_taken(exc: Exception) -> bool:
+    """Whether the server certainly did not take the event: it said it is exiting, or no server took the connection
+    (it exited after this hook read its address). Not a server that went quiet: it may have applied the event."""
+    return isinstance(exc, client.Refused) or isinstance(exc, client.RemoteError) and exc.kind == "Unavailable"
+
+
+def _to_next_server(root: str, event: str, request: dict[str, Any]) -> None:
+    """An event with no other copy whose server is going: started again (once the old one has let go of its lock)
+    and asked again, within what is left of the unspooled budget; else said lost."""
+    info, timeout = started_server(UNSPOOLED_START_SECONDS - client.process_age(), start=root)
+    try:
+        if info is not None:
+            client.request(info, "POST", f"/api/hook/{event}", request, timeout=timeout, vault=root)
+            return
+    except (client.Unavailable, client.RemoteError) as exc:
+        print(f"memdir hook: {exc}", file=sys.stderr)
+    _lost(event)
+
+
+def _lost(event: str) -> None:
+    print(f"memdir hook: no memdir server took this {event} event within {UNSPOOLED_START_SECONDS:.0f} s; it could "
+          "not be spooled, and is lost", file=sys.stderr)
+
+
+def started_server(within: float, start: str | None = None) -> tuple[client.ServerInfo | None, float]:
+    """The server that is starting, once it listens, and what is left of `within` for its answer (the request's
+    whole bound): the wait and the answer together never hold the prompt past `within`. With `start` (a vault),
+    a server is started whenever none runs: one that was exiting holds its lock until it has gone, and only then
+    can the next one start."""
     deadline = time.monotonic() + within
     for _ in attempts(within, 0.02, 0.1):
         info = client.running()
-        if info is not None:
-            return info, max(deadline - time.monotonic(), 0.2)
+        if info is None and start is not None:
+            client.start_detached(start)
+        left = deadline - time.monotonic()
+        if info is not None and left > 0:
+            return info, left
     return None, 0.0
 
 
@@ -126,7 +179,7 @@ def find_vault(explicit: str | None, cwd: Any) -> str | None:
     given = next((c for c in (explicit, os.environ.get("MEMDIR_VAULT")) if c), ".memories")
     # The first one given decides: a wrong vault is not silently replaced by another.
     root = os.path.abspath(nearest(given, base))
-    return root if os.path.isfile(os.path.join(root, "memdir.toml")) else None
+    return root if uninitialized(root) is None else None
 
 
 def project_folder(client_name: str | None) -> str | None:

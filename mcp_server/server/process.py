@@ -36,12 +36,14 @@ from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Mount, Route
 
 from indexer.in_flight import BUSY
-from vault import VaultError, atomic
+from vault import ConfigError, VaultError, atomic
 from vault.lock import open_lock_file, release, try_flock
 
+from ..clients import config_notice
 from ..client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
 from ..config import Config
 from ..embedding.host import SharedEmbedder
+from ..locate import uninitialized
 from ..rss import rss_mb
 from ..waiting import attempts
 from .http_limits import BoundedH11
@@ -223,6 +225,8 @@ class UserServer:
             log.info("serving %s (%.2f CPU s since the server's start)", slot.root, time.process_time())
         except VaultError as exc:
             log.warning("cannot serve %s: %s", slot.root, exc)
+            if isinstance(exc, ConfigError):  # the hooks say so once a session, and start no server for it meanwhile
+                config_notice.record(slot.root, str(exc))
             slot.failure = error(type(exc).__name__, f"cannot serve {slot.root}: {exc}", status_of(exc))
         except Exception as exc:  # noqa: BLE001 - one vault that fails to open must not end the others
             log.exception("cannot serve %s", slot.root)
@@ -230,6 +234,7 @@ class UserServer:
         finally:
             slot.ready.set()
         if slot.vault is not None:
+            config_notice.clear(slot.root)
             self._hand_over_unspooled(slot)
             # Hooks told "opening" left their events in the spool and will not ask again: apply them now.
             try:
@@ -419,9 +424,9 @@ class UserServer:
                 return error("Unavailable", "the memdir server is exiting; ask again", OPENING)
             slot = self.slots.get(root)
             if slot is None:
-                if not (root / "memdir.toml").is_file():
-                    return error("NotFoundError", f"no initialized vault at {root} (no memdir.toml); "
-                                                    f"memdir init {root} makes it one", 404)
+                refused = uninitialized(root)
+                if refused is not None:
+                    return error("NotFoundError", refused, 404)
                 slot = self._open(root)
             if slot.closing:
                 await slot.closed.wait()  # then open it afresh

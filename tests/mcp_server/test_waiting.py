@@ -17,8 +17,9 @@ def test_attempts_tries_at_once_then_with_growing_pauses_and_stops_after_the_dea
         tries.append(time.monotonic() - begun)
     pauses = [b - a for a, b in zip(tries, tries[1:])]
     assert tries[0] < 0.05  # the first try does not wait
-    assert tries[-1] >= 0.6  # one try after the deadline, as a loop that checks it after each try
-    assert all(p >= 0.045 for p in pauses) and max(pauses) < 0.2 + 0.15  # grown, capped at `longest` (slack for load)
+    assert tries[-1] >= 0.6  # one try at the deadline, as a loop that checks it after each try
+    assert all(p >= 0.045 for p in pauses[:-1]) and max(pauses) < 0.2 + 0.15  # grown, capped at `longest` (slack for
+    # load); the last pause may be cut short at the deadline
     assert len(tries) <= 1 + 6  # 0.05 + 0.1 + 0.2 + 0.2 + 0.2 passes 0.6: never a busy loop
 
 

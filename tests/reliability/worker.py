@@ -150,9 +150,9 @@ def run_reindex(root: Path, trigger: Trigger, at_swap: bool) -> None:
     if at_swap:
         original = Layout.swap
 
-        def swap(self, generation):
+        def swap(self, generation, *keep):
             trigger.arm_calls()
-            return original(self, generation)
+            return original(self, generation, *keep)
 
         Layout.swap = swap
     else:

@@ -216,8 +216,8 @@ def test_the_search_and_vault_pages_explain_ranking_and_count_the_vault(logged_i
 
 
 def test_ui_on_a_folder_that_is_not_an_initialized_vault_says_how_to_make_one(served, tmp_path: Path):
-    """Other commands read a plain folder of notes in-process; the server serves only a vault `init` made, and
-    `memdir ui` said so in a traceback (client.Unavailable) instead of one line."""
+    """Only a vault `init` made is served (every command follows the same rule, test_cli_vault.py), and `memdir ui`
+    said so in a traceback (client.Unavailable) instead of one line."""
     plain = tmp_path / "notes"
     (plain / "history").mkdir(parents=True)
     (plain / "history" / "a.md").write_text("---\nid: m-0000000a\ntitle: A\n---\nalpha\n")

@@ -1,0 +1,96 @@
+"""A vault the server could not open because of its memdir.toml: said once per session by the hooks, not silently.
+
+The server records the reason (`.memdir/config-error.json`, with the size and times of the memdir.toml it read) when
+it refuses the vault for a ConfigError, and removes it when it opens the vault. A hook that finds the record for the
+memdir.toml as it is now tells the user (Claude Code's `systemMessage`) and the model (`additionalContext`) once per
+session, and starts no server that would refuse the vault again; its event stays in the spool until the file is fixed.
+An edited memdir.toml no longer matches the record, so the next hook asks the server again.
+
+Imported by the hook process: standard library only, nothing imported beyond os.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .. import plain_json as json
+from .spool_names import session_tag
+
+RECORD = os.path.join(".memdir", "config-error.json")
+TOLD = os.path.join(".memdir", "config-error.told")  # session tags told, one a line
+
+
+def record(root: str | os.PathLike[str], reason: str) -> None:
+    """Keep why the vault's memdir.toml was refused, for the hooks (a read-only vault keeps nothing: best effort)."""
+    stamp = _stamp(root)
+    if stamp is None:
+        return
+    path = os.path.join(root, RECORD)
+    temp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(temp, "w", encoding="utf-8") as file:
+            file.write(json.dumps({"reason": reason, "config": stamp}))
+        os.replace(temp, path)
+        _remove(os.path.join(root, TOLD))  # a new reason is told again
+    except OSError:
+        _remove(temp)
+
+
+def clear(root: str | os.PathLike[str]) -> None:
+    """The vault opened: nothing to tell any more."""
+    _remove(os.path.join(root, RECORD))
+    _remove(os.path.join(root, TOLD))
+
+
+def pending(root: str | os.PathLike[str]) -> str | None:
+    """The recorded reason, while memdir.toml is still the file it was recorded for; else None."""
+    try:
+        with open(os.path.join(root, RECORD), encoding="utf-8") as file:
+            kept = json.loads(file.read())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or not isinstance(kept.get("reason"), str):
+        return None
+    return kept["reason"] if kept.get("config") == _stamp(root) else None
+
+
+def first_telling(root: str | os.PathLike[str], session_id: object) -> bool:
+    """True once per session (and reason): the caller tells it now. Two hooks racing may both tell: harmless."""
+    tag = session_tag(session_id)
+    path = os.path.join(root, TOLD)
+    try:
+        with open(path, encoding="utf-8") as file:
+            if tag in file.read().split():
+                return False
+    except OSError:
+        pass
+    try:
+        with open(path, "a", encoding="utf-8") as file:
+            file.write(tag + "\n")
+    except OSError:
+        pass  # cannot remember it (a full disk): tell it each time rather than never
+    return True
+
+
+def telling(reason: str) -> tuple[str, str]:
+    """(the user's line, the model's line) for a vault refused for its memdir.toml."""
+    user = (f"memdir: no memories this session: {reason}. Fix that line (`memdir doctor` checks the file); "
+            "prompts and exchanges are kept until then.")
+    model = (f"memdir's memory vault is not available: its memdir.toml has a value memdir cannot use ({reason}). "
+             "No memories were searched for this prompt and the memdir tools will fail until the user fixes it.")
+    return user, model
+
+
+def _stamp(root: str | os.PathLike[str]) -> list[int] | None:
+    try:
+        found = os.stat(os.path.join(root, "memdir.toml"))
+    except OSError:
+        return None
+    return [found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino]
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass

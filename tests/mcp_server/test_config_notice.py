@@ -1,0 +1,69 @@
+"""A vault whose memdir.toml memdir cannot use: the hooks say so, naming the file, line and reason, once a session
+(the user in Claude Code's systemMessage, the model in its context), instead of a silent prompt with no memory."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mcp_server.clients import config_notice
+from tests.conftest import HASHING_TOML
+
+from .processes import _starting, hook, start_server, stop_all, stop_starting, wait_for
+from .test_hooks import SESSION, event
+
+pytestmark = pytest.mark.slow
+BAD = HASHING_TOML + "[context]\nmax_chars = 0\n"
+REASON = "memdir.toml:4 [context] max_chars: 0 is not above 0"
+
+
+def said(result: subprocess.CompletedProcess) -> dict:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout) if result.stdout.strip() else {}
+
+
+def ask(root: Path, session: str = SESSION) -> dict:
+    return said(hook("prompt", {**event(root, "UserPromptSubmit", prompt="celery retries"), "session_id": session},
+                     "--vault", str(root)))
+
+
+@pytest.fixture
+def misconfigured(hashing_example: Path):
+    (hashing_example / "memdir.toml").write_text(BAD)
+    yield hashing_example
+    stop_all(hashing_example)
+
+
+def test_a_bad_setting_is_told_once_a_session_and_no_server_is_started_for_it_meanwhile(misconfigured: Path):
+    root = misconfigured
+    assert ask(root) == {}  # no server ran: this prompt starts one and goes on at once, as for any vault
+    wait_for(lambda: not _starting(root))  # the server refused the vault and, serving nothing, exited
+    told = ask(root)
+    assert REASON in told["systemMessage"] and "memdir doctor" in told["systemMessage"]
+    assert REASON in told["hookSpecificOutput"]["additionalContext"]
+    assert told["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert not _starting(root)  # no server started to be refused again
+    assert ask(root) == {}  # said once: not on every prompt
+    other = said(hook("session-start", {**event(root, "SessionStart", source="startup"), "session_id": "another"},
+                      "--vault", str(root)))
+    assert REASON in other["systemMessage"]  # another session learns it too
+
+    (root / "memdir.toml").write_text(HASHING_TOML)  # fixed: the next prompt asks the server again
+    assert "systemMessage" not in ask(root)
+    wait_for(lambda: config_notice.pending(root) is None and not (root / config_notice.RECORD).exists())
+    assert "[id:m-a4c81f63]" in ask(root)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_running_server_that_refuses_the_vault_has_the_same_prompt_say_why(misconfigured: Path, tmp_path: Path,
+                                                                             hashing_root: Path):
+    process = start_server(hashing_root)  # this user's server, serving another vault
+    try:
+        told = ask(misconfigured)
+        assert REASON in told["systemMessage"] and REASON in told["hookSpecificOutput"]["additionalContext"]
+        assert ask(misconfigured) == {}
+    finally:
+        stop_all(hashing_root, process)
+        stop_starting(misconfigured)
