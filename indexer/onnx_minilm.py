@@ -39,11 +39,12 @@ class OnnxMiniLM:
 
     def __init__(self, folder: Path | None = None, threads: int = 1, prepack: bool = True,
                  optimization: str = "all", spinning: bool = False, int8_long_queries: bool = False,
-                 int8_cache: Path | None = None) -> None:
+                 int8_cache: Path | None = None, int8_documents: bool = False) -> None:
         """The defaults are what memdir runs; the others exist so bench/runtime.py can show what they cost
         (threads: ONNX Runtime's intra-op threads, 0 for its default of one per core).
         int8_long_queries: a query of LONG_QUERY_TOKENS word pieces or more is embedded by an int8 copy of the
-        graph (smooth_int8.py), built at its first use; its calibration is kept in `int8_cache` (a folder)."""
+        graph (smooth_int8.py), built at its first use; its calibration is kept in `int8_cache` (a folder).
+        int8_documents: `embed` runs every text through that int8 graph too."""
         import os
 
         from .model_files import model_dir
@@ -62,18 +63,21 @@ class OnnxMiniLM:
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed") if workers > 1 else None
         self._lock = threading.Lock()
         self.int8_long_queries = int8_long_queries
+        self.int8_documents = int8_documents
         self._int8_cache = int8_cache
-        self._int8: Any = None  # the int8 query session, once built
+        self._int8: Any = None  # the int8 session, once built
         self._int8_lock = threading.Lock()
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], int8: bool | None = None) -> np.ndarray:
+        """Documents' vectors, from the int8 graph when `int8` (None: as the embedder was made) says so."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
             encoded = self.tokenizer.encode_batch(list(texts))
             out = np.zeros((len(texts), self.dim), dtype=np.float32)
             batches = token_batches([len(e.ids) for e in encoded])
-            run = lambda chosen: self._run([encoded[i] for i in chosen])  # noqa: E731
+            graph = self._int8_session() if (self.int8_documents if int8 is None else int8) else None
+            run = lambda chosen: self._run([encoded[i] for i in chosen], graph)  # noqa: E731
             # One thread per batch: ONNX Runtime lets go of the GIL while it runs, so two batches use both cores.
             results = self._pool.map(run, batches) if self._pool and len(batches) > 1 else map(run, batches)
             for chosen, vectors in zip(batches, results):
@@ -95,7 +99,7 @@ class OnnxMiniLM:
         return vector
 
     def _int8_session(self) -> Any:
-        """The int8 query session, built at its first use; the float32 one if it cannot be (said once in the log)."""
+        """The int8 session, built at its first use; the float32 one if it cannot be (said once in the log)."""
         with self._int8_lock:
             if self._int8 is None:
                 from .smooth_int8 import int8_query_graph
@@ -104,7 +108,7 @@ class OnnxMiniLM:
                     graph, shared = int8_query_graph(self._folder, self._int8_cache, self._file)
                     self._int8 = session(graph, shared, self._folder, **self._options)  # type: ignore[arg-type]
                 except Exception as exc:  # noqa: BLE001 - an onnxruntime without the int8 kernels: float32 it is
-                    log.warning("long queries stay float32: the int8 graph was not built (%s)", exc)
+                    log.warning("texts stay float32: the int8 graph was not built (%s)", exc)
                     self._int8 = (self._session, {})
                 # The weights it read to quantize stay in the page cache, not in this process; the build's copies go.
                 drop_resident_pages(self._mapped)

@@ -154,6 +154,11 @@ class SearchSettings:
                                             "(vectors at cosine >= 0.999 to the float32 ones, 60 % of the CPU; stored "
                                             "memories stay float32; indexer/smooth_int8.py). With the shared embedder, "
                                             "the first vault the server opens decides")
+    int8_documents: bool = setting(True, "memories are embedded by that int8 copy too (cosine >= 0.998 to float32's "
+                                         "on every text a reindex embeds, x1.7 less CPU a text). The embedding "
+                                         "cache's vectors serve both: a memory embedded before keeps its vector and "
+                                         "nothing is embedded again on upgrade (docs/search.md). With the shared "
+                                         "embedder, the first vault the server opens decides")
     score_threshold: float = setting(0.05, "results whose relevance is below this are dropped, unless the vector "
                                            "channel finds them above cosine_floor or within vector_margin of its best (a "
                                            "question in other words puts its answer near cosine 0.15-0.19, under 0.05)")

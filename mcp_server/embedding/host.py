@@ -29,6 +29,7 @@ import time
 import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Sequence
@@ -169,10 +170,11 @@ class SharedEmbedder:
     dim = DIM
 
     def __init__(self, idle_exit_seconds: float = 1800.0, start_timeout: float = 120.0,
-                 int8_long_queries: bool = False) -> None:
+                 int8_long_queries: bool = False, int8_documents: bool = False) -> None:
         self.idle_exit_seconds = idle_exit_seconds
         self.start_timeout = start_timeout
         self.int8_long_queries = int8_long_queries  # asked of the host with each query ([search] int8_long_queries)
+        self.int8_documents = int8_documents  # and with each batch of documents ([search] int8_documents)
         self._lock = threading.Lock()
         self._info: HostInfo | None = None
         self._closed = False
@@ -198,7 +200,7 @@ class SharedEmbedder:
 
     def _warm(self) -> None:
         self._safe_host()
-        if self.int8_long_queries and self._info is not None:
+        if (self.int8_long_queries or self.int8_documents) and self._info is not None:
             try:
                 self.embed_query(WARM_LONG_QUERY)
             except (EmbedderUnavailable, OSError, http.client.HTTPException) as exc:
@@ -221,7 +223,7 @@ class SharedEmbedder:
         info = self._info
         if info is None or self._closed:
             return None
-        body = _query_body(text, self.int8_long_queries)
+        body = _body([text], True, self.int8_long_queries)
         for connection in (self._take_kept(info), None):  # a kept one the host has closed: a new one, once
             try:
                 connection = connection or _connect(info, REQUEST_SECONDS)
@@ -241,7 +243,8 @@ class SharedEmbedder:
             log.warning("%s", exc)
 
     def _call(self, texts: list[str], query: bool) -> np.ndarray:
-        body = _query_body(texts[0], self.int8_long_queries) if query and len(texts) == 1 else json.dumps({"texts": texts, "query": query}).encode()
+        one_query = query and len(texts) == 1
+        body = _body(texts, query, self.int8_long_queries if one_query else self.int8_documents)
         for attempt in (1, 2):
             info = self._host()
             try:
@@ -304,8 +307,9 @@ class SharedEmbedder:
             return self._info
 
 
-def _query_body(text: str, int8: bool) -> bytes:
-    return json.dumps({"texts": [text], "query": True, **({"int8": True} if int8 else {})}).encode()
+def _body(texts: list[str], query: bool, int8: bool) -> bytes:
+    """A request for `texts`' vectors; `int8` asks for the int8 graph (the host serves vaults of either setting)."""
+    return json.dumps({"texts": texts, "query": query, **({"int8": True} if int8 else {})}).encode()
 
 
 # Queries whose kept connection the host had closed, asked again with embed_query's retries and host start.
@@ -499,8 +503,9 @@ class _Handler(BaseHTTPRequestHandler):
             model = self.server.model
             vectors = (model.embed_query(texts[0], int8=True) if int8 else model.embed_query(texts[0]))[None, :]
         else:
+            embed = partial(self.server.model.embed, int8=True) if int8 else self.server.model.embed
             with self.server.model_lock:
-                vectors = self.server.documents.submit(self.server.model.embed, texts).result()
+                vectors = self.server.documents.submit(embed, texts).result()
         self.server.last_request = time.monotonic()
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self._send(200, vectors.tobytes(), "application/octet-stream", {"X-Shape": f"{vectors.shape[0]},{vectors.shape[1]}"})
@@ -520,7 +525,7 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
         if model is None:
             from indexer.embed import make_embedder
 
-            model = make_embedder("all-MiniLM-L6-v2", int8_long_queries=False, int8_cache=folder)
+            model = make_embedder("all-MiniLM-L6-v2", int8_long_queries=False, int8_cache=folder, int8_documents=False)
             model.embed_query("warm up")
             log.info("memdir embedding host: model loaded (%.2f CPU s since its start)", time.process_time())
         host = _Host(model, secrets.token_urlsafe(32))

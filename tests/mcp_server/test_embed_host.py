@@ -258,7 +258,7 @@ def test_the_real_model_runs_once_per_user_and_vault_servers_share_it(tmp_path: 
         host = embed_host.running()
         assert host is not None and host.pid != os.getpid()
         texts = ["Local development uses docker compose with the postgres:16 image", "Deploys go blue-green"]
-        local = make_embedder("all-MiniLM-L6-v2")
+        local = make_embedder("all-MiniLM-L6-v2", int8_documents=False)  # neither embedder asks for int8 documents
         assert np.allclose(first.embed(texts), local.embed(texts), atol=1e-5)
         assert float(second.embed_query("database on my laptop") @ local.embed_query("database on my laptop")) > 0.9999
         assert embed_host.running() == host, "still the one host"
