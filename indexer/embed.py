@@ -98,7 +98,7 @@ def _unit(dim: int) -> np.ndarray:
 
 
 def make_embedder(name: str, int8_long_queries: bool = True, int8_cache: Path | None = None,
-                  int8_documents: bool = True) -> Embedder:
+                  int8_documents: bool = False) -> Embedder:
     """The embedder a vault's memdir.toml names ([search] embedder, int8_long_queries and int8_documents; the
     defaults are the settings'; `int8_cache`: a folder that keeps the int8 graph's calibration between processes)."""
     if name == "all-MiniLM-L6-v2":

@@ -84,10 +84,15 @@ class _Precision(HashingEmbedder):
     def __init__(self) -> None:
         super().__init__(384)
         self.asked: list[bool | None] = []
+        self.asked_for_documents: list[bool | None] = []
 
     def embed_query(self, text: str, int8: bool | None = None) -> np.ndarray:  # type: ignore[override]
         self.asked.append(int8)
         return super().embed_query(text)
+
+    def embed(self, texts, int8: bool | None = None):  # type: ignore[no-untyped-def, override]
+        self.asked_for_documents.append(int8)
+        return super().embed(texts)
 
 
 def test_a_vault_whose_settings_want_int8_long_queries_asks_the_host_for_them_and_others_do_not(
@@ -103,6 +108,17 @@ def test_a_vault_whose_settings_want_int8_long_queries_asks_the_host_for_them_an
         SharedEmbedder().embed_query("a pasted log")
         SharedEmbedder().embed(["a document"])
     assert model.asked == [True, True, True, None]
+
+
+def test_a_vault_whose_settings_want_int8_documents_asks_the_host_for_them_and_others_do_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    model = _Precision()
+    with serving(model):
+        vectors = SharedEmbedder(int8_documents=True).embed(["a document", "another"])
+        SharedEmbedder().embed(["a document", "another"])
+    assert model.asked_for_documents == [True, None], "only the vault that wants it asks"
+    assert np.allclose(vectors, HashingEmbedder(384).embed(["a document", "another"]))
 
 
 def test_a_server_warming_the_host_has_it_build_its_int8_graph_when_its_vault_wants_int8(
