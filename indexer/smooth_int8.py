@@ -76,7 +76,7 @@ class _Int8(Writer):
 
     Padding rows are zeroed before each product: DynamicQuantizeMatMul scales the whole batch by its largest value, and
     a padding token's activations, which nothing reads, set it often enough to cost documents embedded in batches
-    cosine 0.9954 at worst (0.9982 with them zeroed; bench/results/s17-int8docs17.md). A text run alone has no
+    cosine 0.996 at worst (0.998 with them zeroed; bench/results/s17-int8docs17.md). A text run alone has no
     padding, and a product by 1.0 is exact: a query's vector is the same bytes either way."""
 
     def __init__(self, *writes: Any, weights: dict[str, np.ndarray], maxima: dict[str, np.ndarray], alpha: float) -> None:

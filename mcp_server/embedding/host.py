@@ -200,7 +200,9 @@ class SharedEmbedder:
 
     def _warm(self) -> None:
         self._safe_host()
-        if (self.int8_long_queries or self.int8_documents) and self._info is not None:
+        # Only for long queries, which a prompt hook waits on: int8 documents build it at their first batch, which
+        # nobody waits on.
+        if self.int8_long_queries and self._info is not None:
             try:
                 self.embed_query(WARM_LONG_QUERY)
             except (EmbedderUnavailable, OSError, http.client.HTTPException) as exc:
