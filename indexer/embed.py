@@ -118,7 +118,7 @@ class CachedEmbedder:
     """Wraps an embedder with a persistent cache (SQLite) keyed by the SHA-256 of each text.
 
     The key is the embedder's id, not which graph made the vector: a float32 and an int8 vector of one text
-    ([search] int8_documents; cosine >= 0.998 to each other) are the same model's on purpose. A vault embedded before
+    ([search] int8_documents; cosine >= 0.997 to each other) are the same model's on purpose. A vault embedded before
     int8 keeps its vectors and is not embedded again, and a rebuild reads what the incremental index stored
     (bench/results/s17-int8docs17.md)."""
 

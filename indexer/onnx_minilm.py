@@ -39,12 +39,15 @@ class OnnxMiniLM:
 
     def __init__(self, folder: Path | None = None, threads: int = 1, prepack: bool = True,
                  optimization: str = "all", spinning: bool = False, int8_long_queries: bool = False,
-                 int8_cache: Path | None = None, int8_documents: bool = False) -> None:
+                 int8_cache: Path | None = None, int8_documents: bool = False, int8_in_background: bool = False) -> None:
         """The defaults are what memdir runs; the others exist so bench/runtime.py can show what they cost
         (threads: ONNX Runtime's intra-op threads, 0 for its default of one per core).
         int8_long_queries: a query of LONG_QUERY_TOKENS word pieces or more is embedded by an int8 copy of the
         graph (smooth_int8.py), built at its first use; its calibration is kept in `int8_cache` (a folder).
-        int8_documents: `embed` runs every text through that int8 graph too."""
+        int8_documents: `embed` runs every text through that int8 graph too.
+        int8_in_background: a long query that finds the int8 graph not built yet starts its build in a thread and is
+        answered by float32 meanwhile (cosine 0.999 to int8's): the model host's way, so no prompt hook waits for the
+        build and a host that no long query or int8 document reaches never holds it (+39 MB)."""
         import os
 
         from .model_files import model_dir
@@ -67,6 +70,8 @@ class OnnxMiniLM:
         self._int8_cache = int8_cache
         self._int8: Any = None  # the int8 session, once built
         self._int8_lock = threading.Lock()
+        self.int8_in_background = int8_in_background
+        self._int8_builder: threading.Thread | None = None
 
     def embed(self, texts: Sequence[str], int8: bool | None = None) -> np.ndarray:
         """Documents' vectors, from the int8 graph when `int8` (None: as the embedder was made) says so."""
@@ -94,9 +99,25 @@ class OnnxMiniLM:
         encoded = self.tokenizer.encode(text)
         use_int8 = self.int8_long_queries if int8 is None else int8
         long = use_int8 and len(encoded.ids) >= LONG_QUERY_TOKENS
-        vector = self._run([encoded], self._int8_session() if long else None)[0]
+        vector = self._run([encoded], self._int8_query_session() if long else None)[0]
         self._let_go_of_read_rows()
         return vector
+
+    def _int8_query_session(self) -> Any:
+        """The int8 session for a long query; None (float32) while it is built in the background."""
+        if self._int8 is not None or not self.int8_in_background:
+            return self._int8_session()
+        with self._int8_lock:
+            if self._int8_builder is None:
+                self._int8_builder = threading.Thread(target=self._int8_session, name="memdir-int8-build", daemon=True)
+                self._int8_builder.start()
+        return None
+
+    def int8_built(self, timeout: float) -> bool:
+        """Whether the int8 session is built, waiting up to `timeout` s for a build in the background."""
+        if self._int8_builder is not None:
+            self._int8_builder.join(timeout)
+        return self._int8 is not None
 
     def _int8_session(self) -> Any:
         """The int8 session, built at its first use; the float32 one if it cannot be (said once in the log)."""

@@ -154,8 +154,8 @@ class SearchSettings:
                                             "(vectors at cosine >= 0.999 to the float32 ones, 60 % of the CPU; memories: "
                                             "int8_documents; indexer/smooth_int8.py). With the shared embedder, "
                                             "the first vault the server opens decides")
-    int8_documents: bool = setting(False, "memories are embedded by that int8 copy too (cosine >= 0.998 to float32's "
-                                          "on every text a reindex embeds, x1.7 less CPU a text; off by default: it "
+    int8_documents: bool = setting(False, "memories are embedded by that int8 copy too (cosine >= 0.997 to float32's "
+                                          "on every text a reindex embeds, x1.6 less CPU a text; off by default: it "
                                           "moves some retrieval sets by more than 0.005, docs/search.md). Vectors "
                                           "already in the embedding cache are kept either way. With the shared "
                                           "embedder, the first vault the server opens decides")

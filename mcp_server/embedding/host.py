@@ -159,10 +159,6 @@ def _close_kept(kept: list[tuple[HostInfo, http.client.HTTPConnection]]) -> None
 # -- the vault server's side --------------------------------------------------------------------
 
 
-# A query long enough for the int8 graph (indexer/onnx_minilm.py LONG_QUERY_TOKENS): asked once to build it.
-WARM_LONG_QUERY = " ".join(["warm"] * 80)
-
-
 class SharedEmbedder:
     """An Embedder whose model lives in the per-user host; it starts the host when none runs."""
 
@@ -192,21 +188,11 @@ class SharedEmbedder:
             self._closed = True
 
     def warm(self) -> threading.Thread:
-        """Start the host in the background (a server does this while it loads its indices), and have it build its
-        int8 graph for long queries now rather than in the first long prompt's hook (0.2-0.7 CPU s, once a host)."""
-        thread = threading.Thread(target=self._warm, name="embed-host-warm", daemon=True)
+        """Start the host in the background (a server does this while it loads its indices). Its int8 graph is not
+        built here: the host builds it at the first long query (answered in float32 meanwhile) or int8 document."""
+        thread = threading.Thread(target=self._safe_host, name="embed-host-warm", daemon=True)
         thread.start()
         return thread
-
-    def _warm(self) -> None:
-        self._safe_host()
-        # Only for long queries, which a prompt hook waits on: int8 documents build it at their first batch, which
-        # nobody waits on.
-        if self.int8_long_queries and self._info is not None:
-            try:
-                self.embed_query(WARM_LONG_QUERY)
-            except (EmbedderUnavailable, OSError, http.client.HTTPException) as exc:
-                log.warning("the embedding host's int8 graph was not built ahead: %s", exc)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -525,9 +511,10 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
         return 0
     try:
         if model is None:
-            from indexer.embed import make_embedder
+            from indexer.onnx_minilm import OnnxMiniLM
 
-            model = make_embedder("all-MiniLM-L6-v2", int8_long_queries=False, int8_cache=folder, int8_documents=False)
+            # int8 only when a request asks; its graph built in the background at the first long query
+            model = OnnxMiniLM(int8_cache=folder, int8_in_background=True)
             model.embed_query("warm up")
             log.info("memdir embedding host: model loaded (%.2f CPU s since its start)", time.process_time())
         host = _Host(model, secrets.token_urlsafe(32))

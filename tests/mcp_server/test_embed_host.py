@@ -121,16 +121,32 @@ def test_a_vault_whose_settings_want_int8_documents_asks_the_host_for_them_and_o
     assert np.allclose(vectors, HashingEmbedder(384).embed(["a document", "another"]))
 
 
-def test_a_server_warming_the_host_has_it_build_its_int8_graph_when_its_vault_wants_int8(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_a_server_warming_the_host_asks_nothing_of_its_int8_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The int8 graph is built when a long query or an int8 document first asks for it: a host no long prompt reaches
+    never holds it (+39 MB)."""
     monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
     model = _Precision()
     with serving(model):
-        SharedEmbedder().warm().join(30)
-        SharedEmbedder(int8_documents=True).warm().join(30)  # its first batch of documents builds it: nobody waits
-        assert model.asked == [] and model.asked_for_documents == []
-        SharedEmbedder(int8_long_queries=True).warm().join(30)
-    assert model.asked == [True]
+        for embedder in (SharedEmbedder(), SharedEmbedder(int8_long_queries=True), SharedEmbedder(int8_documents=True)):
+            embedder.warm().join(30)
+    assert model.asked == [] and model.asked_for_documents == []
+
+
+@pytest.mark.model
+def test_the_hosts_first_long_query_is_answered_in_float32_while_its_int8_graph_is_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from indexer.onnx_minilm import OnnxMiniLM
+
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    long_query = "the nightly export fails with psycopg OperationalError after the upgrade " * 8
+    model = OnnxMiniLM(int8_cache=tmp_path, int8_in_background=True)
+    with serving(model):  # type: ignore[arg-type]
+        asking = SharedEmbedder(int8_long_queries=True)
+        first = asking.embed_query(long_query)
+        assert np.array_equal(first, model.embed_query(long_query, int8=False)), "float32: no hook waits for the build"
+        assert model.int8_built(timeout=120)
+        second = asking.embed_query(long_query)
+    assert not np.array_equal(second, first) and float(second @ first) >= 0.99, "int8 once built"
 
 
 def test_a_kept_connection_the_host_has_closed_is_made_again_and_the_call_answered(host: HostInfo, accepted: list):
