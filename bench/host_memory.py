@@ -40,6 +40,10 @@ VARIANTS = {
     "mmap_threshold_1mb": {"mmap_threshold": 1 << 20},
     "mmap_threshold_256kb": {"mmap_threshold": 256 << 10},
     "mmap_threshold_4mb": {"mmap_threshold": 4 << 20},
+    # the host as a vault with int8 long queries leaves it (its int8 session built at warm), documents float32 ...
+    "int8_built": {"int8": "built"},
+    # ... and documents through that int8 session ([search] int8_documents)
+    "int8_documents": {"int8": "documents"},
 }
 # glibc's mallopt: allocations above the threshold get a mapping of their own, unmapped at free (and glibc stops
 # raising the threshold to each freed block's size, up to 32 MB, as it does by default). Tried, not adopted: the
@@ -74,7 +78,9 @@ def child(variant: str, data: Path, count: int, kind: str, out: Path) -> None:
         import ctypes
 
         ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, settings["mmap_threshold"])
-    model = onnx_minilm.OnnxMiniLM()
+    model = onnx_minilm.OnnxMiniLM(int8_cache=out.parent, int8_documents=settings.get("int8") == "documents")
+    if "int8" in settings:
+        model._int8_session()
     if settings.get("serial"):
         model._pool = None
     chosen = texts(data, count, kind)

@@ -71,12 +71,18 @@ def write(root: Path, files: list[tuple[str, str]]) -> None:
         (root / rel).write_text(text)
 
 
-def fresh(embedder_name: str, data: Path, limit: int | None) -> dict:
+def model(embedder_name: str, int8: bool):  # type: ignore[no-untyped-def]
+    """The embedder; `int8`: memories embedded by the int8 graph ([search] int8_documents), asked only then, so the
+    bench still runs another checkout's memdir (`--code`) from before the setting."""
+    return make_embedder(embedder_name, int8_documents=True) if int8 else make_embedder(embedder_name)
+
+
+def fresh(embedder_name: str, data: Path, limit: int | None, int8: bool = False) -> dict:
     with tempfile.TemporaryDirectory(prefix="memdir-reindex-") as tmp:
         root = Path(tmp) / "vault"
         files = turn_files(data, limit)
         write(root, files)
-        embedder = CachedEmbedder(make_embedder(embedder_name), Path(tmp) / "cache.sqlite")
+        embedder = CachedEmbedder(model(embedder_name, int8), Path(tmp) / "cache.sqlite")
         cpu = time.process_time()
         report = rebuild(Vault(root), embedder)
         cpu = time.process_time() - cpu
@@ -106,10 +112,10 @@ SEARCHABLE_POLL = 0.5  # seconds between looks for the pulled memories (it was 5
 
 
 def pull(embedder_name: str, data: Path, base: int, count: int, cache: Path, keep: Path | None = None,
-         timeline: bool = False, parts: int = 1, gap: float = 1.0) -> dict:
+         timeline: bool = False, parts: int = 1, gap: float = 1.0, int8: bool = False) -> dict:
     with tempfile.TemporaryDirectory(prefix="memdir-pull-") as tmp:
         root = Path(tmp) / "vault"
-        embedder = CachedEmbedder(make_embedder(embedder_name), cache)
+        embedder = CachedEmbedder(model(embedder_name, int8), cache)
         built_base(root, base, data, embedder, keep)
         events = watch_events() if timeline else None
         index = Index.open(Vault(root), embedder, defer_embedding=True)
@@ -250,14 +256,16 @@ def main() -> None:
     parser.add_argument("--parts", type=int, default=1, help="pull: write it in this many parts, --part-gap apart "
                         "(a pull written slower than the watcher's max_wait reaches the server in several batches)")
     parser.add_argument("--part-gap", type=float, default=1.0, help="pull: seconds between the parts")
+    parser.add_argument("--int8-documents", action="store_true",
+                        help="embed the memories with the int8 graph ([search] int8_documents)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results = {}
     if args.mode in ("fresh", "all"):
-        results["fresh"] = fresh(args.embedder, args.data, args.limit)
+        results["fresh"] = fresh(args.embedder, args.data, args.limit, args.int8_documents)
     if args.mode in ("pull", "all"):
         runs = [pull(args.embedder, args.data, args.base, args.pull, args.cache, args.keep_base, args.timeline,
-                     args.parts, args.part_gap)
+                     args.parts, args.part_gap, args.int8_documents)
                 for _ in range(args.runs)]
         results["pull"] = runs[0] if len(runs) == 1 else {
             "runs": runs, "median": {key: statistics.median(run[key] for run in runs)

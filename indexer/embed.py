@@ -97,13 +97,14 @@ def _unit(dim: int) -> np.ndarray:
     return vector
 
 
-def make_embedder(name: str, int8_long_queries: bool = True, int8_cache: Path | None = None) -> Embedder:
-    """The embedder a vault's memdir.toml names ([search] embedder and int8_long_queries; `int8_cache`: a folder that
-    keeps the int8 graph's calibration between processes)."""
+def make_embedder(name: str, int8_long_queries: bool = True, int8_cache: Path | None = None,
+                  int8_documents: bool = False) -> Embedder:
+    """The embedder a vault's memdir.toml names ([search] embedder, int8_long_queries and int8_documents; the
+    defaults are the settings'; `int8_cache`: a folder that keeps the int8 graph's calibration between processes)."""
     if name == "all-MiniLM-L6-v2":
         from .onnx_minilm import OnnxMiniLM  # ONNX Runtime is imported only when the model is wanted
 
-        return OnnxMiniLM(int8_long_queries=int8_long_queries, int8_cache=int8_cache)
+        return OnnxMiniLM(int8_long_queries=int8_long_queries, int8_cache=int8_cache, int8_documents=int8_documents)
     if name.startswith("hashing-") and name[8:].isdigit():
         return HashingEmbedder(int(name[8:]))
     raise ValueError(f"unknown embedder {name!r}; use all-MiniLM-L6-v2 (or hashing-256 for tests)")
@@ -114,7 +115,12 @@ def text_key(text: str) -> bytes:
 
 
 class CachedEmbedder:
-    """Wraps an embedder with a persistent cache (SQLite) keyed by the SHA-256 of each text."""
+    """Wraps an embedder with a persistent cache (SQLite) keyed by the SHA-256 of each text.
+
+    The key is the embedder's id, not which graph made the vector: a float32 and an int8 vector of one text
+    ([search] int8_documents; cosine >= 0.997 to each other) are the same model's on purpose. A vault embedded before
+    int8 keeps its vectors and is not embedded again, and a rebuild reads what the incremental index stored
+    (bench/results/s17-int8docs17.md)."""
 
     def __init__(self, inner: Embedder, path: Path | None) -> None:
         self.inner = inner

@@ -39,11 +39,15 @@ class OnnxMiniLM:
 
     def __init__(self, folder: Path | None = None, threads: int = 1, prepack: bool = True,
                  optimization: str = "all", spinning: bool = False, int8_long_queries: bool = False,
-                 int8_cache: Path | None = None) -> None:
+                 int8_cache: Path | None = None, int8_documents: bool = False, int8_in_background: bool = False) -> None:
         """The defaults are what memdir runs; the others exist so bench/runtime.py can show what they cost
         (threads: ONNX Runtime's intra-op threads, 0 for its default of one per core).
         int8_long_queries: a query of LONG_QUERY_TOKENS word pieces or more is embedded by an int8 copy of the
-        graph (smooth_int8.py), built at its first use; its calibration is kept in `int8_cache` (a folder)."""
+        graph (smooth_int8.py), built at its first use; its calibration is kept in `int8_cache` (a folder).
+        int8_documents: `embed` runs every text through that int8 graph too.
+        int8_in_background: a long query that finds the int8 graph not built yet starts its build in a thread and is
+        answered by float32 meanwhile (cosine 0.999 to int8's): the model host's way, so no prompt hook waits for the
+        build and a host that no long query or int8 document reaches never holds it (+39 MB)."""
         import os
 
         from .model_files import model_dir
@@ -62,18 +66,23 @@ class OnnxMiniLM:
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="memdir-embed") if workers > 1 else None
         self._lock = threading.Lock()
         self.int8_long_queries = int8_long_queries
+        self.int8_documents = int8_documents
         self._int8_cache = int8_cache
-        self._int8: Any = None  # the int8 query session, once built
+        self._int8: Any = None  # the int8 session, once built
         self._int8_lock = threading.Lock()
+        self.int8_in_background = int8_in_background
+        self._int8_builder: threading.Thread | None = None
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], int8: bool | None = None) -> np.ndarray:
+        """Documents' vectors, from the int8 graph when `int8` (None: as the embedder was made) says so."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
             encoded = self.tokenizer.encode_batch(list(texts))
             out = np.zeros((len(texts), self.dim), dtype=np.float32)
             batches = token_batches([len(e.ids) for e in encoded])
-            run = lambda chosen: self._run([encoded[i] for i in chosen])  # noqa: E731
+            graph = self._int8_session() if (self.int8_documents if int8 is None else int8) else None
+            run = lambda chosen: self._run([encoded[i] for i in chosen], graph)  # noqa: E731
             # One thread per batch: ONNX Runtime lets go of the GIL while it runs, so two batches use both cores.
             results = self._pool.map(run, batches) if self._pool and len(batches) > 1 else map(run, batches)
             for chosen, vectors in zip(batches, results):
@@ -90,12 +99,28 @@ class OnnxMiniLM:
         encoded = self.tokenizer.encode(text)
         use_int8 = self.int8_long_queries if int8 is None else int8
         long = use_int8 and len(encoded.ids) >= LONG_QUERY_TOKENS
-        vector = self._run([encoded], self._int8_session() if long else None)[0]
+        vector = self._run([encoded], self._int8_query_session() if long else None)[0]
         self._let_go_of_read_rows()
         return vector
 
+    def _int8_query_session(self) -> Any:
+        """The int8 session for a long query; None (float32) while it is built in the background."""
+        if self._int8 is not None or not self.int8_in_background:
+            return self._int8_session()
+        with self._int8_lock:
+            if self._int8_builder is None:
+                self._int8_builder = threading.Thread(target=self._int8_session, name="memdir-int8-build", daemon=True)
+                self._int8_builder.start()
+        return None
+
+    def int8_built(self, timeout: float) -> bool:
+        """Whether the int8 session is built, waiting up to `timeout` s for a build in the background."""
+        if self._int8_builder is not None:
+            self._int8_builder.join(timeout)
+        return self._int8 is not None
+
     def _int8_session(self) -> Any:
-        """The int8 query session, built at its first use; the float32 one if it cannot be (said once in the log)."""
+        """The int8 session, built at its first use; the float32 one if it cannot be (said once in the log)."""
         with self._int8_lock:
             if self._int8 is None:
                 from .smooth_int8 import int8_query_graph
@@ -104,7 +129,7 @@ class OnnxMiniLM:
                     graph, shared = int8_query_graph(self._folder, self._int8_cache, self._file)
                     self._int8 = session(graph, shared, self._folder, **self._options)  # type: ignore[arg-type]
                 except Exception as exc:  # noqa: BLE001 - an onnxruntime without the int8 kernels: float32 it is
-                    log.warning("long queries stay float32: the int8 graph was not built (%s)", exc)
+                    log.warning("texts stay float32: the int8 graph was not built (%s)", exc)
                     self._int8 = (self._session, {})
                 # The weights it read to quantize stay in the page cache, not in this process; the build's copies go.
                 drop_resident_pages(self._mapped)

@@ -151,9 +151,14 @@ class SearchSettings:
     max_limit: int = setting(100, "largest limit a caller may ask for")
     max_query_chars: int = setting(2000, "a longer query is asked by its first this many characters")
     int8_long_queries: bool = setting(True, "a query of 64 word pieces or more is embedded by an int8 copy of the model "
-                                            "(vectors at cosine >= 0.999 to the float32 ones, 60 % of the CPU; stored "
-                                            "memories stay float32; indexer/smooth_int8.py). With the shared embedder, "
+                                            "(vectors at cosine >= 0.999 to the float32 ones, 60 % of the CPU; memories: "
+                                            "int8_documents; indexer/smooth_int8.py). With the shared embedder, "
                                             "the first vault the server opens decides")
+    int8_documents: bool = setting(False, "memories are embedded by that int8 copy too (cosine >= 0.997 to float32's "
+                                          "on every text a reindex embeds, x1.6 less CPU a text; off by default: it "
+                                          "moves some retrieval sets by more than 0.005, docs/search.md). Vectors "
+                                          "already in the embedding cache are kept either way. With the shared "
+                                          "embedder, the first vault the server opens decides")
     score_threshold: float = setting(0.05, "results whose relevance is below this are dropped, unless the vector "
                                            "channel finds them above cosine_floor or within vector_margin of its best (a "
                                            "question in other words puts its answer near cosine 0.15-0.19, under 0.05)")

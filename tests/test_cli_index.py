@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from mcp_server.cli.commands import cli
@@ -18,6 +19,24 @@ def test_reindex_reports_counts_and_time(hashing_example: Path):
     result = run("reindex", "--vault", str(hashing_example))
     assert result.exit_code == 0
     assert "indexed 36 memories" in result.output and "chunks" in result.output and " s;" in result.output
+
+
+def test_reindex_embeds_with_the_vaults_int8_settings(hashing_example: Path, monkeypatch: pytest.MonkeyPatch):
+    from indexer import embed
+    from mcp_server.service import app
+
+    asked: list[tuple] = []
+
+    def recording(name: str, *args: object) -> embed.Embedder:
+        asked.append(args)
+        return embed.make_embedder(name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(app, "make_embedder", recording)
+    toml = hashing_example / "memdir.toml"
+    toml.write_text(toml.read_text().replace("[search]\n", "[search]\nint8_documents = true\n", 1))
+    assert run("reindex", "--vault", str(hashing_example)).exit_code == 0
+    [(long_queries, _cache, documents)] = asked
+    assert documents is True and long_queries is True, "as the server embeds: the vault's memdir.toml, not defaults"
 
 
 def test_search_builds_the_index_when_missing_and_prints_json_results(hashing_example: Path):

@@ -366,12 +366,13 @@ def reindex(request: ops.Reindex, vault_path: Path) -> None:
         click.echo(f"indexed {render.count(report.memories, 'memory')} ({report.chunks} chunks) in {report.seconds:.1f} s "
                    f"by the running server; {render.count(report.problems, 'problem file')}{_doctor_lists(report.problems)}")
         return
-    from indexer.embed import make_embedder
     from indexer.rebuild import rebuild
+
+    from ..service.app import configured_embedder
 
     vault, config = local_vault(vault_path)
     with progress_bar("indexing") as progress:
-        result = rebuild(vault, make_embedder(config.search.embedder), progress)
+        result = rebuild(vault, configured_embedder(config), progress)
     click.echo(
         f"indexed {render.count(result.memories, 'memory')} ({result.chunks} chunks) in {result.seconds:.1f} s; "
         f"{result.embedded} texts embedded, {render.count(result.problems, 'problem file')}"

@@ -29,6 +29,7 @@ import time
 import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Sequence
@@ -158,10 +159,6 @@ def _close_kept(kept: list[tuple[HostInfo, http.client.HTTPConnection]]) -> None
 # -- the vault server's side --------------------------------------------------------------------
 
 
-# A query long enough for the int8 graph (indexer/onnx_minilm.py LONG_QUERY_TOKENS): asked once to build it.
-WARM_LONG_QUERY = " ".join(["warm"] * 80)
-
-
 class SharedEmbedder:
     """An Embedder whose model lives in the per-user host; it starts the host when none runs."""
 
@@ -169,10 +166,11 @@ class SharedEmbedder:
     dim = DIM
 
     def __init__(self, idle_exit_seconds: float = 1800.0, start_timeout: float = 120.0,
-                 int8_long_queries: bool = False) -> None:
+                 int8_long_queries: bool = False, int8_documents: bool = False) -> None:
         self.idle_exit_seconds = idle_exit_seconds
         self.start_timeout = start_timeout
         self.int8_long_queries = int8_long_queries  # asked of the host with each query ([search] int8_long_queries)
+        self.int8_documents = int8_documents  # and with each batch of documents ([search] int8_documents)
         self._lock = threading.Lock()
         self._info: HostInfo | None = None
         self._closed = False
@@ -190,19 +188,11 @@ class SharedEmbedder:
             self._closed = True
 
     def warm(self) -> threading.Thread:
-        """Start the host in the background (a server does this while it loads its indices), and have it build its
-        int8 graph for long queries now rather than in the first long prompt's hook (0.2-0.7 CPU s, once a host)."""
-        thread = threading.Thread(target=self._warm, name="embed-host-warm", daemon=True)
+        """Start the host in the background (a server does this while it loads its indices). Its int8 graph is not
+        built here: the host builds it at the first long query (answered in float32 meanwhile) or int8 document."""
+        thread = threading.Thread(target=self._safe_host, name="embed-host-warm", daemon=True)
         thread.start()
         return thread
-
-    def _warm(self) -> None:
-        self._safe_host()
-        if self.int8_long_queries and self._info is not None:
-            try:
-                self.embed_query(WARM_LONG_QUERY)
-            except (EmbedderUnavailable, OSError, http.client.HTTPException) as exc:
-                log.warning("the embedding host's int8 graph was not built ahead: %s", exc)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -221,7 +211,7 @@ class SharedEmbedder:
         info = self._info
         if info is None or self._closed:
             return None
-        body = _query_body(text, self.int8_long_queries)
+        body = _body([text], True, self.int8_long_queries)
         for connection in (self._take_kept(info), None):  # a kept one the host has closed: a new one, once
             try:
                 connection = connection or _connect(info, REQUEST_SECONDS)
@@ -241,7 +231,8 @@ class SharedEmbedder:
             log.warning("%s", exc)
 
     def _call(self, texts: list[str], query: bool) -> np.ndarray:
-        body = _query_body(texts[0], self.int8_long_queries) if query and len(texts) == 1 else json.dumps({"texts": texts, "query": query}).encode()
+        one_query = query and len(texts) == 1
+        body = _body(texts, query, self.int8_long_queries if one_query else self.int8_documents)
         for attempt in (1, 2):
             info = self._host()
             try:
@@ -304,8 +295,9 @@ class SharedEmbedder:
             return self._info
 
 
-def _query_body(text: str, int8: bool) -> bytes:
-    return json.dumps({"texts": [text], "query": True, **({"int8": True} if int8 else {})}).encode()
+def _body(texts: list[str], query: bool, int8: bool) -> bytes:
+    """A request for `texts`' vectors; `int8` asks for the int8 graph (the host serves vaults of either setting)."""
+    return json.dumps({"texts": texts, "query": query, **({"int8": True} if int8 else {})}).encode()
 
 
 # Queries whose kept connection the host had closed, asked again with embed_query's retries and host start.
@@ -499,8 +491,9 @@ class _Handler(BaseHTTPRequestHandler):
             model = self.server.model
             vectors = (model.embed_query(texts[0], int8=True) if int8 else model.embed_query(texts[0]))[None, :]
         else:
+            embed = partial(self.server.model.embed, int8=True) if int8 else self.server.model.embed
             with self.server.model_lock:
-                vectors = self.server.documents.submit(self.server.model.embed, texts).result()
+                vectors = self.server.documents.submit(embed, texts).result()
         self.server.last_request = time.monotonic()
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self._send(200, vectors.tobytes(), "application/octet-stream", {"X-Shape": f"{vectors.shape[0]},{vectors.shape[1]}"})
@@ -518,9 +511,10 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
         return 0
     try:
         if model is None:
-            from indexer.embed import make_embedder
+            from indexer.onnx_minilm import OnnxMiniLM
 
-            model = make_embedder("all-MiniLM-L6-v2", int8_long_queries=False, int8_cache=folder)
+            # int8 only when a request asks; its graph built in the background at the first long query
+            model = OnnxMiniLM(int8_cache=folder, int8_in_background=True)
             model.embed_query("warm up")
             log.info("memdir embedding host: model loaded (%.2f CPU s since its start)", time.process_time())
         host = _Host(model, secrets.token_urlsafe(32))

@@ -207,7 +207,8 @@ class UserServer:
             return None
         if self._embedder is None:
             self._embedder = SharedEmbedder(config.server.idle_exit_seconds,
-                                            int8_long_queries=config.search.int8_long_queries)
+                                            int8_long_queries=config.search.int8_long_queries,
+                                            int8_documents=config.search.int8_documents)
             self._embedder.warm()  # the host loads the model while the vault's indices open
         return self._embedder
 

@@ -69,7 +69,7 @@ class App:
                  reconcile_later: bool = False) -> None:
         self.root = root
         self.config = config or load_config(root)
-        self.embedder = embedder or _embedder(self.config)  # one model for both vaults
+        self.embedder = embedder or configured_embedder(self.config)  # one model for both vaults
         self.writable = writable
         # A server answers before a fresh vault is embedded and fills the vectors in behind (Index.backfill);
         # a command that exits when done embeds everything first.
@@ -177,8 +177,10 @@ class App:
             side.index.close()
 
 
-def _embedder(config: Config) -> Embedder:
+def configured_embedder(config: Config) -> Embedder:
+    """The embedder memdir.toml's [search] names, its int8 settings as set (a server's and `memdir reindex`'s)."""
     try:
-        return make_embedder(config.search.embedder, config.search.int8_long_queries, servers_folder())
+        return make_embedder(config.search.embedder, config.search.int8_long_queries, servers_folder(),
+                             config.search.int8_documents)
     except ValueError as exc:
         raise ConfigError(f"memdir.toml [search] embedder: {exc}") from None

@@ -1,5 +1,6 @@
 """Long queries take an int8 copy of the model whose vectors stay within cosine 0.99 of float32's; short queries,
-documents and the stored vectors stay float32; the graph rewrite keeps each Linear's product."""
+and documents unless int8_documents asks (test_int8_documents.py), stay float32; the graph rewrite keeps each Linear's
+product."""
 
 from __future__ import annotations
 

@@ -84,10 +84,15 @@ class _Precision(HashingEmbedder):
     def __init__(self) -> None:
         super().__init__(384)
         self.asked: list[bool | None] = []
+        self.asked_for_documents: list[bool | None] = []
 
     def embed_query(self, text: str, int8: bool | None = None) -> np.ndarray:  # type: ignore[override]
         self.asked.append(int8)
         return super().embed_query(text)
+
+    def embed(self, texts, int8: bool | None = None):  # type: ignore[no-untyped-def, override]
+        self.asked_for_documents.append(int8)
+        return super().embed(texts)
 
 
 def test_a_vault_whose_settings_want_int8_long_queries_asks_the_host_for_them_and_others_do_not(
@@ -105,15 +110,43 @@ def test_a_vault_whose_settings_want_int8_long_queries_asks_the_host_for_them_an
     assert model.asked == [True, True, True, None]
 
 
-def test_a_server_warming_the_host_has_it_build_its_int8_graph_when_its_vault_wants_int8(
+def test_a_vault_whose_settings_want_int8_documents_asks_the_host_for_them_and_others_do_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
     model = _Precision()
     with serving(model):
-        SharedEmbedder().warm().join(30)
-        assert model.asked == []
-        SharedEmbedder(int8_long_queries=True).warm().join(30)
-    assert model.asked == [True]
+        vectors = SharedEmbedder(int8_documents=True).embed(["a document", "another"])
+        SharedEmbedder().embed(["a document", "another"])
+    assert model.asked_for_documents == [True, None], "only the vault that wants it asks"
+    assert np.allclose(vectors, HashingEmbedder(384).embed(["a document", "another"]))
+
+
+def test_a_server_warming_the_host_asks_nothing_of_its_int8_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The int8 graph is built when a long query or an int8 document first asks for it: a host no long prompt reaches
+    never holds it (+39 MB)."""
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    model = _Precision()
+    with serving(model):
+        for embedder in (SharedEmbedder(), SharedEmbedder(int8_long_queries=True), SharedEmbedder(int8_documents=True)):
+            embedder.warm().join(30)
+    assert model.asked == [] and model.asked_for_documents == []
+
+
+@pytest.mark.model
+def test_the_hosts_first_long_query_is_answered_in_float32_while_its_int8_graph_is_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from indexer.onnx_minilm import OnnxMiniLM
+
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    long_query = "the nightly export fails with psycopg OperationalError after the upgrade " * 8
+    model = OnnxMiniLM(int8_cache=tmp_path, int8_in_background=True)
+    with serving(model):  # type: ignore[arg-type]
+        asking = SharedEmbedder(int8_long_queries=True)
+        first = asking.embed_query(long_query)
+        assert np.array_equal(first, model.embed_query(long_query, int8=False)), "float32: no hook waits for the build"
+        assert model.int8_built(timeout=120)
+        second = asking.embed_query(long_query)
+    assert not np.array_equal(second, first) and float(second @ first) >= 0.99, "int8 once built"
 
 
 def test_a_kept_connection_the_host_has_closed_is_made_again_and_the_call_answered(host: HostInfo, accepted: list):
@@ -258,7 +291,7 @@ def test_the_real_model_runs_once_per_user_and_vault_servers_share_it(tmp_path: 
         host = embed_host.running()
         assert host is not None and host.pid != os.getpid()
         texts = ["Local development uses docker compose with the postgres:16 image", "Deploys go blue-green"]
-        local = make_embedder("all-MiniLM-L6-v2")
+        local = make_embedder("all-MiniLM-L6-v2", int8_documents=False)  # neither embedder asks for int8 documents
         assert np.allclose(first.embed(texts), local.embed(texts), atol=1e-5)
         assert float(second.embed_query("database on my laptop") @ local.embed_query("database on my laptop")) > 0.9999
         assert embed_host.running() == host, "still the one host"
