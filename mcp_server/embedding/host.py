@@ -36,6 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from vault import atomic
+from vault.errors import VaultError
 from vault.lock import release, try_lock
 
 from .. import client
@@ -64,8 +65,9 @@ MAX_BODY = 64 * 1024 * 1024
 DOCUMENTS_NICE = 5
 
 
-class EmbedderUnavailable(RuntimeError):
-    """The shared embedding host could not be started or reached."""
+class EmbedderUnavailable(VaultError):
+    """The shared embedding host could not be started or reached: memdir's error like any other (the API answers it
+    as 503 with its reason, a tool or a page says it), not a server bug."""
 
 
 @dataclass(frozen=True)
@@ -249,8 +251,7 @@ class SharedEmbedder:
             except (OSError, http.client.HTTPException):  # a host killed midway through its answer: IncompleteRead
                 if attempt == 2:
                     raise EmbedderUnavailable("the memdir embedding host stopped answering") from None
-                with self._lock:
-                    self._info = None  # it exited (idle, killed): start it again once
+                self._forget(info)  # it exited (idle, killed): start it again once
                 continue
             return _vectors(status, headers, data)
         raise AssertionError("unreachable")
@@ -293,6 +294,12 @@ class SharedEmbedder:
                 self._kept.append((info, connection))
                 return
         connection.close()
+
+    def _forget(self, info: HostInfo) -> None:
+        """`info`'s host stopped answering: the next call looks for the host again (and starts one if none runs)."""
+        with self._lock:
+            if self._info == info:
+                self._info = None
 
     def _host(self) -> HostInfo:
         with self._lock:
@@ -354,9 +361,10 @@ class _SentQuery:
             connection.close()  # its answer may still come: the connection is no one's to reuse
             self._failure = TimeoutError(f"the query's vector did not come within {timeout} s")
             return
-        except (OSError, http.client.HTTPException) as exc:
+        except (OSError, http.client.HTTPException):  # a host killed midway through its answer: IncompleteRead
             connection.close()
-            self._failure = EmbedderUnavailable(f"the memdir embedding host stopped answering: {exc}")
+            self._embedder._forget(self._info)  # asked again of the host running now (started anew if gone), as _call does
+            self._again = _ASKED_AGAIN.submit(self._embedder.embed_query, self._text)
             return
         try:
             self._vector = _vectors(*answer)[0]
