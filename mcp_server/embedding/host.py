@@ -378,6 +378,7 @@ def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> Ho
     folder = client.servers_folder()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     child: int | None = None
+    logged = 0  # the host log's length when this call started a host: its last words are written after
     for _ in attempts(timeout):  # the host loads the model: nothing to wait on but time
         info = running(folder)
         if info is not None:
@@ -387,17 +388,18 @@ def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> Ho
             except OSError:
                 pass  # bound but not answering yet
         elif child is None and not _lock_held(folder):
+            logged = client.log_size(folder / LOG_FILE)
             child = _start(folder, idle_exit_seconds)
         elif child is not None and child > 0 and not _alive_child(child) and not _lock_held(folder):
-            raise EmbedderUnavailable(f"the memdir embedding host exited while starting{_last_words(folder / LOG_FILE)}; "
+            raise EmbedderUnavailable(f"the memdir embedding host exited while starting{_last_words(folder / LOG_FILE, logged)}; "
                                       f"see {folder / LOG_FILE}")
     raise EmbedderUnavailable(f"the memdir embedding host did not start within {timeout:.0f} s; see {folder / LOG_FILE}")
 
 
-def _last_words(log: Path) -> str:
-    """` (<why>)`: the last line a host that died while starting wrote to its log (its exception, without the
-    exception's dotted name), so the error says why (the model package missing, say); "" when there is none."""
-    lines = client.log_tail(log, 4096)
+def _last_words(log: Path, since: int) -> str:
+    """` (<why>)`: the last line a host that died while starting wrote to its log after `since` (its exception,
+    without the exception's dotted name), so the error says why (the model package missing, say); "" when none."""
+    lines = client.log_tail(log, 4096, since)
     if not lines:
         return ""
     name, colon, why = lines[-1].partition(": ")

@@ -410,3 +410,23 @@ def test_a_request_that_needs_an_embedding_host_that_cannot_start_is_answered_as
     assert answer.json()["error"] == {"type": "EmbedderUnavailable", "message": why}
     assert answer.status_code == 503
     assert issubclass(embed_host.EmbedderUnavailable, VaultError)
+
+
+def test_a_host_that_dies_silently_while_starting_is_not_given_an_earlier_hosts_last_words(monkeypatch):
+    """The host's log is appended to by every host: one killed while loading the model (the OOM killer) wrote
+    nothing, and the error gave the previous host's last line (its idle exit) as the reason this one died."""
+    import sys
+
+    from mcp_server import client
+
+    folder = client.own_folder()
+    (folder / embed_host.LOG_FILE).write_text("2026-11-28 09:00:00,000 memdir.embed_host INFO memdir embedding host "
+                                              "exits: idle for 1800 s\n")
+
+    def dies(folder: Path, idle_exit_seconds: float) -> int:
+        return os.posix_spawn(sys.executable, [sys.executable, "-c", "pass"], dict(os.environ))
+
+    monkeypatch.setattr(embed_host, "_start", dies)
+    with pytest.raises(embed_host.EmbedderUnavailable) as refused:
+        embed_host.ensure_host(timeout=60)
+    assert str(refused.value) == f"the memdir embedding host exited while starting; see {folder / embed_host.LOG_FILE}"
