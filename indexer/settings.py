@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
-from vault.config import InvalidSetting, setting
+from vault.config import InvalidSetting, above_zero, setting
 
 # After ragdocs' per-type windows and decay rates, with half its boosts: the boost is added to a
 # relevance on the same 0..1 scale, where 0.2 was enough to lift a weak match over an exact one.
@@ -164,6 +164,7 @@ class SearchSettings:
     )
 
     def __post_init__(self) -> None:
+        above_zero(self, "default_limit", "max_limit", "max_query_chars")  # 0: every search refused or empty
         if not 0.0 < self.quality_decay <= 1.0:
             raise InvalidSetting("quality_decay", f"{self.quality_decay} is not in (0, 1]: 1 keeps every outcome at full weight")
         if self.quality_prior <= 0.0:

@@ -97,11 +97,14 @@ def within(settings: object, low: float, high: float, *names: str) -> None:
 
 
 def above_zero(settings: object, *names: str) -> None:
-    """Refuse (InvalidSetting) a size or count of 0 or less, for a settings class's __post_init__."""
+    """Refuse (InvalidSetting) a size or count of 0 or less, or an infinite one (TOML's `inf`: a size is made an
+    int where it is used), for a settings class's __post_init__."""
     for name in names:
         value = getattr(settings, name)
         if not value > 0:
             raise InvalidSetting(name, f"{value!r} is not above 0")
+        if value == float("inf"):
+            raise InvalidSetting(name, f"{value!r} is not a finite number")
 
 
 class InvalidSetting(ValueError):
