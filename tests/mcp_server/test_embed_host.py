@@ -312,9 +312,18 @@ def test_a_host_that_dies_midway_through_its_answer_is_started_again_and_the_cal
     """The host is killed after its answer's headers went out, before its vectors did: the answer is cut short, which
     http.client says with IncompleteRead (not an OSError). The call is asked again of the host running now, as when
     the host was gone before the call."""
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    with dying_midway() as port, serving(HashingEmbedder(384)):
+        shared = SharedEmbedder()
+        shared._info = HostInfo(os.getpid(), port, "token", 0.0)  # the host it knew, alive then
+        assert np.allclose(shared.embed_query("celery retries"), HashingEmbedder(384).embed_query("celery retries"))
+
+
+@contextmanager
+def dying_midway() -> Iterator[int]:
+    """The port of a host that sends its answer's headers and part of its vectors for one request, and is gone."""
     import socket
 
-    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
     dying = socket.create_server(("127.0.0.1", 0))
 
     def answer_half() -> None:
@@ -327,12 +336,11 @@ def test_a_host_that_dies_midway_through_its_answer_is_started_again_and_the_cal
 
     half = threading.Thread(target=answer_half, daemon=True)
     half.start()
-    with serving(HashingEmbedder(384)):
-        shared = SharedEmbedder()
-        shared._info = HostInfo(os.getpid(), dying.getsockname()[1], "token", 0.0)  # the host it knew, alive then
-        assert np.allclose(shared.embed_query("celery retries"), HashingEmbedder(384).embed_query("celery retries"))
-    half.join(10)
-    dying.close()
+    try:
+        yield dying.getsockname()[1]
+    finally:
+        half.join(10)
+        dying.close()
 
 
 def test_a_host_that_dies_while_starting_is_reported_with_its_last_words(monkeypatch):
@@ -360,29 +368,13 @@ def test_a_started_query_whose_host_dies_midway_through_its_answer_is_asked_agai
     """A search's query is sent ahead (start_query) and read later: a host killed after its answer's headers went
     out cut the answer short (IncompleteRead), and the search lost its vector channel, where a call made at once
     (the test above) is asked again of the host running now."""
-    import socket
-
     monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
-    dying = socket.create_server(("127.0.0.1", 0))
-
-    def answer_half() -> None:
-        connection, _ = dying.accept()
-        with connection:
-            while b"\r\n\r\n" not in connection.recv(65536):
-                pass
-            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nX-Shape: 1,384\r\n"
-                               b"Content-Length: 1536\r\n\r\n" + bytes(100))  # then the process is gone
-
-    half = threading.Thread(target=answer_half, daemon=True)
-    half.start()
-    with serving(HashingEmbedder(384)):
+    with dying_midway() as port, serving(HashingEmbedder(384)):
         shared = SharedEmbedder()
-        shared._info = HostInfo(os.getpid(), dying.getsockname()[1], "token", 0.0)  # the host it knew, alive then
+        shared._info = HostInfo(os.getpid(), port, "token", 0.0)  # the host it knew, alive then
         pending = shared.start_query("celery retries")
         assert pending is not None
         assert np.allclose(pending.result(timeout=30), HashingEmbedder(384).embed_query("celery retries"))
-    half.join(10)
-    dying.close()
 
 
 def test_a_request_that_needs_an_embedding_host_that_cannot_start_is_answered_as_memdirs_error(
