@@ -447,12 +447,15 @@ class Curator:
             fields.update(uses=uses, success_count=round(sum(m.success_count for m in sources), 4),
                           score=round(max(m.score for m in sources), 4))
         # A source saved since the index read it would go to .trash/ without its save in the merged text: refused.
-        # The files are written first and indexed together after, so the window for such a save stays short.
-        for source in sources:
-            self.vault.writer.check_unchanged(source)
-        merged = self.vault.create_new(collection, fields, body.strip() + "\n", allow_secrets=allow_secrets)
-        for source in sources:
-            self.vault.trash(source)
+        # The files are written first and indexed together after, so the window for such a save stays short; under
+        # the write lock, so that a second merge of the same sources (another session) finds them gone and writes
+        # nothing, where both passed the check and wrote a merged memory (review of session 16).
+        with self.vault.writer.lock.held():
+            for source in sources:
+                self.vault.writer.check_unchanged(source)
+            merged = self.vault.create_new(collection, fields, body.strip() + "\n", allow_secrets=allow_secrets)
+            for source in sources:
+                self.vault.trash(source)
         try:
             return self._indexed(merged, [merged.path, *(m.path for m in sources)])
         except DiskFullError as exc:  # the files are the merge: a retry would find its sources gone

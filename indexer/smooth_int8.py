@@ -139,14 +139,19 @@ def calibration_key(folder: Path) -> str:
     return digest.hexdigest()[:32]
 
 
-def cached_maxima(folder: Path, cache: Path | None) -> dict[str, np.ndarray]:
+def cached_maxima(folder: Path, cache: Path | None, weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The calibration's maxima, from `cache` when it holds them for this model and these texts (1.5 CPU s saved)."""
     path = cache / f"int8-calibration-{calibration_key(folder)}.npz" if cache is not None else None
     if path is not None and path.is_file():
         try:
             with np.load(io.BytesIO(path.read_bytes())) as stored:  # bytes first: a torn file leaves no handle open
-                return {name: stored[name] for name in stored.files}
-        except (OSError, ValueError, zipfile.BadZipFile) as exc:  # torn or foreign: calibrate again and replace it
+                maxima = {name: stored[name] for name in stored.files}
+            if fits(maxima, weights):
+                return maxima
+            log.info("int8 calibration in %s is not this model's; calibrating again", path)
+        # Torn (BadZipFile), empty (EOFError: a power cut after its unsynced write), foreign: calibrate again and
+        # replace it. Anything it let through made every later host's long queries float32 (review of session 16).
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             log.info("int8 calibration in %s not read (%s); calibrating again", path, exc)
     maxima = activation_maxima(folder, calibration_texts())
     if path is not None:
@@ -160,6 +165,15 @@ def cached_maxima(folder: Path, cache: Path | None) -> dict[str, np.ndarray]:
     return maxima
 
 
+def fits(maxima: dict[str, np.ndarray], weights: dict[str, np.ndarray]) -> bool:
+    """Whether `maxima` are one float vector for each Linear of the model's encoder, as wide as that Linear's input."""
+    linears = {name.removesuffix(".weight"): array.shape[1] for name, array in weights.items()
+               if name.startswith("encoder.layer.") and name.endswith(".weight") and array.ndim == 2}
+    return maxima.keys() == linears.keys() and all(
+        maxima[name].shape == (width,) and maxima[name].dtype == np.float32 for name, width in linears.items())
+
+
 def int8_query_graph(folder: Path, cache: Path | None,
                      weights: dict[str, np.ndarray] | None = None) -> tuple[bytes, dict[str, np.ndarray]]:
-    return int8_graph(folder, cached_maxima(folder, cache), weights=weights)
+    weights = weights if weights is not None else mapped_weights(folder / "model.safetensors")
+    return int8_graph(folder, cached_maxima(folder, cache, weights), weights=weights)

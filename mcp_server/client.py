@@ -90,22 +90,32 @@ def log_file() -> Path:
     return servers_folder() / LOG_NAME
 
 
-def log_tail(path: Path, size: int) -> list[str]:
-    """The non-blank lines, stripped, of a log's last `size` bytes ([] when it cannot be read): why a server or the
-    embedding host gave up, for the error that says so."""
+def log_size(path: Path) -> int:
+    """How long a log is now (0 when there is none): where what a process started next writes to it begins."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def log_tail(path: Path, size: int, since: int = 0) -> list[str]:
+    """The non-blank lines, stripped, of a log's last `size` bytes written after its first `since` ([] when it
+    cannot be read): why a server or the embedding host gave up, for the error that says so. Every start appends
+    to the same log: an earlier one's last line is not this one's reason."""
     try:
         with open(path, "rb") as log:
-            log.seek(max(0, log.seek(0, os.SEEK_END) - size))
+            end = log.seek(0, os.SEEK_END)
+            log.seek(max(since if since <= end else 0, end - size))  # a log made anew since: all of it is this start's
             return [line.strip() for line in log.read().decode(errors="replace").splitlines() if line.strip()]
     except OSError:
         return []
 
 
-def _why_not_served(vault_root: Path) -> str:
-    """` (<reason>)`: the server log's last "cannot serve <vault>" line for this vault (a bad memdir.toml, say),
-    so a hook or tool call that gives up says why, not only where the log is; "" when the log has none."""
+def _why_not_served(vault_root: Path, since: int) -> str:
+    """` (<reason>)`: the server log's last "cannot serve <vault>" line for this vault written after `since` (a bad
+    memdir.toml, say), so a hook or tool call that gives up says why, not only where the log is; "" when none."""
     marker = f"cannot serve {vault_root}: "
-    reasons = [line.split(marker, 1)[1].strip() for line in log_tail(log_file(), 16384) if marker in line]
+    reasons = [line.split(marker, 1)[1].strip() for line in log_tail(log_file(), 16384, since) if marker in line]
     return f" ({reasons[-1]})" if reasons else ""
 
 
@@ -427,6 +437,7 @@ def ensure(vault_root: Path, timeout: float = 60.0) -> ServerInfo:
     within a second too)."""
     reap()
     child: int | None = None
+    logged = 0  # the server log's length when this call started a server: its reason is written after
     # Waiting for another process to bind its port or open the vault: nothing to wait on but time.
     for _ in attempts(timeout):
         info = running()
@@ -446,10 +457,11 @@ def ensure(vault_root: Path, timeout: float = 60.0) -> ServerInfo:
                 if exc.status != OPENING:
                     raise Unavailable(f"the memdir server cannot open {vault_root}: {exc}") from None
         elif child is None and not _process_lock_held():
+            logged = log_size(log_file())
             child = start_detached(vault_root)  # one start per call: a server that cannot start must not be respawned in a loop
         elif child is not None and not process_alive(child) and not _process_lock_held():
             # The server we started has already exited (a bad memdir.toml, say): waiting out the
             # timeout would only stall the hook or the session; its reason is in the log.
-            raise Unavailable(f"the memdir server for {vault_root} exited while starting{_why_not_served(vault_root)}; "
+            raise Unavailable(f"the memdir server for {vault_root} exited while starting{_why_not_served(vault_root, logged)}; "
                               f"see {log_file()}")
     raise Unavailable(f"the memdir server for {vault_root} did not start within {timeout:.0f} s; see {log_file()}")

@@ -24,6 +24,12 @@ from vault import ConfigError
     ("[context]\nslots_overall = -1", "memdir.toml:3 [context] slots_overall: -1 is outside 0 to 100"),
     ("[context]\nmax_chars = 0", "memdir.toml:3 [context] max_chars: 0 is not above 0"),
     ("[server]\nidle_exit_seconds = -1", "memdir.toml:3 [server] idle_exit_seconds: -1.0 is below 0"),
+    # review of session 16: `memdir ingest` met inf as an OverflowError traceback, and every search met max_limit = 0
+    # (default_limit = 0: every search without a limit) as "limit must be between 1 and 0"
+    ("[vault]\nmax_document_mb = inf", "memdir.toml:3 [vault] max_document_mb: inf is not a finite number"),
+    ("[search]\nmax_limit = 0", "memdir.toml:3 [search] max_limit: 0 is not above 0"),
+    ("[search]\ndefault_limit = 0", "memdir.toml:3 [search] default_limit: 0 is not above 0"),
+    ("[search]\nmax_query_chars = -1", "memdir.toml:3 [search] max_query_chars: -1 is not above 0"),
 ])
 def test_a_value_memdir_cannot_use_is_refused_with_file_line_and_key(tmp_path: Path, section: str, line: str):
     assert line in refusal(tmp_path, f"# settings\n{section}\n")

@@ -37,6 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from vault import atomic
+from vault.errors import VaultError
 from vault.lock import release, try_lock
 
 from .. import client
@@ -65,8 +66,9 @@ MAX_BODY = 64 * 1024 * 1024
 DOCUMENTS_NICE = 5
 
 
-class EmbedderUnavailable(RuntimeError):
-    """The shared embedding host could not be started or reached."""
+class EmbedderUnavailable(VaultError):
+    """The shared embedding host could not be started or reached: memdir's error like any other (the API answers it
+    as 503 with its reason, a tool or a page says it), not a server bug."""
 
 
 @dataclass(frozen=True)
@@ -240,8 +242,7 @@ class SharedEmbedder:
             except (OSError, http.client.HTTPException):  # a host killed midway through its answer: IncompleteRead
                 if attempt == 2:
                     raise EmbedderUnavailable("the memdir embedding host stopped answering") from None
-                with self._lock:
-                    self._info = None  # it exited (idle, killed): start it again once
+                self._forget(info)  # it exited (idle, killed): start it again once
                 continue
             return _vectors(status, headers, data)
         raise AssertionError("unreachable")
@@ -284,6 +285,12 @@ class SharedEmbedder:
                 self._kept.append((info, connection))
                 return
         connection.close()
+
+    def _forget(self, info: HostInfo) -> None:
+        """`info`'s host stopped answering: the next call looks for the host again (and starts one if none runs)."""
+        with self._lock:
+            if self._info == info:
+                self._info = None
 
     def _host(self) -> HostInfo:
         with self._lock:
@@ -346,9 +353,10 @@ class _SentQuery:
             connection.close()  # its answer may still come: the connection is no one's to reuse
             self._failure = TimeoutError(f"the query's vector did not come within {timeout} s")
             return
-        except (OSError, http.client.HTTPException) as exc:
+        except (OSError, http.client.HTTPException):  # a host killed midway through its answer: IncompleteRead
             connection.close()
-            self._failure = EmbedderUnavailable(f"the memdir embedding host stopped answering: {exc}")
+            self._embedder._forget(self._info)  # asked again of the host running now (started anew if gone), as _call does
+            self._again = _ASKED_AGAIN.submit(self._embedder.embed_query, self._text)
             return
         try:
             self._vector = _vectors(*answer)[0]
@@ -362,6 +370,7 @@ def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> Ho
     folder = client.servers_folder()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     child: int | None = None
+    logged = 0  # the host log's length when this call started a host: its last words are written after
     for _ in attempts(timeout):  # the host loads the model: nothing to wait on but time
         info = running(folder)
         if info is not None:
@@ -371,17 +380,18 @@ def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> Ho
             except OSError:
                 pass  # bound but not answering yet
         elif child is None and not _lock_held(folder):
+            logged = client.log_size(folder / LOG_FILE)
             child = _start(folder, idle_exit_seconds)
         elif child is not None and child > 0 and not _alive_child(child) and not _lock_held(folder):
-            raise EmbedderUnavailable(f"the memdir embedding host exited while starting{_last_words(folder / LOG_FILE)}; "
+            raise EmbedderUnavailable(f"the memdir embedding host exited while starting{_last_words(folder / LOG_FILE, logged)}; "
                                       f"see {folder / LOG_FILE}")
     raise EmbedderUnavailable(f"the memdir embedding host did not start within {timeout:.0f} s; see {folder / LOG_FILE}")
 
 
-def _last_words(log: Path) -> str:
-    """` (<why>)`: the last line a host that died while starting wrote to its log (its exception, without the
-    exception's dotted name), so the error says why (the model package missing, say); "" when there is none."""
-    lines = client.log_tail(log, 4096)
+def _last_words(log: Path, since: int) -> str:
+    """` (<why>)`: the last line a host that died while starting wrote to its log after `since` (its exception,
+    without the exception's dotted name), so the error says why (the model package missing, say); "" when none."""
+    lines = client.log_tail(log, 4096, since)
     if not lines:
         return ""
     name, colon, why = lines[-1].partition(": ")

@@ -32,6 +32,7 @@ from vault.lock import open_lock_file, release, try_flock
 from ..service.app import App
 from ..client import IDEMPOTENCY_HEADER, VAULT_LOCK, process_alive
 from ..config import load_config
+from ..embedding.host import EmbedderUnavailable
 from .idle import IdleWatch
 from .schedule import Every
 from ..service import operations
@@ -41,7 +42,8 @@ log = logging.getLogger("memdir.server")
 MAX_BODY = 1_000_000
 SPOOL_DRAIN_SECONDS = 2.0  # how often the server looks for hook events no request delivered
 
-STATUS = {NotFoundError: 404, PathError: 400, ValidationError: 400, ConflictError: 409, DiskFullError: 507}
+STATUS = {NotFoundError: 404, PathError: 400, ValidationError: 400, ConflictError: 409, DiskFullError: 507,
+          EmbedderUnavailable: 503}
 
 
 class AlreadyServed(ConflictError):

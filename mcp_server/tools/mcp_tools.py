@@ -20,7 +20,6 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from vault import VaultError
 
 from ..client import IDEMPOTENCY_HEADER
-from ..embedding.host import EmbedderUnavailable
 from ..service.memory_service import MemoryService
 from ..service.operations import as_json
 from ..views import outward
@@ -58,7 +57,7 @@ def build(service: MemoryService) -> MCPServer:
             request = tool.request(arguments, lambda: session_of(ctx))
             run: Callable[[], Any] = lambda: request.run_on(service)  # noqa: E731
             result = once(ctx, request.op, run)() if tool.once else run()
-        except (VaultError, EmbedderUnavailable) as exc:  # the model's host down: the model must see why (its log line)
+        except VaultError as exc:  # EmbedderUnavailable too: the model's host down, the model must see why (its log line)
             raise ToolError(str(exc)) from None
         raw = as_json(result)
         data = {tool.wrap: raw} if tool.wrap else raw

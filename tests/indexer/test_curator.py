@@ -129,6 +129,58 @@ def test_a_merge_refuses_when_a_source_was_saved_since_the_index_read_it_and_wri
     assert sorted(p.name for p in (concept.root / "working").iterdir()) == sorted([path.name, Path(b.path).name])
 
 
+def test_two_merges_of_the_same_memories_at_once_write_one_merged_memory(concept, monkeypatch):
+    """Two sessions merge the same suggestion: both checked the sources before either moved them to .trash/, both
+    wrote a merged memory, and the later one then failed on a source already gone, its merged file left behind."""
+    import threading
+
+    from vault.lock import WriteLock
+
+    curator = curator_for(concept)
+    a = curator.record_response("deploy release steps", "worked", now=NOW)
+    b = curator.record_response("release deploy checklist", "worked", now=NOW)
+    first_writing, first_goes_on, second_at_lock = threading.Event(), threading.Event(), threading.Event()
+    create_new, held = Vault.create_new, WriteLock.held
+
+    def paused_create(self, *args, **kwargs):  # the first merge, between its sources' check and its write
+        if threading.current_thread().name == "first":
+            first_writing.set()
+            assert first_goes_on.wait(30)
+        return create_new(self, *args, **kwargs)
+
+    def seen_held(self):
+        if threading.current_thread().name == "second":
+            second_at_lock.set()
+        return held(self)
+
+    monkeypatch.setattr(Vault, "create_new", paused_create)
+    monkeypatch.setattr(WriteLock, "held", seen_held)
+    results: dict[str, object] = {}
+
+    def merge() -> None:
+        name = threading.current_thread().name
+        try:
+            results[name] = curator.merge([a.id, b.id], f"Deploy checklist ({name})", now=NOW)
+        except Exception as exc:  # noqa: BLE001 - asserted below
+            results[name] = exc
+
+    first = threading.Thread(target=merge, name="first")
+    first.start()
+    assert first_writing.wait(30)
+    second = threading.Thread(target=merge, name="second")
+    second.start()
+    assert second_at_lock.wait(30)  # past its check now, or waiting for the first merge to be done
+    first_goes_on.set()
+    first.join(30)
+    second.join(30)
+    assert not first.is_alive() and not second.is_alive()
+    merged = results["first"]
+    assert not isinstance(merged, Exception), merged
+    assert isinstance(results["second"], ConflictError), results["second"]
+    assert sorted(p.name for p in (concept.root / "working").iterdir()) == [Path(merged.path).name]
+    assert set(concept.memory_ids()) == {merged.id}
+
+
 def test_suggest_merges_clusters_similar_memories(concept):
     curator = curator_for(concept)
     ids = [curator.add(text, type="learning", now=NOW).memory.id

