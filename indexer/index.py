@@ -613,6 +613,8 @@ class Index:
         units). Made under the lock at a served 100k vault's first change, they held every search for ~4 CPU s (a
         search waited 12.9 s at load 10, bench/results/s17-lead.md). Each is put in place under the lock only if
         what it was made from did not change meanwhile; else the sync makes it under the lock, as before."""
+        if self._graph is not None and self._all_units is not None:
+            return  # made (every sync after a vault's first change): no lock taken for nothing
         seen, rows = self._memories_seen(), self._unit_rows
         graph = units = None
         if self._graph is None:
