@@ -126,14 +126,19 @@ class _Read:
     size: int
     mtime_ns: int
     checked_at: int  # time_ns just before the read
-    data: bytes
+    digest: str  # of the bytes read: the bytes themselves are not kept (a touched 100k vault's size again, review17)
     parsed: Memory | ParseError | None
 
-    def memory(self, vault: Vault, rel: str) -> Memory:
-        if self.parsed is None:
-            return _parse(vault, self.data, rel)
+    def usable(self, size: int, mtime_ns: int, recorded: tuple[int, int, str] | None) -> bool:
+        """Whether this read stands for the file under the lock: its stat unchanged since, and, if it was not parsed
+        (its content was the manifest's), the manifest's content still the same."""
+        return (self.size, self.mtime_ns) == (size, mtime_ns) and (
+            self.parsed is not None or (recorded is not None and recorded[2] == self.digest))
+
+    def memory(self) -> Memory:
         if isinstance(self.parsed, ParseError):
             raise self.parsed
+        assert self.parsed is not None  # a read not parsed is used only while its content is the manifest's
         return self.parsed
 
 
@@ -965,7 +970,8 @@ class Index:
             if not data:
                 continue  # gone, or empty (a save in progress?): the sync looks at it under the lock
             parsed: Memory | ParseError | None = None
-            if previous is not None and sha256(data) == previous[2]:  # the content is as the manifest has it
+            digest = sha256(data)
+            if previous is not None and digest == previous[2]:  # the content is as the manifest has it
                 if (same_stat and walked is not None and not rechecked  # deep, or looked at again: unchanged
                         and info.st_mtime_ns < checked_at - RACY_NS):
                     walked.unchanged.add(rel)
@@ -975,7 +981,7 @@ class Index:
                     parsed = _parse(self.vault, data, rel)
                 except ParseError as exc:
                     parsed = exc
-            ahead[rel] = _Read(info.st_size, info.st_mtime_ns, checked_at, data, parsed)
+            ahead[rel] = _Read(info.st_size, info.st_mtime_ns, checked_at, digest, parsed)
         return ahead
 
     def _behind_searches(self) -> None:
@@ -1061,8 +1067,10 @@ class Index:
                 and recorded[:2] == (info.st_size, info.st_mtime_ns)):
             return
         ahead = batch.read_ahead.pop(rel, None)
-        if ahead is not None and (ahead.size, ahead.mtime_ns) == (info.st_size, info.st_mtime_ns):
-            data, checked_at = ahead.data, ahead.checked_at  # read before the lock, and unchanged since
+        data: bytes | None = None
+        if ahead is not None and ahead.usable(info.st_size, info.st_mtime_ns, recorded):
+            digest, checked_at = ahead.digest, ahead.checked_at  # read before the lock (never empty), unchanged since
+            self._held_since.pop(rel, None)
         else:
             ahead = None
             try:
@@ -1072,13 +1080,15 @@ class Index:
                 reason = f"cannot be read: {exc.strerror or exc}"
                 previous = self._changing(rel)
                 return self._set_error(rel, previous, info.st_size, info.st_mtime_ns, "", None, reason, batch, report)
-        if data is None:
-            return self._observe(rel, None, deep, batch, report)
-        # Only an empty read looks at the entry's fields (an editor's save caught half done).
-        if self._save_in_progress(rel, data, self._entries.get(rel) if not data else None, info.st_mtime_ns, checked_at):
-            self._recheck.add(rel)
-            report.held.append(rel)
-            return
+            if data is None:
+                return self._observe(rel, None, deep, batch, report)
+            # Only an empty read looks at the entry's fields (an editor's save caught half done).
+            if self._save_in_progress(rel, data, self._entries.get(rel) if not data else None, info.st_mtime_ns,
+                                      checked_at):
+                self._recheck.add(rel)
+                report.held.append(rel)
+                return
+            digest = sha256(data)
         # File systems stamp mtimes by a coarse clock (a kernel tick; 1-2 s on FAT, HFS+, some network
         # mounts), so a save within the same tick may keep the size and mtime recorded here, for instance
         # an editor that truncated and rewrote the file while we read it. Until its mtime is safely older
@@ -1087,14 +1097,13 @@ class Index:
             self._recheck.add(rel)
         else:
             self._recheck.discard(rel)
-        digest = sha256(data)
         if recorded and recorded[2] == digest:
             if recorded[:2] != (info.st_size, info.st_mtime_ns):
                 self._restat(rel, info.st_size, info.st_mtime_ns, batch)
             return
         previous = self._changing(rel)
         try:
-            memory = _parse(self.vault, data, rel) if ahead is None else ahead.memory(self.vault, rel)
+            memory = ahead.memory() if ahead is not None else _parse(self.vault, data or b"", rel)
         except ParseError as exc:
             self._set_error(rel, previous, info.st_size, info.st_mtime_ns, digest, exc.line, exc.reason, batch, report)
             return

@@ -104,3 +104,26 @@ def test_a_reopened_index_with_touched_files_and_one_changed_link_indexes_the_ch
     assert index._entries._undecoded < COUNT
     assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(root, tmp_path / "rebuilt")
     index.close()
+
+
+def test_the_read_ahead_keeps_each_touched_files_digest_not_its_bytes(
+        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    index = Index.open(Vault(root), HashingEmbedder())
+    write(root, "history/m07.md", memory_text("m-00000007", "Note 7", "body of note 7 about the heron queue"))
+    touch_every_file(root)
+    reads: list[dict] = []
+    real = Index._read_ahead
+
+    def read_ahead(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        found = real(self, *args, **kwargs)
+        reads.append(dict(found))  # the sync pops each as it looks at its file
+        return found
+
+    monkeypatch.setattr(Index, "_read_ahead", read_ahead)
+    index.sync()
+    held = [getattr(read, name) for found in reads for read in found.values() for name in read.__dataclass_fields__]
+    assert [len(found) for found in reads] == [COUNT]  # every touched file was read ahead of the lock
+    assert not any(isinstance(value, bytes) for value in held)  # until the lock: a digest each, not the file again
+    assert "heron queue" in index.memory("m-00000007").body
+    assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(root, tmp_path / "rebuilt")
+    index.close()
