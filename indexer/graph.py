@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Iterator
 
 from vault.ids import identity_key
-from vault.model import Memory
+from vault.model import Memory, stem_of
 
 from .holders import hold, let_go
 from .interned import shared
@@ -491,7 +491,7 @@ def _record(memory: Memory | Unlinked) -> _Record:
         path=memory.path,
         folder=folder,
         path_key=identity_key(path),
-        stem_key=identity_key(path.rsplit("/", 1)[-1]),  # Memory.stem
+        stem_key=identity_key(stem_of(memory.path)),
         id_key=identity_key(memory.id),
         created=created,
         links=links,

@@ -97,5 +97,10 @@ class Memory:
     @property
     def stem(self) -> str:
         """The file name without folder and extension: what [[wikilinks]] usually name."""
-        name = self.path.rsplit("/", 1)[-1]
-        return name[:-3] if name.lower().endswith(".md") else name
+        return stem_of(self.path)
+
+
+def stem_of(path: str) -> str:
+    """A vault path's file name without folder and extension (`Memory.stem`, for a path without its memory)."""
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") else name

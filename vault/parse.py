@@ -21,6 +21,7 @@ from .model import (
     STATUSES,
     TYPES,
     Memory,
+    stem_of,
 )
 
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024
@@ -83,7 +84,7 @@ def _plain_document(data: bytes, doc: fm.Document, path: str, source: str) -> Me
         path=path,
         collection="books",
         type=DEFAULT_TYPE["books"],
-        title=_title_from_body(doc.body) or _stem(path),
+        title=_title_from_body(doc.body) or stem_of(path),
         body=doc.body,
         has_frontmatter=False,
         id_derived=True,
@@ -108,7 +109,7 @@ def _from_frontmatter(data: bytes, doc: fm.Document, loaded: fm.Loaded, path: st
         path=path,
         collection=collection,
         type=memory_type,
-        title=fields.get("title", _text) or _title_from_body(doc.body) or _stem(path),
+        title=fields.get("title", _text) or _title_from_body(doc.body) or stem_of(path),
         body=doc.body,
         tags=fields.get("tags", _names) or (),
         aliases=fields.get("aliases", _names) or (),
@@ -258,6 +259,3 @@ def _title_from_body(body: str) -> str:
     return markdown.first_heading(body)
 
 
-def _stem(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    return name[:-3] if name.lower().endswith(".md") else name
