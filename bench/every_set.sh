@@ -11,7 +11,7 @@
 #   NOHOLDOUTS=1 bash bench/every_set.sh       # without the served check sets 4-6
 #   OUT=/tmp/mine PYTHON=/path/python bash bench/every_set.sh
 #
-# The summary at the end is each output's table rows; the files in OUT hold the rest.
+# The summary at the end is each output's first lines of figures; the files in OUT hold the rest.
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$here"
@@ -54,5 +54,5 @@ fi
 echo "# every set, $(git rev-parse --short HEAD 2>/dev/null) $(date -u +%FT%TZ), outputs in $OUT"
 for file in "$OUT"/*.txt; do
     echo "## $(basename "$file" .txt)"
-    grep -E '^\|' "$file" | grep -v -E '^\|[- |:]+\|$' | head -20
+    grep -E '[0-9]\.[0-9]{3}' "$file" | head -12
 done
