@@ -49,6 +49,27 @@ def test_int8_columns_round_trip_within_half_a_step_and_keep_the_largest_value()
     assert np.all(np.abs(matrix).max(axis=0) == 127)
 
 
+def test_seven_bit_columns_where_the_cpu_would_saturate_the_int16_sums():
+    weight = np.random.default_rng(2).normal(size=(8, 5)).astype(np.float32)
+    matrix, scales = smooth_int8.quantized_columns(weight, 63)
+    assert np.all(np.abs(matrix).max(axis=0) == 63)
+    assert np.all(np.abs(matrix.astype(np.float32) * scales - weight) <= scales / 2 + 1e-7)
+
+
+@pytest.mark.parametrize("machine, flags, levels", [
+    ("x86_64", "fpu sse2 avx avx2 fma", 63),  # AVX2 alone: u8 x s8 pairs summed in a saturating int16
+    ("x86_64", "avx2 avx512f avx512bw", 63),  # AVX-512 without VNNI saturates too
+    ("x86_64", "avx2 avx512f avx512_vnni avx512_bf16", 127),
+    ("x86_64", "avx2 avx_vnni", 127),
+    ("AMD64", "avx2 avx_vnni", 127),
+    ("aarch64", "fp asimd asimddp", 63),  # not told: the range that is right everywhere
+])
+def test_the_weights_take_the_full_int8_range_only_where_the_cpu_sums_products_in_32_bits(machine, flags, levels):
+    cpuinfo = f"processor\t: 0\nmodel name\t: some cpu\nflags\t\t: {flags}\n\nprocessor\t: 1\nflags\t\t: {flags}\n"
+    assert smooth_int8.weight_levels(cpuinfo, machine) == levels
+    assert smooth_int8.weight_levels("", "x86_64") == 63  # no flags line: not told
+
+
 def test_a_node_of_another_domain_and_a_model_importing_it_are_written_as_onnx_writes_them():
     written = wire.node("DynamicQuantizeMatMul", ["a", "b", "c", "", "d"], ["y"], domain="com.microsoft")
     assert written == helper.make_node("DynamicQuantizeMatMul", ["a", "b", "c", "", "d"], ["y"],
