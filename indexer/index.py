@@ -566,10 +566,10 @@ class Index:
         """Every unit with its (memory id, role), units ascending."""
         return self._unit_owner.items()
 
-    def whole_units_but(self, left_out: Iterable[str]) -> np.ndarray:
-        """The whole-chunk units (the ones a vector search scans) of every indexed memory but these ids, sorted."""
+    def whole_units_of(self, memory_ids: Iterable[str]) -> np.ndarray:
+        """The whole-chunk units (the ones a vector search scans) of these memories, sorted."""
         whole = self._whole_owner
-        return (whole if whole is not None else self._unit_owner).ids_but(left_out, WHOLE)
+        return (whole if whole is not None else self._unit_owner).ids_of(memory_ids, WHOLE)
 
     def chunk_owner(self, chunk_id: int) -> tuple[str, str] | None:
         """(memory id, heading) of a chunk (a keyword document), if it is indexed."""
@@ -645,9 +645,10 @@ class Index:
         with self.lock:
             return self._graph if self._graph is not None else self._link_table  # type: ignore[return-value]
 
-    def search_units(self, query: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
-        """The k units nearest a query vector (cosine), among `allowed` if given."""
-        return self._vectors.search(query, k, allowed)
+    def search_units(self, query: np.ndarray, k: int, allowed: Iterable[int] | None = None,
+                     excluded: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """The k units nearest a query vector (cosine), among `allowed` if given, none of `excluded` (sorted ids)."""
+        return self._vectors.search(query, k, allowed, excluded)
 
     def search_units_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
         return self._vectors.search_many(queries, k)

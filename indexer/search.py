@@ -289,6 +289,7 @@ class Searcher:
         index.set_bm25(settings.bm25_b, settings.bm25_k1)
         self._unfiltered: tuple[tuple[int, bool, int], Mapping[str, Memory]] | None = None  # (index version, superseded?, minute) -> allowed
         self._out_of_sight: tuple[tuple[int, int], frozenset[str]] | None = None  # (index version, minute) -> ids
+        self._left_out_units: tuple[AllBut, np.ndarray] | None = None  # the allowed view -> its left-out whole units
         self._people = People()
         self._sections: tuple[int, dict[str, bool]] = (-1, {})  # index version -> memory id -> _sectioned
 
@@ -597,16 +598,28 @@ class Searcher:
         """The memories whose chunks are nearest the query (FAISS over chunk vectors, filtered before top-k)."""
         index, settings = self.index, self.settings
         unrestricted = len(allowed) == index.memory_count()
+        unit_filter: Iterable[int] | None = None
+        left_out: np.ndarray | None = None
         if unrestricted:
-            unit_filter = None
-        elif isinstance(allowed, AllBut):  # every memory but a few: read off the unit owners, none decoded
-            unit_filter = index.whole_units_but(allowed.left_out)
+            pass
+        elif isinstance(allowed, AllBut):  # every memory but a few (superseded ones): their units, none decoded
+            left_out = self._units_left_out(allowed)
         else:
             unit_filter = (u for m in allowed.values() for u, _, role in index.entry(m.path).units if role == WHOLE)
-        hits = sorted(index.search_units(query_vector, settings.candidates * CHUNK_HITS_PER_CANDIDATE, unit_filter),
-                      key=_stable)
+        hits = sorted(index.search_units(query_vector, settings.candidates * CHUNK_HITS_PER_CANDIDATE, unit_filter,
+                                         left_out), key=_stable)
         owners = dict.fromkeys(owner[0] for owner in index.owners_of_units([unit for unit, _ in hits]) if owner is not None)
         return list(owners)[:settings.candidates]
+
+    def _units_left_out(self, allowed: AllBut) -> np.ndarray:
+        """The whole units of the memories `allowed` leaves out, kept with it: the same view serves every search
+        until the index changes (`_allowed`)."""
+        cached = self._left_out_units
+        if cached is not None and cached[0] is allowed:
+            return cached[1]
+        units = self.index.whole_units_of(allowed.left_out)
+        self._left_out_units = (allowed, units)
+        return units
 
     def _keyword_candidates(self, request: SearchRequest, found: list[_Owned]) -> dict[str, _Candidate]:
         """One candidate per memory the keyword channel found, with its rank, score and term coverage."""
