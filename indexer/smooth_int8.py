@@ -47,22 +47,35 @@ CALIBRATION_FILE = "int8_calibration.txt"
 KEPT_FLOAT32 = re.compile(r"encoder\.layer\.\d+\.output\.dense")
 
 
-def weight_levels(cpuinfo: str | None = None, machine: str | None = None) -> int:
-    """The largest int8 weight: 127 where the CPU multiplies ONNX Runtime's uint8 activations by int8 weights in 32
-    bits (x86 VNNI), 63 elsewhere. Without VNNI, x86 adds each pair of u8 x s8 products in a saturating int16
-    (2 x 255 x 127 > 32767), and long queries lost up to cosine 0.986 to float32 on an AVX2 machine (0.994 for
-    documents); 7-bit weights cannot reach the limit (2 x 255 x 63 < 32767) and kept 0.998-0.999 there
-    (bench/results/s18-lead.md). Not x86, or no way to tell: 63, which is right everywhere."""
+def vnni(cpuinfo: str | None = None, machine: str | None = None) -> bool:
+    """Whether the CPU multiplies ONNX Runtime's uint8 activations by int8 weights and adds them in 32 bits (x86 VNNI).
+    Without it, x86 adds each pair of u8 x s8 products in a saturating int16 (2 x 255 x 127 > 32767), and gains no
+    speed either (bench/results/s18-lead.md). Not x86, or no way to tell: False."""
     machine = platform.machine().lower() if machine is None else machine.lower()
     if machine not in ("x86_64", "amd64", "i386", "i686", "x86"):
-        return 63
+        return False
     if cpuinfo is None:
         try:
             cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
         except OSError:
-            return 63
+            return False
     flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), [])
-    return 127 if {"avx512_vnni", "avx_vnni"} & set(flags) else 63
+    return bool({"avx512_vnni", "avx_vnni"} & set(flags))
+
+
+def int8_pays() -> bool:
+    """Whether texts should take the int8 graph on this machine: where the CPU has VNNI. On an AVX2 machine the int8
+    graph ran at x0.99-1.01 of float32's CPU and, even with 7-bit weights, cost the long prompts' MRR@10 0.807 ->
+    0.787; with VNNI it was 40 % less CPU for vectors at cosine 0.999 (sessions 16, 17). `MEMDIR_INT8` overrides it
+    at the entry points (mcp_server.config.int8_override)."""
+    return vnni()
+
+
+def weight_levels() -> int:
+    """The largest int8 weight: 127 with VNNI; 63 without (a graph made there anyway: MEMDIR_INT8=always), whose
+    pairs of products then stay under int16's limit (2 x 255 x 63 < 32767): long queries at cosine 0.998 to float32
+    instead of 0.988 on an AVX2 machine."""
+    return 127 if vnni() else 63
 
 
 def quantized_columns(weight: np.ndarray, levels: int = 127) -> tuple[np.ndarray, np.ndarray]:
