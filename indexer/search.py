@@ -371,11 +371,7 @@ class Searcher:
         """The memories' speakers or authors the query names (indexer/people.py); nobody when that is off."""
         if self.settings.author_boost <= 0 or not request.query:
             return NOBODY
-        # Only memories with a "speaker" or "author" key can name one (people._known_names): in a row's JSON text the key
-        # is the word in quotes, which a body saying the word cannot hold (its quotes are escaped), so those rows are
-        # not decoded (at 100k memories, 393 of the 593 rows a first search decoded).
-        return self._people.named(request.query, self.index.version,
-                                  self.index.memories_mentioning(('"speaker"', '"author"')))
+        return self._people.named(request.query, self.index.author_names())
 
     def _limit(self, limit: int | None) -> int:
         limit = self.settings.default_limit if limit is None else limit
@@ -1026,6 +1022,11 @@ def _keyword_filter(request: SearchRequest, allowed: Mapping[str, Memory], index
     """Push the request's filters into Whoosh's own fields; hidden-by-graph memories become a mask."""
     if len(allowed) == index.memory_count():
         return None
+    if isinstance(allowed, AllBut):
+        # Every memory but the hidden ones (no filter asked): a mask of those few. A filter of the statuses kept
+        # walked every active document in Python each search: 100k of them, most of a search's CPU at 100k memories
+        # with one memory superseded (bench/results/s18-lead.md).
+        return KeywordFilter(excluded_ids=allowed.left_out)
     hidden = frozenset() if request.include_superseded else frozenset(index.link_view.superseded_ids())
     after = None
     if request.days_back is not None:
