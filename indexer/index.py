@@ -67,6 +67,9 @@ _T = TypeVar("_T")
 Progress = Callable[[str, int, int], None]  # (stage, done, total): "reading" files, then "embedding" texts
 
 
+CHANGES_KEPT = 4096  # changed memory ids an index keeps for readers deciding again only those (memories_changed_since)
+
+
 class IndexUnusable(VaultError):
     """The index files are missing, foreign or damaged; `memdir reindex` rebuilds them."""
 
@@ -195,6 +198,8 @@ class Index:
         self.reconciled = threading.Event()  # set once reconcile() has run
         self.answered = threading.Event()  # set once a search was answered from it (a server builds its MCP endpoint after)
         self._memory_changes = 0  # memories remembered or forgotten since the open (_memories_seen)
+        self._changed: list[str] = []  # their ids, in order, the latest CHANGES_KEPT or more (memories_changed_since)
+        self._changed_before = 0  # how many changes were let go from the front of that list
         self.loads = 0  # generations read, bumped once a swap's is wholly in place (the decoding ahead starts on it again)
         self._load(generation)
 
@@ -533,6 +538,22 @@ class Index:
             return known
         with self.lock:
             return self._built_facets().author_names()
+
+    def memories_changed_since(self, mark: int | None) -> tuple[int, frozenset[str] | None]:
+        """(a mark for now, the ids of the memories remembered or forgotten since `mark`): what a reader's cache of a
+        per-memory decision made at `mark` must decide again. None for the ids when `mark` is None or too old to tell
+        (decide everything again)."""
+        with self.lock:
+            now = self._changed_before + len(self._changed)
+            if mark is None or mark < self._changed_before:
+                return now, None
+            return now, frozenset(self._changed[mark - self._changed_before:])
+
+    def _changed_memory(self, memory_id: str) -> None:
+        self._changed.append(memory_id)
+        if len(self._changed) > 2 * CHANGES_KEPT:  # a reader further behind decides everything again
+            self._changed_before += len(self._changed) - CHANGES_KEPT
+            del self._changed[:-CHANGES_KEPT]
 
     def _built_facets(self) -> Facets:
         """The facets, scanned from the memories at the first ask (the lock held)."""
@@ -1260,6 +1281,7 @@ class Index:
         self._forget(memory.id, touched)
         self._memories[memory.id] = memory
         self._facets.remember(memory)
+        self._changed_memory(memory.id)
         self._memory_changes += 1  # a graph built ahead from the memories before is not used (_ahead_of_a_change)
         if self._by_dedup_key is not None:
             hold(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory.id)
@@ -1313,6 +1335,7 @@ class Index:
         if memory is None:
             return
         self._facets.forget(memory_id)
+        self._changed_memory(memory_id)
         self._memory_changes += 1
         if self._by_dedup_key is not None:
             let_go(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory_id)

@@ -285,7 +285,7 @@ class Searcher:
         self.settings = settings
         self.quality = quality or QualityModel.from_settings(settings)
         self.lifecycle = lifecycle  # when set, memories the next lifecycle run removes are left out now
-        self._leaving_cache: tuple[tuple[int, int], frozenset[str]] | None = None
+        self._leaving_cache: tuple[int, int, frozenset[str]] | None = None  # (minute, index change mark, ids)
         index.set_bm25(settings.bm25_b, settings.bm25_k1)
         self._unfiltered: tuple[tuple[int, bool, int], Mapping[str, Memory]] | None = None  # (index version, superseded?, minute) -> allowed
         self._out_of_sight: tuple[tuple[int, int], frozenset[str]] | None = None  # (index version, minute) -> ids
@@ -464,18 +464,27 @@ class Searcher:
         return self.index.version, int(now.timestamp() // 60) if self.lifecycle else 0
 
     def _leaving(self, now: datetime) -> frozenset[str]:
-        """The memories the next lifecycle run removes or archives; kept per index version and minute
-        (deciding costs about 1.4 µs a memory, 14 ms at 10k: too much for every filtered search)."""
+        """The memories the next lifecycle run removes or archives; decided for every memory once a minute, and in
+        between again only for the memories changed since (the index tells which). Deciding every memory after each
+        change cost the first search after it 0.5-1 CPU s at 100k memories (bench/results/s18-lead.md)."""
         if self.lifecycle is None:
             return frozenset()
-        key = (self.index.version, int(now.timestamp() // 60))
-        if self._leaving_cache is None or self._leaving_cache[0] != key:
-            # From each row's lifecycle facts where it is not decoded: deciding decodes no row (lifecycle_facts.py).
-            # A row whose facts no date can make leave is not decided (`lifecycle.may_leave`): most of them, at 100k.
-            worth = lifecycle.may_leave(now, self.lifecycle)
-            ids = frozenset(m.id for m in self.index.lifecycle_records(worth) if lifecycle.leaving(m, now, self.lifecycle))
-            self._leaving_cache = (key, ids)
-        return self._leaving_cache[1]
+        minute = int(now.timestamp() // 60)
+        cached = self._leaving_cache
+        mark, changed = self.index.memories_changed_since(cached[1] if cached is not None and cached[0] == minute else None)
+        if cached is not None and changed is not None:
+            if changed:
+                ids = {i for i in cached[2] if i not in changed}
+                ids.update(i for i in changed if (m := self.index.memory(i)) is not None
+                           and lifecycle.leaving(m, now, self.lifecycle))
+                self._leaving_cache = (minute, mark, frozenset(ids))
+            return self._leaving_cache[2]  # type: ignore[index]
+        # From each row's lifecycle facts where it is not decoded: deciding decodes no row (lifecycle_facts.py).
+        # A row whose facts no date can make leave is not decided (`lifecycle.may_leave`): most of them, at 100k.
+        worth = lifecycle.may_leave(now, self.lifecycle)
+        every = frozenset(m.id for m in self.index.lifecycle_records(worth) if lifecycle.leaving(m, now, self.lifecycle))
+        self._leaving_cache = (minute, mark, every)
+        return every
 
     def _timeline(self, allowed: Mapping[str, Memory], request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
         if not _explicit(request):
