@@ -98,13 +98,15 @@ def _unit(dim: int) -> np.ndarray:
 
 
 def make_embedder(name: str, int8_long_queries: bool = True, int8_cache: Path | None = None,
-                  int8_documents: bool = False) -> Embedder:
+                  int8_documents: bool = False, int8_here: bool | None = None) -> Embedder:
     """The embedder a vault's memdir.toml names ([search] embedder, int8_long_queries and int8_documents; the
-    defaults are the settings'; `int8_cache`: a folder that keeps the int8 graph's calibration between processes)."""
+    defaults are the settings'; `int8_cache`: a folder that keeps the int8 graph's calibration between processes;
+    `int8_here`: OnnxMiniLM's, None for the CPU to decide)."""
     if name == "all-MiniLM-L6-v2":
         from .onnx_minilm import OnnxMiniLM  # ONNX Runtime is imported only when the model is wanted
 
-        return OnnxMiniLM(int8_long_queries=int8_long_queries, int8_cache=int8_cache, int8_documents=int8_documents)
+        return OnnxMiniLM(int8_long_queries=int8_long_queries, int8_cache=int8_cache, int8_documents=int8_documents,
+                          int8_here=int8_here)
     if name.startswith("hashing-") and name[8:].isdigit():
         return HashingEmbedder(int(name[8:]))
     raise ValueError(f"unknown embedder {name!r}; use all-MiniLM-L6-v2 (or hashing-256 for tests)")

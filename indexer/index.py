@@ -37,6 +37,7 @@ from vault import Memory, Problem, Vault, atomic
 from vault.errors import DiskFullError, NotFoundError, ParseError, VaultError
 from vault.dedup import dedup_key
 from vault.ids import identity_key
+from vault.model import STATUSES
 from vault.parse import sha256
 from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reason
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk, walk_below
@@ -45,6 +46,7 @@ from . import collector
 from .arrays import sorted_contains
 from .chunking import WHOLE, Chunk, Neighbours, Unit, chunk_id, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
+from .facets import ACTIVE, Facets
 from .graph import LinkGraph
 from .heap import release_free_memory
 from .holders import hold, let_go
@@ -63,6 +65,9 @@ from .vectors import SETTLE_SHARE, VectorIndex
 log = logging.getLogger("memdir.index")
 _T = TypeVar("_T")
 Progress = Callable[[str, int, int], None]  # (stage, done, total): "reading" files, then "embedding" texts
+
+
+CHANGES_KEPT = 4096  # changed memory ids an index keeps for readers deciding again only those (memories_changed_since)
 
 
 class IndexUnusable(VaultError):
@@ -193,6 +198,8 @@ class Index:
         self.reconciled = threading.Event()  # set once reconcile() has run
         self.answered = threading.Event()  # set once a search was answered from it (a server builds its MCP endpoint after)
         self._memory_changes = 0  # memories remembered or forgotten since the open (_memories_seen)
+        self._changed: list[str] = []  # their ids, in order, the latest CHANGES_KEPT or more (memories_changed_since)
+        self._changed_before = 0  # how many changes were let go from the front of that list
         self.loads = 0  # generations read, bumped once a swap's is wholly in place (the decoding ahead starts on it again)
         self._load(generation)
 
@@ -224,6 +231,7 @@ class Index:
         self._recheck: set[str] = set()  # paths whose recorded size and mtime cannot tell a newer save apart
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
         self._memories: Memories = Memories(self._entries)
+        self._facets = Facets()  # the memories' statuses and authors, kept in step from the first ask (facets.py)
         self.path_of: dict[str, str] = {}  # identity_key(id) -> path
         # Memory ids as tuples, not sets (holders.py).
         # Digest of normalized text + type -> memory ids; made on the first duplicate asked for, not at the open
@@ -517,16 +525,44 @@ class Index:
         `worth`, a row not decoded whose first facts it refuses is left out (Memories.lifecycle_records)."""
         return self._memories.lifecycle_records(worth)
 
-    def memories_mentioning(self, words: tuple[str, ...]) -> Iterator[Memory]:
-        """A subset of the indexed memories holding every one whose file says one of `words` somewhere (a key, a
-        value, the body; case as given): the caller tests the field it means. Those whose manifest row is not read
-        yet and holds none of the words are left out without being decoded (lazy_rows.py)."""
-        return self._memories.mentioning(words)
+    def ids_with_status(self, statuses: frozenset[str]) -> frozenset[str]:
+        """The ids of the indexed memories whose status is one of `statuses`: found once, from the lifecycle facts each
+        row was read with where it is not decoded yet (lazy_rows.py), then kept in step (facets.py)."""
+        with self.lock:
+            return self._built_facets().ids_with_status(statuses)
 
-    def ids_with_status(self, statuses: frozenset[str]) -> Iterator[str]:
-        """The ids of the indexed memories whose status is one of `statuses`, from the lifecycle facts each row was
-        read with where it is not decoded yet (lazy_rows.py)."""
-        return self._memories.with_status(statuses)
+    def author_names(self) -> frozenset[str]:
+        """Every speaker or author the indexed memories name (indexer/people.py), the same object until one changes."""
+        known = self._facets.known_names()
+        if known is not None:
+            return known
+        with self.lock:
+            return self._built_facets().author_names()
+
+    def memories_changed_since(self, mark: int | None) -> tuple[int, frozenset[str] | None]:
+        """(a mark for now, the ids of the memories remembered or forgotten since `mark`): what a reader's cache of a
+        per-memory decision made at `mark` must decide again. None for the ids when `mark` is None or too old to tell
+        (decide everything again)."""
+        with self.lock:
+            now = self._changed_before + len(self._changed)
+            if mark is None or mark < self._changed_before:
+                return now, None
+            return now, frozenset(self._changed[mark - self._changed_before:])
+
+    def _changed_memory(self, memory_id: str) -> None:
+        self._changed.append(memory_id)
+        if len(self._changed) > 2 * CHANGES_KEPT:  # a reader further behind decides everything again
+            self._changed_before += len(self._changed) - CHANGES_KEPT
+            del self._changed[:-CHANGES_KEPT]
+
+    def _built_facets(self) -> Facets:
+        """The facets, scanned from the memories at the first ask (the lock held)."""
+        if not self._facets.built:
+            inactive = self._memories.with_status(frozenset(STATUSES) - {ACTIVE})
+            # Only memories with a "speaker" or "author" key can name one: in a row's JSON text the key is the word in
+            # quotes, which a body saying the word cannot hold (its quotes are escaped), so those rows stay undecoded.
+            self._facets.build(inactive, self._memories.mentioning(('"speaker"', '"author"')))
+        return self._facets
 
     def memory_ids(self) -> KeysView[str]:
         return self._memories.keys()
@@ -566,10 +602,10 @@ class Index:
         """Every unit with its (memory id, role), units ascending."""
         return self._unit_owner.items()
 
-    def whole_units_but(self, left_out: Iterable[str]) -> np.ndarray:
-        """The whole-chunk units (the ones a vector search scans) of every indexed memory but these ids, sorted."""
+    def whole_units_of(self, memory_ids: Iterable[str]) -> np.ndarray:
+        """The whole-chunk units (the ones a vector search scans) of these memories, sorted."""
         whole = self._whole_owner
-        return (whole if whole is not None else self._unit_owner).ids_but(left_out, WHOLE)
+        return (whole if whole is not None else self._unit_owner).ids_of(memory_ids, WHOLE)
 
     def chunk_owner(self, chunk_id: int) -> tuple[str, str] | None:
         """(memory id, heading) of a chunk (a keyword document), if it is indexed."""
@@ -645,9 +681,10 @@ class Index:
         with self.lock:
             return self._graph if self._graph is not None else self._link_table  # type: ignore[return-value]
 
-    def search_units(self, query: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
-        """The k units nearest a query vector (cosine), among `allowed` if given."""
-        return self._vectors.search(query, k, allowed)
+    def search_units(self, query: np.ndarray, k: int, allowed: Iterable[int] | None = None,
+                     excluded: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """The k units nearest a query vector (cosine), among `allowed` if given, none of `excluded` (sorted ids)."""
+        return self._vectors.search(query, k, allowed, excluded)
 
     def search_units_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
         return self._vectors.search_many(queries, k)
@@ -1243,6 +1280,8 @@ class Index:
     def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
         self._forget(memory.id, touched)
         self._memories[memory.id] = memory
+        self._facets.remember(memory)
+        self._changed_memory(memory.id)
         self._memory_changes += 1  # a graph built ahead from the memories before is not used (_ahead_of_a_change)
         if self._by_dedup_key is not None:
             hold(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory.id)
@@ -1295,6 +1334,8 @@ class Index:
         memory = self._memories.pop(memory_id, None)
         if memory is None:
             return
+        self._facets.forget(memory_id)
+        self._changed_memory(memory_id)
         self._memory_changes += 1
         if self._by_dedup_key is not None:
             let_go(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory_id)

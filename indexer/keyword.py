@@ -190,6 +190,7 @@ class KeywordIndex:
         # A big write's documents until its commit (fresh_keywords), and the Whoosh documents they hide.
         self._fresh = Fresh()
         self._hidden = np.zeros(0, dtype=np.int64)
+        self._masked: tuple[Searcher, frozenset[str], np.ndarray] | None = None  # the last mask's documents, per searcher
         self._stages = 0  # writes begun: a write's fresh documents leave when it (or a later one) commits
 
     @classmethod
@@ -436,7 +437,8 @@ class KeywordIndex:
                 allowed[np.fromiter(searcher.docs_for_query(filter_query), dtype=np.int64)] = True
                 scores[~allowed] = 0.0
             if mask_query is not None:
-                scores[np.fromiter(searcher.docs_for_query(mask_query), dtype=np.int64)] = 0.0
+                assert filters is not None
+                scores[self._mask_documents(searcher, filters.excluded_ids, mask_query)] = 0.0
             scores[self._hidden] = 0.0  # superseded by a fresh document, or removed
             found = _top(scores, k)
             own = self._containing(searcher, asked, ("title", "body"), found)
@@ -455,6 +457,17 @@ class KeywordIndex:
                      for row in _top(scores, k).tolist() for chunk in (fresh.rows[row],)]
             hits.sort(key=lambda hit: -hit.score)  # stable: on a tie Whoosh's document first, as a rebuild numbers them
             return hits[:k]
+
+    def _mask_documents(self, searcher: Searcher, excluded: frozenset[str], mask: q.Query) -> np.ndarray:
+        """The documents of the memories a mask leaves out, kept while the searcher and those memories are the same:
+        every search without a filter asks for the same ones (the hidden memories), and matching their terms cost
+        10-38 ms a search at 100k memories."""
+        kept = self._masked
+        if kept is not None and kept[0] is searcher and kept[1] == excluded:
+            return kept[2]
+        documents = np.fromiter(searcher.docs_for_query(mask), dtype=np.int64)
+        self._masked = (searcher, excluded, documents)
+        return documents
 
     def _containing(self, searcher: Searcher, terms: Sequence[str], fields: Sequence[str],
                     docs: np.ndarray) -> list[frozenset[str]]:

@@ -295,20 +295,20 @@ class Memories(_Held):
                     break
 
 
-    def with_status(self, statuses: frozenset[str]) -> Iterator[str]:
-        """The ids of the memories whose status is one of `statuses`: a row read with its lifecycle facts is told by
-        their status column, without decoding it or scanning its text; a row without them as `mentioning` tells."""
+    def with_status(self, statuses: frozenset[str]) -> Iterator[tuple[str, str]]:
+        """(id, status) of the memories whose status is one of `statuses`: a row read with its lifecycle facts is told
+        by their status column, without decoding it or scanning its text; a row without them as `mentioning` tells."""
         for memory_id, held in list(self._slots.items()):
             if type(held) is not tuple:
                 if held.status in statuses:  # type: ignore[union-attr]
-                    yield memory_id
+                    yield memory_id, held.status  # type: ignore[union-attr]
             elif len(held) > ROW_FACTS and held[ROW_FACTS] is not None:
                 if held[FACT_STATUS] in statuses:
-                    yield memory_id
+                    yield memory_id, held[FACT_STATUS]
             elif any(word in (held[ROW_MEMORY] or "") for word in statuses):
                 memory = self.get(memory_id)
                 if memory is not None and memory.status in statuses:
-                    yield memory_id
+                    yield memory_id, memory.status
 
     def link_inputs(self) -> Iterator[Memory | Unlinked]:
         """Every memory as the link graph reads it: a decoded one as itself; one not decoded yet, whose stored text

@@ -39,7 +39,8 @@ class OnnxMiniLM:
 
     def __init__(self, folder: Path | None = None, threads: int = 1, prepack: bool = True,
                  optimization: str = "all", spinning: bool = False, int8_long_queries: bool = False,
-                 int8_cache: Path | None = None, int8_documents: bool = False, int8_in_background: bool = False) -> None:
+                 int8_cache: Path | None = None, int8_documents: bool = False, int8_in_background: bool = False,
+                 int8_here: bool | None = None) -> None:
         """The defaults are what memdir runs; the others exist so bench/runtime.py can show what they cost
         (threads: ONNX Runtime's intra-op threads, 0 for its default of one per core).
         int8_long_queries: a query of LONG_QUERY_TOKENS word pieces or more is embedded by an int8 copy of the
@@ -47,7 +48,9 @@ class OnnxMiniLM:
         int8_documents: `embed` runs every text through that int8 graph too.
         int8_in_background: a long query that finds the int8 graph not built yet starts its build in a thread and is
         answered by float32 meanwhile (cosine 0.999 to int8's): the model host's way, so no prompt hook waits for the
-        build and a host that no long query or int8 document reaches never holds it (+39 MB)."""
+        build and a host that no long query or int8 document reaches never holds it (+39 MB).
+        int8_here: whether this machine takes the int8 graph at all; None: where the CPU has VNNI
+        (smooth_int8.int8_pays), else texts stay float32 whatever the two settings above say."""
         import os
 
         from .model_files import model_dir
@@ -72,6 +75,7 @@ class OnnxMiniLM:
         self._int8_lock = threading.Lock()
         self.int8_in_background = int8_in_background
         self._int8_builder: threading.Thread | None = None
+        self.int8_here = int8_here
 
     def embed(self, texts: Sequence[str], int8: bool | None = None) -> np.ndarray:
         """Documents' vectors, from the int8 graph when `int8` (None: as the embedder was made) says so."""
@@ -123,8 +127,13 @@ class OnnxMiniLM:
         """The int8 session, built at its first use; the float32 one if it cannot be (said once in the log)."""
         with self._int8_lock:
             if self._int8 is None:
+                from . import smooth_int8
                 from .smooth_int8 import int8_query_graph
 
+                if not (smooth_int8.int8_pays() if self.int8_here is None else self.int8_here):
+                    log.info("texts stay float32: this CPU has no VNNI, where the int8 graph is no faster and less close")
+                    self._int8 = (self._session, {})
+                    return self._int8[0]
                 try:
                     graph, shared = int8_query_graph(self._folder, self._int8_cache, self._file)
                     self._int8 = session(graph, shared, self._folder, **self._options)  # type: ignore[arg-type]

@@ -146,17 +146,23 @@ class Owners:
         self._fold()
         return self._ids, self._owner, self._names
 
-    def ids_but(self, left_out: Iterable[str], label: str) -> np.ndarray:
-        """The ids (sorted) with this label whose memory is none of `left_out`, read off the columns."""
-        self._fold()
+    def ids_of(self, names: Iterable[str], label: str) -> np.ndarray:
+        """The ids (sorted) with this label whose memory is one of `names`, the buffer read as it is: a search asks this
+        after every change, and folding the buffer first re-sorted 600k rows (20-90 ms at 100k memories)."""
+        wanted = set(names)
+        found = np.zeros(0, dtype=np.int64)
         code = self._label_code.get(label)
-        if code is None:
-            return np.zeros(0, dtype=np.int64)
-        keep = self._label == code
-        codes = [self._name_code[name] for name in left_out if name in self._name_code]
-        if codes:
-            keep &= ~np.isin(self._owner, np.array(codes, dtype=np.int32))
-        return self._ids[keep]
+        codes = [self._name_code[name] for name in wanted if name in self._name_code]
+        if code is not None and codes and len(self._ids):
+            found = self._ids[(self._label == code) & np.isin(self._owner, np.array(codes, dtype=np.int32))]
+        if self._added or self._removed:  # the buffer overrides the columns
+            stale = self._removed | self._added.keys()
+            if stale and len(found):
+                found = found[~np.isin(found, np.fromiter(stale, dtype=np.int64, count=len(stale)))]
+            extra = [item_id for item_id, (name, text) in self._added.items() if text == label and name in wanted]
+            if extra:
+                found = np.union1d(found, np.array(extra, dtype=np.int64))
+        return found
 
     # -- internals ---------------------------------------------------------------------
 

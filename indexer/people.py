@@ -13,14 +13,13 @@ person named, each sharing the name and little else with the question. Stripping
 keyword query as well, or lifting without stripping, did not pay.
 
 Names match as written (case-sensitive, whole words): "Will" the author must not turn "what will
-break" into a question about him. A vault with no such field pays one scan per index version.
+break" into a question about him. The index keeps the authors' names in step with the memories (facets.py).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
 
 from vault.model import Memory
 
@@ -53,23 +52,17 @@ NOBODY = Named(frozenset(), "")
 
 
 class People:
-    """The authors known to an index, kept per index version (one scan of the memories when it changes)."""
+    """The pattern of the authors known to an index, made again when their names change."""
 
     def __init__(self) -> None:
-        self._version = -1
+        self._names: frozenset[str] | None = None
         self._pattern: re.Pattern[str] | None = None
 
-    def named(self, query: str, version: int, memories: Iterable[Memory]) -> Named:
-        """The known authors `query` names, and the query with their names (and a possessive 's) taken out.
-        Nobody when it names none, or when taking the names out would leave nothing to embed."""
-        if version != self._version:
-            try:
-                names = _known_names(list(memories))
-            except RuntimeError:  # the index changed while it was read: keep the last scan, read again next time
-                names = None
-            if names is not None:
-                self._version = version
-                self._pattern = _pattern(names)
+    def named(self, query: str, names: frozenset[str]) -> Named:
+        """The `names` (the index's authors) that `query` names, and the query with them (and a possessive 's) taken
+        out. Nobody when it names none, or when taking the names out would leave nothing to embed."""
+        if names is not self._names:
+            self._names, self._pattern = names, _pattern(set(names))
         if self._pattern is None or not query:
             return NOBODY
         people = frozenset(m.group(1) for m in self._pattern.finditer(query))
@@ -77,16 +70,6 @@ class People:
             return NOBODY
         embedded = re.sub(r"\s{2,}", " ", self._pattern.sub("", query)).strip()
         return Named(people, embedded) if re.search(r"\w", embedded) else NOBODY
-
-
-def _known_names(memories: list[Memory]) -> set[str]:
-    """Every speaker or author the memories name. Most name nobody: two key lookups each, nothing built."""
-    names: set[str] = set()
-    for memory in memories:
-        frontmatter = memory.frontmatter
-        if "speaker" in frontmatter or "author" in frontmatter:
-            names.update(authors(memory))
-    return names
 
 
 def _pattern(names: set[str]) -> re.Pattern[str] | None:

@@ -285,10 +285,11 @@ class Searcher:
         self.settings = settings
         self.quality = quality or QualityModel.from_settings(settings)
         self.lifecycle = lifecycle  # when set, memories the next lifecycle run removes are left out now
-        self._leaving_cache: tuple[tuple[int, int], frozenset[str]] | None = None
+        self._leaving_cache: tuple[int, int, frozenset[str]] | None = None  # (minute, index change mark, ids)
         index.set_bm25(settings.bm25_b, settings.bm25_k1)
         self._unfiltered: tuple[tuple[int, bool, int], Mapping[str, Memory]] | None = None  # (index version, superseded?, minute) -> allowed
         self._out_of_sight: tuple[tuple[int, int], frozenset[str]] | None = None  # (index version, minute) -> ids
+        self._left_out_units: tuple[AllBut, np.ndarray] | None = None  # the allowed view -> its left-out whole units
         self._people = People()
         self._sections: tuple[int, dict[str, bool]] = (-1, {})  # index version -> memory id -> _sectioned
 
@@ -370,11 +371,7 @@ class Searcher:
         """The memories' speakers or authors the query names (indexer/people.py); nobody when that is off."""
         if self.settings.author_boost <= 0 or not request.query:
             return NOBODY
-        # Only memories with a "speaker" or "author" key can name one (people._known_names): in a row's JSON text the key
-        # is the word in quotes, which a body saying the word cannot hold (its quotes are escaped), so those rows are
-        # not decoded (at 100k memories, 393 of the 593 rows a first search decoded).
-        return self._people.named(request.query, self.index.version,
-                                  self.index.memories_mentioning(('"speaker"', '"author"')))
+        return self._people.named(request.query, self.index.author_names())
 
     def _limit(self, limit: int | None) -> int:
         limit = self.settings.default_limit if limit is None else limit
@@ -467,18 +464,27 @@ class Searcher:
         return self.index.version, int(now.timestamp() // 60) if self.lifecycle else 0
 
     def _leaving(self, now: datetime) -> frozenset[str]:
-        """The memories the next lifecycle run removes or archives; kept per index version and minute
-        (deciding costs about 1.4 µs a memory, 14 ms at 10k: too much for every filtered search)."""
+        """The memories the next lifecycle run removes or archives; decided for every memory once a minute, and in
+        between again only for the memories changed since (the index tells which). Deciding every memory after each
+        change cost the first search after it 0.5-1 CPU s at 100k memories (bench/results/s18-lead.md)."""
         if self.lifecycle is None:
             return frozenset()
-        key = (self.index.version, int(now.timestamp() // 60))
-        if self._leaving_cache is None or self._leaving_cache[0] != key:
-            # From each row's lifecycle facts where it is not decoded: deciding decodes no row (lifecycle_facts.py).
-            # A row whose facts no date can make leave is not decided (`lifecycle.may_leave`): most of them, at 100k.
-            worth = lifecycle.may_leave(now, self.lifecycle)
-            ids = frozenset(m.id for m in self.index.lifecycle_records(worth) if lifecycle.leaving(m, now, self.lifecycle))
-            self._leaving_cache = (key, ids)
-        return self._leaving_cache[1]
+        minute = int(now.timestamp() // 60)
+        cached = self._leaving_cache
+        mark, changed = self.index.memories_changed_since(cached[1] if cached is not None and cached[0] == minute else None)
+        if cached is not None and changed is not None:
+            if changed:
+                ids = {i for i in cached[2] if i not in changed}
+                ids.update(i for i in changed if (m := self.index.memory(i)) is not None
+                           and lifecycle.leaving(m, now, self.lifecycle))
+                self._leaving_cache = (minute, mark, frozenset(ids))
+            return self._leaving_cache[2]  # type: ignore[index]
+        # From each row's lifecycle facts where it is not decoded: deciding decodes no row (lifecycle_facts.py).
+        # A row whose facts no date can make leave is not decided (`lifecycle.may_leave`): most of them, at 100k.
+        worth = lifecycle.may_leave(now, self.lifecycle)
+        every = frozenset(m.id for m in self.index.lifecycle_records(worth) if lifecycle.leaving(m, now, self.lifecycle))
+        self._leaving_cache = (minute, mark, every)
+        return every
 
     def _timeline(self, allowed: Mapping[str, Memory], request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
         if not _explicit(request):
@@ -597,16 +603,28 @@ class Searcher:
         """The memories whose chunks are nearest the query (FAISS over chunk vectors, filtered before top-k)."""
         index, settings = self.index, self.settings
         unrestricted = len(allowed) == index.memory_count()
+        unit_filter: Iterable[int] | None = None
+        left_out: np.ndarray | None = None
         if unrestricted:
-            unit_filter = None
-        elif isinstance(allowed, AllBut):  # every memory but a few: read off the unit owners, none decoded
-            unit_filter = index.whole_units_but(allowed.left_out)
+            pass
+        elif isinstance(allowed, AllBut):  # every memory but a few (superseded ones): their units, none decoded
+            left_out = self._units_left_out(allowed)
         else:
             unit_filter = (u for m in allowed.values() for u, _, role in index.entry(m.path).units if role == WHOLE)
-        hits = sorted(index.search_units(query_vector, settings.candidates * CHUNK_HITS_PER_CANDIDATE, unit_filter),
-                      key=_stable)
+        hits = sorted(index.search_units(query_vector, settings.candidates * CHUNK_HITS_PER_CANDIDATE, unit_filter,
+                                         left_out), key=_stable)
         owners = dict.fromkeys(owner[0] for owner in index.owners_of_units([unit for unit, _ in hits]) if owner is not None)
         return list(owners)[:settings.candidates]
+
+    def _units_left_out(self, allowed: AllBut) -> np.ndarray:
+        """The whole units of the memories `allowed` leaves out, kept with it: the same view serves every search
+        until the index changes (`_allowed`)."""
+        cached = self._left_out_units
+        if cached is not None and cached[0] is allowed:
+            return cached[1]
+        units = self.index.whole_units_of(allowed.left_out)
+        self._left_out_units = (allowed, units)
+        return units
 
     def _keyword_candidates(self, request: SearchRequest, found: list[_Owned]) -> dict[str, _Candidate]:
         """One candidate per memory the keyword channel found, with its rank, score and term coverage."""
@@ -1013,6 +1031,11 @@ def _keyword_filter(request: SearchRequest, allowed: Mapping[str, Memory], index
     """Push the request's filters into Whoosh's own fields; hidden-by-graph memories become a mask."""
     if len(allowed) == index.memory_count():
         return None
+    if isinstance(allowed, AllBut):
+        # Every memory but the hidden ones (no filter asked): a mask of those few. A filter of the statuses kept
+        # walked every active document in Python each search: 100k of them, most of a search's CPU at 100k memories
+        # with one memory superseded (bench/results/s18-lead.md).
+        return KeywordFilter(excluded_ids=allowed.left_out)
     hidden = frozenset() if request.include_superseded else frozenset(index.link_view.superseded_ids())
     after = None
     if request.days_back is not None:

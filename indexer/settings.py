@@ -152,8 +152,9 @@ class SearchSettings:
     max_query_chars: int = setting(2000, "a longer query is asked by its first this many characters")
     int8_long_queries: bool = setting(True, "a query of 64 word pieces or more is embedded by an int8 copy of the model "
                                             "(vectors at cosine >= 0.999 to the float32 ones, 60 % of the CPU; memories: "
-                                            "int8_documents; indexer/smooth_int8.py). With the shared embedder, "
-                                            "the first vault the server opens decides")
+                                            "int8_documents; indexer/smooth_int8.py), on a CPU with VNNI: elsewhere "
+                                            "it is no faster and less close, and texts stay float32. With the shared "
+                                            "embedder, the first vault the server opens decides")
     int8_documents: bool = setting(False, "memories are embedded by that int8 copy too (cosine >= 0.997 to float32's "
                                           "on every text a reindex embeds, x1.6 less CPU a text; off by default: it "
                                           "moves some retrieval sets by more than 0.005, docs/search.md). Vectors "

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import platform
 import re
 import zipfile
 from functools import partial
@@ -46,10 +47,41 @@ CALIBRATION_FILE = "int8_calibration.txt"
 KEPT_FLOAT32 = re.compile(r"encoder\.layer\.\d+\.output\.dense")
 
 
-def quantized_columns(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A [in, out] float matrix as int8 and one scale per output column (symmetric)."""
-    scale = np.maximum(np.abs(weight).max(axis=0), 1e-12) / 127.0
-    return np.clip(np.rint(weight / scale), -127, 127).astype(np.int8), scale.astype(np.float32)
+def vnni(cpuinfo: str | None = None, machine: str | None = None) -> bool:
+    """Whether the CPU multiplies ONNX Runtime's uint8 activations by int8 weights and adds them in 32 bits (x86 VNNI).
+    Without it, x86 adds each pair of u8 x s8 products in a saturating int16 (2 x 255 x 127 > 32767), and gains no
+    speed either (bench/results/s18-lead.md). Not x86, or no way to tell: False."""
+    machine = platform.machine().lower() if machine is None else machine.lower()
+    if machine not in ("x86_64", "amd64", "i386", "i686", "x86"):
+        return False
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), [])
+    return bool({"avx512_vnni", "avx_vnni"} & set(flags))
+
+
+def int8_pays() -> bool:
+    """Whether texts should take the int8 graph on this machine: where the CPU has VNNI. On an AVX2 machine the int8
+    graph ran at x0.99-1.01 of float32's CPU and, even with 7-bit weights, cost the long prompts' MRR@10 0.807 ->
+    0.787; with VNNI it was 40 % less CPU for vectors at cosine 0.999 (sessions 16, 17). `MEMDIR_INT8` overrides it
+    at the entry points (mcp_server.config.int8_override)."""
+    return vnni()
+
+
+def weight_levels() -> int:
+    """The largest int8 weight: 127 with VNNI; 63 without (a graph made there anyway: MEMDIR_INT8=always), whose
+    pairs of products then stay under int16's limit (2 x 255 x 63 < 32767): long queries at cosine 0.998 to float32
+    instead of 0.988 on an AVX2 machine."""
+    return 127 if vnni() else 63
+
+
+def quantized_columns(weight: np.ndarray, levels: int = 127) -> tuple[np.ndarray, np.ndarray]:
+    """A [in, out] float matrix as int8 in -levels..levels and one scale per output column (symmetric)."""
+    scale = np.maximum(np.abs(weight).max(axis=0), 1e-12) / float(levels)
+    return np.clip(np.rint(weight / scale), -levels, levels).astype(np.int8), scale.astype(np.float32)
 
 
 def smoothing(activation_max: np.ndarray, weight: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
@@ -82,6 +114,7 @@ class _Int8(Writer):
     def __init__(self, *writes: Any, weights: dict[str, np.ndarray], maxima: dict[str, np.ndarray], alpha: float) -> None:
         super().__init__(*writes)
         self.weights, self.maxima, self.alpha = weights, maxima, alpha
+        self.levels = weight_levels()
         self._real_rows = ""  # the mask as a [tokens, 1] column, written once at the first Linear
 
     def linear(self, x: str, name: str) -> str:
@@ -89,7 +122,7 @@ class _Int8(Writer):
             return super().linear(x, name)
         weight = self.weights[name + ".weight"]
         s = smoothing(self.maxima[name], weight, self.alpha)
-        matrix, scales = quantized_columns((weight * s).T)
+        matrix, scales = quantized_columns((weight * s).T, self.levels)
         if not self._real_rows:
             self._real_rows = self.op("Reshape", [self.op("Cast", ["mask"], to=FLOAT), self.const(np.array([-1, 1]))])
         flat = self.op("Mul", [self.op("Mul", [x, self._real_rows]), self.const((1.0 / s).astype(np.float32))])

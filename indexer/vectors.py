@@ -61,6 +61,7 @@ PENDING_CAP = 32 << 20  # past this many bytes of unwritten changes (a build), a
 # ms, while the first pass and its exact re-scoring cost ~2 ms whatever the size (bench/vector_layer.py).
 FIRST_PASS_ABOVE = 20_000
 FIRST_PASS_MIN, FIRST_PASS_FACTOR = 2048, 20  # candidates the first pass keeps for an exact top k
+FIRST_PASS_EXCLUDED_SHARE = 8  # past 1/8 of the searched units left out, a search scans the rest in full instead
 _RECORD = struct.Struct("<II")  # payload length, CRC-32 of the payload
 _COUNT = struct.Struct("<cI")  # b"A" (add) or b"R" (remove), number of ids
 
@@ -419,25 +420,39 @@ class VectorIndex:
                 out[stored] = self._stored.read(ids[stored])
         return out
 
-    def search(self, query: np.ndarray, k: int, allowed: Iterable[int] | None = None) -> list[tuple[int, float]]:
-        """Top-k (unit id, cosine) pairs among the searched units; with `allowed`, only those ids compete
-        (filter before top-k)."""
+    def search(self, query: np.ndarray, k: int, allowed: Iterable[int] | None = None,
+               excluded: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """Top-k (unit id, cosine) pairs among the searched units; with `allowed`, only those ids compete, and none of
+        `excluded` (sorted ids) does (filters before top-k)."""
         with self._lock:
             if self._searched.ntotal == 0 or k <= 0:
                 return []
+            if excluded is not None and not len(excluded):
+                excluded = None
             params = None
             if allowed is not None:
                 allowed_ids = np.fromiter(allowed, dtype=np.int64)
+                if excluded is not None:
+                    allowed_ids = allowed_ids[~sorted_contains(excluded, allowed_ids)]
                 if len(allowed_ids) == 0:
                     return []
                 params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed_ids))
             k = min(k, int(self._searched.ntotal))
             query = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
-            if params is None and self._first_pass is not None:
+            few_left_out = excluded is None or len(excluded) <= self._searched.ntotal // FIRST_PASS_EXCLUDED_SHARE
+            if params is None and self._first_pass is not None and few_left_out:
                 # Exact scores of the first pass's candidates, by the same FAISS code as the full scan, so the
-                # result is the full scan's whenever its top k are among the candidates (see first_pass).
-                candidates = self._first_pass.candidates(query[0], first_pass_width(k))
+                # result is the full scan's whenever its top k are among the candidates (see first_pass). The units
+                # left out (superseded memories: a vault has a few) widen the list by as many, then leave it: a
+                # filter of every other unit skipped the first pass and scanned the whole index (100k memories).
+                width = first_pass_width(k) + (0 if excluded is None else len(excluded))
+                candidates = self._first_pass.candidates(query[0], width)
+                if excluded is not None:
+                    candidates = candidates[~sorted_contains(excluded, candidates)]
                 params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(candidates))
+            elif params is None and excluded is not None:
+                left_out = faiss.IDSelectorBatch(excluded)  # referenced until the search is done
+                params = faiss.SearchParameters(sel=faiss.IDSelectorNot(left_out))
             scores, ids = self._searched.search(query, k, params=params)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
 

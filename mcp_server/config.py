@@ -68,6 +68,16 @@ def load_config(vault_root: Path) -> Config:
 
 
 USER_VAULT_ENV = "MEMDIR_USER_VAULT"
+INT8_ENV = "MEMDIR_INT8"
+
+
+def int8_override() -> bool | None:
+    """$MEMDIR_INT8: "always" or "never" takes or leaves the int8 graph whatever the CPU; anything else, None: the
+    CPU decides (taken where it has VNNI, docs/search.md). The tests set "always" to check the graph on any CPU."""
+    value = os.environ.get(INT8_ENV, "").strip().lower()
+    return True if value == "always" else False if value == "never" else None
+
+
 
 
 def user_vault_root(config: Config, project_root: Path) -> Path | None:

@@ -11,6 +11,7 @@ from typing import Iterator
 import pytest
 
 from mcp_server.embedding import host as embed_host
+from indexer import smooth_int8
 from mcp_server.config import default_config_text
 from vault import Vault, init_vault
 
@@ -28,6 +29,10 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)  # the server registry lives under the temporary HOME
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # The int8 graph is checked on every CPU, in this process and in the servers and hosts it starts; where a user's
+    # machine takes it is tested on its own (tests/indexer/test_smooth_int8.py)
+    monkeypatch.setenv("MEMDIR_INT8", "always")
+    monkeypatch.setattr(smooth_int8, "int8_pays", lambda: True)
     yield
     host = embed_host.running()
     if host is not None:

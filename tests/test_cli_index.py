@@ -35,8 +35,9 @@ def test_reindex_embeds_with_the_vaults_int8_settings(hashing_example: Path, mon
     toml = hashing_example / "memdir.toml"
     toml.write_text(toml.read_text().replace("[search]\n", "[search]\nint8_documents = true\n", 1))
     assert run("reindex", "--vault", str(hashing_example)).exit_code == 0
-    [(long_queries, _cache, documents)] = asked
+    [(long_queries, _cache, documents, here)] = asked
     assert documents is True and long_queries is True, "as the server embeds: the vault's memdir.toml, not defaults"
+    assert here is True, "and $MEMDIR_INT8 (the tests': always) read at the entry point"
 
 
 def test_search_builds_the_index_when_missing_and_prints_json_results(hashing_example: Path):

@@ -523,8 +523,10 @@ def serve(idle_exit_seconds: float, model: Any = None, stop: threading.Event | N
         if model is None:
             from indexer.onnx_minilm import OnnxMiniLM
 
+            from ..config import int8_override
+
             # int8 only when a request asks; its graph built in the background at the first long query
-            model = OnnxMiniLM(int8_cache=folder, int8_in_background=True)
+            model = OnnxMiniLM(int8_cache=folder, int8_in_background=True, int8_here=int8_override())
             model.embed_query("warm up")
             log.info("memdir embedding host: model loaded (%.2f CPU s since its start)", time.process_time())
         host = _Host(model, secrets.token_urlsafe(32))

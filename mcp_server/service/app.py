@@ -26,7 +26,7 @@ from vault.errors import ConfigError, NotFoundError, ValidationError
 from vault.ids import check_id
 
 from ..client import servers_folder
-from ..config import Config, default_config_text, load_config, user_vault_root
+from ..config import Config, default_config_text, int8_override, load_config, user_vault_root
 
 log = logging.getLogger("memdir.app")
 PROJECT, USER = "project", "user"
@@ -181,6 +181,6 @@ def configured_embedder(config: Config) -> Embedder:
     """The embedder memdir.toml's [search] names, its int8 settings as set (a server's and `memdir reindex`'s)."""
     try:
         return make_embedder(config.search.embedder, config.search.int8_long_queries, servers_folder(),
-                             config.search.int8_documents)
+                             config.search.int8_documents, int8_override())
     except ValueError as exc:
         raise ConfigError(f"memdir.toml [search] embedder: {exc}") from None

@@ -105,7 +105,7 @@ def test_a_first_search_leaves_undecoded_the_rows_whose_text_only_says_speaker_o
     assert {"m-alice", "m-bob", "m-carol"} <= set(decoded)  # the speakers and the author: their keys
     assert "m-review" not in decoded
     assert hits and hits[0].memory.id == "m-carol"  # named: lifted by the author boost
-    assert searcher._people.named("what did Carol say", index.version, index.all_memories()).people == {"Carol"}
+    assert searcher._people.named("what did Carol say", index.author_names()).people == {"Carol"}
     index.close()
 
 

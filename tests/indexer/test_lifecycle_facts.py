@@ -95,6 +95,33 @@ def test_a_served_first_search_decodes_its_candidates_and_hides_leaving_and_supe
     index.close()
 
 
+def test_after_a_change_a_served_search_decides_again_only_the_memories_that_changed(root: Path, monkeypatch):
+    index = open_index(root)
+    searcher = Searcher(index, SearchSettings(embedder="hashing-256", score_threshold=0.0), lifecycle=RULES)
+    now = NOWS[2]
+    ask = SearchRequest(query="deploy", limit=50, now=now)
+    leaving = {"m-old-working", "m-idle", "m-journal", "m-goal3", "m-failing"}
+    assert not leaving & {h.memory.id for h in searcher.search(ask)}
+    decided: list[str] = []
+    deciding = lifecycle.leaving
+    monkeypatch.setattr(lifecycle, "leaving", lambda m, *rest: decided.append(m.id) or deciding(m, *rest))
+    vault = Vault(root)
+    vault.edit(index.memory("m-p03"), Change(fields={"uses": 5, "score": 0.1}))  # failing now: it leaves
+    vault.edit(index.memory("m-goal3"), Change(fields={"deadline": "2027-06-01"}))  # a date ahead: it stays
+    index.sync()
+    shown = {h.memory.id for h in searcher.search(ask)}
+    assert sorted(decided) == ["m-goal3", "m-p03"], "the two changed, not all 44"
+    assert "m-p03" not in shown and "m-goal3" in shown and not (leaving - {"m-goal3"}) & shown
+    (root / "patterns" / "p04.md").unlink()
+    index.sync()
+    assert "m-p04" not in {h.memory.id for h in searcher.search(ask)}
+    decided.clear()
+    later = SearchRequest(query="deploy", limit=50, now=NOWS[3])  # another minute: every memory decided again
+    searcher.search(later)
+    assert len(decided) > 10
+    index.close()
+
+
 def test_a_first_search_tells_the_hidden_statuses_from_the_facts_without_decoding_a_row_that_names_one(root: Path,
                                                                                                          monkeypatch):
     note(root, "patterns/talk.md", "m-talk", "We archived the old deploy notes and superseded the runbook.",

@@ -18,6 +18,10 @@ def test_random_adds_replacements_and_removals_read_back_as_a_dict_would(monkeyp
             owner = (f"m-{rng.randrange(50)}", rng.choice(["whole", "turn", "pair"]))
             table[item] = owner
             expected[item] = owner
+        if step % 11 == 0:  # a search's left-out units, read through the buffer as it stands
+            names = {f"m-{rng.randrange(50)}" for _ in range(3)}
+            assert table.ids_of(names, "whole").tolist() == sorted(
+                i for i, (name, label) in expected.items() if name in names and label == "whole")
         if step % 97 == 0:
             assert table.items() == sorted(expected.items())
         probe = rng.choice(list(expected)) if expected and rng.random() < 0.5 else rng.randrange(10**6)

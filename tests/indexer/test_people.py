@@ -25,30 +25,44 @@ def test_a_memory_says_who_wrote_it_by_its_speaker_or_author_field():
 
 
 def test_the_name_and_its_possessive_leave_the_text_the_vector_channel_embeds():
-    named = People().named("What are Melanie's pets called, and where did Melanie camp?", 1,
-                           [_memory("a", speaker="Melanie"), _memory("b", speaker="Mel"), _memory("c", speaker="Caroline")])
+    named = People().named("What are Melanie's pets called, and where did Melanie camp?",
+                           frozenset({"Melanie", "Mel", "Caroline"}))
     assert named.people == {"Melanie"}
     assert named.embedded == "What are pets called, and where did camp?"
 
 
 def test_names_match_as_written_so_a_common_word_is_not_a_person():
     people = People()
-    assert not people.named("what will break if we ship", 1, [_memory("a", author="Will")]).people
-    assert people.named("what did Will break", 1, [_memory("a", author="Will")]).people == {"Will"}
+    assert not people.named("what will break if we ship", frozenset({"Will"})).people
+    assert people.named("what did Will break", frozenset({"Will"})).people == {"Will"}
 
 
 def test_a_query_that_is_only_a_name_or_names_nobody_known_is_left_as_it_is():
     people = People()
-    memories = [_memory("a", speaker="Dana")]
-    assert not people.named("Dana", 1, memories).people
-    assert not people.named("what did Lee say", 1, memories).people
+    assert not people.named("Dana", frozenset({"Dana"})).people
+    assert not people.named("what did Lee say", frozenset({"Dana"})).people
 
 
-def test_the_authors_are_read_again_when_the_index_changes():
-    people = People()
-    assert not people.named("what did Lee say", 1, [_memory("a", speaker="Dana")]).people
-    assert people.named("what did Lee say", 1, [_memory("b", speaker="Lee")]).people == frozenset()  # same version: kept
-    assert people.named("what did Lee say", 2, [_memory("b", speaker="Lee")]).people == {"Lee"}
+def test_the_authors_names_follow_every_memory_written_edited_or_deleted(tmp_path: Path):
+    write(tmp_path, "history/dana.md", memory_text("m-dana", "Deploy", "the deploy broke", extra="speaker: Dana\n"))
+    index = concept_index(tmp_path)
+    names = index.author_names()
+    assert names == {"Dana"} and index.author_names() is names, "kept, not made again, while nothing changes"
+    for body, extra, expected in [
+        ("Lee moved the queue", "speaker: Lee\n", {"Dana", "Lee"}),  # a memory written
+        ("the queue moved, said Lee", "speaker: Lee\nuses: 2\n", {"Dana", "Lee"}),  # edited
+        ("the queue moved", "author: Sam\n", {"Dana", "Sam"}),  # its author changed
+        ("the queue moved", "", {"Dana"}),  # nobody named any more
+    ]:
+        write(tmp_path, "history/lee.md", memory_text("m-lee", "Queue", body, extra=extra))
+        index.sync()
+        assert index.author_names() == expected, body
+    write(tmp_path, "history/lee.md", memory_text("m-lee", "Queue", "Lee again", extra="speaker: Lee\n"))
+    index.sync()
+    (tmp_path / "history" / "dana.md").unlink()
+    index.sync()
+    assert index.author_names() == {"Lee"}, "a memory deleted"
+    index.close()
 
 
 class RecordingEmbedder(ConceptEmbedder):

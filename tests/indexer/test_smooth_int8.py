@@ -49,6 +49,48 @@ def test_int8_columns_round_trip_within_half_a_step_and_keep_the_largest_value()
     assert np.all(np.abs(matrix).max(axis=0) == 127)
 
 
+def test_seven_bit_columns_where_the_cpu_would_saturate_the_int16_sums():
+    weight = np.random.default_rng(2).normal(size=(8, 5)).astype(np.float32)
+    matrix, scales = smooth_int8.quantized_columns(weight, 63)
+    assert np.all(np.abs(matrix).max(axis=0) == 63)
+    assert np.all(np.abs(matrix.astype(np.float32) * scales - weight) <= scales / 2 + 1e-7)
+
+
+@pytest.mark.parametrize("machine, flags, has_vnni", [
+    ("x86_64", "fpu sse2 avx avx2 fma", False),  # AVX2 alone: u8 x s8 pairs summed in a saturating int16
+    ("x86_64", "avx2 avx512f avx512bw", False),  # AVX-512 without VNNI saturates too
+    ("x86_64", "avx2 avx512f avx512_vnni avx512_bf16", True),
+    ("x86_64", "avx2 avx_vnni", True),
+    ("AMD64", "avx2 avx_vnni", True),
+    ("aarch64", "fp asimd asimddp", False),  # not told: float32, which is right everywhere
+])
+def test_the_int8_graph_is_taken_only_where_the_cpu_sums_its_products_in_32_bits(machine, flags, has_vnni):
+    cpuinfo = f"processor\t: 0\nmodel name\t: some cpu\nflags\t\t: {flags}\n\nprocessor\t: 1\nflags\t\t: {flags}\n"
+    assert smooth_int8.vnni(cpuinfo, machine) is has_vnni
+    assert smooth_int8.vnni("", "x86_64") is False  # no flags line: not told
+
+
+@pytest.mark.parametrize("value, here", [("always", True), ("never", False), ("", None), ("auto", None)])
+def test_memdir_int8_overrides_the_cpus_choice_at_the_entry_points(value: str, here: bool | None,
+                                                                   monkeypatch: pytest.MonkeyPatch):
+    from mcp_server.config import int8_override
+
+    monkeypatch.setenv("MEMDIR_INT8", value)
+    assert int8_override() is here
+
+
+@pytest.mark.model
+def test_without_vnni_long_queries_and_int8_documents_stay_float32(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(smooth_int8, "int8_pays", lambda: smooth_int8.vnni())  # the suite takes it everywhere: not here
+    monkeypatch.setattr(smooth_int8, "vnni", lambda *args: False)
+    model = OnnxMiniLM(int8_long_queries=True, int8_documents=True, int8_cache=tmp_path)
+    long_query = "Traceback (most recent call last): " + "File app/jobs.py line 88 in run_import; " * 12
+    exact = OnnxMiniLM()
+    assert np.array_equal(model.embed_query(long_query), exact.embed_query(long_query))
+    assert np.array_equal(model.embed(["a note", long_query]), exact.embed(["a note", long_query]))
+    assert not (tmp_path / smooth_int8.CALIBRATION_FILE).exists() and not list(tmp_path.iterdir()), "nothing built"
+
+
 def test_a_node_of_another_domain_and_a_model_importing_it_are_written_as_onnx_writes_them():
     written = wire.node("DynamicQuantizeMatMul", ["a", "b", "c", "", "d"], ["y"], domain="com.microsoft")
     assert written == helper.make_node("DynamicQuantizeMatMul", ["a", "b", "c", "", "d"], ["y"],
@@ -131,7 +173,7 @@ def test_the_calibration_is_kept_and_a_torn_copy_is_made_again(tmp_path: Path, m
 @pytest.mark.model
 def test_long_queries_take_the_int8_graph_without_importing_onnx(tmp_path: Path):
     code = ("import sys; from pathlib import Path; from indexer.onnx_minilm import OnnxMiniLM;"
-            f" m = OnnxMiniLM(int8_long_queries=True, int8_cache=Path({str(tmp_path)!r}));"
+            f" m = OnnxMiniLM(int8_long_queries=True, int8_cache=Path({str(tmp_path)!r}), int8_here=True);"
             f" v = m.embed_query({LONG_QUERIES[0]!r}); assert m._int8[0] is not m._session;"
             " print(sorted(m for m in sys.modules if m == 'onnx' or m.startswith(('onnx.', 'google.protobuf'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)

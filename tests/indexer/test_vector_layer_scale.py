@@ -146,6 +146,31 @@ def test_a_large_searched_part_finds_what_the_full_scan_finds(monkeypatch: pytes
     assert _hits(fast, queries, 10) != _hits(exact, queries, 10)
 
 
+def test_units_left_out_of_a_large_searched_part_are_found_through_the_first_pass(monkeypatch: pytest.MonkeyPatch):
+    vectors, queries = _units(3000, 32, 11), _units(40, 32, 12)
+    exact = VectorIndex(32)
+    exact.add(np.arange(3000), vectors, [True] * 3000)
+    monkeypatch.setattr(vectors_module, "FIRST_PASS_ABOVE", 1000)
+    fast = VectorIndex(32)
+    fast.add(np.arange(3000), vectors, [True] * 3000)
+    # The units of superseded memories: every query's own best units among them, so the filter has work to do
+    excluded = np.unique(np.concatenate([np.argsort(-(queries @ vectors.T), axis=1)[:, :3].ravel(),
+                                         np.arange(0, 3000, 50)])).astype(np.int64)
+    left_out = set(excluded.tolist())
+    kept = [u for u in range(3000) if u not in left_out]
+    truth = [[u for u, _ in exact.search(q, 10, kept)] for q in queries]
+    assert [[u for u, _ in exact.search(q, 10, None, excluded)] for q in queries] == truth  # the full scan's filter
+    assert [[u for u, _ in fast.search(q, 10, None, excluded)] for q in queries] == truth
+    # and it is the first pass that found them: too narrow a pass misses some, as an unfiltered search would
+    monkeypatch.setattr(vectors_module, "FIRST_PASS_MIN", 12)
+    monkeypatch.setattr(vectors_module, "FIRST_PASS_FACTOR", 1)
+    assert [[u for u, _ in fast.search(q, 10, None, excluded)] for q in queries] != truth
+    # past an eighth of the index left out, the rest is scanned in full, whatever the pass's width
+    many = np.arange(0, 3000, 2, dtype=np.int64)
+    assert ([[u for u, _ in fast.search(q, 10, None, many)] for q in queries]
+            == [[u for u, _ in exact.search(q, 10, range(1, 3000, 2))] for q in queries])
+
+
 def test_a_small_searched_part_is_always_scanned_in_full(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(vectors_module, "FIRST_PASS_MIN", 1)
     monkeypatch.setattr(vectors_module, "FIRST_PASS_FACTOR", 1)
