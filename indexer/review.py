@@ -21,6 +21,7 @@ import gc
 import hashlib
 import json
 import re
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,8 +46,13 @@ _IMITATION = re.compile(
 )
 CONTRADICTION_NEIGHBOURS = 5
 # The vault-wide neighbour passes (duplicates, contradictions) by index: they change only when the index does.
-_PAIRS: dict[tuple[str, int], tuple[int, list[Item], list[Item]]] = {}
-_ACROSS: dict[tuple[str, int, int], tuple[tuple[int, int], list[Item]]] = {}  # review.across, by both indices' versions
+# Held by the index object itself, weakly: a key of id(index) outlived its index, so a later index at the same address
+# and version (a served reindex swaps a fresh one in; every fresh one starts at version 0) read the dead one's items,
+# and every index ever opened kept its lists in the dict.
+_PAIRS: weakref.WeakKeyDictionary[Any, tuple[int, list[Item], list[Item]]] = weakref.WeakKeyDictionary()
+# review.across, by the private index then the shared one, with both indices' versions.
+_ACROSS: weakref.WeakKeyDictionary[Any, weakref.WeakKeyDictionary[Any, tuple[tuple[int, int], list[Item]]]] = \
+    weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -104,10 +110,9 @@ class Inbox:
         return items
 
     def _similar_pairs(self) -> list[Item]:
-        key = (str(self.index.vault.root), id(self.index))
-        cached = _PAIRS.get(key)
+        cached = _PAIRS.get(self.index)
         if cached is None or cached[0] != self.index.version:
-            cached = _PAIRS[key] = (self.index.version, self._duplicates(), self._contradictions())
+            cached = _PAIRS[self.index] = (self.index.version, self._duplicates(), self._contradictions())
         return cached[1] + cached[2]
 
     def _duplicates(self) -> list[Item]:
@@ -204,11 +209,11 @@ def across(private: Curator, shared: Curator) -> list[Item]:
     into a shared file. A shared memory cannot point at a private one, so the way out is never a supersede link:
     delete the private one if the shared one holds, else correct the shared one in words that are not the
     private memory's (the privacy rule refuses a copy). Kept until either index changes, like the pair passes."""
-    key = (str(private.index.vault.root), id(private.index), id(shared.index))
+    by_shared = _ACROSS.setdefault(private.index, weakref.WeakKeyDictionary())
     versions = (private.index.version, shared.index.version)
-    cached = _ACROSS.get(key)
+    cached = by_shared.get(shared.index)
     if cached is None or cached[0] != versions:
-        cached = _ACROSS[key] = (versions, _across(private, shared))
+        cached = by_shared[shared.index] = (versions, _across(private, shared))
     return cached[1]
 
 

@@ -18,6 +18,9 @@ from .spool_names import session_tag
 
 RECORD = os.path.join(".memdir", "config-error.json")
 TOLD = os.path.join(".memdir", "config-error.told")  # session tags told, one a line
+# The one setting read from the environment that can refuse the vault (mcp_server.config.USER_VAULT_ENV; not imported:
+# the hook imports the standard library only): part of the stamp, so a fixed variable asks the server again.
+USER_VAULT_ENV = "MEMDIR_USER_VAULT"
 
 
 def record(root: str | os.PathLike[str], reason: str) -> None:
@@ -81,12 +84,12 @@ def telling(reason: str) -> tuple[str, str]:
     return user, model
 
 
-def _stamp(root: str | os.PathLike[str]) -> list[int] | None:
+def _stamp(root: str | os.PathLike[str]) -> list[int | str | None] | None:
     try:
         found = os.stat(os.path.join(root, "memdir.toml"))
     except OSError:
         return None
-    return [found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino]
+    return [found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino, os.environ.get(USER_VAULT_ENV)]
 
 
 def _remove(path: str) -> None:

@@ -67,3 +67,20 @@ def test_a_running_server_that_refuses_the_vault_has_the_same_prompt_say_why(mis
     finally:
         stop_all(hashing_root, process)
         stop_starting(misconfigured)
+
+
+def test_a_refusal_for_the_user_vault_variable_is_not_kept_once_the_variable_changes(hashing_root: Path, monkeypatch):
+    # $MEMDIR_USER_VAULT inside the project is refused as a ConfigError (mcp_server.config.user_vault_root): the
+    # record was stamped with memdir.toml only, so after the user fixed the variable every hook still told the old
+    # reason and started no server, until memdir.toml itself was edited.
+    from mcp_server.config import USER_VAULT_ENV
+
+    assert config_notice.USER_VAULT_ENV == USER_VAULT_ENV  # the hook names it without importing the config
+    (hashing_root / ".memdir").mkdir(exist_ok=True)  # made by the server before it refuses a setting
+    monkeypatch.setenv(USER_VAULT_ENV, str(hashing_root / "private"))
+    config_notice.record(hashing_root, "$MEMDIR_USER_VAULT is inside the project vault")
+    assert config_notice.pending(hashing_root) == "$MEMDIR_USER_VAULT is inside the project vault"
+    monkeypatch.setenv(USER_VAULT_ENV, str(hashing_root.parent / "elsewhere"))
+    assert config_notice.pending(hashing_root) is None
+    monkeypatch.delenv(USER_VAULT_ENV)
+    assert config_notice.pending(hashing_root) is None

@@ -221,3 +221,25 @@ def test_a_reversed_decision_is_a_contradiction_never_a_merge_in_the_inbox_and_t
     queue, merges = anyio.run(run)
     assert [sorted(i["ids"]) for i in queue.structured_content["items"] if i["kind"] == "contradiction"] == [pair]
     assert not any(set(pair) <= set(c["ids"]) for c in merges.structured_content["clusters"])  # at similarity 0.87
+
+
+def test_the_review_passes_of_an_index_that_is_gone_are_not_kept_for_a_later_one(project):
+    # They were kept by (root, id(index)): an index opened later at a freed one's address and version (every fresh
+    # index starts at 0; a served reindex swaps fresh ones in) read the old files' duplicates and contradictions,
+    # and a long-running process kept every index's lists.
+    import gc
+
+    from indexer import review
+    from mcp_server.service.app import App
+    from mcp_server.service.memory_service import MemoryService
+
+    write_reversed_pair(project / ".memories")
+    gc.collect()
+    before = len(review._PAIRS)
+    for _ in range(3):
+        app = App(project / ".memories")
+        assert kinds(MemoryService(app).review(ops.Review()))["contradiction"]
+        app.close()
+        del app
+    gc.collect()
+    assert len(review._PAIRS) == before
