@@ -526,8 +526,13 @@ def secret_halves() -> dict[str, int]:
     tokens = ["glpat-" + "xY9zA8bC7dE6fG5hI4jK", "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz12345678",
               "SG." + "ngeVfQFYQlKU0ufo8x5d1A." + "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr", "dop_v1_" + "3f9a" * 16,
               "AccountKey=" + "Zm9vYmFyYmF6cXV4" * 5 + "ab=="]
+    # Session 18: passwords people type, short and not random: a URL without a user name, a variable, curl -u.
+    password = "Zq8rT2vLx9" + "Pw"
+    typed = [f"redis://:{password}@cache:6379/0", f"export PGPASSWORD={password}", f"db password: {password}",
+             f"curl -u deploy:{password} https://api.example.com"]
     return {"secret_halves_kept": sum(secret in redact(text)[0] for text in pairs),
-            "token_formats_not_redacted": sum(token.removeprefix("AccountKey=") in redact(f"use {token} here")[0] for token in tokens)}
+            "token_formats_not_redacted": sum(token.removeprefix("AccountKey=") in redact(f"use {token} here")[0] for token in tokens),
+            "typed_passwords_not_redacted": sum(password in redact(text)[0] for text in typed)}
 
 
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
