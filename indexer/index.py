@@ -423,6 +423,17 @@ class Index:
                 self.swap(generation)
             return False
 
+    def _regenerate(self) -> None:
+        """This index's generation folder was deleted under it (`rm -rf .memdir/index`, `git clean -fdX` while a
+        server runs): searches still read the open files, but every write failed on a missing file while the memory
+        file itself was written, until a restart. Build a fresh generation from the files and swap it in."""
+        with self.lock:
+            if self.generation.is_dir():
+                return
+            log.warning("the index folder %s was deleted under the running index; rebuilding it from the files",
+                        self.generation)
+            self.swap(build_generation(self.vault, self.embedder, Layout(self.root)))
+
     def swap(self, generation: Path) -> None:
         """Load another generation (or the same one, changed by its owner) in place of this one."""
         old_keyword, old_manifest = self._keyword, self.manifest
@@ -801,6 +812,8 @@ class Index:
         # Whole-vault syncs (a build, the rescan) keep it: their peak counts. `building`: a slice of a fresh build
         # (fill) is many paths too, but a build's peak counts, and a collector off for every slice is off for the
         # whole build.
+        if not building and not self.generation.is_dir():
+            self._regenerate()
         pull = not building and paths is not None and (len(paths) >= READ_AHEAD_ABOVE or bool(folders))
         pause = collector.Pause(pull)
         try:

@@ -89,6 +89,15 @@ def _password(value: str) -> bool:
     return not (_TEMPLATE.fullmatch(value) or any(word in lowered for word in _PLACEHOLDER_WORDS))
 
 
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # password_v2, DB_PASS_2
+
+
+def _literal_password(value: str) -> bool:
+    """A password typed after its name: letters and digits, not a template, code, path, URL or identifier."""
+    return (re.search(r"\d", value) is not None and re.search(r"[A-Za-z]", value) is not None
+            and _password(value) and not _NOT_A_TOKEN.fullmatch(value) and not _IDENTIFIER.fullmatch(value))
+
+
 # The group named `s` is the secret: it is what gets masked and what redaction replaces.
 _RULES: tuple[_Rule, ...] = (
     _Rule("private-key", "private key (PEM)", re.compile(
@@ -116,10 +125,17 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("basic-auth", "HTTP basic auth credentials", re.compile(
         r"\bAuthorization:[ \t]*Basic[ \t]+(?P<s>[A-Za-z0-9+/]{12,}=*)"), _real),
     _Rule("connection-password", "password in a connection string", re.compile(
-        r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"]+:(?P<s>[^\s@/'\"]+)@[A-Za-z0-9._-]+"), _password),
+        r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"]*:(?P<s>[^\s@/'\"]+)@[A-Za-z0-9._-]+"), _password),  # user may be empty: redis://:pw@host
     _Rule("secret-assignment", "secret assigned to a key-like name", re.compile(
         r"(?i)\b[\w.-]*(?:api[_-]?key|apikey|secret|token|passwd|password|pwd|access[_-]?key|auth[_-]?key|credential)s?"
         r"[\w.-]*[\"']?[ \t]*[:=][ \t]*(?P<q>[\"']?)(?P<s>[^\s\"'`,;]{16,})(?P=q)"), _random),
+    # A human-chosen password is short and not random enough for the rule above, so a name that says
+    # "password" takes a shorter value that mixes letters and digits (`PGPASSWORD=` and twelve of them).
+    _Rule("password-assignment", "password assigned to a password-like name", re.compile(
+        r"(?i)\b[\w.-]*(?:passw(?:or)?d|passphrase|pwd)[\w.-]*[\"']?[ \t]*[:=][ \t]*(?P<q>[\"']?)(?P<s>[^\s\"'`,;]{8,})(?P=q)"),
+        _literal_password),
+    _Rule("cli-password", "password on a curl command line", re.compile(
+        r"\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t=]*[\"']?[^\s:\"'@]+:(?P<s>[^\s\"'@]+)"), _password),
     # Vendor formats with a prefix or a fixed structure (after gitleaks' rules of the same names).
     _Rule("gitlab-token", "GitLab token", re.compile(
         r"(?<![A-Za-z0-9_-])(?P<s>gl(?:pat|dt|rt|ptt|cbt|ft|imt|soat|oas)-[A-Za-z0-9_-]{20,})"), _real),
@@ -164,7 +180,7 @@ PAIR_DISTANCE = 300  # characters around a key id searched for its secret
 # is added: tests/vault/test_secrets.py checks every rule's examples against it.
 _NEEDED = ("private key", "sk-", "akia", "asia", "abia", "acca", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
            "xox", "k_live_", "k_test_", "aiza", "eyj", "earer", "authorization:", "://", "key", "secret", "token", "passw",
-           "pwd", "credential", "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "glsoat-", "gloas-",
+           "pwd", "credential", "passphrase", "curl", "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "glsoat-", "gloas-",
            "hf_", "api_org_", "sg.", "_v1_", "accountkey", "sharedaccesskey", "npm_", "pypi-", "shpat_", "shpca_",
            "shppa_", "shpss_", "sq0", "dapi", "lin_api_", "glc_", "glsa_", "pmak-", ":aa")
 

@@ -35,6 +35,10 @@ TIMEOUTS = {"prompt": 0.9, "stop": 0.9, "session-start": 0.9}
 UNSPOOLED_START_SECONDS = 3.0
 SPOOL = ".memdir/spool"
 MAX_STDIN = 4 * 1024 * 1024
+# The most of a prompt the server searches with (hooks_server.py) and so the most a hook sends. The search reads a
+# long paste by its error lines and its user's sentences, which come last (indexer/salient.py): it is handed all
+# of a prompt that size, not its beginning.
+MAX_PROMPT_CHARS = 64_000
 CLIENTS = ("claude-code", "gemini", "codex", "opencode")  # whose hook input and tool names (Claude Code's by default)
 USAGE = ("usage: memdir hook prompt|stop|session-start [--vault PATH] [--client gemini|codex|opencode]  "
          "(reads the client's hook JSON on stdin; Claude Code's by default)")
@@ -88,6 +92,10 @@ def _run(argv: list[str]) -> int:
             _lost(event)
             return 0
     request = {**payload, "spool": name} if name else payload
+    if event == "prompt" and isinstance(request.get("prompt"), str) and len(request["prompt"]) > MAX_PROMPT_CHARS:
+        # A pasted log would pass the server's request limit (1 MB) and the turn get no context; the server
+        # reads no more than this of a prompt anyway, and a replay of the spool still has all of it.
+        request = {**request, "prompt": request["prompt"][:MAX_PROMPT_CHARS]}
     try:
         result = client.request(info, "POST", f"/api/hook/{event}", request, timeout=timeout, vault=root)
     except (client.Unavailable, client.RemoteError) as exc:

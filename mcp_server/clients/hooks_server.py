@@ -28,6 +28,7 @@ from ..service import privacy as vaults
 from ..service import turns
 from ..service.capture import MAX_EXCHANGE_CHARS
 from .context import Line, known_context, memory_line, pointer_line, scoring_request
+from .hooks import MAX_PROMPT_CHARS
 from .spool_names import may_be_of, session_tag
 from ..service.memory_service import MemoryService
 from ..service.sessions import Session
@@ -35,9 +36,6 @@ from .trivial import is_trivial_exchange
 from ..views.view import view_of
 
 log = logging.getLogger("memdir.hooks")
-# The search reads a long paste by its error lines and its user's sentences, which come last (indexer/salient.py):
-# it is handed all of a prompt that size, not its beginning.
-MAX_PROMPT_CHARS = 64_000
 STALE_SECONDS = 45.0  # longer than any hook waits for its request: an older spool file lost its request
 # A hook waits under a second for its answer (hooks.TIMEOUTS): a spool file older than this has nobody waiting
 # on it, so the server's own timer may apply it (a request that still arrives finds it taken: applied once).

@@ -80,3 +80,21 @@ def test_a_reader_that_meets_a_damaged_index_says_what_to_do(hashing_root: Path)
             Index.open(Vault(hashing_root), HashingEmbedder())
     finally:
         owner.release()
+
+
+def test_an_index_folder_deleted_under_a_running_index_is_rebuilt_on_the_next_write(hashing_root: Path):
+    # `rm -rf .memdir/index` or `git clean -fdX` while a server runs: every add failed (FileNotFoundError on
+    # Whoosh's write lock) while its file was written, until the server was restarted.
+    import shutil
+
+    _vault_with_an_index(hashing_root)
+    index = open_index(hashing_root)
+    try:
+        shutil.rmtree(hashing_root / ".memdir" / "index")
+        write(hashing_root, "history/c.md", memory_text("m-0000000c", "Gamma", "gamma: the nightly export runs at three"))
+        index.sync(["history/c.md"])
+        hits = Searcher(index, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="nightly export"))
+        assert hits and hits[0].memory.id == "m-0000000c"
+        assert index.generation.is_dir() and Layout(hashing_root).current() == index.generation
+    finally:
+        index.close()

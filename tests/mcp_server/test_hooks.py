@@ -67,6 +67,12 @@ def test_the_prompt_hook_prints_known_context_as_hook_json(server):
     assert "never copy their text into shared notes" in context  # private memories stay the user's
 
 
+def test_a_prompt_over_the_servers_request_limit_still_gets_its_context(server):
+    # A pasted log of 1.5 MB: the server reads only a prompt's first MAX_PROMPT_CHARS, so the hook sends no more.
+    context = prompt(server, "how do we make celery retries safe\n" + "worker log line 42 ok\n" * 70_000)
+    assert "[id:m-a4c81f63]" in context
+
+
 def test_a_memory_shown_earlier_in_the_session_becomes_a_pointer(server):
     first = prompt(server, "how do we make celery retries safe")
     second = prompt(server, "how do we make celery retries safe")

@@ -516,6 +516,34 @@ def truncated_index(work: Path) -> dict[str, int]:
     return {"damaged_index_unservable": unservable, "damaged_index_lock_left_held": locks_held}
 
 
+def deleted_index(work: Path) -> dict[str, int]:
+    """Session 18: `rm -rf .memdir/index` (or `git clean -fdX`) under a running index: every write failed on a
+    missing Whoosh lock file, the memory file written all the same, until a restart. Counts failed writes."""
+    import shutil
+
+    from indexer.embed import make_embedder
+    from indexer.index import Index
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    root = work / "deleted-index"
+    init_vault(root, HASHING_TOML)
+    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+    index = Index.open(Vault(root), make_embedder("hashing-256"))
+    failed = 0
+    try:
+        shutil.rmtree(root / ".memdir" / "index")
+        for n in range(2):
+            write(root, f"history/n{n}.md", memory_text(f"m-0000001{n}", f"New {n}", f"new {n}: written after the rm"))
+            try:
+                index.sync([f"history/n{n}.md"])
+            except Exception:  # noqa: BLE001 - the write the user was told failed
+                failed += 1
+    finally:
+        index.close()
+    return {"deleted_index_failed_writes": failed}
+
+
 def secret_halves() -> dict[str, int]:
     """Item 4: Stop-capture redaction (vault.secrets.redact, what every capture path calls) kept the AWS secret
     access key beside a redacted key id, and let five vendors' token formats through. Counts what survives."""
@@ -526,8 +554,13 @@ def secret_halves() -> dict[str, int]:
     tokens = ["glpat-" + "xY9zA8bC7dE6fG5hI4jK", "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz12345678",
               "SG." + "ngeVfQFYQlKU0ufo8x5d1A." + "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr", "dop_v1_" + "3f9a" * 16,
               "AccountKey=" + "Zm9vYmFyYmF6cXV4" * 5 + "ab=="]
+    # Session 18: passwords people type, short and not random: a URL without a user name, a variable, curl -u.
+    password = "Zq8rT2vLx9" + "Pw"
+    typed = [f"redis://:{password}@cache:6379/0", f"export PGPASSWORD={password}", f"db password: {password}",
+             f"curl -u deploy:{password} https://api.example.com"]
     return {"secret_halves_kept": sum(secret in redact(text)[0] for text in pairs),
-            "token_formats_not_redacted": sum(token.removeprefix("AccountKey=") in redact(f"use {token} here")[0] for token in tokens)}
+            "token_formats_not_redacted": sum(token.removeprefix("AccountKey=") in redact(f"use {token} here")[0] for token in tokens),
+            "typed_passwords_not_redacted": sum(password in redact(text)[0] for text in typed)}
 
 
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
@@ -549,6 +582,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("link_parse_growth", link_parse_growth),
         ("truncated_index", lambda: truncated_index(work)),
         ("secret_halves", secret_halves),
+        ("deleted_index", lambda: deleted_index(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():

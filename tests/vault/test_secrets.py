@@ -51,6 +51,10 @@ SECRETS = [
     ("shopify-token", "shpat_" + "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d"),
     ("linear-key", "lin_api_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2Yz3A"),
     ("postman-key", "PMAK-" + "5f3a9b2c8d1e4f7a6b0c9d2e" + "-" + "3f9a" * 8 + "b2"),
+    ("connection-password", "REDIS_URL=redis://:" + "pA55w0rdXyZ123@cache:6379/0"),  # no user name, as Redis has it
+    ("password-assignment", "export PGPASSWORD=" + "Zq8rT2vLx9Pw"),
+    ("password-assignment", "the staging db password: " + "hunter22!x"),
+    ("cli-password", "curl -u deploy:" + "Zq8rT2vLx9Pw https://api.example.com/v1/deploy"),
     ("telegram-bot-token", "bot 123456789:AA" + "Hk3jLm9Qw2Er5Ty8Ui1Op4As7Df0Gh3Jk"),
 ]
 
@@ -79,6 +83,11 @@ HARMLESS = [
     "The file starts with -----BEGIN RSA PRIVATE KEY----- and that is all we say.",
     "tokenizer = AutoTokenizer.from_pretrained('bert-base-uncased')",
     "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "password: str and PASSWORD=$PGPASS and password=None",
+    "password: password_v2 and PGPASSWORD=ledger_dev and min_password_length: 12",
+    "password_hash = hash_v2(x) and pwd=/home/dana/src",
+    "use `password: ${{ secrets.DB_PASSWORD }}`",
+    "docker run -u 1000:1000 img and curl -u $USER:$TOKEN https://api.example.com",
 ]
 
 
