@@ -232,6 +232,8 @@ class Index:
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
         self._memories: Memories = Memories(self._entries)
         self._facets = Facets()  # the memories' statuses and authors, kept in step from the first ask (facets.py)
+        # Every memory read again, none of them through _remember: a reader's decisions from before are all stale
+        self._changed_before, self._changed = self._changed_before + len(self._changed) + 1, []
         self.path_of: dict[str, str] = {}  # identity_key(id) -> path
         # Memory ids as tuples, not sets (holders.py).
         # Digest of normalized text + type -> memory ids; made on the first duplicate asked for, not at the open

@@ -116,6 +116,10 @@ def test_after_a_change_a_served_search_decides_again_only_the_memories_that_cha
     index.sync()
     assert "m-p04" not in {h.memory.id for h in searcher.search(ask)}
     decided.clear()
+    index.swap(index.generation)  # every memory read again (a served reindex's swap): decided again, same minute
+    searcher.search(ask)
+    assert decided, "nothing changed through the index, yet every memory was read again"
+    decided.clear()
     later = SearchRequest(query="deploy", limit=50, now=NOWS[3])  # another minute: every memory decided again
     searcher.search(later)
     assert len(decided) > 10
