@@ -330,6 +330,17 @@ def resident_mb() -> float:
     return 0.0
 
 
+def _timed(call, repeats: int, before=lambda: None) -> float:
+    """Median wall milliseconds of `call` over `repeats` runs."""
+    samples = []
+    for _ in range(repeats):
+        before()
+        started = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - started) * 1000)
+    return round(statistics.median(samples), 1)
+
+
 def costs(model, minilm_inner, cands: list[int], repeats: int) -> dict:
     """Per-query cost of the second stage: the e5 query vector and n candidates' vectors (not cached:
     a query-time stage embeds what the first stage found), beside MiniLM on the same texts."""
@@ -343,12 +354,7 @@ def costs(model, minilm_inner, cands: list[int], repeats: int) -> dict:
     e5.embed(texts[:2]), minilm_inner.embed(texts[:2])  # both runtimes warm before the clock runs
 
     def timed(call) -> float:
-        samples = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            call()
-            samples.append((time.perf_counter() - started) * 1000)
-        return round(statistics.median(samples), 1)
+        return _timed(call, repeats)
 
     out = {"candidate words median": words[len(words) // 2], "repeats": repeats,
            "e5 query ms": timed(lambda: model.query([query])),
@@ -384,13 +390,7 @@ def costs_vectrix(data: Path, minilm_inner, cands: list[int], repeats: int) -> d
     ce.score("warm", texts[:2]), bge_docs.embed(texts[:2]), minilm_inner.embed(texts[:2])
 
     def timed(call) -> float:
-        samples = []
-        for n in range(repeats):
-            ce.seen.clear()
-            started = time.perf_counter()
-            call()
-            samples.append((time.perf_counter() - started) * 1000)
-        return round(statistics.median(samples), 1)
+        return _timed(call, repeats, before=ce.seen.clear)  # a query-time stage cannot reuse pair scores
 
     out = {"candidate words median": words[len(words) // 2], "repeats": repeats,
            "bge query ms": timed(lambda: bge_query.embed([query])),
