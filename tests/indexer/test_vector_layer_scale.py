@@ -22,6 +22,13 @@ def _units(count: int, dim: int, seed: int) -> np.ndarray:
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
+def _all_searched(vectors: np.ndarray) -> VectorIndex:
+    """An index whose units are these vectors, ids 0.., every one scanned by a search."""
+    index = VectorIndex(vectors.shape[1])
+    index.add(np.arange(len(vectors)), vectors, [True] * len(vectors))
+    return index
+
+
 def _hits(index: VectorIndex, queries: np.ndarray, k: int, allowed=None) -> list[list[int]]:
     return [[u for u, _ in index.search(q, k, allowed)] for q in queries]
 
@@ -128,8 +135,7 @@ def test_a_generation_with_the_stored_part_in_faiss_still_loads_and_its_next_per
 
 def test_a_large_searched_part_finds_what_the_full_scan_finds(monkeypatch: pytest.MonkeyPatch):
     vectors, queries = _units(3000, 32, 4), _units(40, 32, 5)
-    exact = VectorIndex(32)
-    exact.add(np.arange(3000), vectors, [True] * 3000)
+    exact = _all_searched(vectors)
     monkeypatch.setattr(vectors_module, "FIRST_PASS_ABOVE", 1000)
     fast = VectorIndex(32)
     for start in range(0, 3000, 500):  # crosses the threshold partway, then keeps the pass in step
@@ -148,11 +154,9 @@ def test_a_large_searched_part_finds_what_the_full_scan_finds(monkeypatch: pytes
 
 def test_units_left_out_of_a_large_searched_part_are_found_through_the_first_pass(monkeypatch: pytest.MonkeyPatch):
     vectors, queries = _units(3000, 32, 11), _units(40, 32, 12)
-    exact = VectorIndex(32)
-    exact.add(np.arange(3000), vectors, [True] * 3000)
+    exact = _all_searched(vectors)
     monkeypatch.setattr(vectors_module, "FIRST_PASS_ABOVE", 1000)
-    fast = VectorIndex(32)
-    fast.add(np.arange(3000), vectors, [True] * 3000)
+    fast = _all_searched(vectors)
     # The units of superseded memories: every query's own best units among them, so the filter has work to do
     excluded = np.unique(np.concatenate([np.argsort(-(queries @ vectors.T), axis=1)[:, :3].ravel(),
                                          np.arange(0, 3000, 50)])).astype(np.int64)
