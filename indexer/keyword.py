@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
+import weakref
 from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -190,7 +191,9 @@ class KeywordIndex:
         # A big write's documents until its commit (fresh_keywords), and the Whoosh documents they hide.
         self._fresh = Fresh()
         self._hidden = np.zeros(0, dtype=np.int64)
-        self._masked: tuple[Searcher, frozenset[str], np.ndarray] | None = None  # the last mask's documents, per searcher
+        # The last mask's documents, per searcher: held weakly, so a searcher replaced after a write is let go (with
+        # the segment files it holds open), not kept until the next masked search
+        self._masked: tuple[weakref.ref[Searcher], frozenset[str], np.ndarray] | None = None
         self._stages = 0  # writes begun: a write's fresh documents leave when it (or a later one) commits
 
     @classmethod
@@ -463,10 +466,10 @@ class KeywordIndex:
         every search without a filter asks for the same ones (the hidden memories), and matching their terms cost
         10-38 ms a search at 100k memories."""
         kept = self._masked
-        if kept is not None and kept[0] is searcher and kept[1] == excluded:
+        if kept is not None and kept[0]() is searcher and kept[1] == excluded:
             return kept[2]
         documents = np.fromiter(searcher.docs_for_query(mask), dtype=np.int64)
-        self._masked = (searcher, excluded, documents)
+        self._masked = (weakref.ref(searcher), excluded, documents)
         return documents
 
     def _containing(self, searcher: Searcher, terms: Sequence[str], fields: Sequence[str],
