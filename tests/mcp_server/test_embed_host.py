@@ -407,7 +407,7 @@ def test_a_started_query_whose_host_dies_midway_through_its_answer_is_asked_agai
         shared._info = HostInfo(os.getpid(), port, "token", 0.0)  # the host it knew, alive then
         pending = shared.start_query("celery retries")
         assert pending is not None
-        assert np.allclose(pending.result(timeout=30), HashingEmbedder(384).embed_query("celery retries"))
+        assert np.allclose(pending.result(timeout=120), HashingEmbedder(384).embed_query("celery retries"))
 
 
 def test_a_request_that_needs_an_embedding_host_that_cannot_start_is_answered_as_memdirs_error(
