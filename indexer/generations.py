@@ -168,6 +168,17 @@ class Layout:
                              "keeps the vault's index there: make the vault writable, or copy it somewhere writable") from None
         return None if fd is None else Ownership(fd)
 
+    def holds(self, ownership: "Ownership") -> bool:
+        """Whether `ownership`'s flock is on the lock file that is at lock_path now. `git clean -fdX` deletes the file
+        under its owner, whose flock then locks nothing another process can see: that one's open creates the file
+        again and owns the index too."""
+        try:
+            found = os.stat(self.lock_path)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(ownership.fd) if ownership.fd is not None else None
+        return held is not None and (held.st_dev, held.st_ino) == (found.st_dev, found.st_ino)
+
 
 class Ownership:
     """The flock that makes one process the index's only writer."""

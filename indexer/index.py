@@ -434,7 +434,22 @@ class Index:
                 return
             log.warning("the index folder %s was deleted under the running index; rebuilding it from the files",
                         self.generation)
-            self.swap(build_generation(self.vault, self.embedder, Layout(self.root)))
+            layout = Layout(self.root)
+            self._own_again(layout)
+            self.swap(build_generation(self.vault, self.embedder, layout))
+
+    def _own_again(self, layout: Layout) -> None:
+        """Hold the index's lock file as it is on disk now: `git clean -fdX` deleted it with the folder, and a second
+        process opening the vault would have owned the index beside this one, both writing the one generation."""
+        owner = self._owner
+        if owner is None or layout.holds(owner):
+            return
+        again = layout.try_own()
+        if again is None:
+            raise IndexUnusable(f"the index folder of {self.root} was deleted, and another memdir process has owned the "
+                                "index since: this one no longer writes it (restart it)")
+        owner.release()
+        self._owner = again
 
     def swap(self, generation: Path) -> None:
         """Load another generation (or the same one, changed by its owner) in place of this one."""

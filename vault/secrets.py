@@ -90,12 +90,22 @@ def _password(value: str) -> bool:
 
 
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")  # password_v2, DB_PASS_2
+# What a setting about passwords holds that is not one: the scheme that hashes or encrypts them (Postgres'
+# `password_encryption = scram-sha-256`, `password_hashing: argon2id`), a time (`password_changed_at: 2024-…Z`) or a
+# duration. Letters and digits mixed, so the rule below took them for passwords, and an `add` saying so was refused.
+_NOT_A_PASSWORD = re.compile(
+    r"(?i)(?:argon2(?:id|i|d)?|bcrypt|s?crypt|yescrypt|pbkdf2|scram|sha-?\d*|md5|aes|hmac|blake2[bs]?|chacha20"
+    r"|ed25519|rsa|des3?)(?:[-_][a-z0-9]+)*"  # an algorithm, with its variant's parts: aes-256-gcm, pbkdf2-sha512
+    r"|\d{4}-\d\d-\d\d(?:[T ].*)?"  # a date or a time
+    r"|\d+(?:ms|secs?|seconds?|mins?|minutes?|hours?|days?|weeks?|months?|years?|chars?|characters?)")
 
 
 def _literal_password(value: str) -> bool:
-    """A password typed after its name: letters and digits, not a template, code, path, URL or identifier."""
+    """A password typed after its name: letters and digits, not a template, code, path, URL, identifier, or what a
+    setting about passwords holds (a scheme, a time)."""
     return (re.search(r"\d", value) is not None and re.search(r"[A-Za-z]", value) is not None
-            and _password(value) and not _NOT_A_TOKEN.fullmatch(value) and not _IDENTIFIER.fullmatch(value))
+            and _password(value) and not _NOT_A_TOKEN.fullmatch(value) and not _IDENTIFIER.fullmatch(value)
+            and not _NOT_A_PASSWORD.fullmatch(value))
 
 
 # The group named `s` is the secret: it is what gets masked and what redaction replaces.
@@ -134,8 +144,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("password-assignment", "password assigned to a password-like name", re.compile(
         r"(?i)\b[\w.-]*(?:passw(?:or)?d|passphrase|pwd)[\w.-]*[\"']?[ \t]*[:=][ \t]*(?P<q>[\"']?)(?P<s>[^\s\"'`,;]{8,})(?P=q)"),
         _literal_password),
+    # The -u of curl's own command (not of one after a `|`, `;` or `&&` on the line), and a user name that is not a
+    # number: `docker run -u 1000:1000` is a uid and a gid.
     _Rule("cli-password", "password on a curl command line", re.compile(
-        r"\bcurl\b[^\n]*?[ \t](?:-u|--user)[ \t=]*[\"']?[^\s:\"'@]+:(?P<s>[^\s\"'@]+)"), _password),
+        r"\bcurl\b[^\n;|&]*?[ \t](?:-u|--user)[ \t=]*[\"']?(?!\d+:)[^\s:\"'@]+:(?P<s>[^\s\"'@]+)"), _password),
     # Vendor formats with a prefix or a fixed structure (after gitleaks' rules of the same names).
     _Rule("gitlab-token", "GitLab token", re.compile(
         r"(?<![A-Za-z0-9_-])(?P<s>gl(?:pat|dt|rt|ptt|cbt|ft|imt|soat|oas)-[A-Za-z0-9_-]{20,})"), _real),

@@ -98,3 +98,38 @@ def test_an_index_folder_deleted_under_a_running_index_is_rebuilt_on_the_next_wr
         assert index.generation.is_dir() and Layout(hashing_root).current() == index.generation
     finally:
         index.close()
+
+
+def test_a_running_index_whose_lock_file_was_deleted_with_its_folder_keeps_the_index_its_own(hashing_root: Path):
+    # `git clean -fdX` deletes .memdir/index.lock too: the running owner's flock then held a file nobody else could
+    # see, and the next process to open the vault owned the index beside it, both writing one generation.
+    import shutil
+
+    _vault_with_an_index(hashing_root)
+    index = open_index(hashing_root)
+    try:
+        shutil.rmtree(hashing_root / ".memdir")
+        write(hashing_root, "history/c.md", memory_text("m-0000000c", "Gamma", "gamma: the nightly export runs at three"))
+        index.sync(["history/c.md"])
+        assert Layout(hashing_root).try_own() is None, "a second process would own the index too"
+        assert index.memory("m-0000000c") is not None
+    finally:
+        index.close()
+    assert Layout(hashing_root).try_own() is not None, "closed: the index is free again"
+
+
+def test_a_running_index_whose_lock_was_taken_after_its_folder_was_deleted_stops_writing(hashing_root: Path):
+    import shutil
+
+    _vault_with_an_index(hashing_root)
+    index = open_index(hashing_root)
+    try:
+        shutil.rmtree(hashing_root / ".memdir")
+        other = Layout(hashing_root).try_own()  # another process opened the vault first
+        assert other is not None
+        write(hashing_root, "history/c.md", memory_text("m-0000000c", "Gamma", "gamma: the nightly export runs at three"))
+        with pytest.raises(IndexUnusable, match="another memdir process has owned the index"):
+            index.sync(["history/c.md"])
+        other.release()
+    finally:
+        index.close()

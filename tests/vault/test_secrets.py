@@ -55,6 +55,7 @@ SECRETS = [
     ("password-assignment", "export PGPASSWORD=" + "Zq8rT2vLx9Pw"),
     ("password-assignment", "the staging db password: " + "hunter22!x"),
     ("cli-password", "curl -u deploy:" + "Zq8rT2vLx9Pw https://api.example.com/v1/deploy"),
+    ("password-assignment", "PGPASSWORD=" + "aes256Tide9"),  # begins like a cipher's name, and is not one
     ("telegram-bot-token", "bot 123456789:AA" + "Hk3jLm9Qw2Er5Ty8Ui1Op4As7Df0Gh3Jk"),
 ]
 
@@ -88,6 +89,14 @@ HARMLESS = [
     "password_hash = hash_v2(x) and pwd=/home/dana/src",
     "use `password: ${{ secrets.DB_PASSWORD }}`",
     "docker run -u 1000:1000 img and curl -u $USER:$TOKEN https://api.example.com",
+    # Settings about passwords that hold none (review of session 18): refused by `add` as passwords.
+    "Since Postgres 14 the default is password_encryption = scram-sha-256",
+    "password_hashing: argon2id and password_cipher = aes-256-gcm and password_scheme = pbkdf2-sha512",
+    'password_changed_at: 2024-01-15T10:00:00Z and "password_updated_at": "2024-03-01T08:30:00Z"',
+    "password_lockout_window=15minutes",
+    # Another command's -u on a curl line, and a uid:gid in prose that names curl.
+    "curl -fsSL https://get.docker.com | sh && docker run -u node:node img",
+    "fetch the script with curl, then run the image as docker run -u 1000:1000 app",
 ]
 
 
@@ -148,6 +157,13 @@ def test_a_title_cut_from_the_content_does_not_report_the_same_secret_twice(vaul
     with pytest.raises(SecretError) as refused:
         vault.add(f"{AWS} is the deploy key")
     assert len(refused.value.findings) == 1 and refused.value.findings[0].where == "content"
+
+
+def test_a_note_on_how_passwords_are_stored_is_written_not_refused(vault: Vault):
+    # The password-assignment rule took a setting's scheme for a password (review of session 18).
+    memory = vault.add("Postgres 14 hashes logins with password_encryption = scram-sha-256; our old md5 users "
+                       "had to reset (password_changed_at: 2024-01-15T10:00:00Z).", collection="patterns")
+    assert "scram-sha-256" in (vault.root / memory.path).read_text()
 
 
 def test_allow_secrets_stores_it_when_the_user_explicitly_asked(vault: Vault):
