@@ -55,20 +55,23 @@ class People:
     """The pattern of the authors known to an index, made again when their names change."""
 
     def __init__(self) -> None:
-        self._names: frozenset[str] | None = None
-        self._pattern: re.Pattern[str] | None = None
+        # The names and their pattern as one value, read once a call: searches run in several threads, and two
+        # attributes set one after the other could be read as new names with the old pattern (review of session 18).
+        self._known: tuple[frozenset[str] | None, re.Pattern[str] | None] = (None, None)
 
     def named(self, query: str, names: frozenset[str]) -> Named:
         """The `names` (the index's authors) that `query` names, and the query with them (and a possessive 's) taken
         out. Nobody when it names none, or when taking the names out would leave nothing to embed."""
-        if names is not self._names:
-            self._names, self._pattern = names, _pattern(set(names))
-        if self._pattern is None or not query:
+        known_names, pattern = self._known
+        if names is not known_names:
+            pattern = _pattern(set(names))
+            self._known = (names, pattern)
+        if pattern is None or not query:
             return NOBODY
-        people = frozenset(m.group(1) for m in self._pattern.finditer(query))
+        people = frozenset(m.group(1) for m in pattern.finditer(query))
         if not people:
             return NOBODY
-        embedded = re.sub(r"\s{2,}", " ", self._pattern.sub("", query)).strip()
+        embedded = re.sub(r"\s{2,}", " ", pattern.sub("", query)).strip()
         return Named(people, embedded) if re.search(r"\w", embedded) else NOBODY
 
 

@@ -44,6 +44,7 @@ from .ranking import (
     combined_evidence,
     learned_features,
     learned_order,
+    never_rising,
     recency_bonus,
     section_score,
     shown_relevance,
@@ -358,7 +359,8 @@ class Searcher:
             # The session of the strong hit nearest the question in meaning rises too (indexer/multihop.py).
             hits = multihop.lift_conversation(self.index, hits, query_vector, self.settings.conversation_reach,
                                               self.settings.conversation_lift)
-            hits = with_shown(returned(hits, request.sort_by, now, self.settings.fresh_unscored_days, limit, merged))
+            hits = with_shown(returned(hits, request.sort_by, now, self.settings.fresh_unscored_days, limit, merged),
+                              request.sort_by)
             # Only the returned hits need their successor (a graph walk) and excerpt (a re-chunking).
             hits = [replace(h, successor=self._successor(h.memory)) for h in hits]
         # An excerpt reads only its hit's Memory, which is frozen: re-chunked with the lock let go, it no longer holds
@@ -1121,13 +1123,19 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
 
 
-def with_shown(hits: list[Hit]) -> list[Hit]:
+def with_shown(hits: list[Hit], sort_by: str = "relevance") -> list[Hit]:
     """Ranked hits with the number they show: how likely each is the answer (ranking.shown_relevance).
 
     A relevance alone says how strongly a memory matches the question, not whether it is the one that answers: on
     LoCoMo nearly every turn matched at 0.8 or more (they all name the speakers the question names), and a hit at
-    0.5-0.6 was right less often than one at 0.4-0.5 on three sets (bench/results/s10-calib10.md)."""
-    return [h if read is None else h.but(shown=shown_relevance(*read)) for h, read in zip(hits, shown_inputs(hits))]
+    0.5-0.6 was right less often than one at 0.4-0.5 on three sets (bench/results/s10-calib10.md). Each number is read
+    before the outcome record, recency and staleness move the order, so one can stand above the one before it: the
+    number that would rise above the one listed before it is shown just under that one (ranking.never_rising), in a
+    list ordered by relevance (`sort_by`; by recency or score each shows its own)."""
+    reads = shown_inputs(hits)
+    numbers = [shown_relevance(*read) for read in reads if read is not None]
+    shown = iter(never_rising(numbers) if sort_by == "relevance" else numbers)
+    return [h if read is None else h.but(shown=next(shown)) for h, read in zip(hits, reads)]
 
 
 def shown_inputs(hits: list[Hit]) -> list[tuple[float, float, int] | None]:

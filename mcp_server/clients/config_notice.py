@@ -29,6 +29,8 @@ def record(root: str | os.PathLike[str], reason: str) -> None:
     if stamp is None:
         return
     path = os.path.join(root, RECORD)
+    if _kept(path) == {"reason": reason, "config": stamp}:
+        return  # refused again for the same reason (a server asked each time): told once a session, not each time
     temp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(temp, "w", encoding="utf-8") as file:
@@ -47,14 +49,19 @@ def clear(root: str | os.PathLike[str]) -> None:
 
 def pending(root: str | os.PathLike[str]) -> str | None:
     """The recorded reason, while memdir.toml is still the file it was recorded for; else None."""
+    kept = _kept(os.path.join(root, RECORD))
+    if kept is None:
+        return None
+    return kept["reason"] if kept.get("config") == _stamp(root) else None
+
+
+def _kept(path: str) -> dict | None:
     try:
-        with open(os.path.join(root, RECORD), encoding="utf-8") as file:
+        with open(path, encoding="utf-8") as file:
             kept = json.loads(file.read())
     except (OSError, ValueError):
         return None
-    if not isinstance(kept, dict) or not isinstance(kept.get("reason"), str):
-        return None
-    return kept["reason"] if kept.get("config") == _stamp(root) else None
+    return kept if isinstance(kept, dict) and isinstance(kept.get("reason"), str) else None
 
 
 def first_telling(root: str | os.PathLike[str], session_id: object) -> bool:
@@ -75,8 +82,15 @@ def first_telling(root: str | os.PathLike[str], session_id: object) -> bool:
     return True
 
 
-def telling(reason: str) -> tuple[str, str]:
-    """(the user's line, the model's line) for a vault refused for its memdir.toml."""
+def telling(reason: str, server_held: bool = False) -> tuple[str, str]:
+    """(the user's line, the model's line) for a vault refused for its memdir.toml; `server_held`: refused by a running
+    server for a setting it read when it started (its own $MEMDIR_USER_VAULT), which only a new server reads again."""
+    if server_held:
+        return (f"memdir: no memories this session: {reason}. The running memdir server read that when it started: fix "
+                "it, then run `memdir stop` and the next prompt starts one that reads it again; prompts and exchanges "
+                "are kept until then.",
+                f"memdir's memory vault is not available: {reason}. No memories were searched for this prompt and the "
+                "memdir tools will fail until the user fixes it and restarts memdir's server (`memdir stop`).")
     user = (f"memdir: no memories this session: {reason}. Fix that line (`memdir doctor` checks the file); "
             "prompts and exchanges are kept until then.")
     model = (f"memdir's memory vault is not available: its memdir.toml has a value memdir cannot use ({reason}). "

@@ -107,6 +107,11 @@ def _run(argv: list[str]) -> int:
         refused = config_notice.pending(root)  # the server has just refused the vault for its memdir.toml
         if refused is not None:
             _tell_refused(root, event, data["session_id"], refused, adapter)
+        elif isinstance(exc, client.RemoteError) and exc.kind == "ConfigError":
+            # A running server refused it for a setting it read when it started ($MEMDIR_USER_VAULT in its own
+            # environment): the record's stamp follows this shell's variable, which the user may have fixed since,
+            # and memory stayed off without a word until that server exited (review of session 18).
+            _tell_refused(root, event, data["session_id"], str(exc), adapter, server_held=True)
         return 0
     context = result.get("additionalContext") if isinstance(result, dict) else None
     if context and event in ("prompt", "session-start"):
@@ -116,12 +121,13 @@ def _run(argv: list[str]) -> int:
     return 0
 
 
-def _tell_refused(root: str, event: str, session_id: object, reason: str, adapter: Any) -> None:
+def _tell_refused(root: str, event: str, session_id: object, reason: str, adapter: Any,
+                  server_held: bool = False) -> None:
     """Once a session: the user (systemMessage, shown by Claude Code and Gemini CLI) and the model (its context)
     learn that the vault's memdir.toml keeps memdir off, and which line."""
     if event not in ("prompt", "session-start") or not config_notice.first_telling(root, session_id):
         return
-    user, model = config_notice.telling(reason)
+    user, model = config_notice.telling(reason, server_held)
     output = adapter.hook_output(event, model) if adapter else \
         {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": model}}
     sys.stdout.write(json.dumps({"systemMessage": user, **output}, ensure_ascii=False) + "\n")

@@ -53,7 +53,8 @@ def search(app: App, request: SearchRequest, include_private: bool = True) -> li
     # Each vault's part in final-score order: a fresh unused memory and a used one are put in their order once, over
     # the union (Searcher.search's `merged`).
     hits = [hit for side in sides for hit in side.searcher.search(request, merged=True)]
-    return with_shown(order_hits(hits, request.sort_by, request.now, app.config.search.fresh_unscored_days)[:limit])
+    return with_shown(order_hits(hits, request.sort_by, request.now, app.config.search.fresh_unscored_days)[:limit],
+                      request.sort_by)
 
 
 def add_side(app: App, privacy: str) -> Side:

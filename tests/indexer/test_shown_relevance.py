@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from indexer.ranking import shown_relevance
-from indexer.search import SearchRequest
+import pytest
+
+from indexer.ranking import never_rising, shown_relevance
+from indexer.search import SearchRequest, shown_inputs
 from tests.conftest import memory_text, write
 from tests.indexer.test_search import NOW, concept_index, searcher
 
@@ -51,4 +53,32 @@ def test_a_lookup_and_a_timeline_show_no_number(hashing_root: Path):
     s = searcher(index)
     assert s.search(SearchRequest(memory_id="m-0000000a"))[0].shown is None
     assert all(h.shown is None for h in s.search(SearchRequest(query="", days_back=30, now=NOW)))
+    index.close()
+
+
+def test_a_number_that_would_rise_down_the_list_is_shown_one_printed_step_under_the_one_above_it():
+    assert never_rising([0.6, 0.1, 0.3, 0.05]) == pytest.approx([0.6, 0.1, 0.09, 0.05])
+    assert never_rising([0.2, 0.4, 0.3]) == pytest.approx([0.2, 0.19, 0.18])
+    assert never_rising([0.015, 0.03]) == pytest.approx([0.015, 0.0075])  # near 0: half of the one above
+    assert never_rising([0.5, 0.4, 0.4, 0.1]) == [0.5, 0.4, 0.4, 0.1]
+    assert never_rising([]) == []
+
+
+MISLED = "uses: 4\nsuccess_count: 0.0\noutcomes: [failed, failed, failed, failed]\n"
+
+
+def test_a_best_match_its_failures_put_second_shows_no_more_than_the_hit_above_it_when_listed_by_relevance(hashing_root: Path):
+    write(hashing_root, "patterns/a.md", memory_text("m-0000000a", "Postgres backups",
+                                                     "Postgres database backups run nightly", extra=MISLED))
+    write(hashing_root, "patterns/b.md", memory_text("m-0000000b", "Backups", "Database backups are kept a week"))
+    write(hashing_root, "patterns/c.md", memory_text("m-0000000c", "Fleet", "Sedan service and the car log"))
+    index = concept_index(hashing_root)
+    s = searcher(index, score_threshold=0.0)
+    hits = s.search(SearchRequest(query="postgres database backups nightly", now=NOW))
+    assert [h.memory.id for h in hits][:2] == ["m-0000000b", "m-0000000a"]  # its failures put the best match second
+    shown = [h.shown for h in hits]
+    assert shown == sorted(shown, reverse=True)
+    by_time = s.search(SearchRequest(query="postgres database backups nightly", now=NOW, sort_by="recency"))
+    # By time the list's order is not the match's: each hit shows its own number.
+    assert [h.shown for h in by_time] == [shown_relevance(*read) for read in shown_inputs(by_time)]
     index.close()

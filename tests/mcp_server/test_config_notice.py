@@ -84,3 +84,24 @@ def test_a_refusal_for_the_user_vault_variable_is_not_kept_once_the_variable_cha
     assert config_notice.pending(hashing_root) is None
     monkeypatch.delenv(USER_VAULT_ENV)
     assert config_notice.pending(hashing_root) is None
+
+
+def test_a_running_server_that_refuses_the_vault_for_its_own_user_vault_variable_is_told_after_the_shell_changed(
+        hashing_example: Path, hashing_root: Path, monkeypatch):
+    # The refusal is stamped with the server's $MEMDIR_USER_VAULT; a shell whose variable was fixed since found no
+    # pending record, asked the server, was refused again, and said nothing: memory off without a word.
+    from mcp_server.config import USER_VAULT_ENV
+
+    monkeypatch.setenv(USER_VAULT_ENV, str(hashing_example / "private"))  # inside the project: refused
+    process = start_server(hashing_root)  # this user's server, serving another vault, with that variable
+    try:
+        monkeypatch.delenv(USER_VAULT_ENV)  # the user fixed their shell; the running server still has it
+        assert ask(hashing_example) == {}  # the server opens the vault: this prompt goes on at once
+        wait_for(lambda: (hashing_example / config_notice.RECORD).exists())  # and refuses it
+        told = ask(hashing_example)
+        assert USER_VAULT_ENV in told["systemMessage"] and "memdir stop" in told["systemMessage"]
+        assert USER_VAULT_ENV in told["hookSpecificOutput"]["additionalContext"]
+        assert ask(hashing_example) == {}  # once a session
+    finally:
+        stop_all(hashing_root, process)
+        stop_starting(hashing_example)

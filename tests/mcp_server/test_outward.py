@@ -125,7 +125,7 @@ def test_known_context_quotes_the_section_of_a_long_document_that_matched_as_sea
     block = HookHandler(service).prompt({"session_id": "s-1", "prompt": query})["additionalContext"]
     line = next(line for line in block.splitlines() if "[id:m-d2e9f4a0]" in line)
     assert line.startswith("• «Imports and ledger writes take a transaction-level advisory lock")  # not the book's opening
-    assert " relevant, reference, shared)" in line  # "relevant" or "highly relevant": its shown number
+    assert f" {outward.relevance_label(runbook.shown)}, reference, shared)" in line  # the words for its shown number
 
 
 def memdir(root: Path, *args: str) -> str:
