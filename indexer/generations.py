@@ -20,6 +20,7 @@ import sqlite3
 import os
 import secrets
 import shutil
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -166,19 +167,35 @@ class Layout:
             # A read-only mount or someone else's folder: one line, not a traceback from deep in the open.
             raise VaultError(f"cannot write {self.lock_path.parent}: {(exc.strerror or str(exc)).lower()}; memdir "
                              "keeps the vault's index there: make the vault writable, or copy it somewhere writable") from None
-        return None if fd is None else Ownership(fd)
+        return None if fd is None else Ownership(fd, self.lock_path)
 
 
 class Ownership:
     """The flock that makes one process the index's only writer."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, path: Path) -> None:
         self.fd: int | None = fd
+        self.path = path
+        self._checking = threading.Lock()  # a sync and the server's tick may check at once: one renews, once
+
+    def kept(self) -> bool:
+        """Whether this process still owns the index. Its lock file deleted (`rm -rf .memdir`) is made again and
+        taken at once, before another process can make it and take it; if one did first, this ownership is let go
+        (returns False): at most one process ever writes an index."""
+        with self._checking:
+            if self.fd is None:
+                return False
+            try:
+                self.fd = lock.renewed(self.fd, self.path)
+            except OSError:  # the folder cannot be made again (read-only now): keep the flock this process has
+                return True
+            return self.fd is not None
 
     def release(self) -> None:
-        if self.fd is not None:
-            lock.release(self.fd)
-            self.fd = None
+        with self._checking:
+            if self.fd is not None:
+                lock.release(self.fd)
+                self.fd = None
 
 
 @contextlib.contextmanager

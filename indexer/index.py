@@ -183,6 +183,7 @@ class Index:
         self.version = 0  # bumped on every change; readers use it to invalidate caches
         self.searches = InFlight()  # the searches running: a capture's sync lets them finish first (group_sync.py)
         self._owner: Ownership | None = None
+        self._lost_ownership = False  # let go when another process took the index after its lock file was deleted
         # A server must answer before a fresh vault is embedded (a vault of a few dozen notes is ~20k
         # tokens: seconds of model time on two cores). With `defer_embedding`, a sync with more than
         # DEFER_ABOVE units to embed indexes their keywords at once and leaves their vectors to
@@ -415,7 +416,7 @@ class Index:
                 if generation is None or not layout.compatible(generation, self.embedder):
                     generation = build_generation(self.vault, self.embedder, layout,
                                                   defer_embedding=self.defer_embedding)
-                self._owner, self.writable = owner, True  # before the swap: the owner's open migrates the manifest
+                self._owner, self.writable, self._lost_ownership = owner, True, False  # before the swap: the owner's open migrates the manifest
                 self.swap(generation)
                 self.reconcile()
                 return True
@@ -424,6 +425,21 @@ class Index:
             if generation != self.generation or self.manifest.data_version() != self._data_version:
                 self.swap(generation)
             return False
+
+    def keep_ownership(self) -> bool:
+        """Whether this index may write: called before every sync, and by a server every few seconds (served.py), so
+        that an owner whose lock file was deleted makes it again before another process can take it; an owner that
+        came second lets go (two stat calls when nothing happened). An index that let go this way takes the index
+        back once it is free again (`refresh`)."""
+        if self._owner is None:
+            return self.writable or (self._lost_ownership and self.refresh())
+        if self._owner.kept():
+            return True
+        with self.lock:
+            self._owner, self.writable, self._lost_ownership = None, False, True
+        log.warning("%s: the index lock file was deleted, and another process took the index before this one "
+                    "could make it again; this process writes no more to it until that one lets go", self.root)
+        return False
 
     def _regenerate(self) -> None:
         """This index's generation folder was deleted under it (`rm -rf .memdir/index`, `git clean -fdX` while a
@@ -802,6 +818,9 @@ class Index:
         (LiveIndex), and its documents are searchable while this one commits or waits."""
         if not self.writable:
             raise IndexUnusable("this index was opened read-only (another process owns it)")
+        if not self.keep_ownership():
+            raise IndexUnusable(f"{self.root}'s index lock file was deleted and another process took the index "
+                                "before this one wrote again: this one writes no more until that process lets go")
         paths = None if paths is None else list(paths)
         folders = list(folders)
         # A pull's sync (many paths, or new folders) makes hundreds of thousands of objects (parsed memories, chunks,

@@ -103,6 +103,29 @@ def try_lock(path: Path) -> int | None:
     return None
 
 
+def still_named(fd: int, path: Path) -> bool:
+    """Whether `path` still names the file `fd` is open on. A lock file deleted under its holder (`rm -rf .memdir`,
+    `git clean -fdX`) keeps the holder's flock, but the next process to open the path makes a new file nobody holds."""
+    try:
+        named = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def renewed(fd: int, path: Path) -> int | None:
+    """The descriptor to hold `path`'s lock by from now on: `fd` while the path still names its file; else the file
+    the path names now (made again if it is missing), taken, and `fd` released; None (and `fd` released) when
+    another process holds that new file already: the lock is that process's now."""
+    if still_named(fd, path):
+        return fd
+    path.parent.mkdir(parents=True, exist_ok=True)
+    taken = try_lock(path)
+    release(fd)
+    return taken
+
+
 def release(fd: int) -> None:
     """Drop the flock held through `fd` and close it."""
     try:
