@@ -17,7 +17,7 @@ import time
 from .. import client, plain_json as json
 from ..locate import nearest, uninitialized
 from ..waiting import attempts
-from . import config_notice
+from . import config_notice, hook_input
 from .spool_names import session_tag
 
 TYPE_CHECKING = False  # typing is not imported by a hook process (client.py)
@@ -57,7 +57,7 @@ def _run(argv: list[str]) -> int:
     if event is None or client_name not in (None, *CLIENTS):
         print(USAGE, file=sys.stderr)
         return 0
-    data = json.loads(sys.stdin.buffer.read(MAX_STDIN) or b"{}")
+    data = hook_input.parse(sys.stdin.buffer.read(MAX_STDIN + 1), MAX_STDIN)
     if not isinstance(data, dict) or not data.get("session_id"):
         print("memdir hook: no session_id in the hook input; nothing to do", file=sys.stderr)
         return 0
