@@ -51,7 +51,7 @@ from .graph import LinkGraph
 from .heap import release_free_memory
 from .holders import hold, let_go
 from .in_flight import BUSY, InFlight, for_someone
-from .generations import BUILD_WAIT_SECONDS, Layout, Ownership, disk_full
+from .generations import BUILD_WAIT_SECONDS, Layout, Ownership, disk_full, out_of_room
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex, Staged
 from .keyword import signature as keyword_signature
 from .link_table import LinkRow, LinkTable
@@ -309,6 +309,9 @@ class Index:
                 except DiskFullError:
                     raise
                 except Exception as exc:  # a truncated FAISS file or Whoosh segment: FAISS and Whoosh raise many kinds
+                    if out_of_room(generation):  # not damage: a full disk, and the index is sound once there is room
+                        raise DiskFullError(f"disk full: could not open the index in {generation} ({_short(exc)}); free "
+                                            "some space and try again") from exc
                     if owner is None:
                         raise IndexUnusable(f"the index in {generation} does not load ({_short(exc)}); the process "
                                             "that owns it rebuilds it when it opens the vault, or run memdir reindex") from exc

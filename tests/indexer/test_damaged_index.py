@@ -16,6 +16,7 @@ from indexer.settings import SearchSettings
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import HashingEmbedder, open_index
 from vault import Vault
+from vault.errors import DiskFullError
 
 
 def _vault_with_an_index(root: Path) -> Path:
@@ -96,5 +97,32 @@ def test_an_index_folder_deleted_under_a_running_index_is_rebuilt_on_the_next_wr
         hits = Searcher(index, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="nightly export"))
         assert hits and hits[0].memory.id == "m-0000000c"
         assert index.generation.is_dir() and Layout(hashing_root).current() == index.generation
+    finally:
+        index.close()
+
+
+def test_an_index_that_does_not_open_on_a_full_disk_is_kept_and_the_full_disk_named(hashing_root: Path, monkeypatch):
+    # On a full tmpfs SQLite opens the manifest with "disk I/O error" (its -shm file cannot grow): the open took the
+    # sound index for damage, moved it to quarantine and then could not build another; after space was freed the
+    # whole vault had to be indexed (embedded) again.
+    import shutil
+    import sqlite3
+    from collections import namedtuple
+
+    generation = _vault_with_an_index(hashing_root)
+
+    def no_shm(*args, **kwargs):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(3 << 20, 3 << 20, 0))
+    monkeypatch.setattr("indexer.index.Manifest", no_shm)
+    with pytest.raises(DiskFullError, match="disk full"):
+        open_index(hashing_root)
+    assert Layout(hashing_root).current() == generation and not (hashing_root / ".memdir" / "quarantine").exists()
+    monkeypatch.undo()
+    index = open_index(hashing_root)  # once there is room, the same index opens
+    try:
+        assert index.generation == generation and index.memory_count() == 2
     finally:
         index.close()
