@@ -643,6 +643,32 @@ def hook_inputs(work: Path) -> dict[str, int]:
         stop_all(root)
 
 
+def full_disk_open(work: Path) -> dict[str, int]:
+    """A vault whose disk is full when a command opens it (as on a full 3 MB tmpfs: SQLite's manifest open fails
+    with "disk I/O error", free space 0). Counts sound indexes moved to quarantine for it."""
+    import shutil
+    import sqlite3
+    from collections import namedtuple
+    from unittest import mock
+
+    from indexer.embed import make_embedder
+    from indexer.index import Index
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    root = work / "full-disk-open"
+    init_vault(root, HASHING_TOML)
+    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+    Index.open(Vault(root), make_embedder("hashing-256")).close()
+    usage = namedtuple("usage", "total used free")
+    with mock.patch.object(shutil, "disk_usage", lambda path: usage(3 << 20, 3 << 20, 0)), \
+            mock.patch("indexer.index.Manifest", side_effect=sqlite3.OperationalError("disk I/O error")):
+        with contextlib.suppress(Exception):
+            Index.open(Vault(root), make_embedder("hashing-256")).close()
+    quarantine = root / ".memdir" / "quarantine"
+    return {"full_disk_indexes_quarantined": len(list(quarantine.iterdir())) if quarantine.is_dir() else 0}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -666,6 +692,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("deleted_lock", lambda: deleted_lock(work)),
         ("split_secrets", split_secrets),
         ("hook_inputs", lambda: hook_inputs(work)),
+        ("full_disk_open", lambda: full_disk_open(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
