@@ -217,11 +217,19 @@ class CachedEmbedder:
             if self._db is None:
                 return
             self._db.execute("BEGIN")
-            self._db.executemany(
-                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-                [(self.id, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in fresh.items()],
-            )
-            self._db.execute("COMMIT")
+            try:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                    [(self.id, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in fresh.items()],
+                )
+                self._db.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                if self._db.in_transaction:  # SQLite may have rolled back already (a full disk does)
+                    self._db.execute("ROLLBACK")
+                if "full" not in str(exc).lower():
+                    raise
+                # A cache: on a full disk the vectors are kept in memory only. It failed every add (a ServerError)
+                # before the memory's own write could say "the disk is full" (bench/results/s19-attack19.md).
 
     def close(self) -> None:
         """Release the cache file; the embedder still embeds afterwards, uncached."""

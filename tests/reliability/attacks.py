@@ -669,6 +669,27 @@ def full_disk_open(work: Path) -> dict[str, int]:
     return {"full_disk_indexes_quarantined": len(list(quarantine.iterdir())) if quarantine.is_dir() else 0}
 
 
+def full_disk_served(work: Path) -> dict[str, int]:
+    """A served vault on a full disk (as on a full 3 MB tmpfs): a prompt whose turn log meets ENOSPC (/dev/full).
+    Counts a prompt left without context (searching needs no room)."""
+    from mcp_server.server.served import open_vault
+
+    root = small_vault(work / "full-disk-served")
+    (root / ".memdir").mkdir(exist_ok=True)
+    (root / ".memdir" / "turns.jsonl").symlink_to("/dev/full")
+    served = open_vault(root, lambda config: None)
+    try:
+        try:
+            result = served.hooks.prompt({"session_id": "attack-full-disk", "cwd": str(root.parent),
+                                          "hook_event_name": "UserPromptSubmit", "prompt": "celery retries"})
+            no_context = int(A not in str(result.get("additionalContext")))
+        except Exception:  # noqa: BLE001 - the prompt failed: no context
+            no_context = 1
+        return {"full_disk_prompts_without_context": no_context}
+    finally:
+        served.close()
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -693,6 +714,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("split_secrets", split_secrets),
         ("hook_inputs", lambda: hook_inputs(work)),
         ("full_disk_open", lambda: full_disk_open(work)),
+        ("full_disk_served", lambda: full_disk_served(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
