@@ -690,6 +690,36 @@ def full_disk_served(work: Path) -> dict[str, int]:
         served.close()
 
 
+def two_tabs(work: Path) -> dict[str, int]:
+    """Two tabs of the web view deciding one inbox pair in opposite directions, one after the other and at once
+    (the actions the pages post: `supersede`). Counts the memories a supersedes cycle then hides from search."""
+    from mcp_server.server.served import open_vault
+    from mcp_server.web import pages
+    from vault.errors import VaultError
+
+    hidden = 0
+    for at_once in (False, True):
+        root = small_vault(work / f"two-tabs-{int(at_once)}")
+        served = open_vault(root, lambda config: None)
+        try:
+            def tab(source: str, target: str) -> None:
+                with contextlib.suppress(VaultError):
+                    pages.act(served.service, "supersede", {"source": source, "target": target})
+
+            tabs = [threading.Thread(target=tab, args=pair) for pair in ((A, B), (B, A))]
+            for thread in tabs:
+                thread.start()
+                if not at_once:
+                    thread.join()
+            for thread in tabs:
+                thread.join(timeout=60)
+            superseded = served.app.index.link_view.superseded_ids()
+            hidden += len({A, B} & superseded) if {A, B} <= superseded else 0
+        finally:
+            served.close()
+    return {"supersede_cycle_hidden_memories": hidden}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -715,6 +745,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("hook_inputs", lambda: hook_inputs(work)),
         ("full_disk_open", lambda: full_disk_open(work)),
         ("full_disk_served", lambda: full_disk_served(work)),
+        ("two_tabs", lambda: two_tabs(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
