@@ -212,19 +212,5 @@ def disk_full(where: Path) -> Iterator[None]:
         raise DiskFullError(f"disk full: could not write {where} ({exc}); free some space and try again") from None
 
 
-# Less free space than this where a generation lives, and a generation that fails to load is taken for a full disk,
-# not for damage: SQLite opening its manifest on a full disk says "disk I/O error" (its -shm file cannot grow), and
-# the open moved a sound index to quarantine and then could not build another (bench/results/s19-attack19.md).
-ROOM_NEEDED = 1 << 20
-
-
-def out_of_room(where: Path) -> bool:
-    """Whether the file system holding `where` has less than ROOM_NEEDED bytes free for this user."""
-    try:
-        return shutil.disk_usage(where).free < ROOM_NEEDED
-    except OSError:
-        return False
-
-
 def _meta(embedder: Embedder) -> dict[str, object]:
     return {"schema_version": SCHEMA_VERSION, "embedder": embedder.id, "dim": embedder.dim}

@@ -51,7 +51,7 @@ from .graph import LinkGraph
 from .heap import release_free_memory
 from .holders import hold, let_go
 from .in_flight import BUSY, InFlight, for_someone
-from .generations import BUILD_WAIT_SECONDS, Layout, Ownership, disk_full, out_of_room
+from .generations import BUILD_WAIT_SECONDS, Layout, Ownership, disk_full
 from .keyword import KeywordFilter, KeywordHit, KeywordIndex, Staged
 from .keyword import signature as keyword_signature
 from .link_table import LinkRow, LinkTable
@@ -60,6 +60,7 @@ from .interned import shared
 from .lazy_rows import ROW_SLICE, AllBut, Entries, Memories, Worth
 from .manifest import ROW_CHUNK_IDS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry, LinkChanges, Manifest, compacted, unit_roles
 from .owners import Owners
+from .room import out_of_room
 from .vectors import SETTLE_SHARE, VectorIndex
 
 log = logging.getLogger("memdir.index")
