@@ -452,6 +452,8 @@ class Index:
         with self.lock:
             if self.generation.is_dir():
                 return
+            if not self.root.is_dir():  # the whole vault was deleted: rebuilding made its folder again, holding an index
+                raise IndexUnusable(f"the vault folder {self.root} was deleted under the running index")
             log.warning("the index folder %s was deleted under the running index; rebuilding it from the files",
                         self.generation)
             self.swap(build_generation(self.vault, self.embedder, Layout(self.root)))

@@ -120,7 +120,7 @@ def renewed(fd: int, path: Path) -> int | None:
     another process holds that new file already: the lock is that process's now."""
     if still_named(fd, path):
         return fd
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(exist_ok=True)  # not its parents: a vault folder deleted whole is not made again by its lock
     taken = try_lock(path)
     release(fd)
     return taken

@@ -93,6 +93,8 @@ class ServedVault:
         -fdX`): its flocks stay on the deleted files, and a CLI command would find the vault unserved and open the
         index beside this process. Every few seconds (the spool's drain), so that the window is that short."""
         fd, path = self._lock_fd, self.root / VAULT_LOCK
+        if not self.root.is_dir():
+            return  # the vault itself is gone: nothing to serve, nothing to claim again
         if fd is not None and not still_named(fd, path):
             try:
                 self._lock_fd = renewed(fd, path)

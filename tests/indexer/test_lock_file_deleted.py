@@ -82,3 +82,17 @@ def test_an_owner_whose_lock_another_process_took_meanwhile_lets_go_of_its_write
         assert index.get("m-0000000b").title == "Beta"
     finally:
         index.close()
+
+
+def test_a_vault_folder_deleted_whole_under_its_index_is_not_made_again(hashing_root: Path):
+    # The rebuild of a deleted index folder (session 18) made the deleted vault's folder again, with an index and
+    # its lock files in it, at the next sync (the watcher's, the backfill's).
+    write(hashing_root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
+    index = open_index(hashing_root)
+    try:
+        shutil.rmtree(hashing_root)
+        with pytest.raises(IndexUnusable, match="vault folder .* was deleted"):
+            index.sync(["history/a.md"])
+        assert not hashing_root.exists()
+    finally:
+        index.close()
