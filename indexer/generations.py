@@ -158,6 +158,9 @@ class Layout:
         return None
 
     def try_own(self) -> "Ownership | None":
+        """The index's ownership, or None while another process has it: the flock on `index.lock`, and one on the
+        vault folder itself, which `rm -rf .memdir` cannot take away from its holder (the lock file it can: the next
+        process made a new one nobody held, and owned the index beside the first, bench/results/s19-attack19.md)."""
         try:
             self.lock_path.parent.mkdir(parents=True, exist_ok=True)
             fd = lock.try_lock(self.lock_path)
@@ -167,35 +170,59 @@ class Layout:
             # A read-only mount or someone else's folder: one line, not a traceback from deep in the open.
             raise VaultError(f"cannot write {self.lock_path.parent}: {(exc.strerror or str(exc)).lower()}; memdir "
                              "keeps the vault's index there: make the vault writable, or copy it somewhere writable") from None
-        return None if fd is None else Ownership(fd, self.lock_path)
+        if fd is None:
+            return None
+        try:
+            folder = lock.try_lock_folder(self.lock_path.parent.parent)
+        except OSError:  # a file system that cannot flock a folder: the lock file alone, as before
+            folder = NO_FOLDER_LOCK
+        if folder is None:  # the owner's lock file was deleted; its folder lock says it is still there
+            lock.release(fd)
+            return None
+        return Ownership(fd, self.lock_path, folder)
+
+
+NO_FOLDER_LOCK = -1
 
 
 class Ownership:
-    """The flock that makes one process the index's only writer."""
+    """The flocks that make one process the index's only writer: its lock file's and its vault folder's."""
 
-    def __init__(self, fd: int, path: Path) -> None:
+    def __init__(self, fd: int, path: Path, folder: int = NO_FOLDER_LOCK) -> None:
         self.fd: int | None = fd
         self.path = path
+        self.folder: int | None = folder  # NO_FOLDER_LOCK where the file system cannot flock a folder
         self._checking = threading.Lock()  # a sync and the server's tick may check at once: one renews, once
 
     def kept(self) -> bool:
         """Whether this process still owns the index. Its lock file deleted (`rm -rf .memdir`) is made again and
-        taken at once, before another process can make it and take it; if one did first, this ownership is let go
-        (returns False): at most one process ever writes an index."""
+        taken, for the processes that look at it alone (an older memdir); the folder's flock keeps the ownership
+        meanwhile. Without one (a file system that cannot flock a folder), a process that took the new lock file
+        first has the index, and this ownership is let go (returns False): at most one process writes an index."""
         with self._checking:
-            if self.fd is None:
-                return False
+            if self.folder is None:
+                return False  # released
             try:
-                self.fd = lock.renewed(self.fd, self.path)
-            except OSError:  # the folder cannot be made again (read-only now): keep the flock this process has
+                if self.fd is None:
+                    self.path.parent.mkdir(exist_ok=True)  # not its parents (lock.renewed)
+                    self.fd = lock.try_lock(self.path)
+                else:
+                    self.fd = lock.renewed(self.fd, self.path)
+            except OSError:  # the folder cannot be made again (read-only now): keep the flocks this process has
                 return True
-            return self.fd is not None
+            if self.fd is None and self.folder == NO_FOLDER_LOCK:
+                self.folder = None
+                return False
+            return True
 
     def release(self) -> None:
         with self._checking:
             if self.fd is not None:
                 lock.release(self.fd)
                 self.fd = None
+            if self.folder is not None and self.folder != NO_FOLDER_LOCK:
+                lock.release(self.folder)
+            self.folder = None
 
 
 @contextlib.contextmanager

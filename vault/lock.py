@@ -126,6 +126,20 @@ def renewed(fd: int, path: Path) -> int | None:
     return taken
 
 
+def try_lock_folder(folder: Path) -> int | None:
+    """A descriptor holding the exclusive flock on the folder itself, or None while another holds it. Deleting what
+    is inside does not take it away. An OSError where the file system cannot flock a folder."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if try_flock(fd):
+            return fd
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return None
+
+
 def release(fd: int) -> None:
     """Drop the flock held through `fd` and close it."""
     try:

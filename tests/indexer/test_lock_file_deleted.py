@@ -51,22 +51,28 @@ def other():
             process.exit()
 
 
-def test_after_memdir_is_deleted_the_owner_takes_its_lock_again_and_a_second_process_is_refused(hashing_root: Path, other):
+def test_after_memdir_is_deleted_a_second_process_is_refused_the_index_before_and_after_the_owner_writes_again(
+        hashing_root: Path, other):
     write(hashing_root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
     index = open_index(hashing_root)
     try:
         shutil.rmtree(hashing_root / ".memdir")
+        assert other(hashing_root).answer == "refused"  # before: "owns", beside this process (the vault folder's flock)
         write(hashing_root, "history/b.md", memory_text("m-0000000b", "Beta", "beta: written after the rm"))
         index.sync(["history/b.md"])
-        assert other(hashing_root).answer == "refused"  # before: "owns", beside this process
-        assert index.writable
+        assert other(hashing_root).answer == "refused"
+        assert index.writable and (hashing_root / ".memdir" / "index.lock").exists()  # made again, for older memdirs
     finally:
         index.close()
 
 
-def test_an_owner_whose_lock_another_process_took_meanwhile_lets_go_of_its_writes_and_takes_them_back_later(
-        hashing_root: Path, other):
+def test_where_a_folder_cannot_be_locked_an_owner_whose_new_lock_file_another_took_lets_go_and_takes_it_back(
+        hashing_root: Path, other, monkeypatch):
+    def no_folder_locks(folder):
+        raise OSError("flock on a folder: not supported here")
+
     write(hashing_root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
+    monkeypatch.setattr("vault.lock.try_lock_folder", no_folder_locks)  # in this process only: the owner
     index = open_index(hashing_root)
     try:
         shutil.rmtree(hashing_root / ".memdir")
