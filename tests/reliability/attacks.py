@@ -567,8 +567,9 @@ def secret_halves() -> dict[str, int]:
 
 
 def deleted_lock(work: Path) -> dict[str, int]:
-    """`rm -rf .memdir` under a running index, which then writes: its flock stayed on the deleted index.lock and the
-    next write made a new lock file nobody held. Counts the other processes that then owned the index beside it."""
+    """`rm -rf .memdir` under a running index: its flock stayed on the deleted index.lock and the next process made
+    a new lock file nobody held. A second process asks for the index before the owner writes again and after;
+    counts the times it owned the index beside the first."""
     import shutil
     import subprocess
     import sys
@@ -584,13 +585,17 @@ def deleted_lock(work: Path) -> dict[str, int]:
     index = Index.open(Vault(root), make_embedder("hashing-256"))
     ask = ("import sys; from pathlib import Path; from indexer.generations import Layout; "
            "print(Layout(Path(sys.argv[1])).try_own() is not None)")
-    try:
-        shutil.rmtree(root / ".memdir")
-        write(root, "history/n.md", memory_text("m-00000010", "New", "new: written after the rm"))
-        index.sync(["history/n.md"])
+    def second_owns() -> int:
         other = subprocess.run([sys.executable, "-c", ask, str(root)], cwd=Path(__file__).resolve().parents[2],
                                capture_output=True, text=True, timeout=60)
-        return {"deleted_lock_second_owners": int(other.stdout.strip() != "False")}
+        return int(other.stdout.strip() != "False")
+
+    try:
+        shutil.rmtree(root / ".memdir")
+        owners = second_owns()
+        write(root, "history/n.md", memory_text("m-00000010", "New", "new: written after the rm"))
+        index.sync(["history/n.md"])
+        return {"deleted_lock_second_owners": owners + second_owns()}
     finally:
         index.close()
 
