@@ -92,7 +92,11 @@ def try_flock(fd: int) -> bool:
 
 def try_lock(path: Path) -> int | None:
     """A descriptor holding the exclusive flock on `path` (created if missing), or None while another holds it."""
-    fd = open_lock_file(path)
+    return _held_or_closed(open_lock_file(path))
+
+
+def _held_or_closed(fd: int) -> int | None:
+    """`fd` once it holds its file's exclusive flock; None, `fd` closed, while another holds it."""
     try:
         if try_flock(fd):
             return fd
@@ -129,15 +133,7 @@ def renewed(fd: int, path: Path) -> int | None:
 def try_lock_folder(folder: Path) -> int | None:
     """A descriptor holding the exclusive flock on the folder itself, or None while another holds it. Deleting what
     is inside does not take it away. An OSError where the file system cannot flock a folder."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        if try_flock(fd):
-            return fd
-    except BaseException:
-        os.close(fd)
-        raise
-    os.close(fd)
-    return None
+    return _held_or_closed(os.open(folder, os.O_RDONLY | os.O_DIRECTORY))
 
 
 def release(fd: int) -> None:
