@@ -8,6 +8,7 @@ the cache and nothing is embedded again.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import sqlite3
 import threading
@@ -16,6 +17,9 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
+from .room import out_of_room
+
+log = logging.getLogger("memdir.embed")
 MEMORY_CACHE_ENTRIES = 4096
 
 
@@ -134,10 +138,18 @@ class CachedEmbedder:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, key BLOB, vector BLOB, PRIMARY KEY (model, key))")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, key BLOB, vector BLOB, PRIMARY KEY (model, key))")
+            except (sqlite3.OperationalError, OSError) as exc:
+                if not out_of_room(path):
+                    raise
+                if self._db is not None:
+                    self._db.close()
+                    self._db = None  # a cache: on a full disk the embedder runs without it
+                log.warning("the embedding cache %s cannot open on a full disk (%s); embedding without it", path, exc)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         keys = [text_key(t) for t in texts]
@@ -217,11 +229,19 @@ class CachedEmbedder:
             if self._db is None:
                 return
             self._db.execute("BEGIN")
-            self._db.executemany(
-                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-                [(self.id, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in fresh.items()],
-            )
-            self._db.execute("COMMIT")
+            try:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                    [(self.id, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in fresh.items()],
+                )
+                self._db.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                if self._db.in_transaction:  # SQLite may have rolled back already (a full disk does)
+                    self._db.execute("ROLLBACK")
+                if "full" not in str(exc).lower():
+                    raise
+                # A cache: on a full disk the vectors are kept in memory only. It failed every add (a ServerError)
+                # before the memory's own write could say "the disk is full" (bench/results/s19-attack19.md).
 
     def close(self) -> None:
         """Release the cache file; the embedder still embeds afterwards, uncached."""

@@ -20,6 +20,7 @@ import sqlite3
 import os
 import secrets
 import shutil
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -157,6 +158,9 @@ class Layout:
         return None
 
     def try_own(self) -> "Ownership | None":
+        """The index's ownership, or None while another process has it: the flock on `index.lock`, and one on the
+        vault folder itself, which `rm -rf .memdir` cannot take away from its holder (the lock file it can: the next
+        process made a new one nobody held, and owned the index beside the first, bench/results/s19-attack19.md)."""
         try:
             self.lock_path.parent.mkdir(parents=True, exist_ok=True)
             fd = lock.try_lock(self.lock_path)
@@ -166,30 +170,58 @@ class Layout:
             # A read-only mount or someone else's folder: one line, not a traceback from deep in the open.
             raise VaultError(f"cannot write {self.lock_path.parent}: {(exc.strerror or str(exc)).lower()}; memdir "
                              "keeps the vault's index there: make the vault writable, or copy it somewhere writable") from None
-        return None if fd is None else Ownership(fd)
-
-    def holds(self, ownership: "Ownership") -> bool:
-        """Whether `ownership`'s flock is on the lock file that is at lock_path now. `git clean -fdX` deletes the file
-        under its owner, whose flock then locks nothing another process can see: that one's open creates the file
-        again and owns the index too."""
+        if fd is None:
+            return None
         try:
-            found = os.stat(self.lock_path)
-        except FileNotFoundError:
-            return False
-        held = os.fstat(ownership.fd) if ownership.fd is not None else None
-        return held is not None and (held.st_dev, held.st_ino) == (found.st_dev, found.st_ino)
+            folder = lock.try_lock_folder(self.lock_path.parent.parent)
+        except OSError:  # a file system that cannot flock a folder: the lock file alone, as before
+            folder = NO_FOLDER_LOCK
+        if folder is None:  # the owner's lock file was deleted; its folder lock says it is still there
+            lock.release(fd)
+            return None
+        return Ownership(fd, self.lock_path, folder)
 
+
+NO_FOLDER_LOCK = -1
 
 class Ownership:
-    """The flock that makes one process the index's only writer."""
+    """The flocks that make one process the index's only writer: its lock file's and its vault folder's."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, path: Path, folder: int = NO_FOLDER_LOCK) -> None:
         self.fd: int | None = fd
+        self.path = path
+        self.folder: int | None = folder  # NO_FOLDER_LOCK where the file system cannot flock a folder
+        self._checking = threading.Lock()  # a sync and the server's tick may check at once: one renews, once
+
+    def kept(self) -> bool:
+        """Whether this process still owns the index. Its lock file deleted (`rm -rf .memdir`) is made again and
+        taken, for the processes that look at it alone (an older memdir); the folder's flock keeps the ownership
+        meanwhile. Without one (a file system that cannot flock a folder), a process that took the new lock file
+        first has the index, and this ownership is let go (returns False): at most one process writes an index."""
+        with self._checking:
+            if self.folder is None:
+                return False  # released
+            try:
+                if self.fd is None:
+                    self.path.parent.mkdir(exist_ok=True)  # not its parents (lock.renewed)
+                    self.fd = lock.try_lock(self.path)
+                else:
+                    self.fd = lock.renewed(self.fd, self.path)
+            except OSError:  # the folder cannot be made again (read-only now): keep the flocks this process has
+                return True
+            if self.fd is None and self.folder == NO_FOLDER_LOCK:
+                self.folder = None
+                return False
+            return True
 
     def release(self) -> None:
-        if self.fd is not None:
-            lock.release(self.fd)
-            self.fd = None
+        with self._checking:
+            if self.fd is not None:
+                lock.release(self.fd)
+                self.fd = None
+            if self.folder is not None and self.folder != NO_FOLDER_LOCK:
+                lock.release(self.folder)
+            self.folder = None
 
 
 @contextlib.contextmanager

@@ -281,6 +281,21 @@ class LinkGraph:
             remaining.discard(pick)
         return chain
 
+    def supersedes(self, newer: str, older: str) -> bool:
+        """Whether `newer` supersedes `older`, directly or through a chain of supersedes links."""
+        start, goal = self._node(newer), self._node(older)
+        if start is None or goal is None:
+            return False
+        seen, frontier = {start}, [start]
+        while frontier:
+            for later in self._superseded_by(frontier.pop()):
+                if later == goal:
+                    return True
+                if later not in seen:
+                    seen.add(later)
+                    frontier.append(later)
+        return False
+
     def superseded_ids(self) -> set[str]:
         """Ids of the memories another memory supersedes."""
         if self._superseded is None:

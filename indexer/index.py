@@ -60,6 +60,7 @@ from .interned import shared
 from .lazy_rows import ROW_SLICE, AllBut, Entries, Memories, Worth
 from .manifest import ROW_CHUNK_IDS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry, LinkChanges, Manifest, compacted, unit_roles
 from .owners import Owners
+from .room import out_of_room
 from .vectors import SETTLE_SHARE, VectorIndex
 
 log = logging.getLogger("memdir.index")
@@ -183,6 +184,7 @@ class Index:
         self.version = 0  # bumped on every change; readers use it to invalidate caches
         self.searches = InFlight()  # the searches running: a capture's sync lets them finish first (group_sync.py)
         self._owner: Ownership | None = None
+        self._lost_ownership = False  # let go when another process took the index after its lock file was deleted
         # A server must answer before a fresh vault is embedded (a vault of a few dozen notes is ~20k
         # tokens: seconds of model time on two cores). With `defer_embedding`, a sync with more than
         # DEFER_ABOVE units to embed indexes their keywords at once and leaves their vectors to
@@ -308,6 +310,9 @@ class Index:
                 except DiskFullError:
                     raise
                 except Exception as exc:  # a truncated FAISS file or Whoosh segment: FAISS and Whoosh raise many kinds
+                    if out_of_room(generation):  # not damage: a full disk, and the index is sound once there is room
+                        raise DiskFullError(f"disk full: could not open the index in {generation} ({_short(exc)}); free "
+                                            "some space and try again") from exc
                     if owner is None:
                         raise IndexUnusable(f"the index in {generation} does not load ({_short(exc)}); the process "
                                             "that owns it rebuilds it when it opens the vault, or run memdir reindex") from exc
@@ -415,7 +420,7 @@ class Index:
                 if generation is None or not layout.compatible(generation, self.embedder):
                     generation = build_generation(self.vault, self.embedder, layout,
                                                   defer_embedding=self.defer_embedding)
-                self._owner, self.writable = owner, True  # before the swap: the owner's open migrates the manifest
+                self._owner, self.writable, self._lost_ownership = owner, True, False  # before the swap: the owner's open migrates the manifest
                 self.swap(generation)
                 self.reconcile()
                 return True
@@ -425,6 +430,21 @@ class Index:
                 self.swap(generation)
             return False
 
+    def keep_ownership(self) -> bool:
+        """Whether this index may write: called before every sync, and by a server every few seconds (served.py), so
+        that an owner whose lock file was deleted makes it again before another process can take it; an owner that
+        came second lets go (two stat calls when nothing happened). An index that let go this way takes the index
+        back once it is free again (`refresh`)."""
+        if self._owner is None:
+            return self.writable or (self._lost_ownership and self.refresh())
+        if self._owner.kept():
+            return True
+        with self.lock:
+            self._owner, self.writable, self._lost_ownership = None, False, True
+        log.warning("%s: the index lock file was deleted, and another process took the index before this one "
+                    "could make it again; this process writes no more to it until that one lets go", self.root)
+        return False
+
     def _regenerate(self) -> None:
         """This index's generation folder was deleted under it (`rm -rf .memdir/index`, `git clean -fdX` while a
         server runs): searches still read the open files, but every write failed on a missing file while the memory
@@ -432,24 +452,12 @@ class Index:
         with self.lock:
             if self.generation.is_dir():
                 return
+            if not self.root.is_dir():  # the whole vault was deleted: rebuilding made its folder again, holding an index
+                raise IndexUnusable(f"the vault folder {self.root} was deleted under the running index")
             log.warning("the index folder %s was deleted under the running index; rebuilding it from the files",
                         self.generation)
-            layout = Layout(self.root)
-            self._own_again(layout)
-            self.swap(build_generation(self.vault, self.embedder, layout))
-
-    def _own_again(self, layout: Layout) -> None:
-        """Hold the index's lock file as it is on disk now: `git clean -fdX` deleted it with the folder, and a second
-        process opening the vault would have owned the index beside this one, both writing the one generation."""
-        owner = self._owner
-        if owner is None or layout.holds(owner):
-            return
-        again = layout.try_own()
-        if again is None:
-            raise IndexUnusable(f"the index folder of {self.root} was deleted, and another memdir process has owned the "
-                                "index since: this one no longer writes it (restart it)")
-        owner.release()
-        self._owner = again
+            # Its lock file went with the folder: every sync first makes it again and takes it (keep_ownership).
+            self.swap(build_generation(self.vault, self.embedder, Layout(self.root)))
 
     def swap(self, generation: Path) -> None:
         """Load another generation (or the same one, changed by its owner) in place of this one."""
@@ -817,6 +825,9 @@ class Index:
         (LiveIndex), and its documents are searchable while this one commits or waits."""
         if not self.writable:
             raise IndexUnusable("this index was opened read-only (another process owns it)")
+        if not self.keep_ownership():
+            raise IndexUnusable(f"{self.root}'s index lock file was deleted and another process took the index "
+                                "before this one wrote again: this one writes no more until that process lets go")
         paths = None if paths is None else list(paths)
         folders = list(folders)
         # A pull's sync (many paths, or new folders) makes hundreds of thousands of objects (parsed memories, chunks,

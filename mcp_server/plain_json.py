@@ -51,10 +51,7 @@ def loads(data: str | bytes) -> Any:
         import json
         return json.loads(text)
     start = len(text) - len(text.lstrip(_BLANK))
-    try:
-        value, end = _scan(text, start)
-    except StopIteration as exc:  # the scanner found no value where one should begin
-        raise ValueError(f"no JSON value at character {exc.value}") from None
+    value, end = scan(text, start)
     if text[end:].strip(_BLANK):
         raise ValueError(f"extra data after the JSON value at character {end}")
     return value
@@ -66,3 +63,19 @@ def dumps(value: Any, ensure_ascii: bool = True) -> str:
         import json
         return json.dumps(value, ensure_ascii=ensure_ascii)
     return "".join((_ascii if ensure_ascii else _unicode)(value, 0))
+
+
+def scan(text: str, index: int) -> tuple[Any, int]:
+    """The JSON value that begins at `index` of `text`, and the index just after it; a ValueError when no whole
+    value begins there (a hook input cut mid-value, hook_input.py)."""
+    if _scan is None:  # pragma: no cover
+        import json
+        return json.JSONDecoder().raw_decode(text, index)
+    try:
+        return _scan(text, index)
+    except StopIteration as exc:  # the scanner found no value where one should begin
+        raise ValueError(f"no JSON value at character {exc.value}") from None
+    except SystemError:
+        # The scanner raises json.decoder's JSONDecodeError, which it finds only when `json` was imported; in a hook
+        # process it is not, and every malformed input read "SystemError: <_json.Scanner …> returned NULL".
+        raise ValueError(f"not JSON: malformed after character {index}") from None

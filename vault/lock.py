@@ -92,7 +92,11 @@ def try_flock(fd: int) -> bool:
 
 def try_lock(path: Path) -> int | None:
     """A descriptor holding the exclusive flock on `path` (created if missing), or None while another holds it."""
-    fd = open_lock_file(path)
+    return _held_or_closed(open_lock_file(path))
+
+
+def _held_or_closed(fd: int) -> int | None:
+    """`fd` once it holds its file's exclusive flock; None, `fd` closed, while another holds it."""
     try:
         if try_flock(fd):
             return fd
@@ -101,6 +105,35 @@ def try_lock(path: Path) -> int | None:
         raise
     os.close(fd)
     return None
+
+
+def still_named(fd: int, path: Path) -> bool:
+    """Whether `path` still names the file `fd` is open on. A lock file deleted under its holder (`rm -rf .memdir`,
+    `git clean -fdX`) keeps the holder's flock, but the next process to open the path makes a new file nobody holds."""
+    try:
+        named = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def renewed(fd: int, path: Path) -> int | None:
+    """The descriptor to hold `path`'s lock by from now on: `fd` while the path still names its file; else the file
+    the path names now (made again if it is missing), taken, and `fd` released; None (and `fd` released) when
+    another process holds that new file already: the lock is that process's now."""
+    if still_named(fd, path):
+        return fd
+    path.parent.mkdir(exist_ok=True)  # not its parents: a vault folder deleted whole is not made again by its lock
+    taken = try_lock(path)
+    release(fd)
+    return taken
+
+
+def try_lock_folder(folder: Path) -> int | None:
+    """A descriptor holding the exclusive flock on the folder itself, or None while another holds it. Deleting what
+    is inside does not take it away. An OSError where the file system cannot flock a folder."""
+    return _held_or_closed(os.open(folder, os.O_RDONLY | os.O_DIRECTORY))
 
 
 def release(fd: int) -> None:

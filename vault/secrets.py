@@ -9,6 +9,7 @@ AWS's documented `…EXAMPLE` key) pass. A finding never carries the secret, onl
 
 from __future__ import annotations
 
+import binascii
 import math
 import re
 from collections import Counter
@@ -197,6 +198,87 @@ _NEEDED = ("private key", "sk-", "akia", "asia", "abia", "acca", "ghp_", "gho_",
            "shppa_", "shpss_", "sq0", "dapi", "lin_api_", "glc_", "glsa_", "pmak-", ":aa")
 
 
+# The rules that name a token by its vendor prefix or fixed shape: the only ones looked for in a token cut by a line
+# break or written in base64, where a match is as certain as in plain text. (A password rule would take any word.)
+_TOKEN_KINDS = frozenset({"anthropic-key", "openai-key", "aws-access-key", "github-token", "slack-token", "stripe-key",
+                          "google-api-key", "jwt", "gitlab-token", "huggingface-token", "sendgrid-key",
+                          "digitalocean-token", "npm-token", "pypi-token", "shopify-token", "square-token",
+                          "databricks-token", "linear-key", "grafana-token", "postman-key"})
+_TOKEN_RULES = tuple(rule for rule in _RULES if rule.kind in _TOKEN_KINDS)
+# A token cut by a line break or two (a terminal's wrap, a pasted log): a prefix of those rules, then its characters
+# on the next line(s) from their start. Joined only when the joined text is a token across the break.
+_SPLIT_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_.-])(?:sk-|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox[abposr]-|[sr]k_(?:live|test)_|AIza|eyJ"
+    r"|gl(?:pat|dt|rt|ptt|cbt|ft|imt|soat|oas)-|hf_|api_org_|SG\.|do[opr]_v1_|npm_|pypi-|shp(?:at|ca|pa|ss)_"
+    r"|sq0(?:atp|csp)-|dapi|lin_api_|glc_|glsa_|PMAK-)[A-Za-z0-9_.-]*(?:\r?\n[A-Za-z0-9_.-]+){1,2}")
+_BREAK = re.compile(r"\r?\n")
+# A base64 run (standard or URL-safe), also as `base64` and `openssl base64` wrap it (76 or 64 characters a line):
+# `echo Z2hwX… | base64 -d` in a capture is the token. Decoded, it counts only if it is printable text holding a
+# token of those rules, so a random blob, an image or a hash costs a decode and nothing else.
+_BASE64_RUN = re.compile(
+    r"(?<![A-Za-z0-9+/_-])(?:(?:[A-Za-z0-9+/]{76}|[A-Za-z0-9+/]{64})\r?\n)+[A-Za-z0-9+/]*={0,2}(?![A-Za-z0-9+/=_-])"
+    r"|(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
+
+
+def _token_spans(text: str) -> list[tuple[int, int, _Rule, str]]:
+    return [(match.start("s"), match.end("s"), rule, match.group("s")) for rule in _TOKEN_RULES
+            for match in rule.pattern.finditer(text) if rule.check is None or rule.check(match.group("s"))]
+
+
+def _split_tokens(text: str) -> list[tuple[int, int, _Rule, str]]:
+    """Tokens a line break cut: the span from the prefix to the token's end on the next line, break included. A third
+    line is joined only when the second is a full row (exactly as long as the first line, as a wrap cuts): a whole token
+    on two lines does not take in the line after it."""
+    found = []
+    for match in _SPLIT_TOKEN.finditer(text):
+        candidate = match.group()
+        breaks = list(_BREAK.finditer(candidate))
+        first_line = candidate[:breaks[0].start()]
+        if any(end == len(first_line) for _, end, _, _ in _token_spans(first_line)):
+            continue  # a whole token that ends its line: the next line is something else
+        row = match.start() + len(first_line) - (text.rfind("\n", 0, match.start()) + 1)  # the first line's length
+        lines = 1
+        while lines < len(breaks) and breaks[lines].start() - breaks[lines - 1].end() == row:
+            lines += 1
+        joined = _BREAK.sub("", candidate[:breaks[lines].start()] if lines < len(breaks) else candidate)
+        spans = [(end, rule, secret) for start, end, rule, secret in _token_spans(joined)
+                 if start == 0 and end > len(first_line)]  # the token runs across the break
+        if spans:
+            end, rule, secret = spans[0]
+            cut = sum(len(b.group()) for b in breaks if _joined_position(breaks, b) < end)  # the breaks within it
+            found.append((match.start(), match.start() + end + cut, rule, secret))
+    return found
+
+
+def _joined_position(breaks: list[re.Match[str]], one: re.Match[str]) -> int:
+    """Where the break `one` falls in the text joined without its breaks."""
+    return one.start() - sum(len(b.group()) for b in breaks if b.start() < one.start())
+
+
+def _encoded_tokens(text: str) -> list[tuple[int, int, _Rule, str]]:
+    """Base64 runs that decode to text holding a token: the whole run is the secret."""
+    found = []
+    for match in _BASE64_RUN.finditer(text):
+        decoded = _decoded(match.group())
+        if decoded is not None and _worth_scanning(decoded):
+            tokens = _token_spans(decoded)
+            if tokens:
+                found.append((match.start(), match.end(), tokens[0][2], tokens[0][3]))
+    return found
+
+
+def _decoded(run: str) -> str | None:
+    """A base64 run as the text it encodes, or None when it is not printable text (binary, or not base64 at all)."""
+    run = "".join(run.split()).rstrip("=").replace("-", "+").replace("_", "/")
+    if len(run) % 4 == 1:
+        return None
+    try:
+        text = binascii.a2b_base64(run + "=" * (-len(run) % 4)).decode("ascii")
+    except (binascii.Error, ValueError):
+        return None
+    return text if " ".join(text.split()).isprintable() else None
+
+
 def _worth_scanning(text: str) -> bool:
     lowered = text.lower()
     return any(needed in lowered for needed in _NEEDED)
@@ -262,15 +344,15 @@ def _paired_secrets(text: str, found: list[tuple[int, int, _Rule, str]]) -> list
 
 
 def _matches(text: str, where: str) -> list[tuple[Finding, int, int]]:
-    spans: list[tuple[int, int, _Rule, str]] = []
-    if not _worth_scanning(text):
+    spans: list[tuple[int, int, _Rule, str]] = _encoded_tokens(text)  # a base64 run holds no rule's prefix
+    if not _worth_scanning(text) and not spans:
         return []
     for rule in _RULES:
         for match in rule.pattern.finditer(text):
             secret = match.group("s")
             if rule.check is None or rule.check(secret):
                 spans.append((match.start("s"), match.end("s"), rule, secret))
-    spans += _paired_secrets(text, spans)
+    spans += _paired_secrets(text, spans) + _split_tokens(text)
     spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
     kept: list[tuple[Finding, int, int]] = []
     end_of_last = -1

@@ -57,7 +57,7 @@ def _run(argv: list[str]) -> int:
     if event is None or client_name not in (None, *CLIENTS):
         print(USAGE, file=sys.stderr)
         return 0
-    data = json.loads(sys.stdin.buffer.read(MAX_STDIN) or b"{}")
+    data = read_input(sys.stdin.buffer.read(MAX_STDIN + 1))
     if not isinstance(data, dict) or not data.get("session_id"):
         print("memdir hook: no session_id in the hook input; nothing to do", file=sys.stderr)
         return 0
@@ -119,6 +119,20 @@ def _run(argv: list[str]) -> int:
             {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": context}}
         sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
     return 0
+
+
+def read_input(raw: bytes) -> Any:
+    """The client's hook JSON (`raw`: up to MAX_STDIN + 1 bytes of stdin). Input that is not UTF-8, or over
+    MAX_STDIN, is read as far as it can be by hook_input.py, imported only then (a hook's imports are its CPU)."""
+    if len(raw) <= MAX_STDIN:
+        try:
+            text = raw.decode("utf-8-sig", "surrogatepass")
+        except UnicodeDecodeError:
+            pass
+        else:
+            return json.loads(text or "{}")
+    from . import hook_input
+    return hook_input.parse(raw, MAX_STDIN)
 
 
 def _tell_refused(root: str, event: str, session_id: object, reason: str, adapter: Any,

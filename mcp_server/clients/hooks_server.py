@@ -99,7 +99,14 @@ class HookHandler:
             turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=self._loggable(state.prompt, kept),
                          shown=[explained[line.memory_id] for line in kept if line.memory_id in explained])
 
-        self._settle(event, lambda: self.service.sessions.update(session_id, turn))
+        try:
+            self._settle(event, lambda: self.service.sessions.update(session_id, turn))
+        except DiskFullError as exc:
+            if "additionalContext" not in result:
+                raise
+            # The context was found; only the turn's bookkeeping (what was shown, the turn log) could not be saved.
+            # Before, every prompt got no context while the disk was full (bench/results/s19-attack19.md).
+            log.warning("session %s: %s; the prompt gets its context, its turn is not recorded", session_id, exc)
         return result
 
     def _loggable(self, prompt: str, kept: list[Line]) -> str:

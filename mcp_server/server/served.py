@@ -27,7 +27,7 @@ from starlette.types import Receive, Scope, Send
 from indexer import collector
 from vault import VaultError
 from vault.errors import ConflictError, DiskFullError, NotFoundError, PathError, ValidationError
-from vault.lock import open_lock_file, release, try_flock
+from vault.lock import open_lock_file, release, renewed, still_named, try_flock
 
 from ..service.app import App
 from ..client import IDEMPOTENCY_HEADER, VAULT_LOCK, process_alive
@@ -88,6 +88,33 @@ class ServedVault:
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         self._lock_fd = fd
 
+    def keep_locks(self) -> None:
+        """Take this vault's locks again if `.memdir` was deleted under the server (`rm -rf .memdir`, `git clean
+        -fdX`): its flocks stay on the deleted files, and a CLI command would find the vault unserved and open the
+        index beside this process. Every few seconds (the spool's drain), so that the window is that short."""
+        fd, path = self._lock_fd, self.root / VAULT_LOCK
+        if not self.root.is_dir():
+            return  # the vault itself is gone: nothing to serve, nothing to claim again
+        if fd is not None and not still_named(fd, path):
+            try:
+                self._lock_fd = renewed(fd, path)
+            except OSError as exc:
+                log.warning("%s: its lock file was deleted and cannot be made again: %s", self.root, exc)
+            else:
+                if self._lock_fd is None:
+                    log.warning("%s: its lock file was deleted and another process claimed the vault", self.root)
+                else:
+                    os.pwrite(self._lock_fd, str(os.getpid()).encode(), 0)
+        if self.app is not None:
+            for side in (self.app.project, self.app.user):
+                if side is not None:
+                    side.index.keep_ownership()
+
+    def _drain(self) -> int:
+        self.keep_locks()
+        assert self.hooks is not None
+        return self.hooks.drain()
+
     def load(self, embedder: Callable[[Any], Any]) -> None:
         """Open the index (reconciling edits made while nothing served it), start the watcher, apply what the
         hooks spooled meanwhile and start the lifecycle schedule: the hooks and operations are served from here
@@ -114,7 +141,7 @@ class ServedVault:
         self.lifecycle.start()
         # An event spooled while the vault was opening (its hook was told "opening") or whose hook was killed
         # has no request to deliver it: without this it would wait for the next prompt or a restart.
-        self.drainer = Every(SPOOL_DRAIN_SECONDS, self.hooks.drain, f"spool {self.root.name}")
+        self.drainer = Every(SPOOL_DRAIN_SECONDS, self._drain, f"spool {self.root.name}")
         self.drainer.start()
         self.asgi = Starlette(routes=[
             Route("/api/op", self._operation, methods=["POST"]),

@@ -173,17 +173,23 @@ class MemoryService:
         if check_id(source) == check_id(target):
             raise ValidationError("a memory cannot be linked to itself")
         side = self.app.side_of(source)
-        memory = side.index.get(source)
         try:
-            self.app.side_of(target)
+            target_side = self.app.side_of(target)
         except NotFoundError:
             raise NotFoundError(f"no memory with id {target!r} to link {source} to") from None
-        self._refuse_leak({relation: [target]}, memory, session)
-        key_values = memory.supersedes if relation == "supersedes" else memory.frontmatter.get(relation, [])
-        current = [str(v) for v in (key_values if isinstance(key_values, (list, tuple)) else [key_values])]
-        if target in current or f"[[{target}]]" in current:
-            return LinkResult(**self._relations(source), changed=False)
-        vaults.update(self.app, source, None, {relation: [*current, target]})
+        # Under the vault's write lock, so that two opposite supersedes (two tabs of the web view acting on one inbox
+        # item, at once) cannot both pass the cycle check: each writes a different file, so the compare-and-swap
+        # does not see the other.
+        with side.vault.writer.lock.held():
+            memory = side.index.get(source)
+            self._refuse_leak({relation: [target]}, memory, session)
+            if relation == "supersedes":
+                _refuse_supersedes_cycle(target_side, target, source)
+            key_values = memory.supersedes if relation == "supersedes" else memory.frontmatter.get(relation, [])
+            current = [str(v) for v in (key_values if isinstance(key_values, (list, tuple)) else [key_values])]
+            if target in current or f"[[{target}]]" in current:
+                return LinkResult(**self._relations(source), changed=False)
+            vaults.update(self.app, source, None, {relation: [*current, target]})
         return LinkResult(**self._relations(source), changed=True)
 
     def relationships(self, asked: ops.Relationships) -> Relations:
@@ -618,3 +624,16 @@ def _kept_private(why: str | None) -> KeptPrivate:
 
 def _isoformat(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment else None
+
+
+def _refuse_supersedes_cycle(target_side: Any, target: str, source: str) -> None:
+    """A supersedes link that would close a cycle hides every memory in it from search and context (each is
+    superseded by another), so it is refused. The target's own file is read (the index may not have taken in a
+    link written a moment ago), then the chain through the index's graph."""
+    memory = target_side.index.get(target)
+    written = target_side.vault.load(memory.path).supersedes
+    direct = source in [str(v).strip("[]") for v in (written if isinstance(written, (list, tuple)) else [written])]
+    if direct or target_side.index.links.supersedes(target, source):
+        raise ConflictError(f"{target} already supersedes {source}{'' if direct else ' (through a chain)'}: linking "
+                            f"{source} as superseding {target} would make a cycle that hides both from search; to "
+                            f"reverse it, remove {source} from {target}'s supersedes first")

@@ -13,11 +13,14 @@ Local state (never committed), appended with O_APPEND; a torn or foreign line is
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
 from pathlib import Path
 from typing import Any
+
+from vault.errors import DiskFullError
 
 LOG_NAME = ".memdir/turns.jsonl"
 PROMPT_CHARS = 200
@@ -41,11 +44,16 @@ def record(vault_root: Path, kind: str, session: str, turn: int, at: float | Non
             os.replace(path, path.with_name(path.name + ".1"))  # one older generation, replaced each time
     except FileNotFoundError:
         pass
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        os.write(fd, line.encode())
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise DiskFullError(f"could not append to {path}: the disk is full") from None
 
 
 _PARSED: dict[str, tuple[int, int, list[dict[str, Any]]]] = {}  # path -> (inode, bytes parsed, entries)

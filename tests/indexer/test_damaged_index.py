@@ -16,6 +16,7 @@ from indexer.settings import SearchSettings
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import HashingEmbedder, open_index
 from vault import Vault
+from vault.errors import DiskFullError
 
 
 def _vault_with_an_index(root: Path) -> Path:
@@ -118,18 +119,28 @@ def test_a_running_index_whose_lock_file_was_deleted_with_its_folder_keeps_the_i
     assert Layout(hashing_root).try_own() is not None, "closed: the index is free again"
 
 
-def test_a_running_index_whose_lock_was_taken_after_its_folder_was_deleted_stops_writing(hashing_root: Path):
+def test_an_index_that_does_not_open_on_a_full_disk_is_kept_and_the_full_disk_named(hashing_root: Path, monkeypatch):
+    # On a full tmpfs SQLite opens the manifest with "disk I/O error" (its -shm file cannot grow): the open took the
+    # sound index for damage, moved it to quarantine and then could not build another; after space was freed the
+    # whole vault had to be indexed (embedded) again.
     import shutil
+    import sqlite3
+    from collections import namedtuple
 
-    _vault_with_an_index(hashing_root)
-    index = open_index(hashing_root)
+    generation = _vault_with_an_index(hashing_root)
+
+    def no_shm(*args, **kwargs):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(3 << 20, 3 << 20, 0))
+    monkeypatch.setattr("indexer.index.Manifest", no_shm)
+    with pytest.raises(DiskFullError, match="disk full"):
+        open_index(hashing_root)
+    assert Layout(hashing_root).current() == generation and not (hashing_root / ".memdir" / "quarantine").exists()
+    monkeypatch.undo()
+    index = open_index(hashing_root)  # once there is room, the same index opens
     try:
-        shutil.rmtree(hashing_root / ".memdir")
-        other = Layout(hashing_root).try_own()  # another process opened the vault first
-        assert other is not None
-        write(hashing_root, "history/c.md", memory_text("m-0000000c", "Gamma", "gamma: the nightly export runs at three"))
-        with pytest.raises(IndexUnusable, match="another memdir process has owned the index"):
-            index.sync(["history/c.md"])
-        other.release()
+        assert index.generation == generation and index.memory_count() == 2
     finally:
         index.close()

@@ -68,3 +68,32 @@ def test_a_delete_whose_index_update_meets_a_full_disk_reports_the_delete_it_did
     monkeypatch.setattr(Manifest, "write", sqlite_full)
     destination = curator.delete("m-00000001")
     assert (root / destination).is_file() and not (root / "history/m1.md").exists()
+
+
+def test_an_add_whose_embedding_cache_meets_a_full_disk_is_still_written_and_found(opened):
+    # The cache is a speed-up: on a full disk its SQLite write failed every add with a raw OperationalError (a
+    # ServerError through the server), before the memory's own write could say whether there was room for it.
+    root, index, curator = opened
+    cache = index.embedder._db
+    pages = cache.execute("PRAGMA page_count").fetchone()[0]
+    cache.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own SQLITE_FULL, as on a full disk
+    memory = curator.add("Deploys need the release tag before the build.", type="fact").memory
+    assert index.get(memory.id).title.startswith("Deploys need the release tag")
+
+
+def test_a_rebuild_on_a_full_disk_names_it_without_a_traceback_from_the_embedding_cache(tmp_path: Path, monkeypatch):
+    # On a full tmpfs `memdir reindex` died in `sqlite3.OperationalError: disk I/O error` from opening the embedding
+    # cache (a speed-up), before the build could say the disk is full and keep the live index.
+    import shutil
+    from collections import namedtuple
+
+    from indexer.rebuild import rebuild
+
+    root = new_vault(tmp_path / "v")
+    write(root, "history/m.md", memory_text("m-00000001", "Note", "body of a note about locks"))
+    (root / ".memdir" / "cache" / "embeddings.sqlite").mkdir(parents=True)  # a cache SQLite cannot open
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(3 << 20, 3 << 20, 0))
+    monkeypatch.setattr(Manifest, "write", sqlite_full)
+    with pytest.raises(DiskFullError, match="disk full"):
+        rebuild(Vault(root), HashingEmbedder())

@@ -71,6 +71,13 @@ def test_a_hook_process_imports_no_module_it_does_not_need(tmp_path):
     assert imported == [], stderr
 
 
+def test_a_malformed_hook_input_is_named_as_such_in_a_process_without_json(tmp_path):
+    # The C scanner raises json.decoder's error, which it finds only once json is imported: a hook's stderr read
+    # "SystemError: <_json.Scanner object …> returned NULL without setting an exception".
+    imported, _, stderr = hook_process(["hook", "prompt", "--vault", str(tmp_path)], b'{"session_id": "s", "x": 1 2}')
+    assert imported == [] and "ValueError: not JSON" in stderr and "SystemError" not in stderr
+
+
 def test_a_prompt_hook_spools_asks_and_prints_its_context_without_json_re_or_pathlib(tmp_path):
     vault = tmp_path / "project" / ".memories"
     vault.mkdir(parents=True)

@@ -73,6 +73,28 @@ def test_a_prompt_over_the_servers_request_limit_still_gets_its_context(server):
     assert "[id:m-a4c81f63]" in context
 
 
+def test_a_prompt_with_bytes_that_are_not_utf8_still_gets_its_context_and_the_error_is_named(server):
+    # Before: `memdir hook: UnicodeDecodeError: …` on stderr, and the turn got nothing.
+    payload = json.dumps(event(server, "UserPromptSubmit", prompt="how do we make celery retries safe BAD")).encode()
+    for bad in (b"\xff\xfe", b"\xc3("):
+        result = hook("prompt", payload.replace(b"BAD", bad), "--vault", str(server))
+        assert "[id:m-a4c81f63]" in hook_context(result)
+        assert f"hook input is not UTF-8 at byte {payload.index(b'BAD')}" in result.stderr.decode()
+
+
+def test_a_prompt_over_the_hook_input_limit_gets_context_from_its_head(server):
+    # A 5 MB paste: the hook reads 4 MB (MAX_STDIN) of its input, which used to fail to parse: no context.
+    context = prompt(server, "how do we make celery retries safe\n" + "worker log line 42 ok\n" * 240_000)
+    assert "[id:m-a4c81f63]" in context
+
+
+def test_a_stop_over_the_hook_input_limit_is_stored_cut_and_says_so(server):
+    prompt(server, "how do we make celery retries safe")
+    result = stop(server, "Make the task idempotent first.\n" + "and then a very long answer\n" * 180_000)
+    assert "'last_assistant_message' was cut to its first" in result.stderr.decode()
+    wait_for(lambda: working_titles(server) == ["Exchange: how do we make celery retries safe"], timeout=60)
+
+
 def test_a_memory_shown_earlier_in_the_session_becomes_a_pointer(server):
     first = prompt(server, "how do we make celery retries safe")
     second = prompt(server, "how do we make celery retries safe")

@@ -13,6 +13,7 @@ from mcp_server.service.app import App
 from mcp_server.cli.commands import cli
 from mcp_server.service.memory_service import MemoryService
 from vault import NotFoundError, ValidationError
+from vault.errors import ConflictError
 
 from ..conftest import memory_text, write
 from mcp_server.service import operations as ops
@@ -44,6 +45,43 @@ def test_a_supersedes_link_hides_the_older_memory_behind_its_successor(service: 
     service.link(ops.Link(source="m-00000a02", target="m-00000a01", relation="supersedes"))
     assert "m-00000a01" not in [r.id for r in service.search(ops.Search(query="import lock")).results]
     assert service.relationships(ops.Relationships(memory_id="m-00000a01")).successor == "m-00000a02"
+
+
+def test_a_supersedes_link_that_would_close_a_cycle_is_refused_also_from_two_tabs_at_once(service: MemoryService,
+                                                                                          hashing_root: Path):
+    # Two tabs of the web view deciding one inbox pair in opposite directions recorded both links: each memory was
+    # superseded by the other, and both were hidden from every search and prompt.
+    import threading
+
+    write(hashing_root, "patterns/third.md", memory_text("m-00000a03", "Import lock notes", "Lock notes.",
+                                                         collection="patterns"))
+    service.app.index.sync(["patterns/third.md"])
+    service.link(ops.Link(source="m-00000a02", target="m-00000a01", relation="supersedes"))
+    service.link(ops.Link(source="m-00000a03", target="m-00000a02", relation="supersedes"))
+    with pytest.raises(ConflictError, match="would make a cycle"):
+        service.link(ops.Link(source="m-00000a01", target="m-00000a03", relation="supersedes"))  # through the chain
+    outcomes: list[str] = []
+    start = threading.Barrier(2)
+
+    def tab(source: str, target: str) -> None:
+        start.wait()
+        try:
+            service.link(ops.Link(source=source, target=target, relation="supersedes"))
+            outcomes.append("recorded")
+        except ConflictError:
+            outcomes.append("refused")
+
+    fresh = [("m-00000a04", "Deploy tag rule"), ("m-00000a05", "Deploy tag rule, newer")]
+    for memory_id, title in fresh:
+        write(hashing_root, f"patterns/{memory_id}.md", memory_text(memory_id, title, f"{title}.", collection="patterns"))
+    service.app.index.sync([f"patterns/{memory_id}.md" for memory_id, _ in fresh])
+    tabs = [threading.Thread(target=tab, args=pair) for pair in (("m-00000a04", "m-00000a05"), ("m-00000a05", "m-00000a04"))]
+    for thread in tabs:
+        thread.start()
+    for thread in tabs:
+        thread.join(timeout=60)
+    assert sorted(outcomes) == ["recorded", "refused"]
+    assert len(set(service.app.index.link_view.superseded_ids()) & {"m-00000a04", "m-00000a05"}) == 1
 
 
 @pytest.mark.parametrize("source, target, relation, error, message", [

@@ -563,6 +563,168 @@ def secret_halves() -> dict[str, int]:
             "typed_passwords_not_redacted": sum(password in redact(text)[0] for text in typed)}
 
 
+# -- session 19 -------------------------------------------------------------------------------------
+
+
+def deleted_lock(work: Path) -> dict[str, int]:
+    """`rm -rf .memdir` under a running index: its flock stayed on the deleted index.lock and the next process made
+    a new lock file nobody held. A second process asks for the index before the owner writes again and after;
+    counts the times it owned the index beside the first."""
+    import shutil
+    import subprocess
+    import sys
+
+    from indexer.embed import make_embedder
+    from indexer.index import Index
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    root = work / "deleted-lock"
+    init_vault(root, HASHING_TOML)
+    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+    index = Index.open(Vault(root), make_embedder("hashing-256"))
+    ask = ("import sys; from pathlib import Path; from indexer.generations import Layout; "
+           "print(Layout(Path(sys.argv[1])).try_own() is not None)")
+    def second_owns() -> int:
+        other = subprocess.run([sys.executable, "-c", ask, str(root)], cwd=Path(__file__).resolve().parents[2],
+                               capture_output=True, text=True, timeout=60)
+        return int(other.stdout.strip() != "False")
+
+    try:
+        shutil.rmtree(root / ".memdir")
+        owners = second_owns()
+        write(root, "history/n.md", memory_text("m-00000010", "New", "new: written after the rm"))
+        index.sync(["history/n.md"])
+        return {"deleted_lock_second_owners": owners + second_owns()}
+    finally:
+        index.close()
+
+
+def split_secrets() -> dict[str, int]:
+    """A token a terminal wrapped, and tokens written in base64 (`echo Z2hwX… | base64 -d`, a Kubernetes secret's
+    `base64` output wrapped at 76): each counts if the token survives the capture's redaction."""
+    import base64
+
+    from vault.secrets import redact
+
+    token, pat = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5", "github_pat_11ABCDEFG0" + "x1Y2z3" * 14
+    texts = [f"export GITHUB_TOKEN={token[:17]}\n{token[17:]}\nthen push",
+             "echo " + base64.b64encode(f"{token}\n".encode()).decode() + " | base64 -d",
+             "data:\n  token: " + base64.encodebytes(pat.encode()).decode()]
+    kept = 0
+    for text in texts:
+        redacted = redact(text)[0]
+        kept += any(part in redacted for part in (token[17:], base64.b64encode(token.encode()).decode()[:20],
+                                                   base64.encodebytes(pat.encode()).decode()[:20]))
+    return {"split_or_encoded_tokens_not_redacted": kept}
+
+
+def hook_inputs(work: Path) -> dict[str, int]:
+    """Real hooks with no server running: a prompt with bytes that are not UTF-8, a prompt over the hook's 4 MB read
+    limit, a Stop over it. Each exchange counts if it is not captured once the server the hooks started is up (the
+    hook failed to parse its input, so nothing was spooled or sent)."""
+    from tests.mcp_server.processes import hook, stop_all
+
+    root = small_vault(work / "hook-inputs")
+    exchanges = [("celery retries with a bad byte BAD", "Idempotent tasks first."),
+                 ("why is the deploy slow\n" + "worker log line 42 ok\n" * 240_000, "The image is rebuilt."),
+                 ("where is the uv pin", "In CI.\n" + "a very long answer\n" * 300_000)]
+    try:
+        for n, (prompt, answer) in enumerate(exchanges):
+            base = {"session_id": f"attack-hook-input-{n}", "cwd": str(root.parent)}
+            raw = json.dumps({**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt}).encode()
+            hook("prompt", raw.replace(b"BAD", b"\xff\xfe"), "--vault", str(root))
+            hook("stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                          "last_assistant_message": answer}, "--vault", str(root))
+        firsts = ["celery retries with a bad byte", "why is the deploy slow", "where is the uv pin"]
+
+        def captured() -> int:
+            texts = [path.read_text(errors="replace") for path in (root / "working").rglob("*.md")]
+            return sum(any(first in text for text in texts) for first in firsts)
+
+        wait_until(lambda: captured() == len(firsts), 60.0, pause=0.2)
+        return {"hook_inputs_lost": len(firsts) - captured()}
+    finally:
+        stop_all(root)
+
+
+def full_disk_open(work: Path) -> dict[str, int]:
+    """A vault whose disk is full when a command opens it (as on a full 3 MB tmpfs: SQLite's manifest open fails
+    with "disk I/O error", free space 0). Counts sound indexes moved to quarantine for it."""
+    import shutil
+    import sqlite3
+    from collections import namedtuple
+    from unittest import mock
+
+    from indexer.embed import make_embedder
+    from indexer.index import Index
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    root = work / "full-disk-open"
+    init_vault(root, HASHING_TOML)
+    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+    Index.open(Vault(root), make_embedder("hashing-256")).close()
+    usage = namedtuple("usage", "total used free")
+    with mock.patch.object(shutil, "disk_usage", lambda path: usage(3 << 20, 3 << 20, 0)), \
+            mock.patch("indexer.index.Manifest", side_effect=sqlite3.OperationalError("disk I/O error")):
+        with contextlib.suppress(Exception):
+            Index.open(Vault(root), make_embedder("hashing-256")).close()
+    quarantine = root / ".memdir" / "quarantine"
+    return {"full_disk_indexes_quarantined": len(list(quarantine.iterdir())) if quarantine.is_dir() else 0}
+
+
+def full_disk_served(work: Path) -> dict[str, int]:
+    """A served vault on a full disk (as on a full 3 MB tmpfs): a prompt whose turn log meets ENOSPC (/dev/full).
+    Counts a prompt left without context (searching needs no room)."""
+    from mcp_server.server.served import open_vault
+
+    root = small_vault(work / "full-disk-served")
+    (root / ".memdir").mkdir(exist_ok=True)
+    (root / ".memdir" / "turns.jsonl").symlink_to("/dev/full")
+    served = open_vault(root, lambda config: None)
+    try:
+        try:
+            result = served.hooks.prompt({"session_id": "attack-full-disk", "cwd": str(root.parent),
+                                          "hook_event_name": "UserPromptSubmit", "prompt": "celery retries"})
+            no_context = int(A not in str(result.get("additionalContext")))
+        except Exception:  # noqa: BLE001 - the prompt failed: no context
+            no_context = 1
+        return {"full_disk_prompts_without_context": no_context}
+    finally:
+        served.close()
+
+
+def two_tabs(work: Path) -> dict[str, int]:
+    """Two tabs of the web view deciding one inbox pair in opposite directions, one after the other and at once
+    (the actions the pages post: `supersede`). Counts the memories a supersedes cycle then hides from search."""
+    from mcp_server.server.served import open_vault
+    from mcp_server.web import pages
+    from vault.errors import VaultError
+
+    hidden = 0
+    for at_once in (False, True):
+        root = small_vault(work / f"two-tabs-{int(at_once)}")
+        served = open_vault(root, lambda config: None)
+        try:
+            def tab(source: str, target: str) -> None:
+                with contextlib.suppress(VaultError):
+                    pages.act(served.service, "supersede", {"source": source, "target": target})
+
+            tabs = [threading.Thread(target=tab, args=pair) for pair in ((A, B), (B, A))]
+            for thread in tabs:
+                thread.start()
+                if not at_once:
+                    thread.join()
+            for thread in tabs:
+                thread.join(timeout=60)
+            superseded = served.app.index.link_view.superseded_ids()
+            hidden += len({A, B} & superseded) if {A, B} <= superseded else 0
+        finally:
+            served.close()
+    return {"supersede_cycle_hidden_memories": hidden}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -583,6 +745,12 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("truncated_index", lambda: truncated_index(work)),
         ("secret_halves", secret_halves),
         ("deleted_index", lambda: deleted_index(work)),
+        ("deleted_lock", lambda: deleted_lock(work)),
+        ("split_secrets", split_secrets),
+        ("hook_inputs", lambda: hook_inputs(work)),
+        ("full_disk_open", lambda: full_disk_open(work)),
+        ("full_disk_served", lambda: full_disk_served(work)),
+        ("two_tabs", lambda: two_tabs(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():

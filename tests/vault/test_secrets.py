@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,12 @@ SECRETS = [
     ("cli-password", "curl -u deploy:" + "Zq8rT2vLx9Pw https://api.example.com/v1/deploy"),
     ("password-assignment", "PGPASSWORD=" + "aes256Tide9"),  # begins like a cipher's name, and is not one
     ("telegram-bot-token", "bot 123456789:AA" + "Hk3jLm9Qw2Er5Ty8Ui1Op4As7Df0Gh3Jk"),
+    # Session 19: a token a terminal wrapped, and tokens written in base64 (plain, URL-safe, wrapped by `base64`).
+    ("github-token", f"export GITHUB_TOKEN={GITHUB[:17]}\n{GITHUB[17:]}\nthen push"),
+    ("aws-access-key", f"key id {AWS[:9]}\r\n{AWS[9:]} in the log"),
+    ("github-token", "echo " + base64.b64encode(f"{GITHUB}\n".encode()).decode() + " | base64 -d > ~/.token"),
+    ("openai-key", "OPENAI=" + base64.urlsafe_b64encode(f"key={OPENAI}".encode()).decode().rstrip("=")),
+    ("github-token", "data:\n  token: " + base64.encodebytes(f"github_pat_11ABCDEFG0{'x1Y2z3' * 14}".encode()).decode()),
 ]
 
 HARMLESS = [
@@ -97,6 +104,9 @@ HARMLESS = [
     # Another command's -u on a curl line, and a uid:gid in prose that names curl.
     "curl -fsSL https://get.docker.com | sh && docker run -u node:node img",
     "fetch the script with curl, then run the image as docker run -u 1000:1000 app",
+    "a GitHub token looks like ghp_\nfollowed by 36 letters and digits",
+    "echo " + base64.b64encode(b"the deploy key lives in the vault, not here").decode() + " | base64 -d",
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
 ]
 
 
@@ -134,6 +144,14 @@ def test_redaction_replaces_only_the_secret_and_keeps_the_rest():
                         "[REDACTED:connection-password]@db/app\nnothing else here")
     assert [(f.kind, f.line) for f in findings] == [("github-token", 1), ("connection-password", 2)]
     assert redact(redacted) == (redacted, [])
+
+
+def test_a_wrapped_or_encoded_token_is_redacted_whole_and_nothing_around_it():
+    encoded = base64.b64encode(GITHUB.encode()).decode()
+    text = f"run\n{GITHUB[:17]}\n{GITHUB[17:]}\nnext line\necho {encoded} | base64 -d"
+    assert redact(text)[0] == "run\n[REDACTED:github-token]\nnext line\necho [REDACTED:github-token] | base64 -d"
+    # A whole token that ends its line does not take in the next one.
+    assert redact(f"{GITHUB}\nNextStepsAreToRotateIt weekly")[0] == "[REDACTED:github-token]\nNextStepsAreToRotateIt weekly"
 
 
 def test_a_pem_block_is_redacted_whole():

@@ -1,0 +1,44 @@
+"""A hook input cut at the hook's read limit keeps what came before the cut, and says what it lost."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mcp_server.clients import hook_input
+
+EVENT = {"session_id": "s-1", "cwd": "/p", "stop_hook_active": False, "n": [1, {"a": 2}],
+         "last_assistant_message": "caf\u00e9 \"quoted\" \\ back\nslash \U0001f600 end"}
+
+
+@pytest.mark.parametrize("ascii_only", [True, False])
+def test_an_input_cut_anywhere_keeps_its_whole_members_and_the_head_of_the_string_it_was_cut_in(ascii_only):
+    text = json.dumps(EVENT, ensure_ascii=ascii_only)
+    for cut in range(len(text)):
+        fields, member = hook_input.head_fields(text[:cut])
+        whole = {k: v for k, v in fields.items() if k != member}
+        assert whole == {k: EVENT[k] for k in whole} and list(fields) == list(EVENT)[:len(fields)]
+        if member in fields:
+            assert EVENT[member].startswith(fields[member])
+
+
+def test_a_stop_over_the_limit_keeps_its_session_and_the_head_of_its_answer_marked_as_cut(capsys):
+    raw = json.dumps({"session_id": "s-1", "last_assistant_message": "the answer " * 100, "after": 1}).encode()
+    data = hook_input.parse(raw[:601], 600)
+    assert data["session_id"] == "s-1" and "after" not in data
+    assert data["last_assistant_message"].startswith("the answer the answer")
+    assert data["last_assistant_message"].endswith("[… cut by memdir: the hook input was over 600 bytes]")
+    assert "'last_assistant_message' was cut to its first" in capsys.readouterr().err
+
+
+def test_bytes_that_are_not_utf8_are_replaced_and_named(capsys):
+    raw = b'{"session_id": "s", "prompt": "a \xff b"}'
+    assert hook_input.parse(raw, 1000)["prompt"] == "a \ufffd b"
+    assert f"hook input is not UTF-8 at byte {raw.index(255)}" in capsys.readouterr().err
+
+
+def test_a_character_the_limit_cut_in_two_is_not_called_bad_utf8(capsys):
+    raw = json.dumps({"session_id": "s", "prompt": "\u00e9" * 50}, ensure_ascii=False).encode()
+    assert hook_input.parse(raw[:41], 40)["prompt"].startswith("\u00e9" * 4)
+    assert "not UTF-8" not in capsys.readouterr().err
