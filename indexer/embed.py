@@ -147,9 +147,10 @@ class CachedEmbedder:
         """The texts' vectors: from the cache, from another call that is embedding the same text at this moment
         (waited for), else from the model, each distinct text once.
 
-        A served index has two callers: the backfill and a sync that embeds its few units itself once it let go of
-        the index lock. Both take queued units, so both could send the same captured exchange's texts at once: 17
-        of 313 texts the model host got in a nine-session run were such repeats (bench/results/s19-capture19.md)."""
+        A served index has two callers: the backfill and a sync that embeds its few units itself once it has let go
+        of the index lock. Both take queued units, so both could send the same captured exchange's texts at once: up
+        to 20 of the ~310 texts the model host got in a nine-session run were such repeats
+        (bench/results/s19-capture19.md)."""
         keys = [text_key(t) for t in texts]
         found = self._lookup(keys)
         mine: dict[bytes, str] = {}
