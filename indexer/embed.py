@@ -2,7 +2,8 @@
 
 The cache is what makes scoring cheap: a score rewrites a memory's frontmatter on every
 turn, but the text that was embedded (title and body) does not change, so its hash hits
-the cache and nothing is embedded again.
+the cache and nothing is embedded again. A text another call is embedding right now is waited
+for, not sent again (CachedEmbedder.embed).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import logging
 import re
 import sqlite3
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
@@ -136,6 +138,8 @@ class CachedEmbedder:
         self.misses = 0  # texts actually sent to the model: what tests count
         self._memory: dict[bytes, np.ndarray] = {}  # small recent-use cache in front of SQLite
         self._lock = threading.Lock()
+        self._underway: dict[bytes, Future[np.ndarray]] = {}  # texts a call has sent to the model and not stored yet
+        self._underway_lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         if path is not None:
             try:
@@ -152,21 +156,61 @@ class CachedEmbedder:
                 log.warning("the embedding cache %s cannot open on a full disk (%s); embedding without it", path, exc)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """The texts' vectors: from the cache, from another call that is embedding the same text at this moment
+        (waited for), else from the model, each distinct text once.
+
+        A served index has two callers: the backfill and a sync that embeds its few units itself once it has let go
+        of the index lock. Both take queued units, so both could send the same captured exchange's texts at once: up
+        to 20 of the ~310 texts the model host got in a nine-session run were such repeats
+        (bench/results/s19-capture19.md)."""
         keys = [text_key(t) for t in texts]
         found = self._lookup(keys)
-        missing = [i for i, key in enumerate(keys) if key not in found]
-        if missing:
-            unique: dict[bytes, str] = {}
-            for i in missing:
-                unique.setdefault(keys[i], texts[i])
-            vectors = self.inner.embed(list(unique.values()))
-            self.misses += len(unique)
-            fresh = dict(zip(unique.keys(), vectors))
-            self._store(fresh)
-            found.update(fresh)
+        mine: dict[bytes, str] = {}
+        theirs: dict[bytes, Future[np.ndarray]] = {}
+        with self._underway_lock:
+            for key, text in zip(keys, texts):
+                if key in found or key in mine or key in theirs:
+                    continue
+                if (vector := self._memory.get(key)) is not None:  # stored since the lookup (stored before let go)
+                    found[key] = vector
+                elif (pending := self._underway.get(key)) is not None:
+                    theirs[key] = pending
+                else:
+                    mine[key] = text
+                    self._underway[key] = Future()
+        if mine:
+            self._embed_now(mine, found)
+        for key, pending in theirs.items():
+            try:
+                found[key] = pending.result()
+            except Exception:  # noqa: BLE001 - the other call failed: this one tries the text itself
+                self._embed_now({key: texts[keys.index(key)]}, found, underway=False)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([found[key] for key in keys]).astype(np.float32, copy=False)
+
+    def _embed_now(self, mine: dict[bytes, str], found: dict[bytes, np.ndarray], underway: bool = True) -> None:
+        """Embed `mine` (key -> text) with the model into `found`; `underway`: this call registered them as underway
+        and lets go of them (with their vectors, or the model's failure for the calls waiting on them)."""
+        failure: BaseException | None = None
+        try:
+            vectors = self.inner.embed(list(mine.values()))
+            self.misses += len(mine)
+            fresh = dict(zip(mine.keys(), vectors))
+            self._store(fresh)  # remembered before let go below: a call looking after that finds it stored
+            found.update(fresh)
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            if underway:
+                with self._underway_lock:
+                    pending = [self._underway.pop(key) for key in mine]
+                for key, future in zip(mine, pending):
+                    if failure is None:
+                        future.set_result(found[key])
+                    else:
+                        future.set_exception(failure)
 
     def cached(self, texts: Sequence[str]) -> dict[int, np.ndarray]:
         """The vectors of those texts embedded before (position -> vector), without calling the model."""
