@@ -56,6 +56,38 @@ def leaving(m: Memory, now: datetime, settings: LifecycleSettings) -> str:
     return decision.why if decision is not None and decision.action in ("remove", "archive") else ""
 
 
+def next_change(m: Memory, now: datetime, s: LifecycleSettings) -> datetime | None:
+    """The first moment at or after `now` past which `leaving(m, ·, s)` may answer otherwise than at `now` (None when no
+    such moment lies ahead). The clock enters the rules only as "this much time has passed since one of the memory's
+    dates" (`_decide`, `_type_expired`): their answer is the same between two such moments, so a reader that decided a
+    memory at `now` needs to decide it again only once the clock is past this one (or the memory changed)."""
+    if m.collection == "books" or m.status in ("archived", "superseded"):
+        return None
+    moments = []
+    idle_from = _latest(m.created_at, m.last_used_at)
+    ttl = s.type_ttl_days.get(m.type)
+    if ttl:
+        deadline = deadline_of(m)
+        start = deadline or (idle_from if m.type in IDLE_TTL_TYPES else m.created_at)
+        moments.append(_later(start, timedelta(days=ttl)))
+    if m.collection == "working":
+        moments.append(_later(m.created_at, timedelta(hours=s.working_max_age_hours)))
+    elif m.collection == "history":
+        moments.append(_later(idle_from, timedelta(days=s.history_max_age_days)))
+    ahead = [moment for moment in moments if moment is not None and moment >= now]
+    return min(ahead) if ahead else None
+
+
+def _later(moment: datetime | None, span: timedelta) -> datetime | None:
+    """`moment + span`, None past the last date a datetime holds (a time to live of a million years never ends)."""
+    if moment is None:
+        return None
+    try:
+        return moment + span
+    except OverflowError:
+        return None
+
+
 def may_leave(now: datetime, s: LifecycleSettings) -> Callable[..., bool]:
     """A test of a memory's stored facts (collection, type, status, uses, score, and created_at, last_used_at and
     deadline as ISO text) that is False only when `leaving(m, now, s)` is "" whatever the memory's other fields: a book,

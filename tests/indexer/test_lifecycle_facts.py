@@ -95,7 +95,7 @@ def test_a_served_first_search_decodes_its_candidates_and_hides_leaving_and_supe
     index.close()
 
 
-def test_after_a_change_a_served_search_decides_again_only_the_memories_that_changed(root: Path, monkeypatch):
+def test_after_a_change_or_a_date_crossing_a_threshold_a_served_search_decides_again_only_those_memories(root: Path, monkeypatch):
     index = open_index(root)
     searcher = Searcher(index, SearchSettings(embedder="hashing-256", score_threshold=0.0), lifecycle=RULES)
     now = NOWS[2]
@@ -120,9 +120,10 @@ def test_after_a_change_a_served_search_decides_again_only_the_memories_that_cha
     searcher.search(ask)
     assert decided, "nothing changed through the index, yet every memory was read again"
     decided.clear()
-    later = SearchRequest(query="deploy", limit=50, now=NOWS[3])  # another minute: every memory decided again
-    searcher.search(later)
-    assert len(decided) > 10
+    later = SearchRequest(query="deploy", limit=50, now=NOWS[3])  # months later: not all 44 decided again, only
+    shown = {h.memory.id for h in searcher.search(later)}  # those with a date past a threshold since (leaving.py)
+    assert sorted(decided) == ["m-fresh", "m-goal", "m-goal2", "m-journal"]  # aged out, past deadlines, a journal's TTL
+    assert not {"m-fresh", "m-goal", "m-goal2"} & shown
     index.close()
 
 
@@ -378,7 +379,7 @@ def test_a_served_searcher_decides_only_the_rows_that_may_leave_and_leaves_out_t
             leaving = {r.id for r in records if lifecycle.leaving(r, now, rules)}
             decided = {r.id for r in index.lifecycle_records(lifecycle.may_leave(now, rules))}
             assert leaving <= decided  # nothing that leaves is skipped
-            assert Searcher(index, SearchSettings(embedder="hashing-256"), lifecycle=rules)._leaving(now) == leaving
+            assert Searcher(index, SearchSettings(embedder="hashing-256"), lifecycle=rules)._leaving.at(now) == leaving  # type: ignore[union-attr]
     decided = {r.id for r in index.lifecycle_records(lifecycle.may_leave(NOWS[2], RULES))}
     assert not {f"m-p{n:02}" for n in range(30)} & decided  # plain patterns: no record made
     assert {"m-offset", "m-fraction", "m-old-working", "m-idle"} <= decided  # working: another offset, a fraction
