@@ -34,6 +34,7 @@ class LeavingSchedule:
     def __init__(self, index: Index, rules: LifecycleSettings) -> None:
         self._index = index
         self._rules = rules
+        self._next_change = lifecycle.next_changes(rules)
         self._ids = NOTHING
         self._mark: int | None = None  # the index's change mark the ids were decided at
         self._decided_at: datetime | None = None
@@ -68,10 +69,12 @@ class LeavingSchedule:
 
     def _decide_all(self, now: datetime) -> None:
         leaving, heap = set(), []
-        for record in self._index.lifecycle_records():
-            if lifecycle.leaving(record, now, self._rules):
+        # A row `may_leave` refuses is not leaving now: only its next moment is worked out (from its facts, no row
+        # decoded; lifecycle_facts.py).
+        for record, maybe in self._index.judged_lifecycle_records(lifecycle.may_leave(now, self._rules)):
+            if maybe and lifecycle.leaving(record, now, self._rules):
                 leaving.add(record.id)
-            moment = lifecycle.next_change(record, now, self._rules)
+            moment = self._next_change(record, now)
             if moment is not None:
                 heap.append((moment, record.id))
         heapq.heapify(heap)
@@ -89,7 +92,7 @@ class LeavingSchedule:
                 continue  # forgotten
             if lifecycle.leaving(record, now, self._rules):
                 leaving.add(memory_id)
-            moment = lifecycle.next_change(record, now, self._rules)
+            moment = self._next_change(record, now)
             if moment is not None:
                 self._moment[memory_id] = moment
                 heapq.heappush(self._heap, (moment, memory_id))

@@ -61,21 +61,32 @@ def next_change(m: Memory, now: datetime, s: LifecycleSettings) -> datetime | No
     such moment lies ahead). The clock enters the rules only as "this much time has passed since one of the memory's
     dates" (`_decide`, `_type_expired`): their answer is the same between two such moments, so a reader that decided a
     memory at `now` needs to decide it again only once the clock is past this one (or the memory changed)."""
-    if m.collection == "books" or m.status in ("archived", "superseded"):
-        return None
-    moments = []
-    idle_from = _latest(m.created_at, m.last_used_at)
-    ttl = s.type_ttl_days.get(m.type)
-    if ttl:
-        deadline = deadline_of(m)
-        start = deadline or (idle_from if m.type in IDLE_TTL_TYPES else m.created_at)
-        moments.append(_later(start, timedelta(days=ttl)))
-    if m.collection == "working":
-        moments.append(_later(m.created_at, timedelta(hours=s.working_max_age_hours)))
-    elif m.collection == "history":
-        moments.append(_later(idle_from, timedelta(days=s.history_max_age_days)))
-    ahead = [moment for moment in moments if moment is not None and moment >= now]
-    return min(ahead) if ahead else None
+    return next_changes(s)(m, now)
+
+
+def next_changes(s: LifecycleSettings) -> Callable[[Memory, datetime], datetime | None]:
+    """`next_change` under these settings, its spans made once (a served searcher asks it of 100k memories)."""
+    of_type = {kind: timedelta(days=ttl) for kind, ttl in s.type_ttl_days.items() if ttl}
+    working, history = timedelta(hours=s.working_max_age_hours), timedelta(days=s.history_max_age_days)
+
+    def moment(m: Memory, now: datetime) -> datetime | None:
+        if m.collection == "books" or m.status in ("archived", "superseded"):
+            return None
+        created, last_used = m.created_at, m.last_used_at
+        idle_from = last_used if created is None or (last_used is not None and last_used > created) else created
+        moments = []
+        ttl = of_type.get(m.type)
+        if ttl is not None:
+            deadline = deadline_of(m) if m.frontmatter else None
+            moments.append(_later(deadline or (idle_from if m.type in IDLE_TTL_TYPES else created), ttl))
+        if m.collection == "working":
+            moments.append(_later(created, working))
+        elif m.collection == "history":
+            moments.append(_later(idle_from, history))
+        ahead = [t for t in moments if t is not None and t >= now]
+        return min(ahead) if ahead else None
+
+    return moment
 
 
 def _later(moment: datetime | None, span: timedelta) -> datetime | None:
