@@ -538,6 +538,11 @@ class Index:
         `worth`, a row not decoded whose first facts it refuses is left out (Memories.lifecycle_records)."""
         return self._memories.lifecycle_records(worth)
 
+    def lifecycle_record(self, memory_id: str) -> Memory | Facts | None:
+        """One indexed memory as `lifecycle_records` reads it, None when there is none: deciding it again when the clock
+        passes one of its moments decodes no row (indexer/leaving.py)."""
+        return self._memories.lifecycle_record(memory_id)
+
     def judged_lifecycle_records(self, worth: Worth) -> Iterator[tuple[Memory | Facts, bool]]:
         """Every memory's lifecycle record (`lifecycle_records`) and whether `worth` lets it through: one it refuses is
         not leaving, yet its dates still tell when it may (indexer/leaving.py)."""

@@ -334,6 +334,13 @@ class Memories(_Held):
         100k rows was making their records)."""
         return (record for record, maybe in self.judged_lifecycle_records(worth, keep_refused=False) if maybe)
 
+    def lifecycle_record(self, memory_id: str) -> Memory | Facts | None:
+        """One memory as `lifecycle_records` reads it (its row not decoded for it)."""
+        held = self._slots.get(memory_id)
+        if type(held) is tuple and len(held) > ROW_FACTS and held[ROW_FACTS] is not None:
+            return Facts(memory_id, held[ROW_PATH], held[ROW_FACTS:])  # type: ignore[arg-type]
+        return self.get(memory_id)
+
     def judged_lifecycle_records(self, worth: Worth | None,
                                  keep_refused: bool = True) -> Iterator[tuple[Memory | Facts, bool]]:
         """(record, whether `worth` lets it through) for every memory as `lifecycle_records` reads it; a decoded one

@@ -15,11 +15,9 @@ import heapq
 from datetime import datetime, timedelta
 
 from vault import lifecycle
-from vault.model import Memory
 from vault.settings import LifecycleSettings
 
 from .index import Index
-from .lifecycle_facts import Facts
 
 NOTHING: frozenset[str] = frozenset()
 # Concurrent searches read the clock before they wait for the index lock, so one may come after another with an earlier
@@ -85,7 +83,7 @@ class LeavingSchedule:
     def _decide_again(self, due: set[str], now: datetime) -> None:
         leaving = set(self._ids)
         for memory_id in due:
-            record: Memory | Facts | None = self._index.memory(memory_id)
+            record = self._index.lifecycle_record(memory_id)
             leaving.discard(memory_id)
             self._moment.pop(memory_id, None)  # its entry in the heap, if any, is stale from here
             if record is None:

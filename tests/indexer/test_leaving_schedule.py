@@ -16,7 +16,8 @@ from vault import Change, Vault, lifecycle
 from vault.model import Memory
 from vault.settings import LifecycleSettings
 
-from .helpers import open_index
+from .helpers import open_index, reader
+from .test_lazy_rows import decoded_rows
 
 START = datetime(2026, 10, 1, tzinfo=timezone.utc)
 RULE_SETS = [
@@ -138,4 +139,23 @@ def test_a_search_that_read_the_clock_just_before_another_decided_is_answered_as
     first = searcher.out_of_sight(now)
     assert searcher.out_of_sight(now - timedelta(seconds=2)) is first
     assert searcher._leaving.full_passes == 1  # type: ignore[union-attr]
+    index.close()
+
+
+def test_after_a_cold_open_neither_the_first_decision_nor_the_clock_passing_moments_decodes_a_row(tmp_path, monkeypatch):
+    root = tmp_path / "vault"
+    rng = random.Random(3)
+    for n in range(60):
+        _write(root, n, rng)
+    open_index(root).close()
+    decoded = decoded_rows(monkeypatch)
+    index = reader(root)
+    at_open = list(decoded)
+    searcher = Searcher(index, SearchSettings(embedder="hashing-256"), lifecycle=RULE_SETS[1])
+    now, sets = START, set()
+    for _ in range(40):
+        now += timedelta(hours=7)
+        sets.add(searcher.out_of_sight(now))
+        assert searcher.out_of_sight(now) == _every_decided(index, now, RULE_SETS[1])
+    assert decoded == at_open and len(sets) > 5  # the set moved with the clock, from the rows' facts alone
     index.close()
