@@ -543,11 +543,6 @@ class Index:
         passes one of its moments decodes no row (indexer/leaving.py)."""
         return self._memories.lifecycle_record(memory_id)
 
-    def judged_lifecycle_records(self, worth: Worth) -> Iterator[tuple[Memory | Facts, bool]]:
-        """Every memory's lifecycle record (`lifecycle_records`) and whether `worth` lets it through: one it refuses is
-        not leaving, yet its dates still tell when it may (indexer/leaving.py)."""
-        return self._memories.judged_lifecycle_records(worth)
-
     def ids_with_status(self, statuses: frozenset[str]) -> frozenset[str]:
         """The ids of the indexed memories whose status is one of `statuses`: found once, from the lifecycle facts each
         row was read with where it is not decoded yet (lazy_rows.py), then kept in step (facets.py)."""

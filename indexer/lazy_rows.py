@@ -332,7 +332,16 @@ class Memories(_Held):
         `worth` (collection, type, status, uses, score, created_at, last_used_at, deadline as stored -> bool,
         `vault.lifecycle.may_leave`): a row whose facts it refuses is left out without a record made (most of deciding
         100k rows was making their records)."""
-        return (record for record, maybe in self.judged_lifecycle_records(worth, keep_refused=False) if maybe)
+        for memory_id, held in list(self._slots.items()):
+            if type(held) is not tuple:
+                yield held  # type: ignore[misc]
+            elif len(held) > ROW_FACTS and held[ROW_FACTS] is not None:
+                if worth is None or worth(*_worth_facts(held)):
+                    yield Facts(memory_id, held[ROW_PATH], held[ROW_FACTS:])  # type: ignore[arg-type]
+            else:
+                memory = self.get(memory_id)
+                if memory is not None:
+                    yield memory
 
     def lifecycle_record(self, memory_id: str) -> Memory | Facts | None:
         """One memory as `lifecycle_records` reads it (its row not decoded for it)."""
@@ -340,22 +349,6 @@ class Memories(_Held):
         if type(held) is tuple and len(held) > ROW_FACTS and held[ROW_FACTS] is not None:
             return Facts(memory_id, held[ROW_PATH], held[ROW_FACTS:])  # type: ignore[arg-type]
         return self.get(memory_id)
-
-    def judged_lifecycle_records(self, worth: Worth | None,
-                                 keep_refused: bool = True) -> Iterator[tuple[Memory | Facts, bool]]:
-        """(record, whether `worth` lets it through) for every memory as `lifecycle_records` reads it; a decoded one
-        is always let through. Without `keep_refused`, a refused row is left out without a record made."""
-        for memory_id, held in list(self._slots.items()):
-            if type(held) is not tuple:
-                yield held, True  # type: ignore[misc]
-            elif len(held) > ROW_FACTS and held[ROW_FACTS] is not None:
-                maybe = worth is None or worth(*_worth_facts(held))
-                if maybe or keep_refused:
-                    yield Facts(memory_id, held[ROW_PATH], held[ROW_FACTS:]), maybe  # type: ignore[arg-type]
-            else:
-                memory = self.get(memory_id)
-                if memory is not None:
-                    yield memory, True
 
 
 class AllBut(Mapping[str, Memory]):

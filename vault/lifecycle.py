@@ -60,7 +60,10 @@ def next_change(m: Memory, now: datetime, s: LifecycleSettings) -> datetime | No
     """The first moment at or after `now` past which `leaving(m, ·, s)` may answer otherwise than at `now` (None when no
     such moment lies ahead). The clock enters the rules only as "this much time has passed since one of the memory's
     dates" (`_decide`, `_type_expired`): their answer is the same between two such moments, so a reader that decided a
-    memory at `now` needs to decide it again only once the clock is past this one (or the memory changed)."""
+    memory at `now` needs to decide it again only once the clock is past this one (or the memory changed). Each rule
+    that removes or archives asks for *more* time passed, and none that keeps a memory asks for less: a memory once
+    leaving stays leaving while it is unchanged (a reader need not watch it; `may_leave(later)` refusing it means it
+    is not leaving before `later` either)."""
     return next_changes(s)(m, now)
 
 
