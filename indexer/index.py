@@ -561,6 +561,11 @@ class Index:
         `worth`, a row not decoded whose first facts it refuses is left out (Memories.lifecycle_records)."""
         return self._memories.lifecycle_records(worth)
 
+    def lifecycle_record(self, memory_id: str) -> Memory | Facts | None:
+        """One indexed memory as `lifecycle_records` reads it, None when there is none: deciding it again when the clock
+        passes one of its moments decodes no row (indexer/leaving.py)."""
+        return self._memories.lifecycle_record(memory_id)
+
     def ids_with_status(self, statuses: frozenset[str]) -> frozenset[str]:
         """The ids of the indexed memories whose status is one of `statuses`: found once, from the lifecycle facts each
         row was read with where it is not decoded yet (lazy_rows.py), then kept in step (facets.py)."""

@@ -343,6 +343,13 @@ class Memories(_Held):
                 if memory is not None:
                     yield memory
 
+    def lifecycle_record(self, memory_id: str) -> Memory | Facts | None:
+        """One memory as `lifecycle_records` reads it (its row not decoded for it)."""
+        held = self._slots.get(memory_id)
+        if type(held) is tuple and len(held) > ROW_FACTS and held[ROW_FACTS] is not None:
+            return Facts(memory_id, held[ROW_PATH], held[ROW_FACTS:])  # type: ignore[arg-type]
+        return self.get(memory_id)
+
 
 class AllBut(Mapping[str, Memory]):
     """The memories of `memories` but the `left_out` ids, in their order, decoded as read: what a search without

@@ -24,7 +24,6 @@ from typing import Any, Iterable, Literal, Mapping, NamedTuple
 
 import numpy as np
 
-from vault import lifecycle
 from vault.errors import ValidationError
 from vault.model import COLLECTIONS, Memory
 from vault.settings import LifecycleSettings
@@ -36,6 +35,7 @@ from .embed import CachedEmbedder, PendingVector, Ready
 from .index import Index
 from .keyword import KeywordFilter, KeywordHit, query_terms
 from .lazy_rows import AllBut
+from .leaving import NOTHING, LeavingSchedule
 from .learner import QualityModel
 from .people import NOBODY, Named, People
 from .ranking import (
@@ -286,10 +286,12 @@ class Searcher:
         self.settings = settings
         self.quality = quality or QualityModel.from_settings(settings)
         self.lifecycle = lifecycle  # when set, memories the next lifecycle run removes are left out now
-        self._leaving_cache: tuple[int, int, frozenset[str]] | None = None  # (minute, index change mark, ids)
+        self._leaving = LeavingSchedule(index, lifecycle) if lifecycle is not None else None
         index.set_bm25(settings.bm25_b, settings.bm25_k1)
-        self._unfiltered: tuple[tuple[int, bool, int], Mapping[str, Memory]] | None = None  # (index version, superseded?, minute) -> allowed
-        self._out_of_sight: tuple[tuple[int, int], frozenset[str]] | None = None  # (index version, minute) -> ids
+        # (index version, superseded?, out of sight) -> allowed
+        self._unfiltered: tuple[tuple[int, bool, frozenset[str]], Mapping[str, Memory]] | None = None
+        # (index version, the moments between which its lifecycle decisions hold (None: for ever), ids)
+        self._out_of_sight: tuple[int, datetime, datetime | None, frozenset[str]] | None = None
         self._left_out_units: tuple[AllBut, np.ndarray] | None = None  # the allowed view -> its left-out whole units
         self._people = People()
         self._sections: tuple[int, dict[str, bool]] = (-1, {})  # index version -> memory id -> _sectioned
@@ -394,18 +396,21 @@ class Searcher:
         is kept until the index changes (walking 10k memories cost several ms per search)."""
         unfiltered = not (request.collections or request.types or request.tags or request.after or request.before
                           or request.days_back is not None or request.privacy is not None or request.sources is not None)
-        # Expiry depends on the clock: a memory that expires now leaves the cached set within a minute.
-        key = (self.index.version, request.include_superseded, int(now.timestamp() // 60) if self.lifecycle else 0)
+        # Expiry depends on the clock: the set out of sight is the same object until a memory leaves or comes back.
+        version = self.index.version
+        hidden = NOTHING if request.include_superseded else self.out_of_sight(now)
+        key = (version, request.include_superseded, hidden)
         if unfiltered and self._unfiltered is not None and self._unfiltered[0] == key:
             return self._unfiltered[1]
-        allowed = self._filter(request, now)
+        allowed = self._filter(request, now, hidden)
         if unfiltered:
             self._unfiltered = (key, allowed)
         return allowed
 
-    def _filter(self, request: SearchRequest, now: datetime) -> Mapping[str, Memory]:
+    def _filter(self, request: SearchRequest, now: datetime, hidden: frozenset[str]) -> Mapping[str, Memory]:
+        """The memories the request's filters let through, but the `hidden` ones (`out_of_sight`) unless it asks for
+        every one."""
         after = _explicit_start(request, now)
-        hidden = frozenset() if request.include_superseded else self.out_of_sight(now)
         wanted_tags = {t.lower().lstrip("#") for t in request.tags}
         if not (request.collections or request.types or wanted_tags or after or request.before
                 or request.privacy is not None or request.sources is not None):
@@ -448,45 +453,25 @@ class Searcher:
         """What reads leave out unless asked (`--all`): memories a newer one supersedes, and those the
         next lifecycle run removes or archives.
 
-        Kept per index version and minute, as the allowed set is, and looked up without the index lock: a prompt's
-        standing facts read it right after its search made it, and waited on the lock again for it behind the other
-        sessions' searches and captures (9 sessions: 17 ms a prompt, 44 in the slowest 5 %; bench/results/s12-warm12.md).
-        A version read while a sync runs is the one before it: what was out of sight before that sync."""
+        Kept per index version until the lifecycle's schedule says a memory's decision may change (indexer/leaving.py),
+        and the same object while it stays the same, so the allowed set and what is kept per allowed set stay too. Looked
+        up without the index lock: a prompt's standing facts read it right after its search made it, and waited on the
+        lock again for it behind the other sessions' searches and captures (9 sessions: 17 ms a prompt, 44 in the
+        slowest 5 %; bench/results/s12-warm12.md). A version read while a sync runs is the one before it: what was out
+        of sight before that sync."""
         cached = self._out_of_sight
-        if cached is not None and cached[0] == self._state_key(now):
-            return cached[1]
+        if cached is not None and cached[0] == self.index.version and cached[1] <= now and (cached[2] is None or now <= cached[2]):
+            return cached[3]
         with self.index.lock:  # the links and the rows as one sync left them
-            key = self._state_key(now)
-            gone = frozenset(self.index.link_view.superseded_ids()) | self._leaving(now)
-            self._out_of_sight = (key, gone)
+            version = self.index.version
+            superseded = self.index.link_view.superseded_ids()
+            leaving = self._leaving.at(now) if self._leaving is not None else NOTHING
+            until = self._leaving.valid_until() if self._leaving is not None else None
+            gone = frozenset(superseded) | leaving
+            if cached is not None and cached[3] == gone:
+                gone = cached[3]  # the same object: what is kept per allowed set stays
+            self._out_of_sight = (version, now, until, gone)
         return gone
-
-    def _state_key(self, now: datetime) -> tuple[int, int]:
-        """What out_of_sight depends on: the index's state, and the minute when the lifecycle's dates count."""
-        return self.index.version, int(now.timestamp() // 60) if self.lifecycle else 0
-
-    def _leaving(self, now: datetime) -> frozenset[str]:
-        """The memories the next lifecycle run removes or archives; decided for every memory once a minute, and in
-        between again only for the memories changed since (the index tells which). Deciding every memory after each
-        change cost the first search after it 0.5-1 CPU s at 100k memories (bench/results/s18-lead.md)."""
-        if self.lifecycle is None:
-            return frozenset()
-        minute = int(now.timestamp() // 60)
-        cached = self._leaving_cache
-        mark, changed = self.index.memories_changed_since(cached[1] if cached is not None and cached[0] == minute else None)
-        if cached is not None and changed is not None:
-            if changed:
-                ids = {i for i in cached[2] if i not in changed}
-                ids.update(i for i in changed if (m := self.index.memory(i)) is not None
-                           and lifecycle.leaving(m, now, self.lifecycle))
-                self._leaving_cache = (minute, mark, frozenset(ids))
-            return self._leaving_cache[2]  # type: ignore[index]
-        # From each row's lifecycle facts where it is not decoded: deciding decodes no row (lifecycle_facts.py).
-        # A row whose facts no date can make leave is not decided (`lifecycle.may_leave`): most of them, at 100k.
-        worth = lifecycle.may_leave(now, self.lifecycle)
-        every = frozenset(m.id for m in self.index.lifecycle_records(worth) if lifecycle.leaving(m, now, self.lifecycle))
-        self._leaving_cache = (minute, mark, every)
-        return every
 
     def _timeline(self, allowed: Mapping[str, Memory], request: SearchRequest, now: datetime, limit: int) -> list[Hit]:
         if not _explicit(request):

@@ -158,3 +158,26 @@ def test_the_installed_whoosh_has_the_block_readers_the_fast_path_reads(tmp_path
                 checked += 1
     assert checked > 100
     index.close()
+
+
+def test_a_mask_kept_while_memories_leave_and_come_back_hides_what_a_fresh_mask_hides(tmp_path: Path, monkeypatch):
+    """The hidden memories change a few at a time (the lifecycle's clock): the kept mask is moved by their documents
+    alone, and a search scores as Whoosh's own masked search."""
+    import random
+
+    index = KeywordIndex.create(tmp_path / "kw")
+    memories = [memory(n, "history") for n in range(80)]
+    index.replace([(m, chunks_for(m)) for m in memories])
+    ids = [m.id for m in memories]
+    rng = random.Random(4)
+    hidden = set(rng.sample(ids, 30))
+    matched: list[int] = []
+    real = KeywordIndex._documents_of
+    monkeypatch.setattr(KeywordIndex, "_documents_of", staticmethod(lambda s, i: matched.append(len(i)) or real(s, i)))
+    for _ in range(12):
+        filters = KeywordFilter(excluded_ids=frozenset(hidden))
+        expected = whoosh_scores(index, "postgres lock retry deploy", 1000, filters)
+        found = {h.chunk_id: h.score for h in index.search("postgres lock retry deploy", 1000, filters, 0, 0.35)}
+        assert found.keys() == expected.keys()
+        hidden ^= set(rng.sample(ids, 3))  # some leave, some come back
+    assert len(matched) >= 11 and max(matched) <= 3  # only the memories that moved were matched

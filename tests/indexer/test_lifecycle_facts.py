@@ -6,7 +6,7 @@ migrated by its owner's open and then equals a fresh build, without re-embedding
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -120,9 +120,11 @@ def test_after_a_change_a_served_search_decides_again_only_the_memories_that_cha
     searcher.search(ask)
     assert decided, "nothing changed through the index, yet every memory was read again"
     decided.clear()
-    later = SearchRequest(query="deploy", limit=50, now=NOWS[3])  # another minute: every memory decided again
-    searcher.search(later)
-    assert len(decided) > 10
+    searcher.search(SearchRequest(query="deploy", limit=50, now=now + timedelta(hours=20)))  # within the schedule's
+    assert decided == []  # day, no date crosses a threshold: nothing is decided again (leaving.py)
+    later = SearchRequest(query="deploy", limit=50, now=NOWS[3])  # months later: past the day, decided again
+    assert not {"m-fresh", "m-goal", "m-goal2"} & {h.memory.id for h in searcher.search(later)}
+    assert "m-fresh" in decided and len(decided) > 10
     index.close()
 
 
@@ -378,7 +380,7 @@ def test_a_served_searcher_decides_only_the_rows_that_may_leave_and_leaves_out_t
             leaving = {r.id for r in records if lifecycle.leaving(r, now, rules)}
             decided = {r.id for r in index.lifecycle_records(lifecycle.may_leave(now, rules))}
             assert leaving <= decided  # nothing that leaves is skipped
-            assert Searcher(index, SearchSettings(embedder="hashing-256"), lifecycle=rules)._leaving(now) == leaving
+            assert Searcher(index, SearchSettings(embedder="hashing-256"), lifecycle=rules)._leaving.at(now) == leaving  # type: ignore[union-attr]
     decided = {r.id for r in index.lifecycle_records(lifecycle.may_leave(NOWS[2], RULES))}
     assert not {f"m-p{n:02}" for n in range(30)} & decided  # plain patterns: no record made
     assert {"m-offset", "m-fraction", "m-old-working", "m-idle"} <= decided  # working: another offset, a fraction
