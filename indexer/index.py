@@ -559,6 +559,12 @@ class Index:
         with self.lock:
             return self._built_facets().ids_with_status(statuses)
 
+    def standing_ids(self) -> frozenset[str]:
+        """The ids of the indexed memories marked always_inject (the standing facts every prompt's context carries):
+        found once, then kept in step (facets.py)."""
+        with self.lock:
+            return self._built_facets().standing()
+
     def author_names(self) -> frozenset[str]:
         """Every speaker or author the indexed memories name (indexer/people.py), the same object until one changes."""
         known = self._facets.known_names()
@@ -587,9 +593,10 @@ class Index:
         """The facets, scanned from the memories at the first ask (the lock held)."""
         if not self._facets.built:
             inactive = self._memories.with_status(frozenset(STATUSES) - {ACTIVE})
-            # Only memories with a "speaker" or "author" key can name one: in a row's JSON text the key is the word in
-            # quotes, which a body saying the word cannot hold (its quotes are escaped), so those rows stay undecoded.
-            self._facets.build(inactive, self._memories.mentioning(('"speaker"', '"author"')))
+            # Only memories with a "speaker", "author" or "always_inject" key can name one or be marked: in a row's
+            # JSON text the key is the word in quotes, which a body saying the word cannot hold (its quotes are
+            # escaped), so those rows stay undecoded.
+            self._facets.build(inactive, self._memories.mentioning(('"speaker"', '"author"', '"always_inject"')))
         return self._facets
 
     def memory_ids(self) -> KeysView[str]:
