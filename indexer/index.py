@@ -565,6 +565,12 @@ class Index:
         with self.lock:
             return self._built_facets().standing()
 
+    def private_ids(self) -> frozenset[str]:
+        """The ids of the indexed memories marked `privacy: private` (a user vault's memories are private by where they
+        live, which this does not read): found once, then kept in step (facets.py)."""
+        with self.lock:
+            return self._built_facets().private()
+
     def author_names(self) -> frozenset[str]:
         """Every speaker or author the indexed memories name (indexer/people.py), the same object until one changes."""
         known = self._facets.known_names()
@@ -593,10 +599,11 @@ class Index:
         """The facets, scanned from the memories at the first ask (the lock held)."""
         if not self._facets.built:
             inactive = self._memories.with_status(frozenset(STATUSES) - {ACTIVE})
-            # Only memories with a "speaker", "author" or "always_inject" key can name one or be marked: in a row's
-            # JSON text the key is the word in quotes, which a body saying the word cannot hold (its quotes are
-            # escaped), so those rows stay undecoded.
-            self._facets.build(inactive, self._memories.mentioning(('"speaker"', '"author"', '"always_inject"')))
+            # Only memories with a "speaker", "author", "always_inject" or "privacy" key can name one or be marked: in
+            # a row's JSON text the key is the word in quotes, which a body saying the word cannot hold (its quotes
+            # are escaped), so those rows stay undecoded.
+            self._facets.build(inactive, self._memories.mentioning(('"speaker"', '"author"', '"always_inject"',
+                                                                    '"privacy"')))
         return self._facets
 
     def memory_ids(self) -> KeysView[str]:

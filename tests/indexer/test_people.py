@@ -152,3 +152,18 @@ def test_a_body_that_says_always_inject_is_not_a_standing_fact(tmp_path: Path):
     index = concept_index(tmp_path)
     assert index.standing_ids() == frozenset()
     index.close()
+
+
+def test_the_private_marks_follow_every_memory_marked_unmarked_or_deleted(tmp_path: Path):
+    write(tmp_path, "history/a.md", memory_text("m-a", "Move", "relocating next month", extra="privacy: private\n"))
+    write(tmp_path, "history/b.md", memory_text("m-b", "Queue", "the queue moved"))
+    index = concept_index(tmp_path)
+    assert index.private_ids() == {"m-a"}
+    for extra, expected in [("privacy: private\n", {"m-a", "m-b"}), ("privacy: shared\n", {"m-a"}), ("", {"m-a"})]:
+        write(tmp_path, "history/b.md", memory_text("m-b", "Queue", "the queue moved", extra=extra))
+        index.sync()
+        assert index.private_ids() == expected == {m.id for m in index.all_memories() if m.privacy == "private"}
+    (tmp_path / "history" / "a.md").unlink()
+    index.sync()
+    assert index.private_ids() == frozenset()
+    index.close()
