@@ -772,11 +772,33 @@ class Index:
 
     @property
     def by_dedup_key(self) -> dict[bytes, tuple[str, ...]]:
+        """Digest of normalized text and type -> the ids of the memories with it. Made at the first ask from every
+        memory, outside the index lock and without keeping rows decoded (at 100k that pass is seconds of CPU, and
+        under the lock it held every search; decoding kept 100k memories resident), then caught up with the memories
+        changed meanwhile (`memories_changed_since`) and kept in step by `_remember` / `_forget`."""
+        table = self._by_dedup_key
+        if table is not None:
+            return table
+        with self.lock:
+            mark, _ = self.memories_changed_since(None)
+            memories, read_row = self._memories, self.manifest.body_reader()
+        digests = {i: _dedup_digest(body, kind) for i, body, kind in memories.bodies(read_row)}
         with self.lock:
             if self._by_dedup_key is None:
-                table: dict[bytes, tuple[str, ...]] = {}
-                for memory in self._memories.values():
-                    hold(table, _dedup_digest(memory.body, memory.type), memory.id)
+                _, changed = self.memories_changed_since(mark)
+                if changed is None or memories is not self._memories:  # too much changed, or another generation
+                    read_row = self.manifest.body_reader()
+                    digests = {i: _dedup_digest(body, kind) for i, body, kind in self._memories.bodies(read_row)}
+                else:
+                    for memory_id in changed:
+                        memory = self._memories.get(memory_id)
+                        if memory is None:
+                            digests.pop(memory_id, None)
+                        else:
+                            digests[memory_id] = _dedup_digest(memory.body, memory.type)
+                table = {}
+                for memory_id, digest in digests.items():
+                    hold(table, digest, memory_id)
                 self._by_dedup_key = table
             return self._by_dedup_key
 
