@@ -1,12 +1,16 @@
-"""Two facts every search asks of the whole vault, kept in step with the memories instead of read off them again.
+"""Facts every search or prompt asks of the whole vault, kept in step with the memories instead of read off them again.
 
 A search without filters leaves out the memories whose status hides them (superseded, archived), and reads a question
 for the names of the people who wrote or said memories (`speaker:`, `author:`; indexer/people.py). Both were found by
 scanning every memory once per index version: at 100k memories 170 ms and 220 ms of CPU, paid by the first search
-after each change, so by every prompt of a session whose exchanges are captured (bench/results/s18-lead.md). Here
-the first ask scans once, and from then on the index tells each memory it remembers or forgets.
+after each change, so by every prompt of a session whose exchanges are captured (bench/results/s18-lead.md). Every
+prompt also puts the standing facts (`always_inject: true`) in its context, and found them by reading every memory:
+at 10k 2.4 ms of a prompt's CPU, at 100k every row decoded (bench/results/s19-lead.md); every captured exchange and
+write looks for the private memories its text must not repeat, the same way. Here the first ask scans once, and from
+then on the index tells each memory it remembers or forgets.
 
-Only the few memories that hold either fact are kept: a status other than "active", authors named.
+Only the few memories that hold a fact are kept: a status other than "active", authors named, always_inject set,
+`privacy: private`.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from vault.model import Memory
 from .people import authors
 
 ACTIVE = "active"
+PRIVATE = "private"
 
 
 class Facets:
@@ -29,15 +34,18 @@ class Facets:
         self._count: Counter[str] = Counter()  # author -> memories naming them
         self._names: frozenset[str] | None = frozenset()  # every author named (None: to be made again)
         self._with_status: dict[frozenset[str], frozenset[str]] = {}  # statuses -> ids, until a status changes
+        self._standing: frozenset[str] = frozenset()  # the memories marked always_inject
+        self._private: frozenset[str] = frozenset()  # the memories marked `privacy: private`
 
-    def build(self, inactive: Iterable[tuple[str, str]], authored: Iterable[Memory]) -> None:
+    def build(self, inactive: Iterable[tuple[str, str]], marked: Iterable[Memory]) -> None:
         """The first ask's scan: (id, status) of the memories whose status is not active (read off their rows' facts,
-        not decoded), and the memories that may name an author."""
+        not decoded), and the memories that may name an author or be marked always_inject or private."""
         for memory_id, status in inactive:
             if status != ACTIVE:
                 self._status[memory_id] = status
-        for memory in authored:
+        for memory in marked:
             self._note_authors(memory)
+            self._note_marks(memory)
         self.built = True
 
     def remember(self, memory: Memory) -> None:
@@ -45,12 +53,17 @@ class Facets:
             self.forget(memory.id)
             self._note_status(memory)
             self._note_authors(memory)
+            self._note_marks(memory)
 
     def forget(self, memory_id: str) -> None:
         if not self.built:
             return
         if self._status.pop(memory_id, None) is not None:
             self._with_status = {}
+        if memory_id in self._standing:
+            self._standing = self._standing - {memory_id}
+        if memory_id in self._private:
+            self._private = self._private - {memory_id}
         for name in self._authors.pop(memory_id, ()):
             self._count[name] -= 1
             if not self._count[name]:
@@ -63,6 +76,14 @@ class Facets:
         if found is None:
             found = self._with_status[statuses] = frozenset(i for i, s in self._status.items() if s in statuses)
         return found
+
+    def standing(self) -> frozenset[str]:
+        """The ids of the memories marked always_inject (whatever their status: the caller reads it)."""
+        return self._standing
+
+    def private(self) -> frozenset[str]:
+        """The ids of the memories marked `privacy: private`."""
+        return self._private
 
     def known_names(self) -> frozenset[str] | None:
         """`author_names` where nothing is to be made (so no lock is needed to read it); else None."""
@@ -88,3 +109,9 @@ class Facets:
                 if not self._count[name]:
                     self._names = None  # a new name
                 self._count[name] += 1
+
+    def _note_marks(self, memory: Memory) -> None:
+        if memory.always_inject:
+            self._standing = self._standing | {memory.id}
+        if memory.privacy == PRIVATE:
+            self._private = self._private | {memory.id}

@@ -572,6 +572,18 @@ class Index:
         with self.lock:
             return self._built_facets().ids_with_status(statuses)
 
+    def standing_ids(self) -> frozenset[str]:
+        """The ids of the indexed memories marked always_inject (the standing facts every prompt's context carries):
+        found once, then kept in step (facets.py)."""
+        with self.lock:
+            return self._built_facets().standing()
+
+    def private_ids(self) -> frozenset[str]:
+        """The ids of the indexed memories marked `privacy: private` (a user vault's memories are private by where they
+        live, which this does not read): found once, then kept in step (facets.py)."""
+        with self.lock:
+            return self._built_facets().private()
+
     def author_names(self) -> frozenset[str]:
         """Every speaker or author the indexed memories name (indexer/people.py), the same object until one changes."""
         known = self._facets.known_names()
@@ -600,9 +612,11 @@ class Index:
         """The facets, scanned from the memories at the first ask (the lock held)."""
         if not self._facets.built:
             inactive = self._memories.with_status(frozenset(STATUSES) - {ACTIVE})
-            # Only memories with a "speaker" or "author" key can name one: in a row's JSON text the key is the word in
-            # quotes, which a body saying the word cannot hold (its quotes are escaped), so those rows stay undecoded.
-            self._facets.build(inactive, self._memories.mentioning(('"speaker"', '"author"')))
+            # Only memories with a "speaker", "author", "always_inject" or "privacy" key can name one or be marked: in
+            # a row's JSON text the key is the word in quotes, which a body saying the word cannot hold (its quotes
+            # are escaped), so those rows stay undecoded.
+            self._facets.build(inactive, self._memories.mentioning(('"speaker"', '"author"', '"always_inject"',
+                                                                    '"privacy"')))
         return self._facets
 
     def memory_ids(self) -> KeysView[str]:
@@ -771,11 +785,33 @@ class Index:
 
     @property
     def by_dedup_key(self) -> dict[bytes, tuple[str, ...]]:
+        """Digest of normalized text and type -> the ids of the memories with it. Made at the first ask from every
+        memory, outside the index lock and without keeping rows decoded (at 100k that pass is seconds of CPU, and
+        under the lock it held every search; decoding kept 100k memories resident), then caught up with the memories
+        changed meanwhile (`memories_changed_since`) and kept in step by `_remember` / `_forget`."""
+        table = self._by_dedup_key
+        if table is not None:
+            return table
+        with self.lock:
+            mark, _ = self.memories_changed_since(None)
+            memories, read_row = self._memories, self.manifest.body_reader()
+        digests = {i: _dedup_digest(body, kind) for i, body, kind in memories.bodies(read_row)}
         with self.lock:
             if self._by_dedup_key is None:
-                table: dict[bytes, tuple[str, ...]] = {}
-                for memory in self._memories.values():
-                    hold(table, _dedup_digest(memory.body, memory.type), memory.id)
+                _, changed = self.memories_changed_since(mark)
+                if changed is None or memories is not self._memories:  # too much changed, or another generation
+                    read_row = self.manifest.body_reader()
+                    digests = {i: _dedup_digest(body, kind) for i, body, kind in self._memories.bodies(read_row)}
+                else:
+                    for memory_id in changed:
+                        memory = self._memories.get(memory_id)
+                        if memory is None:
+                            digests.pop(memory_id, None)
+                        else:
+                            digests[memory_id] = _dedup_digest(memory.body, memory.type)
+                table = {}
+                for memory_id, digest in digests.items():
+                    hold(table, digest, memory_id)
                 self._by_dedup_key = table
             return self._by_dedup_key
 

@@ -252,6 +252,16 @@ class Memories(_Held):
         held = self._slots[memory_id]
         return held if type(held) is not tuple else self._decoded(memory_id, held)  # type: ignore[return-value]
 
+    def bodies(self, read_row: Callable[[Row], tuple[str, str]]) -> Iterator[tuple[str, str, str]]:
+        """(id, body, type) of every memory, one not decoded yet read off its row by `read_row` and left a row: a pass
+        over all of them (the dedup table) that neither decodes 100k rows nor leaves them decoded. No lock is held: a
+        memory a sync changes meanwhile is read as it was or as it is (the caller catches up with the changes)."""
+        for memory_id, held in list(self._slots.items()):
+            if type(held) is tuple:
+                yield (memory_id, *read_row(held))  # type: ignore[arg-type]
+            else:
+                yield memory_id, held.body, held.type  # type: ignore[union-attr]
+
     def get(self, memory_id: str, default: Any = None) -> Any:
         held = self._slots.get(memory_id)
         if held is None:

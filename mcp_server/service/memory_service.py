@@ -262,7 +262,8 @@ class MemoryService:
         standing = []
         for side in self.app.sides(include_private):
             gone = side.searcher.out_of_sight(now)
-            standing += [m for m in side.index.all_memories() if m.always_inject and m.status == "active"
+            marked = [side.index.memory(memory_id) for memory_id in side.index.standing_ids()]
+            standing += [m for m in marked if m is not None and m.always_inject and m.status == "active"
                          and m.id not in gone and vaults.visible(m, include_private)]
         return sorted(standing, key=lambda m: m.id)
 

@@ -104,9 +104,16 @@ def merge(app: App, ids: Sequence[str], title: str, content: str | None, *, allo
 
 
 def private_memories(app: App) -> dict[str, Memory]:
-    """Every private memory this process can see, by id: what a shared file must never point at."""
-    return {m.id: m for side in app.sides(include_user=True) for m in side.index.all_memories()
-            if not visible(m, include_private=False)}
+    """Every private memory this process can see, by id: what a shared file must never point at. Every memory of the
+    user vault; of the project's, those marked private, kept by its index (read off every memory, a captured exchange
+    decoded every row of a 100k vault, bench/results/s19-lead.md)."""
+    found: dict[str, Memory] = {}
+    for side in app.sides(include_user=True):
+        index = side.index
+        marked = index.all_memories() if side is not app.project else \
+            [m for m in map(index.memory, index.private_ids()) if m is not None]
+        found.update((m.id, m) for m in marked if not visible(m, include_private=False))
+    return found
 
 
 def shared_tags(app: App) -> set[str]:

@@ -138,3 +138,41 @@ def test_memories_a_sync_reads_from_their_files_hold_repeated_strings_once_too(r
     assert first.frontmatter["title"] is first.title and index.entry(first.path).path is first.path
     assert first == index.vault.load(first.path)  # equal to the memory as parsed, field for field
     index.close()
+
+
+def test_the_duplicates_table_is_made_without_keeping_the_rows_it_reads_decoded(root):
+    writer = open_index(root)
+    reader = Index(Vault(root), writer.embedder, writer.generation, writable=False)  # a cold open: rows not decoded
+    undecoded = lambda: sum(type(held) is tuple for held in reader._memories._slots.values())  # noqa: E731
+    before = undecoded()
+    assert before >= reader.memory_count() - 1  # (one a reconcile read)
+    twin = reader.memory("m-2")
+    assert reader.find_duplicate(twin.body.lower(), twin.type) is twin
+    assert undecoded() >= before - 1, "only the memory asked about is decoded"
+    reader.close()
+    writer.close()
+
+
+def test_the_duplicates_table_catches_up_with_a_change_made_while_it_was_made(root, monkeypatch):
+    from indexer import lazy_rows
+
+    writer = open_index(root)
+    reader = Index(Vault(root), writer.embedder, writer.generation, writable=True)
+    writer.close()
+    each = lazy_rows.Memories.bodies
+
+    def with_a_change_between(memories, read_row):  # a sync while the table is made outside the lock, as another's
+        for number, memory in enumerate(each(memories, read_row)):
+            if number == 0:
+                (root / "patterns" / "n1.md").unlink()
+                (root / "patterns" / "n9.md").write_text("---\nid: m-9\ntype: learning\n---\nA brand new fact.\n")
+                reader.sync()
+            yield memory
+
+    monkeypatch.setattr(lazy_rows.Memories, "bodies", with_a_change_between)
+    assert reader.find_duplicate("a BRAND new fact", "learning").id == "m-9"
+    assert reader.find_duplicate("The cache was cold on Monday. It warmed by noon. Note 1 links [[n2]].",
+                                 "learning") is None
+    assert reader.find_duplicate("The cache was cold on Monday. It warmed by noon. Note 2 links [[n3]].",
+                                 "learning").id == "m-2"
+    reader.close()

@@ -123,3 +123,47 @@ def test_the_learned_order_counts_the_named_persons_lift_once(tmp_path: Path):
     learned = {h.memory.id: h.final for h in searcher(index, learned_order=True).search(request)}
     assert learned == pytest.approx(hand)
     index.close()
+
+
+def test_the_standing_facts_follow_every_memory_marked_unmarked_or_deleted(tmp_path: Path):
+    write(tmp_path, "memory_bank/a.md", memory_text("m-a", "Push", "never force-push main", collection="memory_bank",
+                                                    type="constraint", extra="always_inject: true\n"))
+    write(tmp_path, "memory_bank/b.md", memory_text("m-b", "Style", "ruff formats the code", collection="memory_bank",
+                                                    type="preference"))
+    index = concept_index(tmp_path)
+    assert index.standing_ids() == {"m-a"}
+    for extra, expected in [("always_inject: true\n", {"m-a", "m-b"}),  # marked
+                            ("always_inject: true\nuses: 2\n", {"m-a", "m-b"}),  # edited, still marked
+                            ("always_inject: false\n", {"m-a"}),  # unmarked
+                            ("", {"m-a"})]:
+        write(tmp_path, "memory_bank/b.md", memory_text("m-b", "Style", "ruff formats the code",
+                                                        collection="memory_bank", type="preference", extra=extra))
+        index.sync()
+        assert index.standing_ids() == expected, extra
+        assert expected == {m.id for m in index.all_memories() if m.always_inject}, "as a scan of every memory finds"
+    (tmp_path / "memory_bank" / "a.md").unlink()
+    index.sync()
+    assert index.standing_ids() == frozenset(), "a memory deleted"
+    index.close()
+
+
+def test_a_body_that_says_always_inject_is_not_a_standing_fact(tmp_path: Path):
+    write(tmp_path, "patterns/a.md", memory_text("m-a", "Flags", 'set "always_inject": true in the frontmatter'))
+    index = concept_index(tmp_path)
+    assert index.standing_ids() == frozenset()
+    index.close()
+
+
+def test_the_private_marks_follow_every_memory_marked_unmarked_or_deleted(tmp_path: Path):
+    write(tmp_path, "history/a.md", memory_text("m-a", "Move", "relocating next month", extra="privacy: private\n"))
+    write(tmp_path, "history/b.md", memory_text("m-b", "Queue", "the queue moved"))
+    index = concept_index(tmp_path)
+    assert index.private_ids() == {"m-a"}
+    for extra, expected in [("privacy: private\n", {"m-a", "m-b"}), ("privacy: shared\n", {"m-a"}), ("", {"m-a"})]:
+        write(tmp_path, "history/b.md", memory_text("m-b", "Queue", "the queue moved", extra=extra))
+        index.sync()
+        assert index.private_ids() == expected == {m.id for m in index.all_memories() if m.privacy == "private"}
+    (tmp_path / "history" / "a.md").unlink()
+    index.sync()
+    assert index.private_ids() == frozenset()
+    index.close()
