@@ -134,9 +134,21 @@ def _send(connection: http.client.HTTPConnection, info: HostInfo, path: str, bod
                                                          "Content-Type": "application/json"})
 
 
+class _CutShort(http.client.HTTPException):
+    """The host's answer began and broke off: the host died midway. A killed host's end comes early (IncompleteRead),
+    or, with bytes of the request still unread in its socket, resets the connection (ConnectionResetError, which
+    _CLOSED also holds): either way not a kept connection closed before any answer, to ask again of the same host."""
+
+
 def _answer(connection: http.client.HTTPConnection) -> tuple[int, dict[str, str], bytes]:
-    response = connection.getresponse()
-    return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    response = connection.getresponse()  # _CLOSED here: no answer began
+    try:
+        data = response.read()
+    except TimeoutError:
+        raise
+    except (OSError, http.client.HTTPException) as exc:
+        raise _CutShort(f"the host's answer broke off ({type(exc).__name__})") from exc
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, data
 
 
 def _vectors(status: int, headers: dict[str, str], data: bytes) -> np.ndarray:
@@ -147,7 +159,7 @@ def _vectors(status: int, headers: dict[str, str], data: bytes) -> np.ndarray:
 
 
 # A kept connection the host closed meanwhile (idle past its handler's timeout, or a restart): seen as one of these
-# when it is used again, before any answer came.
+# when it is used again, before any answer came (one raised once the answer began is _CutShort: the host died).
 _CLOSED = (http.client.RemoteDisconnected, http.client.CannotSendRequest, BrokenPipeError, ConnectionResetError,
            ConnectionAbortedError)
 
@@ -239,7 +251,7 @@ class SharedEmbedder:
             info = self._host()
             try:
                 status, headers, data = self._embed_request(info, body)
-            except (OSError, http.client.HTTPException):  # a host killed midway through its answer: IncompleteRead
+            except (OSError, http.client.HTTPException):  # a host killed midway through its answer: _CutShort
                 if attempt == 2:
                     raise EmbedderUnavailable("the memdir embedding host stopped answering") from None
                 self._forget(info)  # it exited (idle, killed): start it again once
@@ -353,7 +365,7 @@ class _SentQuery:
             connection.close()  # its answer may still come: the connection is no one's to reuse
             self._failure = TimeoutError(f"the query's vector did not come within {timeout} s")
             return
-        except (OSError, http.client.HTTPException):  # a host killed midway through its answer: IncompleteRead
+        except (OSError, http.client.HTTPException):  # a host killed midway through its answer: _CutShort
             connection.close()
             self._embedder._forget(self._info)  # asked again of the host running now (started anew if gone), as _call does
             self._again = _ASKED_AGAIN.submit(self._embedder.embed_query, self._text)
