@@ -426,6 +426,84 @@ def test_a_started_query_whose_host_dies_midway_through_its_answer_is_asked_agai
         assert np.allclose(pending.result(timeout=30), HashingEmbedder(384).embed_query("celery retries"))
 
 
+class _SlowStart:
+    """A replacement host whose start (the model loading) holds until told to go: put in for `_start`."""
+
+    def __init__(self) -> None:
+        self.asked, self.go, self.stop = threading.Event(), threading.Event(), threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def __call__(self, folder: Path, idle_exit_seconds: float) -> int:
+        def start() -> None:
+            if self.go.wait(60):
+                embed_host.serve(0.0, HashingEmbedder(384), self.stop)
+
+        self.asked.set()
+        self.thread = threading.Thread(target=start, daemon=True)
+        self.thread.start()
+        return 0  # as when another caller is starting it: ensure_host waits for its address
+
+    def end(self) -> None:
+        self.go.set()
+        self.stop.set()
+        if self.thread is not None:
+            self.thread.join(10)
+            assert not self.thread.is_alive()
+
+
+@pytest.fixture
+def slow_start(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[_SlowStart]:
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    start = _SlowStart()
+    monkeypatch.setattr(embed_host, "_start", start)
+    yield start
+    start.end()
+
+
+def test_a_started_query_whose_host_died_is_answered_by_the_replacement_and_a_prompt_does_not_wait_for_it(
+        slow_start: _SlowStart):
+    """The host is killed midway through a prompt's query and its replacement loads the model slowly: the prompt's
+    search waits its VECTOR_WAIT_SECONDS only (then answers by keyword), the query goes on to the replacement, and
+    is answered once it is up."""
+    from mcp_server.clients.hooks_server import VECTOR_WAIT_SECONDS
+
+    with dying_midway(reset=True) as port:
+        shared = SharedEmbedder()
+        shared._info = HostInfo(os.getpid(), port, "token", 0.0)  # the host it knew, alive then
+        pending = shared.start_query("celery retries")
+        assert pending is not None
+        with pytest.raises(TimeoutError):
+            pending.result(timeout=VECTOR_WAIT_SECONDS)
+        assert slow_start.asked.wait(30), "the replacement is being started"
+        slow_start.go.set()
+        assert np.allclose(pending.result(timeout=30), HashingEmbedder(384).embed_query("celery retries"))
+
+
+def test_a_server_exiting_while_its_host_starts_stops_waiting_for_it_at_once(slow_start: _SlowStart):
+    """close() took the lock a host's start holds while the model loads: the server's signal handler, on its event
+    loop, waited up to the start's 120 s, and the call waiting for the host waited all of it too."""
+    shared = SharedEmbedder()
+    failures: list[BaseException] = []
+
+    def embed() -> None:
+        try:
+            shared.embed_query("celery retries")
+        except BaseException as exc:  # noqa: BLE001 - the test reads it
+            failures.append(exc)
+
+    waiting = threading.Thread(target=embed, daemon=True)
+    waiting.start()
+    assert slow_start.asked.wait(30), "the call is waiting for the host to start"
+    closing = threading.Thread(target=shared.close, daemon=True)
+    closing.start()
+    closing.join(10)
+    assert not closing.is_alive(), "close() returns while the host is still starting"
+    waiting.join(10)
+    assert not waiting.is_alive(), "the call stopped waiting for the host"
+    assert len(failures) == 1 and isinstance(failures[0], embed_host.EmbedderUnavailable)
+    assert str(failures[0]) == embed_host.EXITING
+
+
 def test_a_request_that_needs_an_embedding_host_that_cannot_start_is_answered_as_memdirs_error(
         hashing_example: Path, monkeypatch: pytest.MonkeyPatch):
     """EmbedderUnavailable was outside memdir's one exception root: the HTTP API answered 500 "memdir server error"
