@@ -141,20 +141,23 @@ class Layout:
             shutil.rmtree(old, ignore_errors=True)
         return target
 
-    def await_build(self, embedder: Embedder, seconds: float = BUILD_WAIT_SECONDS) -> "Ownership | None":
+    def await_build(self, embedder: Embedder, seconds: float = BUILD_WAIT_SECONDS,
+                    stop: threading.Event | None = None) -> "Ownership | None":
         """While another process owns the index and there is no generation this embedder can read yet (it is
         building the first one), wait until there is, or until that process lets go first (then the ownership is
-        returned, and the caller builds). A flock gives no event for a file appearing, so this looks every
+        returned, and the caller builds), or until `stop` is set (a server letting go of the vault while it opens:
+        its exit waited out the other build). A flock gives no event for a file appearing, so this looks every
         BUILD_WAIT_PAUSE seconds; the caller reads `current()` again after."""
+        stop = stop or threading.Event()
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not stop.is_set():
             generation = self.current()
             if generation is not None and self.compatible(generation, embedder):
                 return None
             owner = self.try_own()
             if owner is not None:
                 return owner
-            time.sleep(BUILD_WAIT_PAUSE)
+            stop.wait(BUILD_WAIT_PAUSE)
         return None
 
     def try_own(self) -> "Ownership | None":

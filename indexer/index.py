@@ -275,13 +275,13 @@ class Index:
 
     @classmethod
     def open(cls, vault: Vault, embedder: Embedder, *, writable: bool = True, progress: Progress | None = None,
-             defer_embedding: bool = False, reconcile: bool = True) -> "Index":
+             defer_embedding: bool = False, reconcile: bool = True, stop: threading.Event | None = None) -> "Index":
         """Open the live generation (building one if there is none or it is foreign) and reconcile the files.
 
         `reconcile=False` (the server): the owner answers from the generation as it was committed, like a reader,
         and `reconcile()` is left to the caller, which runs it once its watcher is up (LiveIndex.start). At 100k
         memories the reconcile was most of a served vault's cold open (bench/results/first-answer.md, issue 32,
-        item 5)."""
+        item 5). `stop`, set, calls off a wait for another process's first build (a server letting go of the vault)."""
         layout = Layout(vault.root)
         owner = layout.try_own() if writable else None
         waited = False
@@ -292,8 +292,12 @@ class Index:
                 # fresh vault): wait for it, or for it to let go. (A reader cannot tell a builder from nobody.)
                 log.warning("another memdir process is building the index of %s; waiting for it (up to %.0f s)",
                             vault.root, BUILD_WAIT_SECONDS)
-                owner, waited = layout.await_build(embedder), True
+                owner, waited = layout.await_build(embedder, stop=stop), True
                 generation = layout.current()
+                if owner is None and stop is not None and stop.is_set() and (
+                        generation is None or not layout.compatible(generation, embedder)):
+                    raise IndexUnusable(f"the open of {vault.root} was called off while another memdir process builds "
+                                        "its index")
             # A generation built here is served by the index that filled it: opening it again from disk in the same
             # process rose 264 MB above the build's own peak at 100k memories (bench/results/s9-buildpeak9.md).
             if generation is None or not layout.compatible(generation, embedder):

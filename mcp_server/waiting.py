@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 TYPE_CHECKING = False  # a constant, not typing's: importing typing costs every hook process a few ms
 if TYPE_CHECKING:
+    from threading import Event
     from typing import Callable, Iterator
 
 FIRST_PAUSE = 0.05  # a process that is nearly there is seen at once...
@@ -14,11 +15,12 @@ LONGEST_PAUSE = 0.5  # ...and one that takes seconds (a model loading) is asked 
 
 
 def attempts(timeout: float, first: float = FIRST_PAUSE, longest: float = LONGEST_PAUSE,
-             grow: float = 1.5) -> Iterator[None]:
+             grow: float = 1.5, until: Event | None = None) -> Iterator[None]:
     """One step per try, with a pause between tries (`first`, times `grow` each time, at most `longest`),
     until `timeout` seconds have passed after a try: then the loop ends (its `else` reports the timeout).
     The first try is immediate and the last comes at the deadline: the pause before it is cut short there, so a
-    caller's bound is the deadline and not the deadline plus one pause (a hook's 3 s budget held 3.1 s)."""
+    caller's bound is the deadline and not the deadline plus one pause (a hook's 3 s budget held 3.1 s).
+    `until`, once set, ends the loop at once, mid-pause (the caller looks at it to tell it from the timeout)."""
     deadline = time.monotonic() + timeout
     pause = first
     while True:
@@ -26,7 +28,10 @@ def attempts(timeout: float, first: float = FIRST_PAUSE, longest: float = LONGES
         left = deadline - time.monotonic()
         if left <= 0:
             return
-        time.sleep(min(pause, left))
+        if until is None:
+            time.sleep(min(pause, left))
+        elif until.wait(min(pause, left)):
+            return
         pause = min(pause * grow, longest)
 
 

@@ -66,6 +66,9 @@ MAX_BODY = 64 * 1024 * 1024
 DOCUMENTS_NICE = 5
 
 
+EXITING = "the memdir server is exiting; it starts no embedding host"
+
+
 class EmbedderUnavailable(VaultError):
     """The shared embedding host could not be started or reached: memdir's error like any other (the API answers it
     as 503 with its reason, a tool or a page says it), not a server bug."""
@@ -134,9 +137,21 @@ def _send(connection: http.client.HTTPConnection, info: HostInfo, path: str, bod
                                                          "Content-Type": "application/json"})
 
 
+class _CutShort(http.client.HTTPException):
+    """The host's answer began and broke off: the host died midway. A killed host's end comes early (IncompleteRead),
+    or, with bytes of the request still unread in its socket, resets the connection (ConnectionResetError, which
+    _CLOSED also holds): either way not a kept connection closed before any answer, to ask again of the same host."""
+
+
 def _answer(connection: http.client.HTTPConnection) -> tuple[int, dict[str, str], bytes]:
-    response = connection.getresponse()
-    return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    response = connection.getresponse()  # _CLOSED here: no answer began
+    try:
+        data = response.read()
+    except TimeoutError:
+        raise
+    except (OSError, http.client.HTTPException) as exc:
+        raise _CutShort(f"the host's answer broke off ({type(exc).__name__})") from exc
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, data
 
 
 def _vectors(status: int, headers: dict[str, str], data: bytes) -> np.ndarray:
@@ -147,7 +162,7 @@ def _vectors(status: int, headers: dict[str, str], data: bytes) -> np.ndarray:
 
 
 # A kept connection the host closed meanwhile (idle past its handler's timeout, or a restart): seen as one of these
-# when it is used again, before any answer came.
+# when it is used again, before any answer came (one raised once the answer began is _CutShort: the host died).
 _CLOSED = (http.client.RemoteDisconnected, http.client.CannotSendRequest, BrokenPipeError, ConnectionResetError,
            ConnectionAbortedError)
 
@@ -175,7 +190,9 @@ class SharedEmbedder:
         self.int8_documents = int8_documents  # and with each batch of documents ([search] int8_documents)
         self._lock = threading.Lock()
         self._info: HostInfo | None = None
-        self._closed = False
+        # Set when the server exits: an Event, not a flag under _lock, which a host's start holds for as long as the
+        # model loads (the server's signal handler, on its event loop, waited that long to set it).
+        self._closing = threading.Event()
         # Connections to the host kept open between calls (at most KEPT_CONNECTIONS), each with the host it reaches.
         # A new connection a call cost a TCP handshake and a new host thread: a query's 4.8 ms was 4.0 on a kept
         # one, its p95 6.5 -> 5.2 ms, where the model in-process takes 3.9 / 5.4 (bench/results/s14-lead.md).
@@ -185,9 +202,9 @@ class SharedEmbedder:
 
     def close(self) -> None:
         """The server is exiting: from now on no call starts a host (a backfill still running at `memdir stop
-        --all` would otherwise start a fresh one after the old host was stopped, and leave it behind)."""
-        with self._lock:
-            self._closed = True
+        --all` would otherwise start a fresh one after the old host was stopped, and leave it behind), and a call
+        waiting for one to start stops waiting. Returns at once."""
+        self._closing.set()
 
     def warm(self) -> threading.Thread:
         """Start the host in the background (a server does this while it loads its indices). Its int8 graph is not
@@ -211,7 +228,7 @@ class SharedEmbedder:
         (starting one can take seconds, and a hook's search waits only so long), or when the request cannot be sent:
         then `embed_query` does it all."""
         info = self._info
-        if info is None or self._closed:
+        if info is None or self._closing.is_set():
             return None
         body = _body([text], True, self.int8_long_queries)
         for connection in (self._take_kept(info), None):  # a kept one the host has closed: a new one, once
@@ -239,7 +256,7 @@ class SharedEmbedder:
             info = self._host()
             try:
                 status, headers, data = self._embed_request(info, body)
-            except (OSError, http.client.HTTPException):  # a host killed midway through its answer: IncompleteRead
+            except (OSError, http.client.HTTPException):  # a host killed midway through its answer: _CutShort
                 if attempt == 2:
                     raise EmbedderUnavailable("the memdir embedding host stopped answering") from None
                 self._forget(info)  # it exited (idle, killed): start it again once
@@ -296,9 +313,9 @@ class SharedEmbedder:
         with self._lock:
             if self._info is not None and _alive(self._info.pid):
                 return self._info
-            if self._closed:
-                raise EmbedderUnavailable("the memdir server is exiting; it starts no embedding host")
-            self._info = ensure_host(self.idle_exit_seconds, self.start_timeout)
+            if self._closing.is_set():
+                raise EmbedderUnavailable(EXITING)
+            self._info = ensure_host(self.idle_exit_seconds, self.start_timeout, self._closing)
             return self._info
 
 
@@ -353,7 +370,7 @@ class _SentQuery:
             connection.close()  # its answer may still come: the connection is no one's to reuse
             self._failure = TimeoutError(f"the query's vector did not come within {timeout} s")
             return
-        except (OSError, http.client.HTTPException):  # a host killed midway through its answer: IncompleteRead
+        except (OSError, http.client.HTTPException):  # a host killed midway through its answer: _CutShort
             connection.close()
             self._embedder._forget(self._info)  # asked again of the host running now (started anew if gone), as _call does
             self._again = _ASKED_AGAIN.submit(self._embedder.embed_query, self._text)
@@ -365,13 +382,17 @@ class _SentQuery:
         self._embedder._keep(self._info, connection)
 
 
-def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> HostInfo:
-    """The running host, answering its health check; started and waited for when needed (bounded)."""
+def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0,
+                stop: threading.Event | None = None) -> HostInfo:
+    """The running host, answering its health check; started and waited for when needed (bounded, and ended at
+    once by `stop`: the server exiting)."""
     folder = client.servers_folder()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     child: int | None = None
     logged = 0  # the host log's length when this call started a host: its last words are written after
-    for _ in attempts(timeout):  # the host loads the model: nothing to wait on but time
+    for _ in attempts(timeout, until=stop):  # the host loads the model: nothing to wait on but time
+        if stop is not None and stop.is_set():
+            raise EmbedderUnavailable(EXITING)
         info = running(folder)
         if info is not None:
             try:
@@ -385,6 +406,8 @@ def ensure_host(idle_exit_seconds: float = 1800.0, timeout: float = 120.0) -> Ho
         elif child is not None and child > 0 and not _alive_child(child) and not _lock_held(folder):
             raise EmbedderUnavailable(f"the memdir embedding host exited while starting{_last_words(folder / LOG_FILE, logged)}; "
                                       f"see {folder / LOG_FILE}")
+    if stop is not None and stop.is_set():
+        raise EmbedderUnavailable(EXITING)
     raise EmbedderUnavailable(f"the memdir embedding host did not start within {timeout:.0f} s; see {folder / LOG_FILE}")
 
 

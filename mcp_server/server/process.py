@@ -22,6 +22,7 @@ import os
 import secrets
 import signal
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +118,9 @@ class Slot:
     # Hook events told "opening" that their hooks could not spool: (when they came in time_ns, event, body).
     unspooled: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
     unspooled_bytes: int = 0
+    # Set when the vault is let go while it opens (the server exits): the open's wait for another process's first
+    # build of its index ends then, not after BUILD_WAIT_SECONDS (a thread's event: the open runs in a worker thread).
+    stop_opening: threading.Event = field(default_factory=threading.Event)
 
 
 class UserServer:
@@ -189,6 +193,8 @@ class UserServer:
         if not self.exiting:
             log.info("memdir server (pid %d) exits: %s", os.getpid(), reason)
         self.exiting = True
+        for slot in self.slots.values():
+            slot.stop_opening.set()  # an open waiting for another process's build ends now, not at the close
         if self._embedder is not None:
             self._embedder.close()  # a backfill finishing its batch must not start a new host on the way out
         self._forget_address()
@@ -222,7 +228,7 @@ class UserServer:
 
     async def _load(self, slot: Slot) -> None:
         try:
-            slot.vault = await anyio.to_thread.run_sync(open_vault, slot.root, self._embedder_for)
+            slot.vault = await anyio.to_thread.run_sync(open_vault, slot.root, self._embedder_for, slot.stop_opening)
             log.info("serving %s (%.2f CPU s since the server's start)", slot.root, time.process_time())
         except VaultError as exc:
             log.warning("cannot serve %s: %s", slot.root, exc)
@@ -317,6 +323,7 @@ class UserServer:
         slot = self.slots.get(root)
         if slot is None:
             return False
+        slot.stop_opening.set()  # still opening: its wait for another process's build ends (it is let go unopened)
         await slot.ready.wait()
         if slot.vault is None:
             return False

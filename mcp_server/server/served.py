@@ -13,6 +13,7 @@ import gc
 import json
 import logging
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -115,16 +116,18 @@ class ServedVault:
         assert self.hooks is not None
         return self.hooks.drain()
 
-    def load(self, embedder: Callable[[Any], Any]) -> None:
+    def load(self, embedder: Callable[[Any], Any], stop: threading.Event | None = None) -> None:
         """Open the index (reconciling edits made while nothing served it), start the watcher, apply what the
         hooks spooled meanwhile and start the lifecycle schedule: the hooks and operations are served from here
-        on. The MCP endpoint comes after (`build_mcp`), so the first prompts of a cold start do not wait for it."""
+        on. The MCP endpoint comes after (`build_mcp`), so the first prompts of a cold start do not wait for it.
+        `stop`, set, calls off the open's wait for another process's first build of an index (Index.open)."""
         from ..clients.hooks_server import HookHandler
 
         started, cpu = time.monotonic(), time.process_time()
         config = load_config(self.root)
         with collector.keeping_loads():  # kept while served: frozen as the load ends (see the collection below)
-            self.app = App(self.root, config=config, embedder=embedder(config), defer_embedding=True, reconcile_later=True)
+            self.app = App(self.root, config=config, embedder=embedder(config), defer_embedding=True, reconcile_later=True,
+                           stop=stop)
         log.info("%s: index open in %.2f s (%.2f CPU s of the process)", self.root, time.monotonic() - started,
                  time.process_time() - cpu)  # the timeline of a cold start (bench/sessions.py --log)
         self.service = MemoryService(self.app)
@@ -240,12 +243,12 @@ class ServedVault:
         return await _run(lambda: handler(body))
 
 
-def open_vault(root: Path, embedder: Callable[[Any], Any]) -> ServedVault:
-    """Claim and load a vault; on failure nothing stays claimed."""
+def open_vault(root: Path, embedder: Callable[[Any], Any], stop: threading.Event | None = None) -> ServedVault:
+    """Claim and load a vault; on failure nothing stays claimed. `stop` calls the load's waits off (ServedVault.load)."""
     served = ServedVault(root)
     served.claim()
     try:
-        served.load(embedder)
+        served.load(embedder, stop)
     except BaseException:
         served.close()
         raise

@@ -11,6 +11,7 @@ watcher indexes them) and take ownership over when the owner exits.
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,12 +49,12 @@ class Side:
 
 def open_side(root: Path, source: str, config: Config, embedder: Embedder, search: SearchSettings, *,
               writable: bool, progress: Progress | None = None, defer_embedding: bool = False,
-              reconcile: bool = True) -> Side:
+              reconcile: bool = True, stop: threading.Event | None = None) -> Side:
     vault = Vault(root, config.vault, source=source)
     if isinstance(embedder, CachedEmbedder):
         embedder = embedder.inner  # each vault caches its own texts' vectors under its own .memdir/
     index = Index.open(vault, embedder, writable=writable, progress=progress, defer_embedding=defer_embedding,
-                       reconcile=reconcile)
+                       reconcile=reconcile, stop=stop)
     # With the schedule off (`[lifecycle] every = "off"`) the lifecycle is wholly manual: reads
     # show everything until `memdir gc` runs. Benchmarks of old corpora rely on that.
     curator = Curator(index, config.scoring, config.lifecycle, config.dedup,
@@ -66,7 +67,7 @@ class App:
 
     def __init__(self, root: Path, *, config: Config | None = None, embedder: Embedder | None = None,
                  writable: bool = True, progress: Progress | None = None, defer_embedding: bool = False,
-                 reconcile_later: bool = False) -> None:
+                 reconcile_later: bool = False, stop: threading.Event | None = None) -> None:
         self.root = root
         self.config = config or load_config(root)
         self.embedder = embedder or configured_embedder(self.config)  # one model for both vaults
@@ -77,9 +78,11 @@ class App:
         # A server (`reconcile_later`) answers from the committed index at once; each vault it owns reconciles its
         # files in the background once `start_watching` has its watcher up (Index.open, LiveIndex.start).
         self.reconcile_later = reconcile_later
+        # A server's: set when it lets go of the vault, it calls off an open's wait for another process's build.
+        self.stop = stop
         self.project = open_side(root, PROJECT, self.config, self.embedder, self.config.search,
                                  writable=writable, progress=progress, defer_embedding=defer_embedding,
-                                 reconcile=not reconcile_later)
+                                 reconcile=not reconcile_later, stop=stop)
         self.vault, self.index, self.searcher, self.curator = (
             self.project.vault, self.project.index, self.project.searcher, self.project.curator)
         self.user_root = user_vault_root(self.config, root)
@@ -139,7 +142,7 @@ class App:
         # The project's search settings rank both vaults, so their results compare; the user vault's
         # own [search] embedder is not used: the one model this process loaded indexes both.
         side = open_side(self.user_root, USER, user_config, self.embedder, self.config.search, writable=self.writable,
-                         defer_embedding=self.defer_embedding, reconcile=not self.reconcile_later)
+                         defer_embedding=self.defer_embedding, reconcile=not self.reconcile_later, stop=self.stop)
         if self._watching:
             self._watch(side)
         return side

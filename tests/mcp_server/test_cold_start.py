@@ -269,3 +269,35 @@ def test_an_unspooled_event_that_comes_while_its_vault_is_let_go_is_kept_for_its
         assert answered.status_code == process.OPENING
         opening.opened.set()
         wait_for(lambda: exchanges(hashing_example) == [f"Exchange: {PROMPT}"], BOUND)
+
+
+def test_a_server_exiting_while_a_vault_waits_for_another_process_to_build_its_index_stops_waiting(
+        hashing_root: Path, monkeypatch):
+    """A vault whose first index another process is building (a `memdir reindex`, a command on a fresh vault) is
+    waited for in its open, up to BUILD_WAIT_SECONDS (120 s); the server's exit waits for the open to end, so a
+    stop at that moment took the whole wait. The exit calls the open off."""
+    from indexer.generations import Layout
+
+    building = Layout(hashing_root).try_own()  # the other process: owns the index and has no generation yet
+    assert building is not None
+    waiting, await_build = threading.Event(), Layout.await_build
+
+    def noticed(self: Layout, *args: Any, **kwargs: Any) -> Any:
+        waiting.set()
+        return await_build(self, *args, **kwargs)
+
+    monkeypatch.setattr(Layout, "await_build", noticed)
+    exited = threading.Event()
+
+    def serve_and_exit() -> None:
+        with served(hashing_root):
+            assert waiting.wait(BOUND), "the open waits for the other process's build"
+        exited.set()
+
+    try:
+        threading.Thread(target=serve_and_exit, daemon=True).start()
+        assert waiting.wait(BOUND)
+        assert exited.wait(10), "the server exits without waiting out the other process's build"
+    finally:
+        building.release()
+    assert not lock_held(hashing_root / VAULT_LOCK)

@@ -27,6 +27,17 @@ def test_an_attempt_loop_left_early_is_not_continued():
     assert sum(1 for _ in zip(range(3), attempts(60))) == 3  # the caller's break or return ends it; no thread, no timer
 
 
+def test_an_attempt_loop_ends_at_its_next_pause_once_its_event_is_set():
+    import threading
+
+    stop = threading.Event()
+    tries = 0
+    for _ in attempts(600, first=600, longest=600, until=stop):  # one whole pause would outlast the test's timeout
+        tries += 1
+        stop.set()  # the server exiting, say: the pause is not waited out
+    assert tries == 1
+
+
 def test_wait_until_answers_as_soon_as_another_process_exits_and_false_when_it_outlives_the_bound():
     child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     try:
