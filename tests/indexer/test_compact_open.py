@@ -114,6 +114,15 @@ def test_a_cold_open_hashes_no_body_for_duplicates_until_one_is_asked_for(root, 
     writer.close()
 
 
+def assert_n1_gone_and_n9_new(index: Index) -> None:
+    """The duplicates an index finds after n1.md was deleted and n9.md ("A brand new fact.") written."""
+    assert index.find_duplicate("a BRAND new fact", "learning").id == "m-9"
+    assert index.find_duplicate("The cache was cold on Monday. It warmed by noon. Note 1 links [[n2]].",
+                                "learning") is None
+    assert index.find_duplicate("The cache was cold on Monday. It warmed by noon. Note 2 links [[n3]].",
+                                "learning").id == "m-2"
+
+
 def test_duplicates_are_found_the_same_after_changes_whether_the_table_was_made_before_or_after(root):
     early = open_index(root)
     assert early.find_duplicate("nothing like it", "learning") is None  # the table made now, kept up to date
@@ -122,11 +131,7 @@ def test_duplicates_are_found_the_same_after_changes_whether_the_table_was_made_
     early.sync()
     late = Index(Vault(root), early.embedder, early.generation, writable=False)
     for index in (early, late):
-        assert index.find_duplicate("a BRAND new fact", "learning").id == "m-9"
-        assert index.find_duplicate("The cache was cold on Monday. It warmed by noon. Note 1 links [[n2]].",
-                                    "learning") is None
-        assert index.find_duplicate("The cache was cold on Monday. It warmed by noon. Note 2 links [[n3]].",
-                                    "learning").id == "m-2"
+        assert_n1_gone_and_n9_new(index)
     late.close()
     early.close()
 
@@ -170,9 +175,5 @@ def test_the_duplicates_table_catches_up_with_a_change_made_while_it_was_made(ro
             yield memory
 
     monkeypatch.setattr(lazy_rows.Memories, "bodies", with_a_change_between)
-    assert reader.find_duplicate("a BRAND new fact", "learning").id == "m-9"
-    assert reader.find_duplicate("The cache was cold on Monday. It warmed by noon. Note 1 links [[n2]].",
-                                 "learning") is None
-    assert reader.find_duplicate("The cache was cold on Monday. It warmed by noon. Note 2 links [[n3]].",
-                                 "learning").id == "m-2"
+    assert_n1_gone_and_n9_new(reader)
     reader.close()
