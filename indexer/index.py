@@ -799,13 +799,12 @@ class Index:
         with self.lock:
             mark, _ = self.memories_changed_since(None)
             memories, read_row = self._memories, self.manifest.body_reader()
-        digests = {i: _dedup_digest(body, kind) for i, body, kind in memories.bodies(read_row)}
+        digests = _body_digests(memories, read_row)
         with self.lock:
             if self._by_dedup_key is None:
                 _, changed = self.memories_changed_since(mark)
                 if changed is None or memories is not self._memories:  # too much changed, or another generation
-                    read_row = self.manifest.body_reader()
-                    digests = {i: _dedup_digest(body, kind) for i, body, kind in self._memories.bodies(read_row)}
+                    digests = _body_digests(self._memories, self.manifest.body_reader())
                 else:
                     for memory_id in changed:
                         memory = self._memories.get(memory_id)
@@ -1833,6 +1832,11 @@ class _BuildProgress:
 
 def _names_duplicate(entry: Entry) -> bool:
     return entry.memory is not None and is_duplicate_id_reason(entry.reason)
+
+
+def _body_digests(memories: Memories, read_row: Callable[[tuple], tuple[str, str]]) -> dict[str, bytes]:
+    """Each memory's dedup digest by id, rows read by `read_row` and left rows (Memories.bodies)."""
+    return {memory_id: _dedup_digest(body, kind) for memory_id, body, kind in memories.bodies(read_row)}
 
 
 def _dedup_digest(text: str, memory_type: str) -> bytes:

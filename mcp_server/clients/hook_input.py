@@ -86,7 +86,7 @@ def head_fields(text: str) -> tuple[dict[str, Any], str | None]:
 
 def _string_head(cut: str) -> str:
     """The text of a JSON string cut before its closing quote; an escape the cut went through is dropped."""
-    for shorter in range(7):  # the longest escape is \\uXXXX
+    for shorter in range(7):  # the longest escape is six characters: a backslash, u and four hex digits
         closed = cut[:len(cut) - shorter] + '"'
         try:
             value, end = json.scan(closed, 0)

@@ -83,17 +83,27 @@ def test_a_reader_that_meets_a_damaged_index_says_what_to_do(hashing_root: Path)
         owner.release()
 
 
+def _written_after_deleting(root: Path, folder: str) -> Index:
+    """A running index whose `folder` was deleted under it, after a memory was written and synced."""
+    import shutil
+
+    _vault_with_an_index(root)
+    index = open_index(root)
+    try:
+        shutil.rmtree(root / folder)
+        write(root, "history/c.md", memory_text("m-0000000c", "Gamma", "gamma: the nightly export runs at three"))
+        index.sync(["history/c.md"])
+    except BaseException:
+        index.close()
+        raise
+    return index
+
+
 def test_an_index_folder_deleted_under_a_running_index_is_rebuilt_on_the_next_write(hashing_root: Path):
     # `rm -rf .memdir/index` or `git clean -fdX` while a server runs: every add failed (FileNotFoundError on
     # Whoosh's write lock) while its file was written, until the server was restarted.
-    import shutil
-
-    _vault_with_an_index(hashing_root)
-    index = open_index(hashing_root)
+    index = _written_after_deleting(hashing_root, ".memdir/index")
     try:
-        shutil.rmtree(hashing_root / ".memdir" / "index")
-        write(hashing_root, "history/c.md", memory_text("m-0000000c", "Gamma", "gamma: the nightly export runs at three"))
-        index.sync(["history/c.md"])
         hits = Searcher(index, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="nightly export"))
         assert hits and hits[0].memory.id == "m-0000000c"
         assert index.generation.is_dir() and Layout(hashing_root).current() == index.generation
@@ -104,14 +114,8 @@ def test_an_index_folder_deleted_under_a_running_index_is_rebuilt_on_the_next_wr
 def test_a_running_index_whose_lock_file_was_deleted_with_its_folder_keeps_the_index_its_own(hashing_root: Path):
     # `git clean -fdX` deletes .memdir/index.lock too: the running owner's flock then held a file nobody else could
     # see, and the next process to open the vault owned the index beside it, both writing one generation.
-    import shutil
-
-    _vault_with_an_index(hashing_root)
-    index = open_index(hashing_root)
+    index = _written_after_deleting(hashing_root, ".memdir")
     try:
-        shutil.rmtree(hashing_root / ".memdir")
-        write(hashing_root, "history/c.md", memory_text("m-0000000c", "Gamma", "gamma: the nightly export runs at three"))
-        index.sync(["history/c.md"])
         assert Layout(hashing_root).try_own() is None, "a second process would own the index too"
         assert index.memory("m-0000000c") is not None
     finally:
