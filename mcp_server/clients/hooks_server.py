@@ -23,6 +23,7 @@ from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError
 from vault.errors import DiskFullError
 
+from .. import client
 from ..service import leaks
 from ..service import privacy as vaults
 from ..service import turns
@@ -58,6 +59,9 @@ class HookHandler:
         self.service = service
         self.settings = service.hook_settings()
         self.spool = service.spool_folder()
+        # Where a hook kept the events the vault's spool could not take (a full disk): read as the spool is, in the
+        # same order; never made here (hooks.spool).
+        self.spare = Path(client.spare_spool(service.app.root))
         self._claimed: dict[str, Path] = {}  # spool name -> the file this server took for its request
         # One replay applies the spool at a time: beside another, a replay found a session's prompt taken and applied
         # the Stop behind it first (the exchange captured before its prompt had opened the turn).
@@ -201,8 +205,9 @@ class HookHandler:
 
     def _replay(self, spool: Path, older_than: float, spooled_before: int | None) -> int:
         if not older_than and spooled_before is None:  # a file taken by a server that died applying it is due again
-            for orphan in spool.glob(".*.json.*.taken"):
-                os.replace(orphan, spool / _taken_name(orphan))
+            for folder in (spool, self.spare):
+                for orphan in folder.glob(".*.json.*.taken"):
+                    os.replace(orphan, folder / _taken_name(orphan))
         cutoff = spooled_before if spooled_before is not None else time.time_ns() - int(older_than * 1e9)
         every = not older_than and spooled_before is None
         entries = self._waiting(spool, cutoff + 1)  # up to the cutoff, itself included
@@ -307,7 +312,7 @@ class HookHandler:
         events held in memory (see _behind_earlier), oldest first; with a session's `tag`, only the files whose name
         may be that session's (spool_names)."""
         found: list[tuple[Path | _Held, str | None]] = [
-            *((p, _read_spooled(p)) for p in spool.glob("*.json")
+            *((p, _read_spooled(p)) for folder in (spool, self.spare) for p in folder.glob("*.json")
               if _spooled_at(p) < before and (tag is None or may_be_of(p.name, tag))),
             *((h, h.text) for h in self._held_events() if _spooled_at(h) < before)]
         return sorted(found, key=lambda entry: _spooled_at(entry[0]))
@@ -331,7 +336,7 @@ class HookHandler:
             return True
         if "/" in name or name.startswith("."):
             raise ValidationError(f"spool name {name!r} is not a file name")
-        claimed = _take(self.spool / name)
+        claimed = _take(self.spool / name) or _take(self.spare / name)
         if claimed is None:
             return False
         self._claimed[name] = claimed
@@ -358,7 +363,8 @@ class HookHandler:
         ours = {claimed.name for claimed in tuple(self._claimed.values())}
         taken = any(_spooled_at(Path(_taken_name(p))) < cutoff and may_be_of(_taken_name(p), tag)
                     and _session_of(_read_spooled(p)) == session
-                    for p in self.spool.glob(".*.json.*.taken") if p.name not in ours)
+                    for folder in (self.spool, self.spare)
+                    for p in folder.glob(".*.json.*.taken") if p.name not in ours)
         if not taken and not earlier():
             return False
         try:
@@ -382,7 +388,7 @@ class HookHandler:
         if isinstance(name, str):
             claimed = self._claimed.pop(name, None)
             if claimed is not None:
-                os.replace(claimed, self.spool / name)
+                os.replace(claimed, claimed.with_name(name))  # back where it was: the spool or the spare one
             return True
         self.hold(kind, event, at)
         return True
@@ -401,7 +407,7 @@ class HookHandler:
             apply()
         except BaseException:
             if claimed is not None:
-                os.replace(claimed, self.spool / str(event["spool"]))
+                os.replace(claimed, claimed.with_name(str(event["spool"])))
             raise
         if claimed is not None:
             self._settled(str(event["spool"]))
@@ -562,7 +568,7 @@ def _take(path: Path) -> Path | None:
     claimed = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.taken")
     try:
         os.rename(path, claimed)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # (the spool's folder may be a file: hooks.spool's spare then)
         return None
     return claimed
 
