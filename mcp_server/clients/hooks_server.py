@@ -419,7 +419,10 @@ class HookHandler:
         spooled = isinstance(name, str)
         waiting = name if isinstance(name, str) else _held_name(kind, at)
         if ahead is not None:
-            ahead(waiting)
+            try:
+                ahead(waiting)
+            except Exception:  # noqa: BLE001 - the context is extra here: the event must still wait in its order
+                log.exception("a waiting prompt's context could not be found")
         if spooled:
             claimed = self._claimed.pop(waiting, None)
             if claimed is not None:
