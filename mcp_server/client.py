@@ -86,6 +86,17 @@ def own_folder() -> Path:
     return folder
 
 
+def spare_spool(vault_root: str | os.PathLike[str]) -> str:
+    """Where a hook keeps an event the vault's own spool could not take (a full disk, an unwritable `.memdir`):
+    this user's private folder (under `$XDG_RUNTIME_DIR`, memory on a desktop login, when set), one subfolder per
+    vault by a digest of its real path. The server applies it from there as from the vault's spool. Made by the hook
+    (own_folder's checks), only read by the server; a string: a hook process imports no pathlib."""
+    import hashlib  # only on this path: a hook that spools in its vault never imports it
+
+    digest = hashlib.sha256(os.path.realpath(vault_root).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return os.path.join(_servers_dir(), "spool", digest)
+
+
 def log_file() -> Path:
     return servers_folder() / LOG_NAME
 

@@ -232,16 +232,35 @@ def ancestors(depth: int = 5) -> list[int]:
 
 def spool(root: str | os.PathLike[str], event: str, payload: dict[str, Any]) -> str | None:
     """Keep the event where the server finds it: it takes the file when the request arrives, and
-    replays files no request claimed. Returns the file's name (None for an orientation)."""
+    replays files no request claimed. Returns the file's name (None for an orientation).
+
+    When the vault's spool cannot be written (a full disk), the event goes to this user's spare spool for the vault
+    (client.spare_spool; memory under `$XDG_RUNTIME_DIR`), which the server reads as it reads the vault's: the event
+    then has a copy whether or not a server comes in time. An OSError only when neither could be written."""
     if event == "session-start":
         return None  # an orientation is only useful now
-    folder = os.path.join(root, SPOOL)
-    os.makedirs(folder, exist_ok=True)
     name = f"{time.time_ns()}-{os.getpid()}-{session_tag(payload.get('session_id'))}-{event}.json"
+    text = json.dumps({"event": event, "payload": payload})
+    try:
+        _write_spooled(os.path.join(root, SPOOL), name, text)
+    except OSError as exc:
+        try:
+            client.own_folder()  # this user's, private: the spare spools live in it
+            spare = client.spare_spool(root)
+            _write_spooled(spare, name, text)
+        except OSError:
+            raise exc from None
+        print(f"memdir hook: the vault's spool could not be written ({exc}); the event is kept in {spare} until "
+              "the server applies it", file=sys.stderr)
+    return name
+
+
+def _write_spooled(folder: str, name: str, text: str) -> None:
+    os.makedirs(folder, mode=0o700, exist_ok=True)
     temp = os.path.join(folder, f".{name}.tmp")
     try:
         with open(temp, "w", encoding="utf-8") as file:
-            file.write(json.dumps({"event": event, "payload": payload}))
+            file.write(text)
         os.replace(temp, os.path.join(folder, name))  # not fsynced: it guards against a killed process, not a power cut
     except OSError:
         try:
@@ -249,4 +268,3 @@ def spool(root: str | os.PathLike[str], event: str, payload: dict[str, Any]) -> 
         except OSError:
             pass
         raise
-    return name

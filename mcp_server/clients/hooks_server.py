@@ -23,6 +23,7 @@ from indexer.search import Hit, SearchRequest
 from vault import ValidationError, VaultError
 from vault.errors import DiskFullError
 
+from .. import client
 from ..service import leaks
 from ..service import privacy as vaults
 from ..service import turns
@@ -58,6 +59,9 @@ class HookHandler:
         self.service = service
         self.settings = service.hook_settings()
         self.spool = service.spool_folder()
+        # Where a hook kept the events the vault's spool could not take (a full disk): read as the spool is, in the
+        # same order; never made here (hooks.spool).
+        self.spare = Path(client.spare_spool(service.app.root))
         self._claimed: dict[str, Path] = {}  # spool name -> the file this server took for its request
         # One replay applies the spool at a time: beside another, a replay found a session's prompt taken and applied
         # the Stop behind it first (the exchange captured before its prompt had opened the turn).
@@ -72,6 +76,8 @@ class HookHandler:
         # kept here, by a spool-like name, and applied by the replays in their session's order (_behind_earlier).
         self._held: dict[str, _Held] = {}
         self._held_lock = threading.Lock()
+        # A waiting prompt's name -> what its live answer showed ahead of its turn (_context_ahead), until applied.
+        self._ahead: dict[str, _Shown] = {}
 
     # -- UserPromptSubmit --------------------------------------------------------------
 
@@ -80,8 +86,9 @@ class HookHandler:
         # A spool replay may have taken this prompt's event first (the drain when a vault opens, while the request
         # waited for it): the turn was started by the replay, and the hook, still waiting, gets its context.
         claimed = self._claim(event)
-        if claimed and self._behind_earlier(event, "prompt"):
-            return {"replayed": True}  # in the spool behind its session's earlier event, applied after it
+        ahead: dict[str, Any] = {"replayed": True}
+        if claimed and self._behind_earlier(event, "prompt", lambda name: ahead.update(self._context_ahead(event, name))):
+            return ahead  # its turn waits behind its session's earlier event; its context is found now
         if claimed:
             self.replay_stale()
         prompt = str(event.get("prompt") or "")
@@ -91,13 +98,9 @@ class HookHandler:
             scoring = self._start_turn(state, prompt, event) if claimed else ""
             lines, explained = self._context_lines(state, prompt)
             block, kept = known_context(lines, self.settings.max_chars - len(scoring))
-            for scorable in (True, False):
-                state.show(((line.memory_id, line.content_hash) for line in kept if line.scorable == scorable),
-                           scorable=scorable)
+            self._record_shown(state, state.prompt, kept, [explained[k.memory_id] for k in kept if k.memory_id in explained])
             result.update(additionalContext="\n\n".join(part for part in (scoring, block) if part),
                           shown=[line.memory_id for line in kept], scoring_required=bool(scoring))
-            turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=self._loggable(state.prompt, kept),
-                         shown=[explained[line.memory_id] for line in kept if line.memory_id in explained])
 
         try:
             self._settle(event, lambda: self.service.sessions.update(session_id, turn))
@@ -108,6 +111,29 @@ class HookHandler:
             # Before, every prompt got no context while the disk was full (bench/results/s19-attack19.md).
             log.warning("session %s: %s; the prompt gets its context, its turn is not recorded", session_id, exc)
         return result
+
+    def _context_ahead(self, event: Mapping[str, Any], waiting: str) -> dict[str, Any]:
+        """The context of a prompt whose turn must wait behind its session's earlier events (`waiting`: the name it
+        waits under): found now, from the session as it is, while the turn is opened when a replay applies the event,
+        in order (_apply), and records then what this answer showed. Called before the event waits, so no replay
+        can open the turn before what it showed is kept. Before, such a prompt got nothing: under nine
+        sessions from a cold start, 36 of 68 prompts after the first 5 s (bench/results/s20-lead.md). A scoring
+        request is not asked ahead: whether one is due depends on the earlier events."""
+        prompt = str(event.get("prompt") or "")
+        lines, explained = self._context_lines(self.service.sessions.load(_session_id(event)), prompt)
+        block, kept = known_context(lines, self.settings.max_chars)
+        if kept:
+            with self._held_lock:
+                self._ahead[waiting] = _Shown(kept, [explained[k.memory_id] for k in kept if k.memory_id in explained])
+        return {"additionalContext": block, "shown": [line.memory_id for line in kept]}
+
+    def _record_shown(self, state: Session, prompt: str, kept: list[Line], explained: list[dict[str, Any]]) -> None:
+        """What a turn's context showed: scorable lines wait for the model's scores, and the turn log says why."""
+        for scorable in (True, False):
+            state.show(((line.memory_id, line.content_hash) for line in kept if line.scorable == scorable),
+                       scorable=scorable)
+        turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=self._loggable(prompt, kept),
+                     shown=explained)
 
     def _loggable(self, prompt: str, kept: list[Line]) -> str:
         """The prompt's first line for the turn log in the project vault, unless it repeats a private memory shown
@@ -201,8 +227,9 @@ class HookHandler:
 
     def _replay(self, spool: Path, older_than: float, spooled_before: int | None) -> int:
         if not older_than and spooled_before is None:  # a file taken by a server that died applying it is due again
-            for orphan in spool.glob(".*.json.*.taken"):
-                os.replace(orphan, spool / _taken_name(orphan))
+            for folder in (spool, self.spare):
+                for orphan in folder.glob(".*.json.*.taken"):
+                    os.replace(orphan, folder / _taken_name(orphan))
         cutoff = spooled_before if spooled_before is not None else time.time_ns() - int(older_than * 1e9)
         every = not older_than and spooled_before is None
         entries = self._waiting(spool, cutoff + 1)  # up to the cutoff, itself included
@@ -283,9 +310,15 @@ class HookHandler:
             record = json.loads(read())
             payload = record["payload"]
             if record["event"] == "prompt":
-                self.service.sessions.update(_session_id(payload),
-                                             lambda s: self._start_turn(s, str(payload.get("prompt") or ""), payload),
-                                             at)
+                with self._held_lock:
+                    ahead = self._ahead.get(name)  # what its live answer showed, found ahead of the turn
+
+                def start(state: Session) -> None:
+                    self._start_turn(state, str(payload.get("prompt") or ""), payload)
+                    if ahead is not None:
+                        self._record_shown(state, state.prompt, ahead.kept, ahead.explained)
+
+                self.service.sessions.update(_session_id(payload), start, at)
             elif record["event"] == "stop":
                 self.stop(payload, claimed=True, at=at, spooled=name)
         except (OSError, DiskFullError) as exc:
@@ -307,7 +340,7 @@ class HookHandler:
         events held in memory (see _behind_earlier), oldest first; with a session's `tag`, only the files whose name
         may be that session's (spool_names)."""
         found: list[tuple[Path | _Held, str | None]] = [
-            *((p, _read_spooled(p)) for p in spool.glob("*.json")
+            *((p, _read_spooled(p)) for folder in (spool, self.spare) for p in folder.glob("*.json")
               if _spooled_at(p) < before and (tag is None or may_be_of(p.name, tag))),
             *((h, h.text) for h in self._held_events() if _spooled_at(h) < before)]
         return sorted(found, key=lambda entry: _spooled_at(entry[0]))
@@ -331,19 +364,21 @@ class HookHandler:
             return True
         if "/" in name or name.startswith("."):
             raise ValidationError(f"spool name {name!r} is not a file name")
-        claimed = _take(self.spool / name)
+        claimed = _take(self.spool / name) or _take(self.spare / name)
         if claimed is None:
             return False
         self._claimed[name] = claimed
         return True
 
-    def _behind_earlier(self, event: Mapping[str, Any], kind: str) -> bool:
+    def _behind_earlier(self, event: Mapping[str, Any], kind: str,
+                        ahead: Callable[[str], None] | None = None) -> bool:
         """Whether this request's event must wait behind an earlier event of its session not applied yet: one
         put back for a disk error (its back-off can be minutes), one whose hook was killed before it asked (not
         drained for 2 s), or one a replay is applying right now. A live turn applied ahead of such a Stop had the
         Stop capture the new prompt with the old answer (reviews of session 11). The earlier events are applied
         first, now, whatever their back-off; when one cannot be, or a replay holds the spool longer than
-        EARLIER_WAIT_SECONDS, this event goes back to the spool behind them (True) and the replays keep the order.
+        EARLIER_WAIT_SECONDS, this event goes back to the spool behind them (True) and the replays keep the order;
+        `ahead` is called first with the name it will wait under.
         An event the hook could not spool (a full disk) waits the same way, held in this server's memory: applied
         ahead, it had the Stop capture the wrong answer; dropped, a prompt did the same for the next Stop."""
         name = event.get("spool")
@@ -358,16 +393,17 @@ class HookHandler:
         ours = {claimed.name for claimed in tuple(self._claimed.values())}
         taken = any(_spooled_at(Path(_taken_name(p))) < cutoff and may_be_of(_taken_name(p), tag)
                     and _session_of(_read_spooled(p)) == session
-                    for p in self.spool.glob(".*.json.*.taken") if p.name not in ours)
+                    for folder in (self.spool, self.spare)
+                    for p in folder.glob(".*.json.*.taken") if p.name not in ours)
         if not taken and not earlier():
             return False
         try:
             if not self._replaying.acquire(timeout=EARLIER_WAIT_SECONDS):
-                return self._wait_behind(event, kind, cutoff)
+                return self._wait_behind(event, kind, cutoff, ahead)
             try:
                 for entry, text in earlier():
                     if self._replay_entry(entry, text) is None:
-                        return self._wait_behind(event, kind, cutoff)
+                        return self._wait_behind(event, kind, cutoff, ahead)
             finally:
                 self._replaying.release()
         except BaseException:
@@ -375,14 +411,22 @@ class HookHandler:
             raise
         return False
 
-    def _wait_behind(self, event: Mapping[str, Any], kind: str, at: int) -> bool:
+    def _wait_behind(self, event: Mapping[str, Any], kind: str, at: int,
+                     ahead: Callable[[str], None] | None = None) -> bool:
         """Put a request's event back in the spool, or hold an unspooled one in memory (`at`: when it came, in
-        time_ns), for the replays to apply in its order; True."""
+        time_ns), for the replays to apply in its order (`ahead`: called first with the name it waits under); True."""
         name = event.get("spool")
-        if isinstance(name, str):
-            claimed = self._claimed.pop(name, None)
+        spooled = isinstance(name, str)
+        waiting = name if isinstance(name, str) else _held_name(kind, at)
+        if ahead is not None:
+            try:
+                ahead(waiting)
+            except Exception:  # noqa: BLE001 - the context is extra here: the event must still wait in its order
+                log.exception("a waiting prompt's context could not be found")
+        if spooled:
+            claimed = self._claimed.pop(waiting, None)
             if claimed is not None:
-                os.replace(claimed, self.spool / name)
+                os.replace(claimed, claimed.with_name(waiting))  # back where it was: the spool or the spare one
             return True
         self.hold(kind, event, at)
         return True
@@ -390,7 +434,7 @@ class HookHandler:
     def hold(self, kind: str, event: Mapping[str, Any], at: int) -> None:
         """Keep an event its hook could not spool (a full disk) in this server's memory, named as its spool file
         would be (`at`: when it came, in time_ns): the replays apply it in its session's order."""
-        held = _Held(f"{at}-{os.getpid()}-{kind}.json", json.dumps({"event": kind, "payload": dict(event)}))
+        held = _Held(_held_name(kind, at), json.dumps({"event": kind, "payload": dict(event)}))
         with self._held_lock:
             self._held[held.name] = held
 
@@ -401,7 +445,7 @@ class HookHandler:
             apply()
         except BaseException:
             if claimed is not None:
-                os.replace(claimed, self.spool / str(event["spool"]))
+                os.replace(claimed, claimed.with_name(str(event["spool"])))
             raise
         if claimed is not None:
             self._settled(str(event["spool"]))
@@ -410,6 +454,8 @@ class HookHandler:
     def _settled(self, name: str) -> None:
         self.put_back.succeeded(name)
         self._captured.pop(name, None)
+        with self._held_lock:
+            self._ahead.pop(name, None)
 
     # -- Stop ----------------------------------------------------------------------------
 
@@ -497,11 +543,22 @@ class HookHandler:
         return {"additionalContext": "\n".join(lines)}
 
 
+def _held_name(kind: str, at: int) -> str:
+    return f"{at}-{os.getpid()}-{kind}.json"
+
+
 @dataclass(frozen=True)
 class _Held:
     """A hook event the hook could not spool, waiting in memory behind its session's earlier events."""
     name: str  # as a spool file's would be: its time first, so it sorts among them (_spooled_at)
     text: str  # what its spool file would hold
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """What a waiting prompt's live answer showed (_context_ahead), recorded when its turn is opened."""
+    kept: list[Line]
+    explained: list[dict[str, Any]]
 
 
 @dataclass
@@ -562,7 +619,7 @@ def _take(path: Path) -> Path | None:
     claimed = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.taken")
     try:
         os.rename(path, claimed)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # (the spool's folder may be a file: hooks.spool's spare then)
         return None
     return claimed
 

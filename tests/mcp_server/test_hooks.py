@@ -195,32 +195,79 @@ def test_an_exchange_whose_hooks_were_killed_mid_request_is_stored_by_the_next_h
     wait_for(lambda: working_titles(server) == ["Exchange: why is the deploy slow"] and spool_files(server) == [], 30)
 
 
-def test_an_event_that_cannot_be_spooled_is_still_handed_to_the_server_and_captured(server):
+@pytest.mark.parametrize("spare", ["writable", "blocked"])
+def test_an_event_that_cannot_be_spooled_is_still_handed_to_the_server_and_captured(server, spare):
     """The spool could not be written (a full disk; here a file where its folder should be): the hook gave up before
-    it asked, so the prompt went without context and the exchange was never captured. It now hands the event over
-    unspooled, and the server keeps it in its session's order (hooks_server._behind_earlier)."""
+    it asked, so the prompt went without context and the exchange was never captured. Now the event goes to the
+    user's spare spool, which the server claims from as from the vault's; where that cannot be written either, the
+    hook hands the event over unspooled, and the server keeps it in its session's order (_behind_earlier)."""
     spool_folder = server / ".memdir" / "spool"
     shutil.rmtree(spool_folder, ignore_errors=True)
     spool_folder.write_text("not a folder\n")
-    assert "[id:m-a4c81f63]" in prompt(server, "how do we make celery retries safe")
+    if spare == "blocked":
+        (client.own_folder() / "spool").write_text("not a folder either\n")
+    asked = hook("prompt", event(server, "UserPromptSubmit", prompt="how do we make celery retries safe"),
+                 "--vault", str(server))
+    assert "[id:m-a4c81f63]" in hook_context(asked)
+    assert (b"handing it over unspooled" if spare == "blocked" else b"is kept in") in asked.stderr, asked.stderr
     stop(server, "Idempotent tasks first.")
     assert working_titles(server) == ["Exchange: how do we make celery retries safe"]
     assert spool_folder.read_text() == "not a folder\n"
+    if spare == "writable":
+        assert not list(Path(client.spare_spool(server)).iterdir())  # both taken by their requests, none left
 
 
-def test_an_event_that_cannot_be_spooled_while_no_server_runs_is_taken_by_the_server_its_hook_starts(
+def test_an_event_the_vault_cannot_spool_is_kept_for_the_vault_until_a_server_comes_however_late(
         hashing_example: Path):
-    """A full disk and no server: the hook started one and left, and the event had no copy anywhere. The hook now
-    waits (bounded) for the server it started, which keeps the event until the vault is open."""
+    """A full disk and no server: the hook waited up to 3 s for the server it started and then said the event was
+    lost, which a loaded machine's cold server missed. The event now goes to the user's spare spool for the vault,
+    so the hooks leave at once and a server that comes later (here: held back until both hooks have gone) applies
+    both in order."""
     root = hashing_example
     spool_folder = root / ".memdir" / "spool"
     spool_folder.parent.mkdir(exist_ok=True)
     spool_folder.write_text("not a folder\n")
     assert client.running() is None
+    starting = os.open(client.own_folder() / client.START_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        import fcntl
+        fcntl.flock(starting, fcntl.LOCK_EX)  # as if another process were starting the server: no hook starts one
+        asked = hook("prompt", event(root, "UserPromptSubmit", prompt="how do we make celery retries safe"),
+                     "--vault", str(root))
+        assert asked.returncode == 0 and b"is lost" not in asked.stderr, asked.stderr
+        assert b"is kept in" in asked.stderr, asked.stderr
+        stop(root, "Idempotent tasks first.")
+        spare = Path(client.spare_spool(root))
+        assert len(list(spare.glob("*.json"))) == 2 and client.running() is None
+        assert oct(spare.parent.parent.stat().st_mode & 0o777) == "0o700"  # the user's own folder
+    finally:
+        os.close(starting)
+    try:
+        client.start_detached(root)
+        wait_for(lambda: working_titles(root) == ["Exchange: how do we make celery retries safe"], 60)
+        [exchange] = [m for m in Vault(root).scan().memories if m.collection == "working" and m.type == "history"]
+        assert "Idempotent tasks first." in exchange.body
+        wait_for(lambda: not list(spare.glob("*.json")) and not list(spare.glob(".*")), 30)
+    finally:
+        stop_all(root)
+    assert spool_folder.read_text() == "not a folder\n"
+
+
+def test_an_event_no_spool_can_take_while_no_server_runs_is_taken_by_the_server_its_hook_starts(
+        hashing_example: Path):
+    """Neither the vault's spool nor the spare one can be written, and no server runs: the hook waits (bounded) for
+    the server it starts, which keeps the event until the vault is open."""
+    root = hashing_example
+    spool_folder = root / ".memdir" / "spool"
+    spool_folder.parent.mkdir(exist_ok=True)
+    spool_folder.write_text("not a folder\n")
+    (client.own_folder() / "spool").write_text("not a folder either\n")
+    assert client.running() is None
     try:
         asked = hook("prompt", event(root, "UserPromptSubmit", prompt="how do we make celery retries safe"),
                      "--vault", str(root))
         assert asked.returncode == 0 and b"is lost" not in asked.stderr, asked.stderr
+        assert b"handing it over unspooled" in asked.stderr, asked.stderr
         stop(root, "Idempotent tasks first.")
         wait_for(lambda: working_titles(root) == ["Exchange: how do we make celery retries safe"], 60)
         [exchange] = [m for m in Vault(root).scan().memories if m.collection == "working" and m.type == "history"]

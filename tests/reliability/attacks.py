@@ -211,8 +211,10 @@ def stuck_spool(work: Path, wait: float = 8.0) -> dict[str, int]:
 
 
 def unspooled_without_server(work: Path) -> dict[str, int]:
-    """A full disk (the spool cannot be written) and no server running: a real prompt and Stop hook. The exchange
-    the hooks could not spool is counted if it is not captured once the server they started is up."""
+    """A full disk (the vault's spool cannot be written) and no server running: a real prompt and Stop hook. The
+    exchange is counted if it is not captured once the server they started is up (the hooks keep it in the user's
+    spare spool since session 20; before, in the server's memory if it came within 3 s, and a loaded machine's cold
+    server did not)."""
     from mcp_server import client
     from tests.mcp_server.processes import hook, stop_all
 
