@@ -578,13 +578,20 @@ class Index:
 
     def standing_ids(self) -> frozenset[str]:
         """The ids of the indexed memories marked always_inject (the standing facts every prompt's context carries):
-        found once, then kept in step (facets.py)."""
+        found once, then kept in step (facets.py), and then read without the lock, as `author_names` is: every prompt
+        asks, and waited for the lock behind the other sessions' captures (bench/results/s12-warm12.md)."""
+        facets = self._facets
+        if facets.built:
+            return facets.standing()
         with self.lock:
             return self._built_facets().standing()
 
     def private_ids(self) -> frozenset[str]:
         """The ids of the indexed memories marked `privacy: private` (a user vault's memories are private by where they
-        live, which this does not read): found once, then kept in step (facets.py)."""
+        live, which this does not read): found once, then kept in step (facets.py), read as `standing_ids` is."""
+        facets = self._facets
+        if facets.built:
+            return facets.private()
         with self.lock:
             return self._built_facets().private()
 
@@ -1363,7 +1370,7 @@ class Index:
         self._index_memory(best.path, best.memory, None, best.size, best.mtime_ns, batch, SyncReport())  # type: ignore[arg-type]
 
     def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
-        self._forget(memory.id, touched)
+        self._forget(memory.id, touched, again=True)
         self._memories[memory.id] = memory
         self._facets.remember(memory)
         self._changed_memory(memory.id)
@@ -1415,11 +1422,13 @@ class Index:
         return Owners.of_columns(np.array(ids, dtype=np.int64), np.array(owner, dtype=np.int32),
                                  [row[ROW_MEMORY_ID] for row in rows], np.array(label, dtype=np.int32), list(headings))
 
-    def _forget(self, memory_id: str, touched: set[str] | None = None) -> None:
-        memory = self._memories.pop(memory_id, None)
+    def _forget(self, memory_id: str, touched: set[str] | None = None, again: bool = False) -> None:
+        """`again`: the memory is remembered right after (`_remember`), which puts the new one in its place: a reader
+        without the lock (a prompt's standing facts, Index.standing_ids) finds one or the other, never neither."""
+        memory = self._memories.get(memory_id) if again else self._memories.pop(memory_id, None)
         if memory is None:
             return
-        self._facets.forget(memory_id)
+        self._facets.forget(memory_id, marks=not again)
         self._changed_memory(memory_id)
         self._memory_changes += 1
         if self._by_dedup_key is not None:
