@@ -43,9 +43,14 @@ class Facets:
         for memory_id, status in inactive:
             if status != ACTIVE:
                 self._status[memory_id] = status
+        standing, private = set(), set()
         for memory in marked:
             self._note_authors(memory)
-            self._note_marks(memory)
+            if memory.always_inject:  # gathered, then frozen once: a frozen set made again per memory was quadratic
+                standing.add(memory.id)  # (20k private memories, a user vault's, took 6.9 s under the index lock)
+            if memory.privacy == PRIVATE:
+                private.add(memory.id)
+        self._standing, self._private = frozenset(standing), frozenset(private)
         self.built = True
 
     def remember(self, memory: Memory) -> None:
