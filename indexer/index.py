@@ -68,6 +68,9 @@ _T = TypeVar("_T")
 Progress = Callable[[str, int, int], None]  # (stage, done, total): "reading" files, then "embedding" texts
 
 
+# Passes the duplicates table makes outside the index lock when more changed during one than the change journal keeps,
+# before the last is made under it (Index.by_dedup_key).
+DEDUP_PASSES = 3
 CHANGES_KEPT = 4096  # changed memory ids an index keeps for readers deciding again only those (memories_changed_since)
 
 
@@ -801,29 +804,40 @@ class Index:
         under the lock it held every search; decoding kept 100k memories resident), then caught up with the memories
         changed meanwhile (`memories_changed_since`) and kept in step by `_remember` / `_forget`."""
         table = self._by_dedup_key
-        if table is not None:
-            return table
+        for attempt in range(DEDUP_PASSES):
+            if table is not None:
+                break
+            table = self._dedup_table(last=attempt == DEDUP_PASSES - 1)
+        return table  # type: ignore[return-value]
+
+    def _dedup_table(self, last: bool) -> dict[bytes, tuple[str, ...]] | None:
+        """One pass of `by_dedup_key` over every memory, outside the lock; None when more changed meanwhile than the
+        journal keeps, or a swap came (a pull, a rebuild), and this is not the `last` pass, which then makes it again
+        under the lock: making it again under the lock at once held every search for the pass (review of s19)."""
         with self.lock:
             mark, _ = self.memories_changed_since(None)
             memories, read_row = self._memories, self.manifest.body_reader()
         digests = _body_digests(memories, read_row)
         with self.lock:
-            if self._by_dedup_key is None:
-                _, changed = self.memories_changed_since(mark)
-                if changed is None or memories is not self._memories:  # too much changed, or another generation
-                    digests = _body_digests(self._memories, self.manifest.body_reader())
-                else:
-                    for memory_id in changed:
-                        memory = self._memories.get(memory_id)
-                        if memory is None:
-                            digests.pop(memory_id, None)
-                        else:
-                            digests[memory_id] = _dedup_digest(memory.body, memory.type)
-                table = {}
-                for memory_id, digest in digests.items():
-                    hold(table, digest, memory_id)
-                self._by_dedup_key = table
-            return self._by_dedup_key
+            if self._by_dedup_key is not None:
+                return self._by_dedup_key
+            _, changed = self.memories_changed_since(mark)
+            if changed is None or memories is not self._memories:  # too much changed, or another generation
+                if not last:
+                    return None
+                digests = _body_digests(self._memories, self.manifest.body_reader())
+            else:
+                for memory_id in changed:
+                    memory = self._memories.get(memory_id)
+                    if memory is None:
+                        digests.pop(memory_id, None)
+                    else:
+                        digests[memory_id] = _dedup_digest(memory.body, memory.type)
+            table: dict[bytes, tuple[str, ...]] = {}
+            for memory_id, digest in digests.items():
+                hold(table, digest, memory_id)
+            self._by_dedup_key = table
+            return table
 
     def find_duplicate(self, text: str, memory_type: str) -> Memory | None:
         """An indexed memory with the same normalized text and type, if any (the oldest id wins)."""
