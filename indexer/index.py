@@ -704,7 +704,10 @@ class Index:
     @property
     def links(self) -> LinkGraph:
         """The link graph, to read (the index changes it as files change); built on the first call after an open
-        that read the generation's link table instead."""
+        that read the generation's link table instead, before the lock is taken, as a sync's first change builds it
+        (`_graph_ahead`): the first supersede after a 100k vault's open built it under the lock (review of s19)."""
+        if self._graph is None:
+            self._graph_ahead()
         with self.lock:
             return self._built_graph()
 
@@ -725,19 +728,25 @@ class Index:
         what it was made from did not change meanwhile; else the sync makes it under the lock, as before."""
         if self._graph is not None and self._all_units is not None:
             return  # made (every sync after a vault's first change): no lock taken for nothing
-        seen, rows = self._memories_seen(), self._unit_rows
-        graph = units = None
         if self._graph is None:
-            with collector.loading():  # made to last: frozen in a server, where every full collection walked it
-                graph = LinkGraph.build(self._memories.link_inputs())  # over a copy of the slots (Memories.link_inputs)
+            self._graph_ahead()
+        rows = self._unit_rows
         if self._all_units is None and rows:
             units = _row_unit_owners(rows)  # the open's rows: a list no change edits, replaced when the table is made
+            with self.lock:
+                if self._all_units is None and self._unit_rows is rows:
+                    self._all_units, self._whole_owner, self._unit_rows = units, None, []
+
+    def _graph_ahead(self) -> None:
+        """The link graph made without the lock, put in place under it if the memories did not change meanwhile (else
+        whoever asks next makes it under the lock, as before)."""
+        seen = self._memories_seen()
+        with collector.loading():  # made to last: frozen in a server, where every full collection walked it
+            graph = LinkGraph.build(self._memories.link_inputs())  # over a copy of the slots (Memories.link_inputs)
         with self.lock:
-            if graph is not None and self._graph is None and self._memories_seen() == seen:
+            if self._graph is None and self._memories_seen() == seen:
                 graph.take_changed()  # what it resolved is what the table holds
                 self._graph, self._link_table = graph, None
-            if units is not None and self._all_units is None and self._unit_rows is rows:
-                self._all_units, self._whole_owner, self._unit_rows = units, None, []
 
     def _memories_seen(self) -> tuple[int, int]:
         """Changes whenever the memories the graph is built from change: a load, a memory remembered or forgotten."""
