@@ -296,6 +296,19 @@ class LinkGraph:
                     frontier.append(later)
         return False
 
+    def named_in_supersedes(self, entries: Iterable[str], path: str) -> set[str]:
+        """The memories a `supersedes:` list written in the memory at `path` names, resolved as its links are now
+        (an entry that names no memory names none): what a write of that list would supersede."""
+        folder = _record_folder(path)
+        named = set()
+        for entry in entries:
+            for parts in _supersedes_parts(entry):
+                lookup, relative = _lookup_key(parts.target, folder)
+                found = self._find(lookup, relative, folder) if lookup else []
+                if found:
+                    named.add(self._records[found[0]].node)
+        return named
+
     def superseded_ids(self) -> set[str]:
         """Ids of the memories another memory supersedes."""
         if self._superseded is None:
@@ -495,7 +508,7 @@ class LinkGraph:
 
 
 def _record(memory: Memory | Unlinked) -> _Record:
-    folder = shared(memory.path.rsplit("/", 1)[0]) if "/" in memory.path else ""  # a collection, mostly
+    folder = shared(_record_folder(memory.path))  # a collection, mostly
     path = memory.path[:-3] if memory.path.lower().endswith(".md") else memory.path
     if isinstance(memory, Unlinked):
         created, links = memory.created, ()
@@ -521,11 +534,8 @@ def _pending_links(memory: Memory) -> Iterator[_Pending]:
     """Frontmatter links (supersedes first, then other keys in file order), then the body's."""
     origin = FRONTMATTER + "supersedes"
     for entry in memory.supersedes:
-        found = links_in_string(entry)
-        # A bare entry is a memory id (or a name); it is resolved like a link target.
-        for parts in found or [LinkParts(entry.strip(), None, None, None)]:
-            if parts.target:
-                yield _from_frontmatter(parts, SUPERSEDES, origin, f"supersedes: {entry}")
+        for parts in _supersedes_parts(entry):
+            yield _from_frontmatter(parts, SUPERSEDES, origin, f"supersedes: {entry}")
     for key, value in memory.frontmatter.items():
         # Most values are a string without a link, a number or a date, which name nothing: skipped before the
         # generators below are made (a cold open builds every memory's record; bench/results/first-answer.md,
@@ -553,6 +563,17 @@ def _pending_links(memory: Memory) -> Iterator[_Pending]:
     for link in parse_links(memory.body):
         if link.target:  # [[#Heading]] points inside the memory itself: no edge
             yield _from_body(link)
+
+
+def _record_folder(path: str) -> str:
+    """The folder a memory's relative links are resolved from."""
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _supersedes_parts(entry: str) -> list[LinkParts]:
+    """The targets of one `supersedes:` entry: its [[links]]; a bare entry is a memory id (or a name), resolved like a
+    link target."""
+    return [parts for parts in links_in_string(entry) or [LinkParts(entry.strip(), None, None, None)] if parts.target]
 
 
 def _from_frontmatter(parts: LinkParts, relation: str, origin: str, context: str) -> _Pending:

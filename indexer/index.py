@@ -68,6 +68,9 @@ _T = TypeVar("_T")
 Progress = Callable[[str, int, int], None]  # (stage, done, total): "reading" files, then "embedding" texts
 
 
+# Passes the duplicates table makes outside the index lock when more changed during one than the change journal keeps,
+# before the last is made under it (Index.by_dedup_key).
+DEDUP_PASSES = 3
 CHANGES_KEPT = 4096  # changed memory ids an index keeps for readers deciding again only those (memories_changed_since)
 
 
@@ -578,13 +581,20 @@ class Index:
 
     def standing_ids(self) -> frozenset[str]:
         """The ids of the indexed memories marked always_inject (the standing facts every prompt's context carries):
-        found once, then kept in step (facets.py)."""
+        found once, then kept in step (facets.py), and then read without the lock, as `author_names` is: every prompt
+        asks, and waited for the lock behind the other sessions' captures (bench/results/s12-warm12.md)."""
+        facets = self._facets
+        if facets.built:
+            return facets.standing()
         with self.lock:
             return self._built_facets().standing()
 
     def private_ids(self) -> frozenset[str]:
         """The ids of the indexed memories marked `privacy: private` (a user vault's memories are private by where they
-        live, which this does not read): found once, then kept in step (facets.py)."""
+        live, which this does not read): found once, then kept in step (facets.py), read as `standing_ids` is."""
+        facets = self._facets
+        if facets.built:
+            return facets.private()
         with self.lock:
             return self._built_facets().private()
 
@@ -694,7 +704,10 @@ class Index:
     @property
     def links(self) -> LinkGraph:
         """The link graph, to read (the index changes it as files change); built on the first call after an open
-        that read the generation's link table instead."""
+        that read the generation's link table instead, before the lock is taken, as a sync's first change builds it
+        (`_graph_ahead`): the first supersede after a 100k vault's open built it under the lock (review of s19)."""
+        if self._graph is None:
+            self._graph_ahead()
         with self.lock:
             return self._built_graph()
 
@@ -715,19 +728,25 @@ class Index:
         what it was made from did not change meanwhile; else the sync makes it under the lock, as before."""
         if self._graph is not None and self._all_units is not None:
             return  # made (every sync after a vault's first change): no lock taken for nothing
-        seen, rows = self._memories_seen(), self._unit_rows
-        graph = units = None
         if self._graph is None:
-            with collector.loading():  # made to last: frozen in a server, where every full collection walked it
-                graph = LinkGraph.build(self._memories.link_inputs())  # over a copy of the slots (Memories.link_inputs)
+            self._graph_ahead()
+        rows = self._unit_rows
         if self._all_units is None and rows:
             units = _row_unit_owners(rows)  # the open's rows: a list no change edits, replaced when the table is made
+            with self.lock:
+                if self._all_units is None and self._unit_rows is rows:
+                    self._all_units, self._whole_owner, self._unit_rows = units, None, []
+
+    def _graph_ahead(self) -> None:
+        """The link graph made without the lock, put in place under it if the memories did not change meanwhile (else
+        whoever asks next makes it under the lock, as before)."""
+        seen = self._memories_seen()
+        with collector.loading():  # made to last: frozen in a server, where every full collection walked it
+            graph = LinkGraph.build(self._memories.link_inputs())  # over a copy of the slots (Memories.link_inputs)
         with self.lock:
-            if graph is not None and self._graph is None and self._memories_seen() == seen:
+            if self._graph is None and self._memories_seen() == seen:
                 graph.take_changed()  # what it resolved is what the table holds
                 self._graph, self._link_table = graph, None
-            if units is not None and self._all_units is None and self._unit_rows is rows:
-                self._all_units, self._whole_owner, self._unit_rows = units, None, []
 
     def _memories_seen(self) -> tuple[int, int]:
         """Changes whenever the memories the graph is built from change: a load, a memory remembered or forgotten."""
@@ -794,29 +813,40 @@ class Index:
         under the lock it held every search; decoding kept 100k memories resident), then caught up with the memories
         changed meanwhile (`memories_changed_since`) and kept in step by `_remember` / `_forget`."""
         table = self._by_dedup_key
-        if table is not None:
-            return table
+        for attempt in range(DEDUP_PASSES):
+            if table is not None:
+                break
+            table = self._dedup_table(last=attempt == DEDUP_PASSES - 1)
+        return table  # type: ignore[return-value]
+
+    def _dedup_table(self, last: bool) -> dict[bytes, tuple[str, ...]] | None:
+        """One pass of `by_dedup_key` over every memory, outside the lock; None when more changed meanwhile than the
+        journal keeps, or a swap came (a pull, a rebuild), and this is not the `last` pass, which then makes it again
+        under the lock: making it again under the lock at once held every search for the pass (review of s19)."""
         with self.lock:
             mark, _ = self.memories_changed_since(None)
             memories, read_row = self._memories, self.manifest.body_reader()
         digests = _body_digests(memories, read_row)
         with self.lock:
-            if self._by_dedup_key is None:
-                _, changed = self.memories_changed_since(mark)
-                if changed is None or memories is not self._memories:  # too much changed, or another generation
-                    digests = _body_digests(self._memories, self.manifest.body_reader())
-                else:
-                    for memory_id in changed:
-                        memory = self._memories.get(memory_id)
-                        if memory is None:
-                            digests.pop(memory_id, None)
-                        else:
-                            digests[memory_id] = _dedup_digest(memory.body, memory.type)
-                table = {}
-                for memory_id, digest in digests.items():
-                    hold(table, digest, memory_id)
-                self._by_dedup_key = table
-            return self._by_dedup_key
+            if self._by_dedup_key is not None:
+                return self._by_dedup_key
+            _, changed = self.memories_changed_since(mark)
+            if changed is None or memories is not self._memories:  # too much changed, or another generation
+                if not last:
+                    return None
+                digests = _body_digests(self._memories, self.manifest.body_reader())
+            else:
+                for memory_id in changed:
+                    memory = self._memories.get(memory_id)
+                    if memory is None:
+                        digests.pop(memory_id, None)
+                    else:
+                        digests[memory_id] = _dedup_digest(memory.body, memory.type)
+            table: dict[bytes, tuple[str, ...]] = {}
+            for memory_id, digest in digests.items():
+                hold(table, digest, memory_id)
+            self._by_dedup_key = table
+            return table
 
     def find_duplicate(self, text: str, memory_type: str) -> Memory | None:
         """An indexed memory with the same normalized text and type, if any (the oldest id wins)."""
@@ -1363,7 +1393,7 @@ class Index:
         self._index_memory(best.path, best.memory, None, best.size, best.mtime_ns, batch, SyncReport())  # type: ignore[arg-type]
 
     def _remember(self, memory: Memory, touched: set[str] | None = None) -> None:
-        self._forget(memory.id, touched)
+        self._forget(memory.id, touched, again=True)
         self._memories[memory.id] = memory
         self._facets.remember(memory)
         self._changed_memory(memory.id)
@@ -1415,11 +1445,13 @@ class Index:
         return Owners.of_columns(np.array(ids, dtype=np.int64), np.array(owner, dtype=np.int32),
                                  [row[ROW_MEMORY_ID] for row in rows], np.array(label, dtype=np.int32), list(headings))
 
-    def _forget(self, memory_id: str, touched: set[str] | None = None) -> None:
-        memory = self._memories.pop(memory_id, None)
+    def _forget(self, memory_id: str, touched: set[str] | None = None, again: bool = False) -> None:
+        """`again`: the memory is remembered right after (`_remember`), which puts the new one in its place: a reader
+        without the lock (a prompt's standing facts, Index.standing_ids) finds one or the other, never neither."""
+        memory = self._memories.get(memory_id) if again else self._memories.pop(memory_id, None)
         if memory is None:
             return
-        self._facets.forget(memory_id)
+        self._facets.forget(memory_id, marks=not again)
         self._changed_memory(memory_id)
         self._memory_changes += 1
         if self._by_dedup_key is not None:

@@ -228,12 +228,16 @@ def _token_spans(text: str) -> list[tuple[int, int, _Rule, str]]:
 def _split_tokens(text: str) -> list[tuple[int, int, _Rule, str]]:
     """Tokens a line break cut: the span from the prefix to the token's end on the next line, break included. A third
     line is joined only when the second is a full row (exactly as long as the first line, as a wrap cuts): a whole token
-    on two lines does not take in the line after it."""
+    on two lines does not take in the line after it. The next candidate is looked for from the end of a token found,
+    else from the next line: a candidate's lines may hold the start of another token (two wrapped tokens one under the
+    other: the second was kept whole when the search went on after all the lines the first candidate took in)."""
     found = []
-    for match in _SPLIT_TOKEN.finditer(text):
+    at = 0
+    while (match := _SPLIT_TOKEN.search(text, at)) is not None:
         candidate = match.group()
         breaks = list(_BREAK.finditer(candidate))
         first_line = candidate[:breaks[0].start()]
+        at = match.start() + breaks[0].end()
         if any(end == len(first_line) for _, end, _, _ in _token_spans(first_line)):
             continue  # a whole token that ends its line: the next line is something else
         row = match.start() + len(first_line) - (text.rfind("\n", 0, match.start()) + 1)  # the first line's length
@@ -247,6 +251,7 @@ def _split_tokens(text: str) -> list[tuple[int, int, _Rule, str]]:
             end, rule, secret = spans[0]
             cut = sum(len(b.group()) for b in breaks if _joined_position(breaks, b) < end)  # the breaks within it
             found.append((match.start(), match.start() + end + cut, rule, secret))
+            at = match.start() + end + cut
     return found
 
 
@@ -259,11 +264,17 @@ def _encoded_tokens(text: str) -> list[tuple[int, int, _Rule, str]]:
     """Base64 runs that decode to text holding a token: the whole run is the secret."""
     found = []
     for match in _BASE64_RUN.finditer(text):
-        decoded = _decoded(match.group())
+        run = match.group()
+        decoded = _decoded(run)
+        if decoded is None and "\n" in run:
+            # A run whose last row is full (64 or 76 characters: a one-line run of that length too) takes in the
+            # next line's first word as more of it, and decoded whole is not text: decoded without that line.
+            run = run[:run.rindex("\n")].rstrip("\r")
+            decoded = _decoded(run)
         if decoded is not None and _worth_scanning(decoded):
             tokens = _token_spans(decoded)
             if tokens:
-                found.append((match.start(), match.end(), tokens[0][2], tokens[0][3]))
+                found.append((match.start(), match.start() + len(run), tokens[0][2], tokens[0][3]))
     return found
 
 

@@ -174,7 +174,7 @@ class MemoryService:
             raise ValidationError("a memory cannot be linked to itself")
         side = self.app.side_of(source)
         try:
-            target_side = self.app.side_of(target)
+            self.app.side_of(target)
         except NotFoundError:
             raise NotFoundError(f"no memory with id {target!r} to link {source} to") from None
         # Under the vault's write lock, so that two opposite supersedes (two tabs of the web view acting on one inbox
@@ -184,7 +184,7 @@ class MemoryService:
             memory = side.index.get(source)
             self._refuse_leak({relation: [target]}, memory, session)
             if relation == "supersedes":
-                _refuse_supersedes_cycle(target_side, target, source)
+                _refuse_supersedes_cycle(side, memory, [target])
             key_values = memory.supersedes if relation == "supersedes" else memory.frontmatter.get(relation, [])
             current = [str(v) for v in (key_values if isinstance(key_values, (list, tuple)) else [key_values])]
             if target in current or f"[[{target}]]" in current:
@@ -322,10 +322,18 @@ class MemoryService:
 
     def update(self, asked: ops.Update) -> MemoryView:
         memory_id, content, fields = asked.memory_id, asked.content, asked.fields
-        target = self.app.side_of(check_id(memory_id)).index.get(memory_id)
+        side = self.app.side_of(check_id(memory_id))
+        target = side.index.get(memory_id)
         if (fields or {}).get("privacy") != vaults.PRIVATE:
             self._refuse_leak({"content": content, **(fields or {})}, target, asked.session)
-        return view_of(vaults.update(self.app, memory_id, content, fields, allow_secrets=asked.allow_secret))
+        if "supersedes" not in (fields or {}):
+            return view_of(vaults.update(self.app, memory_id, content, fields, allow_secrets=asked.allow_secret))
+        # `supersedes` set here as by link(), and checked the same way: a cycle hid both memories (review of s19).
+        with side.vault.writer.lock.held():
+            written = fields["supersedes"]  # type: ignore[index]
+            _refuse_supersedes_cycle(side, side.index.get(memory_id),
+                                     [str(v) for v in (written if isinstance(written, (list, tuple)) else [written])])
+            return view_of(vaults.update(self.app, memory_id, content, fields, allow_secrets=asked.allow_secret))
 
     def append(self, asked: ops.Append) -> MemoryView:
         side = self.app.side_of(check_id(asked.memory_id))
@@ -627,14 +635,17 @@ def _isoformat(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment else None
 
 
-def _refuse_supersedes_cycle(target_side: Any, target: str, source: str) -> None:
+def _refuse_supersedes_cycle(side: Any, source: Memory, entries: Sequence[str]) -> None:
     """A supersedes link that would close a cycle hides every memory in it from search and context (each is
-    superseded by another), so it is refused. The target's own file is read (the index may not have taken in a
-    link written a moment ago), then the chain through the index's graph."""
-    memory = target_side.index.get(target)
-    written = target_side.vault.load(memory.path).supersedes
-    direct = source in [str(v).strip("[]") for v in (written if isinstance(written, (list, tuple)) else [written])]
-    if direct or target_side.index.links.supersedes(target, source):
-        raise ConflictError(f"{target} already supersedes {source}{'' if direct else ' (through a chain)'}: linking "
-                            f"{source} as superseding {target} would make a cycle that hides both from search; to "
-                            f"reverse it, remove {source} from {target}'s supersedes first")
+    superseded by another), so a write that makes `source` supersede what `entries` name is refused when one of them
+    already supersedes it: its own file read (the index may not have taken in a link written a moment ago), then the
+    chain through the index's graph. Callers hold the vault's write lock."""
+    graph = side.index.links
+    for newer in sorted(graph.named_in_supersedes(entries, source.path) - {source.id}):
+        held = side.index.memory(newer)
+        written = side.vault.load(held.path) if held is not None else None
+        direct = written is not None and source.id in graph.named_in_supersedes(written.supersedes, written.path)
+        if direct or graph.supersedes(newer, source.id):
+            raise ConflictError(f"{newer} already supersedes {source.id}{'' if direct else ' (through a chain)'}: "
+                                f"recording {source.id} as superseding {newer} would make a cycle that hides both from "
+                                f"search; to reverse it, remove {source.id} from {newer}'s supersedes first")

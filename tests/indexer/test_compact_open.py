@@ -177,3 +177,49 @@ def test_the_duplicates_table_catches_up_with_a_change_made_while_it_was_made(ro
     monkeypatch.setattr(lazy_rows.Memories, "bodies", with_a_change_between)
     assert_n1_gone_and_n9_new(reader)
     reader.close()
+
+
+def test_the_duplicates_table_is_made_again_outside_the_lock_when_more_changed_meanwhile_than_is_kept(root, monkeypatch):
+    # More changes during the pass than the change journal keeps (a pull): session 19 made the table again under the
+    # index lock, every search waiting for a pass over every memory (seconds at 100k).
+    import threading
+
+    import indexer.index as index_module
+    from indexer import lazy_rows
+
+    monkeypatch.setattr(index_module, "CHANGES_KEPT", 1)
+    writer = open_index(root)
+    reader = Index(Vault(root), writer.embedder, writer.generation, writable=True)
+    writer.close()
+    each = lazy_rows.Memories.bodies
+    passes: list[bool] = []  # per pass: whether another thread could take the index lock meanwhile
+
+    def free_elsewhere() -> bool:
+        taken: list[bool] = []
+
+        def take() -> None:
+            if reader.lock.acquire(timeout=10):
+                reader.lock.release()
+                taken.append(True)
+
+        thread = threading.Thread(target=take)
+        thread.start()
+        thread.join(20)
+        return bool(taken)
+
+    def with_a_pull_between(memories, read_row):
+        passes.append(free_elsewhere())
+        for number, memory in enumerate(each(memories, read_row)):
+            if number == 0 and len(passes) == 1:
+                (root / "patterns" / "n1.md").unlink()
+                (root / "patterns" / "n9.md").write_text("---\nid: m-9\ntype: learning\n---\nA brand new fact.\n")
+                for n in (2, 3):
+                    edited = root / "patterns" / f"n{n}.md"
+                    edited.write_text(edited.read_text() + "\nEdited.\n")
+                reader.sync()
+            yield memory
+
+    monkeypatch.setattr(lazy_rows.Memories, "bodies", with_a_pull_between)
+    assert reader.find_duplicate("a BRAND new fact", "learning").id == "m-9"
+    assert passes == [True, True]
+    reader.close()

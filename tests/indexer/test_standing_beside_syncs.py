@@ -95,3 +95,25 @@ def test_a_supersede_whose_manifest_write_failed_is_still_out_of_sight_for_the_n
         index.sync(["patterns/job-locking-v4.md"])
     assert V3 in searcher.out_of_sight(NOW)
     index.close()
+
+
+def test_a_prompts_standing_facts_are_read_while_a_sync_holds_the_index_lock_after_a_search(hashing_example: Path):
+    # Session 19 found the standing facts by their ids kept in step (Index.standing_ids), asked under the index lock:
+    # every prompt queued for it again behind the other sessions' captures, which the above had ended.
+    from mcp_server.service.app import App
+    from mcp_server.service.memory_service import MemoryService
+
+    app = App(hashing_example)
+    service = MemoryService(app)
+    before = [m.id for m in service.always_inject()]
+    service.hits(SearchRequest(query="Redis lock for statement imports", limit=10))
+    _, release, holder = held_elsewhere(app.index.lock)
+    reader = ThreadPoolExecutor(1)
+    try:
+        standing = reader.submit(service.always_inject).result(timeout=BOUND)
+    finally:
+        release.set()
+        holder.join(BOUND)
+        reader.shutdown()
+    assert [m.id for m in standing] == before and before
+    app.close()

@@ -84,6 +84,29 @@ def test_a_supersedes_link_that_would_close_a_cycle_is_refused_also_from_two_tab
     assert len(set(service.app.index.link_view.superseded_ids()) & {"m-00000a04", "m-00000a05"}) == 1
 
 
+@pytest.mark.parametrize("written", ["m-00000a02", "[[m-00000a02]]", "[[impl]]", "[[patterns/impl]]"])
+def test_an_update_that_would_close_a_supersedes_cycle_is_refused(service: MemoryService, hashing_root: Path,
+                                                                  written: str):
+    # The update tool sets `supersedes` too (by id or [[link]]): setting it on the memory its successor supersedes
+    # recorded the cycle, and both memories were hidden from every search and prompt (review of session 19).
+    service.link(ops.Link(source="m-00000a02", target="m-00000a01", relation="supersedes"))
+    with pytest.raises(ConflictError, match="would make a cycle"):
+        service.update(ops.Update(memory_id="m-00000a01", fields={"supersedes": [written]}))
+    assert "supersedes" not in (hashing_root / "patterns/plan.md").read_text()
+    assert "m-00000a02" in [r.id for r in service.search(ops.Search(query="import lock")).results]
+
+
+def test_an_update_of_supersedes_that_closes_no_cycle_is_written(service: MemoryService, hashing_root: Path):
+    write(hashing_root, "patterns/third.md", memory_text("m-00000a03", "Import lock notes", "Lock notes.",
+                                                         collection="patterns"))
+    service.app.index.sync(["patterns/third.md"])
+    service.link(ops.Link(source="m-00000a02", target="m-00000a01", relation="supersedes"))
+    service.update(ops.Update(memory_id="m-00000a03", fields={"supersedes": ["[[impl]]", "m-0000dead"]}))
+    assert service.relationships(ops.Relationships(memory_id="m-00000a01")).successor == "m-00000a03"
+    service.update(ops.Update(memory_id="m-00000a01", fields={"supersedes": ["m-00000a01"], "title": "Plan"}))
+    assert "m-00000a03" in [r.id for r in service.search(ops.Search(query="import lock")).results]
+
+
 @pytest.mark.parametrize("source, target, relation, error, message", [
     ("m-00000a02", "m-0000dead", "depends_on", NotFoundError, "no memory with id 'm-0000dead' to link"),
     ("m-00000a02", "m-00000a02", "depends_on", ValidationError, "cannot be linked to itself"),

@@ -604,20 +604,25 @@ def deleted_lock(work: Path) -> dict[str, int]:
 
 def split_secrets() -> dict[str, int]:
     """A token a terminal wrapped, and tokens written in base64 (`echo Z2hwX… | base64 -d`, a Kubernetes secret's
-    `base64` output wrapped at 76): each counts if the token survives the capture's redaction."""
+    `base64` output wrapped at 76); two wrapped tokens one under the other, and a base64 token whose one row is 64
+    characters with a line after it (session 20): each counts if the token survives the capture's redaction."""
     import base64
 
     from vault.secrets import redact
 
     token, pat = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5", "github_pat_11ABCDEFG0" + "x1Y2z3" * 14
+    other = "ghp_" + "Zz9yX8wV7uT6sR5qP4oN3mL2kJ1iH0gF9eD8"
     texts = [f"export GITHUB_TOKEN={token[:17]}\n{token[17:]}\nthen push",
              "echo " + base64.b64encode(f"{token}\n".encode()).decode() + " | base64 -d",
-             "data:\n  token: " + base64.encodebytes(pat.encode()).decode()]
+             "data:\n  token: " + base64.encodebytes(pat.encode()).decode(),
+             f"{token[:30]}\n{token[30:]}\n{other[:30]}\n{other[30:]}\n",
+             base64.b64encode(f"token {token} x".encode()).decode() + "\nthen run it"]
     kept = 0
     for text in texts:
-        redacted = redact(text)[0]
-        kept += any(part in redacted for part in (token[17:], base64.b64encode(token.encode()).decode()[:20],
-                                                   base64.encodebytes(pat.encode()).decode()[:20]))
+        redacted = "".join(redact(text)[0].split())
+        kept += any(part in redacted for part in (token, other, base64.b64encode(token.encode()).decode()[:20],
+                                                   base64.encodebytes(pat.encode()).decode()[:20],
+                                                   base64.b64encode(f"token {token} x".encode()).decode()))
     return {"split_or_encoded_tokens_not_redacted": kept}
 
 
@@ -701,6 +706,7 @@ def two_tabs(work: Path) -> dict[str, int]:
     """Two tabs of the web view deciding one inbox pair in opposite directions, one after the other and at once
     (the actions the pages post: `supersede`). Counts the memories a supersedes cycle then hides from search."""
     from mcp_server.server.served import open_vault
+    from mcp_server.service import operations as ops
     from mcp_server.web import pages
     from vault.errors import VaultError
 
@@ -724,6 +730,17 @@ def two_tabs(work: Path) -> dict[str, int]:
             hidden += len({A, B} & superseded) if {A, B} <= superseded else 0
         finally:
             served.close()
+    # The model's update_memory setting supersedes the other way (session 20).
+    root = small_vault(work / "two-tabs-update")
+    served = open_vault(root, lambda config: None)
+    try:
+        pages.act(served.service, "supersede", {"source": A, "target": B})
+        with contextlib.suppress(VaultError):
+            served.service.update(ops.Update(memory_id=B, fields={"supersedes": [f"[[{A}]]"]}))
+        superseded = served.app.index.link_view.superseded_ids()
+        hidden += len({A, B} & superseded) if {A, B} <= superseded else 0
+    finally:
+        served.close()
     return {"supersede_cycle_hidden_memories": hidden}
 
 

@@ -154,6 +154,26 @@ def test_a_wrapped_or_encoded_token_is_redacted_whole_and_nothing_around_it():
     assert redact(f"{GITHUB}\nNextStepsAreToRotateIt weekly")[0] == "[REDACTED:github-token]\nNextStepsAreToRotateIt weekly"
 
 
+def test_two_wrapped_tokens_one_under_the_other_are_both_redacted():
+    # The second token's first line was taken into the first token's candidate, and the search went on after it: the
+    # second token was kept whole (review of session 19). So was a wrapped token under a line ending in a prefix.
+    other = "ghp_" + "Zz9yX8wV7uT6sR5qP4oN3mL2kJ1iH0gF9eD8"
+    text = f"{GITHUB[:30]}\n{GITHUB[30:]}\n{other[:30]}\n{other[30:]}\ndone"
+    assert redact(text)[0] == "[REDACTED:github-token]\n[REDACTED:github-token]\ndone"
+    assert redact(f"claims: eyJ\n{GITHUB[:30]}\n{GITHUB[30:]}\ndone")[0] == "claims: eyJ\n[REDACTED:github-token]\ndone"
+
+
+def test_a_base64_token_whose_last_row_is_full_is_redacted_and_not_the_line_after_it():
+    # A 64- or 76-character row is taken for a row of `base64`'s wrapped output, and the next line's first word was
+    # taken in as more of the run: decoded with it, the run was not text, and the token was kept (review of s19).
+    one_row = base64.b64encode(f"token {GITHUB} x".encode()).decode()
+    assert len(one_row) == 64
+    assert redact(f"secret:\n{one_row}\nthen run it")[0] == "secret:\n[REDACTED:github-token]\nthen run it"
+    full = base64.encodebytes(f"GITHUB_TOKEN={GITHUB} and the words after it".ljust(114, ".").encode()).decode()
+    assert [len(row) for row in full.split()] == [76, 76]
+    assert redact(f"{full}then run it")[0] == "[REDACTED:github-token]\nthen run it"
+
+
 def test_a_pem_block_is_redacted_whole():
     redacted, _ = redact(f"key:\n{PEM}\nend")
     assert redacted == "key:\n[REDACTED:private-key]\nend"
