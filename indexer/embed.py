@@ -264,7 +264,7 @@ class CachedEmbedder:
         self._memory[key] = vector
         if len(self._memory) > MEMORY_CACHE_ENTRIES:
             for old in list(self._memory)[: MEMORY_CACHE_ENTRIES // 4]:
-                del self._memory[old]
+                self._memory.pop(old, None)  # two threads storing at once may both evict one key (review of s20)
 
     def _store(self, fresh: dict[bytes, np.ndarray]) -> None:
         for key, vector in fresh.items():

@@ -851,7 +851,8 @@ class Index:
     def find_duplicate(self, text: str, memory_type: str) -> Memory | None:
         """An indexed memory with the same normalized text and type, if any (the oldest id wins)."""
         twins = sorted(self.by_dedup_key.get(_dedup_digest(text, memory_type), ()))
-        return self._memories[twins[0]] if twins else None
+        # Read without the lock: a twin deleted since the table was read is passed over, not a KeyError (review of s20)
+        return next((m for i in twins if (m := self._memories.get(i)) is not None), None)
 
     def problems(self) -> list[Problem]:
         return [Problem(e.path, e.line, e.reason) for e in sorted(self._entries.values(), key=lambda e: e.path) if e.reason]
