@@ -26,11 +26,17 @@ once): a server that rewrites its vectors' snapshot, heals or writes facts after
 next run, of the other tree, another index (its vectors.log folded in, say). With `--reopen`, each measured run
 comes after one served session of the same tree on the reset index (started, asked, stopped; not measured): the
 first answer of the vault's next open, as a user finds it the day after.
+
+`--compile`: each tree's modules are compiled to bytecode (its `__pycache__`) before the first round, as a wheel's
+install leaves them. Where PYTHONDONTWRITEBYTECODE is set (this machine's sessions), every run otherwise compiled
+memdir's modules from source: 0.24 CPU s of a reader's 100k cold open, the same for every tree
+(bench/results/s20-open20.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -157,7 +163,11 @@ def main() -> None:
     parser.add_argument("--sample", action="store_true", help="with --served: its CPU by phase (see above)")
     parser.add_argument("--reset", type=Path, help="a copy of the vault's .memdir/index put back before each run")
     parser.add_argument("--reopen", action="store_true", help="with --served: measure the open after one served session")
+    parser.add_argument("--compile", action="store_true", help="compile each tree's modules to bytecode first (see above)")
     args = parser.parse_args()
+    if args.compile:
+        for code in args.code:
+            compileall.compile_dir(str(code), quiet=1, workers=1)
     measure = (lambda code, vault, embedder: served(code, vault, embedder, args.sample)) if args.served else run
     runs: dict[Path, list[dict]] = {code: [] for code in args.code}
     answers = set()

@@ -562,11 +562,12 @@ class Index:
         what is read from it (a copy before the index may change)."""
         return AllBut(self._memories, left_out)
 
-    def lifecycle_records(self, worth: Worth | None = None) -> Iterator[Memory | Facts]:
+    def lifecycle_records(self, worth: Worth | None = None, skip: frozenset[str] = frozenset()) -> Iterator[Memory | Facts]:
         """Every indexed memory as the lifecycle rules read it (`vault.lifecycle`): a memory, or for a manifest row not
         decoded yet the facts it was read with (lifecycle_facts.py), so deciding them all decodes no row. With
-        `worth`, a row not decoded whose first facts it refuses is left out (Memories.lifecycle_records)."""
-        return self._memories.lifecycle_records(worth)
+        `worth`, a row not decoded whose first facts it refuses is left out (Memories.lifecycle_records); the `skip`
+        ids are left out too."""
+        return self._memories.lifecycle_records(worth, skip)
 
     def lifecycle_record(self, memory_id: str) -> Memory | Facts | None:
         """One indexed memory as `lifecycle_records` reads it, None when there is none: deciding it again when the clock

@@ -41,6 +41,7 @@ from .analysis import Item, identifier_parts, one_pass
 from .arrays import sorted_contains
 from .chunking import Chunk
 from .fresh_keywords import Analysed, Fresh, FreshChunk, idf as fresh_idf, reusing
+from .keyword_mask import MemoryTable, deleted_documents, memories_query
 from .stopwords import STOP_WORDS
 
 
@@ -110,11 +111,6 @@ def schema() -> Schema:
         privacy=ID(),
         created_at=NUMERIC(int, bits=64, signed=True, stored=True),
     )
-
-
-def memories_query(memory_ids: Iterable[str]) -> q.Query:
-    """The documents of these memories (their chunks)."""
-    return q.Or([q.Term("memory", i) for i in memory_ids])
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +195,7 @@ class KeywordIndex:
         # The last mask's documents, per searcher: held weakly, so a searcher replaced after a write is let go (with
         # the segment files it holds open), not kept until the next masked search
         self._masked: tuple[weakref.ref[Searcher], frozenset[str], np.ndarray] | None = None
+        self._memory_table = MemoryTable()  # the documents of many hidden memories, read off their stored fields
         self._stages = 0  # writes begun: a write's fresh documents leave when it (or a later one) commits
 
     @classmethod
@@ -287,6 +284,7 @@ class KeywordIndex:
             self._searcher = _Closed()
             self._postings = PostingsCache(read_blocks=self._postings.read_blocks)
             self._chunk_of = {}
+            self._memory_table = MemoryTable()
 
     def replace(self, memories_and_chunks: Sequence[tuple[Memory, Sequence[Chunk]]], removed_ids: Iterable[str] = (),
                 *, beside_searches: bool = False, staged: "Staged | None" = None,
@@ -439,14 +437,12 @@ class KeywordIndex:
             scores = bm25f_scores(searcher, terms, fields, self._b, self._k1, self._postings.postings, statistics,
                                   self._postings.frequency)
             filter_query = filters.query() if filters else None
-            mask_query = filters.mask() if filters else None
             if filter_query is not None:
                 allowed = np.zeros(len(scores), dtype=bool)
                 allowed[np.fromiter(searcher.docs_for_query(filter_query), dtype=np.int64)] = True
                 scores[~allowed] = 0.0
-            if mask_query is not None:
-                assert filters is not None
-                scores[self._mask_documents(searcher, filters.excluded_ids, mask_query)] = 0.0
+            if filters and filters.excluded_ids:
+                scores[self._mask_documents(searcher, filters.excluded_ids)] = 0.0
             scores[self._hidden] = 0.0  # superseded by a fresh document, or removed
             found = _top(scores, k)
             own = self._containing(searcher, asked, ("title", "body"), found)
@@ -466,11 +462,12 @@ class KeywordIndex:
             hits.sort(key=lambda hit: -hit.score)  # stable: on a tie Whoosh's document first, as a rebuild numbers them
             return hits[:k]
 
-    def _mask_documents(self, searcher: Searcher, excluded: frozenset[str], mask: q.Query) -> np.ndarray:
+    def _mask_documents(self, searcher: Searcher, excluded: frozenset[str]) -> np.ndarray:
         """The documents of the memories a mask leaves out, kept while the searcher and those memories are the same:
         every search without a filter asks for the same ones (the hidden memories), and matching their terms cost
         10-38 ms a search at 100k memories. When some of those memories leave or come back (the lifecycle's clock),
-        only theirs are matched: matching all 17k hidden ones again cost the search 3.4 CPU s (s19-lifecycle19.md)."""
+        only theirs are found: finding all 17k hidden ones again cost the search 3.4 CPU s (s19-lifecycle19.md). Many
+        memories are found off a table of every document's memory, not by their terms (`keyword_mask`)."""
         kept = self._masked
         if kept is not None and kept[0]() is searcher:
             if kept[1] == excluded:
@@ -484,13 +481,12 @@ class KeywordIndex:
                     documents = np.union1d(documents, self._documents_of(searcher, came))
                 self._masked = (kept[0], excluded, documents)
                 return documents
-        documents = np.fromiter(searcher.docs_for_query(mask), dtype=np.int64)
+        documents = self._documents_of(searcher, excluded)
         self._masked = (weakref.ref(searcher), excluded, documents)
         return documents
 
-    @staticmethod
-    def _documents_of(searcher: Searcher, memory_ids: frozenset[str]) -> np.ndarray:
-        return np.fromiter(searcher.docs_for_query(memories_query(memory_ids)), dtype=np.int64)
+    def _documents_of(self, searcher: Searcher, memory_ids: frozenset[str]) -> np.ndarray:
+        return self._memory_table.documents(searcher, memory_ids)
 
     def _containing(self, searcher: Searcher, terms: Sequence[str], fields: Sequence[str],
                     docs: np.ndarray) -> list[frozenset[str]]:
@@ -667,10 +663,7 @@ def bm25f_scores(searcher: Searcher, terms: Sequence[str], fields: dict[str, flo
     for leaf, offset in searcher.leaf_searchers():
         reader = leaf.reader()
         if reader.has_deletions():
-            deleted = getattr(reader, "deleted_docs_set", None)  # cached per segment reader
-            if deleted is None:
-                deleted = [doc for doc in range(reader.doc_count_all()) if reader.is_deleted(doc)]
-            scores[np.fromiter(deleted, dtype=np.int64, count=len(deleted)) + offset] = 0.0
+            scores[deleted_documents(reader) + offset] = 0.0
     return scores
 
 

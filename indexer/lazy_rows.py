@@ -336,13 +336,15 @@ class Memories(_Held):
                 if memory is not None:
                     yield memory
 
-    def lifecycle_records(self, worth: Worth | None = None) -> Iterator[Memory | Facts]:
+    def lifecycle_records(self, worth: Worth | None = None, skip: frozenset[str] = frozenset()) -> Iterator[Memory | Facts]:
         """Every memory as the lifecycle rules read it: a decoded one as itself, one not decoded yet as the `Facts` its
         row was read with (lifecycle_facts.py), decoded only when its row has none (a manifest not migrated yet).
         `worth` (collection, type, status, uses, score, created_at, last_used_at, deadline as stored -> bool,
         `vault.lifecycle.may_leave`): a row whose facts it refuses is left out without a record made (most of deciding
-        100k rows was making their records)."""
+        100k rows was making their records). The `skip` ids are left out (memories whose decision is known)."""
         for memory_id, held in list(self._slots.items()):
+            if memory_id in skip:
+                continue
             if type(held) is not tuple:
                 yield held  # type: ignore[misc]
             elif len(held) > ROW_FACTS and held[ROW_FACTS] is not None:

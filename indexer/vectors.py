@@ -72,6 +72,9 @@ class VectorIndex:
         self._searched = searched if searched is not None else _flat(dim)
         self._stored = stored if stored is not None else StoredVectors(dim)
         self._first_pass: SignCodes | None = None  # kept while the searched part is large (see _fit_first_pass)
+        # The last full scan's filter of the units left out, and the array it was made of (held, so its identity is
+        # not another's): a searcher passes the same array while its hidden memories stay the same (search).
+        self._left_out: tuple[np.ndarray, faiss.IDSelectorBatch, faiss.IDSelectorNot, faiss.SearchParameters] | None = None
         # Which part holds a unit, sorted: reads look a unit up here, and a removal asks FAISS only for
         # ids it holds (its remove_ids scans the whole part: 170 ms at 100k memories, even for an id it lacks).
         self._searched_ids = _ascending(faiss.vector_to_array(self._searched.id_map))
@@ -451,11 +454,22 @@ class VectorIndex:
                     candidates = candidates[~sorted_contains(excluded, candidates)]
                 params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(candidates))
             elif params is None and excluded is not None:
-                left_out = faiss.IDSelectorBatch(excluded)  # referenced until the search is done
-                params = faiss.SearchParameters(sel=faiss.IDSelectorNot(left_out))
+                params = self._scan_leaving_out(excluded)
             scores, ids = self._searched.search(query, k, params=params)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
 
+
+    def _scan_leaving_out(self, excluded: np.ndarray) -> faiss.SearchParameters:
+        """A full scan's filter of every unit but `excluded`, kept for the next search given the same array: making
+        FAISS's set of 50k memories' units cost each search ~30-60 ms (bench/results/s20-open20.md)."""
+        kept = self._left_out
+        if kept is not None and kept[0] is excluded:
+            return kept[3]
+        left_out = faiss.IDSelectorBatch(excluded)
+        others = faiss.IDSelectorNot(left_out)
+        params = faiss.SearchParameters(sel=others)
+        self._left_out = (excluded, left_out, others, params)  # each referenced as long as the filter is
+        return params
 
     def searched_order(self) -> np.ndarray:
         """The searched units' ids in FAISS's storage order. Among equal scores a search keeps the

@@ -167,3 +167,38 @@ def test_after_a_cold_open_neither_the_first_decision_nor_the_clock_passing_mome
         assert searcher.out_of_sight(now) == _every_decided(index, now, RULE_SETS[1])
     assert decoded == at_open and len(sets) > 5  # the set moved with the clock, from the rows' facts alone
     index.close()
+
+
+def test_past_its_horizon_the_schedule_decides_again_only_the_memories_not_leaving_or_changed_since(tmp_path, monkeypatch):
+    """A memory leaving stays leaving while it is unchanged (the rules count only the time since its dates): the day's
+    full pass leaves those out, and decides the ones changed or forgotten since as any other."""
+    root = tmp_path / "vault"
+    rng = random.Random(11)
+    for n in range(150):
+        _write(root, n, rng)
+    index = open_index(root)
+    vault = Vault(root)
+    rules = RULE_SETS[1]
+    searcher = Searcher(index, SearchSettings(embedder="hashing-256"), lifecycle=rules)
+    now = START
+    before = searcher.out_of_sight(now)
+    assert len(before) > 20
+    edited = rng.sample(sorted(before), 6)
+    for memory_id in edited[:4]:
+        memory = index.memory(memory_id)
+        vault.edit(memory, Change(fields={k: v for k, v in _fields(rng).items() if k != "collection"}))
+    for memory_id in edited[4:]:
+        (root / index.memory(memory_id).path).unlink()
+    index.sync()
+    decided: list[str] = []
+    real = lifecycle.leaving
+    monkeypatch.setattr(lifecycle, "leaving", lambda record, *a, **k: decided.append(record.id) or real(record, *a, **k))
+    passes = searcher._leaving.full_passes  # type: ignore[union-attr]
+    now += timedelta(days=2)  # past the horizon
+    after = searcher.out_of_sight(now)
+    assert searcher._leaving.full_passes == passes + 1  # type: ignore[union-attr]
+    assert not set(decided) & (before - set(edited))  # those still leaving were not decided again
+    assert set(edited[:4]) <= set(decided)  # the changed ones were
+    monkeypatch.setattr(lifecycle, "leaving", real)
+    assert after == _every_decided(index, now, rules)
+    index.close()

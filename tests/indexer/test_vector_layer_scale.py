@@ -197,3 +197,31 @@ def test_the_first_pass_is_rebuilt_on_load_of_a_large_vault(tmp_path: Path, monk
     monkeypatch.setattr(vectors_module, "FIRST_PASS_MIN", 12)
     monkeypatch.setattr(vectors_module, "FIRST_PASS_FACTOR", 1)
     assert _hits(loaded, queries, 10) == _hits(index, queries, 10)  # same codes, so the same candidates
+
+
+def test_the_full_scans_filter_of_the_units_left_out_is_made_once_per_set_and_answers_as_a_new_one(
+        monkeypatch: pytest.MonkeyPatch):
+    """Many units left out (50k memories leaving at 100k): FAISS's set of them is kept for the next search given the
+    same array, also across changes to the index, and made again for another array."""
+    vectors, queries, added = _units(1200, 32, 13), _units(15, 32, 14), _units(100, 32, 15)
+    index = _all_searched(vectors)
+    made: list[int] = []
+    real = faiss.IDSelectorBatch
+    monkeypatch.setattr(faiss, "IDSelectorBatch", lambda ids: made.append(len(ids)) or real(ids))
+    many = np.arange(0, 1200, 2, dtype=np.int64)
+    other = np.arange(1, 1200, 3, dtype=np.int64)
+
+    def truth(left_out: np.ndarray, units: int) -> list[list[int]]:
+        scores = queries @ np.concatenate([vectors, added])[:units].T
+        scores[:, left_out] = -np.inf
+        return np.argsort(-scores, axis=1, kind="stable")[:, :10].tolist()
+
+    assert [[u for u, _ in index.search(q, 10, None, many)] for q in queries] == truth(many, 1200)
+    assert made.count(len(many)) == 1
+    index.add(np.arange(1200, 1300), added, [True] * 100)  # a change: the same units stay left out
+    assert [[u for u, _ in index.search(q, 10, None, many)] for q in queries] == truth(many, 1300)
+    assert made.count(len(many)) == 1
+    assert [[u for u, _ in index.search(q, 10, None, other)] for q in queries] == truth(other, 1300)
+    copied = many.copy()
+    assert [[u for u, _ in index.search(q, 10, None, copied)] for q in queries] == truth(many, 1300)
+    assert made.count(len(many)) == 2 and made.count(len(other)) == 1  # another array: a filter of its own
