@@ -823,6 +823,26 @@ def indented_wrapped_token() -> dict[str, int]:
     return {"indented_wrapped_tokens_not_redacted": sum(token[20:] in redact(text)[0] for text in texts)}
 
 
+def huge_spans(work: Path) -> dict[str, int]:
+    """Spans no date can be taken from: a search's days_back of a million or infinity (a model asking for "all of it"),
+    and `history_max_age_days = 99999999` ("never") in memdir.toml. Counts the OverflowErrors a command met (a
+    refused setting, named with its line, is held)."""
+    from click.testing import CliRunner
+
+    from mcp_server.cli.commands import cli
+
+    root = small_vault(work / "huge-spans")
+    failed = 0
+    for days in ("1000000", "inf"):
+        result = CliRunner().invoke(cli, ["search", "celery", "--days-back", days, "--vault", str(root)])
+        failed += isinstance(result.exception, OverflowError)
+    with (root / "memdir.toml").open("a") as config:
+        config.write("\n[lifecycle]\nhistory_max_age_days = 99999999\n")
+    result = CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)])
+    failed += isinstance(result.exception, OverflowError)
+    return {"huge_span_overflow_errors": failed}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -853,6 +873,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("full_disk_search", lambda: full_disk_search(work)),
         ("file_size_limit", lambda: file_size_limit(work)),
         ("indented_wrapped_token", indented_wrapped_token),
+        ("huge_spans", lambda: huge_spans(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
