@@ -843,6 +843,30 @@ def huge_spans(work: Path) -> dict[str, int]:
     return {"huge_span_overflow_errors": failed}
 
 
+def deep_fields(work: Path) -> dict[str, int]:
+    """update_memory with `fields` nested 500 lists and 40 mappings deep (a tool call's JSON, parsed fine): counts the
+    calls not refused as memdir's own ValidationError (a RecursionError from rendering the frontmatter was one)."""
+    from mcp_server.service.app import App
+    from mcp_server.service.memory_service import MemoryService
+    from vault.errors import ValidationError
+
+    root = small_vault(work / "deep-fields")
+    app = App(root)
+    unclear = 0
+    try:
+        for deep in (json.loads("[" * 500 + "]" * 500), json.loads('{"a":' * 40 + "1" + "}" * 40)):
+            try:
+                MemoryService(app).run(ops.Update(memory_id=A, fields={"notes": deep}))
+                unclear += 1
+            except ValidationError:
+                pass
+            except Exception:  # noqa: BLE001 - what the tool's caller got instead of a clear refusal
+                unclear += 1
+    finally:
+        app.close()
+    return {"deep_field_unclear_errors": unclear}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -874,6 +898,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("file_size_limit", lambda: file_size_limit(work)),
         ("indented_wrapped_token", indented_wrapped_token),
         ("huge_spans", lambda: huge_spans(work)),
+        ("deep_fields", lambda: deep_fields(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
