@@ -23,11 +23,17 @@ TEMP_PREFIX = ".memdir-tmp-"
 
 
 def read_bytes(path: Path) -> bytes | None:
+    """A file's bytes, or None when it is gone or is no longer a regular file. Callers stat a path before they read
+    it; a FIFO put in its place meanwhile blocked the open for good (the watcher's thread with it), and a device was
+    read without end, so the open does not block and the file is checked again once open."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return handle.read()
 
 
 def fsync_dir(folder: Path) -> None:

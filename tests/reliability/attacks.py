@@ -867,6 +867,24 @@ def deep_fields(work: Path) -> dict[str, int]:
     return {"deep_field_unclear_errors": unclear}
 
 
+def swapped_fifo(work: Path) -> dict[str, int]:
+    """A memory file the index has stat'ed, swapped for a FIFO before it reads it (a local process racing the watcher):
+    counts a read that blocked (the watcher's thread with it, for good)."""
+    from vault import atomic
+
+    root = small_vault(work / "swapped-fifo")
+    path = root / "history" / "a.md"
+    os.mkfifo(root / "fifo")
+    os.replace(root / "fifo", path)
+    reader = threading.Thread(target=atomic.read_bytes, args=(path,), daemon=True)
+    reader.start()
+    reader.join(5)
+    blocked = int(reader.is_alive())
+    with contextlib.suppress(OSError):  # let a blocked reader go
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    return {"swapped_fifo_reads_blocked": blocked}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -899,6 +917,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("indented_wrapped_token", indented_wrapped_token),
         ("huge_spans", lambda: huge_spans(work)),
         ("deep_fields", lambda: deep_fields(work)),
+        ("swapped_fifo", lambda: swapped_fifo(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
