@@ -885,6 +885,20 @@ def swapped_fifo(work: Path) -> dict[str, int]:
     return {"swapped_fifo_reads_blocked": blocked}
 
 
+def heading_bomb() -> dict[str, int]:
+    """One memory file of 300,000 one-line headings (1.8 MB, under the file size limit): each section was a chunk, a
+    vector to embed and a keyword document. Counts the chunks past 20,000 (a 2 MB book of real sections is under
+    2,000), in thousands."""
+    from types import MappingProxyType
+
+    from indexer.chunking import chunks_for
+    from vault.model import Memory
+
+    bomb = Memory(id="m-0000b0b0", path="history/bomb.md", collection="history", type="history", title="Bomb",
+                  body="# h\nb\n" * 300_000, frontmatter=MappingProxyType({}))
+    return {"heading_bomb_chunks_past_20k_thousands": max(0, len(chunks_for(bomb)) - 20_000) // 1000}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -918,6 +932,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("huge_spans", lambda: huge_spans(work)),
         ("deep_fields", lambda: deep_fields(work)),
         ("swapped_fifo", lambda: swapped_fifo(work)),
+        ("heading_bomb", heading_bomb),
     ]
     rows: dict[str, int] = {}
     with private_user():
