@@ -24,6 +24,7 @@ the same ids, and re-indexing a memory removes exactly the ids it added before.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from dataclasses import dataclass
 
@@ -33,7 +34,13 @@ from vault.model import Memory
 
 from .links import frontmatter_links, within_link_budget
 
+log = logging.getLogger("memdir.chunking")
+
 LONG_MEMORY_CHARS = 2000  # longer memories are chunked like documents
+# A memory's sections read apart, at most: past it, the rest of the text is read as plain paragraphs, in pieces of
+# MAX_CHUNK_CHARS. A 1.8 MB file of 300,000 one-line headings was 300,000 chunks, each a vector and a keyword
+# document (bench/results/s20-attack20.md); a 2 MB book of real sections is under 2,000.
+MAX_SECTIONS = 5000
 MAX_CHUNK_CHARS = 1200  # about what MiniLM reads (256 word pieces) before it truncates
 MAX_SENTENCE_UNITS = 8  # more sentences are merged, neighbours together, into this many units
 MIN_SENTENCE_CHARS = 12  # a shorter piece ("Why:", "Thanks!") joins the sentence before it
@@ -125,7 +132,7 @@ def chunks_for(memory: Memory, neighbours: Neighbours = Neighbours()) -> list[Ch
         return [_short_chunk(memory, body, neighbours)]
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
-    for heading, text in _sections(body):
+    for heading, text in _within_section_budget(_sections(body), memory.path):
         for part, piece in enumerate(_pieces(text)):
             base = f"{heading}#{part}"
             seen[base] = seen.get(base, 0) + 1
@@ -254,6 +261,18 @@ def _sections(body: str) -> list[tuple[str, str]]:
         else:
             sections[-1][1].append(line)
     return [(heading, "\n".join(lines).strip()) for heading, lines in sections if "".join(lines).strip()]
+
+
+def _within_section_budget(sections: list[tuple[str, str]], path: str) -> list[tuple[str, str]]:
+    """The first MAX_SECTIONS - 1 sections, then the rest as one section of paragraphs (each its heading's name
+    over its text), which _pieces cuts by size: every word is still read, by a bounded number of chunks."""
+    if len(sections) <= MAX_SECTIONS:
+        return sections
+    log.warning("%s: more than %d sections; the text past the %d-th is read as plain paragraphs", path,
+                MAX_SECTIONS, MAX_SECTIONS - 1)
+    rest = sections[MAX_SECTIONS - 1:]
+    merged = "\n\n".join(f"{heading.rsplit(' > ', 1)[-1]}\n{text}" if heading else text for heading, text in rest)
+    return sections[:MAX_SECTIONS - 1] + [(rest[0][0], merged)]
 
 
 def _pieces(text: str) -> list[str]:

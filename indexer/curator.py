@@ -19,6 +19,7 @@ from vault import lifecycle as lifecycle_rules
 from vault import fields as type_fields
 from vault import trash
 from vault.errors import ConflictError, DiskFullError, NotFoundError
+from vault.frontmatter import MAX_DEPTH
 from vault.model import COLLECTIONS, PRIVACY, STATUSES, TYPES
 from vault.scoring import COUNTER_KEYS, check_outcome, initial_counters, outcome_updates
 from vault.settings import DedupSettings, LifecycleSettings, ScoringSettings
@@ -490,6 +491,18 @@ def _check_type_fields(memory_type: str, values: Mapping[str, Any]) -> None:
         raise ValidationError("; ".join(reason for _, reason in misfits))
 
 
+def _depth(value: Any) -> int:
+    """How many lists and mappings deep a value is (a scalar: 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, tuple, dict)):
+            stack += [(inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item)]
+            depth += 1
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def _checked_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
     checked: dict[str, Any] = {}
     choices = {"type": TYPES, "collection": COLLECTIONS, "status": STATUSES, "privacy": PRIVACY}
@@ -500,6 +513,8 @@ def _checked_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
         if expected is None:
             if not isinstance(key, str) or not key.replace("_", "").isalnum():
                 raise ValidationError(f"{key!r} is not a valid frontmatter key")
+            if _depth(value) >= MAX_DEPTH:  # its file would not read back; rendering 500 levels was a RecursionError
+                raise ValidationError(f"{key!r} is nested deeper than frontmatter may be ({MAX_DEPTH} levels)")
             checked[key] = value
             continue
         if expected is float and isinstance(value, int) and not isinstance(value, bool):

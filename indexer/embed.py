@@ -19,7 +19,7 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from .room import out_of_room
+from vault.room import out_of_room, reason
 
 log = logging.getLogger("memdir.embed")
 MEMORY_CACHE_ENTRIES = 4096
@@ -148,12 +148,13 @@ class CachedEmbedder:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, key BLOB, vector BLOB, PRIMARY KEY (model, key))")
             except (sqlite3.OperationalError, OSError) as exc:
-                if not out_of_room(path):
+                why = out_of_room(path)
+                if not why:
                     raise
                 if self._db is not None:
                     self._db.close()
                     self._db = None  # a cache: on a full disk the embedder runs without it
-                log.warning("the embedding cache %s cannot open on a full disk (%s); embedding without it", path, exc)
+                log.warning("the embedding cache %s cannot open (%s: %s); embedding without it", path, why, exc)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """The texts' vectors: from the cache, from another call that is embedding the same text at this moment
@@ -282,7 +283,7 @@ class CachedEmbedder:
             except sqlite3.OperationalError as exc:
                 if self._db.in_transaction:  # SQLite may have rolled back already (a full disk does)
                     self._db.execute("ROLLBACK")
-                if "full" not in str(exc).lower():
+                if not reason(exc) and not (self.path and out_of_room(self.path)):  # EFBIG: "disk I/O error"
                     raise
                 # A cache: on a full disk the vectors are kept in memory only. It failed every add (a ServerError)
                 # before the memory's own write could say "the disk is full" (bench/results/s19-attack19.md).

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
-from vault import atomic, lock
+from vault import atomic, lock, room
 from vault.errors import DiskFullError, VaultError
 
 from .embed import Embedder
@@ -234,11 +234,11 @@ def disk_full(where: Path) -> Iterator[None]:
     try:
         yield
     except (OSError, sqlite3.OperationalError, RuntimeError) as exc:
-        full = (getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
-                or any(sign in str(exc).lower() for sign in ("disk is full", "no space left", "quota exceeded")))
-        if not full:
+        # SQLite says "disk I/O error" for a write over the file size limit (EFBIG)
+        why = room.reason(exc) or (room.out_of_room(where) if "disk i/o error" in str(exc).lower() else None)
+        if not why:
             raise
-        raise DiskFullError(f"disk full: could not write {where} ({exc}); free some space and try again") from None
+        raise DiskFullError(room.message(f"write {where}", exc, why)) from None
 
 
 def _meta(embedder: Embedder) -> dict[str, object]:

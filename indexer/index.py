@@ -41,6 +41,8 @@ from vault.model import STATUSES
 from vault.parse import sha256
 from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reason
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk, walk_below
+from vault import room
+from vault.room import out_of_room
 
 from . import collector
 from .arrays import sorted_contains
@@ -60,7 +62,6 @@ from .interned import shared
 from .lazy_rows import ROW_SLICE, AllBut, Entries, Memories, Worth
 from .manifest import ROW_CHUNK_IDS, ROW_MEMORY, ROW_MEMORY_ID, ROW_PATH, ROW_REASON, ROW_UNITS, Entry, LinkChanges, Manifest, compacted, unit_roles
 from .owners import Owners
-from .room import out_of_room
 from .vectors import SETTLE_SHARE, VectorIndex
 
 log = logging.getLogger("memdir.index")
@@ -161,7 +162,7 @@ class _Walk:
 
 class Index:
     def __init__(self, vault: Vault, embedder: Embedder, generation: Path, *, writable: bool,
-                 defer_embedding: bool = False) -> None:
+                 defer_embedding: bool = False, shared_memory: bool = True) -> None:
         self.vault = vault
         self.root = vault.root
         self._own_cache = not isinstance(embedder, CachedEmbedder)  # a cache opened here is closed here
@@ -169,6 +170,7 @@ class Index:
             embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite"
         )
         self.writable = writable
+        self._shared_memory = shared_memory  # False: read on a full disk (Manifest), by a command that cannot write
         self.lock = threading.RLock()
         # A big sync writes its keyword documents with the lock let go (searches go on): other keyword writers
         # wait on this for it to finish, the lock let go meanwhile too (Index._keyword_turn).
@@ -206,7 +208,12 @@ class Index:
         self._changed: list[str] = []  # their ids, in order, the latest CHANGES_KEPT or more (memories_changed_since)
         self._changed_before = 0  # how many changes were let go from the front of that list
         self.loads = 0  # generations read, bumped once a swap's is wholly in place (the decoding ahead starts on it again)
-        self._load(generation)
+        try:
+            self._load(generation)
+        except BaseException:  # a generation that does not load (damaged, a full disk): its cache let go too
+            if self._own_cache:
+                self.embedder.close()
+            raise
 
     def _load(self, generation: Path) -> None:
         """Read one generation's files into memory (constructor, and the swap after a rebuild)."""
@@ -216,7 +223,7 @@ class Index:
     def _read_generation(self, generation: Path) -> None:
         if hasattr(self, "_vectors"):
             self._vectors.retire()  # a fold of the generation being replaced must not go on writing into it
-        manifest = Manifest(generation / "manifest.sqlite", owner=self.writable)
+        manifest = Manifest(generation / "manifest.sqlite", owner=self.writable, shared_memory=self._shared_memory)
         try:
             data_version = manifest.data_version()  # a reader reloads when the owner commits past it
             vectors = VectorIndex.load(generation, self.embedder.dim, owner=self.writable)
@@ -278,13 +285,18 @@ class Index:
 
     @classmethod
     def open(cls, vault: Vault, embedder: Embedder, *, writable: bool = True, progress: Progress | None = None,
-             defer_embedding: bool = False, reconcile: bool = True, stop: threading.Event | None = None) -> "Index":
+             defer_embedding: bool = False, reconcile: bool = True, stop: threading.Event | None = None,
+             read_when_full: bool = False) -> "Index":
         """Open the live generation (building one if there is none or it is foreign) and reconcile the files.
 
         `reconcile=False` (the server): the owner answers from the generation as it was committed, like a reader,
         and `reconcile()` is left to the caller, which runs it once its watcher is up (LiveIndex.start). At 100k
         memories the reconcile was most of a served vault's cold open (bench/results/first-answer.md, issue 32,
-        item 5). `stop`, set, calls off a wait for another process's first build (a server letting go of the vault)."""
+        item 5). `stop`, set, calls off a wait for another process's first build (a server letting go of the vault).
+
+        `read_when_full` (a command): a sound index that does not open for a full disk opens read-only, as another
+        process's reader would, so that a search still answers; a write then writes its file only (which on a full
+        disk names the full disk), for the next owner to take in. A server does not: it would stay a reader."""
         layout = Layout(vault.root)
         owner = layout.try_own() if writable else None
         waited = False
@@ -317,9 +329,16 @@ class Index:
                 except DiskFullError:
                     raise
                 except Exception as exc:  # a truncated FAISS file or Whoosh segment: FAISS and Whoosh raise many kinds
-                    if out_of_room(generation):  # not damage: a full disk, and the index is sound once there is room
-                        raise DiskFullError(f"disk full: could not open the index in {generation} ({_short(exc)}); free "
-                                            "some space and try again") from exc
+                    why = out_of_room(generation)
+                    if why:  # not damage: a full disk, and the index is sound once there is room
+                        full = DiskFullError(room.message(f"open the index in {generation}", _short(exc), why))
+                        if not read_when_full:
+                            raise full from exc
+                        index = cls._read_on_full_disk(vault, embedder, generation, full)
+                        # Its ownership, if it has it, is kept till close: a process that took the index meanwhile
+                        # would find the manifest locked (exclusive mode), and might take that for damage.
+                        index._owner = owner
+                        return index
                     if owner is None:
                         raise IndexUnusable(f"the index in {generation} does not load ({_short(exc)}); the process "
                                             "that owns it rebuilds it when it opens the vault, or run memdir reindex") from exc
@@ -339,6 +358,19 @@ class Index:
             if owner is not None:  # a failed open must never keep the index locked (reindex would refuse)
                 owner.release()
             raise
+        return index
+
+    @classmethod
+    def _read_on_full_disk(cls, vault: Vault, embedder: Embedder, generation: Path, full: DiskFullError) -> "Index":
+        """The generation opened as a reader without SQLite's shared memory (Manifest), or `full` when even that
+        fails. On main a search on a full disk failed with `full` (bench/results/s20-attack20.md)."""
+        cached = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder, None)  # no file: said once
+        try:
+            index = cls(vault, embedder=cached, generation=generation, writable=False, shared_memory=False)
+        except Exception:  # noqa: BLE001 - the full disk is what the command is told
+            raise full from None
+        log.warning("%s; meanwhile the index is searched read-only (a write saves its file, and the index takes it "
+                    "in once there is room)", full)
         return index
 
     def close(self) -> None:
@@ -416,8 +448,9 @@ class Index:
 
     def refresh(self) -> bool:
         """A reader's catch-up, cheap enough to call before every read: become the owner if the owner has
-        gone (returns True), else reload when the owner has committed changes since this index was loaded."""
-        if self.writable:
+        gone (returns True), else reload when the owner has committed changes since this index was loaded. An index
+        read on a full disk (`read_when_full`) stays as it is: its command ends soon."""
+        if self.writable or not self._shared_memory:
             return False
         layout = Layout(self.root)
         owner = layout.try_own()

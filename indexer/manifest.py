@@ -72,16 +72,27 @@ FACTS_KEY = "facts_complete"
 
 
 class Manifest:
-    def __init__(self, path: Path, owner: bool = True) -> None:
+    def __init__(self, path: Path, owner: bool = True, shared_memory: bool = True) -> None:
         """`owner`: opened by the process that writes it (the index's owner, a new generation's builder), which makes
         what a manifest an older memdir wrote lacks (a table, the write counter). A reader writes nothing: making them
-        waited for the write lock behind an older owner's long batch, and failed with "database is locked"."""
+        waited for the write lock behind an older owner's long batch, and failed with "database is locked".
+
+        `shared_memory=False`: a reader on a full disk, where SQLite cannot grow the -shm file every WAL connection
+        maps ("disk I/O error"). In exclusive locking mode SQLite keeps the WAL's index in its own memory instead, and
+        reads the WAL as a shared-memory reader would; the file lock it holds until closed keeps other processes out
+        of the manifest meanwhile, which a command's few seconds on a full disk can afford."""
         self.path = path
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        if owner:
-            self._make_tables()
+        try:
+            if not shared_memory:
+                self._db.execute("PRAGMA locking_mode=EXCLUSIVE")
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            if owner:
+                self._make_tables()
+        except BaseException:  # a connection that failed to open keeps its file locks until closed
+            self._db.close()
+            raise
 
     def _make_tables(self) -> None:
         self._db.execute(

@@ -54,6 +54,7 @@ from .ranking import (
 from .settings import SearchSettings
 from .unscored import fair_to_fresh
 
+EARLIEST = datetime(1, 1, 2, tzinfo=timezone.utc)  # the start of every window; a day after datetime.min, room for any time zone
 log = logging.getLogger("memdir.search")
 Mode = Literal["hybrid", "keyword", "vector"]
 SortBy = Literal["relevance", "recency", "score"]
@@ -1026,7 +1027,7 @@ def _keyword_filter(request: SearchRequest, allowed: Mapping[str, Memory], index
     hidden = frozenset() if request.include_superseded else frozenset(index.link_view.superseded_ids())
     after = None
     if request.days_back is not None:
-        after = (request.now or datetime.now(timezone.utc)) - timedelta(days=request.days_back)
+        after = _days_before(request.now or datetime.now(timezone.utc), request.days_back)
     if request.after is not None:
         after = max(after, request.after) if after else request.after
     # Whoosh knows created_at only; a memory without one is dated by its file's mtime, which only
@@ -1100,8 +1101,17 @@ def _explicit_start(request: SearchRequest, now: datetime) -> datetime | None:
     """The earliest creation time the caller's window admits: the later of `after` and now - days_back."""
     if request.days_back is None:
         return request.after
-    cutoff = now - timedelta(days=request.days_back)
+    cutoff = _days_before(now, request.days_back)
     return max(request.after, cutoff) if request.after else cutoff
+
+
+def _days_before(now: datetime, days: float) -> datetime:
+    """`now` less `days` days, or EARLIEST when that is before it: a days_back of a million (a model asking for "all of
+    it") or infinity failed the search with an OverflowError."""
+    try:
+        return max(now - timedelta(days=days), EARLIEST)
+    except OverflowError:
+        return EARLIEST
 
 
 def _iso(moment: datetime | None) -> str | None:

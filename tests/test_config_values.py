@@ -30,6 +30,13 @@ from vault import ConfigError
     ("[search]\nmax_limit = 0", "memdir.toml:3 [search] max_limit: 0 is not above 0"),
     ("[search]\ndefault_limit = 0", "memdir.toml:3 [search] default_limit: 0 is not above 0"),
     ("[search]\nmax_query_chars = -1", "memdir.toml:3 [search] max_query_chars: -1 is not above 0"),
+    # session 20: "never", written as a span no date can be taken from, failed every search with an OverflowError
+    ("[lifecycle]\nhistory_max_age_days = 99999999",
+     "memdir.toml:3 [lifecycle] history_max_age_days: 99999999.0 is outside 0 to 36500"),
+    ("[lifecycle]\nworking_max_age_hours = 1e12", "memdir.toml:3 [lifecycle] working_max_age_hours: 1000000000000.0 is "
+                                                 "outside 0 to 876000"),
+    ("[lifecycle]\ntype_ttl_days = { plan = 1e9 }", "memdir.toml:3 [lifecycle] type_ttl_days: plan = 1000000000.0 is "
+                                                   "outside 0 to 36500 days"),
 ])
 def test_a_value_memdir_cannot_use_is_refused_with_file_line_and_key(tmp_path: Path, section: str, line: str):
     assert line in refusal(tmp_path, f"# settings\n{section}\n")

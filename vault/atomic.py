@@ -16,17 +16,24 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from . import room
 from .errors import ConflictError, DiskFullError, VaultError
 
 TEMP_PREFIX = ".memdir-tmp-"
 
 
 def read_bytes(path: Path) -> bytes | None:
+    """A file's bytes, or None when it is gone or is no longer a regular file. Callers stat a path before they read
+    it; a FIFO put in its place meanwhile blocked the open for good (the watcher's thread with it), and a device was
+    read without end, so the open does not block and the file is checked again once open."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return handle.read()
 
 
 def fsync_dir(folder: Path) -> None:
@@ -246,17 +253,17 @@ def _unlink_quietly(path: Path) -> None:
 
 
 def _os_error(exc: OSError, path: Path) -> VaultError:
+    no_room = room.reason(exc)
+    if no_room is not None:
+        return DiskFullError(f"could not write {path}: {no_room}; the existing file was left unchanged")
     reasons = {
-        errno.ENOSPC: "the disk is full",
-        errno.EDQUOT: "the disk quota is exhausted",
         errno.EACCES: "permission denied",
         errno.EPERM: "operation not permitted",
         errno.EROFS: "the file system is read-only",
         errno.EIO: "an I/O error occurred",
     }
     reason = reasons.get(exc.errno or 0, exc.strerror or str(exc))
-    kind = DiskFullError if exc.errno in (errno.ENOSPC, errno.EDQUOT) else VaultError
-    return kind(f"could not write {path}: {reason}; the existing file was left unchanged")
+    return VaultError(f"could not write {path}: {reason}; the existing file was left unchanged")
 
 
 def write_state(path: Path, data: bytes, mode: int = 0o600, durable: bool = True) -> None:

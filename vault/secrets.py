@@ -206,12 +206,13 @@ _TOKEN_KINDS = frozenset({"anthropic-key", "openai-key", "aws-access-key", "gith
                           "databricks-token", "linear-key", "grafana-token", "postman-key"})
 _TOKEN_RULES = tuple(rule for rule in _RULES if rule.kind in _TOKEN_KINDS)
 # A token cut by a line break or two (a terminal's wrap, a pasted log): a prefix of those rules, then its characters
-# on the next line(s) from their start. Joined only when the joined text is a token across the break.
+# on the next line(s), from their start or after an indent (a log's or a YAML block's continuation line kept its tail
+# before session 20). Joined only when the joined text is a token across the break.
 _SPLIT_TOKEN = re.compile(
     r"(?<![A-Za-z0-9_.-])(?:sk-|AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|xox[abposr]-|[sr]k_(?:live|test)_|AIza|eyJ"
     r"|gl(?:pat|dt|rt|ptt|cbt|ft|imt|soat|oas)-|hf_|api_org_|SG\.|do[opr]_v1_|npm_|pypi-|shp(?:at|ca|pa|ss)_"
-    r"|sq0(?:atp|csp)-|dapi|lin_api_|glc_|glsa_|PMAK-)[A-Za-z0-9_.-]*(?:\r?\n[A-Za-z0-9_.-]+){1,2}")
-_BREAK = re.compile(r"\r?\n")
+    r"|sq0(?:atp|csp)-|dapi|lin_api_|glc_|glsa_|PMAK-)[A-Za-z0-9_.-]*(?:\r?\n[ \t]*[A-Za-z0-9_.-]+){1,2}")
+_BREAK = re.compile(r"\r?\n[ \t]*")  # with the next line's indent: neither is part of the token
 # A base64 run (standard or URL-safe), also as `base64` and `openssl base64` wrap it (76 or 64 characters a line):
 # `echo Z2hwX… | base64 -d` in a capture is the token. Decoded, it counts only if it is printable text holding a
 # token of those rules, so a random blob, an image or a hash costs a decode and nothing else.

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import InvalidSetting, above_zero, setting, within
+from .config import InvalidSetting, above_zero, finite, setting, within
+
+LONGEST_DAYS = 36_500.0  # the longest span a lifecycle setting may give, a hundred years: a date can be taken from it
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,14 @@ class LifecycleSettings:
 
     def __post_init__(self) -> None:
         interval_seconds(self.every)  # refuse a schedule that does not parse when the file is read
+        # A span no date can be taken from ("never": history_max_age_days = 99999999) failed every search and lifecycle
+        # run with an OverflowError (bench/results/s20-attack20.md): a hundred years is the longest, never in practice.
+        within(self, 0.0, LONGEST_DAYS, "history_max_age_days")
+        within(self, 0.0, LONGEST_DAYS * 24, "working_max_age_hours")
+        for kind, days in self.type_ttl_days.items():
+            if not 0 <= finite(f"type_ttl_days.{kind}", days) <= LONGEST_DAYS:
+                raise InvalidSetting("type_ttl_days", f"{kind} = {days!r} is outside 0 to {LONGEST_DAYS:g} days (0, or "
+                                     "leaving the type out: its memories never expire)")
         within(self, 0.0, 1.0, "history_min_score", "patterns_min_score", "demote_below", "remove_below")  # scores
         if self.remove_after_failures < 1:
             raise InvalidSetting("remove_after_failures", f"{self.remove_after_failures} is below 1: a memory is "

@@ -130,7 +130,7 @@ def service(vault_path: Path) -> Iterator[ops.Operations]:
 
     config = load_config(root)
     with progress_bar("indexing") as progress:
-        app = App(root, config=config, progress=progress)
+        app = App(root, config=config, progress=progress, read_when_full=True)
     try:
         yield MemoryService(app)
     finally:

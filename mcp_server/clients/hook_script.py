@@ -97,7 +97,7 @@ def script_text(python: str, root: str) -> str:
     shebang = f"#!{python} -S"
     if len(shebang.encode("utf-8", "surrogateescape")) > SHEBANG_LIMIT or any(c.isspace() for c in python):
         # Read by /bin/sh, which execs Python on this file; read by Python, the second line is a string.
-        shebang = f"#!/bin/sh\n'''exec' {_sh_quoted(python)} -S \"$0\" \"$@\"\n' '''"
+        shebang = f"#!/bin/sh\n'''exec' {sh_quoted(python)} -S \"$0\" \"$@\"\n' '''"
     return (f"{shebang}\n"
             f"{MARK}: mcp_server/clients/hook_script.py). Python starts without its\n"
             "# site initialisation (-S), which a hook on every prompt does not need; memdir's package is found here:\n"
@@ -133,5 +133,5 @@ def command_words(command: object) -> list[str]:
         return []
 
 
-def _sh_quoted(word: str) -> str:
+def sh_quoted(word: str) -> str:
     return "'" + word.replace("'", "'\\''") + "'"

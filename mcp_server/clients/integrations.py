@@ -27,7 +27,7 @@ from vault import ConfigError, ConflictError, VaultError
 from vault.atomic import create_file, real_target, remove_file, replace_file
 from vault.write import after_saves
 
-from .hook_script import command_words, hook_event, hook_invocation
+from .hook_script import command_words, hook_event, hook_invocation, sh_quoted
 
 SERVER_NAME = "memdir"
 HOOKS = (  # (Claude Code event, memdir hook, timeout in seconds, runs in the background)
@@ -344,11 +344,18 @@ def _register_for_user(vault_root: Path, project: Path, home: Path) -> Registrat
 
 def hook_command(invocation: list[str], event: str, vault: str) -> str:
     """A hook's command line: `invocation` (hook_script.hook_invocation) for `event`, about `vault`."""
-    return " ".join(_shell_word(word) for word in invocation) + f' {event} --vault "{vault}"'
+    return " ".join(_shell_word(word) for word in invocation) + f" {event} --vault {_vault_word(vault)}"
+
+
+def _vault_word(vault: str) -> str:
+    """The vault in double quotes, as init has always written it, unless its name holds what a shell still expands
+    there: then in single quotes. A vault named `.memories $(touch x)` ran its command substitution on every hook
+    (bench/results/s20-attack20.md)."""
+    return f'"{vault}"' if not any(c in vault for c in '$`"\\!\n') else sh_quoted(vault)
 
 
 def _shell_word(word: str) -> str:
-    return word if all(c.isalnum() or c in "/._-+" for c in word) else "'" + word.replace("'", "'\\''") + "'"
+    return word if all(c.isalnum() or c in "/._-+" for c in word) else sh_quoted(word)
 
 
 def _merge_hooks(settings: dict[str, Any], invocation: list[str], vault: str, client: str = "") -> bool:

@@ -49,12 +49,12 @@ class Side:
 
 def open_side(root: Path, source: str, config: Config, embedder: Embedder, search: SearchSettings, *,
               writable: bool, progress: Progress | None = None, defer_embedding: bool = False,
-              reconcile: bool = True, stop: threading.Event | None = None) -> Side:
+              reconcile: bool = True, stop: threading.Event | None = None, read_when_full: bool = False) -> Side:
     vault = Vault(root, config.vault, source=source)
     if isinstance(embedder, CachedEmbedder):
         embedder = embedder.inner  # each vault caches its own texts' vectors under its own .memdir/
     index = Index.open(vault, embedder, writable=writable, progress=progress, defer_embedding=defer_embedding,
-                       reconcile=reconcile, stop=stop)
+                       reconcile=reconcile, stop=stop, read_when_full=read_when_full)
     # With the schedule off (`[lifecycle] every = "off"`) the lifecycle is wholly manual: reads
     # show everything until `memdir gc` runs. Benchmarks of old corpora rely on that.
     curator = Curator(index, config.scoring, config.lifecycle, config.dedup,
@@ -67,7 +67,7 @@ class App:
 
     def __init__(self, root: Path, *, config: Config | None = None, embedder: Embedder | None = None,
                  writable: bool = True, progress: Progress | None = None, defer_embedding: bool = False,
-                 reconcile_later: bool = False, stop: threading.Event | None = None) -> None:
+                 reconcile_later: bool = False, stop: threading.Event | None = None, read_when_full: bool = False) -> None:
         self.root = root
         self.config = config or load_config(root)
         self.embedder = embedder or configured_embedder(self.config)  # one model for both vaults
@@ -80,9 +80,11 @@ class App:
         self.reconcile_later = reconcile_later
         # A server's: set when it lets go of the vault, it calls off an open's wait for another process's build.
         self.stop = stop
+        # A command's: a vault on a full disk is still searched, read-only (Index.open).
+        self.read_when_full = read_when_full
         self.project = open_side(root, PROJECT, self.config, self.embedder, self.config.search,
                                  writable=writable, progress=progress, defer_embedding=defer_embedding,
-                                 reconcile=not reconcile_later, stop=stop)
+                                 reconcile=not reconcile_later, stop=stop, read_when_full=read_when_full)
         self.vault, self.index, self.searcher, self.curator = (
             self.project.vault, self.project.index, self.project.searcher, self.project.curator)
         self.user_root = user_vault_root(self.config, root)
@@ -142,7 +144,8 @@ class App:
         # The project's search settings rank both vaults, so their results compare; the user vault's
         # own [search] embedder is not used: the one model this process loaded indexes both.
         side = open_side(self.user_root, USER, user_config, self.embedder, self.config.search, writable=self.writable,
-                         defer_embedding=self.defer_embedding, reconcile=not self.reconcile_later, stop=self.stop)
+                         defer_embedding=self.defer_embedding, reconcile=not self.reconcile_later, stop=self.stop,
+                         read_when_full=self.read_when_full)
         if self._watching:
             self._watch(side)
         return side

@@ -13,13 +13,13 @@ Local state (never committed), appended with O_APPEND; a torn or foreign line is
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import time
 from pathlib import Path
 from typing import Any
 
+from vault import room
 from vault.errors import DiskFullError
 
 LOG_NAME = ".memdir/turns.jsonl"
@@ -51,9 +51,10 @@ def record(vault_root: Path, kind: str, session: str, turn: int, at: float | Non
         finally:
             os.close(fd)
     except OSError as exc:
-        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        why = room.reason(exc)
+        if why is None:
             raise
-        raise DiskFullError(f"could not append to {path}: the disk is full") from None
+        raise DiskFullError(f"could not append to {path}: {why}") from None
 
 
 _PARSED: dict[str, tuple[int, int, list[dict[str, Any]]]] = {}  # path -> (inode, bytes parsed, entries)

@@ -103,3 +103,17 @@ def test_unit_ids_are_stable_and_distinct_by_memory_role_and_number():
 )
 def test_previous_names_a_memory_by_id_or_by_a_quoted_link(value, key):
     assert previous_key(memory("text", previous=value)) == key
+
+
+def test_a_memory_of_a_hundred_thousand_headings_is_read_by_a_bounded_number_of_chunks_every_word_kept():
+    # 300,000 one-line headings (1.8 MB, under the file size limit) were 300,000 chunks: as many vectors to embed and
+    # keyword documents to write, for one file.
+    from indexer.chunking import MAX_CHUNK_CHARS, MAX_SECTIONS
+
+    body = "".join(f"# heading {n}\nword{n}\n" for n in range(100_000))
+    chunks = chunks_for(memory(body))
+    assert len(chunks) <= MAX_SECTIONS + len(body) // (MAX_CHUNK_CHARS // 2)
+    assert len(chunks) < 20_000
+    text = "\n".join(chunk.text for chunk in chunks)
+    assert all(f"word{n}" in text for n in (0, MAX_SECTIONS - 2, MAX_SECTIONS, 99_999))
+    assert "heading 99999" in text and chunks[MAX_SECTIONS - 2].heading == f"heading {MAX_SECTIONS - 2}"

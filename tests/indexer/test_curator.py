@@ -100,6 +100,18 @@ def test_update_append_and_delete(concept):
     assert trash.startswith(".trash/memory_bank/") and memory.id not in concept
 
 
+def test_a_field_nested_deeper_than_frontmatter_may_be_is_refused_and_nothing_written(concept):
+    # A tool call's `fields` of 500 nested lists failed in a RecursionError while its frontmatter was rendered.
+    curator = curator_for(concept)
+    memory = curator.add("A note to annotate.", type="fact", now=NOW).memory
+    before = (concept.root / memory.path).read_bytes()
+    for deep in (json.loads("[" * 500 + "]" * 500), json.loads('{"a":' * 40 + "1" + "}" * 40)):
+        with pytest.raises(ValidationError, match="nested deeper than frontmatter may be"):
+            curator.update(memory.id, fields={"notes": deep})
+    assert (concept.root / memory.path).read_bytes() == before
+    assert curator.update(memory.id, fields={"notes": [["a", ["b"]]]}).frontmatter["notes"] == [["a", ["b"]]]
+
+
 def test_merge_writes_a_superseding_memory_and_moves_the_sources_to_trash(concept):
     curator = curator_for(concept)
     a = curator.record_response("deploy release steps", "worked", now=NOW)

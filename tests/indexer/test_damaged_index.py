@@ -148,3 +148,37 @@ def test_an_index_that_does_not_open_on_a_full_disk_is_kept_and_the_full_disk_na
         assert index.generation == generation and index.memory_count() == 2
     finally:
         index.close()
+
+
+def test_a_command_on_a_full_disk_searches_the_index_read_only_and_a_server_is_still_told(hashing_root: Path,
+                                                                                        monkeypatch):
+    # A search on a full disk failed too (s19): SQLite maps a -shm file into every WAL connection, and cannot grow
+    # it. Without shared memory (exclusive locking mode) the manifest reads; a server does not open that way.
+    import shutil
+    import sqlite3
+    from collections import namedtuple
+
+    from indexer import index as index_module
+
+    generation = _vault_with_an_index(hashing_root)
+    real = index_module.Manifest
+
+    def no_shm(path, owner=True, shared_memory=True):
+        if shared_memory:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(path, owner=owner, shared_memory=shared_memory)
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(3 << 20, 3 << 20, 0))
+    monkeypatch.setattr(index_module, "Manifest", no_shm)
+    with pytest.raises(DiskFullError, match="disk full"):
+        open_index(hashing_root)
+    index = Index.open(Vault(hashing_root), HashingEmbedder(), read_when_full=True)
+    try:
+        hits = Searcher(index, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="celery retries"))
+        assert [hit.memory.id for hit in hits][:1] == ["m-0000000a"]
+        assert not index.writable and index.generation == generation
+        assert Layout(hashing_root).try_own() is None, "the manifest's file lock keeps another owner out meanwhile"
+    finally:
+        index.close()
+    assert not (hashing_root / ".memdir" / "quarantine").exists()

@@ -53,3 +53,11 @@ def test_an_empty_query_without_a_window_gets_an_empty_answer(searcher):
 
 def test_an_empty_query_with_a_window_gets_that_windows_timeline(searcher):
     assert {h.channel for h in searcher.search(SearchRequest(query="", days_back=3650, now=NOW))} == {"timeline"}
+
+
+@pytest.mark.parametrize("days_back", [1e6, 1e300, float("inf")])
+def test_a_days_back_past_the_first_calendar_day_reaches_back_to_it(searcher, days_back):
+    # A model asking for "all of it" with days_back 1e6 (before year 1) or a huge number failed with an OverflowError.
+    for query in ("import lock", None):
+        hits = searcher.search(SearchRequest(query=query, days_back=days_back, now=NOW))
+        assert {h.memory.id for h in hits} >= {"m-0000000a"}

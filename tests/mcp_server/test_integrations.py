@@ -160,6 +160,18 @@ def test_the_written_hook_command_runs_in_a_shell_and_exits_0(project: Path):
     assert result.returncode == 0 and result.stdout == b"" and b"no session_id" in result.stderr
 
 
+@pytest.mark.parametrize("name", [".memories $(touch PWNED)", ".memories `touch PWNED`", 'mem "quoted" $HOME',
+                                  "it's \\ ${HOME} !x"])
+def test_a_vault_whose_name_a_shell_would_expand_is_named_verbatim_in_the_hook_command(project: Path, name: str):
+    init(name, "--claude-code")
+    [handler] = memdir_handlers(read(project / ".claude" / "settings.local.json"), "UserPromptSubmit")
+    hook, arguments = handler["command"].split(" ", 1)
+    assert hook == HOOK_SCRIPT
+    shell_read = subprocess.run(["sh", "-c", "printf '%s\\n' " + arguments], capture_output=True, text=True, timeout=60,
+                                cwd=project)
+    assert shell_read.stdout.splitlines() == ["prompt", "--vault", name] and not (project / "PWNED").exists()
+
+
 @pytest.mark.parametrize("client", integrations.CLIENTS)
 def test_print_config_gives_a_snippet_that_parses_and_changes_nothing(project: Path, client: str):
     output = init("--print-config", client, "--vault", str(project / "vault"))

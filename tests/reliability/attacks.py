@@ -744,6 +744,180 @@ def two_tabs(work: Path) -> dict[str, int]:
     return {"supersede_cycle_hidden_memories": hidden}
 
 
+# -- session 20 -------------------------------------------------------------------------------------
+
+
+def hostile_vault_names(work: Path) -> dict[str, int]:
+    """A vault whose name a shell expands (`$(…)`, backticks, `"`, `$HOME`) in the hook command init writes into a
+    client's settings, which the client runs through `sh -c`: counts the names the shell did not pass on verbatim
+    (`.memories $(touch x)` ran its command substitution on every hook)."""
+    import subprocess
+
+    from mcp_server.clients.integrations import hook_command
+
+    folder = work / "vault-names"
+    folder.mkdir(exist_ok=True)
+    names = [".memories $(touch PWNED)", ".memories `touch PWNED`", 'mem "quoted" $HOME', "it's \\ ${HOME} !x"]
+    changed = 0
+    for name in names:
+        command = hook_command(["printf", "%s\\n"], "prompt", name)  # the words the shell hands the hook
+        read = subprocess.run(["sh", "-c", command], cwd=folder, capture_output=True, text=True, timeout=30)
+        changed += int(read.stdout.splitlines() != ["prompt", "--vault", name] or (folder / "PWNED").exists())
+    return {"vault_names_expanded_by_hook_shell": changed}
+
+
+def full_disk_search(work: Path) -> dict[str, int]:
+    """`memdir search` on a full disk (as on a full 3 MB tmpfs: SQLite cannot grow the manifest's -shm, "disk I/O
+    error", free space 0). Counts a search that did not answer."""
+    import shutil
+    from collections import namedtuple
+    from unittest import mock
+
+    from click.testing import CliRunner
+
+    from indexer import index as index_module
+    from indexer.embed import make_embedder
+    from indexer.index import Index
+    from mcp_server.cli.commands import cli
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    root = work / "full-disk-search"
+    init_vault(root, HASHING_TOML)
+    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+    Index.open(Vault(root), make_embedder("hashing-256")).close()
+    real = index_module.Manifest
+
+    def no_shm(path: Path, owner: bool = True, **kwargs: bool) -> Any:
+        if kwargs.get("shared_memory", True):
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(path, owner=owner, **kwargs)
+
+    usage = namedtuple("usage", "total used free")
+    with mock.patch.object(shutil, "disk_usage", lambda path: usage(3 << 20, 3 << 20, 0)), \
+            mock.patch.object(index_module, "Manifest", no_shm):
+        result = CliRunner().invoke(cli, ["search", "celery retries", "--vault", str(root)])
+    return {"full_disk_searches_failed": int(result.exit_code != 0 or A not in result.output)}
+
+
+def file_size_limit(work: Path) -> dict[str, int]:
+    """Real commands under `ulimit -f` (RLIMIT_FSIZE: writes fail with EFBIG, which SQLite calls "disk I/O error"): a
+    search (8 KB: no room for the manifest's -shm), a reindex (8 KB), a first build (64 KB). Counts the ones that
+    printed a traceback, or a search that did not answer."""
+    import resource
+    import subprocess
+    import sys
+
+    from indexer.embed import make_embedder
+    from indexer.index import Index
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    def memdir(limit: int, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "mcp_server", *args], cwd=Path(__file__).resolve().parents[2],
+                              capture_output=True, text=True, timeout=120,
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+
+    root, fresh = work / "size-limit", work / "size-limit-fresh"
+    init_vault(root, HASHING_TOML)
+    init_vault(fresh, HASHING_TOML)
+    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+    for n in range(40):
+        write(fresh, f"history/n{n}.md", memory_text(f"m-000000{n:02d}", f"Note {n}", f"note {n}: " + "word " * 200))
+    Index.open(Vault(root), make_embedder("hashing-256")).close()
+    search = memdir(8192, "search", "celery retries", "--vault", str(root))
+    failed = int(search.returncode != 0 or A not in search.stdout)
+    for limit, args in ((8192, ["reindex", "--vault", str(root)]), (65536, ["search", "note", "--vault", str(fresh)])):
+        failed += int("Traceback" in memdir(limit, *args).stderr)
+    return {"file_size_limit_failures": failed}
+
+
+def indented_wrapped_token() -> dict[str, int]:
+    """A token a log wrapped with an indented continuation line (and one in a YAML block): counts the ones whose tail
+    survives the capture's redaction."""
+    from vault.secrets import redact
+
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    texts = [f"token: {token[:17]}\n    {token[17:]}\nthen push", f"secret:\n  {token[:20]}\n\t{token[20:]}\n  next: x"]
+    return {"indented_wrapped_tokens_not_redacted": sum(token[20:] in redact(text)[0] for text in texts)}
+
+
+def huge_spans(work: Path) -> dict[str, int]:
+    """Spans no date can be taken from: a search's days_back of a million or infinity (a model asking for "all of it"),
+    and `history_max_age_days = 99999999` ("never") in memdir.toml. Counts the OverflowErrors a command met (a
+    refused setting, named with its line, is held)."""
+    from click.testing import CliRunner
+
+    from mcp_server.cli.commands import cli
+
+    root = small_vault(work / "huge-spans")
+    failed = 0
+    for days in ("1000000", "inf"):
+        result = CliRunner().invoke(cli, ["search", "celery", "--days-back", days, "--vault", str(root)])
+        failed += isinstance(result.exception, OverflowError)
+    with (root / "memdir.toml").open("a") as config:
+        config.write("\n[lifecycle]\nhistory_max_age_days = 99999999\n")
+    result = CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)])
+    failed += isinstance(result.exception, OverflowError)
+    return {"huge_span_overflow_errors": failed}
+
+
+def deep_fields(work: Path) -> dict[str, int]:
+    """update_memory with `fields` nested 500 lists and 40 mappings deep (a tool call's JSON, parsed fine): counts the
+    calls not refused as memdir's own ValidationError (a RecursionError from rendering the frontmatter was one)."""
+    from mcp_server.service.app import App
+    from mcp_server.service.memory_service import MemoryService
+    from vault.errors import ValidationError
+
+    root = small_vault(work / "deep-fields")
+    app = App(root)
+    unclear = 0
+    try:
+        for deep in (json.loads("[" * 500 + "]" * 500), json.loads('{"a":' * 40 + "1" + "}" * 40)):
+            try:
+                MemoryService(app).run(ops.Update(memory_id=A, fields={"notes": deep}))
+                unclear += 1
+            except ValidationError:
+                pass
+            except Exception:  # noqa: BLE001 - what the tool's caller got instead of a clear refusal
+                unclear += 1
+    finally:
+        app.close()
+    return {"deep_field_unclear_errors": unclear}
+
+
+def swapped_fifo(work: Path) -> dict[str, int]:
+    """A memory file the index has stat'ed, swapped for a FIFO before it reads it (a local process racing the watcher):
+    counts a read that blocked (the watcher's thread with it, for good)."""
+    from vault import atomic
+
+    root = small_vault(work / "swapped-fifo")
+    path = root / "history" / "a.md"
+    os.mkfifo(root / "fifo")
+    os.replace(root / "fifo", path)
+    reader = threading.Thread(target=atomic.read_bytes, args=(path,), daemon=True)
+    reader.start()
+    reader.join(5)
+    blocked = int(reader.is_alive())
+    with contextlib.suppress(OSError):  # let a blocked reader go
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    return {"swapped_fifo_reads_blocked": blocked}
+
+
+def heading_bomb() -> dict[str, int]:
+    """One memory file of 300,000 one-line headings (1.8 MB, under the file size limit): each section was a chunk, a
+    vector to embed and a keyword document. Counts the chunks past 20,000 (a 2 MB book of real sections is under
+    2,000), in thousands."""
+    from types import MappingProxyType
+
+    from indexer.chunking import chunks_for
+    from vault.model import Memory
+
+    bomb = Memory(id="m-0000b0b0", path="history/bomb.md", collection="history", type="history", title="Bomb",
+                  body="# h\nb\n" * 300_000, frontmatter=MappingProxyType({}))
+    return {"heading_bomb_chunks_past_20k_thousands": max(0, len(chunks_for(bomb)) - 20_000) // 1000}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -770,6 +944,14 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("full_disk_open", lambda: full_disk_open(work)),
         ("full_disk_served", lambda: full_disk_served(work)),
         ("two_tabs", lambda: two_tabs(work)),
+        ("hostile_vault_names", lambda: hostile_vault_names(work)),
+        ("full_disk_search", lambda: full_disk_search(work)),
+        ("file_size_limit", lambda: file_size_limit(work)),
+        ("indented_wrapped_token", indented_wrapped_token),
+        ("huge_spans", lambda: huge_spans(work)),
+        ("deep_fields", lambda: deep_fields(work)),
+        ("swapped_fifo", lambda: swapped_fifo(work)),
+        ("heading_bomb", heading_bomb),
     ]
     rows: dict[str, int] = {}
     with private_user():

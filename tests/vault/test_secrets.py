@@ -64,6 +64,9 @@ SECRETS = [
     ("github-token", "echo " + base64.b64encode(f"{GITHUB}\n".encode()).decode() + " | base64 -d > ~/.token"),
     ("openai-key", "OPENAI=" + base64.urlsafe_b64encode(f"key={OPENAI}".encode()).decode().rstrip("=")),
     ("github-token", "data:\n  token: " + base64.encodebytes(f"github_pat_11ABCDEFG0{'x1Y2z3' * 14}".encode()).decode()),
+    # Session 20: the continuation line indented (a log's wrap, a YAML block).
+    ("github-token", f"token: {GITHUB[:17]}\n    {GITHUB[17:]}\nthen push"),
+    ("openai-key", f"  key={OPENAI[:12]}\r\n\t{OPENAI[12:]}"),
 ]
 
 HARMLESS = [
@@ -105,6 +108,7 @@ HARMLESS = [
     "curl -fsSL https://get.docker.com | sh && docker run -u node:node img",
     "fetch the script with curl, then run the image as docker run -u 1000:1000 app",
     "a GitHub token looks like ghp_\nfollowed by 36 letters and digits",
+    "a GitHub token looks like ghp_\n    followed by 36 letters and digits",
     "echo " + base64.b64encode(b"the deploy key lives in the vault, not here").decode() + " | base64 -d",
     "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
 ]
@@ -152,6 +156,7 @@ def test_a_wrapped_or_encoded_token_is_redacted_whole_and_nothing_around_it():
     assert redact(text)[0] == "run\n[REDACTED:github-token]\nnext line\necho [REDACTED:github-token] | base64 -d"
     # A whole token that ends its line does not take in the next one.
     assert redact(f"{GITHUB}\nNextStepsAreToRotateIt weekly")[0] == "[REDACTED:github-token]\nNextStepsAreToRotateIt weekly"
+    assert redact(f"token:\n  {GITHUB[:17]}\n      {GITHUB[17:]}\n  next: x")[0] == "token:\n  [REDACTED:github-token]\n  next: x"
 
 
 def test_two_wrapped_tokens_one_under_the_other_are_both_redacted():

@@ -1,0 +1,70 @@
+"""Whether a write failed for want of room: a full disk, a full quota, or the process's file size limit.
+
+SQLite opening a database on a full disk says "disk I/O error" (its -shm file cannot grow), not "disk is full":
+taken at its word, an open moved a sound index to quarantine, and `memdir reindex` died in a traceback from the
+embedding cache (bench/results/s19-attack19.md). Below ROOM_NEEDED free bytes such a failure is a full disk.
+
+A file size limit (`ulimit -f`, RLIMIT_FSIZE) fails a write with EFBIG, which SQLite also reports as "disk I/O
+error": with such a limit set, an I/O error is taken for it, and named with the limit (s20: a reindex and a first
+build under `ulimit -f` died in a traceback).
+"""
+
+from __future__ import annotations
+
+import errno
+import resource
+import shutil
+from pathlib import Path
+
+ROOM_NEEDED = 1 << 20
+FULL, QUOTA, TOO_LARGE = "the disk is full", "the disk quota is exhausted", "file size limit"
+_REASONS = {errno.ENOSPC: FULL, errno.EDQUOT: QUOTA, errno.EFBIG: TOO_LARGE}
+
+
+def size_limit() -> int | None:
+    """This process's file size limit in bytes (`ulimit -f`), or None when there is none."""
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def reason(exc: BaseException) -> str | None:
+    """Why `exc` is a failure for want of room, in words (`the disk is full`...), or None when it is not one."""
+    found = _REASONS.get(getattr(exc, "errno", None) or 0)
+    if found is None:
+        text = str(exc).lower()
+        if any(sign in text for sign in ("disk is full", "no space left")):
+            found = FULL
+        elif "quota exceeded" in text:
+            found = QUOTA
+        elif "file too large" in text:
+            found = TOO_LARGE
+    if found == TOO_LARGE:
+        limit = size_limit()
+        return f"this process may not write files over {limit:,} bytes (ulimit -f)" if limit is not None else \
+            "a file grew over the largest size allowed here"
+    return found
+
+
+def out_of_room(where: Path) -> str | None:
+    """Why a failure at `where` that does not say so is one for want of room, or None: the process's file size limit
+    when one is set, or a full file system (under ROOM_NEEDED bytes free for this user) at `where` or its nearest
+    existing parent."""
+    limit = size_limit()
+    if limit is not None:
+        return f"this process may not write files over {limit:,} bytes (ulimit -f)"
+    for folder in (where, *where.parents):
+        try:
+            return FULL if shutil.disk_usage(folder).free < ROOM_NEEDED else None
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+    return None
+
+
+def message(what: str, exc: object, why: str) -> str:
+    """A failure for want of room, said one way everywhere: what could not be done, the library's words, and what to
+    do (`why` from `reason` or `out_of_room`)."""
+    if why in (FULL, QUOTA):
+        return f"disk full: could not {what} ({exc}); free some space and try again"
+    return f"file size limit: could not {what} ({exc}); {why}: raise the limit and try again"
