@@ -98,9 +98,10 @@ class HookHandler:
             scoring = self._start_turn(state, prompt, event) if claimed else ""
             lines, explained = self._context_lines(state, prompt)
             block, kept = known_context(lines, self.settings.max_chars - len(scoring))
-            self._record_shown(state, state.prompt, kept, [explained[k.memory_id] for k in kept if k.memory_id in explained])
+            # The answer first: a full disk that fails the turn log below still lets the prompt have its context.
             result.update(additionalContext="\n\n".join(part for part in (scoring, block) if part),
                           shown=[line.memory_id for line in kept], scoring_required=bool(scoring))
+            self._record_shown(state, state.prompt, kept, [explained[k.memory_id] for k in kept if k.memory_id in explained])
 
         try:
             self._settle(event, lambda: self.service.sessions.update(session_id, turn))
