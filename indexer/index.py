@@ -42,7 +42,7 @@ from vault.parse import sha256
 from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reason
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk, walk_below
 
-from . import collector
+from . import collector, unit_hashes
 from .arrays import sorted_contains
 from .chunking import WHOLE, Chunk, Neighbours, Unit, chunk_id, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
@@ -1451,12 +1451,14 @@ class Index:
             entry = self._entries[memory.path]
             chunks = chunks_for(memory, self.neighbours(memory))
             units = [unit for chunk in chunks for unit in chunk.units]
-            # Unit ids are in the hashes: an id whose case changed gets new ids for the same texts.
-            embed_hash = sha256("\x1f".join(f"{u.unit_id}\x1e{u.text}" for u in units))
+            embed_hash = unit_hashes.embed_hash(units)  # a digest per unit id and text (unit_hashes.py)
             keyword_hash = sha256(repr(keyword_signature(memory, chunks)))
             if embed_hash != entry.embed_hash:
-                batch.removed_units.update(entry.unit_ids)
-                batch.embed.extend(units)
+                # Only the units whose text changed: the memory captured before a new exchange gains its `next` unit
+                # and keeps the others, which were removed from FAISS and added back (unit_hashes.py).
+                kept = unit_hashes.kept_units(entry.embed_hash, entry.unit_ids, units)
+                batch.removed_units.update(unit for unit in entry.unit_ids if unit not in kept)
+                batch.embed.extend(unit for unit in units if unit.unit_id not in kept)
             if keyword_hash != entry.keyword_hash:  # the documents need no units: their texts go once embedded
                 batch.keyword_docs[memory_id] = (memory, [replace(c, units=()) for c in chunks])
             if memory_id in batch.placed or embed_hash != entry.embed_hash or keyword_hash != entry.keyword_hash:
