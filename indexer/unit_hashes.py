@@ -6,8 +6,8 @@ and added back (from the embedding cache), and removing a whole-chunk unit is a 
 (vectors.py: 170 ms at 100k memories, even for one id). With a digest per unit (its id and text), a re-chunk replaces
 the units whose text changed and keeps the others: a kept unit's vector is the one a rebuild would embed again.
 
-The hash is "u:" and the units' 8-byte digests in unit order, base64: 64 characters for six units, the length of the
-sha256 over all of them it replaces. Entries written before it (a sha256 in hex) are still read: an unchanged memory
+The hash is "u:" and the units' 8-byte digests in unit order, base64: 66 characters for six units, about the 64 of
+the sha256 over all of them it replaces. Entries written before it (a sha256 in hex) are still read: an unchanged memory
 keeps every unit, a changed one replaces them all, as before.
 """
 
