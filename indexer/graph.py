@@ -27,7 +27,7 @@ from typing import Any, Iterable, Iterator
 from vault.ids import identity_key
 from vault.model import Memory, stem_of
 
-from .holders import hold, let_go
+from .holders import let_go
 from .interned import shared
 from .link_table import LinkRow
 from .links import (
@@ -164,8 +164,11 @@ class LinkGraph:
         graph = cls()
         for memory in memories:
             graph._register(memory)
-        for key in graph._records:
-            graph._resolve(key, fresh=True)
+        for key, record in graph._records.items():
+            if record.links:
+                graph._resolve(key, fresh=True)
+            else:  # resolved to nothing (most memories link nowhere): only marked, as _resolve would mark it
+                graph._changed.add(record.node)
         return graph
 
     def take_changed(self) -> set[str]:
@@ -357,10 +360,14 @@ class LinkGraph:
         key = identity_key(memory.id)
         if key in self._records:
             self._unregister(key)  # a second memory with the same id replaces the first
-        record = _record(memory)
+        record = _record(memory, key)
         self._records[key] = record
-        for index, name in self._indexes(record):
-            hold(index, name, key)
+        # hold() inlined, its key once: a build registers every memory (~2 of a served 100k vault's first change's
+        # CPU s were the graph's build, bench/results/s20-capture20.md).
+        for index, name in ((self._paths, record.path_key), (self._stems, record.stem_key), (self._ids, key)):
+            held = index.get(name, ())
+            if key not in held:
+                index[name] = (*held, key)
         return record
 
     def _unregister(self, key: str) -> None:
@@ -507,7 +514,8 @@ class LinkGraph:
                        if relation is None or link.relation == relation)
 
 
-def _record(memory: Memory | Unlinked) -> _Record:
+def _record(memory: Memory | Unlinked, id_key: str | None = None) -> _Record:
+    """`id_key`: the identity key of the memory's id, when the caller has it."""
     folder = shared(_record_folder(memory.path))  # a collection, mostly
     path = memory.path[:-3] if memory.path.lower().endswith(".md") else memory.path
     if isinstance(memory, Unlinked):
@@ -520,7 +528,7 @@ def _record(memory: Memory | Unlinked) -> _Record:
         folder=folder,
         path_key=identity_key(path),
         stem_key=identity_key(stem_of(memory.path)),
-        id_key=identity_key(memory.id),
+        id_key=id_key if id_key is not None else identity_key(memory.id),
         created=created,
         links=links,
     )

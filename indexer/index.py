@@ -44,9 +44,9 @@ from vault.paths import Skipped, inspect, is_memory_path, relative, walk, walk_b
 from vault import room
 from vault.room import out_of_room
 
-from . import collector
+from . import collector, unit_hashes
 from .arrays import sorted_contains
-from .chunking import WHOLE, Chunk, Neighbours, Unit, chunk_id, chunks_for, neighbour_text, pair_text, previous_key
+from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, Chunk, Neighbours, Unit, chunk_id, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .facets import ACTIVE, Facets
 from .graph import LinkGraph
@@ -1518,12 +1518,14 @@ class Index:
             entry = self._entries[memory.path]
             chunks = chunks_for(memory, self.neighbours(memory))
             units = [unit for chunk in chunks for unit in chunk.units]
-            # Unit ids are in the hashes: an id whose case changed gets new ids for the same texts.
-            embed_hash = sha256("\x1f".join(f"{u.unit_id}\x1e{u.text}" for u in units))
+            embed_hash = unit_hashes.embed_hash(units)  # a digest per unit id and text (unit_hashes.py)
             keyword_hash = sha256(repr(keyword_signature(memory, chunks)))
             if embed_hash != entry.embed_hash:
-                batch.removed_units.update(entry.unit_ids)
-                batch.embed.extend(units)
+                # Only the units whose text changed: the memory captured before a new exchange gains its `next` unit
+                # and keeps the others, which were removed from FAISS and added back (unit_hashes.py).
+                kept = unit_hashes.kept_units(entry.embed_hash, entry.unit_ids, units)
+                batch.removed_units.update(unit for unit in entry.unit_ids if unit not in kept)
+                batch.embed.extend(unit for unit in units if unit.unit_id not in kept)
             if keyword_hash != entry.keyword_hash:  # the documents need no units: their texts go once embedded
                 batch.keyword_docs[memory_id] = (memory, [replace(c, units=()) for c in chunks])
             if memory_id in batch.placed or embed_hash != entry.embed_hash or keyword_hash != entry.keyword_hash:
@@ -1933,26 +1935,54 @@ def _row_whole_owners(rows: list[tuple]) -> Owners:
 
 
 def _row_unit_owners(rows: list[tuple[str, str]]) -> Owners:
-    """unit -> (memory id, role) of an open's rows, given as (memory id, units column) (manifest._row), parsed as one
-    JSON text and made into columns without a Python tuple a unit (600k units at 100k memories)."""
-    unit_ids: list[int] = []
-    role_names: list[str] = []
-    counts = np.zeros(len(rows), dtype=np.int64)
-    # A slice of rows at a time: one JSON text of 100k rows held the interpreter for ~1 s, every search waiting (it
-    # is made beside them, Index._ahead_of_a_change).
-    for start in range(0, len(rows), ROW_SLICE):
-        units = json.loads("[" + ",".join(text or "[]" for _, text in rows[start:start + ROW_SLICE]) + "]")
-        counts[start:start + len(units)] = np.fromiter(map(len, units), dtype=np.int64, count=len(units))
-        if any(units):
-            ids, _, names = zip(*chain.from_iterable(units))  # columns, in C
-            unit_ids.extend(ids)
-            role_names.extend(names)
-    codes = {role: code for code, role in enumerate(dict.fromkeys(role_names))}
-    label = np.fromiter(map(codes.__getitem__, role_names), dtype=np.int32, count=len(role_names))
-    owner = np.repeat(np.arange(len(rows), dtype=np.int32), counts)
+    """unit -> (memory id, role) of an open's rows, given as (memory id, units column) (manifest._row), read as numbers
+    (`_unit_numbers`) and made into columns without a Python object a unit (600k units at 100k memories)."""
     roles = unit_roles()
-    return Owners.of_columns(np.array(unit_ids, dtype=np.int64), owner, [memory_id for memory_id, _ in rows], label,
+    codes = {role: code for code, (_, role) in enumerate(_QUOTED_ROLES)}
+    id_parts: list[np.ndarray] = []
+    label_parts: list[np.ndarray] = []
+    counts = np.zeros(len(rows), dtype=np.int64)
+    # A slice of rows at a time: one text of 100k rows held the interpreter for ~1 s, every search waiting (it is made
+    # beside them, Index._ahead_of_a_change).
+    for start in range(0, len(rows), ROW_SLICE):
+        texts = [text or "[]" for _, text in rows[start:start + ROW_SLICE]]
+        read = _unit_numbers(texts)
+        if read is None:  # a role it does not know: parsed as JSON
+            units = json.loads("[" + ",".join(texts) + "]")
+            listed = list(chain.from_iterable(units))
+            read = (np.array([unit for unit, _, _ in listed], dtype=np.int64),
+                    np.array([codes.setdefault(role, len(codes)) for _, _, role in listed], dtype=np.int32),
+                    np.fromiter(map(len, units), dtype=np.int64, count=len(units)))
+        ids, labels, counts[start:start + len(texts)] = read
+        id_parts.append(ids)
+        label_parts.append(labels)
+    owner = np.repeat(np.arange(len(rows), dtype=np.int32), counts)
+    return Owners.of_columns(np.concatenate([np.zeros(0, dtype=np.int64), *id_parts]), owner,
+                             [memory_id for memory_id, _ in rows],
+                             np.concatenate([np.zeros(0, dtype=np.int32), *label_parts]),
                              [roles.get(r) or shared(r) for r in codes])
+
+
+_QUOTED_ROLES = tuple((f'"{role}"'.encode(), role) for role in (WHOLE, SENTENCE, PREVIOUS, NEXT))
+_UNIT_PUNCTUATION = bytes.maketrans(b"[],", b"   ")
+
+
+def _unit_numbers(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(unit ids, role codes in _QUOTED_ROLES's order, units per text) of units columns as manifest._row writes them
+    (json.dumps of [unit, chunk, role] lists): each role written as its code, and every number read by numpy. Parsing
+    them as JSON made a list and three objects a unit, and the columns a tuple a unit: 3.4 of a served 100k vault's
+    ~11 CPU s at its first capture (bench/results/s20-capture20.md). None when a text holds a role it does not know."""
+    data = " ".join(texts).encode()
+    for code, (quoted, _) in enumerate(_QUOTED_ROLES):
+        data = data.replace(quoted, b"%d" % code)
+    data = data.translate(_UNIT_PUNCTUATION)
+    if data.translate(None, b"0123456789- "):
+        return None  # a quote left: another role (or a column not written by manifest._row)
+    counts = np.fromiter((text.count("[") - 1 for text in texts), dtype=np.int64, count=len(texts))
+    numbers = np.fromstring(data, dtype=np.int64, sep=" ") if data.strip() else np.zeros(0, dtype=np.int64)
+    if len(numbers) != 3 * int(counts.sum()):
+        return None
+    return numbers[0::3].copy(), numbers[2::3].astype(np.int32), counts
 
 
 def _chunk_headings(entry: Entry) -> Iterable[tuple[int, tuple[str, str]]]:
