@@ -17,6 +17,7 @@ from __future__ import annotations
 import atexit
 import compileall
 import functools
+import importlib.util
 import json
 import shutil
 import statistics
@@ -49,10 +50,15 @@ def hook_command(tree: Path = REPO) -> list[str]:
     console = [str(script), "hook"] if script.exists() else [sys.executable, "-m", "mcp_server", "hook"]
     if CONSOLE_SCRIPT or not (tree / "mcp_server" / "clients" / "hook_script.py").is_file():
         return console
-    from mcp_server.clients.hook_script import SCRIPT_NAME, script_text
-    private = Path(tempfile.mkdtemp(prefix="memdir-bench-hook-")) / SCRIPT_NAME
+    # The tree's own script: another tree's may import what this one does not have (`leave`, session 20).
+    spec = importlib.util.spec_from_file_location(f"hook_script_{abs(hash(tree))}",
+                                                  tree / "mcp_server" / "clients" / "hook_script.py")
+    assert spec is not None and spec.loader is not None
+    own = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(own)
+    private = Path(tempfile.mkdtemp(prefix="memdir-bench-hook-")) / own.SCRIPT_NAME
     atexit.register(shutil.rmtree, private.parent, True)
-    private.write_text(script_text(str(Path(sys.executable).absolute()), str(tree)), encoding="utf-8")
+    private.write_text(own.script_text(str(Path(sys.executable).absolute()), str(tree)), encoding="utf-8")
     private.chmod(0o755)
     return [str(private)]
 
