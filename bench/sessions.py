@@ -58,6 +58,7 @@ AS_INSTALLED = False  # --as-installed
 SAMPLE: Path | None = None  # --sample
 SESSION_GROUPS = False  # --session-groups
 MCP_READY = False  # --mcp-ready
+CODE = REPO  # --code: the checkout whose hooks, server and host run
 
 
 def hook_words() -> list[str]:
@@ -65,7 +66,9 @@ def hook_words() -> list[str]:
     PYTHONPATH without site (what the registered `memdir-hook` does; for a tree from before session 15)."""
     if AS_INSTALLED:
         return [sys.executable, "-S", "-c", "from mcp_server.entry import main; main()", "hook"]
-    return hook_command()
+    # The checkout's own `memdir-hook`, which puts that checkout first on its path: this one's ran this checkout's
+    # hook code whatever `--code` said (until session 20; the server and host did follow it).
+    return hook_command(CODE)
 
 
 def prompts_of(vault: Path) -> list[str]:
@@ -405,6 +408,7 @@ if __name__ == "__main__":
         # Its own example vault: a checkout refuses a memdir.toml that names settings it does not know (an older
         # one served nothing, every prompt got no context, when the vault was this checkout's).
         EXAMPLE = options.code.resolve() / ".memories-example"
+        CODE = options.code.resolve()
     # The server and the embedding host start as `python -m mcp_server`, which puts the working directory first on
     # their path, before PYTHONPATH: run from a checkout, they imported that checkout whatever `--code` said.
     # Bytecode for the code under test, as an installed package has (hooks.compiled): an A/B against a checkout that
