@@ -8,7 +8,9 @@ Separate runs of bench/hooks.py on a shared machine compare two loads as much as
 its own bench/servers.py `warm_server` (its own vault, index, server and embedding host, in a subprocess with the
 tree first on the path) and every prompt is asked of tree A then tree B (the order flipped every other prompt), so
 both see the same load. With --sessions N, N sessions do so at once, each with its share of the prompts (about N
-hooks running at any moment, half of each tree). Prints p50 / p95 per tree and their ratio, the machine's load
+hooks running at any moment, half of each tree); caution: in all five such runs of session 20 the second tree was
+slower at the median by x1.15-1.35 whichever tree it was (bench/results/s20-hook20.md), so run it A/A (one tree
+twice) before reading a ratio from it. Prints p50 / p95 per tree and their ratio, the machine's load
 before and after, and each tree's vault server and model host resident MB after its hooks.
 """
 
