@@ -2,12 +2,16 @@
 
     git archive 0e9762d | tar -x -C /tmp/base
     python bench/hook_pair.py --trees /tmp/base,. --long --size 10000 --prompts 24
+    python bench/hook_pair.py --trees /tmp/base,. --distinct --sessions 4 --prompts 48   # four sessions at once
 
 Separate runs of bench/hooks.py on a shared machine compare two loads as much as two trees. Here each tree runs
 its own bench/servers.py `warm_server` (its own vault, index, server and embedding host, in a subprocess with the
 tree first on the path) and every prompt is asked of tree A then tree B (the order flipped every other prompt), so
-both see the same load. Prints p50 / p95 per tree and their ratio, the machine's load before and after, and each
-tree's vault server and model host resident MB after its hooks.
+both see the same load. With --sessions N, N sessions do so at once, each with its share of the prompts (about N
+hooks running at any moment, half of each tree); caution: in all five such runs of session 20 the second tree was
+slower at the median by x1.15-1.35 whichever tree it was (bench/results/s20-hook20.md), so run it A/A (one tree
+twice) before reading a ratio from it. Prints p50 / p95 per tree and their ratio, the machine's load
+before and after, and each tree's vault server and model host resident MB after its hooks.
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from hooks import long_prompts, run_hook  # noqa: E402
+from hooks import compiled, long_prompts, run_hook  # noqa: E402
 from speed import percentile, queries  # noqa: E402
 
 # Run inside the tree's own bench/: start its warm server, say where it is, hold it until stdin closes.
@@ -38,6 +43,7 @@ with warm_server({size}, Path({data!r}), {embedder!r}) as root:
 
 
 def start(tree: Path, size: int, data: Path, embedder: str) -> tuple[subprocess.Popen, dict[str, str], Path]:
+    compiled(tree)  # before its server starts: a tree's server, host and hooks run from bytecode, as installed
     env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1"}
     holder = subprocess.Popen([sys.executable, "-c", HOLD.format(size=size, data=str(data), embedder=embedder)],
                               cwd=tree / "bench", env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -48,8 +54,8 @@ def start(tree: Path, size: int, data: Path, embedder: str) -> tuple[subprocess.
     return holder, {**env, "MEMDIR_SERVERS_DIR": line[1]}, Path(line[0])
 
 
-def hook(tree: Path, env: dict[str, str], root: Path, prompt: str) -> float:
-    return run_hook(root, "ab", prompt, env, tree)[0]
+def hook(tree: Path, env: dict[str, str], root: Path, prompt: str, session: str = "ab") -> float:
+    return run_hook(root, session, prompt, env, tree)[0]
 
 
 def resident_mb(env: dict[str, str]) -> dict[str, float | None]:
@@ -81,6 +87,7 @@ def main() -> None:
     parser.add_argument("--distinct", action="store_true",
                         help="a line '(take N)' appended to each prompt in round N: the vault server keeps the query "
                              "vectors it has seen in memory, so without it only the first round embeds its prompts")
+    parser.add_argument("--sessions", type=int, default=1, help="sessions asking at once, each its share of the prompts")
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
     parser.add_argument("--data", type=Path, default=BENCH.parent.parent / "shared" / "bench" / "locomo-dev.json")
     args = parser.parse_args()
@@ -94,15 +101,25 @@ def main() -> None:
         for tree, (_, env, root) in zip(trees, started):
             for prompt in prompts[:4]:
                 hook(tree, env, root, prompt)  # warm: the OS caches, the server's first searches, the host's first queries
-        for round_ in range(args.rounds):
-            for n, prompt in enumerate(prompts[4:]):
-                prompt = f"{prompt}\n(take {round_ + 1})" if args.distinct else prompt
-                order = [0, 1] if (n + round_) % 2 == 0 else [1, 0]
-                for side in order:
-                    _, env, root = started[side]
-                    elapsed = hook(trees[side], env, root, prompt)
-                    times[side].append(elapsed)
-                    by_kind[side]["behind_log" if len(prompt) > 8000 else "pastes"].append(elapsed)
+        lock = threading.Lock()
+
+        def session(number: int) -> None:
+            for round_ in range(args.rounds):
+                for n, prompt in list(enumerate(prompts[4:]))[number::args.sessions]:
+                    prompt = f"{prompt}\n(take {round_ + 1})" if args.distinct else prompt
+                    order = [0, 1] if (n + round_) % 2 == 0 else [1, 0]
+                    for side in order:
+                        _, env, root = started[side]
+                        elapsed = hook(trees[side], env, root, prompt, f"ab{number}")
+                        with lock:
+                            times[side].append(elapsed)
+                            by_kind[side]["behind_log" if len(prompt) > 8000 else "pastes"].append(elapsed)
+
+        sessions = [threading.Thread(target=session, args=(number,)) for number in range(args.sessions)]
+        for thread in sessions:
+            thread.start()
+        for thread in sessions:
+            thread.join()
         resident = [resident_mb(env) for _, env, _ in started]
     finally:
         for holder, _, _ in started:
@@ -116,7 +133,7 @@ def main() -> None:
             for kind, values in kinds.items():
                 row[f"{kind}_p50_p95_ms"] = [round(statistics.median(values), 1), round(percentile(values, 0.95), 1)]
     ratio = {"p50": round(rows[1]["p50_ms"] / rows[0]["p50_ms"], 2), "p95": round(rows[1]["p95_ms"] / rows[0]["p95_ms"], 2)}
-    print(json.dumps({"long": args.long, "size": args.size, "load_1min_before_after": load, "trees": rows,
+    print(json.dumps({"long": args.long, "size": args.size, "sessions": args.sessions, "load_1min_before_after": load, "trees": rows,
                       "b_over_a": ratio}, indent=2))
 
 

@@ -15,7 +15,9 @@ stdin) and stops when the process has exited with its output. "alone" runs one h
 from __future__ import annotations
 
 import atexit
+import compileall
 import functools
+import importlib.util
 import json
 import shutil
 import statistics
@@ -43,16 +45,33 @@ def hook_command(tree: Path = REPO) -> list[str]:
     python -m). The script is the bench's own, in a private folder: the one `init` writes into the venv's bin/ is
     shared by every checkout using that venv, and it puts its checkout first on the path, so two trees timed through
     it would both run whichever tree wrote it last."""
+    compiled(tree)
     script = Path(sys.executable).with_name("memdir")
     console = [str(script), "hook"] if script.exists() else [sys.executable, "-m", "mcp_server", "hook"]
     if CONSOLE_SCRIPT or not (tree / "mcp_server" / "clients" / "hook_script.py").is_file():
         return console
-    from mcp_server.clients.hook_script import SCRIPT_NAME, script_text
-    private = Path(tempfile.mkdtemp(prefix="memdir-bench-hook-")) / SCRIPT_NAME
+    # The tree's own script: another tree's may import what this one does not have (`leave`, session 20).
+    spec = importlib.util.spec_from_file_location(f"hook_script_{abs(hash(tree))}",
+                                                  tree / "mcp_server" / "clients" / "hook_script.py")
+    assert spec is not None and spec.loader is not None
+    own = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(own)
+    private = Path(tempfile.mkdtemp(prefix="memdir-bench-hook-")) / own.SCRIPT_NAME
     atexit.register(shutil.rmtree, private.parent, True)
-    private.write_text(script_text(str(Path(sys.executable).absolute()), str(tree)), encoding="utf-8")
+    private.write_text(own.script_text(str(Path(sys.executable).absolute()), str(tree)), encoding="utf-8")
     private.chmod(0o755)
     return [str(private)]
+
+
+@functools.cache
+def compiled(tree: Path) -> None:
+    """Bytecode for `tree`'s packages, as an installed package has (pip compiles at install). With
+    PYTHONDONTWRITEBYTECODE set (as on this machine) a tree that never wrote its __pycache__ (a `git archive` export,
+    a checkout only ever run so) compiled every module in every hook, server and host process: a hook process here
+    took 54 ms of CPU instead of 24 (perf stat, load ~7), and session 19's hook figures at 10k measured that
+    (bench/results/s20-hook20.md)."""
+    for package in ("mcp_server", "indexer", "vault"):
+        compileall.compile_dir(tree / package, quiet=1)
 
 
 def run_hook(root: Path, session: str, prompt: str, env: dict[str, str] | None = None,

@@ -27,7 +27,6 @@ events the server's watcher received over its life (the line it logs as it stops
 from __future__ import annotations
 
 import argparse
-import compileall
 import json
 import os
 import random
@@ -49,7 +48,7 @@ sys.path.insert(0, str(REPO))
 
 from mcp_server import client  # noqa: E402
 from mcp_server.embedding import host as embed_host  # noqa: E402
-from hooks import hook_command  # noqa: E402
+from hooks import compiled, hook_command  # noqa: E402
 
 EXAMPLE = REPO / ".memories-example"
 EARLY_SECONDS = 5.0
@@ -59,6 +58,7 @@ AS_INSTALLED = False  # --as-installed
 SAMPLE: Path | None = None  # --sample
 SESSION_GROUPS = False  # --session-groups
 MCP_READY = False  # --mcp-ready
+CODE = REPO  # --code: the checkout whose hooks, server and host run
 
 
 def hook_words() -> list[str]:
@@ -66,7 +66,9 @@ def hook_words() -> list[str]:
     PYTHONPATH without site (what the registered `memdir-hook` does; for a tree from before session 15)."""
     if AS_INSTALLED:
         return [sys.executable, "-S", "-c", "from mcp_server.entry import main; main()", "hook"]
-    return hook_command()
+    # The checkout's own `memdir-hook`, which puts that checkout first on its path: this one's ran this checkout's
+    # hook code whatever `--code` said (until session 20; the server and host did follow it).
+    return hook_command(CODE)
 
 
 def prompts_of(vault: Path) -> list[str]:
@@ -406,14 +408,13 @@ if __name__ == "__main__":
         # Its own example vault: a checkout refuses a memdir.toml that names settings it does not know (an older
         # one served nothing, every prompt got no context, when the vault was this checkout's).
         EXAMPLE = options.code.resolve() / ".memories-example"
+        CODE = options.code.resolve()
     # The server and the embedding host start as `python -m mcp_server`, which puts the working directory first on
     # their path, before PYTHONPATH: run from a checkout, they imported that checkout whatever `--code` said.
-    # Bytecode for the code under test, as an installed package has: with PYTHONDONTWRITEBYTECODE set (as on this
-    # machine) a checkout never used before compiled every module in every hook, server and host process, and an
-    # A/B against a checkout that had its __pycache__ measured the compiler.
+    # Bytecode for the code under test, as an installed package has (hooks.compiled): an A/B against a checkout that
+    # had its __pycache__ measured the compiler.
     for checkout in {REPO, *([options.code.resolve()] if options.code else [])}:
-        for package in ("mcp_server", "indexer", "vault"):
-            compileall.compile_dir(checkout / package, quiet=1)
+        compiled(checkout)
     os.chdir(tempfile.gettempdir())
     KEEP_LOG, THINK, AS_INSTALLED, SAMPLE = options.log, options.think, options.as_installed, options.sample
     SESSION_GROUPS, MCP_READY = options.session_groups, options.mcp_ready

@@ -105,11 +105,11 @@ def script_text(python: str, root: str) -> str:
             f"root = {root!r}\n"
             "sys.path.insert(0, root)\n"
             "try:\n"
-            "    from mcp_server.clients.hooks import main\n"
+            "    from mcp_server.clients.hooks import leave, main\n"
             "except ImportError as exc:  # an exit status and a sentence the assistant shows, not a traceback\n"
             "    sys.exit('memdir-hook: memdir cannot be imported from %s (%s): moved or uninstalled? Run memdir init '\n"
             "             'again from the memdir you use, or remove its hooks' % (root, exc))\n"
-            "sys.exit(main(sys.argv[1:]))\n")
+            "leave(main(sys.argv[1:]))  # flushed, then out without the interpreter's teardown\n")
 
 
 def hook_event(words: list[str]) -> str | None:

@@ -22,7 +22,7 @@ from .spool_names import session_tag
 
 TYPE_CHECKING = False  # typing is not imported by a hook process (client.py)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, NoReturn
 
 EVENTS = {"prompt": "UserPromptSubmit", "stop": "Stop", "session-start": "SessionStart"}
 # How long a hook waits for the server. No hook may stall a turn on a hung server: within 1 s (process
@@ -119,6 +119,18 @@ def _run(argv: list[str]) -> int:
             {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": context}}
         sys.stdout.write(json.dumps(output, ensure_ascii=False) + "\n")
     return 0
+
+
+def leave(code: int) -> NoReturn:
+    """End the hook process with `code` once what it printed is flushed, without the interpreter's teardown (freeing
+    every module and object; nothing a hook holds needs it: its files are closed, a server it started is detached).
+    The teardown was 6-8 of a hook process's 26-30 ms of CPU on the AVX2 machine (bench/results/s20-hook20.md)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # the client closed its end: nothing more to tell it
+            pass
+    os._exit(code)
 
 
 def read_input(raw: bytes) -> Any:

@@ -18,8 +18,8 @@ from .test_hooks import event, server  # noqa: F401 (fixture)
 pytestmark = pytest.mark.slow
 
 
-def run(command: list[str], payload: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(command, input=json.dumps(payload).encode(), capture_output=True, timeout=60)
+def run(command: list[str], payload: dict, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(command, input=json.dumps(payload).encode(), capture_output=True, timeout=60, env=env)
 
 
 def test_the_registered_hook_script_runs_without_site_and_prints_the_known_context(server):
@@ -27,11 +27,26 @@ def test_the_registered_hook_script_runs_without_site_and_prints_the_known_conte
     [script] = invocation
     assert Path(script).name == "memdir-hook" and os.access(script, os.X_OK)
     assert Path(script).read_text().splitlines()[0] == f"#!{Path(sys.executable).absolute()} -S"
+    buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}  # as Claude Code runs it
     result = run([*invocation, "prompt", "--vault", str(server)],
-                 event(server, "UserPromptSubmit", prompt="how do we make celery retries safe"))
+                 event(server, "UserPromptSubmit", prompt="how do we make celery retries safe"), buffered)
     assert result.returncode == 0 and result.stderr == b"", result.stderr  # no third-party import was needed
     context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "[id:m-a4c81f63]" in context
+
+
+def test_a_hook_leaves_without_the_interpreters_teardown_and_what_it_printed_still_arrives(tmp_path: Path):
+    # Python buffers a pipe's output unless told not to: the exit must flush it, and skips what a teardown would run.
+    buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    code = ("import atexit, sys\n"
+            "from mcp_server.clients.hooks import leave\n"
+            "atexit.register(lambda: print('torn down'))\n"
+            "sys.stdout.write('the context')\n"
+            "sys.stderr.write('a warning')\n"
+            "leave(3)\n")
+    result = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, timeout=60, env=buffered,
+                            cwd=Path(hook_script.package_root()))
+    assert (result.returncode, result.stdout, result.stderr) == (3, b"the context", b"a warning")
 
 
 def test_a_second_registration_leaves_the_script_as_it_is(tmp_path: Path):
