@@ -42,7 +42,6 @@ from vault.parse import sha256
 from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reason
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk, walk_below
 from vault import room
-from vault.room import out_of_room
 
 from . import collector, unit_hashes
 from .arrays import sorted_contains
@@ -329,7 +328,7 @@ class Index:
                 except DiskFullError:
                     raise
                 except Exception as exc:  # a truncated FAISS file or Whoosh segment: FAISS and Whoosh raise many kinds
-                    why = out_of_room(generation)
+                    why = room.out_of_room(generation)
                     if why:  # not damage: a full disk, and the index is sound once there is room
                         full = DiskFullError(room.message(f"open the index in {generation}", _short(exc), why))
                         if not read_when_full:

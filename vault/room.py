@@ -40,8 +40,7 @@ def reason(exc: BaseException) -> str | None:
             found = TOO_LARGE
     if found == TOO_LARGE:
         limit = size_limit()
-        return f"this process may not write files over {limit:,} bytes (ulimit -f)" if limit is not None else \
-            "a file grew over the largest size allowed here"
+        return _over(limit) if limit is not None else "a file grew over the largest size allowed here"
     return found
 
 
@@ -51,7 +50,7 @@ def out_of_room(where: Path) -> str | None:
     existing parent."""
     limit = size_limit()
     if limit is not None:
-        return f"this process may not write files over {limit:,} bytes (ulimit -f)"
+        return _over(limit)
     for folder in (where, *where.parents):
         try:
             return FULL if shutil.disk_usage(folder).free < ROOM_NEEDED else None
@@ -60,6 +59,10 @@ def out_of_room(where: Path) -> str | None:
         except OSError:
             return None
     return None
+
+
+def _over(limit: int) -> str:
+    return f"this process may not write files over {limit:,} bytes (ulimit -f)"
 
 
 def message(what: str, exc: object, why: str) -> str:

@@ -101,7 +101,7 @@ class HookHandler:
             # The answer first: a full disk that fails the turn log below still lets the prompt have its context.
             result.update(additionalContext="\n\n".join(part for part in (scoring, block) if part),
                           shown=[line.memory_id for line in kept], scoring_required=bool(scoring))
-            self._record_shown(state, state.prompt, kept, [explained[k.memory_id] for k in kept if k.memory_id in explained])
+            self._record_shown(state, state.prompt, kept, _reasons(kept, explained))
 
         try:
             self._settle(event, lambda: self.service.sessions.update(session_id, turn))
@@ -125,7 +125,7 @@ class HookHandler:
         block, kept = known_context(lines, self.settings.max_chars)
         if kept:
             with self._held_lock:
-                self._ahead[waiting] = _Shown(kept, [explained[k.memory_id] for k in kept if k.memory_id in explained])
+                self._ahead[waiting] = _Shown(kept, _reasons(kept, explained))
         return {"additionalContext": block, "shown": [line.memory_id for line in kept]}
 
     def _record_shown(self, state: Session, prompt: str, kept: list[Line], explained: list[dict[str, Any]]) -> None:
@@ -542,6 +542,11 @@ class HookHandler:
         self.replay_stale()
         self.service.sessions.update(session_id, orient)
         return {"additionalContext": "\n".join(lines)}
+
+
+def _reasons(kept: list[Line], explained: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Why each kept line was chosen, in their order, for the turn log."""
+    return [explained[line.memory_id] for line in kept if line.memory_id in explained]
 
 
 def _held_name(kind: str, at: int) -> str:
