@@ -334,8 +334,8 @@ class Index:
                         if not read_when_full:
                             raise full from exc
                         index = cls._read_on_full_disk(vault, embedder, generation, full)
-                        # Its ownership, if it has it, is kept till close: a process that took the index meanwhile
-                        # would find the manifest locked (exclusive mode), and might take that for damage.
+                        # Its ownership, if it has it, is kept till close, as any command's is: no other process
+                        # takes the index (and meets the same full disk) while this one reads it.
                         index._owner = owner
                         return index
                     if owner is None:
