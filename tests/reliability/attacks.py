@@ -918,6 +918,79 @@ def heading_bomb() -> dict[str, int]:
     return {"heading_bomb_chunks_past_20k_thousands": max(0, len(chunks_for(bomb)) - 20_000) // 1000}
 
 
+# -- session 21 -------------------------------------------------------------------------------------
+
+
+def carried_memdir(work: Path) -> dict[str, int]:
+    """A repository that commits its vault's `.memdir/` with a keyword index whose pickled table of contents runs code,
+    cloned, then searched (as a server opening the vault on the first prompt does): 1 when the code ran."""
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from mcp_server.cli.commands import cli
+    from tests.test_carried_state import hostile_repository
+
+    marker, clone = work / "carried-ran", work / "carried-clone"
+    subprocess.run(["git", "clone", "-q", str(hostile_repository(work / "carried", marker)), str(clone)], check=True,
+                   timeout=60)
+    CliRunner().invoke(cli, ["search", "celery", "--vault", str(clone / ".memories")])
+    return {"carried_memdir_code_runs": int(marker.exists())}
+
+
+def locked_out_reader(work: Path) -> dict[str, int]:
+    """While a command reads the index on a full disk (no room for the manifest's -shm), another reader opens the vault
+    (a second server reading it): 1 when it could not search ("database is locked", the index taken for unusable)."""
+    import shutil
+    from collections import namedtuple
+    from unittest import mock
+
+    from indexer import index as index_module
+    from indexer.embed import HashingEmbedder
+    from indexer.index import Index
+    from indexer.search import SearchRequest, Searcher
+    from indexer.settings import SearchSettings
+    from vault import Vault
+
+    root = small_vault(work / "locked-out")
+    Index.open(Vault(root), HashingEmbedder()).close()
+    real = index_module.Manifest
+
+    def no_shm(path: Path, owner: bool = True, **kwargs: bool) -> Any:
+        if kwargs.get("shared_memory", True):
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(path, owner=owner, **kwargs)
+
+    usage = namedtuple("usage", "total used free")
+    with mock.patch.object(shutil, "disk_usage", lambda path: usage(3 << 20, 3 << 20, 0)), \
+            mock.patch.object(index_module, "Manifest", no_shm):
+        command = Index.open(Vault(root), HashingEmbedder(), read_when_full=True)
+    try:
+        reader = Index.open(Vault(root), HashingEmbedder(), writable=False)
+        try:
+            hits = Searcher(reader, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="celery"))
+            return {"full_disk_readers_locked_out": int(not hits)}
+        finally:
+            reader.close()
+    except Exception:  # noqa: BLE001 - the reader's failure is what is counted
+        return {"full_disk_readers_locked_out": 1}
+    finally:
+        command.close()
+
+
+def future_dated(work: Path) -> dict[str, int]:
+    """A memory dated 2099 (a typo; it reads as new and sorts first in every timeline): 1 when doctor does not flag it."""
+    from click.testing import CliRunner
+
+    from mcp_server.cli.commands import cli
+
+    root = small_vault(work / "future-dated")
+    write(root, "history/c.md", memory_text("m-0000000c", "Gamma", "gamma: a date typed wrong")
+          .replace("created_at: 2026-11-01", "created_at: 2099-11-01"))
+    result = CliRunner().invoke(cli, ["doctor", "--vault", str(root)])
+    return {"future_dates_unflagged": int("history/c.md" not in result.output)}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -952,6 +1025,9 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("deep_fields", lambda: deep_fields(work)),
         ("swapped_fifo", lambda: swapped_fifo(work)),
         ("heading_bomb", heading_bomb),
+        ("carried_memdir", lambda: carried_memdir(work)),
+        ("locked_out_reader", lambda: locked_out_reader(work)),
+        ("future_dated", lambda: future_dated(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
