@@ -991,6 +991,23 @@ def future_dated(work: Path) -> dict[str, int]:
     return {"future_dates_unflagged": int("history/c.md" not in result.output)}
 
 
+def hostile_merge() -> dict[str, int]:
+    """The git merge driver given a pushed file whose counters no number holds (uses 10^400, .inf; score .nan, -.inf):
+    counts the merges that raised instead of reporting a conflict (an OverflowError's traceback in the user's merge)."""
+    from vault.gitmerge import merge_bytes
+
+    base = memory_text(A, "Alpha", "alpha").replace("created_at:", "uses: 2\nscore: 0.6\ncreated_at:")
+    ours = base.replace("uses: 2", "uses: 3").replace("score: 0.6", "score: 0.7")
+    raised = 0
+    for old, new in (("uses: 2", "uses: 1" + "0" * 400), ("uses: 2", "uses: .inf"), ("score: 0.6", "score: .nan"),
+                     ("score: 0.6", "score: -.inf")):
+        try:
+            merge_bytes(base.encode(), ours.encode(), base.replace(old, new).encode(), label="history/a.md")
+        except Exception:  # noqa: BLE001 - what the merge's user got instead of a conflict
+            raised += 1
+    return {"merge_driver_raised": raised}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -1028,6 +1045,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("carried_memdir", lambda: carried_memdir(work)),
         ("locked_out_reader", lambda: locked_out_reader(work)),
         ("future_dated", lambda: future_dated(work)),
+        ("hostile_merge", hostile_merge),
     ]
     rows: dict[str, int] = {}
     with private_user():
