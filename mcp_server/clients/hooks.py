@@ -57,7 +57,7 @@ def _run(argv: list[str]) -> int:
     if event is None or client_name not in (None, *CLIENTS):
         print(USAGE, file=sys.stderr)
         return 0
-    data = read_input(sys.stdin.buffer.read(MAX_STDIN + 1))
+    data = json.without_lone_surrogates(read_input(sys.stdin.buffer.read(MAX_STDIN + 1)))  # as the spool keeps it
     if not isinstance(data, dict) or not data.get("session_id"):
         print("memdir hook: no session_id in the hook input; nothing to do", file=sys.stderr)
         return 0

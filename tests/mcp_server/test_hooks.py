@@ -82,6 +82,20 @@ def test_a_prompt_with_bytes_that_are_not_utf8_still_gets_its_context_and_the_er
         assert f"hook input is not UTF-8 at byte {payload.index(b'BAD')}" in result.stderr.decode()
 
 
+def test_a_prompt_and_an_answer_cut_between_the_halves_of_an_emoji_get_context_and_are_captured(server):
+    # JSON may escape a lone surrogate ("\ud83d": a client that cut a string mid-emoji); the server failed the
+    # turn and the capture with a UnicodeEncodeError (a 500, logged as a server bug).
+    context = prompt(server, "how do we make celery retries safe \ud83d")
+    assert "[id:m-a4c81f63]" in context
+    stop(server, "Make the task idempotent first \ude00 then retry.")
+    wait_for(lambda: working_titles(server) == ["Exchange: how do we make celery retries safe \ufffd"], timeout=60)
+    # What an older hook (or any client of the API) sends as is: answered, not a server error.
+    info = client.running()
+    answer = client.request(info, "POST", "/api/hook/prompt", event(server, "UserPromptSubmit",
+                            session_id="other", prompt="celery retries \udc00"), timeout=30, vault=server)
+    assert "[id:m-a4c81f63]" in answer["additionalContext"]
+
+
 def test_a_prompt_over_the_hook_input_limit_gets_context_from_its_head(server):
     # A 5 MB paste: the hook reads 4 MB (MAX_STDIN) of its input, which used to fail to parse: no context.
     context = prompt(server, "how do we make celery retries safe\n" + "worker log line 42 ok\n" * 240_000)

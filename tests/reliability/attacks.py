@@ -1008,6 +1008,30 @@ def hostile_merge() -> dict[str, int]:
     return {"merge_driver_raised": raised}
 
 
+def lone_surrogates(work: Path) -> dict[str, int]:
+    """Hook events and a tool call whose JSON escapes a lone surrogate ("\\ud83d": a string cut mid-emoji), through the
+    served app's request parsing: counts the requests that failed (a UnicodeEncodeError writing the session or turn
+    log, or the memory), where a prompt got no context and an exchange was not captured."""
+    from starlette.testclient import TestClient
+
+    from mcp_server.server.served import open_vault
+
+    root = small_vault(work / "lone-surrogates")
+    served = open_vault(root, lambda config: None)
+    failed = 0
+    try:
+        with TestClient(served.asgi) as http:
+            base = {"session_id": "lone\ud800", "cwd": str(root.parent), "client_pids": []}
+            for path, body in (("/api/hook/prompt", {**base, "prompt": "celery retries \ud83d"}),
+                               ("/api/hook/stop", {**base, "last_assistant_message": "idempotent \ude00 first"}),
+                               ("/api/op", {"op": "add", "args": {"content": "The staging database \udc00 is reset nightly."}})):
+                answer = http.post(path, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+                failed += int(answer.status_code >= 500)
+    finally:
+        served.close()
+    return {"lone_surrogate_requests_failed": failed}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -1046,6 +1070,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("locked_out_reader", lambda: locked_out_reader(work)),
         ("future_dated", lambda: future_dated(work)),
         ("hostile_merge", hostile_merge),
+        ("lone_surrogates", lambda: lone_surrogates(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
