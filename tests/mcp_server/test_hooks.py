@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -370,3 +371,33 @@ def test_a_ten_kilobyte_paste_gets_the_memory_its_failure_and_question_ask_for(s
         "how do we make celery retries safe?"
     assert len(paste) > 10_000
     assert "[id:m-a4c81f63]" in prompt(server, paste)
+
+
+def test_a_fifo_a_device_or_a_huge_file_in_the_spool_is_dropped_and_the_events_beside_it_are_applied(service):
+    # The server read a spool file whole and blocking: a FIFO there held the replay (and with it the vault's open,
+    # and every later event) for good; a symlink to /dev/zero was read without end.
+    import threading
+
+    from mcp_server.clients.hooks_server import HookHandler
+
+    root = service.app.root
+    folder = root / ".memdir" / "spool"
+    asked = left_by_a_killed_hook(root, "prompt", event(root, "UserPromptSubmit", prompt="celery retries"), 0)
+    stamp = asked.name.split("-", 1)[0]
+    os.mkfifo(folder / f"{int(stamp) - 3}-1-s00000000-prompt.json")
+    (folder / f"{int(stamp) - 2}-1-s00000000-stop.json").symlink_to("/dev/zero")
+    with open(folder / f"{int(stamp) - 1}-1-s00000000-stop.json", "wb") as huge:
+        huge.truncate(64 << 20)  # sparse: 64 MB of nothing, over what a hook ever spools
+    spooled = left_by_a_killed_hook(root, "stop", event(root, "Stop", stop_hook_active=False,
+                                                        last_assistant_message="Use acks_late."), 0)
+    replay = threading.Thread(target=lambda: HookHandler(service).replay(folder), daemon=True)
+    replay.start()
+    replay.join(30)
+    blocked = replay.is_alive()
+    for fifo in (p for p in folder.iterdir() if p.is_fifo()):  # let a blocked replay go
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert not blocked, "the replay blocked on the FIFO"
+    assert working_titles(root) == ["Exchange: celery retries"]
+    assert sorted(p.name for p in folder.iterdir()) == [], "what is no spooled event is dropped with the rest"
+    assert not spooled.exists() and not asked.exists()

@@ -1032,6 +1032,32 @@ def lone_surrogates(work: Path) -> dict[str, int]:
     return {"lone_surrogate_requests_failed": failed}
 
 
+def spool_fifo(work: Path) -> dict[str, int]:
+    """A FIFO placed in a vault's spool under a spool file's name (another process, an archive unpacked over the
+    vault), then the replay a server runs as it opens the vault: 1 when the replay blocked (the vault's open with it)."""
+    from mcp_server.clients.hooks_server import HookHandler
+    from mcp_server.service.app import App
+    from mcp_server.service.memory_service import MemoryService
+
+    root = small_vault(work / "spool-fifo")
+    folder = root / ".memdir" / "spool"
+    folder.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(folder / f"{time.time_ns()}-1-s00000000-prompt.json")
+    app = App(root)
+    try:
+        replay = threading.Thread(target=lambda: HookHandler(MemoryService(app)).replay(folder), daemon=True)
+        replay.start()
+        replay.join(10)
+        blocked = int(replay.is_alive())
+        for fifo in (p for p in folder.iterdir() if p.is_fifo()):  # let a blocked replay go
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        replay.join(10)
+    finally:
+        app.close()
+    return {"spool_fifo_replays_blocked": blocked}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -1071,6 +1097,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("future_dated", lambda: future_dated(work)),
         ("hostile_merge", hostile_merge),
         ("lone_surrogates", lambda: lone_surrogates(work)),
+        ("spool_fifo", lambda: spool_fifo(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
