@@ -254,6 +254,7 @@ def spool(root: str | os.PathLike[str], event: str, payload: dict[str, Any]) -> 
     name = f"{time.time_ns()}-{os.getpid()}-{session_tag(payload.get('session_id'))}-{event}.json"
     text = json.dumps({"event": event, "payload": payload})
     try:
+        _not_linked(root)
         _write_spooled(os.path.join(root, SPOOL), name, text)
     except OSError as exc:
         try:
@@ -265,6 +266,15 @@ def spool(root: str | os.PathLike[str], event: str, payload: dict[str, Any]) -> 
         print(f"memdir hook: the vault's spool could not be written ({exc}); the event is kept in {spare} until "
               "the server applies it", file=sys.stderr)
     return name
+
+
+def _not_linked(root: str | os.PathLike[str]) -> None:
+    """An OSError when the vault's `.memdir` or its spool is a symlink: memdir makes neither one, and a repository or
+    an archive that carries one had every prompt written wherever it pointed (bench/results/s21-attack21.md)."""
+    folder = os.path.join(root, ".memdir")
+    for path in (folder, os.path.join(folder, "spool")):
+        if os.path.islink(path):
+            raise OSError(f"{path} is a symlink; memdir writes no event through it")
 
 
 def _write_spooled(folder: str, name: str, text: str) -> None:

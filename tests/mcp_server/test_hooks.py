@@ -401,3 +401,23 @@ def test_a_fifo_a_device_or_a_huge_file_in_the_spool_is_dropped_and_the_events_b
     assert working_titles(root) == ["Exchange: celery retries"]
     assert sorted(p.name for p in folder.iterdir()) == [], "what is no spooled event is dropped with the rest"
     assert not spooled.exists() and not asked.exists()
+
+
+def test_a_spool_folder_that_is_a_symlink_is_not_written_through_the_event_goes_to_the_spare_spool(tmp_path: Path):
+    # A `.memdir/spool` (or `.memdir`) symlinked elsewhere (a repository that carries it, an archive): every prompt was
+    # written there, into a folder memdir does not own and another user may read.
+    from mcp_server.clients.hooks import spool
+
+    root = tmp_path / "vault"
+    (root / ".memdir").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / ".memdir" / "spool").symlink_to(elsewhere, target_is_directory=True)
+    name = spool(root, "prompt", {"session_id": SESSION, "prompt": "our unreleased plans"})
+    assert list(elsewhere.iterdir()) == []
+    assert (Path(client.spare_spool(root)) / name).is_file()
+    whole = tmp_path / "vault2"
+    whole.mkdir()
+    (whole / ".memdir").symlink_to(elsewhere, target_is_directory=True)
+    name = spool(whole, "stop", {"session_id": SESSION, "last_assistant_message": "the answer"})
+    assert list(elsewhere.iterdir()) == [] and (Path(client.spare_spool(whole)) / name).is_file()

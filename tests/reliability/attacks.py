@@ -1058,6 +1058,22 @@ def spool_fifo(work: Path) -> dict[str, int]:
     return {"spool_fifo_replays_blocked": blocked}
 
 
+def linked_spool(work: Path) -> dict[str, int]:
+    """A vault whose `.memdir/spool`, or whole `.memdir`, is a symlink to a folder elsewhere (carried by a repository or
+    an archive): counts the hook events written into that folder (every prompt was)."""
+    from mcp_server.clients.hooks import spool
+
+    elsewhere = work / "linked-elsewhere"
+    elsewhere.mkdir()
+    for n, link in enumerate((".memdir/spool", ".memdir")):
+        root = work / f"linked-{n}"
+        (root / link).parent.mkdir(parents=True, exist_ok=True)
+        (root / link).symlink_to(elsewhere, target_is_directory=True)
+        with contextlib.suppress(OSError):
+            spool(root, "prompt", {"session_id": "linked", "prompt": "our unreleased plans"})
+    return {"linked_spool_events_written_elsewhere": len(list(elsewhere.iterdir()))}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -1098,6 +1114,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("hostile_merge", hostile_merge),
         ("lone_surrogates", lambda: lone_surrogates(work)),
         ("spool_fifo", lambda: spool_fifo(work)),
+        ("linked_spool", lambda: linked_spool(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
