@@ -260,6 +260,7 @@ def spool(root: str | os.PathLike[str], event: str, payload: dict[str, Any]) -> 
         try:
             client.own_folder()  # this user's, private: the spare spools live in it
             spare = client.spare_spool(root)
+            _own_folders(spare)
             _write_spooled(spare, name, text)
         except OSError:
             raise exc from None
@@ -275,6 +276,20 @@ def _not_linked(root: str | os.PathLike[str]) -> None:
     for path in (folder, os.path.join(folder, "spool")):
         if os.path.islink(path):
             raise OSError(f"{path} is a symlink; memdir writes no event through it")
+
+
+def _own_folders(spare: str) -> None:
+    """Make the spare spool's two folders (spool/, then the vault's) unless they are there, and check that each is a
+    folder of this user's own, not a symlink: one planted as the servers folder's `spool/` had the events written
+    wherever it pointed (a folder another user made there, named by the digest, could read them)."""
+    for path in (os.path.dirname(spare), spare):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        status = os.lstat(path)
+        if not os.path.isdir(path) or os.path.islink(path) or status.st_uid != os.getuid():
+            raise OSError(f"{path} is not a folder of this user's own; no event is kept there")
 
 
 def _write_spooled(folder: str, name: str, text: str) -> None:

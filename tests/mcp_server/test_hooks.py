@@ -421,3 +421,19 @@ def test_a_spool_folder_that_is_a_symlink_is_not_written_through_the_event_goes_
     (whole / ".memdir").symlink_to(elsewhere, target_is_directory=True)
     name = spool(whole, "stop", {"session_id": SESSION, "last_assistant_message": "the answer"})
     assert list(elsewhere.iterdir()) == [] and (Path(client.spare_spool(whole)) / name).is_file()
+
+
+def test_a_symlink_planted_as_the_spare_spools_folder_is_not_written_through(tmp_path: Path, monkeypatch):
+    from mcp_server.clients.hooks import spool
+
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    root = tmp_path / "vault"
+    (root / ".memdir").mkdir(parents=True)
+    (root / ".memdir" / "spool").write_text("a file where the spool folder goes: the vault's spool cannot be written\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "servers").mkdir(mode=0o700)
+    (tmp_path / "servers" / "spool").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(OSError):  # the hook then hands the event over unspooled
+        spool(root, "prompt", {"session_id": SESSION, "prompt": "our unreleased plans"})
+    assert list(elsewhere.rglob("*")) == []
