@@ -66,6 +66,8 @@ def test_a_cloned_vault_whose_memdir_folder_is_committed_is_not_read_and_says_ho
     assert result.exit_code == 1
     assert f"{clone / '.memories' / '.memdir'} is committed to the repository" in result.output
     assert "git rm -r -q --cached .memdir && rm -rf .memdir" in result.output
+    doctor = CliRunner().invoke(cli, ["doctor", "--vault", str(clone / ".memories")])  # it opens no index: says it too
+    assert "warning: .memdir: " in doctor.output and "is committed to the repository" in doctor.output
     # Removed as it says, the vault is indexed from its files.
     git(clone / ".memories", "rm", "-r", "-q", "--cached", ".memdir")
     subprocess.run(["rm", "-rf", str(clone / ".memories" / ".memdir")], check=True)

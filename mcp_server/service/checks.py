@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from vault import Memory
+from vault.carried_state import check_not_carried
+from vault.errors import CarriedStateError
 from vault.fields import problems
 from vault.write import utc_now
 
@@ -32,7 +34,7 @@ def warnings(memories: Iterable[Memory], root: Path | None = None, user_root: Pa
                                     f"`update_memory {m.id} fields={{privacy: private}}` moves it to your user vault"})
         for key, reason in [*problems(m), *future_dates(m, now)]:
             found.append({"path": m.path, "line": _key_line(root, m.path, key), "reason": reason})
-    return found + (folder_links(root) + moved_aside(root) + committed_user_vault(root, user_root)
+    return found + (carried(root) + folder_links(root) + moved_aside(root) + committed_user_vault(root, user_root)
                     if root is not None else [])
 
 
@@ -45,6 +47,16 @@ def future_dates(m: Memory, now: datetime) -> list[tuple[str, str]]:
 
 
 GIT_SECONDS = 5
+
+
+def carried(root: Path) -> list[dict[str, Any]]:
+    """A `.memdir/` the repository commits: no command or server opens the vault's index until it is removed
+    (vault/carried_state.py); doctor, which opens none, says so too."""
+    try:
+        check_not_carried(root)
+    except CarriedStateError as exc:
+        return [{"path": ".memdir", "line": None, "reason": str(exc)}]
+    return []
 
 
 def committed_user_vault(root: Path, user_root: Path | None) -> list[dict[str, Any]]:
