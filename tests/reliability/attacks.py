@@ -766,26 +766,15 @@ def hostile_vault_names(work: Path) -> dict[str, int]:
     return {"vault_names_expanded_by_hook_shell": changed}
 
 
-def full_disk_search(work: Path) -> dict[str, int]:
-    """`memdir search` on a full disk (as on a full 3 MB tmpfs: SQLite cannot grow the manifest's -shm, "disk I/O
-    error", free space 0). Counts a search that did not answer."""
+@contextlib.contextmanager
+def full_disk() -> Iterator[None]:
+    """As on a full 3 MB tmpfs: no free space, and SQLite cannot grow the manifest's -shm ("disk I/O error")."""
     import shutil
     from collections import namedtuple
     from unittest import mock
 
-    from click.testing import CliRunner
-
     from indexer import index as index_module
-    from indexer.embed import make_embedder
-    from indexer.index import Index
-    from mcp_server.cli.commands import cli
-    from tests.conftest import HASHING_TOML
-    from vault import Vault, init_vault
 
-    root = work / "full-disk-search"
-    init_vault(root, HASHING_TOML)
-    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
-    Index.open(Vault(root), make_embedder("hashing-256")).close()
     real = index_module.Manifest
 
     def no_shm(path: Path, owner: bool = True, **kwargs: bool) -> Any:
@@ -796,6 +785,25 @@ def full_disk_search(work: Path) -> dict[str, int]:
     usage = namedtuple("usage", "total used free")
     with mock.patch.object(shutil, "disk_usage", lambda path: usage(3 << 20, 3 << 20, 0)), \
             mock.patch.object(index_module, "Manifest", no_shm):
+        yield
+
+
+def full_disk_search(work: Path) -> dict[str, int]:
+    """`memdir search` on a full disk (as on a full 3 MB tmpfs: SQLite cannot grow the manifest's -shm, "disk I/O
+    error", free space 0). Counts a search that did not answer."""
+    from click.testing import CliRunner
+
+    from indexer.embed import make_embedder
+    from indexer.index import Index
+    from mcp_server.cli.commands import cli
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    root = work / "full-disk-search"
+    init_vault(root, HASHING_TOML)
+    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+    Index.open(Vault(root), make_embedder("hashing-256")).close()
+    with full_disk():
         result = CliRunner().invoke(cli, ["search", "celery retries", "--vault", str(root)])
     return {"full_disk_searches_failed": int(result.exit_code != 0 or A not in result.output)}
 
@@ -941,11 +949,6 @@ def carried_memdir(work: Path) -> dict[str, int]:
 def locked_out_reader(work: Path) -> dict[str, int]:
     """While a command reads the index on a full disk (no room for the manifest's -shm), another reader opens the vault
     (a second server reading it): 1 when it could not search ("database is locked", the index taken for unusable)."""
-    import shutil
-    from collections import namedtuple
-    from unittest import mock
-
-    from indexer import index as index_module
     from indexer.embed import HashingEmbedder
     from indexer.index import Index
     from indexer.search import SearchRequest, Searcher
@@ -954,16 +957,7 @@ def locked_out_reader(work: Path) -> dict[str, int]:
 
     root = small_vault(work / "locked-out")
     Index.open(Vault(root), HashingEmbedder()).close()
-    real = index_module.Manifest
-
-    def no_shm(path: Path, owner: bool = True, **kwargs: bool) -> Any:
-        if kwargs.get("shared_memory", True):
-            raise sqlite3.OperationalError("disk I/O error")
-        return real(path, owner=owner, **kwargs)
-
-    usage = namedtuple("usage", "total used free")
-    with mock.patch.object(shutil, "disk_usage", lambda path: usage(3 << 20, 3 << 20, 0)), \
-            mock.patch.object(index_module, "Manifest", no_shm):
+    with full_disk():
         command = Index.open(Vault(root), HashingEmbedder(), read_when_full=True)
     try:
         reader = Index.open(Vault(root), HashingEmbedder(), writable=False)
