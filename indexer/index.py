@@ -42,6 +42,7 @@ from vault.parse import sha256
 from vault.store import duplicate_id_reason, id_precedence, is_duplicate_id_reason
 from vault.paths import Skipped, inspect, is_memory_path, relative, walk, walk_below
 from vault import room
+from vault.carried_state import check_not_carried
 
 from . import collector, unit_hashes
 from .arrays import sorted_contains
@@ -296,6 +297,7 @@ class Index:
         `read_when_full` (a command): a sound index that does not open for a full disk opens read-only, as another
         process's reader would, so that a search still answers; a write then writes its file only (which on a full
         disk names the full disk), for the next owner to take in. A server does not: it would stay a reader."""
+        check_not_carried(vault.root)  # before anything under .memdir/ is read
         layout = Layout(vault.root)
         owner = layout.try_own() if writable else None
         waited = False
@@ -334,8 +336,8 @@ class Index:
                         if not read_when_full:
                             raise full from exc
                         index = cls._read_on_full_disk(vault, embedder, generation, full)
-                        # Its ownership, if it has it, is kept till close: a process that took the index meanwhile
-                        # would find the manifest locked (exclusive mode), and might take that for damage.
+                        # Its ownership, if it has it, is kept till close, as any command's is: no other process
+                        # takes the index (and meets the same full disk) while this one reads it.
                         index._owner = owner
                         return index
                     if owner is None:

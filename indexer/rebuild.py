@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass
 
 from vault import Vault
+from vault.carried_state import check_not_carried
 
 from .embed import CachedEmbedder, Embedder
 from .generations import Layout
@@ -39,6 +40,7 @@ class RebuildReport:
 
 def rebuild(vault: Vault, embedder: Embedder, progress: Progress | None = None) -> RebuildReport:
     """`memdir reindex` without a server: take ownership, build a fresh generation, swap it in."""
+    check_not_carried(vault.root)  # its embedding cache is read
     layout = Layout(vault.root)
     owner = layout.try_own()
     if owner is None:

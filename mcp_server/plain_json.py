@@ -79,3 +79,21 @@ def scan(text: str, index: int) -> tuple[Any, int]:
         # The scanner raises json.decoder's JSONDecodeError, which it finds only when `json` was imported; in a hook
         # process it is not, and every malformed input read "SystemError: <_json.Scanner …> returned NULL".
         raise ValueError(f"not JSON: malformed after character {index}") from None
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """`value` (what `loads` read) with each lone surrogate in its strings replaced by U+FFFD. JSON may escape one
+    ("\\ud800": a client that cut a string between the halves of an emoji), and `loads` reads it as is; then no write
+    could encode it, and the prompt's turn and the exchange's capture failed in the server with a UnicodeEncodeError
+    (bench/results/s21-attack21.md). A pair of escaped halves is read as its one character and kept."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
+        return value
+    if isinstance(value, dict):
+        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_lone_surrogates(v) for v in value]
+    return value

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sys
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
+from mcp_server.clients import hook_script
 from mcp_server.embedding import host as embed_host
 from indexer import smooth_int8
 from mcp_server.config import default_config_text
@@ -33,6 +35,14 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     # machine takes it is tested on its own (tests/indexer/test_smooth_int8.py)
     monkeypatch.setenv("MEMDIR_INT8", "always")
     monkeypatch.setattr(smooth_int8, "int8_pays", lambda: True)
+    # `memdir init` writes `memdir-hook` beside the running Python: run from a shared virtual environment, a test's
+    # init rewrote that environment's script to run the tree under test, for every other tree and hook using it.
+    shared_bin = Path(sys.executable).absolute().parent
+    real_script_path = hook_script.script_path
+    own_bin = tmp_path_factory.mktemp("bin")
+    monkeypatch.setattr(hook_script, "script_path", lambda console_script: (
+        own_bin / hook_script.SCRIPT_NAME if real_script_path(console_script).parent == shared_bin
+        else real_script_path(console_script)))
     yield
     host = embed_host.running()
     if host is not None:

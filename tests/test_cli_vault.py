@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -155,6 +156,21 @@ def test_doctor_warns_about_a_private_file_in_the_project_vault_but_does_not_fai
     result = run("doctor", "--vault", str(vault_root))
     assert result.exit_code == 0, result.output
     assert "warning: memory_bank/mine.md: privacy: private in the project vault" in result.output
+
+
+def test_doctor_warns_about_a_memory_dated_in_the_future_and_names_its_line(vault_root: Path):
+    """A date typed 2099 for 2024, or another machine's clock far ahead: the memory read as minutes old and sorted
+    first in every timeline, and doctor said nothing. A day ahead is left alone (time zones written by hand)."""
+    write(vault_root, "history/typo.md", memory_text("m-0000f077", "Typo", "A date typed wrong.")
+          .replace("created_at: 2026-11-01T08:00:00Z", "created_at: 2099-11-01T08:00:00Z"))
+    tomorrow = (datetime.now(timezone.utc) + timedelta(hours=20)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    write(vault_root, "history/near.md", memory_text("m-0000f078", "Near", "Written on a clock a few hours ahead.")
+          .replace("created_at: 2026-11-01T08:00:00Z", f"created_at: {tomorrow}"))
+    result = run("doctor", "--vault", str(vault_root))
+    assert result.exit_code == 0, result.output
+    assert ("warning: history/typo.md:6: created_at 2099-11-01T08:00:00+00:00 is in the future: the memory reads as "
+            "new and sorts first in every timeline until then") in result.output
+    assert "near.md" not in result.output
 
 
 @pytest.mark.parametrize("command", [["search", "alpha"], ["list"], ["doctor"], ["add", "a note"]])

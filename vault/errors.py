@@ -72,3 +72,7 @@ class ConfigError(VaultError):
 
 class DiskFullError(VaultError):
     """The disk (or the user's quota) is full: the named file could not be written; nothing was half written."""
+
+
+class CarriedStateError(VaultError):
+    """The vault's `.memdir/` (its index and local state) came with the repository: memdir does not read it."""

@@ -21,6 +21,7 @@ is not a readable memory falls back to a plain `git merge-file` of the whole fil
 
 from __future__ import annotations
 
+import math
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -201,7 +202,14 @@ def _utc(moment: datetime) -> datetime:
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A count or score the merge can add: finite (a pushed `uses: .inf` or `10^400` failed the driver with an
+    OverflowError; such a value is merged as any other key, a conflict when both sides changed it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int past a float's range
+        return False
 
 
 # -- text --------------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ def _run(argv: list[str]) -> int:
     if event is None or client_name not in (None, *CLIENTS):
         print(USAGE, file=sys.stderr)
         return 0
-    data = read_input(sys.stdin.buffer.read(MAX_STDIN + 1))
+    data = json.without_lone_surrogates(read_input(sys.stdin.buffer.read(MAX_STDIN + 1)))  # as the spool keeps it
     if not isinstance(data, dict) or not data.get("session_id"):
         print("memdir hook: no session_id in the hook input; nothing to do", file=sys.stderr)
         return 0
@@ -254,17 +254,42 @@ def spool(root: str | os.PathLike[str], event: str, payload: dict[str, Any]) -> 
     name = f"{time.time_ns()}-{os.getpid()}-{session_tag(payload.get('session_id'))}-{event}.json"
     text = json.dumps({"event": event, "payload": payload})
     try:
+        _not_linked(root)
         _write_spooled(os.path.join(root, SPOOL), name, text)
     except OSError as exc:
         try:
             client.own_folder()  # this user's, private: the spare spools live in it
             spare = client.spare_spool(root)
+            _own_folders(spare)
             _write_spooled(spare, name, text)
         except OSError:
             raise exc from None
         print(f"memdir hook: the vault's spool could not be written ({exc}); the event is kept in {spare} until "
               "the server applies it", file=sys.stderr)
     return name
+
+
+def _not_linked(root: str | os.PathLike[str]) -> None:
+    """An OSError when the vault's `.memdir` or its spool is a symlink: memdir makes neither one, and a repository or
+    an archive that carries one had every prompt written wherever it pointed (bench/results/s21-attack21.md)."""
+    folder = os.path.join(root, ".memdir")
+    for path in (folder, os.path.join(folder, "spool")):
+        if os.path.islink(path):
+            raise OSError(f"{path} is a symlink; memdir writes no event through it")
+
+
+def _own_folders(spare: str) -> None:
+    """Make the spare spool's two folders (spool/, then the vault's) unless they are there, and check that each is a
+    folder of this user's own, not a symlink: one planted as the servers folder's `spool/` had the events written
+    wherever it pointed (a folder another user made there, named by the digest, could read them)."""
+    for path in (os.path.dirname(spare), spare):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        status = os.lstat(path)
+        if not os.path.isdir(path) or os.path.islink(path) or status.st_uid != os.getuid():
+            raise OSError(f"{path} is not a folder of this user's own; no event is kept there")
 
 
 def _write_spooled(folder: str, name: str, text: str) -> None:

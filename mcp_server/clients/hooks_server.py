@@ -6,10 +6,12 @@ process that already has it loaded.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
 import os
+import stat
 import threading
 import time
 from dataclasses import dataclass
@@ -29,7 +31,7 @@ from ..service import privacy as vaults
 from ..service import turns
 from ..service.capture import MAX_EXCHANGE_CHARS
 from .context import Line, known_context, memory_line, pointer_line, scoring_request
-from .hooks import MAX_PROMPT_CHARS
+from .hooks import MAX_PROMPT_CHARS, MAX_STDIN
 from .spool_names import may_be_of, session_tag
 from ..service.memory_service import MemoryService
 from ..service.sessions import Session
@@ -52,6 +54,9 @@ PUT_BACK_CAP_SECONDS = 300.0
 # How long a hook's event waits for a replay under way before it goes back to the spool behind its session's earlier
 # event (the hook leaves after 0.9 s; the replay applies both, in order).
 EARLIER_WAIT_SECONDS = 0.3
+# The largest spool file read: a hook reads at most MAX_STDIN bytes of its input and spools them as JSON, whose
+# escapes can make a character of text six; past this a file is no event a hook wrote.
+MAX_SPOOLED_BYTES = 6 * MAX_STDIN + 65536
 
 
 class HookHandler:
@@ -272,7 +277,7 @@ class HookHandler:
         claimed = _take(path)
         if claimed is None:
             return 0  # its own request (or another replay) took it meanwhile
-        applied = self._apply(path.name, lambda: text if text is not None else claimed.read_text())
+        applied = self._apply(path.name, lambda: text if text is not None else _spooled_text(claimed))
         if applied is None:  # the disk, not the event: taken, it waited hidden for the next start
             os.replace(claimed, path)  # (review of s10)
         else:
@@ -592,11 +597,31 @@ def _fingerprint(answer: str) -> str:
 
 
 def _read_spooled(path: Path) -> str | None:
-    """A spooled event's text; None when it cannot be read now (taken meanwhile: the claim decides)."""
+    """A spooled event's text; None when it cannot be read now (taken meanwhile: the claim decides) or is no event."""
     try:
-        return path.read_text()
-    except OSError:
+        return _spooled_text(path)
+    except (OSError, ValueError):
         return None
+
+
+def _spooled_text(path: Path) -> str:
+    """The text of a spool file as a hook wrote it: a regular file of at most MAX_SPOOLED_BYTES. Anything else
+    placed there (by another process, an archive unpacked over the vault) is a ValueError, dropped as a malformed
+    event: the spool was read whole and blocking, so a FIFO held the replay (the vault's open, every later event)
+    for good, and a symlink to /dev/zero was read without end (bench/results/s21-attack21.md)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError("a symlink, not a spooled event") from None
+        raise
+    with open(fd, "rb") as file:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise ValueError("not a regular file")
+        if status.st_size > MAX_SPOOLED_BYTES:
+            raise ValueError(f"{status.st_size:,} bytes, more than a hook spools ({MAX_SPOOLED_BYTES:,})")
+        return file.read(MAX_SPOOLED_BYTES + 1).decode("utf-8")
 
 
 def _session_of(text: str | None) -> str:

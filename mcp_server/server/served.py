@@ -32,6 +32,7 @@ from vault.lock import open_lock_file, release, renewed, still_named, try_flock
 
 from ..service.app import App
 from ..client import IDEMPOTENCY_HEADER, VAULT_LOCK, process_alive
+from ..plain_json import without_lone_surrogates
 from ..config import load_config
 from ..embedding.host import EmbedderUnavailable
 from .idle import IdleWatch
@@ -263,7 +264,7 @@ async def json_body(request: Request) -> dict[str, Any] | JSONResponse:
     if len(raw) > MAX_BODY:
         return error("ValidationError", f"request body over {MAX_BODY:,} bytes", 413)
     try:
-        body = json.loads(raw or b"{}")
+        body = without_lone_surrogates(json.loads(raw or b"{}"))
     except ValueError:
         return error("ValidationError", "request body is not JSON", 400)
     return body if isinstance(body, dict) else error("ValidationError", "request body must be a JSON object", 400)

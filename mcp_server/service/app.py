@@ -23,7 +23,7 @@ from indexer.live import LiveIndex
 from indexer.search import Searcher
 from indexer.settings import SearchSettings
 from vault import Vault, init_vault
-from vault.errors import ConfigError, NotFoundError, ValidationError
+from vault.errors import CarriedStateError, ConfigError, NotFoundError, ValidationError
 from vault.ids import check_id
 
 from ..client import servers_folder
@@ -95,7 +95,7 @@ class App:
         if self.user_root is not None and self.user_root.is_dir():
             try:
                 self.user = self._open_user()
-            except (IndexUnusable, ConfigError) as exc:
+            except (IndexUnusable, ConfigError, CarriedStateError) as exc:
                 log.warning("user vault %s not opened: %s", self.user_root, exc)
 
     # -- the two vaults ----------------------------------------------------------------
@@ -114,7 +114,7 @@ class App:
                 init_vault(self.user_root, default_config_text())
             try:
                 self.user = self._open_user()
-            except (IndexUnusable, ConfigError):
+            except (IndexUnusable, ConfigError, CarriedStateError):
                 if create:
                     raise
                 return None

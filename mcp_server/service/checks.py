@@ -5,30 +5,58 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Iterable
 
 from vault import Memory
+from vault.carried_state import check_not_carried
+from vault.errors import CarriedStateError
 from vault.fields import problems
+from vault.write import utc_now
+
+# Two machines' clocks and time zones written wrong by hand are within a day; a date past that is a typo (2099 for
+# 2024) or a clock far off, and it misleads: the memory reads as minutes old and sorts first in every timeline.
+FUTURE_LEEWAY = timedelta(days=1)
 
 
-def warnings(memories: Iterable[Memory], root: Path | None = None, user_root: Path | None = None) -> list[dict[str, Any]]:
+def warnings(memories: Iterable[Memory], root: Path | None = None, user_root: Path | None = None,
+             now: datetime | None = None) -> list[dict[str, Any]]:
     """Files that parse but will mislead: a `privacy: private` file inside the project vault (readable by
-    everyone with the repository), per-type fields whose value does not fit (a deadline that is no date), and a
-    user vault that the project's git would commit."""
+    everyone with the repository), per-type fields whose value does not fit (a deadline that is no date), a date
+    in the future, and a user vault that the project's git would commit."""
     found = []
+    now = now or utc_now()
     for m in sorted(memories, key=lambda m: m.path):
         if m.privacy == "private":
             found.append({"path": m.path, "line": None,
                           "reason": "privacy: private in the project vault: everyone with the repository can read it; "
                                     f"`update_memory {m.id} fields={{privacy: private}}` moves it to your user vault"})
-        for key, reason in problems(m):
+        for key, reason in [*problems(m), *future_dates(m, now)]:
             found.append({"path": m.path, "line": _key_line(root, m.path, key), "reason": reason})
-    return found + (folder_links(root) + moved_aside(root) + committed_user_vault(root, user_root)
+    return found + (carried(root) + folder_links(root) + moved_aside(root) + committed_user_vault(root, user_root)
                     if root is not None else [])
 
 
+def future_dates(m: Memory, now: datetime) -> list[tuple[str, str]]:
+    """The memory's own dates more than FUTURE_LEEWAY ahead of `now`, as (key, reason)."""
+    dates = (("created_at", m.created_at), ("updated_at", m.updated_at), ("last_used_at", m.last_used_at))
+    return [(key, f"{key} {when.isoformat()} is in the future: the memory reads as new and sorts first in every "
+                  f"timeline until then; correct the date (this machine's clock says {now.date().isoformat()})")
+            for key, when in dates if when is not None and when > now + FUTURE_LEEWAY]
+
+
 GIT_SECONDS = 5
+
+
+def carried(root: Path) -> list[dict[str, Any]]:
+    """A `.memdir/` the repository commits: no command or server opens the vault's index until it is removed
+    (vault/carried_state.py); doctor, which opens none, says so too."""
+    try:
+        check_not_carried(root)
+    except CarriedStateError as exc:
+        return [{"path": ".memdir", "line": None, "reason": str(exc)}]
+    return []
 
 
 def committed_user_vault(root: Path, user_root: Path | None) -> list[dict[str, Any]]:

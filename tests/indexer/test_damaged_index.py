@@ -26,6 +26,26 @@ def _vault_with_an_index(root: Path) -> Path:
     return Layout(root).current()
 
 
+def _on_a_full_disk(patch: pytest.MonkeyPatch) -> None:
+    """As on a full 3 MB tmpfs: no free space, and SQLite cannot grow the manifest's -shm ("disk I/O error")."""
+    import shutil
+    import sqlite3
+    from collections import namedtuple
+
+    from indexer import index as index_module
+
+    real = index_module.Manifest
+
+    def no_shm(path, owner=True, shared_memory=True):
+        if shared_memory:
+            raise sqlite3.OperationalError("disk I/O error")
+        return real(path, owner=owner, shared_memory=shared_memory)
+
+    usage = namedtuple("usage", "total used free")
+    patch.setattr(shutil, "disk_usage", lambda path: usage(3 << 20, 3 << 20, 0))
+    patch.setattr(index_module, "Manifest", no_shm)
+
+
 def _truncate(path: Path) -> None:
     path.write_bytes(path.read_bytes()[: max(1, path.stat().st_size // 3)])
 
@@ -153,24 +173,9 @@ def test_an_index_that_does_not_open_on_a_full_disk_is_kept_and_the_full_disk_na
 def test_a_command_on_a_full_disk_searches_the_index_read_only_and_a_server_is_still_told(hashing_root: Path,
                                                                                         monkeypatch):
     # A search on a full disk failed too (s19): SQLite maps a -shm file into every WAL connection, and cannot grow
-    # it. Without shared memory (exclusive locking mode) the manifest reads; a server does not open that way.
-    import shutil
-    import sqlite3
-    from collections import namedtuple
-
-    from indexer import index as index_module
-
+    # it. Copied into memory (Manifest, shared_memory=False) the manifest reads; a server does not open that way.
     generation = _vault_with_an_index(hashing_root)
-    real = index_module.Manifest
-
-    def no_shm(path, owner=True, shared_memory=True):
-        if shared_memory:
-            raise sqlite3.OperationalError("disk I/O error")
-        return real(path, owner=owner, shared_memory=shared_memory)
-
-    usage = namedtuple("usage", "total used free")
-    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(3 << 20, 3 << 20, 0))
-    monkeypatch.setattr(index_module, "Manifest", no_shm)
+    _on_a_full_disk(monkeypatch)
     with pytest.raises(DiskFullError, match="disk full"):
         open_index(hashing_root)
     index = Index.open(Vault(hashing_root), HashingEmbedder(), read_when_full=True)
@@ -178,7 +183,29 @@ def test_a_command_on_a_full_disk_searches_the_index_read_only_and_a_server_is_s
         hits = Searcher(index, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="celery retries"))
         assert [hit.memory.id for hit in hits][:1] == ["m-0000000a"]
         assert not index.writable and index.generation == generation
-        assert Layout(hashing_root).try_own() is None, "the manifest's file lock keeps another owner out meanwhile"
+        assert Layout(hashing_root).try_own() is None, "the command keeps the index's ownership meanwhile"
     finally:
         index.close()
     assert not (hashing_root / ".memdir" / "quarantine").exists()
+
+
+def test_while_a_command_reads_the_index_on_a_full_disk_another_process_reader_still_reads_it(hashing_root: Path,
+                                                                                              monkeypatch):
+    # The command's manifest in exclusive locking mode held its file lock till the command ended: a second server
+    # reading the same vault met "database is locked" and reported the index unusable meanwhile (s20's leftover 4).
+    _vault_with_an_index(hashing_root)
+    with monkeypatch.context() as full:
+        _on_a_full_disk(full)
+        command = Index.open(Vault(hashing_root), HashingEmbedder(), read_when_full=True)
+    try:
+        assert not command.writable
+        reader = Index.open(Vault(hashing_root), HashingEmbedder(), writable=False)
+        try:
+            hits = Searcher(reader, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="celery retries"))
+            assert [hit.memory.id for hit in hits][:1] == ["m-0000000a"]
+        finally:
+            reader.close()
+        hits = Searcher(command, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="pin uv"))
+        assert [hit.memory.id for hit in hits][:1] == ["m-0000000b"]
+    finally:
+        command.close()

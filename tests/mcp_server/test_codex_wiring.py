@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from mcp_server.cli.commands import cli
 
-from .test_integrations import HOOK_SCRIPT, project, read, saved_by_someone_else_once  # noqa: F401 (fixture)
+from .test_integrations import hook_script_path, project, read, saved_by_someone_else_once  # noqa: F401 (fixture)
 
 USERS = '# my settings\nmodel = "o3"\n\n[mcp_servers.github]\ncommand = "gh-mcp"  # the team one\n'
 
@@ -44,7 +44,7 @@ def test_init_adds_the_server_after_the_users_own_text_and_claude_codes_hooks_to
     hooks = read(project / ".codex" / "hooks.json")["hooks"]
     for event, name in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop")):
         [handler] = [h for group in hooks[event] for h in group["hooks"]]
-        assert handler["command"] == f'{HOOK_SCRIPT} {name} --vault ".memories" --client codex'
+        assert handler["command"] == f'{hook_script_path()} {name} --vault ".memories" --client codex'
     assert "Hooks need review" in output and "--dangerously-bypass-hook-trust" in output
 
 

@@ -17,7 +17,7 @@ from vault import Vault
 
 from .processes import hook
 from .test_hooks import server  # noqa: F401 (fixture)
-from .test_integrations import HOOK_SCRIPT, project, read, saved_by_someone_else_once  # noqa: F401 (fixture)
+from .test_integrations import hook_script_path, project, read, saved_by_someone_else_once  # noqa: F401 (fixture)
 
 SESSION = "42bace9c-3457-4a1e-874c-2d3d75e84cbe"
 
@@ -39,7 +39,7 @@ def test_init_writes_the_server_hooks_and_tool_approvals_into_the_projects_gemin
     assert settings["mcpServers"]["memdir"]["args"] == ["mcp", "--vault", ".memories"]  # found upward, from any subfolder
     assert Path(settings["mcpServers"]["memdir"]["command"]).is_absolute()
     for event, name in (("SessionStart", "session-start"), ("BeforeAgent", "prompt"), ("AfterAgent", "stop")):
-        assert memdir_handler(settings, event)["command"] == f'{HOOK_SCRIPT} {name} --vault ".memories" --client gemini'
+        assert memdir_handler(settings, event)["command"] == f'{hook_script_path()} {name} --vault ".memories" --client gemini'
     assert "mcp_memdir_search_memory" in settings["tools"]["allowed"]
     assert "mcp_memdir_delete_memory" not in settings["tools"]["allowed"]  # deleting still asks
     assert "Trust folder" in output and "GEMINI_CLI_TRUST_WORKSPACE=true" in output

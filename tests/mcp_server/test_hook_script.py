@@ -10,8 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from mcp_server.cli.commands import cli
 from mcp_server.clients import hook_script, integrations
+from mcp_server.clients.hook_script import command_words
 
 from .test_hooks import event, server  # noqa: F401 (fixture)
 
@@ -139,3 +142,17 @@ def test_the_shebang_limit_counts_bytes_not_characters():
     python = "/home/" + "é" * 60 + "/bin/python"  # 71 characters, 131 bytes
     assert len(f"#!{python} -S") <= hook_script.SHEBANG_LIMIT < len(f"#!{python} -S".encode())
     assert hook_script.script_text(python, "/x").startswith("#!/bin/sh\n")
+
+
+def test_a_tests_init_writes_memdir_hook_in_its_own_folder_and_leaves_the_shared_environments_alone(tmp_path: Path,
+                                                                                                    monkeypatch):
+    # Run from a shared virtual environment, a test's init rewrote its `memdir-hook` to run the tree under test.
+    shared = Path(sys.executable).absolute().with_name("memdir-hook")
+    before = shared.read_bytes() if shared.exists() else None
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["init", "--claude-code"])
+    assert result.exit_code == 0, result.output
+    settings = json.loads((tmp_path / ".claude" / "settings.local.json").read_text())
+    [script] = {command_words(h["command"])[0] for group in settings["hooks"]["UserPromptSubmit"] for h in group["hooks"]}
+    assert Path(script).parent != shared.parent and Path(script).name == "memdir-hook"
+    assert (shared.read_bytes() if shared.exists() else None) == before

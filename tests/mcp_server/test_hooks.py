@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -80,6 +81,20 @@ def test_a_prompt_with_bytes_that_are_not_utf8_still_gets_its_context_and_the_er
         result = hook("prompt", payload.replace(b"BAD", bad), "--vault", str(server))
         assert "[id:m-a4c81f63]" in hook_context(result)
         assert f"hook input is not UTF-8 at byte {payload.index(b'BAD')}" in result.stderr.decode()
+
+
+def test_a_prompt_and_an_answer_cut_between_the_halves_of_an_emoji_get_context_and_are_captured(server):
+    # JSON may escape a lone surrogate ("\ud83d": a client that cut a string mid-emoji); the server failed the
+    # turn and the capture with a UnicodeEncodeError (a 500, logged as a server bug).
+    context = prompt(server, "how do we make celery retries safe \ud83d")
+    assert "[id:m-a4c81f63]" in context
+    stop(server, "Make the task idempotent first \ude00 then retry.")
+    wait_for(lambda: working_titles(server) == ["Exchange: how do we make celery retries safe \ufffd"], timeout=60)
+    # What an older hook (or any client of the API) sends as is: answered, not a server error.
+    info = client.running()
+    answer = client.request(info, "POST", "/api/hook/prompt", event(server, "UserPromptSubmit",
+                            session_id="other", prompt="celery retries \udc00"), timeout=30, vault=server)
+    assert "[id:m-a4c81f63]" in answer["additionalContext"]
 
 
 def test_a_prompt_over_the_hook_input_limit_gets_context_from_its_head(server):
@@ -356,3 +371,69 @@ def test_a_ten_kilobyte_paste_gets_the_memory_its_failure_and_question_ask_for(s
         "how do we make celery retries safe?"
     assert len(paste) > 10_000
     assert "[id:m-a4c81f63]" in prompt(server, paste)
+
+
+def test_a_fifo_a_device_or_a_huge_file_in_the_spool_is_dropped_and_the_events_beside_it_are_applied(service):
+    # The server read a spool file whole and blocking: a FIFO there held the replay (and with it the vault's open,
+    # and every later event) for good; a symlink to /dev/zero was read without end.
+    import threading
+
+    from mcp_server.clients.hooks_server import HookHandler
+
+    root = service.app.root
+    folder = root / ".memdir" / "spool"
+    asked = left_by_a_killed_hook(root, "prompt", event(root, "UserPromptSubmit", prompt="celery retries"), 0)
+    stamp = asked.name.split("-", 1)[0]
+    os.mkfifo(folder / f"{int(stamp) - 3}-1-s00000000-prompt.json")
+    (folder / f"{int(stamp) - 2}-1-s00000000-stop.json").symlink_to("/dev/zero")
+    with open(folder / f"{int(stamp) - 1}-1-s00000000-stop.json", "wb") as huge:
+        huge.truncate(64 << 20)  # sparse: 64 MB of nothing, over what a hook ever spools
+    spooled = left_by_a_killed_hook(root, "stop", event(root, "Stop", stop_hook_active=False,
+                                                        last_assistant_message="Use acks_late."), 0)
+    replay = threading.Thread(target=lambda: HookHandler(service).replay(folder), daemon=True)
+    replay.start()
+    replay.join(30)
+    blocked = replay.is_alive()
+    for fifo in (p for p in folder.iterdir() if p.is_fifo()):  # let a blocked replay go
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert not blocked, "the replay blocked on the FIFO"
+    assert working_titles(root) == ["Exchange: celery retries"]
+    assert sorted(p.name for p in folder.iterdir()) == [], "what is no spooled event is dropped with the rest"
+    assert not spooled.exists() and not asked.exists()
+
+
+def test_a_spool_folder_that_is_a_symlink_is_not_written_through_the_event_goes_to_the_spare_spool(tmp_path: Path):
+    # A `.memdir/spool` (or `.memdir`) symlinked elsewhere (a repository that carries it, an archive): every prompt was
+    # written there, into a folder memdir does not own and another user may read.
+    from mcp_server.clients.hooks import spool
+
+    root = tmp_path / "vault"
+    (root / ".memdir").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / ".memdir" / "spool").symlink_to(elsewhere, target_is_directory=True)
+    name = spool(root, "prompt", {"session_id": SESSION, "prompt": "our unreleased plans"})
+    assert list(elsewhere.iterdir()) == []
+    assert (Path(client.spare_spool(root)) / name).is_file()
+    whole = tmp_path / "vault2"
+    whole.mkdir()
+    (whole / ".memdir").symlink_to(elsewhere, target_is_directory=True)
+    name = spool(whole, "stop", {"session_id": SESSION, "last_assistant_message": "the answer"})
+    assert list(elsewhere.iterdir()) == [] and (Path(client.spare_spool(whole)) / name).is_file()
+
+
+def test_a_symlink_planted_as_the_spare_spools_folder_is_not_written_through(tmp_path: Path, monkeypatch):
+    from mcp_server.clients.hooks import spool
+
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    root = tmp_path / "vault"
+    (root / ".memdir").mkdir(parents=True)
+    (root / ".memdir" / "spool").write_text("a file where the spool folder goes: the vault's spool cannot be written\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "servers").mkdir(mode=0o700)
+    (tmp_path / "servers" / "spool").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(OSError):  # the hook then hands the event over unspooled
+        spool(root, "prompt", {"session_id": SESSION, "prompt": "our unreleased plans"})
+    assert list(elsewhere.rglob("*")) == []

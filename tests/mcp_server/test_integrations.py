@@ -7,7 +7,6 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Callable
@@ -16,14 +15,17 @@ import pytest
 from click.testing import CliRunner
 
 from mcp import Client
-from mcp_server.clients import integrations
+from mcp_server.clients import hook_script, integrations
 from mcp_server.clients.hook_script import command_words, hook_event
 from mcp_server.tools import mcp_tools as tools
 from vault import write as vault_write
 from mcp_server.cli.commands import cli
 
-# What init registers as the hooks' command: the script it writes beside this Python (hook_script.py).
-HOOK_SCRIPT = str(Path(sys.executable).absolute().with_name("memdir-hook"))
+
+def hook_script_path() -> str:
+    """What init registers as the hooks' command: the script it writes beside this Python (hook_script.py), which in
+    a test is the test's own folder (tests/conftest.py)."""
+    return str(hook_script.script_path(integrations.memdir_command()))
 
 
 @pytest.fixture
@@ -58,7 +60,7 @@ def test_init_registers_hooks_and_server_for_this_machine_and_commits_only_the_p
     local = read(project / ".claude" / "settings.local.json")
     for event, name in (("SessionStart", "session-start"), ("UserPromptSubmit", "prompt"), ("Stop", "stop")):
         [handler] = memdir_handlers(local, event)
-        assert handler["command"] == f'{HOOK_SCRIPT} {name} --vault ".memories"'  # found upward from a subfolder
+        assert handler["command"] == f'{hook_script_path()} {name} --vault ".memories"'  # found upward from a subfolder
     assert "async" not in memdir_handlers(local, "Stop")[0]  # `claude -p` kills background hooks at exit
     assert "mcp__memdir__search_memory" in local["permissions"]["allow"]  # read at the git root from a subfolder
     assert local_server(project)["args"] == ["mcp", "--vault", str(project / ".memories")]
@@ -166,7 +168,7 @@ def test_a_vault_whose_name_a_shell_would_expand_is_named_verbatim_in_the_hook_c
     init(name, "--claude-code")
     [handler] = memdir_handlers(read(project / ".claude" / "settings.local.json"), "UserPromptSubmit")
     hook, arguments = handler["command"].split(" ", 1)
-    assert hook == HOOK_SCRIPT
+    assert hook == hook_script_path()
     shell_read = subprocess.run(["sh", "-c", "printf '%s\\n' " + arguments], capture_output=True, text=True, timeout=60,
                                 cwd=project)
     assert shell_read.stdout.splitlines() == ["prompt", "--vault", name] and not (project / "PWNED").exists()

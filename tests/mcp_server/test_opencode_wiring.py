@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from click.testing import CliRunner
 from mcp_server.cli.commands import cli
 from mcp_server.clients import integrations
 
-from .test_integrations import project, read, saved_by_someone_else_once  # noqa: F401 (fixture)
+from .test_integrations import hook_script_path, project, read, saved_by_someone_else_once  # noqa: F401 (fixture)
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -29,7 +28,7 @@ def test_init_writes_the_server_and_the_plugin_into_the_projects_opencode_folder
     server = config["mcp"]["memdir"]
     assert server["command"][1:] == ["mcp", "--vault", ".memories"] and Path(server["command"][0]).is_absolute()
     plugin = (project / ".opencode" / "plugins" / "memdir.js").read_text()
-    assert f"const HOOK = {json.dumps([str(Path(sys.executable).absolute().with_name('memdir-hook'))])};" in plugin
+    assert f"const HOOK = {json.dumps([hook_script_path()])};" in plugin
     assert 'const VAULT = ".memories";' in plugin and "__VAULT__" not in plugin
     assert "`opencode` was not found on PATH" in output and "nothing to approve" in output
     assert not (project / "opencode.json").exists()  # the team's own project config is not touched

@@ -766,26 +766,15 @@ def hostile_vault_names(work: Path) -> dict[str, int]:
     return {"vault_names_expanded_by_hook_shell": changed}
 
 
-def full_disk_search(work: Path) -> dict[str, int]:
-    """`memdir search` on a full disk (as on a full 3 MB tmpfs: SQLite cannot grow the manifest's -shm, "disk I/O
-    error", free space 0). Counts a search that did not answer."""
+@contextlib.contextmanager
+def full_disk() -> Iterator[None]:
+    """As on a full 3 MB tmpfs: no free space, and SQLite cannot grow the manifest's -shm ("disk I/O error")."""
     import shutil
     from collections import namedtuple
     from unittest import mock
 
-    from click.testing import CliRunner
-
     from indexer import index as index_module
-    from indexer.embed import make_embedder
-    from indexer.index import Index
-    from mcp_server.cli.commands import cli
-    from tests.conftest import HASHING_TOML
-    from vault import Vault, init_vault
 
-    root = work / "full-disk-search"
-    init_vault(root, HASHING_TOML)
-    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
-    Index.open(Vault(root), make_embedder("hashing-256")).close()
     real = index_module.Manifest
 
     def no_shm(path: Path, owner: bool = True, **kwargs: bool) -> Any:
@@ -796,6 +785,25 @@ def full_disk_search(work: Path) -> dict[str, int]:
     usage = namedtuple("usage", "total used free")
     with mock.patch.object(shutil, "disk_usage", lambda path: usage(3 << 20, 3 << 20, 0)), \
             mock.patch.object(index_module, "Manifest", no_shm):
+        yield
+
+
+def full_disk_search(work: Path) -> dict[str, int]:
+    """`memdir search` on a full disk (as on a full 3 MB tmpfs: SQLite cannot grow the manifest's -shm, "disk I/O
+    error", free space 0). Counts a search that did not answer."""
+    from click.testing import CliRunner
+
+    from indexer.embed import make_embedder
+    from indexer.index import Index
+    from mcp_server.cli.commands import cli
+    from tests.conftest import HASHING_TOML
+    from vault import Vault, init_vault
+
+    root = work / "full-disk-search"
+    init_vault(root, HASHING_TOML)
+    write(root, "history/a.md", memory_text(A, "Alpha", "alpha: celery retries need idempotent tasks"))
+    Index.open(Vault(root), make_embedder("hashing-256")).close()
+    with full_disk():
         result = CliRunner().invoke(cli, ["search", "celery retries", "--vault", str(root)])
     return {"full_disk_searches_failed": int(result.exit_code != 0 or A not in result.output)}
 
@@ -918,6 +926,148 @@ def heading_bomb() -> dict[str, int]:
     return {"heading_bomb_chunks_past_20k_thousands": max(0, len(chunks_for(bomb)) - 20_000) // 1000}
 
 
+# -- session 21 -------------------------------------------------------------------------------------
+
+
+def carried_memdir(work: Path) -> dict[str, int]:
+    """A repository that commits its vault's `.memdir/` with a keyword index whose pickled table of contents runs code,
+    cloned, then searched (as a server opening the vault on the first prompt does): 1 when the code ran."""
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from mcp_server.cli.commands import cli
+    from tests.test_carried_state import hostile_repository
+
+    marker, clone = work / "carried-ran", work / "carried-clone"
+    subprocess.run(["git", "clone", "-q", str(hostile_repository(work / "carried", marker)), str(clone)], check=True,
+                   timeout=60)
+    CliRunner().invoke(cli, ["search", "celery", "--vault", str(clone / ".memories")])
+    return {"carried_memdir_code_runs": int(marker.exists())}
+
+
+def locked_out_reader(work: Path) -> dict[str, int]:
+    """While a command reads the index on a full disk (no room for the manifest's -shm), another reader opens the vault
+    (a second server reading it): 1 when it could not search ("database is locked", the index taken for unusable)."""
+    from indexer.embed import HashingEmbedder
+    from indexer.index import Index
+    from indexer.search import SearchRequest, Searcher
+    from indexer.settings import SearchSettings
+    from vault import Vault
+
+    root = small_vault(work / "locked-out")
+    Index.open(Vault(root), HashingEmbedder()).close()
+    with full_disk():
+        command = Index.open(Vault(root), HashingEmbedder(), read_when_full=True)
+    try:
+        reader = Index.open(Vault(root), HashingEmbedder(), writable=False)
+        try:
+            hits = Searcher(reader, SearchSettings(embedder="hashing-256")).search(SearchRequest(query="celery"))
+            return {"full_disk_readers_locked_out": int(not hits)}
+        finally:
+            reader.close()
+    except Exception:  # noqa: BLE001 - the reader's failure is what is counted
+        return {"full_disk_readers_locked_out": 1}
+    finally:
+        command.close()
+
+
+def future_dated(work: Path) -> dict[str, int]:
+    """A memory dated 2099 (a typo; it reads as new and sorts first in every timeline): 1 when doctor does not flag it."""
+    from click.testing import CliRunner
+
+    from mcp_server.cli.commands import cli
+
+    root = small_vault(work / "future-dated")
+    write(root, "history/c.md", memory_text("m-0000000c", "Gamma", "gamma: a date typed wrong")
+          .replace("created_at: 2026-11-01", "created_at: 2099-11-01"))
+    result = CliRunner().invoke(cli, ["doctor", "--vault", str(root)])
+    return {"future_dates_unflagged": int("history/c.md" not in result.output)}
+
+
+def hostile_merge() -> dict[str, int]:
+    """The git merge driver given a pushed file whose counters no number holds (uses 10^400, .inf; score .nan, -.inf):
+    counts the merges that raised instead of reporting a conflict (an OverflowError's traceback in the user's merge)."""
+    from vault.gitmerge import merge_bytes
+
+    base = memory_text(A, "Alpha", "alpha").replace("created_at:", "uses: 2\nscore: 0.6\ncreated_at:")
+    ours = base.replace("uses: 2", "uses: 3").replace("score: 0.6", "score: 0.7")
+    raised = 0
+    for old, new in (("uses: 2", "uses: 1" + "0" * 400), ("uses: 2", "uses: .inf"), ("score: 0.6", "score: .nan"),
+                     ("score: 0.6", "score: -.inf")):
+        try:
+            merge_bytes(base.encode(), ours.encode(), base.replace(old, new).encode(), label="history/a.md")
+        except Exception:  # noqa: BLE001 - what the merge's user got instead of a conflict
+            raised += 1
+    return {"merge_driver_raised": raised}
+
+
+def lone_surrogates(work: Path) -> dict[str, int]:
+    """Hook events and a tool call whose JSON escapes a lone surrogate ("\\ud83d": a string cut mid-emoji), through the
+    served app's request parsing: counts the requests that failed (a UnicodeEncodeError writing the session or turn
+    log, or the memory), where a prompt got no context and an exchange was not captured."""
+    from starlette.testclient import TestClient
+
+    from mcp_server.server.served import open_vault
+
+    root = small_vault(work / "lone-surrogates")
+    served = open_vault(root, lambda config: None)
+    failed = 0
+    try:
+        with TestClient(served.asgi) as http:
+            base = {"session_id": "lone\ud800", "cwd": str(root.parent), "client_pids": []}
+            for path, body in (("/api/hook/prompt", {**base, "prompt": "celery retries \ud83d"}),
+                               ("/api/hook/stop", {**base, "last_assistant_message": "idempotent \ude00 first"}),
+                               ("/api/op", {"op": "add", "args": {"content": "The staging database \udc00 is reset nightly."}})):
+                answer = http.post(path, content=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+                failed += int(answer.status_code >= 500)
+    finally:
+        served.close()
+    return {"lone_surrogate_requests_failed": failed}
+
+
+def spool_fifo(work: Path) -> dict[str, int]:
+    """A FIFO placed in a vault's spool under a spool file's name (another process, an archive unpacked over the
+    vault), then the replay a server runs as it opens the vault: 1 when the replay blocked (the vault's open with it)."""
+    from mcp_server.clients.hooks_server import HookHandler
+    from mcp_server.service.app import App
+    from mcp_server.service.memory_service import MemoryService
+
+    root = small_vault(work / "spool-fifo")
+    folder = root / ".memdir" / "spool"
+    folder.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(folder / f"{time.time_ns()}-1-s00000000-prompt.json")
+    app = App(root)
+    try:
+        replay = threading.Thread(target=lambda: HookHandler(MemoryService(app)).replay(folder), daemon=True)
+        replay.start()
+        replay.join(10)
+        blocked = int(replay.is_alive())
+        for fifo in (p for p in folder.iterdir() if p.is_fifo()):  # let a blocked replay go
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        replay.join(10)
+    finally:
+        app.close()
+    return {"spool_fifo_replays_blocked": blocked}
+
+
+def linked_spool(work: Path) -> dict[str, int]:
+    """A vault whose `.memdir/spool`, or whole `.memdir`, is a symlink to a folder elsewhere (carried by a repository or
+    an archive): counts the hook events written into that folder (every prompt was)."""
+    from mcp_server.clients.hooks import spool
+
+    elsewhere = work / "linked-elsewhere"
+    elsewhere.mkdir()
+    for n, link in enumerate((".memdir/spool", ".memdir")):
+        root = work / f"linked-{n}"
+        (root / link).parent.mkdir(parents=True, exist_ok=True)
+        (root / link).symlink_to(elsewhere, target_is_directory=True)
+        with contextlib.suppress(OSError):
+            spool(root, "prompt", {"session_id": "linked", "prompt": "our unreleased plans"})
+    return {"linked_spool_events_written_elsewhere": len(list(elsewhere.iterdir()))}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -952,6 +1102,13 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("deep_fields", lambda: deep_fields(work)),
         ("swapped_fifo", lambda: swapped_fifo(work)),
         ("heading_bomb", heading_bomb),
+        ("carried_memdir", lambda: carried_memdir(work)),
+        ("locked_out_reader", lambda: locked_out_reader(work)),
+        ("future_dated", lambda: future_dated(work)),
+        ("hostile_merge", hostile_merge),
+        ("lone_surrogates", lambda: lone_surrogates(work)),
+        ("spool_fifo", lambda: spool_fifo(work)),
+        ("linked_spool", lambda: linked_spool(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():

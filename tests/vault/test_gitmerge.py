@@ -153,3 +153,12 @@ def test_a_left_over_conflict_marker_makes_the_file_a_reported_problem_but_an_ex
     example = BASE.replace("Retries multiply side effects.\n", "```diff\n<<<<<<< HEAD\n=======\n>>>>>>> main\n```\n"
                            "Title\n=======\n")
     assert parse(example.encode(), "patterns/x.md").title == "Make Celery tasks idempotent"
+
+
+@pytest.mark.parametrize("key, hostile", [("uses", "1" + "0" * 400), ("uses", ".inf"), ("success_count", ".inf"),
+                                          ("score", ".nan"), ("score", "-.inf")])
+def test_a_counter_no_number_can_hold_is_a_conflict_on_its_key_not_a_traceback(key: str, hostile: str):
+    # A pushed file with uses 10^400 or .inf: the driver failed with OverflowError, a traceback in the user's merge.
+    ours = side(**{key: {"uses": "3", "success_count": "2", "score": "0.8"}[key]})
+    result = merge_bytes(BASE.encode(), ours, side(**{key: hostile}), label="patterns/x.md")
+    assert result.conflicts == (f"patterns/x.md: '{key}' was changed on both sides",)

@@ -1,0 +1,89 @@
+"""A vault whose `.memdir/` the repository commits: memdir reads nothing of it (its Whoosh files are unpickled, its
+FAISS file parsed, its spool applied), and says how to remove it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from click.testing import CliRunner
+from whoosh.filedb.filestore import FileStorage
+from whoosh.index import TOC
+
+from mcp_server.cli.commands import cli
+from tests.conftest import HASHING_TOML, memory_text, write
+from vault import init_vault
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.email=a@example.com", "-c", "user.name=A", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+class Planted:
+    """What a hostile repository's pickle does when read: here it only makes a file (os.system would run anything)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+def hostile_repository(tmp_path: Path, marker: Path) -> Path:
+    """A project whose vault commits its .memdir/, with a keyword index whose table of contents runs code."""
+    project = tmp_path / "hostile"
+    root = project / ".memories"
+    init_vault(root, HASHING_TOML)
+    write(root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
+    assert CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)]).exit_code == 0  # builds the index
+    keyword = root / ".memdir" / "index" / (root / ".memdir" / "index" / "CURRENT").read_text().strip() / "keyword"
+    storage = FileStorage(str(keyword))
+    toc = TOC.read(storage, "MAIN")
+    toc.segments = [Planted(marker), *toc.segments]
+    for name in os.listdir(keyword):
+        if name.endswith(".toc"):
+            os.remove(keyword / name)
+    toc.write(storage, "MAIN")
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "add", "-f", ".memories/.memdir")  # past the vault's .gitignore, as a commit may
+    git(project, "commit", "-q", "-m", "hostile")
+    return project
+
+
+def test_a_cloned_vault_whose_memdir_folder_is_committed_is_not_read_and_says_how_to_remove_it(tmp_path: Path):
+    marker = tmp_path / "RAN"
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(hostile_repository(tmp_path, marker)), str(clone)], check=True,
+                   timeout=60)
+    assert not marker.exists()
+    result = CliRunner().invoke(cli, ["search", "celery", "--vault", str(clone / ".memories")])
+    assert not marker.exists(), "the repository's pickle ran in memdir"
+    assert result.exit_code == 1
+    assert f"{clone / '.memories' / '.memdir'} is committed to the repository" in result.output
+    assert "git rm -r -q --cached .memdir && rm -rf .memdir" in result.output
+    doctor = CliRunner().invoke(cli, ["doctor", "--vault", str(clone / ".memories")])  # it opens no index: says it too
+    assert "warning: .memdir: " in doctor.output and "is committed to the repository" in doctor.output
+    # Removed as it says, the vault is indexed from its files.
+    git(clone / ".memories", "rm", "-r", "-q", "--cached", ".memdir")
+    subprocess.run(["rm", "-rf", str(clone / ".memories" / ".memdir")], check=True)
+    again = CliRunner().invoke(cli, ["search", "celery", "--vault", str(clone / ".memories")])
+    assert again.exit_code == 0 and "m-0000000a" in again.output and not marker.exists()
+
+
+def test_a_vault_in_a_repository_that_ignores_its_memdir_folder_opens_as_ever(tmp_path: Path):
+    project = tmp_path / "project"
+    root = project / ".memories"
+    init_vault(root, HASHING_TOML)
+    write(root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
+    git(project, "init", "-q")
+    assert CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)]).exit_code == 0
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "vault")
+    assert ".memdir" not in git(project, "ls-files")
+    result = CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)])
+    assert result.exit_code == 0 and "m-0000000a" in result.output
