@@ -128,13 +128,15 @@ class HookHandler:
                 self._ahead[waiting] = _Shown(kept, _reasons(kept, explained))
         return {"additionalContext": block, "shown": [line.memory_id for line in kept]}
 
-    def _record_shown(self, state: Session, prompt: str, kept: list[Line], explained: list[dict[str, Any]]) -> None:
-        """What a turn's context showed: scorable lines wait for the model's scores, and the turn log says why."""
+    def _record_shown(self, state: Session, prompt: str, kept: list[Line], explained: list[dict[str, Any]],
+                      log: bool = True) -> None:
+        """What a turn's context showed: scorable lines wait for the model's scores, and (`log`) the turn log says why."""
         for scorable in (True, False):
             state.show(((line.memory_id, line.content_hash) for line in kept if line.scorable == scorable),
                        scorable=scorable)
-        turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=self._loggable(prompt, kept),
-                     shown=explained)
+        if log:
+            turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=self._loggable(prompt, kept),
+                         shown=explained)
 
     def _loggable(self, prompt: str, kept: list[Line]) -> str:
         """The prompt's first line for the turn log in the project vault, unless it repeats a private memory shown
@@ -317,7 +319,9 @@ class HookHandler:
                 def start(state: Session) -> None:
                     self._start_turn(state, str(payload.get("prompt") or ""), payload)
                     if ahead is not None:
-                        self._record_shown(state, state.prompt, ahead.kept, ahead.explained)
+                        # Logged once: a save that fails after the line is appended puts the event back for another try
+                        self._record_shown(state, state.prompt, ahead.kept, ahead.explained, log=not ahead.logged)
+                        ahead.logged = True
 
                 self.service.sessions.update(_session_id(payload), start, at)
             elif record["event"] == "stop":
@@ -560,11 +564,12 @@ class _Held:
     text: str  # what its spool file would hold
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Shown:
     """What a waiting prompt's live answer showed (_context_ahead), recorded when its turn is opened."""
     kept: list[Line]
     explained: list[dict[str, Any]]
+    logged: bool = False  # the turn log has it (a try whose session save failed wrote it)
 
 
 @dataclass

@@ -476,6 +476,40 @@ def test_a_live_prompt_behind_a_replay_under_way_waits_in_the_spool_keeps_its_or
         app.close()
 
 
+def test_a_waiting_prompt_put_back_after_its_turn_log_line_logs_its_turn_once(hashing_example: Path, monkeypatch):
+    """A prompt that waited behind its session's Stop got its context ahead, and the replay that opens its turn writes
+    what it showed to the turn log. The session's save can fail after that line is appended (a nearly full disk: an
+    append fits where a new file does not), and the event is put back: every later try appended the line again, so
+    the Turns page listed the turn once per try. Now it is logged once, as a put-back Stop's exchange is."""
+    from vault.errors import DiskFullError
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _stop_one_put_back(hashing_example, handler, monkeypatch)
+        with _full_disk(monkeypatch):
+            answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
+        assert answer["replayed"] and answer["shown"]  # waits behind the Stop, its context found now
+        sessions = type(handler.service.sessions)
+        real_save = sessions.save
+
+        def save(self, session, at=None):  # type: ignore[no-untyped-def]
+            if session.turn == 2:
+                raise DiskFullError("could not save the session: the disk is full")
+            return real_save(self, session, at)
+
+        monkeypatch.setattr(sessions, "save", save)
+        for _ in range(3):
+            handler.replay(handler.spool)  # the Stop applied, the prompt put back after its turn log line
+        monkeypatch.setattr(sessions, "save", real_save)
+        assert handler.replay(handler.spool) == 1 and not list(handler.spool.glob("*.json"))
+        logged = [r for r in turns.read(hashing_example) if r.get("kind") == "prompt" and r.get("turn") == 2]
+        assert [[s["id"] for s in r["shown"]] for r in logged] == [answer["shown"]]
+        state = MemoryService(app).sessions.load("s-a")
+        assert state.turn == 2 and state.prompt.startswith("turn two") and set(answer["shown"]) <= set(state.shown)
+    finally:
+        app.close()
+
+
 @contextmanager
 def _full_disk(monkeypatch) -> Iterator[None]:  # type: ignore[no-untyped-def]
     """Every atomic write fails for a full disk while inside; room again after."""
