@@ -130,7 +130,7 @@ class HookHandler:
 
     def _record_shown(self, state: Session, prompt: str, kept: list[Line], explained: list[dict[str, Any]],
                       log: bool = True) -> None:
-        """What a turn's context showed: scorable lines wait for the model's scores, and (`log`) the turn log says why."""
+        """What a turn's context showed: scorable lines wait for their scores, and (`log`) the turn log says why."""
         for scorable in (True, False):
             state.show(((line.memory_id, line.content_hash) for line in kept if line.scorable == scorable),
                        scorable=scorable)
