@@ -138,6 +138,16 @@ class HookHandler:
             turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=self._loggable(prompt, kept),
                          shown=explained)
 
+    def _private_now(self, explained: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Reasons found ahead of a waiting prompt's turn, logged when a replay opens it (seconds, or a disk's back-off,
+        later): a memory made private meanwhile is logged by id alone, as a live prompt logs one (_context_lines)."""
+        def now(entry: dict[str, Any]) -> dict[str, Any]:
+            memory = self.service.find(entry["id"]) if "title" in entry else None
+            if memory is None or vaults.visible(memory, include_private=False):
+                return entry
+            return {"id": entry["id"], "private": True, **{k: v for k, v in entry.items() if k not in ("id", "title")}}
+        return [now(entry) for entry in explained]
+
     def _loggable(self, prompt: str, kept: list[Line]) -> str:
         """The prompt's first line for the turn log in the project vault, unless it repeats a private memory shown
         with it: privacy is one rule on every path, and the log is a project file as a captured exchange is."""
@@ -320,7 +330,8 @@ class HookHandler:
                     self._start_turn(state, str(payload.get("prompt") or ""), payload)
                     if ahead is not None:
                         # Logged once: a save that fails after the line is appended puts the event back for another try
-                        self._record_shown(state, state.prompt, ahead.kept, ahead.explained, log=not ahead.logged)
+                        self._record_shown(state, state.prompt, ahead.kept, self._private_now(ahead.explained),
+                                           log=not ahead.logged)
                         ahead.logged = True
 
                 self.service.sessions.update(_session_id(payload), start, at)

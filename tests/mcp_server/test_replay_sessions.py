@@ -476,6 +476,37 @@ def test_a_live_prompt_behind_a_replay_under_way_waits_in_the_spool_keeps_its_or
         app.close()
 
 
+def test_a_memory_made_private_while_a_prompt_that_showed_it_waits_is_logged_without_its_title(
+        hashing_example: Path, tmp_path: Path, monkeypatch):
+    """A waiting prompt's context is found ahead and its turn logged when the replay opens it, seconds (a disk's
+    back-off: minutes) later. A memory it showed that was made private meanwhile (the answer to that very prompt may
+    do it: `update_memory` with privacy=private) had its title written to the project vault's turn log, which logs
+    a private memory by id alone. Now whether it is private is read when the line is written."""
+    from mcp_server.service import operations as ops
+    monkeypatch.setenv("MEMDIR_USER_VAULT", str(tmp_path / "user-vault"))
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        _turn_one_with_its_stop_left_in_the_spool(hashing_example, handler)
+        assert handler._replaying.acquire(timeout=5)  # a replay under way: the prompt waits behind the Stop
+        try:
+            answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
+        finally:
+            handler._replaying.release()
+        assert answer["replayed"] and answer["shown"]
+        made_private = answer["shown"][0]
+        title = service.find(made_private).title
+        service.update(ops.Update(memory_id=made_private, content=None, fields={"privacy": "private"}))
+        assert handler.replay(handler.spool) == 2
+        [logged] = [r for r in turns.read(hashing_example) if r.get("kind") == "prompt" and r.get("turn") == 2]
+        [entry] = [s for s in logged["shown"] if s["id"] == made_private]
+        assert entry.get("private") is True and "title" not in entry
+        assert title not in str(logged)  # (turn one's line named it: it was shared then)
+    finally:
+        app.close()
+
+
 def test_a_waiting_prompt_put_back_after_its_turn_log_line_logs_its_turn_once(hashing_example: Path, monkeypatch):
     """A prompt that waited behind its session's Stop got its context ahead, and the replay that opens its turn writes
     what it showed to the turn log. The session's save can fail after that line is appended (a nearly full disk: an
