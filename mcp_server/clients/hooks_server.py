@@ -101,7 +101,14 @@ class HookHandler:
             # The answer first: a full disk that fails the turn log below still lets the prompt have its context.
             result.update(additionalContext="\n\n".join(part for part in (scoring, block) if part),
                           shown=[line.memory_id for line in kept], scoring_required=bool(scoring))
-            self._record_shown(state, state.prompt, kept, _reasons(kept, explained))
+            shown = _Shown(kept, _reasons(kept, explained))
+            if claimed and isinstance(event.get("spool"), str):
+                # Kept until the event is settled: a save that fails below puts the event back, and the replay that
+                # opens its turn then records what this answer showed (without it, the session never marked them).
+                with self._held_lock:
+                    self._ahead[event["spool"]] = shown
+            self._record_shown(state, state.prompt, kept, shown.explained)
+            shown.logged = True
 
         try:
             self._settle(event, lambda: self.service.sessions.update(session_id, turn))

@@ -507,6 +507,43 @@ def test_a_memory_made_private_while_a_prompt_that_showed_it_waits_is_logged_wit
         app.close()
 
 
+def test_a_live_prompt_whose_session_save_fails_is_opened_later_with_what_it_showed(hashing_example: Path,
+                                                                                   monkeypatch):
+    """A full disk failed the session's save after a live prompt found its context: the prompt got it (s19) and its
+    event went back to the spool, but the replay that opened its turn later knew nothing of what it showed, so the
+    session never marked those memories shown (no repeat pointers, no scoring request for them). Now the replay
+    records them, and the turn log keeps the one line the live prompt wrote."""
+    from vault.errors import DiskFullError
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
+        _live(hashing_example, handler, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                                 "last_assistant_message": "ANSWER ONE: make the task idempotent."})
+        sessions = type(handler.service.sessions)
+        real_save = sessions.save
+
+        def save(self, session, at=None):  # type: ignore[no-untyped-def]
+            if session.turn == 2:
+                raise DiskFullError("could not save the session: the disk is full")
+            return real_save(self, session, at)
+
+        monkeypatch.setattr(sessions, "save", save)
+        answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
+        assert "pgbouncer" in answer["additionalContext"].lower() and answer["shown"]
+        assert len(list(handler.spool.glob("*prompt.json"))) == 1  # put back for a replay
+        monkeypatch.setattr(sessions, "save", real_save)
+        assert handler.replay(handler.spool) == 1
+        state = MemoryService(app).sessions.load("s-a")
+        assert state.turn == 2 and state.prompt.startswith("turn two")
+        assert set(answer["shown"]) <= set(state.shown) and state.turn_shown
+        logged = [r for r in turns.read(hashing_example) if r.get("kind") == "prompt" and r.get("turn") == 2]
+        assert [[s["id"] for s in r["shown"]] for r in logged] == [answer["shown"]]
+        assert not handler._ahead
+    finally:
+        app.close()
+
+
 def test_a_waiting_prompt_put_back_after_its_turn_log_line_logs_its_turn_once(hashing_example: Path, monkeypatch):
     """A prompt that waited behind its session's Stop got its context ahead, and the replay that opens its turn writes
     what it showed to the turn log. The session's save can fail after that line is appended (a nearly full disk: an
