@@ -76,7 +76,8 @@ class HookHandler:
         # kept here, by a spool-like name, and applied by the replays in their session's order (_behind_earlier).
         self._held: dict[str, _Held] = {}
         self._held_lock = threading.Lock()
-        # A waiting prompt's name -> what its live answer showed ahead of its turn (_context_ahead), until applied.
+        # A prompt's spool name -> what its live answer showed, until the event is settled: found ahead of a waiting
+        # prompt's turn (_context_ahead), or kept by a live one whose save may fail; the replay that opens it records it.
         self._ahead: dict[str, _Shown] = {}
 
     # -- UserPromptSubmit --------------------------------------------------------------
@@ -584,7 +585,7 @@ class _Held:
 
 @dataclass
 class _Shown:
-    """What a waiting prompt's live answer showed (_context_ahead), recorded when its turn is opened."""
+    """What a prompt's live answer showed (_context_ahead, or a live turn not settled yet), for the replay opening it."""
     kept: list[Line]
     explained: list[dict[str, Any]]
     logged: bool = False  # the turn log has it (a try whose session save failed wrote it)
