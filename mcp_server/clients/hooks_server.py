@@ -77,7 +77,7 @@ class HookHandler:
         self._held: dict[str, _Held] = {}
         self._held_lock = threading.Lock()
         # A prompt's spool name -> what its live answer showed, until the event is settled: found ahead of a waiting
-        # prompt's turn (_context_ahead), or kept by a live one whose save may fail; the replay that opens it records it.
+        # prompt's turn (_context_ahead), or kept by a live one whose save may fail; its replay records it.
         self._ahead: dict[str, _Shown] = {}
 
     # -- UserPromptSubmit --------------------------------------------------------------
@@ -585,7 +585,7 @@ class _Held:
 
 @dataclass
 class _Shown:
-    """What a prompt's live answer showed (_context_ahead, or a live turn not settled yet), for the replay opening it."""
+    """What a prompt's live answer showed (_context_ahead, or a live turn not settled yet), for its replay."""
     kept: list[Line]
     explained: list[dict[str, Any]]
     logged: bool = False  # the turn log has it (a try whose session save failed wrote it)
