@@ -513,26 +513,16 @@ def test_a_live_prompt_whose_session_save_fails_is_opened_later_with_what_it_sho
     event went back to the spool, but the replay that opened its turn later knew nothing of what it showed, so the
     session never marked those memories shown (no repeat pointers, no scoring request for them). Now the replay
     records them, and the turn log keeps the one line the live prompt wrote."""
-    from vault.errors import DiskFullError
     app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
     try:
         handler = HookHandler(MemoryService(app))
         _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
         _live(hashing_example, handler, "stop", {"session_id": "s-a", "stop_hook_active": False,
                                                  "last_assistant_message": "ANSWER ONE: make the task idempotent."})
-        sessions = type(handler.service.sessions)
-        real_save = sessions.save
-
-        def save(self, session, at=None):  # type: ignore[no-untyped-def]
-            if session.turn == 2:
-                raise DiskFullError("could not save the session: the disk is full")
-            return real_save(self, session, at)
-
-        monkeypatch.setattr(sessions, "save", save)
-        answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
+        with _turn_two_not_saved(handler, monkeypatch):
+            answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
         assert "pgbouncer" in answer["additionalContext"].lower() and answer["shown"]
         assert len(list(handler.spool.glob("*prompt.json"))) == 1  # put back for a replay
-        monkeypatch.setattr(sessions, "save", real_save)
         assert handler.replay(handler.spool) == 1
         state = MemoryService(app).sessions.load("s-a")
         assert state.turn == 2 and state.prompt.startswith("turn two")
@@ -549,7 +539,6 @@ def test_a_waiting_prompt_put_back_after_its_turn_log_line_logs_its_turn_once(ha
     what it showed to the turn log. The session's save can fail after that line is appended (a nearly full disk: an
     append fits where a new file does not), and the event is put back: every later try appended the line again, so
     the Turns page listed the turn once per try. Now it is logged once, as a put-back Stop's exchange is."""
-    from vault.errors import DiskFullError
     app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
     try:
         handler = HookHandler(MemoryService(app))
@@ -557,18 +546,9 @@ def test_a_waiting_prompt_put_back_after_its_turn_log_line_logs_its_turn_once(ha
         with _full_disk(monkeypatch):
             answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
         assert answer["replayed"] and answer["shown"]  # waits behind the Stop, its context found now
-        sessions = type(handler.service.sessions)
-        real_save = sessions.save
-
-        def save(self, session, at=None):  # type: ignore[no-untyped-def]
-            if session.turn == 2:
-                raise DiskFullError("could not save the session: the disk is full")
-            return real_save(self, session, at)
-
-        monkeypatch.setattr(sessions, "save", save)
-        for _ in range(3):
-            handler.replay(handler.spool)  # the Stop applied, the prompt put back after its turn log line
-        monkeypatch.setattr(sessions, "save", real_save)
+        with _turn_two_not_saved(handler, monkeypatch):
+            for _ in range(3):
+                handler.replay(handler.spool)  # the Stop applied, the prompt put back after its turn log line
         assert handler.replay(handler.spool) == 1 and not list(handler.spool.glob("*.json"))
         logged = [r for r in turns.read(hashing_example) if r.get("kind") == "prompt" and r.get("turn") == 2]
         assert [[s["id"] for s in r["shown"]] for r in logged] == [answer["shown"]]
@@ -576,6 +556,26 @@ def test_a_waiting_prompt_put_back_after_its_turn_log_line_logs_its_turn_once(ha
         assert state.turn == 2 and state.prompt.startswith("turn two") and set(answer["shown"]) <= set(state.shown)
     finally:
         app.close()
+
+
+@contextmanager
+def _turn_two_not_saved(handler: HookHandler, monkeypatch) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """A session whose turn two is opened cannot be saved while inside (a nearly full disk: the turn log's append still
+    fits); saved again after."""
+    from vault.errors import DiskFullError
+    sessions = type(handler.service.sessions)
+    real_save = sessions.save
+
+    def save(self, session, at=None):  # type: ignore[no-untyped-def]
+        if session.turn == 2:
+            raise DiskFullError("could not save the session: the disk is full")
+        return real_save(self, session, at)
+
+    monkeypatch.setattr(sessions, "save", save)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(sessions, "save", real_save)
 
 
 @contextmanager
