@@ -148,7 +148,7 @@ class CachedEmbedder:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, key BLOB, vector BLOB, PRIMARY KEY (model, key))")
             except (sqlite3.OperationalError, OSError) as exc:
-                why = out_of_room(path)
+                why = out_of_room(path, exc)
                 if not why:
                     raise
                 if self._db is not None:
@@ -283,7 +283,7 @@ class CachedEmbedder:
             except sqlite3.OperationalError as exc:
                 if self._db.in_transaction:  # SQLite may have rolled back already (a full disk does)
                     self._db.execute("ROLLBACK")
-                if not reason(exc) and not (self.path and out_of_room(self.path)):  # EFBIG: "disk I/O error"
+                if not reason(exc) and not (self.path and out_of_room(self.path, exc)):  # EFBIG: "disk I/O error"
                     raise
                 # A cache: on a full disk the vectors are kept in memory only. It failed every add (a ServerError)
                 # before the memory's own write could say "the disk is full" (bench/results/s19-attack19.md).

@@ -330,7 +330,7 @@ class Index:
                 except DiskFullError:
                     raise
                 except Exception as exc:  # a truncated FAISS file or Whoosh segment: FAISS and Whoosh raise many kinds
-                    why = room.out_of_room(generation)
+                    why = room.out_of_room(generation, exc)
                     if why:  # not damage: a full disk, and the index is sound once there is room
                         full = DiskFullError(room.message(f"open the index in {generation}", _short(exc), why))
                         if not read_when_full:

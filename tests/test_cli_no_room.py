@@ -74,3 +74,20 @@ def test_a_search_on_a_full_disk_answers_from_the_index_read_only(hashing_root: 
     result = CliRunner().invoke(cli, ["search", "celery retries", "--vault", str(hashing_root)])
     assert result.exit_code == 0 and "m-0000000a" in result.output, result.output
     assert not (hashing_root / ".memdir" / "quarantine").exists()
+
+
+def test_a_damaged_index_under_a_file_size_limit_it_never_reached_is_rebuilt_not_blamed_on_the_limit(
+        hashing_root: Path):
+    # With any `ulimit -f` set (here 1 GB, which nothing here comes near), every failed open was taken for the limit:
+    # a truncated vector file was never moved aside and rebuilt, and every command said to raise the limit.
+    write(hashing_root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
+    open_index(hashing_root).close()
+    generation = Layout(hashing_root).current()
+    vectors = generation / "vectors.faiss"
+    vectors.write_bytes(vectors.read_bytes()[: vectors.stat().st_size // 3])
+
+    search = memdir_limited(1 << 30, "search", "celery retries", "--vault", str(hashing_root))
+    assert search.returncode == 0 and "m-0000000a" in search.stdout, search.stderr
+    assert "ulimit -f" not in search.stderr and "Traceback" not in search.stderr, search.stderr
+    assert Layout(hashing_root).current() != generation
+    assert [p.name.startswith(generation.name) for p in (hashing_root / ".memdir" / "quarantine").iterdir()] == [True]

@@ -44,12 +44,13 @@ def reason(exc: BaseException) -> str | None:
     return found
 
 
-def out_of_room(where: Path) -> str | None:
-    """Why a failure at `where` that does not say so is one for want of room, or None: the process's file size limit
-    when one is set, or a full file system (under ROOM_NEEDED bytes free for this user) at `where` or its nearest
-    existing parent."""
+def out_of_room(where: Path, exc: BaseException | None = None) -> str | None:
+    """Why a failure at `where` (`exc`, when known) that does not say so is one for want of room, or None: the
+    process's file size limit when one is set and the failure is a write's (an I/O error, as SQLite says EFBIG), or a
+    full file system (under ROOM_NEEDED bytes free for this user) at `where` or its nearest existing parent. Any
+    failure was taken for a limit that was set: a truncated vector file under a 1 GB limit was never rebuilt."""
     limit = size_limit()
-    if limit is not None:
+    if limit is not None and (exc is None or _a_write_failed(exc)):
         return _over(limit)
     for folder in (where, *where.parents):
         try:
@@ -59,6 +60,18 @@ def out_of_room(where: Path) -> str | None:
         except OSError:
             return None
     return None
+
+
+def _a_write_failed(exc: BaseException) -> bool:
+    """Whether `exc` (or what it was raised from) says a write failed: EFBIG in its own words, or SQLite's I/O error."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # a chain is short; bounded all the same
+        if seen is None:
+            return False
+        if reason(seen) is not None or "disk i/o error" in str(seen).lower():
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _over(limit: int) -> str:

@@ -138,12 +138,12 @@ _RULES: tuple[_Rule, ...] = (
     _Rule("connection-password", "password in a connection string", re.compile(
         r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@'\"]*:(?P<s>[^\s@/'\"]+)@[A-Za-z0-9._-]+"), _password),  # user may be empty: redis://:pw@host
     _Rule("secret-assignment", "secret assigned to a key-like name", re.compile(
-        r"(?i)\b[\w.-]*(?:api[_-]?key|apikey|secret|token|passwd|password|pwd|access[_-]?key|auth[_-]?key|credential)s?"
-        r"[\w.-]*[\"']?[ \t]*[:=][ \t]*(?P<q>[\"']?)(?P<s>[^\s\"'`,;]{16,})(?P=q)"), _random),
+        r"(?i)(?:api[_-]?key|apikey|secret|token|passwd|password|pwd|access[_-]?key|auth[_-]?key|credential)s?"
+        r"[\w.-]{0,128}+[\"']?[ \t]*[:=][ \t]*(?P<q>[\"']?)(?P<s>[^\s\"'`,;]{16,})(?P=q)"), _random),
     # A human-chosen password is short and not random enough for the rule above, so a name that says
     # "password" takes a shorter value that mixes letters and digits (`PGPASSWORD=` and twelve of them).
     _Rule("password-assignment", "password assigned to a password-like name", re.compile(
-        r"(?i)\b[\w.-]*(?:passw(?:or)?d|passphrase|pwd)[\w.-]*[\"']?[ \t]*[:=][ \t]*(?P<q>[\"']?)(?P<s>[^\s\"'`,;]{8,})(?P=q)"),
+        r"(?i)(?:passw(?:or)?d|passphrase|pwd)[\w.-]{0,128}+[\"']?[ \t]*[:=][ \t]*(?P<q>[\"']?)(?P<s>[^\s\"'`,;]{8,})(?P=q)"),
         _literal_password),
     # The -u of curl's own command (not of one after a `|`, `;` or `&&` on the line), and a user name that is not a
     # number: `docker run -u 1000:1000` is a uid and a gid.

@@ -127,7 +127,8 @@ def leave(code: int) -> NoReturn:
     The teardown was 6-8 of a hook process's 26-30 ms of CPU on the AVX2 machine (bench/results/s20-hook20.md)."""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
+            if stream is not None:  # None: started with that descriptor closed (main reported what it could not print)
+                stream.flush()
         except (OSError, ValueError):  # the client closed its end: nothing more to tell it
             pass
     os._exit(code)

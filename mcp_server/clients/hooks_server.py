@@ -81,7 +81,8 @@ class HookHandler:
         # kept here, by a spool-like name, and applied by the replays in their session's order (_behind_earlier).
         self._held: dict[str, _Held] = {}
         self._held_lock = threading.Lock()
-        # A waiting prompt's name -> what its live answer showed ahead of its turn (_context_ahead), until applied.
+        # A prompt's spool name -> what its live answer showed, until the event is settled: found ahead of a waiting
+        # prompt's turn (_context_ahead), or kept by a live one whose save may fail; its replay records it.
         self._ahead: dict[str, _Shown] = {}
 
     # -- UserPromptSubmit --------------------------------------------------------------
@@ -106,7 +107,14 @@ class HookHandler:
             # The answer first: a full disk that fails the turn log below still lets the prompt have its context.
             result.update(additionalContext="\n\n".join(part for part in (scoring, block) if part),
                           shown=[line.memory_id for line in kept], scoring_required=bool(scoring))
-            self._record_shown(state, state.prompt, kept, _reasons(kept, explained))
+            shown = _Shown(kept, _reasons(kept, explained))
+            if claimed and isinstance(event.get("spool"), str):
+                # Kept until the event is settled: a save that fails below puts the event back, and the replay that
+                # opens its turn then records what this answer showed (without it, the session never marked them).
+                with self._held_lock:
+                    self._ahead[event["spool"]] = shown
+            self._record_shown(state, state.prompt, kept, shown.explained)
+            shown.logged = True
 
         try:
             self._settle(event, lambda: self.service.sessions.update(session_id, turn))
@@ -133,13 +141,25 @@ class HookHandler:
                 self._ahead[waiting] = _Shown(kept, _reasons(kept, explained))
         return {"additionalContext": block, "shown": [line.memory_id for line in kept]}
 
-    def _record_shown(self, state: Session, prompt: str, kept: list[Line], explained: list[dict[str, Any]]) -> None:
-        """What a turn's context showed: scorable lines wait for the model's scores, and the turn log says why."""
+    def _record_shown(self, state: Session, prompt: str, kept: list[Line], explained: list[dict[str, Any]],
+                      log: bool = True) -> None:
+        """What a turn's context showed: scorable lines wait for their scores, and (`log`) the turn log says why."""
         for scorable in (True, False):
             state.show(((line.memory_id, line.content_hash) for line in kept if line.scorable == scorable),
                        scorable=scorable)
-        turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=self._loggable(prompt, kept),
-                     shown=explained)
+        if log:
+            turns.record(self.service.app.root, "prompt", state.id, state.turn, prompt=self._loggable(prompt, kept),
+                         shown=explained)
+
+    def _private_now(self, explained: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Reasons found ahead of a waiting prompt's turn, logged when a replay opens it (seconds, or a disk's back-off,
+        later): a memory made private meanwhile is logged by id alone, as a live prompt logs one (_context_lines)."""
+        def now(entry: dict[str, Any]) -> dict[str, Any]:
+            memory = self.service.find(entry["id"]) if "title" in entry else None
+            if memory is None or vaults.visible(memory, include_private=False):
+                return entry
+            return {"id": entry["id"], "private": True, **{k: v for k, v in entry.items() if k not in ("id", "title")}}
+        return [now(entry) for entry in explained]
 
     def _loggable(self, prompt: str, kept: list[Line]) -> str:
         """The prompt's first line for the turn log in the project vault, unless it repeats a private memory shown
@@ -322,7 +342,10 @@ class HookHandler:
                 def start(state: Session) -> None:
                     self._start_turn(state, str(payload.get("prompt") or ""), payload)
                     if ahead is not None:
-                        self._record_shown(state, state.prompt, ahead.kept, ahead.explained)
+                        # Logged once: a save that fails after the line is appended puts the event back for another try
+                        self._record_shown(state, state.prompt, ahead.kept, self._private_now(ahead.explained),
+                                           log=not ahead.logged)
+                        ahead.logged = True
 
                 self.service.sessions.update(_session_id(payload), start, at)
             elif record["event"] == "stop":
@@ -565,11 +588,12 @@ class _Held:
     text: str  # what its spool file would hold
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Shown:
-    """What a waiting prompt's live answer showed (_context_ahead), recorded when its turn is opened."""
+    """What a prompt's live answer showed (_context_ahead, or a live turn not settled yet), for its replay."""
     kept: list[Line]
     explained: list[dict[str, Any]]
+    logged: bool = False  # the turn log has it (a try whose session save failed wrote it)
 
 
 @dataclass

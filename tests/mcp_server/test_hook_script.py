@@ -52,6 +52,19 @@ def test_a_hook_leaves_without_the_interpreters_teardown_and_what_it_printed_sti
     assert (result.returncode, result.stdout, result.stderr) == (3, b"the context", b"a warning")
 
 
+def test_a_hook_started_without_a_standard_output_still_leaves_with_its_status(tmp_path: Path):
+    """A client that starts the hook with its stdout closed (Python then has no sys.stdout): the hook's `main` reports
+    that it cannot print and returns 0, and `leave` must not turn that into a traceback and exit status 1."""
+    code = ("import sys\n"
+            "from mcp_server.clients.hooks import leave\n"
+            "assert sys.stdout is None\n"
+            "sys.stderr.write('a warning')\n"
+            "leave(0)\n")
+    result = subprocess.run([sys.executable, "-S", "-c", code], stderr=subprocess.PIPE, timeout=60,
+                            cwd=Path(hook_script.package_root()), preexec_fn=lambda: os.close(1))
+    assert (result.returncode, result.stderr) == (0, b"a warning"), result.stderr
+
+
 def test_a_second_registration_leaves_the_script_as_it_is(tmp_path: Path):
     [script] = hook_script.hook_invocation(integrations.memdir_command())
     before = os.stat(script)

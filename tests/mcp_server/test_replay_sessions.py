@@ -476,6 +476,108 @@ def test_a_live_prompt_behind_a_replay_under_way_waits_in_the_spool_keeps_its_or
         app.close()
 
 
+def test_a_memory_made_private_while_a_prompt_that_showed_it_waits_is_logged_without_its_title(
+        hashing_example: Path, tmp_path: Path, monkeypatch):
+    """A waiting prompt's context is found ahead and its turn logged when the replay opens it, seconds (a disk's
+    back-off: minutes) later. A memory it showed that was made private meanwhile (the answer to that very prompt may
+    do it: `update_memory` with privacy=private) had its title written to the project vault's turn log, which logs
+    a private memory by id alone. Now whether it is private is read when the line is written."""
+    from mcp_server.service import operations as ops
+    monkeypatch.setenv("MEMDIR_USER_VAULT", str(tmp_path / "user-vault"))
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        _turn_one_with_its_stop_left_in_the_spool(hashing_example, handler)
+        assert handler._replaying.acquire(timeout=5)  # a replay under way: the prompt waits behind the Stop
+        try:
+            answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
+        finally:
+            handler._replaying.release()
+        assert answer["replayed"] and answer["shown"]
+        made_private = answer["shown"][0]
+        title = service.find(made_private).title
+        service.update(ops.Update(memory_id=made_private, content=None, fields={"privacy": "private"}))
+        assert handler.replay(handler.spool) == 2
+        [logged] = [r for r in turns.read(hashing_example) if r.get("kind") == "prompt" and r.get("turn") == 2]
+        [entry] = [s for s in logged["shown"] if s["id"] == made_private]
+        assert entry.get("private") is True and "title" not in entry
+        assert title not in str(logged)  # (turn one's line named it: it was shared then)
+    finally:
+        app.close()
+
+
+def test_a_live_prompt_whose_session_save_fails_is_opened_later_with_what_it_showed(hashing_example: Path,
+                                                                                   monkeypatch):
+    """A full disk failed the session's save after a live prompt found its context: the prompt got it (s19) and its
+    event went back to the spool, but the replay that opened its turn later knew nothing of what it showed, so the
+    session never marked those memories shown (no repeat pointers, no scoring request for them). Now the replay
+    records them, and the turn log keeps the one line the live prompt wrote."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
+        _live(hashing_example, handler, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                                 "last_assistant_message": "ANSWER ONE: make the task idempotent."})
+        with _turn_two_not_saved(handler, monkeypatch):
+            answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
+        assert "pgbouncer" in answer["additionalContext"].lower() and answer["shown"]
+        assert len(list(handler.spool.glob("*prompt.json"))) == 1  # put back for a replay
+        assert handler.replay(handler.spool) == 1
+        state = MemoryService(app).sessions.load("s-a")
+        assert state.turn == 2 and state.prompt.startswith("turn two")
+        assert set(answer["shown"]) <= set(state.shown) and state.turn_shown
+        logged = [r for r in turns.read(hashing_example) if r.get("kind") == "prompt" and r.get("turn") == 2]
+        assert [[s["id"] for s in r["shown"]] for r in logged] == [answer["shown"]]
+        assert not handler._ahead
+    finally:
+        app.close()
+
+
+def test_a_waiting_prompt_put_back_after_its_turn_log_line_logs_its_turn_once(hashing_example: Path, monkeypatch):
+    """A prompt that waited behind its session's Stop got its context ahead, and the replay that opens its turn writes
+    what it showed to the turn log. The session's save can fail after that line is appended (a nearly full disk: an
+    append fits where a new file does not), and the event is put back: every later try appended the line again, so
+    the Turns page listed the turn once per try. Now it is logged once, as a put-back Stop's exchange is."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _stop_one_put_back(hashing_example, handler, monkeypatch)
+        with _full_disk(monkeypatch):
+            answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
+        assert answer["replayed"] and answer["shown"]  # waits behind the Stop, its context found now
+        with _turn_two_not_saved(handler, monkeypatch):
+            for _ in range(3):
+                handler.replay(handler.spool)  # the Stop applied, the prompt put back after its turn log line
+        assert handler.replay(handler.spool) == 1 and not list(handler.spool.glob("*.json"))
+        logged = [r for r in turns.read(hashing_example) if r.get("kind") == "prompt" and r.get("turn") == 2]
+        assert [[s["id"] for s in r["shown"]] for r in logged] == [answer["shown"]]
+        state = MemoryService(app).sessions.load("s-a")
+        assert state.turn == 2 and state.prompt.startswith("turn two") and set(answer["shown"]) <= set(state.shown)
+    finally:
+        app.close()
+
+
+@contextmanager
+def _turn_two_not_saved(handler: HookHandler, monkeypatch) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """A session whose turn two is opened cannot be saved while inside (a nearly full disk: the turn log's append still
+    fits); saved again after."""
+    from vault.errors import DiskFullError
+    sessions = type(handler.service.sessions)
+    real_save = sessions.save
+
+    def save(self, session, at=None):  # type: ignore[no-untyped-def]
+        if session.turn == 2:
+            raise DiskFullError("could not save the session: the disk is full")
+        return real_save(self, session, at)
+
+    monkeypatch.setattr(sessions, "save", save)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(sessions, "save", real_save)
+
+
 @contextmanager
 def _full_disk(monkeypatch) -> Iterator[None]:  # type: ignore[no-untyped-def]
     """Every atomic write fails for a full disk while inside; room again after."""

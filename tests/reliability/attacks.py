@@ -1068,6 +1068,31 @@ def linked_spool(work: Path) -> dict[str, int]:
     return {"linked_spool_events_written_elsewhere": len(list(elsewhere.iterdir()))}
 
 
+def secret_scan_growth() -> dict[str, float]:
+    """The redaction of one long word (a pasted base64url blob, a kebab-case minified line), which every prompt and
+    capture runs: the key-name rules began a match at each word boundary and ran each to the word's end, so a word
+    of n characters cost n^2 (32,000 characters: ~30 s; a 50,000-character base64url blob in a prompt: 17 s of the
+    server's CPU, its session waiting; review of s20). Times `redact` on 4,000 and 32,000 characters of a dashed word
+    (best of three): linear growth is ~8x, quadratic ~64x. Counts 1 when the growth is past 24x."""
+    import random
+    import string
+
+    from vault.secrets import redact
+
+    rng = random.Random(3)
+    took: dict[int, float] = {}
+    for size in (4_000, 32_000):
+        word = "-".join("".join(rng.choice(string.ascii_lowercase) for _ in range(6)) for _ in range(size // 7))
+        runs = []
+        for _ in range(3 if size == 4_000 else 1):
+            started = time.process_time()
+            redact(word)
+            runs.append(time.process_time() - started)
+        took[size] = min(runs)
+    return {**{f"secret_scan_{size // 1000}k_seconds": round(seconds, 3) for size, seconds in took.items()},
+            "secret_scan_quadratic": int(took[32_000] > 24 * max(took[4_000], 1e-3))}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -1109,6 +1134,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("lone_surrogates", lambda: lone_surrogates(work)),
         ("spool_fifo", lambda: spool_fifo(work)),
         ("linked_spool", lambda: linked_spool(work)),
+        ("secret_scan_growth", secret_scan_growth),
     ]
     rows: dict[str, int] = {}
     with private_user():
