@@ -455,6 +455,15 @@ class _Host(ThreadingHTTPServer):
         self.last_request = time.monotonic()
         self.started = time.time()
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A request that failed goes to the log, not as a bare traceback on stderr. A client gone before its
+        answer is not an error: a query's caller stops waiting after its budget (the search goes on by keyword)."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (BrokenPipeError, ConnectionResetError)):
+            log.debug("a client left before its answer was written: %s", exc)
+            return
+        log.exception("a request from %s failed", client_address[0] if client_address else "?")
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Host

@@ -71,7 +71,8 @@ DaysBack = Annotated[float, Field(gt=0)]
 class Op(BaseModel, Generic[R]):
     """One operation's arguments; `op` names the MemoryService method that runs it, `result` its answer's type."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Each model is built on its first use, not at import: a command or the server starting uses a few of ~75.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     op: ClassVar[str]
     result: ClassVar[Any]
 

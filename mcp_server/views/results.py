@@ -17,6 +17,8 @@ Json = dict[str, Any]
 
 
 class SearchResult(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built on first use, as every model here (operations.py says why)
+
     results: list[MemoryView]
     window: Json | None = Field(
         default=None, description="the time window applied: source (days_back, after/before or query), use (filter "
@@ -28,7 +30,7 @@ class SearchResult(BaseModel):
 class Result(BaseModel):
     """A write's answer; keys a newer server adds are kept, not dropped."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class Similar(Result):

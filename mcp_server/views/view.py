@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Annotated, Any, Iterable, Mapping
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from vault.fields import extra_fields
 from vault.model import Memory, bank_weight
@@ -36,6 +36,7 @@ VaultText = Annotated[str, FROM_VAULT]
 class StaleCite(BaseModel):
     """A project file a memory cites that changed since the memory was anchored to it."""
 
+    model_config = ConfigDict(defer_build=True)  # built on first use (service/operations.py says why)
     path: str
     reason: str  # changed | deleted | symbol-missing
     since: str | None = None  # when the file (for a deleted one, its folder) last changed
@@ -44,6 +45,7 @@ class StaleCite(BaseModel):
 class MemoryView(BaseModel):
     """One memory as memdir shows it, whatever its collection; the order is the JSON's key order."""
 
+    model_config = ConfigDict(defer_build=True)
     id: str
     collection: str
     type: str

@@ -549,3 +549,49 @@ def test_a_host_that_dies_silently_while_starting_is_not_given_an_earlier_hosts_
     with pytest.raises(embed_host.EmbedderUnavailable) as refused:
         embed_host.ensure_host(timeout=60)
     assert str(refused.value) == f"the memdir embedding host exited while starting; see {folder / embed_host.LOG_FILE}"
+
+
+class _HeldQueries(HashingEmbedder):
+    """The test model, with each query held until the test lets it go."""
+
+    def __init__(self) -> None:
+        super().__init__(384)
+        self.asked, self.go = threading.Event(), threading.Event()
+
+    def embed_query(self, text: str, **options):  # noqa: ANN201 - as the model's
+        self.asked.set()
+        assert self.go.wait(10)
+        return super().embed_query(text)
+
+
+def test_a_caller_that_stops_waiting_for_its_query_leaves_no_traceback_and_the_host_answers_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]):
+    import socket
+    import struct
+
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path / "servers"))
+    failed = threading.Event()
+    handle_error = embed_host._Host.handle_error
+
+    def noted(server, request, address) -> None:  # noqa: ANN001
+        try:
+            handle_error(server, request, address)
+        finally:
+            failed.set()
+
+    monkeypatch.setattr(embed_host._Host, "handle_error", noted)
+    model = _HeldQueries()
+    with serving(model) as info:
+        body = json.dumps({"texts": ["redis locks"], "query": True}).encode()
+        gone = socket.create_connection(("127.0.0.1", info.port))
+        gone.sendall(b"POST /embed HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                     % (info.port, info.token.encode(), len(body), body))
+        assert model.asked.wait(10)
+        gone.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset, as a timed-out caller
+        gone.close()
+        model.go.set()
+        assert failed.wait(10), "the host's write to the caller that left failed"
+        status, _, answer = request(info, "POST", "/embed", json.dumps({"texts": ["a", "b"]}).encode())
+        assert status == 200 and len(answer) == 2 * 384 * 4
+    assert "Traceback" not in capfd.readouterr().err
