@@ -147,7 +147,7 @@ class StoredVectors:
             place = _positions(self._base_ids, ids[~found])
             if (place < 0).any():
                 raise KeyError(f"units not stored: {ids[~found][place < 0][:5].tolist()}")
-            out[~found] = self._base_take(place)
+            out[~found] = self._base_take(place)  # float16, widened as it is copied in: no float32 copy between
         return out
 
     def write(self, path: Path) -> None:
@@ -173,7 +173,7 @@ class StoredVectors:
                 part = order[start:start + _SLICE]
                 from_base = part < len(base)
                 rows = np.empty((len(part), self.dim), dtype=np.float16)
-                rows[from_base] = self._base_take(base[part[from_base]], np.float16)
+                rows[from_base] = self._base_take(base[part[from_base]])
                 rows[~from_base] = self._new_rows.take(new[part[~from_base] - len(base)])
                 file.write(rows.tobytes())
             else:
@@ -208,11 +208,11 @@ class StoredVectors:
             self._lookup = (self._new_ids[positions][order], positions[order])
         return self._lookup
 
-    def _base_take(self, places: np.ndarray, dtype=np.float32) -> np.ndarray:
-        """Rows of the snapshot at these places: one read for a dense ascending run (a snapshot's
+    def _base_take(self, places: np.ndarray) -> np.ndarray:
+        """float16 rows of the snapshot at these places (read-only): one read for a dense ascending run (a snapshot's
         rewrite), else one pread a row (a search's few hundred)."""
         if not len(places):
-            return np.zeros((0, self.dim), dtype=dtype)
+            return np.zeros((0, self.dim), dtype=np.float16)
         fd, size = self._fd, self._row_bytes
         low, high = int(places.min()), int(places.max()) + 1
         if high - low <= 2 * len(places):
@@ -221,7 +221,7 @@ class StoredVectors:
         else:
             block = b"".join([os.pread(fd, size, self._rows_at + place * size) for place in places.tolist()])
             rows = np.frombuffer(block, dtype=np.float16).reshape(len(places), self.dim)
-        return rows.astype(dtype)
+        return rows
 
 
 class LentRows:

@@ -117,7 +117,7 @@ class HookHandler:
             shown.logged = True
 
         try:
-            self._settle(event, lambda: self.service.sessions.update(session_id, turn))
+            self._settle_answered(event, session_id, turn)
         except DiskFullError as exc:
             if "additionalContext" not in result:
                 raise
@@ -125,6 +125,35 @@ class HookHandler:
             # Before, every prompt got no context while the disk was full (bench/results/s19-attack19.md).
             log.warning("session %s: %s; the prompt gets its context, its turn is not recorded", session_id, exc)
         return result
+
+    def _settle_answered(self, event: Mapping[str, Any], session_id: str, turn: Callable[[Session], None]) -> None:
+        """Apply a prompt's turn now, and save its session and settle its spool file after its answer
+        (SessionStore.update_answered: the session's next event waits for that). The spool file stays this request's
+        (`_claimed`) until then, so a Stop of its session does not take it for an earlier event left behind. A save
+        that fails (a full disk) puts the event back for a replay to apply the turn, as a failed turn does here."""
+        name = str(event.get("spool"))
+        claimed = self._claimed.get(name)
+
+        def put_back() -> None:
+            self._claimed.pop(name, None)
+            if claimed is not None:
+                os.replace(claimed, claimed.with_name(name))
+
+        def done(error: BaseException | None) -> None:
+            if error is not None:
+                put_back()
+                log.warning("session %s: its turn could not be saved (%s: %s); the event waits for a replay",
+                            session_id, type(error).__name__, error)
+            elif claimed is not None:
+                self._claimed.pop(name, None)
+                self._settled(name)
+                claimed.unlink(missing_ok=True)
+
+        try:
+            self.service.sessions.update_answered(session_id, turn, done)
+        except BaseException:
+            put_back()
+            raise
 
     def _context_ahead(self, event: Mapping[str, Any], waiting: str) -> dict[str, Any]:
         """The context of a prompt whose turn must wait behind its session's earlier events (`waiting`: the name it

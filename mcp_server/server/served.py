@@ -197,6 +197,8 @@ class ServedVault:
         for schedule in (self.lifecycle, self.drainer):
             if schedule is not None:
                 schedule.stop()
+        if self.hooks is not None:
+            self.hooks.service.sessions.flush()  # the prompts answered before their turns were saved
         if self.hooks is not None and self.root.is_dir():
             try:
                 self.hooks.replay(self.root / ".memdir" / "spool")

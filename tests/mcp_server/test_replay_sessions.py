@@ -326,6 +326,7 @@ def test_a_stop_put_back_for_a_full_disk_waits_longer_each_time_and_is_said_once
         clock = handler.put_back.clock = Clock()
         handler.prompt({"session_id": "s-a", "hook_event_name": "UserPromptSubmit",
                         "prompt": "how do we make celery retries safe"})
+        service.sessions.flush()  # its session is saved after its answer: before the full disk below
         spool(hashing_example, "stop", {"session_id": "s-a", "hook_event_name": "Stop", "stop_hook_active": False,
                                         "last_assistant_message": "Make the task idempotent first."})
         real_write, tries = atomic._write_temp, []
@@ -421,6 +422,7 @@ def test_a_stop_whose_exchange_was_written_but_not_indexed_for_another_os_error_
 def _turn_one_with_its_stop_left_in_the_spool(root: Path, handler: HookHandler) -> None:
     """Turn one's prompt applied live; its Stop spooled by a hook that never asked (killed, or not yet)."""
     _live(root, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
+    handler.service.sessions.flush()  # its session is saved after its answer: before the tests' full disk comes
     spool(root, "stop", {"session_id": "s-a", "stop_hook_active": False,
                          "last_assistant_message": "ANSWER ONE: make the task idempotent."})
 

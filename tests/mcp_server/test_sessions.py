@@ -152,3 +152,57 @@ def test_memories_shown_for_an_interrupted_prompt_are_asked_for_after_the_next_a
     asked = third["additionalContext"]
     assert third["scoring_required"]
     assert all(memory_id in asked for memory_id in first["shown"] + second["shown"])
+
+
+def test_a_prompt_is_answered_before_its_session_is_saved_and_a_stop_sent_meanwhile_captures_that_prompt(
+        hashing_example: Path, monkeypatch):
+    # The session file's save (a JSON dump, a write, a rename) was on the prompt's answer path: 9-12 ms of a hook's
+    # wall at load 7-10 (bench/results/s20-hook20.md). It now follows the answer, under the session's lock, so a Stop
+    # sent as soon as the context came still finds the turn its prompt opened.
+    import threading
+
+    from indexer.embed import HashingEmbedder
+    from mcp_server.clients.hooks import spool
+    from vault import Vault
+
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        store, saving, release, updating, saved = handler.service.sessions, *(threading.Event() for _ in range(3)), []
+        real_save, real_update = store.save, store.update
+        stop: threading.Thread | None = None  # the Stop's thread, below
+
+        def slow_save(session, at=None):  # type: ignore[no-untyped-def]
+            if not saving.is_set():  # the prompt's, the session's first
+                saving.set()
+                release.wait(5.0)  # a bound: reached only when the answer waits for the save (the failure)
+            real_save(session, at)
+            saved.append(session.id)
+
+        def update(*args, **kwargs):  # type: ignore[no-untyped-def]
+            if threading.current_thread() is stop:
+                updating.set()
+            return real_update(*args, **kwargs)
+
+        monkeypatch.setattr(store, "save", slow_save)
+        monkeypatch.setattr(store, "update", update)
+        asked = {"session_id": "s-a", "hook_event_name": "UserPromptSubmit", "prompt": "turn one: celery retries"}
+        answer = handler.prompt({**asked, "spool": spool(hashing_example, "prompt", asked)})
+        assert "[id:m-a4c81f63]" in answer["additionalContext"]
+        assert saving.is_set() and not saved  # answered; its session still being saved
+        finished = {"session_id": "s-a", "hook_event_name": "Stop", "stop_hook_active": False,
+                    "last_assistant_message": "ANSWER ONE: make the task idempotent."}
+        stopped: list[dict] = []
+        stop = threading.Thread(target=lambda: stopped.append(
+            handler.stop({**finished, "spool": spool(hashing_example, "stop", finished)})))
+        stop.start()
+        assert updating.wait(30.0)  # the Stop is at its session's update
+        stop.join(0.2)  # a bound: an update that did not wait for the save has read the session before it by now
+        release.set()
+        stop.join(30.0)
+        assert stopped and stopped[0]["stored"]
+        exchange = [m.body for m in Vault(hashing_example).scan().memories if m.id == stopped[0]["stored"]]
+        assert exchange and "turn one" in exchange[0] and "ANSWER ONE" in exchange[0]
+        assert not list((hashing_example / ".memdir" / "spool").iterdir())  # both events settled
+    finally:
+        app.close()
