@@ -669,12 +669,11 @@ class Index:
     def _built_facets(self) -> Facets:
         """The facets, scanned from the memories at the first ask (the lock held)."""
         if not self._facets.built:
-            inactive = self._memories.with_status(frozenset(STATUSES) - {ACTIVE})
             # Only memories with a "speaker", "author", "always_inject" or "privacy" key can name one or be marked: in
             # a row's JSON text the key is the word in quotes, which a body saying the word cannot hold (its quotes
             # are escaped), so those rows stay undecoded.
-            self._facets.build(inactive, self._memories.mentioning(('"speaker"', '"author"', '"always_inject"',
-                                                                    '"privacy"')))
+            self._facets.build(*self._memories.facet_rows(frozenset(STATUSES) - {ACTIVE}, (
+                '"speaker"', '"author"', '"always_inject"', '"privacy"')))
         return self._facets
 
     def memory_ids(self) -> KeysView[str]:

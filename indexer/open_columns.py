@@ -8,7 +8,7 @@ answers are three numbers, written with the row (Manifest.write) as one text, "c
 
 - chunk: the row's one chunk id when that chunk is its whole memory (the empty key, no heading), else NONE;
 - whole: its one whole unit's id when it has exactly one, else NONE;
-- marks: a bit for each of WORDS its stored memory text holds (the test `Memories.mentioning` makes of the text).
+- marks: a bit for each of WORDS its stored memory text holds (the test `Memories.facet_rows` makes of the text).
 
 A row with NONE (a book's sections, a long memory, an error) is read from its columns as before. An open reads the
 table as one text (SQLite joins the rows' texts in path order, numpy parses it), trusted under the files table's stamp
