@@ -69,7 +69,7 @@ PHASES = [
     ("open: rest of Index()", lambda th, st: "index.py:__init__" in st),
     ("open: rest of ServedVault.load", lambda th, st: "served.py:load" in st),
     ("search: lifecycle `_leaving`", lambda th, st: "search.py:_leaving" in st),
-    ("search: rows mentioning a word", lambda th, st: "lazy_rows.py:mentioning" in st),
+    ("search: the facets' pass over the rows", lambda th, st: "lazy_rows.py:facet_rows" in st),
     ("search: rest", lambda th, st: "search.py:search" in st),
 ]
 

@@ -33,12 +33,15 @@ class SignCodes:
 
     @classmethod
     def of_index(cls, flat: faiss.Index, dim: int) -> "SignCodes":
-        """The codes of every vector an IndexIDMap2(IndexFlat) holds."""
+        """The codes of every vector an IndexIDMap2(IndexFlat) holds, read in slices from a view of its storage:
+        copies of them (`reconstruct_n`) were half of building the codes at an open, 0.05 of ~0.11 CPU s at 100k."""
         codes = cls(dim)
         ids = faiss.vector_to_array(flat.id_map)
+        if not flat.ntotal:
+            return codes
+        stored = faiss.rev_swig_ptr(faiss.downcast_index(flat.index).get_xb(), flat.ntotal * dim).reshape(flat.ntotal, dim)
         for start in range(0, flat.ntotal, _SLICE):
-            count = min(_SLICE, flat.ntotal - start)
-            codes.add(ids[start:start + count], flat.index.reconstruct_n(start, count))
+            codes.add(ids[start:start + _SLICE], stored[start:start + _SLICE])
         return codes
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:

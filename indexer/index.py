@@ -44,7 +44,7 @@ from vault.paths import Skipped, inspect, is_memory_path, relative, walk, walk_b
 from vault import room
 from vault.carried_state import check_not_carried
 
-from . import collector, unit_hashes
+from . import collector, open_columns, unit_hashes
 from .arrays import sorted_contains
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, Chunk, Neighbours, Unit, chunk_id, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
@@ -236,9 +236,9 @@ class Index:
         self._vectors, self._keyword = vectors, keyword
         self._filled = False  # set by fill(): this index read every file of its generation itself (see reconcile)
         # Rows decoded when first read (lazy_rows.py): a search reads a few dozen of 100k.
-        # With each row its lifecycle facts, when the manifest holds them for every row (lifecycle_facts.py).
-        self.facts_read = self.manifest.facts_complete()
-        rows = self.manifest.rows(facts=self.facts_read)
+        # With each row its lifecycle facts, when the manifest holds them for every row (lifecycle_facts.py), and the
+        # numbers an open reads of each row (open_columns.py), when it holds those.
+        rows, self.facts_read, numbers = self.manifest.open_rows()
         self._entries: Entries = Entries(rows, self.manifest.decoder())
         self._recheck: set[str] = set()  # paths whose recorded size and mtime cannot tell a newer save apart
         self._held_since: dict[str, float] = {}  # path -> when it was first found empty mid-save (held_clock)
@@ -255,14 +255,17 @@ class Index:
         self._duplicates: set[str] | None = None  # paths whose entry names a duplicated id; None = not yet known
         self.pointed_by: dict[str, tuple[str, ...]] = {}  # identity key -> ids of the memories naming it as previous
         indexed = [row for row in rows if row[ROW_MEMORY_ID] and row[ROW_MEMORY] and row[ROW_REASON] is None]  # memory id, memory, no reason
+        if numbers is not None and len(indexed) != len(rows):  # the numbers of the indexed rows
+            numbers = numbers[[bool(row[ROW_MEMORY_ID] and row[ROW_MEMORY]) and row[ROW_REASON] is None for row in rows]]
         del rows
-        self._remember_rows(indexed)
-        # Made straight into their columns from the rows' columns (Owners.of_columns).
-        self._chunk_owner = self._row_chunk_owners(indexed)  # chunk -> (memory, heading)
+        self._remember_rows(indexed, numbers)
+        # Made straight into their columns from the rows' columns (Owners.of_columns), or their open columns.
+        self._chunk_owner = self._row_chunk_owners(indexed, numbers)  # chunk -> (memory, heading)
         # unit -> (memory, role): a search looks up only the whole-chunk units it scans, whose rows are read here from
-        # the first unit of each row's units column; the table of every unit (600k at 100k memories, most of a cold
-        # open's remaining second) is made from the same rows when first needed, before any change to it.
-        self._whole_owner: Owners | None = _row_whole_owners(indexed)
+        # their open columns or the first unit of each row's units column; the table of every unit (600k at 100k
+        # memories, most of a cold open's remaining second) is made from the same rows when first needed, before any
+        # change to it.
+        self._whole_owner: Owners | None = _row_whole_owners(indexed, numbers)
         self._unit_rows = [(row[ROW_MEMORY_ID], row[ROW_UNITS]) for row in indexed]  # (memory id, units column): not the rows' memories
         self._all_units: Owners | None = None
         del indexed
@@ -399,6 +402,7 @@ class Index:
         report = self.sync(deep=not self._filled)
         self._filled = False
         self._write_facts()
+        self._write_open_columns()
         self.reconcile_pending = False
         self.reconciled.set()
         return report
@@ -411,6 +415,13 @@ class Index:
             if self.manifest.facts_complete():
                 return
             self.manifest.write_facts([(e.path, e.memory) for e in self._entries.values() if e.memory is not None])
+
+    def _write_open_columns(self) -> None:
+        """Migrate a generation written before the manifest kept each row's open columns (or after an older memdir
+        wrote a batch): made whole from the files table, so the next open reads them (open_columns.py)."""
+        with self.lock:
+            if not self.manifest.open_columns_complete():
+                self.manifest.write_open_columns()
 
     def heal(self) -> int:
         """Make FAISS and Whoosh agree with the manifest after a crash; returns the files re-indexed."""
@@ -660,12 +671,11 @@ class Index:
     def _built_facets(self) -> Facets:
         """The facets, scanned from the memories at the first ask (the lock held)."""
         if not self._facets.built:
-            inactive = self._memories.with_status(frozenset(STATUSES) - {ACTIVE})
             # Only memories with a "speaker", "author", "always_inject" or "privacy" key can name one or be marked: in
             # a row's JSON text the key is the word in quotes, which a body saying the word cannot hold (its quotes
             # are escaped), so those rows stay undecoded.
-            self._facets.build(inactive, self._memories.mentioning(('"speaker"', '"author"', '"always_inject"',
-                                                                    '"privacy"')))
+            self._facets.build(*self._memories.facet_rows(frozenset(STATUSES) - {ACTIVE}, (
+                '"speaker"', '"author"', '"always_inject"', '"privacy"')))
         return self._facets
 
     def memory_ids(self) -> KeysView[str]:
@@ -1444,15 +1454,18 @@ class Index:
         if touched is not None:
             touched.update(k for k in (identity_key(memory.id), key) if k)
 
-    def _remember_rows(self, rows: list[tuple]) -> None:
+    def _remember_rows(self, rows: list[tuple], numbers: np.ndarray | None = None) -> None:
         """`_remember` for the memories of an open's rows, from their columns: their memories stay undecoded, except
-        the few whose text may name a `previous:` (their neighbour keys need it). Same order, same tables."""
-        if not self._memories.load_all(rows):  # an id on two rows: remembered one by one, the later one winning
-            for row in rows:
+        the few whose text may name a `previous:` (their neighbour keys need it), told by their open columns' marks
+        when read (`numbers`), else by their text. Same order, same tables."""
+        if not self._memories.load_all(rows, None if numbers is None else numbers[:, open_columns.MARKS]):
+            for row in rows:  # an id on two rows: remembered one by one, the later one winning
                 self._remember(self._entries[row[ROW_PATH]].memory)  # type: ignore[arg-type]
             return
         self.path_of.update((identity_key(row[ROW_MEMORY_ID]), row[ROW_PATH]) for row in rows)
-        for row in rows:
+        marked = open_columns.bits(['"previous"'])
+        for row in (rows if numbers is None else
+                    [rows[place] for place in np.flatnonzero(numbers[:, open_columns.MARKS] & marked).tolist()]):
             if '"previous"' in row[ROW_MEMORY]:  # the frontmatter key, as the row's JSON holds it
                 memory = self._memories[row[ROW_MEMORY_ID]]
                 key = previous_key(memory)
@@ -1460,26 +1473,39 @@ class Index:
                     self.previous_key[memory.id] = key
                     hold(self.pointed_by, key, memory.id)
 
-    def _row_chunk_owners(self, rows: list[tuple]) -> Owners:
+    def _row_chunk_owners(self, rows: list[tuple], numbers: np.ndarray | None = None) -> Owners:
         """chunk -> (memory id, heading) of an open's rows: a memory read as one chunk (the chunk id of an empty
-        heading, see _chunk_headings) from its columns, the others decoded and chunked again."""
-        chunk_lists = json.loads("[" + ",".join(row[ROW_CHUNK_IDS] or "[]" for row in rows) + "]")  # one parse, not one a row
+        heading, see _chunk_headings) from its open columns (`numbers`) or its columns, the others decoded and chunked
+        again."""
         ids: list[int] = []
         owner: list[int] = []
         label: list[int] = []
         headings: dict[str, int] = {"": 0}
-        for code, (row, chunks) in enumerate(zip(rows, chunk_lists)):
-            if len(chunks) == 1 and chunks[0] == chunk_id(row[ROW_MEMORY_ID], ""):
-                ids.append(chunks[0])
-                owner.append(code)
-                label.append(0)
-                continue
-            for chunk, (_, heading) in _chunk_headings(self._entries[row[ROW_PATH]]):
+        whole_memories = np.zeros(0, dtype=np.int64)
+        if numbers is None:
+            chunk_lists = json.loads("[" + ",".join(row[ROW_CHUNK_IDS] or "[]" for row in rows) + "]")  # one parse, not one a row
+            others = []
+            for code, (row, chunks) in enumerate(zip(rows, chunk_lists)):
+                if len(chunks) == 1 and chunks[0] == chunk_id(row[ROW_MEMORY_ID], ""):
+                    ids.append(chunks[0])
+                    owner.append(code)
+                    label.append(0)
+                else:
+                    others.append(code)
+        else:
+            whole_memories = np.flatnonzero(numbers[:, open_columns.CHUNK] != open_columns.NONE)
+            others = np.flatnonzero(numbers[:, open_columns.CHUNK] == open_columns.NONE).tolist()
+        for code in others:
+            for chunk, (_, heading) in _chunk_headings(self._entries[rows[code][ROW_PATH]]):
                 ids.append(chunk)
                 owner.append(code)
                 label.append(headings.setdefault(heading, len(headings)))
-        return Owners.of_columns(np.array(ids, dtype=np.int64), np.array(owner, dtype=np.int32),
-                                 [row[ROW_MEMORY_ID] for row in rows], np.array(label, dtype=np.int32), list(headings))
+        return _in_row_order(np.concatenate([numbers[whole_memories, open_columns.CHUNK] if numbers is not None else
+                                             whole_memories, np.array(ids, dtype=np.int64)]),
+                             np.concatenate([whole_memories, np.array(owner, dtype=np.int64)]),
+                             [row[ROW_MEMORY_ID] for row in rows],
+                             np.concatenate([np.zeros(len(whole_memories), dtype=np.int32), np.array(label, dtype=np.int32)]),
+                             list(headings))
 
     def _forget(self, memory_id: str, touched: set[str] | None = None, again: bool = False) -> None:
         """`again`: the memory is remembered right after (`_remember`), which puts the new one in its place: a reader
@@ -1914,11 +1940,30 @@ def _dedup_digest(text: str, memory_type: str) -> bytes:
     return bytes.fromhex(dedup_key(text, memory_type)[:32])
 
 
-def _row_whole_owners(rows: list[tuple]) -> Owners:
-    """The whole-chunk units of an open's rows with their (memory id, "whole"). A row's units column is json.dumps of
-    its (unit, chunk, role) lists, a memory of one chunk its whole unit first: that one is read off the text's start;
-    a row with another layout is parsed."""
+def _in_row_order(ids: np.ndarray, owner: np.ndarray, names: list[str], label: np.ndarray, labels: list[str]) -> Owners:
+    """Owners.of_columns of rows given out of their rows' order (owner codes): put back in it, so that an id on two
+    rows is the later row's, as when they are made row by row."""
+    order = np.argsort(owner, kind="stable")
+    return Owners.of_columns(ids[order], owner[order].astype(np.int32), names, label[order], labels)
+
+
+def _row_whole_owners(rows: list[tuple], numbers: np.ndarray | None = None) -> Owners:
+    """The whole-chunk units of an open's rows with their (memory id, "whole"). A row with one whole unit has it in its
+    open columns (`numbers`), when read. Else, a row's units column is json.dumps of its (unit, chunk, role) lists, a
+    memory of one chunk its whole unit first: that one is read off the text's start; a row with another layout is
+    parsed."""
     ids, owner = array("q"), array("i")
+    if numbers is not None:
+        known = np.flatnonzero(numbers[:, open_columns.WHOLE_UNIT] != open_columns.NONE)
+        for code in np.flatnonzero(numbers[:, open_columns.WHOLE_UNIT] == open_columns.NONE).tolist():
+            for unit, _, role in json.loads(rows[code][ROW_UNITS] or "[]"):
+                if role == WHOLE:
+                    ids.append(int(unit))
+                    owner.append(code)
+        return _in_row_order(np.concatenate([numbers[known, open_columns.WHOLE_UNIT], np.frombuffer(ids, dtype=np.int64)]),
+                             np.concatenate([known, np.frombuffer(owner, dtype=np.int32)]),
+                             [row[ROW_MEMORY_ID] for row in rows], np.zeros(len(known) + len(ids), dtype=np.int32),
+                             [unit_roles()[WHOLE]])
     for code, row in enumerate(rows):
         text = row[ROW_UNITS] or "[]"
         if text.startswith("[[") and text.count('"whole"') == 1:

@@ -17,12 +17,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Iterator, Mapping
 
+import numpy as np
+
 from vault.model import Memory
 
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE
 from .interned import shared
 from .lifecycle_facts import FACT_COLUMNS, columns_of
 from .link_table import LinkRow
+from . import open_columns
 
 SCHEMA_VERSION = 11  # 11: a short memory's vectors read its links as written (chunking.linked_as_written)
 
@@ -107,6 +110,9 @@ class Manifest:
         self._db.execute("CREATE TABLE IF NOT EXISTS facts (path TEXT PRIMARY KEY, collection TEXT, type TEXT,"
                          " status TEXT, uses INT, score REAL, success_count REAL, created_at TEXT, last_used_at TEXT,"
                          " deadline TEXT, outcomes TEXT)")
+        # Each row's numbers an open reads (open_columns.py), written with the row. A generation written before it
+        # gets it from its owner (write_open_columns).
+        self._db.execute("CREATE TABLE IF NOT EXISTS open_columns (path TEXT PRIMARY KEY, numbers TEXT)")
         self._count_writes()
 
     def _count_writes(self) -> None:
@@ -162,6 +168,42 @@ class Manifest:
         columns = ", ".join([*(f"files.{c}" for c in FILE_COLUMNS), *(f"facts.{c}" for c in FACT_COLUMNS)])
         return self._db.execute(f"SELECT {columns} FROM files LEFT JOIN facts ON facts.path = files.path"
                                 " ORDER BY files.path").fetchall()
+
+    def open_rows(self) -> tuple[list[tuple[Any, ...]], bool, np.ndarray | None]:
+        """What an open reads, in one read transaction (an owner's commit falls before or after all of it): every
+        row (`rows`), with its facts when the facts table is complete, whether it was, and the open columns of the
+        rows in the same order (open_columns.py) when that table is complete too, else None."""
+        self._db.execute("BEGIN")
+        try:
+            facts = self.facts_complete()
+            rows = self.rows(facts=facts)
+            found = None
+            if rows and self._stamped(open_columns.KEY, "open_columns"):
+                # One text joined by SQLite in path order, as the rows are: a Python tuple a row cost twice as much.
+                text = self._db.execute("SELECT group_concat(numbers, ' ') FROM"
+                                        " (SELECT numbers FROM open_columns ORDER BY path)").fetchone()[0]
+                found = _aligned(open_columns.parsed(text, len(rows)), rows)
+        finally:
+            self._db.execute("COMMIT")
+        return rows, facts, found
+
+    def open_columns_complete(self) -> bool:
+        """Whether the open columns hold every row's numbers (open_columns.py): the facts table's stamp, its own key."""
+        return self._stamped(open_columns.KEY, "open_columns")
+
+    def open_column_rows(self) -> list[tuple[str, str]]:
+        """The open columns' rows, by path."""
+        return self._db.execute("SELECT path, numbers FROM open_columns ORDER BY path").fetchall()
+
+    def write_open_columns(self) -> None:
+        """The whole open columns table from the files table, in one transaction (the owner's migration of a generation
+        written before it, or after an older memdir wrote a batch); trusted from then on."""
+        with self.transaction():
+            self._db.execute("DELETE FROM open_columns")
+            self._db.executemany("INSERT INTO open_columns VALUES (?, ?)", (
+                (path, open_columns.numbers_of_columns(memory_id, chunks, units, memory)) for path, memory_id, chunks,
+                units, memory in self._db.cursor().execute("SELECT path, memory_id, chunk_ids, units, memory FROM files")))
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (open_columns.KEY, self._files_stamp()))
 
     def decoder(self) -> Callable[[tuple[Any, ...]], Entry]:
         """A row's Entry, for rows read now (the layouts their memories were written in are read once here)."""
@@ -241,6 +283,7 @@ class Manifest:
         alone are written (a row written whole encodes its memory again)."""
         with self.transaction():
             facts_complete = self.facts_complete()  # before this batch changes the stamp
+            numbers_complete = self.open_columns_complete()
             if links is not None:
                 if links.whole:
                     self._db.execute("DELETE FROM links")
@@ -252,11 +295,14 @@ class Manifest:
                                  ((size, mtime, path) for path, (size, mtime) in (restated or {}).items()))
             if upserts:  # the rows about to be written name their layout; the manifest says what it holds
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (LAYOUT_KEY + _LAYOUT, json.dumps(_FIELDS)))
+            numbers: list[tuple[str, str]] = []  # each row's open columns, made from the row as it is written
             self._db.executemany(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 # Rows encoded one at a time: a list of them was a second copy of a build's every memory as JSON.
-                (_row(e) for e in upserts),
+                (_row(e, numbers) for e in upserts),
             )
+            self._db.executemany("DELETE FROM open_columns WHERE path = ?", [(p,) for p in deleted_paths])
+            self._db.executemany("INSERT OR REPLACE INTO open_columns VALUES (?, ?)", numbers)
             self._db.executemany("DELETE FROM facts WHERE path = ?",
                                  [(p,) for p in deleted_paths] + [(e.path,) for e in upserts if e.memory is None])
             self._db.executemany(f"INSERT OR REPLACE INTO facts VALUES ({', '.join('?' * (len(FACT_COLUMNS) + 1))})",
@@ -265,6 +311,8 @@ class Manifest:
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (LINKS_KEY, self._files_stamp()))
             if facts_complete:  # else the table stays untrusted until the owner writes it whole (write_facts)
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (FACTS_KEY, self._files_stamp()))
+            if numbers_complete:  # the same, until write_open_columns
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (open_columns.KEY, self._files_stamp()))
 
     def transaction(self) -> "_Transaction":
         return _Transaction(self._db)
@@ -303,13 +351,32 @@ class _Transaction:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
 
 
-def _row(entry: Entry) -> tuple[Any, ...]:
+def _row(entry: Entry, numbers: list[tuple[str, str]] | None = None) -> tuple[Any, ...]:
+    """The files-table row of an entry; its open columns (open_columns.py) appended to `numbers`, if given."""
+    memory = encode_memory(entry.memory) if entry.memory else None
+    if numbers is not None:
+        numbers.append((entry.path, open_columns.numbers(entry.memory_id, entry.chunk_ids, entry.units, memory)))
     return (
         entry.path, entry.size, entry.mtime_ns, entry.content_hash, entry.memory_id,
         json.dumps(list(entry.chunk_ids)), entry.embed_hash, entry.line, entry.reason,
-        encode_memory(entry.memory) if entry.memory else None, json.dumps([list(u) for u in entry.units]),
-        entry.keyword_hash,
+        memory, json.dumps([list(u) for u in entry.units]), entry.keyword_hash,
     )
+
+
+_SAMPLED = 64  # rows of an open whose open columns are checked against their own columns (_aligned)
+
+
+def _aligned(found: np.ndarray | None, rows: list[tuple[Any, ...]]) -> np.ndarray | None:
+    """The open columns if they line up with the rows: SQLite joins the texts in the order its subquery gives them,
+    which its documents leave open, so a sample of rows (the first and last among them) is checked against its own
+    chunk ids; None (read the rows' columns) when one does not match."""
+    if found is None:
+        return None
+    for place in np.linspace(0, len(rows) - 1, min(len(rows), _SAMPLED)).astype(int).tolist():
+        chunk = int(found[place, open_columns.CHUNK])
+        if chunk != open_columns.NONE and rows[place][ROW_CHUNK_IDS] != f"[{chunk}]":
+            return None
+    return found
 
 
 def _entry(row: tuple[Any, ...], layouts: dict[str, tuple[str, ...]] | None = None) -> Entry:

@@ -59,7 +59,9 @@ class Owners:
         manifest's columns without a Python tuple a row). A later row of an id replaces an earlier one."""
         order = np.argsort(ids, kind="stable")
         sorted_ids = ids[order]
-        again = len(set(names)) != len(names) or len(set(labels)) != len(labels)  # a string given two codes
+        # The code tables, whose sizes tell a string given two codes (a set of the 100k names besides cost as much).
+        name_code, label_code = dict(zip(names, range(len(names)))), dict(zip(labels, range(len(labels))))
+        again = len(name_code) != len(names) or len(label_code) != len(labels)
         if again or (len(sorted_ids) > 1 and bool(np.any(sorted_ids[1:] == sorted_ids[:-1]))):  # or an id twice
             table = cls()
             table.update((int(i), (names[o], labels[r])) for i, o, r in zip(ids.tolist(), owner.tolist(), label.tolist()))
@@ -68,8 +70,7 @@ class Owners:
         table = cls()
         table._ids, table._owner, table._label = sorted_ids, owner[order], label[order]
         table._names, table._labels = list(names), list(labels)
-        table._name_code = {name: code for code, name in enumerate(table._names)}
-        table._label_code = {text: code for code, text in enumerate(table._labels)}
+        table._name_code, table._label_code = name_code, label_code
         return table
 
     def __setitem__(self, item_id: int, owner: tuple[str, str]) -> None:

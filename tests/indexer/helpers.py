@@ -96,6 +96,8 @@ def state(index: Index) -> dict:
         "link_table": index.manifest.link_rows(),  # what a cold open's searches read of the graph (link_table.py)
         # what the lifecycle rules read without decoding a row (lifecycle_facts.py), and whether an open may read it
         "facts": (index.manifest.facts_complete(), index.manifest.fact_rows()),
+        # the numbers a cold open reads of each row (open_columns.py), and whether an open may read them
+        "open_columns": (index.manifest.open_columns_complete(), index.manifest.open_column_rows()),
         "problems": sorted((p.path, p.line, p.reason) for p in index.problems()),
     }
 

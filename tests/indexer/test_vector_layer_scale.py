@@ -225,3 +225,25 @@ def test_the_full_scans_filter_of_the_units_left_out_is_made_once_per_set_and_an
     copied = many.copy()
     assert [[u for u, _ in index.search(q, 10, None, copied)] for q in queries] == truth(many, 1300)
     assert made.count(len(many)) == 2 and made.count(len(other)) == 1  # another array: a filter of its own
+
+
+def test_the_first_pass_built_from_a_flat_index_holds_the_codes_of_its_vectors_slice_by_slice(
+        monkeypatch: pytest.MonkeyPatch):
+    """Read from a view of the index's storage, a slice at a time (no copies of the vectors): the same codes and ids,
+    in the same order, as the vectors added to a first pass directly, after removals too."""
+    from indexer import first_pass
+
+    monkeypatch.setattr(first_pass, "_SLICE", 7)
+    vectors = _units(60, 40, 11)
+    flat = faiss.IndexIDMap2(faiss.IndexFlatIP(40))
+    flat.add_with_ids(vectors, np.arange(100, 160, dtype=np.int64))
+    flat.remove_ids(np.array([100, 133, 159], dtype=np.int64))
+    built = first_pass.SignCodes.of_index(flat, 40)
+    kept = np.array([i for i in range(100, 160) if i not in (100, 133, 159)], dtype=np.int64)
+    direct = first_pass.SignCodes(40)
+    direct.add(kept, vectors[kept - 100])
+    for codes in (built, direct):
+        assert len(codes) == 57
+    assert np.array_equal(faiss.vector_to_array(built._flat.xb), faiss.vector_to_array(direct._flat.xb))
+    assert np.array_equal(faiss.vector_to_array(built._codes.id_map), faiss.vector_to_array(direct._codes.id_map))
+    assert len(first_pass.SignCodes.of_index(faiss.IndexIDMap2(faiss.IndexFlatIP(40)), 40)) == 0
