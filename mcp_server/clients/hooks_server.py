@@ -282,6 +282,9 @@ class HookHandler:
 
     def _replay(self, spool: Path, older_than: float, spooled_before: int | None) -> int:
         if not older_than and spooled_before is None:  # a file taken by a server that died applying it is due again
+            # ... but not one of this server's prompts answered before its session's save (SessionStore.update_answered):
+            # its file stays taken until the save, and taken again here it would open its turn twice.
+            self.service.sessions.flush()
             for folder in (spool, self.spare):
                 for orphan in folder.glob(".*.json.*.taken"):
                     os.replace(orphan, folder / _taken_name(orphan))

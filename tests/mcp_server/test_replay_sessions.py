@@ -576,6 +576,7 @@ def _turn_two_not_saved(handler: HookHandler, monkeypatch) -> Iterator[None]:  #
     monkeypatch.setattr(sessions, "save", save)
     try:
         yield
+        handler.service.sessions.flush()  # a prompt's session is saved after its answer: still inside
     finally:
         monkeypatch.setattr(sessions, "save", real_save)
 
