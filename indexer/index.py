@@ -1730,8 +1730,11 @@ class Index:
         wanted = [(unit, *texts[unit]) for unit in chosen if unit in texts]
         vectors = self.embedder.embed([text for _, text, _, _, _ in wanted]) if wanted else None
         with self.lock:
-            keep = [row for row, (unit, _, _, path, embed_hash) in enumerate(wanted) if unit in self._unembedded
-                    and (entry := self._entries.get(path)) is not None and entry.embed_hash == embed_hash]
+            # A sync may have re-chunked the memory meanwhile (the next exchange captured): a unit whose own digest
+            # still reads the text embedded here gets its vector; one whose text changed waits for its new text.
+            keep = [row for row, (unit, text, _, path, embed_hash) in enumerate(wanted) if unit in self._unembedded
+                    and (entry := self._entries.get(path)) is not None
+                    and (entry.embed_hash == embed_hash or unit_hashes.reads(entry.embed_hash, entry.unit_ids, unit, text))]
             if keep and vectors is not None:
                 self._vectors.add([wanted[r][0] for r in keep], vectors[keep], [wanted[r][2] == WHOLE for r in keep])
                 self._vectors.persist(self.generation)
