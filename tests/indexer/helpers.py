@@ -96,6 +96,8 @@ def state(index: Index) -> dict:
         "link_table": index.manifest.link_rows(),  # what a cold open's searches read of the graph (link_table.py)
         # what the lifecycle rules read without decoding a row (lifecycle_facts.py), and whether an open may read it
         "facts": (index.manifest.facts_complete(), index.manifest.fact_rows()),
+        # each row's dedup digest, which the duplicates table's first making reads instead of every body
+        "dedup": sorted(index.manifest.dedup_digests().items()),
         "problems": sorted((p.path, p.line, p.reason) for p in index.problems()),
     }
 
