@@ -48,7 +48,7 @@ from .arrays import sorted_contains
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, Chunk, Neighbours, Unit, chunk_id, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .facets import ACTIVE, Facets
-from .graph import LinkGraph, asked_names, file_may_link, names_if_unlinked
+from .graph import LinkGraph
 from .heap import release_free_memory
 from .holders import hold, let_go
 from .in_flight import BUSY, InFlight, for_someone
@@ -272,8 +272,6 @@ class Index:
         # (link_table.py). A generation written before the table existed is read as before, and its owner writes
         # the whole table with its next batch.
         self._graph: LinkGraph | None = None
-        # While the graph is not built: every name the memories' links ask for, a superset (_places_without_graph).
-        self._asked: set[str] | None = None
         self._link_table: LinkTable | None = None
         self._links_whole = False  # the next batch writes every row of the link table
         if self.manifest.links_complete():
@@ -755,27 +753,19 @@ class Index:
             with collector.loading():
                 self._graph = LinkGraph.build(self._memories.link_inputs())
             self._graph.take_changed()  # what it resolved is what the table holds
-            self._link_table = self._asked = None
+            self._link_table = None
         return self._graph
 
-    def _ahead_of_a_change(self, paths: list[str | Path]) -> None:
+    def _ahead_of_a_change(self) -> None:
         """Make, before a sync takes the index lock, what its first change of a memory needs and the open left
         undone: the link graph (a search reads the link table) and the table of every unit (the open read the whole
         units). Made under the lock at a served 100k vault's first change, they held every search for ~4 CPU s (a
         search waited 12.9 s at load 10, bench/results/s17-lead.md). Each is put in place under the lock only if
-        what it was made from did not change meanwhile; else the sync makes it under the lock, as before.
-
-        Files that cannot link (a captured exchange, new or restated) need no graph, only the names the links ask for
-        (_places_without_graph): the graph's build was ~2 of the ~3.5 CPU s left of a served 100k vault's first
-        capture (bench/results/s21-capture21.md)."""
+        what it was made from did not change meanwhile; else the sync makes it under the lock, as before."""
         if self._graph is not None and self._all_units is not None:
             return  # made (every sync after a vault's first change): no lock taken for nothing
         if self._graph is None:
-            if self._unlinked_files(paths):
-                if self._asked is None:
-                    self._asked_ahead()
-            else:
-                self._graph_ahead()
+            self._graph_ahead()
         rows = self._unit_rows
         if self._all_units is None and rows:
             units = _row_unit_owners(rows)  # the open's rows: a list no change edits, replaced when the table is made
@@ -792,52 +782,7 @@ class Index:
         with self.lock:
             if self._graph is None and self._memories_seen() == seen:
                 graph.take_changed()  # what it resolved is what the table holds
-                self._graph, self._link_table, self._asked = graph, None, None
-
-    def _unlinked_files(self, paths: list[str | Path]) -> bool:
-        """Whether none of these files holds text a link is made of, nor did the memory indexed from it (read here,
-        before the lock: the few files a capture or a small pull wrote)."""
-        if len(paths) > READ_AHEAD_ABOVE:
-            return False
-        for raw in paths:
-            rel = self._relative(raw)
-            entry = self._entries.get(rel) if rel else None
-            if not rel or entry is not None and (entry.memory is None or names_if_unlinked(entry.memory) is None):
-                return False
-            try:
-                data = atomic.read_bytes(self.root / rel)
-            except OSError:
-                return False
-            if data is None or file_may_link(data):
-                return False
-        return True
-
-    def _asked_ahead(self) -> None:
-        """`_asked` made without the lock, put in place under it if the memories did not change meanwhile."""
-        seen = self._memories_seen()
-        asked = asked_names(self._memories.link_inputs())  # over a copy of the slots (Memories.link_inputs)
-        with self.lock:
-            if self._asked is None and self._memories_seen() == seen:
-                self._asked = asked
-
-    def _places_without_graph(self, rel: str, memory: Memory) -> bool:
-        """Whether this sync may index `memory` without the link graph (the lock held, the graph not built): it changes
-        no edge and no row of the link table if it links nowhere and is either the memory indexed from this file with
-        the same id and path, which linked nowhere either (a restated exchange, a counter), or a new file with a new
-        id under names no link asks for (a captured exchange). The graph is built later from the memories then."""
-        names = names_if_unlinked(memory)
-        if names is None:
-            return False
-        entry = self._entries.get(rel)
-        if entry is not None:
-            old = entry.memory
-            return (entry.reason is None and old is not None and (old.id, old.path) == (memory.id, memory.path)
-                    and names_if_unlinked(old) is not None)
-        if identity_key(memory.id) in self.path_of:
-            return False
-        if self._asked is None:
-            self._asked = asked_names(self._memories.link_inputs())
-        return not names & self._asked
+                self._graph, self._link_table = graph, None
 
     def _memories_seen(self) -> tuple[int, int]:
         """Changes whenever the memories the graph is built from change: a load, a memory remembered or forgotten."""
@@ -1037,7 +982,7 @@ class Index:
         # the next one-file sync. A hint, copied without the lock (one C-level copy of a set of strings).
         read_ahead = self._read_ahead(None if paths is None else [*paths, *tuple(self._unwritten.paths)], walked, deep)
         if paths is not None and self.writable:  # files that changed, most likely: a memory each (a whole-vault sync
-            self._ahead_of_a_change(paths)       # mostly finds none, and makes them under the lock at its first one)
+            self._ahead_of_a_change()            # mostly finds none, and makes them under the lock at its first one)
         pause.let_go()  # while it waits for the lock
         with self.lock:
             pause.hold()
@@ -1347,21 +1292,18 @@ class Index:
             if recorded[:2] != (info.st_size, info.st_mtime_ns):
                 self._restat(rel, info.st_size, info.st_mtime_ns, batch)
             return
+        previous = self._changing(rel)
         try:
             memory = ahead.memory() if ahead is not None else _parse(self.vault, data or b"", rel)
         except ParseError as exc:
-            previous = self._changing(rel)
             self._set_error(rel, previous, info.st_size, info.st_mtime_ns, digest, exc.line, exc.reason, batch, report)
             return
-        previous = self._changing(rel, memory)
         self._index_memory(rel, memory, previous, info.st_size, info.st_mtime_ns, batch, report)
 
-    def _changing(self, rel: str, memory: Memory | None = None) -> Entry | None:
-        """The entry of a file whose memory this batch is about to change (to `memory`, if read), the graph built
-        first: it is built from the memories before the batch (_link_changes). Not for a memory the graph does not
-        need (_places_without_graph)."""
-        if self._graph is not None or memory is None or not self._places_without_graph(rel, memory):
-            self._built_graph()
+    def _changing(self, rel: str) -> Entry | None:
+        """The entry of a file whose memory this batch is about to change, the graph built first: it is built from
+        the memories before the batch (_link_changes)."""
+        self._built_graph()
         return self._entries.get(rel)
 
     def _restat(self, rel: str, size: int, mtime_ns: int, batch: _Batch) -> None:
@@ -1862,11 +1804,10 @@ class Index:
         for unit in after or ():
             self._unembedded[unit.unit_id] = None  # queued, but embedded by the sync itself (no backfill wake-up)
         graph = self._graph
-        # No graph: the batch placed only memories it does not need (_places_without_graph), or changed none.
-        assert graph is not None or not batch.removed_ids, "a sync that removes memories builds the graph"
+        assert graph is not None or not (batch.removed_ids or batch.placed), "a sync that changes memories builds the graph"
         for memory_id in sorted(batch.removed_ids):
-            graph.remove(memory_id)  # type: ignore[union-attr]
-        for memory_id in sorted(batch.placed) if graph is not None else ():
+            graph.remove(memory_id)
+        for memory_id in sorted(batch.placed):
             read = batch.placed_memories.get(memory_id)
             graph.upsert(read if read is not None else self._memories[memory_id])
         if batch.keyword_docs or batch.removed_ids:
