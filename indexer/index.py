@@ -35,7 +35,7 @@ import numpy as np
 
 from vault import Memory, Problem, Vault, atomic
 from vault.errors import DiskFullError, NotFoundError, ParseError, VaultError
-from vault.dedup import dedup_key
+from vault.dedup import dedup_digest
 from vault.ids import identity_key
 from vault.model import STATUSES
 from vault.parse import sha256
@@ -72,6 +72,9 @@ Progress = Callable[[str, int, int], None]  # (stage, done, total): "reading" fi
 # Passes the duplicates table makes outside the index lock when more changed during one than the change journal keeps,
 # before the last is made under it (Index.by_dedup_key).
 DEDUP_PASSES = 3
+# Digests made from bodies at a duplicates table's first making past which they are written to the manifest (rows
+# written before it kept them): the next open reads them. A few (rows an older memdir wrote) are not worth a write.
+DEDUP_STORE_ABOVE = 64
 CHANGES_KEPT = 4096  # changed memory ids an index keeps for readers deciding again only those (memories_changed_since)
 
 
@@ -870,8 +873,8 @@ class Index:
         under the lock: making it again under the lock at once held every search for the pass (review of s19)."""
         with self.lock:
             mark, _ = self.memories_changed_since(None)
-            memories, read_row = self._memories, self.manifest.body_reader()
-        digests = _body_digests(memories, read_row)
+            memories, manifest, read_row = self._memories, self.manifest, self.manifest.body_reader()
+        digests, made = memories.dedup_digests(manifest.dedup_digests(), read_row)
         with self.lock:
             if self._by_dedup_key is not None:
                 return self._by_dedup_key
@@ -879,23 +882,25 @@ class Index:
             if changed is None or memories is not self._memories:  # too much changed, or another generation
                 if not last:
                     return None
-                digests = _body_digests(self._memories, self.manifest.body_reader())
+                digests, made = self._memories.dedup_digests(self.manifest.dedup_digests(), self.manifest.body_reader())
             else:
                 for memory_id in changed:
                     memory = self._memories.get(memory_id)
                     if memory is None:
                         digests.pop(memory_id, None)
                     else:
-                        digests[memory_id] = _dedup_digest(memory.body, memory.type)
+                        digests[memory_id] = dedup_digest(memory.body, memory.type)
             table: dict[bytes, tuple[str, ...]] = {}
             for memory_id, digest in digests.items():
                 hold(table, digest, memory_id)
             self._by_dedup_key = table
+            if self.writable and len(made) > DEDUP_STORE_ABOVE:  # a generation written before the digests: once
+                self.manifest.write_dedup_digests(made)
             return table
 
     def find_duplicate(self, text: str, memory_type: str) -> Memory | None:
         """An indexed memory with the same normalized text and type, if any (the oldest id wins)."""
-        twins = sorted(self.by_dedup_key.get(_dedup_digest(text, memory_type), ()))
+        twins = sorted(self.by_dedup_key.get(dedup_digest(text, memory_type), ()))
         # Read without the lock: a twin deleted since the table was read is passed over, not a KeyError (review of s20)
         return next((m for i in twins if (m := self._memories.get(i)) is not None), None)
 
@@ -1445,7 +1450,7 @@ class Index:
         self._changed_memory(memory.id)
         self._memory_changes += 1  # a graph built ahead from the memories before is not used (_ahead_of_a_change)
         if self._by_dedup_key is not None:
-            hold(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory.id)
+            hold(self._by_dedup_key, dedup_digest(memory.body, memory.type), memory.id)
         self.path_of[identity_key(memory.id)] = memory.path
         key = previous_key(memory)
         if key is not None:
@@ -1517,7 +1522,7 @@ class Index:
         self._changed_memory(memory_id)
         self._memory_changes += 1
         if self._by_dedup_key is not None:
-            let_go(self._by_dedup_key, _dedup_digest(memory.body, memory.type), memory_id)
+            let_go(self._by_dedup_key, dedup_digest(memory.body, memory.type), memory_id)
         if self.path_of.get(identity_key(memory_id)) == memory.path:
             del self.path_of[identity_key(memory_id)]
         key = self.previous_key.pop(memory_id, None)
@@ -1758,8 +1763,11 @@ class Index:
         wanted = [(unit, *texts[unit]) for unit in chosen if unit in texts]
         vectors = self.embedder.embed([text for _, text, _, _, _ in wanted]) if wanted else None
         with self.lock:
-            keep = [row for row, (unit, _, _, path, embed_hash) in enumerate(wanted) if unit in self._unembedded
-                    and (entry := self._entries.get(path)) is not None and entry.embed_hash == embed_hash]
+            # A sync may have re-chunked the memory meanwhile (the next exchange captured): a unit whose own digest
+            # still reads the text embedded here gets its vector; one whose text changed waits for its new text.
+            keep = [row for row, (unit, text, _, path, embed_hash) in enumerate(wanted) if unit in self._unembedded
+                    and (entry := self._entries.get(path)) is not None
+                    and (entry.embed_hash == embed_hash or unit_hashes.reads(entry.embed_hash, entry.unit_ids, unit, text))]
             if keep and vectors is not None:
                 self._vectors.add([wanted[r][0] for r in keep], vectors[keep], [wanted[r][2] == WHOLE for r in keep])
                 self._vectors.persist(self.generation)
@@ -1928,16 +1936,6 @@ class _BuildProgress:
 
 def _names_duplicate(entry: Entry) -> bool:
     return entry.memory is not None and is_duplicate_id_reason(entry.reason)
-
-
-def _body_digests(memories: Memories, read_row: Callable[[tuple], tuple[str, str]]) -> dict[str, bytes]:
-    """Each memory's dedup digest by id, rows read by `read_row` and left rows (Memories.bodies)."""
-    return {memory_id: _dedup_digest(body, kind) for memory_id, body, kind in memories.bodies(read_row)}
-
-
-def _dedup_digest(text: str, memory_type: str) -> bytes:
-    """The dedup key as 16 bytes (49 bytes an object, the hex string's 113): a table entry per memory."""
-    return bytes.fromhex(dedup_key(text, memory_type)[:32])
 
 
 def _in_row_order(ids: np.ndarray, owner: np.ndarray, names: list[str], label: np.ndarray, labels: list[str]) -> Owners:

@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, MutableMapping, S
 
 import numpy as np
 
+from vault.dedup import dedup_digest
 from vault.model import Memory
 
 from .collector import Lasting
@@ -258,15 +259,28 @@ class Memories(_Held):
         held = self._slots[memory_id]
         return held if type(held) is not tuple else self._decoded(memory_id, held)  # type: ignore[return-value]
 
-    def bodies(self, read_row: Callable[[Row], tuple[str, str]]) -> Iterator[tuple[str, str, str]]:
-        """(id, body, type) of every memory, one not decoded yet read off its row by `read_row` and left a row: a pass
-        over all of them (the dedup table) that neither decodes 100k rows nor leaves them decoded. No lock is held: a
-        memory a sync changes meanwhile is read as it was or as it is (the caller catches up with the changes)."""
+    def dedup_digests(self, stored: Mapping[str, tuple[str, bytes]], read_row: Callable[[Row], tuple[str, str]]
+                      ) -> tuple[dict[str, bytes], list[tuple[str, str, bytes]]]:
+        """Each memory's dedup digest by id, in a pass that neither decodes 100k rows nor leaves them decoded: the
+        digest stored with its row (Manifest.dedup_digests) when it is for the memory's content hash, else made from
+        its body, read off its row by `read_row` if it is not decoded yet. Also (path, content hash, digest) of those
+        made so, for the manifest (a generation written before the table). No lock is held: a memory a sync
+        changes meanwhile is read as it was or as it is (the caller catches up with the changes)."""
+        digests: dict[str, bytes] = {}
+        made: list[tuple[str, str, bytes]] = []
         for memory_id, held in list(self._slots.items()):
             if type(held) is tuple:
-                yield (memory_id, *read_row(held))  # type: ignore[arg-type]
+                path, content_hash = held[ROW_PATH], held[ROW_CONTENT_HASH]
             else:
-                yield memory_id, held.body, held.type  # type: ignore[union-attr]
+                path, content_hash = held.path, held.content_hash  # type: ignore[union-attr]
+            known = stored.get(path)
+            if known is not None and known[0] == content_hash:
+                digests[memory_id] = known[1]
+                continue
+            body, kind = read_row(held) if type(held) is tuple else (held.body, held.type)  # type: ignore[arg-type, union-attr]
+            digests[memory_id] = digest = dedup_digest(body, kind)
+            made.append((path, content_hash, digest))
+        return digests, made
 
     def get(self, memory_id: str, default: Any = None) -> Any:
         held = self._slots.get(memory_id)

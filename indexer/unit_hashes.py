@@ -46,9 +46,27 @@ def kept_units(old_hash: str, old_units: Sequence[int], units: Sequence[Unit]) -
     return {u.unit_id for u in units if old.get(u.unit_id) == _digest(u)}
 
 
+def reads(embed_hash: str, unit_ids: Sequence[int], unit_id: int, text: str) -> bool:
+    """Whether unit `unit_id` of an entry (its hash and unit ids in order) reads `text`. The backfill asks it of the
+    vectors it made while a sync re-chunked their memory: a unit the re-chunk kept gets them. False for a hash
+    written before the digests (one hash for every text: the caller compares it whole)."""
+    if not embed_hash.startswith(PREFIX) or unit_id not in unit_ids:
+        return False
+    try:
+        packed = base64.b64decode(embed_hash[len(PREFIX):], validate=True)
+    except binascii.Error:
+        return False
+    at = list(unit_ids).index(unit_id) * DIGEST_BYTES
+    return len(packed) == DIGEST_BYTES * len(unit_ids) and packed[at:at + DIGEST_BYTES] == _text_digest(unit_id, text)
+
+
 def _digest(unit: Unit) -> bytes:
+    return _text_digest(unit.unit_id, unit.text)
+
+
+def _text_digest(unit_id: int, text: str) -> bytes:
     """A unit's id and text: an id whose case changed gets new unit ids, and new digests, for the same texts."""
-    return hashlib.blake2b(f"{unit.unit_id}\x1e{unit.text}".encode(), digest_size=DIGEST_BYTES).digest()
+    return hashlib.blake2b(f"{unit_id}\x1e{text}".encode(), digest_size=DIGEST_BYTES).digest()
 
 
 def _legacy(units: Sequence[Unit]) -> str:

@@ -98,6 +98,8 @@ def state(index: Index) -> dict:
         "facts": (index.manifest.facts_complete(), index.manifest.fact_rows()),
         # the numbers a cold open reads of each row (open_columns.py), and whether an open may read them
         "open_columns": (index.manifest.open_columns_complete(), index.manifest.open_column_rows()),
+        # each row's dedup digest, which the duplicates table's first making reads instead of every body
+        "dedup": sorted(index.manifest.dedup_digests().items()),
         "problems": sorted((p.path, p.line, p.reason) for p in index.problems()),
     }
 

@@ -264,3 +264,32 @@ def test_a_lone_capture_still_gets_its_vectors_when_no_batch_fills(hashing_root:
     finally:
         backfill.stop()
         index.close()
+
+
+def test_a_capture_while_the_backfill_embeds_the_exchange_before_it_keeps_that_exchanges_unchanged_vectors(
+        hashing_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    embedder = HashingEmbedder()
+    index = deferred(hashing_root, embedder)
+    captured(hashing_root, index, 1)
+    earlier = index.units_of("m-00000001")
+    inner = embedder.embed
+
+    def embed_while_the_next_exchange_is_captured(texts):  # the backfill's model call runs outside the index lock
+        monkeypatch.setattr(embedder, "embed", inner)
+        write(hashing_root, "working/exchange-2.md", memory_text(
+            "m-00000002", "Retries in session 2", "User: and the beat schedule?\n\nAssistant: it runs once a minute.",
+            collection="working", type="history", extra="previous: m-00000001\n"))
+        index.sync(["working/exchange-2.md"], later=True)  # the earlier exchange gains its `next` unit
+        return inner(texts)
+
+    monkeypatch.setattr(embedder, "embed", embed_while_the_next_exchange_is_captured)
+    try:
+        index.backfill(len(earlier))
+        # Its texts did not change: their vectors went in (on main they were dropped, and the units waited for
+        # another batch and another FAISS add).
+        assert not any(index.is_waiting(unit) for unit, _, _ in earlier)
+        assert [role for unit, _, role in index.units_of("m-00000001") if index.is_waiting(unit)] == ["next"]
+        drain(index)
+        assert state(index) == full_build_state(hashing_root, tmp_path)
+    finally:
+        index.close()

@@ -4,12 +4,14 @@ repeated strings held once, and no memory chunked again only to learn the owners
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
+import sqlite3
 from pathlib import Path
 from types import MappingProxyType
 
 import pytest
 
 from indexer import index as index_module
+from indexer.embed import HashingEmbedder
 from indexer.generations import Layout
 from indexer.index import Index
 from indexer.manifest import Manifest, decode_memory, encode_memory
@@ -102,16 +104,63 @@ def test_the_tables_keyed_by_a_memory_hold_its_own_strings_and_a_short_digest(ro
     index.close()
 
 
-def test_a_cold_open_hashes_no_body_for_duplicates_until_one_is_asked_for(root, monkeypatch):
+def digests_made(monkeypatch) -> list[str]:
+    """The text of every dedup digest made from now on (vault.dedup), each call still going through."""
+    from vault import dedup
+
+    seen: list[str] = []
+    real = dedup.dedup_key
+    monkeypatch.setattr(dedup, "dedup_key", lambda text, kind: seen.append(text) or real(text, kind))
+    return seen
+
+
+def test_a_cold_open_hashes_no_body_for_duplicates_but_reads_the_digests_written_with_the_rows(root, monkeypatch):
     writer = open_index(root)
-    hashed = calls_to(monkeypatch, "dedup_key")
+    hashed = digests_made(monkeypatch)
     reader = Index(Vault(root), writer.embedder, writer.generation, writable=False)
     assert hashed == []
     twin = reader.memory("m-2")
     assert reader.find_duplicate(twin.body.lower(), twin.type) is twin
-    assert len(hashed) == reader.memory_count() + 1  # every body once, then the text asked about
+    assert hashed == [twin.body.lower()]  # the text asked about; on main every body too
     reader.close()
     writer.close()
+
+
+def test_a_generation_written_before_the_digests_makes_them_from_the_bodies_once_and_keeps_them(root, monkeypatch):
+    monkeypatch.setattr(index_module, "DEDUP_STORE_ABOVE", 0)
+    writer = open_index(root)
+    written = writer.manifest.dedup_digests()
+    generation = writer.generation
+    writer.close()
+    with sqlite3.connect(generation / "manifest.sqlite") as db:
+        db.execute("DROP TABLE dedup")  # as a memdir before the table left it
+    hashed = digests_made(monkeypatch)
+    owner = Index(Vault(root), HashingEmbedder(), generation, writable=True)
+    twin = owner.memory("m-2")
+    assert owner.find_duplicate(twin.body.lower(), twin.type) is twin
+    assert len(hashed) == owner.memory_count() + 1  # every body once, then the text asked about
+    assert owner.manifest.dedup_digests() == written  # kept: what a build writes
+    hashed.clear()
+    reader = Index(Vault(root), HashingEmbedder(), generation, writable=False)
+    assert reader.find_duplicate(twin.body.upper(), twin.type) is not None and len(hashed) == 1
+    reader.close()
+    owner.close()
+
+
+def test_a_digest_stored_for_another_content_of_its_file_is_not_trusted(root):
+    writer = open_index(root)
+    before = writer.manifest.dedup_digests()["patterns/n1.md"]
+    (root / "patterns" / "n1.md").write_text("---\nid: m-1\ntype: learning\n---\nA brand new fact.\n")
+    writer.sync()
+    generation = writer.generation
+    writer.close()
+    with sqlite3.connect(generation / "manifest.sqlite") as db:  # as an older memdir's batch leaves it: the row
+        db.execute("UPDATE dedup SET content_hash = ?, digest = ? WHERE path = ?", (*before, "patterns/n1.md"))
+    reader = Index(Vault(root), HashingEmbedder(), generation, writable=False)
+    assert reader.find_duplicate("A brand new fact!", "learning").id == "m-1"
+    assert reader.find_duplicate("The cache was cold on Monday. It warmed by noon. Note 1 links [[n2]].",
+                                 "learning") is None
+    reader.close()
 
 
 def assert_n1_gone_and_n9_new(index: Index) -> None:
@@ -164,17 +213,16 @@ def test_the_duplicates_table_catches_up_with_a_change_made_while_it_was_made(ro
     writer = open_index(root)
     reader = Index(Vault(root), writer.embedder, writer.generation, writable=True)
     writer.close()
-    each = lazy_rows.Memories.bodies
+    each = lazy_rows.Memories.dedup_digests
 
-    def with_a_change_between(memories, read_row):  # a sync while the table is made outside the lock, as another's
-        for number, memory in enumerate(each(memories, read_row)):
-            if number == 0:
-                (root / "patterns" / "n1.md").unlink()
-                (root / "patterns" / "n9.md").write_text("---\nid: m-9\ntype: learning\n---\nA brand new fact.\n")
-                reader.sync()
-            yield memory
+    def with_a_change_between(memories, stored, read_row):  # a sync while the table is made outside the lock
+        made = each(memories, stored, read_row)
+        (root / "patterns" / "n1.md").unlink()
+        (root / "patterns" / "n9.md").write_text("---\nid: m-9\ntype: learning\n---\nA brand new fact.\n")
+        reader.sync()
+        return made
 
-    monkeypatch.setattr(lazy_rows.Memories, "bodies", with_a_change_between)
+    monkeypatch.setattr(lazy_rows.Memories, "dedup_digests", with_a_change_between)
     assert_n1_gone_and_n9_new(reader)
     reader.close()
 
@@ -191,7 +239,7 @@ def test_the_duplicates_table_is_made_again_outside_the_lock_when_more_changed_m
     writer = open_index(root)
     reader = Index(Vault(root), writer.embedder, writer.generation, writable=True)
     writer.close()
-    each = lazy_rows.Memories.bodies
+    each = lazy_rows.Memories.dedup_digests
     passes: list[bool] = []  # per pass: whether another thread could take the index lock meanwhile
 
     def free_elsewhere() -> bool:
@@ -207,19 +255,19 @@ def test_the_duplicates_table_is_made_again_outside_the_lock_when_more_changed_m
         thread.join(20)
         return bool(taken)
 
-    def with_a_pull_between(memories, read_row):
+    def with_a_pull_between(memories, stored, read_row):
         passes.append(free_elsewhere())
-        for number, memory in enumerate(each(memories, read_row)):
-            if number == 0 and len(passes) == 1:
-                (root / "patterns" / "n1.md").unlink()
-                (root / "patterns" / "n9.md").write_text("---\nid: m-9\ntype: learning\n---\nA brand new fact.\n")
-                for n in (2, 3):
-                    edited = root / "patterns" / f"n{n}.md"
-                    edited.write_text(edited.read_text() + "\nEdited.\n")
-                reader.sync()
-            yield memory
+        made = each(memories, stored, read_row)
+        if len(passes) == 1:
+            (root / "patterns" / "n1.md").unlink()
+            (root / "patterns" / "n9.md").write_text("---\nid: m-9\ntype: learning\n---\nA brand new fact.\n")
+            for n in (2, 3):
+                edited = root / "patterns" / f"n{n}.md"
+                edited.write_text(edited.read_text() + "\nEdited.\n")
+            reader.sync()
+        return made
 
-    monkeypatch.setattr(lazy_rows.Memories, "bodies", with_a_pull_between)
+    monkeypatch.setattr(lazy_rows.Memories, "dedup_digests", with_a_pull_between)
     assert reader.find_duplicate("a BRAND new fact", "learning").id == "m-9"
     assert passes == [True, True]
     reader.close()
