@@ -36,13 +36,7 @@ def kept_units(old_hash: str, old_units: Sequence[int], units: Sequence[Unit]) -
     read the same text: left as they are. All or none for a hash written before the digests (`_legacy`)."""
     if not old_hash.startswith(PREFIX):
         return {u.unit_id for u in units} if old_hash and old_hash == _legacy(units) else set()
-    try:
-        packed = base64.b64decode(old_hash[len(PREFIX):], validate=True)
-    except binascii.Error:
-        return set()
-    if len(packed) != DIGEST_BYTES * len(old_units):
-        return set()  # not the hash of these units (cannot happen unless the row was edited): keep nothing
-    old = {unit: packed[i * DIGEST_BYTES:(i + 1) * DIGEST_BYTES] for i, unit in enumerate(old_units)}
+    old = _unit_digests(old_hash, old_units)
     return {u.unit_id for u in units if old.get(u.unit_id) == _digest(u)}
 
 
@@ -50,14 +44,21 @@ def reads(embed_hash: str, unit_ids: Sequence[int], unit_id: int, text: str) -> 
     """Whether unit `unit_id` of an entry (its hash and unit ids in order) reads `text`. The backfill asks it of the
     vectors it made while a sync re-chunked their memory: a unit the re-chunk kept gets them. False for a hash
     written before the digests (one hash for every text: the caller compares it whole)."""
-    if not embed_hash.startswith(PREFIX) or unit_id not in unit_ids:
-        return False
+    return _unit_digests(embed_hash, unit_ids).get(unit_id) == _text_digest(unit_id, text)
+
+
+def _unit_digests(embed_hash: str, unit_ids: Sequence[int]) -> dict[int, bytes]:
+    """Each unit's digest in a digests hash written for `unit_ids` (in order); none for a hash written before the
+    digests, or one that is not of these units (cannot happen unless the row was edited): nothing is kept."""
+    if not embed_hash.startswith(PREFIX):
+        return {}
     try:
         packed = base64.b64decode(embed_hash[len(PREFIX):], validate=True)
     except binascii.Error:
-        return False
-    at = list(unit_ids).index(unit_id) * DIGEST_BYTES
-    return len(packed) == DIGEST_BYTES * len(unit_ids) and packed[at:at + DIGEST_BYTES] == _text_digest(unit_id, text)
+        return {}
+    if len(packed) != DIGEST_BYTES * len(unit_ids):
+        return {}
+    return {unit: packed[i * DIGEST_BYTES:(i + 1) * DIGEST_BYTES] for i, unit in enumerate(unit_ids)}
 
 
 def _digest(unit: Unit) -> bytes:

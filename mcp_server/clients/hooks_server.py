@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping
 from indexer import timewords
 from indexer.backoff import Backoff
 from indexer.search import Hit, SearchRequest
-from vault import ValidationError, VaultError
+from vault import Memory, ValidationError, VaultError
 from vault.errors import DiskFullError
 
 from .. import client
@@ -185,9 +185,9 @@ class HookHandler:
         later): a memory made private meanwhile is logged by id alone, as a live prompt logs one (_context_lines)."""
         def now(entry: dict[str, Any]) -> dict[str, Any]:
             memory = self.service.find(entry["id"]) if "title" in entry else None
-            if memory is None or vaults.visible(memory, include_private=False):
+            if memory is None:
                 return entry
-            return {"id": entry["id"], "private": True, **{k: v for k, v in entry.items() if k not in ("id", "title")}}
+            return {"id": entry["id"], **_named(memory), **{k: v for k, v in entry.items() if k not in ("id", "title")}}
         return [now(entry) for entry in explained]
 
     def _loggable(self, prompt: str, kept: list[Line]) -> str:
@@ -249,10 +249,7 @@ class HookHandler:
             chosen_now = view.relevance is not None
             labels = ["standing"] * (not chosen_now) + ["repeat"] * (state.shown.get(memory.id) == memory.content_hash) + \
                 ["stale"] * bool(view.stale) + ["superseded"] * bool(view.successor)
-            # The turn log lives in the project vault's .memdir/: a private memory is logged by id alone, never
-            # by its title (privacy is one rule on every path, local state included).
-            named = {"title": memory.title} if vaults.visible(memory, include_private=False) else {"private": True}
-            explained[memory.id] = {"id": memory.id, **named, "relevance": view.relevance,
+            explained[memory.id] = {"id": memory.id, **_named(memory), "relevance": view.relevance,
                                     "channel": view.channel, "labels": labels}
             if state.shown.get(memory.id) == memory.content_hash:
                 lines.append(Line(memory.id, memory.content_hash, pointer_line(view), True, chosen_now))
@@ -602,6 +599,12 @@ class HookHandler:
         self.replay_stale()
         self.service.sessions.update(session_id, orient)
         return {"additionalContext": "\n".join(lines)}
+
+
+def _named(memory: Memory) -> dict[str, Any]:
+    """How the turn log names a memory. It lives in the project vault's .memdir/: a private memory is named by id
+    alone, never by its title (privacy is one rule on every path, local state included)."""
+    return {"title": memory.title} if vaults.visible(memory, include_private=False) else {"private": True}
 
 
 def _reasons(kept: list[Line], explained: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
