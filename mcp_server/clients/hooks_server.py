@@ -447,6 +447,10 @@ class HookHandler:
         ahead, it had the Stop capture the wrong answer; dropped, a prompt did the same for the next Stop."""
         name = event.get("spool")
         session = _session_id(event)
+        # A prompt of this session answered before its save (SessionStore.update_answered) goes back to the spool if
+        # the save fails: known only once it is done. Looked for before that, it was missed, and this event applied
+        # ahead of it (a Stop stored its answer alone, the prompt then opened a turn no Stop ends).
+        self.service.sessions.saved(session)
         cutoff = _spooled_at(Path(name)) if isinstance(name, str) else time.time_ns()
         tag = session_tag(event.get("session_id"))  # as the hook named its spool file: of the id it was given
 
