@@ -85,15 +85,42 @@ def without_lone_surrogates(value: Any) -> Any:
     """`value` (what `loads` read) with each lone surrogate in its strings replaced by U+FFFD. JSON may escape one
     ("\\ud800": a client that cut a string between the halves of an emoji), and `loads` reads it as is; then no write
     could encode it, and the prompt's turn and the exchange's capture failed in the server with a UnicodeEncodeError
-    (bench/results/s21-attack21.md). A pair of escaped halves is read as its one character and kept."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
+    (bench/results/s21-attack21.md). A pair of escaped halves is read as its one character and kept.
+
+    The lists and objects of `value` are changed in place (it is fresh from `loads`), walked with a list, not by
+    recursion: json reads values nested ~1,000 deep, and a frame or two a level failed such a body past ~500 with a
+    RecursionError (a server error; a hook dropped its event; bench/results/s22-review22.md)."""
+    if not isinstance(value, (dict, list)):
+        return _plain(value)
+    waiting: list[Any] = [value]
+    while waiting:
+        node = waiting.pop()
+        if isinstance(node, list):
+            for place, item in enumerate(node):
+                if isinstance(item, (dict, list)):
+                    waiting.append(item)
+                elif isinstance(item, str):
+                    node[place] = _plain(item)
+            continue
+        items = list(node.items())
+        if any(_plain(key) is not key for key, _ in items):  # a key to replace: the object again, in its order
+            node.clear()
+            node.update((_plain(key), item) for key, item in items)
+            items = list(node.items())
+        for key, item in items:
+            if isinstance(item, (dict, list)):
+                waiting.append(item)
+            elif isinstance(item, str):
+                node[key] = _plain(item)
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """A string with its lone surrogates replaced by U+FFFD (itself when it has none); anything else as it is."""
+    if not isinstance(value, str):
         return value
-    if isinstance(value, dict):
-        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [without_lone_surrogates(v) for v in value]
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
     return value
