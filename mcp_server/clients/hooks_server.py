@@ -642,6 +642,9 @@ def _reasons(kept: list[Line], explained: dict[str, dict[str, Any]]) -> list[dic
     return [explained[line.memory_id] for line in kept if line.memory_id in explained]
 
 
+_REASON_KEYS = ("id", "title", "private", "relevance", "channel", "labels")  # a turn log line's reasons (_context_lines)
+
+
 def _held_name(kind: str, at: int) -> str:
     return f"{at}-{os.getpid()}-{kind}.json"
 
@@ -671,7 +674,8 @@ class _Shown:
         """`as_json`'s output read back; None for anything else (the prompt is then opened without it, not dropped)."""
         try:
             kept = [Line(str(i), str(h), "", bool(p), bool(s)) for i, h, p, s in data["kept"]]
-            explained = [dict(entry) for entry in data["explained"] if isinstance(entry.get("id"), str)]
+            explained = [{key: entry[key] for key in _REASON_KEYS if key in entry} for entry in data["explained"]
+                         if isinstance(entry.get("id"), str)]  # what _context_lines writes, nothing else
             return cls(kept, explained, bool(data.get("logged")), bool(data.get("scoring")))
         except (TypeError, ValueError, KeyError, AttributeError):
             return None
