@@ -561,15 +561,15 @@ def test_a_waiting_prompt_put_back_after_its_turn_log_line_logs_its_turn_once(ha
 
 
 @contextmanager
-def _turn_two_not_saved(handler: HookHandler, monkeypatch) -> Iterator[None]:  # type: ignore[no-untyped-def]
-    """A session whose turn two is opened cannot be saved while inside (a nearly full disk: the turn log's append still
-    fits); saved again after."""
+def _turn_two_not_saved(handler: HookHandler, monkeypatch, turn: int = 2) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """A session whose turn two (`turn`) is opened cannot be saved while inside (a nearly full disk: the turn log's
+    append still fits); saved again after."""
     from vault.errors import DiskFullError
     sessions = type(handler.service.sessions)
     real_save = sessions.save
 
     def save(self, session, at=None):  # type: ignore[no-untyped-def]
-        if session.turn == 2:
+        if session.turn == turn:
             raise DiskFullError("could not save the session: the disk is full")
         return real_save(self, session, at)
 
@@ -835,16 +835,7 @@ def test_a_waiting_prompts_context_is_recorded_by_the_next_servers_replay(hashin
         assert answer["replayed"] and answer["shown"]
     finally:
         app.close()  # the server ends (stopped, or its closing replay met the full disk again): the event waits
-    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)  # the next server
-    try:
-        assert HookHandler(MemoryService(app)).replay(app.root / ".memdir" / "spool") == 2
-        state = MemoryService(app).sessions.load("s-a")
-        assert state.turn == 2 and state.prompt.startswith("turn two")
-        assert set(answer["shown"]) <= set(state.shown) and state.turn_shown
-        logged = [r for r in turns.read(hashing_example) if r.get("kind") == "prompt" and r.get("turn") == 2]
-        assert [[s["id"] for s in r["shown"]] for r in logged] == [answer["shown"]]
-    finally:
-        app.close()
+    _next_servers_replay(hashing_example, 2, "turn two", answer["shown"]).close()
 
 
 def test_a_live_prompt_whose_save_failed_is_recorded_once_by_the_next_servers_replay(hashing_example: Path,
@@ -855,18 +846,13 @@ def test_a_live_prompt_whose_save_failed_is_recorded_once_by_the_next_servers_re
     app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
     try:
         handler = HookHandler(MemoryService(app))
-        with _turn_one_not_saved(handler, monkeypatch):
+        with _turn_two_not_saved(handler, monkeypatch, turn=1):
             answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
         assert answer["shown"] and len(list(handler.spool.glob("*prompt.json"))) == 1  # put back for a replay
     finally:
         app.close()  # the server ends (stopped, or its closing replay met the full disk again): the event waits
-    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)  # the next server
+    app = _next_servers_replay(hashing_example, 1, "turn one", answer["shown"])
     try:
-        assert HookHandler(MemoryService(app)).replay(app.root / ".memdir" / "spool") == 1
-        state = MemoryService(app).sessions.load("s-a")
-        assert state.turn == 1 and set(answer["shown"]) <= set(state.shown) and state.turn_shown
-        logged = [r for r in turns.read(hashing_example) if r.get("kind") == "prompt" and r.get("turn") == 1]
-        assert [[s["id"] for s in r["shown"]] for r in logged] == [answer["shown"]]
         stopped = HookHandler(MemoryService(app)).stop(
             {"session_id": "s-a", "stop_hook_active": False, "last_assistant_message": "ANSWER ONE: idempotent."})
         assert stopped["scoring_required"] is False  # the live answer asked for no score (nothing was shown before)
@@ -874,20 +860,17 @@ def test_a_live_prompt_whose_save_failed_is_recorded_once_by_the_next_servers_re
         app.close()
 
 
-@contextmanager
-def _turn_one_not_saved(handler: HookHandler, monkeypatch) -> Iterator[None]:  # type: ignore[no-untyped-def]
-    sessions = type(handler.service.sessions)
-    real_save = sessions.save
-
-    def save(self, session, at=None):  # type: ignore[no-untyped-def]
-        if session.turn == 1:
-            from vault.errors import DiskFullError
-            raise DiskFullError("could not save the session: the disk is full")
-        return real_save(self, session, at)
-
-    monkeypatch.setattr(sessions, "save", save)
+def _next_servers_replay(root: Path, events: int, prompt: str, shown: list[str]) -> App:
+    """The next server's replay of the `events` left in the spool: session s-a's last turn is `prompt`'s, the memories
+    its live answer showed are marked shown, and the turn log has that turn's line once. The server's App, open."""
+    app = App(root, embedder=HashingEmbedder(), defer_embedding=True)
     try:
-        yield
-        handler.service.sessions.flush()
-    finally:
-        monkeypatch.setattr(sessions, "save", real_save)
+        assert HookHandler(MemoryService(app)).replay(app.root / ".memdir" / "spool") == events
+        state = MemoryService(app).sessions.load("s-a")
+        assert state.prompt.startswith(prompt) and set(shown) <= set(state.shown) and state.turn_shown
+        logged = [r for r in turns.read(root) if r.get("kind") == "prompt" and r.get("turn") == state.turn]
+        assert [[s["id"] for s in r["shown"]] for r in logged] == [shown]
+    except BaseException:
+        app.close()
+        raise
+    return app

@@ -162,7 +162,6 @@ def test_a_prompt_is_answered_before_its_session_is_saved_and_a_stop_sent_meanwh
     import threading
 
     from indexer.embed import HashingEmbedder
-    from mcp_server.clients.hooks import spool
     from vault import Vault
 
     app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
@@ -186,15 +185,9 @@ def test_a_prompt_is_answered_before_its_session_is_saved_and_a_stop_sent_meanwh
 
         monkeypatch.setattr(store, "save", slow_save)
         monkeypatch.setattr(store, "update", update)
-        asked = {"session_id": "s-a", "hook_event_name": "UserPromptSubmit", "prompt": "turn one: celery retries"}
-        answer = handler.prompt({**asked, "spool": spool(hashing_example, "prompt", asked)})
+        answer, stop, stopped = _prompt_then_its_stop_on_a_thread(handler, hashing_example)
         assert "[id:m-a4c81f63]" in answer["additionalContext"]
         assert saving.is_set() and not saved  # answered; its session still being saved
-        finished = {"session_id": "s-a", "hook_event_name": "Stop", "stop_hook_active": False,
-                    "last_assistant_message": "ANSWER ONE: make the task idempotent."}
-        stopped: list[dict] = []
-        stop = threading.Thread(target=lambda: stopped.append(
-            handler.stop({**finished, "spool": spool(hashing_example, "stop", finished)})))
         stop.start()
         assert updating.wait(30.0)  # the Stop is at its session's update
         stop.join(0.2)  # a bound: an update that did not wait for the save has read the session before it by now
@@ -218,7 +211,6 @@ def test_a_stop_sent_while_its_prompts_save_fails_captures_that_prompt_not_the_a
     import threading
 
     from indexer.embed import HashingEmbedder
-    from mcp_server.clients.hooks import spool
     from vault import Vault
     from vault.errors import DiskFullError
 
@@ -250,14 +242,8 @@ def test_a_stop_sent_while_its_prompts_save_fails_captures_that_prompt_not_the_a
         monkeypatch.setattr(store, "update", update)
         if real_saved is not None:
             monkeypatch.setattr(store, "saved", saved)
-        asked = {"session_id": "s-a", "hook_event_name": "UserPromptSubmit", "prompt": "turn one: celery retries"}
-        answer = handler.prompt({**asked, "spool": spool(hashing_example, "prompt", asked)})
+        answer, stop, stopped = _prompt_then_its_stop_on_a_thread(handler, hashing_example)
         assert "[id:m-a4c81f63]" in answer["additionalContext"] and saving.is_set()
-        finished = {"session_id": "s-a", "hook_event_name": "Stop", "stop_hook_active": False,
-                    "last_assistant_message": "ANSWER ONE: make the task idempotent."}
-        stopped: list[dict] = []
-        stop = threading.Thread(target=lambda: stopped.append(
-            handler.stop({**finished, "spool": spool(hashing_example, "stop", finished)})))
         stop.start()
         assert waiting.wait(30.0)
         release.set()  # the save fails; the disk has room again after it
@@ -271,3 +257,19 @@ def test_a_stop_sent_while_its_prompts_save_fails_captures_that_prompt_not_the_a
         assert state.turn == 1 and state.completed  # one turn, ended by its Stop
     finally:
         app.close()
+
+
+def _prompt_then_its_stop_on_a_thread(handler: HookHandler, root: Path):  # type: ignore[no-untyped-def]
+    """Turn one's prompt answered here, and its Stop (ANSWER ONE) ready to be sent on a thread of its own, not started
+    yet: (the prompt's answer, the thread, the Stop's answers)."""
+    import threading
+
+    from mcp_server.clients.hooks import spool
+
+    asked = {"session_id": "s-a", "hook_event_name": "UserPromptSubmit", "prompt": "turn one: celery retries"}
+    answer = handler.prompt({**asked, "spool": spool(root, "prompt", asked)})
+    finished = {"session_id": "s-a", "hook_event_name": "Stop", "stop_hook_active": False,
+                "last_assistant_message": "ANSWER ONE: make the task idempotent."}
+    stopped: list[dict] = []
+    thread = threading.Thread(target=lambda: stopped.append(handler.stop({**finished, "spool": spool(root, "stop", finished)})))
+    return answer, thread, stopped
