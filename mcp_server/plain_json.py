@@ -95,23 +95,26 @@ def without_lone_surrogates(value: Any) -> Any:
     waiting: list[Any] = [value]
     while waiting:
         node = waiting.pop()
-        if isinstance(node, list):
+        if type(node) is list:
             for place, item in enumerate(node):
-                if isinstance(item, (dict, list)):
+                kind = type(item)
+                if kind is str:
+                    if not item.isascii():  # (a flag CPython keeps: ASCII text, most of it, costs no scan)
+                        node[place] = _plain(item)
+                elif kind is dict or kind is list:
                     waiting.append(item)
-                elif isinstance(item, str):
-                    node[place] = _plain(item)
             continue
-        items = list(node.items())
-        if any(_plain(key) is not key for key, _ in items):  # a key to replace: the object again, in its order
+        if not all(key.isascii() for key in node) and any(_plain(key) is not key for key in node):
+            items = list(node.items())  # a key to replace: the object again, in its order
             node.clear()
             node.update((_plain(key), item) for key, item in items)
-            items = list(node.items())
-        for key, item in items:
-            if isinstance(item, (dict, list)):
+        for key, item in node.items():
+            kind = type(item)
+            if kind is str:
+                if not item.isascii():
+                    node[key] = _plain(item)  # (a value replaced, no key added: the walk goes on)
+            elif kind is dict or kind is list:
                 waiting.append(item)
-            elif isinstance(item, str):
-                node[key] = _plain(item)
     return value
 
 
