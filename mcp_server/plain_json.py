@@ -85,15 +85,45 @@ def without_lone_surrogates(value: Any) -> Any:
     """`value` (what `loads` read) with each lone surrogate in its strings replaced by U+FFFD. JSON may escape one
     ("\\ud800": a client that cut a string between the halves of an emoji), and `loads` reads it as is; then no write
     could encode it, and the prompt's turn and the exchange's capture failed in the server with a UnicodeEncodeError
-    (bench/results/s21-attack21.md). A pair of escaped halves is read as its one character and kept."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
+    (bench/results/s21-attack21.md). A pair of escaped halves is read as its one character and kept.
+
+    The lists and objects of `value` are changed in place (it is fresh from `loads`), walked with a list, not by
+    recursion: json reads values nested ~1,000 deep, and a frame or two a level failed such a body past ~500 with a
+    RecursionError (a server error; a hook dropped its event; bench/results/s22-review22.md)."""
+    if not isinstance(value, (dict, list)):
+        return _plain(value)
+    waiting: list[Any] = [value]
+    while waiting:
+        node = waiting.pop()
+        if type(node) is list:
+            for place, item in enumerate(node):
+                kind = type(item)
+                if kind is str:
+                    if not item.isascii():  # (a flag CPython keeps: ASCII text, most of it, costs no scan)
+                        node[place] = _plain(item)
+                elif kind is dict or kind is list:
+                    waiting.append(item)
+            continue
+        if not all(key.isascii() for key in node) and any(_plain(key) is not key for key in node):
+            items = list(node.items())  # a key to replace: the object again, in its order
+            node.clear()
+            node.update((_plain(key), item) for key, item in items)
+        for key, item in node.items():
+            kind = type(item)
+            if kind is str:
+                if not item.isascii():
+                    node[key] = _plain(item)  # (a value replaced, no key added: the walk goes on)
+            elif kind is dict or kind is list:
+                waiting.append(item)
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """A string with its lone surrogates replaced by U+FFFD (itself when it has none); anything else as it is."""
+    if not isinstance(value, str):
         return value
-    if isinstance(value, dict):
-        return {without_lone_surrogates(k): without_lone_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [without_lone_surrogates(v) for v in value]
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
     return value

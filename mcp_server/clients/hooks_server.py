@@ -6,6 +6,7 @@ process that already has it loaded.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -107,7 +108,7 @@ class HookHandler:
             # The answer first: a full disk that fails the turn log below still lets the prompt have its context.
             result.update(additionalContext="\n\n".join(part for part in (scoring, block) if part),
                           shown=[line.memory_id for line in kept], scoring_required=bool(scoring))
-            shown = _Shown(kept, _reasons(kept, explained))
+            shown = _Shown(kept, _reasons(kept, explained), scoring=bool(scoring))
             if claimed and isinstance(event.get("spool"), str):
                 # Kept until the event is settled: a save that fails below puts the event back, and the replay that
                 # opens its turn then records what this answer showed (without it, the session never marked them).
@@ -137,7 +138,7 @@ class HookHandler:
         def put_back() -> None:
             self._claimed.pop(name, None)
             if claimed is not None:
-                os.replace(claimed, claimed.with_name(name))
+                self._put_back(claimed, name)
 
         def done(error: BaseException | None) -> None:
             if error is not None:
@@ -328,7 +329,7 @@ class HookHandler:
             return 0  # its own request (or another replay) took it meanwhile
         applied = self._apply(path.name, lambda: text if text is not None else _spooled_text(claimed))
         if applied is None:  # the disk, not the event: taken, it waited hidden for the next start
-            os.replace(claimed, path)  # (review of s10)
+            self._put_back(claimed, path.name)  # (review of s10)
         else:
             # Not on any other error: the taken file stays, and the next start applies it (see replay).
             claimed.unlink(missing_ok=True)
@@ -367,9 +368,14 @@ class HookHandler:
             if record["event"] == "prompt":
                 with self._held_lock:
                     ahead = self._ahead.get(name)  # what its live answer showed, found ahead of the turn
+                    if ahead is None and (carried := _Shown.of_json(record.get("shown"))) is not None:
+                        ahead = self._ahead[name] = carried  # put back with its event (_put_back) by an earlier server
 
                 def start(state: Session) -> None:
                     self._start_turn(state, str(payload.get("prompt") or ""), payload)
+                    # Only a live answer asks for scores: a turn opened here asked for none unless its live answer did
+                    # (else its Stop warned of a request the model never saw); what waits for a score is kept.
+                    state.scoring_required = ahead is not None and ahead.scoring
                     if ahead is not None:
                         # Logged once: a save that fails after the line is appended puts the event back for another try
                         self._record_shown(state, state.prompt, ahead.kept, self._private_now(ahead.explained),
@@ -441,6 +447,10 @@ class HookHandler:
         ahead, it had the Stop capture the wrong answer; dropped, a prompt did the same for the next Stop."""
         name = event.get("spool")
         session = _session_id(event)
+        # A prompt of this session answered before its save (SessionStore.update_answered) goes back to the spool if
+        # the save fails: known only once it is done. Looked for before that, it was missed, and this event applied
+        # ahead of it (a Stop stored its answer alone, the prompt then opened a turn no Stop ends).
+        self.service.sessions.saved(session)
         cutoff = _spooled_at(Path(name)) if isinstance(name, str) else time.time_ns()
         tag = session_tag(event.get("session_id"))  # as the hook named its spool file: of the id it was given
 
@@ -484,7 +494,7 @@ class HookHandler:
         if spooled:
             claimed = self._claimed.pop(waiting, None)
             if claimed is not None:
-                os.replace(claimed, claimed.with_name(waiting))  # back where it was: the spool or the spare one
+                self._put_back(claimed, waiting)  # back where it was: the spool or the spare one
             return True
         self.hold(kind, event, at)
         return True
@@ -508,6 +518,26 @@ class HookHandler:
         if claimed is not None:
             self._settled(str(event["spool"]))
             claimed.unlink(missing_ok=True)
+
+    def _put_back(self, claimed: Path, name: str) -> None:
+        """Return a taken spool file to its folder for a replay. A prompt's goes back with what its live answer
+        showed (`_ahead`, kept in this server's memory): a server that ended before the replay applied it (stopped, or
+        the disk still full) left the next one to open its turn without it, the memories never marked shown and the
+        turn never logged (review21's leftover). On a disk too full to rewrite the file it goes back as it was."""
+        with self._held_lock:
+            shown = self._ahead.get(name)
+        if shown is not None:
+            temp = claimed.with_name(f".{name}.shown.tmp")
+            try:
+                record = json.loads(_spooled_text(claimed))
+                record["shown"] = shown.as_json()
+                temp.write_text(json.dumps(record), encoding="utf-8")
+                os.replace(temp, claimed)
+            except (OSError, ValueError, AttributeError, TypeError) as exc:
+                with contextlib.suppress(OSError):
+                    temp.unlink(missing_ok=True)
+                log.info("spooled prompt %s goes back without what its answer showed: %s", name, exc)
+        os.replace(claimed, claimed.with_name(name))
 
     def _settled(self, name: str) -> None:
         self.put_back.succeeded(name)
@@ -612,6 +642,9 @@ def _reasons(kept: list[Line], explained: dict[str, dict[str, Any]]) -> list[dic
     return [explained[line.memory_id] for line in kept if line.memory_id in explained]
 
 
+_REASON_KEYS = ("id", "title", "private", "relevance", "channel", "labels")  # a turn log line's reasons (_context_lines)
+
+
 def _held_name(kind: str, at: int) -> str:
     return f"{at}-{os.getpid()}-{kind}.json"
 
@@ -629,6 +662,23 @@ class _Shown:
     kept: list[Line]
     explained: list[dict[str, Any]]
     logged: bool = False  # the turn log has it (a try whose session save failed wrote it)
+    scoring: bool = False  # the answer asked for scores (a live one's: a context found ahead asks for none)
+
+    def as_json(self) -> dict[str, Any]:
+        """What the replay needs, kept in the event's spool file: the lines' ids and versions, not their text."""
+        return {"kept": [[line.memory_id, line.content_hash, line.pointer, line.scorable] for line in self.kept],
+                "explained": self.explained, "logged": self.logged, "scoring": self.scoring}
+
+    @classmethod
+    def of_json(cls, data: Any) -> _Shown | None:
+        """`as_json`'s output read back; None for anything else (the prompt is then opened without it, not dropped)."""
+        try:
+            kept = [Line(str(i), str(h), "", bool(p), bool(s)) for i, h, p, s in data["kept"]]
+            explained = [{key: entry[key] for key in _REASON_KEYS if key in entry} for entry in data["explained"]
+                         if isinstance(entry.get("id"), str)]  # what _context_lines writes, nothing else
+            return cls(kept, explained, bool(data.get("logged")), bool(data.get("scoring")))
+        except (TypeError, ValueError, KeyError, AttributeError):
+            return None
 
 
 @dataclass

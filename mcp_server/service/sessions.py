@@ -79,9 +79,7 @@ class SessionStore:
         return self.folder / f"{safe}-{digest}.json"
 
     def load(self, session_id: str) -> Session:
-        saving = self._saving.get(session_id)
-        if saving is not None:
-            saving.wait()  # the session as its last change left it, never the file before that change's save
+        self.saved(session_id)  # the session as its last change left it, never the file before that change's save
         with self._lock:
             try:
                 data = json.loads(self.path(session_id).read_text())
@@ -149,6 +147,13 @@ class SessionStore:
         except RuntimeError:  # flushed for a close meanwhile: saved here, as before
             save()
         return session
+
+    def saved(self, session_id: str) -> None:
+        """Wait until the session's change by `update_answered`, if one is under way, is saved or its save has failed
+        (its `done` has run)."""
+        saving = self._saving.get(session_id)
+        if saving is not None:
+            saving.wait()
 
     def flush(self) -> None:
         """Wait for every session changed by `update_answered` to be saved (a server closing its vault)."""

@@ -42,3 +42,32 @@ def test_a_character_the_limit_cut_in_two_is_not_called_bad_utf8(capsys):
     raw = json.dumps({"session_id": "s", "prompt": "\u00e9" * 50}, ensure_ascii=False).encode()
     assert hook_input.parse(raw[:41], 40)["prompt"].startswith("\u00e9" * 4)
     assert "not UTF-8" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("depth", [600, 900])
+def test_a_request_nested_hundreds_deep_with_a_lone_surrogate_is_read_not_a_server_error(depth):
+    # Lone surrogates are replaced after the JSON is read (s21): the walk over what was read recursed a frame or two a
+    # level, so a body json itself reads (it nests up to ~1,000 deep) failed the server with a RecursionError (a 500,
+    # logged as a server bug) and a hook with such an input dropped its event. The walk keeps no stack of frames now.
+    import anyio
+    from starlette.requests import Request
+
+    from mcp_server.plain_json import loads, without_lone_surrogates
+    from mcp_server.server.served import json_body
+
+    raw = ('{"session_id": "s-\\ud83d", "deep": ' + "[" * depth + '"x\\udc00"' + "]" * depth + "}").encode()
+    cleaned = without_lone_surrogates(loads(raw))
+    inner = cleaned["deep"]
+    for _ in range(depth):
+        inner = inner[0]
+    assert cleaned["session_id"] == "s-\ufffd" and inner == "x\ufffd"
+
+    async def read() -> object:
+        async def receive() -> dict:
+            return {"type": "http.request", "body": raw, "more_body": False}
+        return await json_body(Request({"type": "http", "method": "POST", "headers": []}, receive))
+
+    body = anyio.run(read)
+    assert isinstance(body, dict) and body["session_id"] == "s-\ufffd"
+    assert without_lone_surrogates({"k\ud800": ["a\udfff", {"\udc00": 1}], "ok": "\U0001f600"}) == \
+        {"k\ufffd": ["a\ufffd", {"\ufffd": 1}], "ok": "\U0001f600"}

@@ -561,15 +561,15 @@ def test_a_waiting_prompt_put_back_after_its_turn_log_line_logs_its_turn_once(ha
 
 
 @contextmanager
-def _turn_two_not_saved(handler: HookHandler, monkeypatch) -> Iterator[None]:  # type: ignore[no-untyped-def]
-    """A session whose turn two is opened cannot be saved while inside (a nearly full disk: the turn log's append still
-    fits); saved again after."""
+def _turn_two_not_saved(handler: HookHandler, monkeypatch, turn: int = 2) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """A session whose turn two (`turn`) is opened cannot be saved while inside (a nearly full disk: the turn log's
+    append still fits); saved again after."""
     from vault.errors import DiskFullError
     sessions = type(handler.service.sessions)
     real_save = sessions.save
 
     def save(self, session, at=None):  # type: ignore[no-untyped-def]
-        if session.turn == 2:
+        if session.turn == turn:
             raise DiskFullError("could not save the session: the disk is full")
         return real_save(self, session, at)
 
@@ -788,3 +788,89 @@ def test_a_stop_put_back_after_it_restated_another_sessions_exchange_counts_once
         assert [restated for _, restated in working_exchanges(hashing_example)] == [1]
     finally:
         app.close()
+
+
+def test_a_prompt_a_replay_opened_asks_for_no_score_so_its_stop_warns_of_none_and_the_next_prompt_asks(
+        hashing_example: Path, caplog):
+    """A replay opens the turn of a prompt that waited behind its session's Stop (or whose file it took first): the
+    answer it got was found ahead and carries no scoring request, yet the turn was marked as asking for one, so its
+    Stop logged "asked for score_memories and it was not called" for a request the model never saw (review21's
+    leftover). The memories waiting for a score are still asked for at the next live prompt."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _turn_one_with_its_stop_left_in_the_spool(hashing_example, handler)
+        assert MemoryService(app).sessions.load("s-a").turn_shown  # turn one showed memories to score
+        assert handler._replaying.acquire(timeout=5)  # a replay under way: turn two waits behind turn one's Stop
+        try:
+            answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
+        finally:
+            handler._replaying.release()
+        assert answer["replayed"] and "score_memories" not in answer["additionalContext"]
+        assert handler.replay(handler.spool) == 2
+        with caplog.at_level(logging.WARNING, logger="memdir.hooks"):
+            stopped = _live(hashing_example, handler, "stop", {"session_id": "s-a", "stop_hook_active": False,
+                                                               "last_assistant_message": "ANSWER TWO: session mode."})
+        assert "not called" not in caplog.text and stopped["scoring_required"] is False
+        third = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn three: beat schedule"})
+        assert "score_memories" in third["additionalContext"] and third["scoring_required"]
+    finally:
+        app.close()
+
+
+def test_a_waiting_prompts_context_is_recorded_by_the_next_servers_replay(hashing_example: Path):
+    """What a waiting prompt showed was kept in the server's memory only: a server that ended before the replay
+    applied the prompt (the disk still full, or stopped) left the next server to open the turn without it, so the
+    session never marked those memories shown and the turn log had no line for it (review21's leftover). It goes back
+    to the spool with its event now."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        _turn_one_with_its_stop_left_in_the_spool(hashing_example, handler)
+        assert handler._replaying.acquire(timeout=5)  # a replay under way: turn two waits behind turn one's Stop
+        try:
+            answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
+        finally:
+            handler._replaying.release()
+        assert answer["replayed"] and answer["shown"]
+    finally:
+        app.close()  # the server ends (stopped, or its closing replay met the full disk again): the event waits
+    _next_servers_replay(hashing_example, 2, "turn two", answer["shown"]).close()
+
+
+def test_a_live_prompt_whose_save_failed_is_recorded_once_by_the_next_servers_replay(hashing_example: Path,
+                                                                                    monkeypatch):
+    """The live prompt's answer showed memories and wrote its turn log line; the session's save failed and the event
+    went back to the spool. A server that ended before its replay applied it left the next one to open the turn
+    without what it showed (review21's leftover); now the event carries it, and that its line is logged."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        with _turn_two_not_saved(handler, monkeypatch, turn=1):
+            answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
+        assert answer["shown"] and len(list(handler.spool.glob("*prompt.json"))) == 1  # put back for a replay
+    finally:
+        app.close()  # the server ends (stopped, or its closing replay met the full disk again): the event waits
+    app = _next_servers_replay(hashing_example, 1, "turn one", answer["shown"])
+    try:
+        stopped = HookHandler(MemoryService(app)).stop(
+            {"session_id": "s-a", "stop_hook_active": False, "last_assistant_message": "ANSWER ONE: idempotent."})
+        assert stopped["scoring_required"] is False  # the live answer asked for no score (nothing was shown before)
+    finally:
+        app.close()
+
+
+def _next_servers_replay(root: Path, events: int, prompt: str, shown: list[str]) -> App:
+    """The next server's replay of the `events` left in the spool: session s-a's last turn is `prompt`'s, the memories
+    its live answer showed are marked shown, and the turn log has that turn's line once. The server's App, open."""
+    app = App(root, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        assert HookHandler(MemoryService(app)).replay(app.root / ".memdir" / "spool") == events
+        state = MemoryService(app).sessions.load("s-a")
+        assert state.prompt.startswith(prompt) and set(shown) <= set(state.shown) and state.turn_shown
+        logged = [r for r in turns.read(root) if r.get("kind") == "prompt" and r.get("turn") == state.turn]
+        assert [[s["id"] for s in r["shown"]] for r in logged] == [shown]
+    except BaseException:
+        app.close()
+        raise
+    return app

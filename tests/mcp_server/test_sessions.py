@@ -162,7 +162,6 @@ def test_a_prompt_is_answered_before_its_session_is_saved_and_a_stop_sent_meanwh
     import threading
 
     from indexer.embed import HashingEmbedder
-    from mcp_server.clients.hooks import spool
     from vault import Vault
 
     app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
@@ -186,15 +185,9 @@ def test_a_prompt_is_answered_before_its_session_is_saved_and_a_stop_sent_meanwh
 
         monkeypatch.setattr(store, "save", slow_save)
         monkeypatch.setattr(store, "update", update)
-        asked = {"session_id": "s-a", "hook_event_name": "UserPromptSubmit", "prompt": "turn one: celery retries"}
-        answer = handler.prompt({**asked, "spool": spool(hashing_example, "prompt", asked)})
+        answer, stop, stopped = _prompt_then_its_stop_on_a_thread(handler, hashing_example)
         assert "[id:m-a4c81f63]" in answer["additionalContext"]
         assert saving.is_set() and not saved  # answered; its session still being saved
-        finished = {"session_id": "s-a", "hook_event_name": "Stop", "stop_hook_active": False,
-                    "last_assistant_message": "ANSWER ONE: make the task idempotent."}
-        stopped: list[dict] = []
-        stop = threading.Thread(target=lambda: stopped.append(
-            handler.stop({**finished, "spool": spool(hashing_example, "stop", finished)})))
         stop.start()
         assert updating.wait(30.0)  # the Stop is at its session's update
         stop.join(0.2)  # a bound: an update that did not wait for the save has read the session before it by now
@@ -206,3 +199,77 @@ def test_a_prompt_is_answered_before_its_session_is_saved_and_a_stop_sent_meanwh
         assert not list((hashing_example / ".memdir" / "spool").iterdir())  # both events settled
     finally:
         app.close()
+
+
+def test_a_stop_sent_while_its_prompts_save_fails_captures_that_prompt_not_the_answer_alone(hashing_example: Path,
+                                                                                           monkeypatch):
+    # A prompt's session is saved after its answer (above); a save that fails (a full disk) puts the prompt's event
+    # back in the spool. A Stop sent meanwhile had already looked for its session's earlier events (the prompt's file
+    # was still this server's) and waited at the session's lock: it then found no turn opened, stored the answer
+    # alone as if its prompt had been lost, and the prompt was replayed after it, a turn that never ends. The Stop
+    # now waits for the save's outcome before it looks, and applies the put-back prompt first.
+    import threading
+
+    from indexer.embed import HashingEmbedder
+    from vault import Vault
+    from vault.errors import DiskFullError
+
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    try:
+        handler = HookHandler(MemoryService(app))
+        store, saving, release, waiting = handler.service.sessions, *(threading.Event() for _ in range(3))
+        real_save, real_update, real_saved = store.save, store.update, getattr(store, "saved", None)
+        stop: threading.Thread | None = None  # the Stop's thread, below
+
+        def failing_save(session, at=None):  # type: ignore[no-untyped-def]
+            if not saving.is_set():  # the prompt's, the session's first: the disk is full then
+                saving.set()
+                release.wait(30.0)  # a bound: reached only if the Stop never comes to wait
+                raise DiskFullError("could not save the session: the disk is full")
+            real_save(session, at)
+
+        def update(*args, **kwargs):  # type: ignore[no-untyped-def]
+            if threading.current_thread() is stop:
+                waiting.set()  # (main: the Stop at its session's lock, its look for earlier events made)
+            return real_update(*args, **kwargs)
+
+        def saved(session_id):  # type: ignore[no-untyped-def]
+            if threading.current_thread() is stop:
+                waiting.set()  # the Stop waits for its session's save before it looks for earlier events
+            return real_saved(session_id)  # type: ignore[misc]
+
+        monkeypatch.setattr(store, "save", failing_save)
+        monkeypatch.setattr(store, "update", update)
+        if real_saved is not None:
+            monkeypatch.setattr(store, "saved", saved)
+        answer, stop, stopped = _prompt_then_its_stop_on_a_thread(handler, hashing_example)
+        assert "[id:m-a4c81f63]" in answer["additionalContext"] and saving.is_set()
+        stop.start()
+        assert waiting.wait(30.0)
+        release.set()  # the save fails; the disk has room again after it
+        stop.join(30.0)
+        handler.service.sessions.flush()
+        handler.replay(handler.spool)
+        exchanges = [m.body for m in Vault(hashing_example).scan().memories
+                     if m.collection == "working" and m.type == "history"]
+        assert len(exchanges) == 1 and "turn one" in exchanges[0] and "ANSWER ONE" in exchanges[0]
+        state = handler.service.sessions.load("s-a")
+        assert state.turn == 1 and state.completed  # one turn, ended by its Stop
+    finally:
+        app.close()
+
+
+def _prompt_then_its_stop_on_a_thread(handler: HookHandler, root: Path):  # type: ignore[no-untyped-def]
+    """Turn one's prompt answered here, and its Stop (ANSWER ONE) ready to be sent on a thread of its own, not started
+    yet: (the prompt's answer, the thread, the Stop's answers)."""
+    import threading
+
+    from mcp_server.clients.hooks import spool
+
+    asked = {"session_id": "s-a", "hook_event_name": "UserPromptSubmit", "prompt": "turn one: celery retries"}
+    answer = handler.prompt({**asked, "spool": spool(root, "prompt", asked)})
+    finished = {"session_id": "s-a", "hook_event_name": "Stop", "stop_hook_active": False,
+                "last_assistant_message": "ANSWER ONE: make the task idempotent."}
+    stopped: list[dict] = []
+    thread = threading.Thread(target=lambda: stopped.append(handler.stop({**finished, "spool": spool(root, "stop", finished)})))
+    return answer, thread, stopped
