@@ -277,14 +277,20 @@ class HookHandler:
         finally:
             self._replaying.release()
 
+    def due_again(self, spool: Path | None = None) -> None:
+        """Make the files a server took and never settled (it died applying them) due again, in the spool and the
+        spare one: a replay applies them. Only while none of this server's requests holds a file it took (a vault
+        opening, or closing with its requests drained)."""
+        # ... nor one of this server's prompts answered before its session's save (SessionStore.update_answered): its
+        # file stays taken until the save, and taken again here it would open its turn twice.
+        self.service.sessions.flush()
+        for folder in (spool or self.spool, self.spare):
+            for orphan in folder.glob(".*.json.*.taken"):
+                os.replace(orphan, folder / _taken_name(orphan))
+
     def _replay(self, spool: Path, older_than: float, spooled_before: int | None) -> int:
         if not older_than and spooled_before is None:  # a file taken by a server that died applying it is due again
-            # ... but not one of this server's prompts answered before its session's save (SessionStore.update_answered):
-            # its file stays taken until the save, and taken again here it would open its turn twice.
-            self.service.sessions.flush()
-            for folder in (spool, self.spare):
-                for orphan in folder.glob(".*.json.*.taken"):
-                    os.replace(orphan, folder / _taken_name(orphan))
+            self.due_again(spool)
         cutoff = spooled_before if spooled_before is not None else time.time_ns() - int(older_than * 1e9)
         every = not older_than and spooled_before is None
         entries = self._waiting(spool, cutoff + 1)  # up to the cutoff, itself included

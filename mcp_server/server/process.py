@@ -243,11 +243,10 @@ class UserServer:
         if slot.vault is not None:
             config_notice.clear(slot.root)
             self._hand_over_unspooled(slot)
-            # Hooks told "opening" left their events in the spool and will not ask again: apply them now.
+            # What hooks spooled while no server ran, and while the vault opened (told "opening", they will not ask
+            # again): applied now, with the vault served meanwhile.
             try:
-                applied = await anyio.to_thread.run_sync(slot.vault.drain_spool, time.time_ns())
-                if applied:
-                    log.info("%s: applied %d hook events spooled while it opened", slot.root, applied)
+                await anyio.to_thread.run_sync(slot.vault.drain_spool, time.time_ns())
             except Exception:  # noqa: BLE001 - the spool timer tries again; the vault is served meanwhile
                 log.exception("%s: could not apply the spool", slot.root)
             await self._start_mcp(slot)

@@ -206,6 +206,58 @@ def test_an_unspooled_event_whose_hook_gave_up_while_the_vault_opened_is_still_c
         wait_for(lambda: exchanges(hashing_example) == [f"Exchange: {PROMPT}"], BOUND)
 
 
+def held_in_replay(monkeypatch: pytest.MonkeyPatch) -> Gate:
+    """The first replay of the spool (a cold start's) held at a gate, with the replay's lock taken."""
+    gate, step, first = Gate(), HookHandler._replay, threading.Lock()
+
+    def held(self: HookHandler, *args: Any) -> Any:
+        if first.acquire(blocking=False):
+            gate.hold()
+        return step(self, *args)
+
+    monkeypatch.setattr(HookHandler, "_replay", held)
+    return gate
+
+
+def spooled_turn(root: Path, session: str) -> None:
+    """A turn whose hooks found no server: its prompt and Stop wait in the spool."""
+    base = {"session_id": session, "cwd": str(root.parent), "client": "claude-code"}
+    hooks.spool(root, "prompt", {**base, "hook_event_name": "UserPromptSubmit", "prompt": PROMPT})
+    hooks.spool(root, "stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                               "last_assistant_message": "Idempotent tasks first."})
+
+
+def test_a_prompt_that_comes_while_a_cold_start_applies_the_spool_is_answered_with_context(hashing_example: Path,
+                                                                                          monkeypatch):
+    """Nine sessions' events spooled while no server ran were applied inside the vault's open: every prompt
+    meanwhile (1.3 s at load 2, seconds more under load) was told "opening" and got nothing. The vault is now served
+    first and the spool applied beside its requests: a prompt that comes meanwhile, of a session whose earlier turn
+    still waits in the spool too, gets its context, and its turn is opened after that earlier one, in order."""
+    monkeypatch.setattr(process, "HOOK_OPEN_WAIT_SECONDS", 0.0)
+    spooled_turn(hashing_example, "s-1")
+    replaying = held_in_replay(monkeypatch)
+    with served(hashing_example) as (http, headers):
+        try:
+            assert replaying.reached.wait(BOUND)
+            fresh = http.post("/api/hook/prompt", json=prompt_event("s-2"), headers=headers)
+            assert fresh.status_code == 200 and "m-a4c81f63" in fresh.json()["shown"]
+            event = {**prompt_event("s-1"), "client": "claude-code"}
+            behind = http.post("/api/hook/prompt", json={**event, "spool": hooks.spool(hashing_example, "prompt", event)},
+                               headers=headers)
+            assert behind.status_code == 200 and "m-a4c81f63" in behind.json()["shown"]
+        finally:
+            replaying.opened.set()
+        # The spooled turn first (its exchange), then the live prompt's turn, which records what its answer showed.
+        wait_for(lambda: turn_log(hashing_example, "s-1") == [("exchange", 1), ("prompt", 2)], BOUND)
+    assert exchanges(hashing_example) == [f"Exchange: {PROMPT}"]
+
+
+def turn_log(root: Path, session: str) -> list[tuple[str, int]]:
+    log = root / ".memdir" / "turns.jsonl"
+    lines = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return [(line["kind"], line["turn"]) for line in lines if line["session"] == session]
+
+
 def exchanges(root: Path) -> list[str]:
     return [m.title for m in Vault(root).scan().memories if m.collection == "working" and m.type == "history"]
 
