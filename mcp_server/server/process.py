@@ -47,6 +47,7 @@ from ..embedding.host import SharedEmbedder
 from ..locate import uninitialized
 from ..rss import rss_mb
 from ..waiting import attempts
+from . import inbox
 from .http_limits import BoundedH11
 from .served import MAX_BODY, ServedVault, error, open_vault, status_of
 from ..web.auth import WebAuth
@@ -135,13 +136,19 @@ class UserServer:
         self._tasks: Any = None
         self._uvicorn: uvicorn.Server | None = None
         self._embedder: SharedEmbedder | None = None
+        self._inbox: inbox.Inbox | None = None  # hook events handed over while this process started (inbox.py)
         self.web = WebAuth()  # `memdir ui` logins: one-time codes and the browser sessions they became
 
     # -- the process ---------------------------------------------------------------------
 
     def claim(self) -> None:
         """Become this user's server, or raise AlreadyRunning naming the one that is. A server on its way
-        out still holds the lock for a moment: wait for it rather than leave the user with none."""
+        out still holds the lock for a moment: wait for it rather than leave the user with none. The lock taken
+        already at the process's start (`memdir serve`: inbox.open_early) is this one's, with its inbox."""
+        early = inbox.early_claim()
+        if early is not None:
+            self._lock_fd, self._inbox = early
+            return
         own_folder()
         fd = open_lock_file(self.folder / PROCESS_LOCK)
         try:
@@ -183,6 +190,10 @@ class UserServer:
         try:
             anyio.run(lambda: server.serve(sockets=[sock]))
         finally:
+            if self._inbox is not None:  # the server ends before it served (its start failed)
+                lost = self._inbox.close()
+                if lost:
+                    log.warning("%d hook events handed over while the server started are lost with it", len(lost))
             self._forget_address()
             if self._lock_fd is not None:
                 release(self._lock_fd)
@@ -267,6 +278,25 @@ class UserServer:
             slot.vault.hooks.hold(kind, body, at)
         slot.unspooled.clear()
         slot.unspooled_bytes = 0
+
+    def _take_inbox(self) -> None:
+        """The server listens from here on: the events handed to its inbox while it started go to their vaults, to
+        be applied once each is open as those told "opening" are, and the inbox closes (a hook that comes later finds
+        the server itself). Before any request is taken, so a session's later events come after them."""
+        if self._inbox is None:
+            return
+        kept, self._inbox = self._inbox.close(), None
+        for at, vault, kind, body in kept:
+            root = Path(os.path.realpath(vault))
+            if root not in self.slots:
+                refused = uninitialized(root)
+                if refused is not None:
+                    log.warning("a %s hook event handed over while the server started is dropped: %s", kind, refused)
+                    continue
+                self._open(root)
+            self._keep_unspooled(root, kind, body, len(json.dumps(body)), at)
+        if kept:
+            log.info("%d hook events that could not be spooled were handed over while the server started", len(kept))
 
     def _keep_unspooled(self, root: Path, kind: str, body: dict[str, Any], size: int, at: int) -> None:
         """A hook told "opening" leaves its event in the spool, applied the moment the vault is open. One whose hook
@@ -372,6 +402,7 @@ class UserServer:
                 self._tasks = tasks
                 if first is not None:
                     self._open(first)
+                self._take_inbox()
                 tasks.start_soon(self._watch)
                 try:
                     yield
