@@ -17,7 +17,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from mcp_server.client import VAULT_HEADER, VAULT_LOCK, lock_held
-from mcp_server.clients import hooks
+from mcp_server.clients import hooks, hooks_server
 from mcp_server.clients.hooks_server import HookHandler
 from mcp_server.server import process
 from mcp_server.server.served import ServedVault
@@ -232,8 +232,10 @@ def test_a_prompt_that_comes_while_a_cold_start_applies_the_spool_is_answered_wi
     """Nine sessions' events spooled while no server ran were applied inside the vault's open: every prompt
     meanwhile (1.3 s at load 2, seconds more under load) was told "opening" and got nothing. The vault is now served
     first and the spool applied beside its requests: a prompt that comes meanwhile, of a session whose earlier turn
-    still waits in the spool too, gets its context, and its turn is opened after that earlier one, in order."""
+    still waits in the spool too, gets its context at once (it does not wait for that drain to end), and its turn is
+    opened after that earlier one, in order."""
     monkeypatch.setattr(process, "HOOK_OPEN_WAIT_SECONDS", 0.0)
+    monkeypatch.setattr(hooks_server, "EARLIER_WAIT_SECONDS", BOUND)  # a replay of a few events is waited for
     spooled_turn(hashing_example, "s-1")
     replaying = held_in_replay(monkeypatch)
     with served(hashing_example) as (http, headers):
@@ -242,9 +244,11 @@ def test_a_prompt_that_comes_while_a_cold_start_applies_the_spool_is_answered_wi
             fresh = http.post("/api/hook/prompt", json=prompt_event("s-2"), headers=headers)
             assert fresh.status_code == 200 and "m-a4c81f63" in fresh.json()["shown"]
             event = {**prompt_event("s-1"), "client": "claude-code"}
-            behind = http.post("/api/hook/prompt", json={**event, "spool": hooks.spool(hashing_example, "prompt", event)},
-                               headers=headers)
-            assert behind.status_code == 200 and "m-a4c81f63" in behind.json()["shown"]
+            asked, answers = in_thread(lambda: http.post(
+                "/api/hook/prompt", json={**event, "spool": hooks.spool(hashing_example, "prompt", event)},
+                headers=headers))
+            asked.join(BOUND / 2)  # behind the open's drain it does not wait for the spool (EARLIER_WAIT_SECONDS)
+            assert answers and answers[0].status_code == 200 and "m-a4c81f63" in answers[0].json()["shown"]
         finally:
             replaying.opened.set()
         # The spooled turn first (its exchange), then the live prompt's turn, which records what its answer showed.
