@@ -36,13 +36,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Mount, Route
 
+from indexer.generations import Layout
 from indexer.in_flight import BUSY
 from vault import ConfigError, VaultError, atomic
 from vault.lock import open_lock_file, release, try_flock
 
 from ..clients import config_notice
 from ..client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
-from ..config import Config
+from ..config import Config, user_vault_root
 from ..embedding.host import SharedEmbedder
 from ..locate import uninitialized
 from ..rss import rss_mb
@@ -218,7 +219,7 @@ class UserServer:
             with contextlib.suppress(FileNotFoundError):
                 (self.folder / ADDRESS_FILE).unlink()
 
-    def _embedder_for(self, config: Config) -> SharedEmbedder | None:
+    def _embedder_for(self, config: Config, root: Path) -> SharedEmbedder | None:
         """The per-user embedding host for the real model (None: the vault's App loads its own)."""
         if not (config.server.shared_embedder and config.search.embedder == SharedEmbedder.id):
             return None
@@ -226,7 +227,11 @@ class UserServer:
             self._embedder = SharedEmbedder(config.server.idle_exit_seconds,
                                             int8_long_queries=config.search.int8_long_queries,
                                             int8_documents=config.search.int8_documents)
-            self._embedder.warm()  # the host loads the model while the vault's indices open
+        # The host loads the model while the vault's indices open. Not for a vault without any index yet: its first
+        # build leaves every vector to the backfill (which starts the host when it first asks, once the prompts let
+        # it), and the host's start was ~1 CPU s beside a cold server's open and first answers (s22-cold22.md).
+        if _has_index(root, config):
+            self._embedder.warm()
         return self._embedder
 
     # -- opening and closing vaults (all on the event loop; the slow parts in worker threads) ---
@@ -239,7 +244,9 @@ class UserServer:
 
     async def _load(self, slot: Slot) -> None:
         try:
-            slot.vault = await anyio.to_thread.run_sync(open_vault, slot.root, self._embedder_for, slot.stop_opening)
+            slot.vault = await anyio.to_thread.run_sync(open_vault, slot.root,
+                                                        lambda config: self._embedder_for(config, slot.root),
+                                                        slot.stop_opening)
             log.info("serving %s (%.2f CPU s since the server's start)", slot.root, time.process_time())
         except VaultError as exc:
             log.warning("cannot serve %s: %s", slot.root, exc)
@@ -529,6 +536,15 @@ class UserServer:
             vault.idle.touch()
             if not slot.in_flight:
                 slot.drained.set()
+
+
+def _has_index(root: Path, config: Config) -> bool:
+    """Whether the vault, or the user vault it reads beside it, has an index already (whose vectors its prompts want)."""
+    try:
+        beside = user_vault_root(config, root)
+    except VaultError:
+        return True  # the open says why; the host is started as before
+    return any(Layout(side).current() is not None for side in (root, beside) if side is not None)
 
 
 class _BuiltOnFirstRequest:

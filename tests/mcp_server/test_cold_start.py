@@ -357,3 +357,23 @@ def test_a_server_exiting_while_a_vault_waits_for_another_process_to_build_its_i
     finally:
         building.release()
     assert not lock_held(hashing_root / VAULT_LOCK)
+
+
+def test_a_vault_without_any_index_does_not_start_the_embedding_host_while_it_opens(example_root: Path,
+                                                                                   monkeypatch):
+    """A fresh vault's first build leaves every vector to the backfill, which starts the host when it first asks;
+    started at the open, the host's ~1 CPU s of imports and model load ran beside a cold server's first answers.
+    A vault with an index still starts it while its indices open: its prompts want their queries' vectors."""
+    from mcp_server.config import load_config
+    from mcp_server.embedding.host import SharedEmbedder
+
+    warmed: list[bool] = []
+    monkeypatch.setattr(SharedEmbedder, "warm", lambda self: warmed.append(True))
+    config = load_config(example_root)
+    user = process.UserServer()
+    assert user._embedder_for(config, example_root) is not None and warmed == []
+    generation = example_root / ".memdir" / "index" / "gen-1"
+    generation.mkdir(parents=True)
+    (generation / "meta.json").write_text("{}")
+    (generation.parent / "CURRENT").write_text("gen-1\n")
+    assert user._embedder_for(config, example_root) is not None and warmed == [True]
