@@ -42,7 +42,8 @@ from vault import ConfigError, VaultError, atomic
 from vault.lock import open_lock_file, release, try_flock
 
 from ..clients import config_notice
-from ..client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
+from ..client import (ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, process_age, running,
+                      servers_folder)
 from ..config import Config, user_vault_root
 from ..embedding.host import SharedEmbedder
 from ..locate import uninitialized
@@ -184,8 +185,8 @@ class UserServer:
         info = ServerInfo(os.getpid(), self.port, self.token, self.started)
         data = {"pid": info.pid, "port": info.port, "token": info.token, "started": info.started}
         atomic.write_state(self.folder / ADDRESS_FILE, json.dumps(data).encode(), mode=0o600)
-        log.info("memdir server on 127.0.0.1:%d (pid %d, %.2f CPU s since its start)", self.port, os.getpid(),
-                 time.process_time())
+        log.info("memdir server on 127.0.0.1:%d (pid %d, %.2f CPU s since its start, %.2f s after it)", self.port,
+                 os.getpid(), time.process_time(), process_age())
         if ready:
             ready(info)
         try:
