@@ -64,7 +64,11 @@ HOOK_OPEN_WAIT_SECONDS = 0.4
 # Events told "opening" whose hooks could not spool them (a full disk) wait in the server's memory for the open,
 # up to this many bytes a vault: past it they are dropped, and logged (a prompt's body is a few kB).
 UNSPOOLED_MAX_BYTES = 16 * 1024 * 1024
-MCP_AFTER_SECONDS = 10.0  # a vault's MCP endpoint is built after its first answer, its first MCP request, or this
+# A vault's MCP endpoint is built at its first MCP request, or once its first answer is given and the process has had
+# no request for MCP_QUIET_SECONDS, or after MCP_AFTER_SECONDS at the latest. Right after the first answer, its ~1.5
+# CPU s (the MCP SDK's import and the tools' schemas) came in the middle of a cold start's prompts (s22-cold22.md).
+MCP_QUIET_SECONDS = 2.0
+MCP_AFTER_SECONDS = 60.0
 
 
 class AlreadyRunning(Exception):
@@ -325,9 +329,10 @@ class UserServer:
         that came meanwhile wait for it (_to_vault)."""
         assert slot.vault is not None
         try:
-            # Not beside the first answer (ServedVault.build_mcp): after it, at the first MCP request, or the bound.
+            # Not beside the first answer (ServedVault.build_mcp): at the first MCP request, after the first answer in
+            # the first quiet moment, or the bound.
             with anyio.move_on_after(MCP_AFTER_SECONDS):
-                while not (slot.vault.answered() or slot.mcp_wanted.is_set() or slot.end_mcp.is_set()):
+                while not _mcp_due(slot):
                     with anyio.move_on_after(0.05):  # the answer is a thread's event: looked at in slices
                         await slot.mcp_wanted.wait()
             if slot.end_mcp.is_set():
@@ -537,6 +542,16 @@ class UserServer:
             vault.idle.touch()
             if not slot.in_flight:
                 slot.drained.set()
+
+
+def _mcp_due(slot: Slot) -> bool:
+    """Whether a vault's MCP endpoint is to be built now (_start_mcp): an MCP request asks for it, or its first answer
+    was given and no request has run in this process for MCP_QUIET_SECONDS (an assistant writing its answer, a session
+    between prompts); or the vault is let go (nothing to build)."""
+    if slot.mcp_wanted.is_set() or slot.end_mcp.is_set():
+        return True
+    return slot.vault is not None and slot.vault.answered() and BUSY.count() == 0 and \
+        time.monotonic() - BUSY.ended_at >= MCP_QUIET_SECONDS
 
 
 def _has_index(root: Path, config: Config) -> bool:

@@ -167,8 +167,9 @@ class ServedVault:
     def build_mcp(self) -> None:
         """The vault's MCP endpoint. Kept out of `load`: the MCP SDK's import and the tools' schemas were 40% of a
         cold server's CPU before its first answer (bench/results/sessions.md, "A cold start under nine sessions"), and
-        the hooks, which every session calls on every prompt, need neither. Built after the first answer, or when an
-        MCP request asks for it (process.py): at 100k it took 0.7 of the served first answer's CPU s beside it."""
+        the hooks, which every session calls on every prompt, need neither. Built in the first quiet moment after the
+        first answer, or when an MCP request asks for it (process.py, `_mcp_due`): at 100k it took 0.7 of the served
+        first answer's CPU s beside it, and right after the first answer it took ~1.5 CPU s amid a cold start's prompts."""
         from ..tools import mcp_tools as tools
 
         assert self.service is not None  # built after load()
