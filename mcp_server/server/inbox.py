@@ -90,8 +90,8 @@ class Inbox:
             with connection:
                 try:
                     self._take(connection)
-                except (OSError, ValueError) as exc:
-                    log.warning("a hook event sent to the inbox was not kept: %s", exc)
+                except Exception as exc:  # noqa: BLE001 - one bad sender must not end the inbox for the others
+                    log.warning("a hook event sent to the inbox was not kept: %s: %s", type(exc).__name__, exc)
 
     def _take(self, connection: socket.socket) -> None:
         if not _own_user(connection):

@@ -40,4 +40,6 @@ def test_what_is_not_a_hook_event_of_a_vault_is_not_kept(folder: Path):
     assert client.hand_to_inbox(b"not json", 5.0) is False
     assert client.hand_to_inbox(sent(1, "session-start"), 5.0) is False  # an orientation is only useful now
     assert client.hand_to_inbox(sent(2, "prompt", vault="relative/.memories"), 5.0) is False
-    assert inbox.close() == []
+    assert client.hand_to_inbox(b"[1, 2]", 5.0) is False and client.hand_to_inbox(b'{"at": 3}', 5.0) is False
+    assert client.hand_to_inbox(sent(4, "stop"), 5.0) is True  # the inbox still takes the next hook's event
+    assert [(at, kind) for at, _, kind, _ in inbox.close()] == [(4, "stop")]
