@@ -348,6 +348,9 @@ def milestones(logs: list[Path], first_wall: float) -> dict:
             for name, pattern in MILESTONES.items():
                 if pattern in text and name not in found:
                     found[name] = (round(at - first_wall, 2), text.split(" INFO ", 1)[-1][-90:])
+                    started = re.search(r", ([\d.]+) s after it\)", text) if name == "server on" else None
+                    if started:  # the server logs its age as it listens (since session 22): when its process began
+                        found["server process started"] = (round(at - first_wall - float(started.group(1)), 2), "")
     return dict(sorted(found.items(), key=lambda item: item[1][0]))
 
 

@@ -742,6 +742,10 @@ class Index:
                 found[row] = owner
         return found
 
+    def has_vectors(self) -> bool:
+        """Whether any unit has its vector yet (read without the lock: a count that is a moment old is as good)."""
+        return len(self._vectors) > 0
+
     def waiting_units(self) -> int:
         """How many units wait for the background backfill to embed them."""
         return len(self._unembedded)

@@ -332,6 +332,12 @@ class Searcher:
             salient = ""
         embedding = None
         people = self._named_people(request)
+        if request.vector_wait is not None and request.mode == "hybrid" and not self.index.has_vectors():
+            # Nothing the vector channel could find (a fresh vault, whose first vectors the backfill embeds minutes
+            # after its first answers): the keyword channel alone at once, as when the vector is not ready in time,
+            # without that wait. Each cold prompt spent 0.25 s of its hook's 0.9 s on it, for a model host that was
+            # itself starting (bench/results/s22-cold22.md).
+            request = replace(request, mode="keyword")
         if request.query and request.query.strip() and request.mode in ("hybrid", "vector"):
             embedder = self.index.embedder
             if salient:

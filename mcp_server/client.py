@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 ADDRESS_FILE = "server.json"  # in the per-user folder: pid, port and token of this user's server (0600)
 PROCESS_LOCK = "server.lock"  # in the per-user folder: held by the one server process of this user
 START_LOCK = "server.start.lock"
+INBOX = "server.inbox"  # a starting server's socket for the hook events no spool could take (server/inbox.py)
 LOG_NAME = "server.log"
 # A process spawned by `spawn_once` counts as starting for this long, until it holds its own lock: a server under
 # load took 6.6 s of imports to get there, and every hook that came meanwhile spawned another one
@@ -329,6 +330,28 @@ def _unchunk(data: bytes) -> bytes:
             return bytes(out)
         out += data[end + 2:end + 2 + size]
         position = end + 2 + size + 2
+
+
+def hand_to_inbox(sent: bytes, timeout: float) -> bool | None:
+    """Give a hook event no spool could take to the server that is starting (server/inbox.py): True when its inbox
+    kept it; False when there is no inbox (not yet, or no more: the server listens) or it refused the event; None
+    when it took the event and did not say so in time (it may keep it: not sent again)."""
+    connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        connection.settimeout(timeout)
+        try:
+            connection.connect(os.path.join(_servers_dir(), INBOX))
+        except OSError:
+            return False
+        try:
+            connection.sendall(sent)
+            connection.shutdown(_socket.SHUT_WR)
+            answer = connection.recv(16)
+        except OSError:
+            return None
+        return answer == b"kept\n"
+    finally:
+        connection.close()
 
 
 def call(vault_root: Path, op: str, args: dict[str, Any] | None = None, timeout: float = 120.0,

@@ -17,6 +17,12 @@ def main() -> None:
         sys.exit(host_main(sys.argv[2:]))
     if len(sys.argv) > 1 and sys.argv[1] == "mcp" and not {"-h", "--help"} & set(sys.argv[2:]):
         sys.exit(_mcp(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "serve" and not {"-h", "--help"} & set(sys.argv[2:]):
+        # Before the CLI and the server are imported (seconds on a loaded machine): the hook events no spool could
+        # take are handed to this process from here on (server/inbox.py).
+        from .server.inbox import open_early
+
+        open_early()
     from .cli.commands import main as cli_main
 
     cli_main()

@@ -71,6 +71,7 @@ def _run(argv: list[str]) -> int:
     payload = {**data, "client_pids": ancestors(), "client": client_name or "claude-code"}
     # First make the event durable (a millisecond), then hand it over: `claude -p` may kill this
     # process at any moment after it starts, and whatever the server did not take stays spooled.
+    made = time.time_ns()  # when the event was made: its place in its session's order, spooled or not
     try:
         name = spool(root, event, payload)
     except OSError as exc:  # a full disk: the server still gets the event, and keeps it in its session's order
@@ -80,29 +81,30 @@ def _run(argv: list[str]) -> int:
     if refused is not None:  # the server would refuse this vault again: say why instead, the event stays spooled
         _tell_refused(root, event, data["session_id"], refused, adapter)
         return 0
+    request = {**payload, "spool": name} if name else payload
+    if event == "prompt" and isinstance(request.get("prompt"), str) and len(request["prompt"]) > MAX_PROMPT_CHARS:
+        # A pasted log would pass the server's request limit (1 MB) and the turn get no context; the server
+        # reads no more than this of a prompt anyway, and a replay of the spool still has all of it.
+        request = {**request, "prompt": request["prompt"][:MAX_PROMPT_CHARS]}
     info = client.running()
     timeout = TIMEOUTS[event]
     if info is None:
         client.start_detached(root)
         if name is not None or event == "session-start":
             return 0  # the server applies the spooled event once the vault is open
-        # The event has no other copy: wait for the server to take it (it keeps it until the vault is open).
-        info, timeout = started_server(UNSPOOLED_START_SECONDS - client.process_age(), start=root)
+        # The event has no other copy: the server that is starting keeps it until the vault is open.
+        info, timeout = started_server(UNSPOOLED_START_SECONDS - client.process_age(), start=root,
+                                       inbox=_for_inbox(root, event, request, made))
         if info is None:
-            _lost(event)
+            _handed(event) if timeout > 0 else _lost(event)
             return 0
-    request = {**payload, "spool": name} if name else payload
-    if event == "prompt" and isinstance(request.get("prompt"), str) and len(request["prompt"]) > MAX_PROMPT_CHARS:
-        # A pasted log would pass the server's request limit (1 MB) and the turn get no context; the server
-        # reads no more than this of a prompt anyway, and a replay of the spool still has all of it.
-        request = {**request, "prompt": request["prompt"][:MAX_PROMPT_CHARS]}
     try:
         result = client.request(info, "POST", f"/api/hook/{event}", request, timeout=timeout, vault=root)
     except (client.Unavailable, client.RemoteError) as exc:
         print(f"memdir hook: {exc}", file=sys.stderr)
         if name is None and event != "session-start" and _not_taken(exc):
             # The server is exiting (or has just gone) and the event has no other copy: the next server takes it.
-            _to_next_server(root, event, request)
+            _to_next_server(root, event, request, made)
             return 0
         refused = config_notice.pending(root)  # the server has just refused the vault for its memdir.toml
         if refused is not None:
@@ -166,17 +168,18 @@ def _not_taken(exc: Exception) -> bool:
     return isinstance(exc, client.Refused) or isinstance(exc, client.RemoteError) and exc.kind == "Unavailable"
 
 
-def _to_next_server(root: str, event: str, request: dict[str, Any]) -> None:
+def _to_next_server(root: str, event: str, request: dict[str, Any], made: int) -> None:
     """An event with no other copy whose server is going: started again (once the old one has let go of its lock)
-    and asked again, within what is left of the unspooled budget; else said lost."""
-    info, timeout = started_server(UNSPOOLED_START_SECONDS - client.process_age(), start=root)
+    and handed to it, within what is left of the unspooled budget; else said lost."""
+    info, timeout = started_server(UNSPOOLED_START_SECONDS - client.process_age(), start=root,
+                                   inbox=_for_inbox(root, event, request, made))
     try:
         if info is not None:
             client.request(info, "POST", f"/api/hook/{event}", request, timeout=timeout, vault=root)
             return
     except (client.Unavailable, client.RemoteError) as exc:
         print(f"memdir hook: {exc}", file=sys.stderr)
-    _lost(event)
+    _handed(event) if info is None and timeout > 0 else _lost(event)
 
 
 def _lost(event: str) -> None:
@@ -184,11 +187,24 @@ def _lost(event: str) -> None:
           "not be spooled, and is lost", file=sys.stderr)
 
 
-def started_server(within: float, start: str | None = None) -> tuple[client.ServerInfo | None, float]:
+def _handed(event: str) -> None:
+    print(f"memdir hook: the {event} event was handed to the memdir server that is starting; it applies it once the "
+          "vault is open", file=sys.stderr)
+
+
+def _for_inbox(root: str, event: str, request: dict[str, Any], made: int) -> bytes:
+    """The event as a starting server's inbox takes it (server/inbox.py): its vault and the time it was made."""
+    return json.dumps({"vault": root, "event": event, "payload": request, "at": made}).encode()
+
+
+def started_server(within: float, start: str | None = None,
+                   inbox: bytes | None = None) -> tuple[client.ServerInfo | None, float]:
     """The server that is starting, once it listens, and what is left of `within` for its answer (the request's
     whole bound): the wait and the answer together never hold the prompt past `within`. With `start` (a vault),
     a server is started whenever none runs: one that was exiting holds its lock until it has gone, and only then
-    can the next one start."""
+    can the next one start. With `inbox` (an event no spool could take), the event is handed to the server's inbox
+    as soon as the starting process has opened it (server/inbox.py: before its imports, seconds before it listens):
+    then (None, the time left), and (None, 0.0) when no server took it in time."""
     deadline = time.monotonic() + within
     for _ in attempts(within, 0.02, 0.1):
         info = client.running()
@@ -197,6 +213,8 @@ def started_server(within: float, start: str | None = None) -> tuple[client.Serv
         left = deadline - time.monotonic()
         if info is not None and left > 0:
             return info, left
+        if info is None and inbox is not None and left > 0 and client.hand_to_inbox(inbox, left) is not False:
+            return None, max(deadline - time.monotonic(), 1e-3)  # kept (or taken and not yet said: not sent twice)
     return None, 0.0
 
 

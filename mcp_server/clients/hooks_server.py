@@ -78,6 +78,9 @@ class HookHandler:
         # exchange was written (the session's save failed) is applied again, and is not captured again. (After a
         # restart the exchange's own frontmatter tells it: capture._this_stops.)
         self._captured: dict[str, _Captured] = {}
+        # Set while the drain of a vault's open applies what was spooled before it (a cold start's: nine sessions'
+        # events, seconds under load): an event behind it does not wait EARLIER_WAIT_SECONDS for it to end (_behind_earlier).
+        self._catching_up = threading.Event()
         # Events the hook could not spool (a full disk) that had to wait behind an earlier event of their session:
         # kept here, by a spool-like name, and applied by the replays in their session's order (_behind_earlier).
         self._held: dict[str, _Held] = {}
@@ -278,14 +281,20 @@ class HookHandler:
         finally:
             self._replaying.release()
 
+    def due_again(self, spool: Path | None = None) -> None:
+        """Make the files a server took and never settled (it died applying them) due again, in the spool and the
+        spare one: a replay applies them. Only while none of this server's requests holds a file it took (a vault
+        opening, or closing with its requests drained)."""
+        # ... nor one of this server's prompts answered before its session's save (SessionStore.update_answered): its
+        # file stays taken until the save, and taken again here it would open its turn twice.
+        self.service.sessions.flush()
+        for folder in (spool or self.spool, self.spare):
+            for orphan in folder.glob(".*.json.*.taken"):
+                os.replace(orphan, folder / _taken_name(orphan))
+
     def _replay(self, spool: Path, older_than: float, spooled_before: int | None) -> int:
         if not older_than and spooled_before is None:  # a file taken by a server that died applying it is due again
-            # ... but not one of this server's prompts answered before its session's save (SessionStore.update_answered):
-            # its file stays taken until the save, and taken again here it would open its turn twice.
-            self.service.sessions.flush()
-            for folder in (spool, self.spare):
-                for orphan in folder.glob(".*.json.*.taken"):
-                    os.replace(orphan, folder / _taken_name(orphan))
+            self.due_again(spool)
         cutoff = spooled_before if spooled_before is not None else time.time_ns() - int(older_than * 1e9)
         every = not older_than and spooled_before is None
         entries = self._waiting(spool, cutoff + 1)  # up to the cutoff, itself included
@@ -414,7 +423,11 @@ class HookHandler:
         hook no longer waits, or spooled before `spooled_before` (answered "opening", so nobody will claim them)."""
         if spooled_before is None:
             return self.replay(self.spool, older_than=ORPHANED_SECONDS)
-        return self.replay(self.spool, spooled_before=spooled_before)
+        self._catching_up.set()
+        try:
+            return self.replay(self.spool, spooled_before=spooled_before)
+        finally:
+            self._catching_up.clear()
 
     def replay_stale(self) -> int:
         """Events left in the spool by hook processes that died mid-request, found on the next hook call."""
@@ -441,7 +454,8 @@ class HookHandler:
         drained for 2 s), or one a replay is applying right now. A live turn applied ahead of such a Stop had the
         Stop capture the new prompt with the old answer (reviews of session 11). The earlier events are applied
         first, now, whatever their back-off; when one cannot be, or a replay holds the spool longer than
-        EARLIER_WAIT_SECONDS, this event goes back to the spool behind them (True) and the replays keep the order;
+        EARLIER_WAIT_SECONDS (behind the drain of the vault's open, at all), this event goes back to the spool behind
+        them (True) and the replays keep the order;
         `ahead` is called first with the name it will wait under.
         An event the hook could not spool (a full disk) waits the same way, held in this server's memory: applied
         ahead, it had the Stop capture the wrong answer; dropped, a prompt did the same for the next Stop."""
@@ -466,7 +480,8 @@ class HookHandler:
         if not taken and not earlier():
             return False
         try:
-            if not self._replaying.acquire(timeout=EARLIER_WAIT_SECONDS):
+            # Behind the open's drain the wait would be spent for nothing (it holds the spool for seconds): at once.
+            if not self._replaying.acquire(timeout=0.0 if self._catching_up.is_set() else EARLIER_WAIT_SECONDS):
                 return self._wait_behind(event, kind, cutoff, ahead)
             try:
                 for entry, text in earlier():

@@ -36,17 +36,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Mount, Route
 
+from indexer.generations import Layout
 from indexer.in_flight import BUSY
 from vault import ConfigError, VaultError, atomic
 from vault.lock import open_lock_file, release, try_flock
 
 from ..clients import config_notice
-from ..client import ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, running, servers_folder
-from ..config import Config
+from ..client import (ADDRESS_FILE, OPENING, PROCESS_LOCK, VAULT_HEADER, ServerInfo, own_folder, process_age, running,
+                      servers_folder)
+from ..config import Config, user_vault_root
 from ..embedding.host import SharedEmbedder
 from ..locate import uninitialized
 from ..rss import rss_mb
 from ..waiting import attempts
+from . import inbox
 from .http_limits import BoundedH11
 from .served import MAX_BODY, ServedVault, error, open_vault, status_of
 from ..web.auth import WebAuth
@@ -61,7 +64,11 @@ HOOK_OPEN_WAIT_SECONDS = 0.4
 # Events told "opening" whose hooks could not spool them (a full disk) wait in the server's memory for the open,
 # up to this many bytes a vault: past it they are dropped, and logged (a prompt's body is a few kB).
 UNSPOOLED_MAX_BYTES = 16 * 1024 * 1024
-MCP_AFTER_SECONDS = 10.0  # a vault's MCP endpoint is built after its first answer, its first MCP request, or this
+# A vault's MCP endpoint is built at its first MCP request, or once its first answer is given and the process has had
+# no request for MCP_QUIET_SECONDS, or after MCP_AFTER_SECONDS at the latest. Right after the first answer, its ~1.5
+# CPU s (the MCP SDK's import and the tools' schemas) came in the middle of a cold start's prompts (s22-cold22.md).
+MCP_QUIET_SECONDS = 2.0
+MCP_AFTER_SECONDS = 60.0
 
 
 class AlreadyRunning(Exception):
@@ -135,13 +142,19 @@ class UserServer:
         self._tasks: Any = None
         self._uvicorn: uvicorn.Server | None = None
         self._embedder: SharedEmbedder | None = None
+        self._inbox: inbox.Inbox | None = None  # hook events handed over while this process started (inbox.py)
         self.web = WebAuth()  # `memdir ui` logins: one-time codes and the browser sessions they became
 
     # -- the process ---------------------------------------------------------------------
 
     def claim(self) -> None:
         """Become this user's server, or raise AlreadyRunning naming the one that is. A server on its way
-        out still holds the lock for a moment: wait for it rather than leave the user with none."""
+        out still holds the lock for a moment: wait for it rather than leave the user with none. The lock taken
+        already at the process's start (`memdir serve`: inbox.open_early) is this one's, with its inbox."""
+        early = inbox.early_claim()
+        if early is not None:
+            self._lock_fd, self._inbox = early
+            return
         own_folder()
         fd = open_lock_file(self.folder / PROCESS_LOCK)
         try:
@@ -176,13 +189,17 @@ class UserServer:
         info = ServerInfo(os.getpid(), self.port, self.token, self.started)
         data = {"pid": info.pid, "port": info.port, "token": info.token, "started": info.started}
         atomic.write_state(self.folder / ADDRESS_FILE, json.dumps(data).encode(), mode=0o600)
-        log.info("memdir server on 127.0.0.1:%d (pid %d, %.2f CPU s since its start)", self.port, os.getpid(),
-                 time.process_time())
+        log.info("memdir server on 127.0.0.1:%d (pid %d, %.2f CPU s since its start, %.2f s after it)", self.port,
+                 os.getpid(), time.process_time(), process_age())
         if ready:
             ready(info)
         try:
             anyio.run(lambda: server.serve(sockets=[sock]))
         finally:
+            if self._inbox is not None:  # the server ends before it served (its start failed)
+                lost = self._inbox.close()
+                if lost:
+                    log.warning("%d hook events handed over while the server started are lost with it", len(lost))
             self._forget_address()
             if self._lock_fd is not None:
                 release(self._lock_fd)
@@ -207,7 +224,7 @@ class UserServer:
             with contextlib.suppress(FileNotFoundError):
                 (self.folder / ADDRESS_FILE).unlink()
 
-    def _embedder_for(self, config: Config) -> SharedEmbedder | None:
+    def _embedder_for(self, config: Config, root: Path) -> SharedEmbedder | None:
         """The per-user embedding host for the real model (None: the vault's App loads its own)."""
         if not (config.server.shared_embedder and config.search.embedder == SharedEmbedder.id):
             return None
@@ -215,7 +232,11 @@ class UserServer:
             self._embedder = SharedEmbedder(config.server.idle_exit_seconds,
                                             int8_long_queries=config.search.int8_long_queries,
                                             int8_documents=config.search.int8_documents)
-            self._embedder.warm()  # the host loads the model while the vault's indices open
+        # The host loads the model while the vault's indices open. Not for a vault without any index yet: its first
+        # build leaves every vector to the backfill (which starts the host when it first asks, once the prompts let
+        # it), and the host's start was ~1 CPU s beside a cold server's open and first answers (s22-cold22.md).
+        if _has_index(root, config):
+            self._embedder.warm()
         return self._embedder
 
     # -- opening and closing vaults (all on the event loop; the slow parts in worker threads) ---
@@ -228,7 +249,9 @@ class UserServer:
 
     async def _load(self, slot: Slot) -> None:
         try:
-            slot.vault = await anyio.to_thread.run_sync(open_vault, slot.root, self._embedder_for, slot.stop_opening)
+            slot.vault = await anyio.to_thread.run_sync(open_vault, slot.root,
+                                                        lambda config: self._embedder_for(config, slot.root),
+                                                        slot.stop_opening)
             log.info("serving %s (%.2f CPU s since the server's start)", slot.root, time.process_time())
         except VaultError as exc:
             log.warning("cannot serve %s: %s", slot.root, exc)
@@ -243,11 +266,10 @@ class UserServer:
         if slot.vault is not None:
             config_notice.clear(slot.root)
             self._hand_over_unspooled(slot)
-            # Hooks told "opening" left their events in the spool and will not ask again: apply them now.
+            # What hooks spooled while no server ran, and while the vault opened (told "opening", they will not ask
+            # again): applied now, with the vault served meanwhile.
             try:
-                applied = await anyio.to_thread.run_sync(slot.vault.drain_spool, time.time_ns())
-                if applied:
-                    log.info("%s: applied %d hook events spooled while it opened", slot.root, applied)
+                await anyio.to_thread.run_sync(slot.vault.drain_spool, time.time_ns())
             except Exception:  # noqa: BLE001 - the spool timer tries again; the vault is served meanwhile
                 log.exception("%s: could not apply the spool", slot.root)
             await self._start_mcp(slot)
@@ -269,6 +291,25 @@ class UserServer:
         slot.unspooled.clear()
         slot.unspooled_bytes = 0
 
+    def _take_inbox(self) -> None:
+        """The server listens from here on: the events handed to its inbox while it started go to their vaults, to
+        be applied once each is open as those told "opening" are, and the inbox closes (a hook that comes later finds
+        the server itself). Before any request is taken, so a session's later events come after them."""
+        if self._inbox is None:
+            return
+        kept, self._inbox = self._inbox.close(), None
+        for at, vault, kind, body in kept:
+            root = Path(os.path.realpath(vault))
+            if root not in self.slots:
+                refused = uninitialized(root)
+                if refused is not None:
+                    log.warning("a %s hook event handed over while the server started is dropped: %s", kind, refused)
+                    continue
+                self._open(root)
+            self._keep_unspooled(root, kind, body, len(json.dumps(body)), at)
+        if kept:
+            log.info("%d hook events that could not be spooled were handed over while the server started", len(kept))
+
     def _keep_unspooled(self, root: Path, kind: str, body: dict[str, Any], size: int, at: int) -> None:
         """A hook told "opening" leaves its event in the spool, applied the moment the vault is open. One whose hook
         could not spool it (a full disk) was lost there: it is kept here instead (`size`: its request body's bytes),
@@ -288,9 +329,10 @@ class UserServer:
         that came meanwhile wait for it (_to_vault)."""
         assert slot.vault is not None
         try:
-            # Not beside the first answer (ServedVault.build_mcp): after it, at the first MCP request, or the bound.
+            # Not beside the first answer (ServedVault.build_mcp): at the first MCP request, after the first answer in
+            # the first quiet moment, or the bound.
             with anyio.move_on_after(MCP_AFTER_SECONDS):
-                while not (slot.vault.answered() or slot.mcp_wanted.is_set() or slot.end_mcp.is_set()):
+                while not _mcp_due(slot):
                     with anyio.move_on_after(0.05):  # the answer is a thread's event: looked at in slices
                         await slot.mcp_wanted.wait()
             if slot.end_mcp.is_set():
@@ -373,6 +415,7 @@ class UserServer:
                 self._tasks = tasks
                 if first is not None:
                     self._open(first)
+                self._take_inbox()
                 tasks.start_soon(self._watch)
                 try:
                     yield
@@ -499,6 +542,25 @@ class UserServer:
             vault.idle.touch()
             if not slot.in_flight:
                 slot.drained.set()
+
+
+def _mcp_due(slot: Slot) -> bool:
+    """Whether a vault's MCP endpoint is to be built now (_start_mcp): an MCP request asks for it, or its first answer
+    was given and no request has run in this process for MCP_QUIET_SECONDS (an assistant writing its answer, a session
+    between prompts); or the vault is let go (nothing to build)."""
+    if slot.mcp_wanted.is_set() or slot.end_mcp.is_set():
+        return True
+    return slot.vault is not None and slot.vault.answered() and BUSY.count() == 0 and \
+        time.monotonic() - BUSY.ended_at >= MCP_QUIET_SECONDS
+
+
+def _has_index(root: Path, config: Config) -> bool:
+    """Whether the vault, or the user vault it reads beside it, has an index already (whose vectors its prompts want)."""
+    try:
+        beside = user_vault_root(config, root)
+    except VaultError:
+        return True  # the open says why; the host is started as before
+    return any(Layout(side).current() is not None for side in (root, beside) if side is not None)
 
 
 class _BuiltOnFirstRequest:

@@ -118,9 +118,11 @@ class ServedVault:
         return self.hooks.drain()
 
     def load(self, embedder: Callable[[Any], Any], stop: threading.Event | None = None) -> None:
-        """Open the index (reconciling edits made while nothing served it), start the watcher, apply what the
-        hooks spooled meanwhile and start the lifecycle schedule: the hooks and operations are served from here
-        on. The MCP endpoint comes after (`build_mcp`), so the first prompts of a cold start do not wait for it.
+        """Open the index (reconciling edits made while nothing served it), start the watcher and the lifecycle
+        schedule: the hooks and operations are served from here on. What the hooks spooled meanwhile is applied
+        right after, while the vault is served (process.py: `drain_spool`); only the events a dead server had taken
+        are made due again here, before any request of this server can take one. The MCP endpoint comes after
+        (`build_mcp`), so the first prompts of a cold start do not wait for it either.
         `stop`, set, calls off the open's wait for another process's first build of an index (Index.open)."""
         from ..clients.hooks_server import HookHandler
 
@@ -135,11 +137,10 @@ class ServedVault:
         self.service.sessions.clean()
         self.app.start_watching()
         self.hooks = HookHandler(self.service)
-        started, cpu = time.monotonic(), time.process_time()
-        replayed = self.hooks.replay(self.root / ".memdir" / "spool")
-        if replayed:
-            log.info("%s: replayed %d hook events spooled while it was not served, in %.2f s (%.2f CPU s)", self.root,
-                     replayed, time.monotonic() - started, time.process_time() - cpu)
+        # Not the replay itself: nine sessions' events spooled while a cold server started took 1.3 s to apply at
+        # load 2 (4-5 s at load 10), and every prompt meanwhile was told "opening" and went without context. Served
+        # first, a prompt whose session still has events waiting is answered ahead of them (HookHandler.prompt).
+        self.hooks.due_again()
         self.idle = IdleWatch(self.root, config.server.idle_exit_seconds)
         self.lifecycle = Every(config.lifecycle.every_seconds, self._lifecycle, f"lifecycle {self.root.name}")
         self.lifecycle.start()
@@ -166,8 +167,9 @@ class ServedVault:
     def build_mcp(self) -> None:
         """The vault's MCP endpoint. Kept out of `load`: the MCP SDK's import and the tools' schemas were 40% of a
         cold server's CPU before its first answer (bench/results/sessions.md, "A cold start under nine sessions"), and
-        the hooks, which every session calls on every prompt, need neither. Built after the first answer, or when an
-        MCP request asks for it (process.py): at 100k it took 0.7 of the served first answer's CPU s beside it."""
+        the hooks, which every session calls on every prompt, need neither. Built in the first quiet moment after the
+        first answer, or when an MCP request asks for it (process.py, `_mcp_due`): at 100k it took 0.7 of the served
+        first answer's CPU s beside it, and right after the first answer it took ~1.5 CPU s amid a cold start's prompts."""
         from ..tools import mcp_tools as tools
 
         assert self.service is not None  # built after load()
@@ -179,8 +181,16 @@ class ServedVault:
         await self._mcp_asgi(scope, receive, send)
 
     def drain_spool(self, spooled_before: int) -> int:
-        """Apply what hooks spooled before `spooled_before` (time_ns): called the moment the vault is open."""
-        return self.hooks.drain(spooled_before) if self.hooks is not None else 0
+        """Apply what hooks spooled before `spooled_before` (time_ns): called the moment the vault is open, while it
+        is served (what was spooled while nothing served it, and while it opened)."""
+        if self.hooks is None:
+            return 0
+        started, cpu = time.monotonic(), time.process_time()
+        applied = self.hooks.drain(spooled_before)
+        if applied:  # the timeline of a cold start (bench/sessions.py --log)
+            log.info("%s: applied %d hook events spooled while it was not served, in %.2f s (%.2f CPU s of the "
+                     "process)", self.root, applied, time.monotonic() - started, time.process_time() - cpu)
+        return applied
 
     def _lifecycle(self) -> str:
         applied = self.service.gc() if self.service else []

@@ -17,7 +17,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from mcp_server.client import VAULT_HEADER, VAULT_LOCK, lock_held
-from mcp_server.clients import hooks
+from mcp_server.clients import hooks, hooks_server
 from mcp_server.clients.hooks_server import HookHandler
 from mcp_server.server import process
 from mcp_server.server.served import ServedVault
@@ -206,6 +206,62 @@ def test_an_unspooled_event_whose_hook_gave_up_while_the_vault_opened_is_still_c
         wait_for(lambda: exchanges(hashing_example) == [f"Exchange: {PROMPT}"], BOUND)
 
 
+def held_in_replay(monkeypatch: pytest.MonkeyPatch) -> Gate:
+    """The first replay of the spool (a cold start's) held at a gate, with the replay's lock taken."""
+    gate, step, first = Gate(), HookHandler._replay, threading.Lock()
+
+    def held(self: HookHandler, *args: Any) -> Any:
+        if first.acquire(blocking=False):
+            gate.hold()
+        return step(self, *args)
+
+    monkeypatch.setattr(HookHandler, "_replay", held)
+    return gate
+
+
+def spooled_turn(root: Path, session: str) -> None:
+    """A turn whose hooks found no server: its prompt and Stop wait in the spool."""
+    base = {"session_id": session, "cwd": str(root.parent), "client": "claude-code"}
+    hooks.spool(root, "prompt", {**base, "hook_event_name": "UserPromptSubmit", "prompt": PROMPT})
+    hooks.spool(root, "stop", {**base, "hook_event_name": "Stop", "stop_hook_active": False,
+                               "last_assistant_message": "Idempotent tasks first."})
+
+
+def test_a_prompt_that_comes_while_a_cold_start_applies_the_spool_is_answered_with_context(hashing_example: Path,
+                                                                                          monkeypatch):
+    """Nine sessions' events spooled while no server ran were applied inside the vault's open: every prompt
+    meanwhile (1.3 s at load 2, seconds more under load) was told "opening" and got nothing. The vault is now served
+    first and the spool applied beside its requests: a prompt that comes meanwhile, of a session whose earlier turn
+    still waits in the spool too, gets its context at once (it does not wait for that drain to end), and its turn is
+    opened after that earlier one, in order."""
+    monkeypatch.setattr(process, "HOOK_OPEN_WAIT_SECONDS", 0.0)
+    monkeypatch.setattr(hooks_server, "EARLIER_WAIT_SECONDS", BOUND)  # a replay of a few events is waited for
+    spooled_turn(hashing_example, "s-1")
+    replaying = held_in_replay(monkeypatch)
+    with served(hashing_example) as (http, headers):
+        try:
+            assert replaying.reached.wait(BOUND)
+            fresh = http.post("/api/hook/prompt", json=prompt_event("s-2"), headers=headers)
+            assert fresh.status_code == 200 and "m-a4c81f63" in fresh.json()["shown"]
+            event = {**prompt_event("s-1"), "client": "claude-code"}
+            asked, answers = in_thread(lambda: http.post(
+                "/api/hook/prompt", json={**event, "spool": hooks.spool(hashing_example, "prompt", event)},
+                headers=headers))
+            asked.join(BOUND / 2)  # behind the open's drain it does not wait for the spool (EARLIER_WAIT_SECONDS)
+            assert answers and answers[0].status_code == 200 and "m-a4c81f63" in answers[0].json()["shown"]
+        finally:
+            replaying.opened.set()
+        # The spooled turn first (its exchange), then the live prompt's turn, which records what its answer showed.
+        wait_for(lambda: turn_log(hashing_example, "s-1") == [("exchange", 1), ("prompt", 2)], BOUND)
+    assert exchanges(hashing_example) == [f"Exchange: {PROMPT}"]
+
+
+def turn_log(root: Path, session: str) -> list[tuple[str, int]]:
+    log = root / ".memdir" / "turns.jsonl"
+    lines = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return [(line["kind"], line["turn"]) for line in lines if line["session"] == session]
+
+
 def exchanges(root: Path) -> list[str]:
     return [m.title for m in Vault(root).scan().memories if m.collection == "working" and m.type == "history"]
 
@@ -301,3 +357,23 @@ def test_a_server_exiting_while_a_vault_waits_for_another_process_to_build_its_i
     finally:
         building.release()
     assert not lock_held(hashing_root / VAULT_LOCK)
+
+
+def test_a_vault_without_any_index_does_not_start_the_embedding_host_while_it_opens(example_root: Path,
+                                                                                   monkeypatch):
+    """A fresh vault's first build leaves every vector to the backfill, which starts the host when it first asks;
+    started at the open, the host's ~1 CPU s of imports and model load ran beside a cold server's first answers.
+    A vault with an index still starts it while its indices open: its prompts want their queries' vectors."""
+    from mcp_server.config import load_config
+    from mcp_server.embedding.host import SharedEmbedder
+
+    warmed: list[bool] = []
+    monkeypatch.setattr(SharedEmbedder, "warm", lambda self: warmed.append(True))
+    config = load_config(example_root)
+    user = process.UserServer()
+    assert user._embedder_for(config, example_root) is not None and warmed == []
+    generation = example_root / ".memdir" / "index" / "gen-1"
+    generation.mkdir(parents=True)
+    (generation / "meta.json").write_text("{}")
+    (generation.parent / "CURRENT").write_text("gen-1\n")
+    assert user._embedder_for(config, example_root) is not None and warmed == [True]

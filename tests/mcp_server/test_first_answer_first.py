@@ -61,3 +61,29 @@ def test_a_vault_let_go_before_its_first_answer_builds_no_endpoint(hashing_examp
     with served(hashing_example) as (http, headers):
         assert http.post("/api/close", headers=headers).json() == {"closed": True}  # returns without the bound
     assert built_when == []
+
+
+def test_after_the_first_answer_the_endpoint_waits_for_a_quiet_moment(hashing_example: Path, monkeypatch, no_bound):
+    """Built right after the first answer, the endpoint's ~1.5 CPU s came in the middle of a cold start's prompts
+    (nine sessions, bench/results/s22-cold22.md): it waits until no request has run for MCP_QUIET_SECONDS."""
+    from indexer.in_flight import BUSY
+
+    monkeypatch.setattr(process, "MCP_QUIET_SECONDS", 0.0)
+    built, answered = observe(monkeypatch, "build_mcp")
+    declined = threading.Event()  # the endpoint was looked at after the first answer, and put off
+    due = process._mcp_due
+
+    def noticed(slot: process.Slot) -> bool:
+        now = due(slot)
+        if not now and slot.vault is not None and slot.vault.answered():
+            declined.set()
+        return now
+
+    monkeypatch.setattr(process, "_mcp_due", noticed)
+    with served(hashing_example) as (http, headers):
+        with BUSY.running():  # another session's prompt, still running after the first answer
+            assert http.post("/api/op", json=SEARCH, headers=headers).status_code == 200
+            assert declined.wait(BOUND)
+            assert not built.is_set()
+        assert built.wait(BOUND), "the endpoint was not built once the requests had ended"
+    assert answered == [True]

@@ -69,7 +69,7 @@ def test_a_server_that_listens_only_at_the_deadline_is_not_asked(clock: Clock, m
 def test_the_unspooled_wait_is_counted_from_the_hook_process_start(monkeypatch: pytest.MonkeyPatch):
     asked: list[float] = []
     monkeypatch.setattr(client, "process_age", lambda: 0.4)
-    monkeypatch.setattr(hooks, "started_server", lambda within, start=None: asked.append(within) or (None, 0.0))
+    monkeypatch.setattr(hooks, "started_server", lambda within, start=None, inbox=None: asked.append(within) or (None, 0.0))
     monkeypatch.setattr(client, "running", lambda: None)
     monkeypatch.setattr(client, "start_detached", lambda root: None)
     monkeypatch.setattr(hooks, "spool", lambda *args: (_ for _ in ()).throw(OSError(28, "No space left on device")))

@@ -292,6 +292,52 @@ def test_an_event_no_spool_can_take_while_no_server_runs_is_taken_by_the_server_
     assert spool_folder.read_text() == "not a folder\n"
 
 
+# A `memdir serve` whose start is held right after its first step (the lock and the inbox, server/inbox.py) until a
+# line comes on its stdin: a server still importing, however loaded the machine.
+HELD_START = """
+import sys
+from mcp_server.server.inbox import open_early
+open_early()
+sys.stdin.readline()
+from mcp_server.entry import main
+sys.argv = ["memdir", *sys.argv[1:]]
+main()
+"""
+
+
+def test_events_no_spool_can_take_are_kept_by_a_server_still_starting_and_applied_in_order(hashing_example: Path):
+    """Neither spool can be written and the server is still importing (seconds on a loaded machine): the hooks waited
+    for it to listen, 3 s from their start, and then said the event was lost (CI at load 10+). The starting server's
+    inbox, opened before its imports, now keeps both events at once, and the server applies them in their order once
+    the vault is open."""
+    root = hashing_example
+    spool_folder = root / ".memdir" / "spool"
+    spool_folder.parent.mkdir(exist_ok=True)
+    spool_folder.write_text("not a folder\n")
+    (client.own_folder() / "spool").write_text("not a folder either\n")
+    starting = subprocess.Popen([sys.executable, "-c", HELD_START, "serve", "--vault", str(root)],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: (client.own_folder() / client.INBOX).exists(), 30)
+        asked = hook("prompt", event(root, "UserPromptSubmit", prompt="how do we make celery retries safe"),
+                     "--vault", str(root))
+        assert asked.returncode == 0 and b"handed to the memdir server that is starting" in asked.stderr, asked.stderr
+        answered = stop(root, "Idempotent tasks first.")
+        assert b"handed to the memdir server that is starting" in answered.stderr, answered.stderr
+        assert client.running() is None  # both were kept while the server had not even imported itself
+        starting.stdin.write(b"go\n")
+        starting.stdin.close()
+        wait_for(lambda: working_titles(root) == ["Exchange: how do we make celery retries safe"], 60)
+        [exchange] = [m for m in Vault(root).scan().memories if m.collection == "working" and m.type == "history"]
+        assert "Idempotent tasks first." in exchange.body
+        assert not (client.own_folder() / client.INBOX).exists()  # closed once the server listens
+    finally:
+        stop_all(root)
+        if starting.poll() is None:
+            starting.terminate()
+        starting.wait(timeout=20)
+
+
 def test_a_spooled_event_is_applied_once_whether_its_request_or_a_replay_takes_it(service):
     from mcp_server.clients.hooks_server import HookHandler
 

@@ -1,0 +1,45 @@
+"""A starting server's inbox (server/inbox.py): the hook events no spool could take, kept from the server's first
+step until it serves, in the order their hooks made them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mcp_server import client
+from mcp_server.server.inbox import Inbox
+
+
+def sent(at: int, kind: str, vault: str = "/projects/a/.memories") -> bytes:
+    return json.dumps({"vault": vault, "event": kind, "payload": {"session_id": "s-1"}, "at": at}).encode()
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MEMDIR_SERVERS_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_the_inbox_keeps_events_in_the_order_their_hooks_made_them_and_is_gone_once_closed(folder: Path):
+    inbox = Inbox.open(folder)
+    assert inbox is not None and oct((folder / client.INBOX).stat().st_mode & 0o777) == "0o600"
+    assert client.hand_to_inbox(sent(20, "stop"), 5.0) is True  # the Stop's hook came first, made later
+    assert client.hand_to_inbox(sent(10, "prompt"), 5.0) is True
+    kept = inbox.close()
+    assert [(at, kind) for at, _, kind, _ in kept] == [(10, "prompt"), (20, "stop")]
+    assert kept[0][1] == "/projects/a/.memories" and kept[0][3] == {"session_id": "s-1"}
+    assert not (folder / client.INBOX).exists()
+    assert client.hand_to_inbox(sent(30, "prompt"), 5.0) is False  # the server listens now: the hook asks it
+
+
+def test_what_is_not_a_hook_event_of_a_vault_is_not_kept(folder: Path):
+    inbox = Inbox.open(folder)
+    assert inbox is not None
+    assert client.hand_to_inbox(b"not json", 5.0) is False
+    assert client.hand_to_inbox(sent(1, "session-start"), 5.0) is False  # an orientation is only useful now
+    assert client.hand_to_inbox(sent(2, "prompt", vault="relative/.memories"), 5.0) is False
+    assert client.hand_to_inbox(b"[1, 2]", 5.0) is False and client.hand_to_inbox(b'{"at": 3}', 5.0) is False
+    assert client.hand_to_inbox(sent(4, "stop"), 5.0) is True  # the inbox still takes the next hook's event
+    assert [(at, kind) for at, _, kind, _ in inbox.close()] == [(4, "stop")]
