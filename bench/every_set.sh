@@ -36,7 +36,7 @@ run fresh bench/fresh_paraphrase.py
 run book bench/book_questions.py
 run book-holdout bench/book_questions.py --holdout
 if [ -z "${NOSERVED:-}" ]; then
-    for set in served notes; do
+    for set in served notes tune9; do
         run "served-$set" bench/served_fresh.py --set "$set" --example-only
         run "served-$set-coding" bench/served_fresh.py --set "$set"
     done

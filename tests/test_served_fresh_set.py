@@ -45,6 +45,7 @@ def test_the_third_set_keeps_its_rules():
     ("holdout6", served_fresh.served_holdout6_set, "where are settings read", "d01", "setting"),
     ("holdout7", served_fresh.served_holdout7_set, "which image do we redeploy", "h01", "redeploy"),
     ("holdout8", served_fresh.served_holdout8_set, "which canary takes the image", "k01", "canary"),
+    ("tune9", served_fresh.served_tune9_set, "where is the beat schedule", "t12", "schedul"),
 ])
 def test_the_checker_catches_a_later_set_question_that_shares_a_word(monkeypatch, name, module, question, key, stem):
     leaky = [(question, (key,)), *[q for q in module.QUESTIONS if key not in q[1]]]
@@ -80,3 +81,14 @@ def test_the_checker_catches_a_memory_of_a_type_the_server_refuses(monkeypatch):
                 *served_fresh.served_holdout5_set.FRESH[1:]]
     monkeypatch.setattr(served_fresh.served_holdout5_set, "FRESH", memories)
     assert any(problem.startswith("f01: no type 'how-to'") for problem in served_fresh.rule_violations("holdout5"))
+
+
+def test_the_notes_tuning_set_keeps_its_rules():
+    assert served_fresh.rule_violations("tune9") == []
+
+
+def test_the_notes_tuning_set_holds_at_least_sixty_memories(monkeypatch):
+    module = served_fresh.served_tune9_set
+    monkeypatch.setattr(module, "FRESH", module.FRESH[:59])
+    monkeypatch.setattr(module, "QUESTIONS", module.QUESTIONS[:59])
+    assert "only 59 fresh memories (at least 60)" in served_fresh.rule_violations("tune9")
