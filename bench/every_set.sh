@@ -41,7 +41,7 @@ if [ -z "${NOSERVED:-}" ]; then
         run "served-$set-coding" bench/served_fresh.py --set "$set"
     done
     if [ -z "${NOHOLDOUTS:-}" ]; then
-        for set in holdout holdout5 holdout6 holdout7 holdout8; do
+        for set in holdout holdout5 holdout6 holdout7 holdout8 holdout9; do
             run "served-$set" bench/served_fresh.py --set "$set" --example-only
             run "served-$set-coding" bench/served_fresh.py --set "$set"
         done

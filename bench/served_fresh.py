@@ -30,6 +30,7 @@ wanted memory.
     python bench/served_fresh.py --set holdout7  # the seventh (bench/served_holdout7_set.py): books against notes
     python bench/served_fresh.py --set holdout8  # the eighth (bench/served_holdout8_set.py): the same, session 21
     python bench/served_fresh.py --set tune9     # notes against notes (bench/served_tune9_set.py): for tuning, session 22
+    python bench/served_fresh.py --set holdout9  # the ninth (bench/served_holdout9_set.py): notes against notes, s22
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ import served_holdout5_set  # noqa: E402
 import served_holdout6_set  # noqa: E402
 import served_holdout7_set  # noqa: E402
 import served_holdout8_set  # noqa: E402
+import served_holdout9_set  # noqa: E402
 import served_holdout_set  # noqa: E402
 import served_notes_set  # noqa: E402
 import served_tune9_set  # noqa: E402
@@ -80,7 +82,8 @@ def chosen_set(name: str) -> tuple[list, list, int]:
     bench/served_holdout6_set.py (session 11, a third unseen check: the fourth and fifth disagreed against cosine),
     "holdout7" bench/served_holdout7_set.py (session 18, the check for tuning book sections against notes),
     "holdout8" bench/served_holdout8_set.py (session 21, the same check, written before that session's tuning),
-    "tune9" bench/served_tune9_set.py (session 22, fresh notes beside older notes, not books: a set to tune on)."""
+    "tune9" bench/served_tune9_set.py (session 22, fresh notes beside older notes, not books: a set to tune on),
+    "holdout9" bench/served_holdout9_set.py (session 22, notes against notes, written before that session's tuning)."""
     if name == "notes":
         return served_notes_set.FRESH, served_notes_set.QUESTIONS, 30
     if name == "holdout":
@@ -95,6 +98,8 @@ def chosen_set(name: str) -> tuple[list, list, int]:
         return served_holdout8_set.FRESH, served_holdout8_set.QUESTIONS, 40
     if name == "tune9":
         return served_tune9_set.FRESH, served_tune9_set.QUESTIONS, 60
+    if name == "holdout9":
+        return served_holdout9_set.FRESH, served_holdout9_set.QUESTIONS, 40
     return FRESH, QUESTIONS, 40
 
 
@@ -306,7 +311,7 @@ def main() -> None:
                         help="embedding cache for the baselines and the in-process ranking (documents only)")
     parser.add_argument("--example-only", action="store_true", help="no coding set: the example vault alone")
     parser.add_argument("--set", dest="name", choices=("served", "notes", "holdout", "holdout5", "holdout6", "holdout7",
-                                                      "holdout8", "tune9"),
+                                                      "holdout8", "tune9", "holdout9"),
                         default="served",
                         help="served: bench/served_fresh_set.py (48); notes: bench/served_notes_set.py (36, the third "
                              "hold-out, written before session 8 tuned anything); holdout: bench/served_holdout_set.py "
@@ -315,7 +320,8 @@ def main() -> None:
                              "bench/served_holdout6_set.py (58, the sixth, a third check nobody tunes on); holdout7: "
                              "bench/served_holdout7_set.py (44, the seventh, the check for book-section tuning); "
                              "holdout8: bench/served_holdout8_set.py (44, the eighth, the same check, session 21); tune9: "
-                             "bench/served_tune9_set.py (65 notes beside older notes, session 22: for tuning)")
+                             "bench/served_tune9_set.py (65 notes beside older notes, session 22: for tuning); "
+                             "holdout9: bench/served_holdout9_set.py (50, the ninth, notes against notes, session 22)")
     parser.add_argument("--check", action="store_true", help="only check the set's rules")
     parser.add_argument("--misses", action="store_true", help="list the questions memdir misses in its top 3")
     parser.add_argument("--json", action="store_true")

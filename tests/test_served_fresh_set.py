@@ -46,6 +46,7 @@ def test_the_third_set_keeps_its_rules():
     ("holdout7", served_fresh.served_holdout7_set, "which image do we redeploy", "h01", "redeploy"),
     ("holdout8", served_fresh.served_holdout8_set, "which canary takes the image", "k01", "canary"),
     ("tune9", served_fresh.served_tune9_set, "where is the beat schedule", "t12", "schedul"),
+    ("holdout9", served_fresh.served_holdout9_set, "how are fees stored", "j01", "fee"),
 ])
 def test_the_checker_catches_a_later_set_question_that_shares_a_word(monkeypatch, name, module, question, key, stem):
     leaky = [(question, (key,)), *[q for q in module.QUESTIONS if key not in q[1]]]
@@ -61,7 +62,8 @@ def test_the_checker_catches_a_memory_in_a_collection_the_server_refuses(monkeyp
 
 HOLD_OUTS = [("holdout", served_fresh.served_holdout_set), ("holdout5", served_fresh.served_holdout5_set),
              ("holdout6", served_fresh.served_holdout6_set), ("holdout7", served_fresh.served_holdout7_set),
-             ("holdout8", served_fresh.served_holdout8_set)]
+             ("holdout8", served_fresh.served_holdout8_set),
+             ("holdout9", served_fresh.served_holdout9_set)]
 
 
 @pytest.mark.parametrize(("name", "module"), HOLD_OUTS)
