@@ -92,11 +92,11 @@ def test_a_graph_made_ahead_is_not_put_in_place_once_a_memory_changed_after_it_b
         return made
 
     monkeypatch.setattr(index_module.LinkGraph, "build", classmethod(build))
-    index._ahead_of_a_change()
+    write(root, "history/p09.md", memory_text("m-0000a009", "Plain 9", "now linking [[p10]]"))
+    index._ahead_of_a_change(["history/p09.md"], index._read_ahead(["history/p09.md"]))
     assert index._graph is None  # made from the memories before: left for the sync to make under the lock
     assert index._all_units is not None  # the open's rows did not change
     monkeypatch.undo()
-    write(root, "history/p09.md", memory_text("m-0000a009", "Plain 9", "now linking [[p10]]"))
     index.sync(["history/p09.md"])
     assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(root, tmp_path / "rebuilt")
     index.close()
@@ -118,3 +118,65 @@ def test_the_first_read_of_the_graph_after_a_reopen_builds_it_without_the_index_
     assert index.links.supersedes("m-0000b002", "m-0000a005")
     assert held == [False] and index.links is index.links
     index.close()
+
+
+def builds_counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per LinkGraph.build from now on, each still made."""
+    built: list[int] = []
+    real_build = graph_module.LinkGraph.build.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(index_module.LinkGraph, "build",
+                        classmethod(lambda cls, memories: built.append(1) or real_build(cls, memories)))
+    return built
+
+
+def test_a_captured_exchange_is_indexed_without_building_the_graph_which_built_later_equals_a_rebuilds(
+        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    index = reopened(root)
+    built = builds_counted(monkeypatch)
+    for n in range(2):  # a new file, a new id, no link, a name no link asks for
+        write(root, f"working/exchange-{n}.md", memory_text(f"m-0000c00{n}", f"Exchange {n}", f"User: why?\n\nAssistant: {n}",
+                                                            extra=f"previous: m-0000c00{n - 1}\n" if n else ""))
+        index.sync([f"working/exchange-{n}.md"])
+    write(root, "working/exchange-0.md", memory_text("m-0000c000", "Exchange 0", "User: why?\n\nAssistant: 0",
+                                                     extra="restated: 2\n"))  # the same exchange captured again
+    write(root, "history/p01.md", memory_text("m-0000a001", "Plain 1", "nothing links from note 1", extra="uses: 4\n"))
+    index.sync(["working/exchange-0.md", "history/p01.md"])
+    assert built == [] and index._graph is None  # on main: built at the first capture (~2 CPU s at 100k)
+    assert index.links.backlinks("m-0000a003")[0].source == "m-0000b001"  # built now, from the memories as they are
+    assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(root, tmp_path / "rebuilt")
+    index.close()
+
+
+@pytest.mark.parametrize("files", [
+    {"history/not-written-yet.md": "a note a link was waiting for"},  # its name is asked for: the ghost becomes an edge
+    {"history/new-linker.md": "see [[p03]]"},  # it links
+    {"history/fresh.md": "a fresh note", "history/later.md": "it links to [[fresh]]"},  # one sync: the second links to the first
+])
+def test_a_new_memory_that_links_or_whose_name_a_link_asks_for_builds_the_graph(
+        root: Path, tmp_path: Path, files: dict[str, str]):
+    index = reopened(root)
+    for number, (path, body) in enumerate(files.items()):
+        write(root, path, memory_text(f"m-0000d00{number}", f"New {number}", body))
+    index.sync(list(files))
+    assert index._graph is not None
+    assert index.manifest.link_rows() == index.links.link_rows()
+    assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(root, tmp_path / "rebuilt")
+    index.close()
+
+
+@pytest.mark.parametrize("files", [
+    {"history/linker.md": ("m-0000b001", "it links nowhere now")},  # its links go
+    {"history/p02.md": ("m-0000a002", "now it points at [[not-written-yet]]")},  # a plain one links
+    {"history/p02.md": ("m-0000e002", "nothing links from note 2")},  # another id in the same file
+])
+def test_an_indexed_memory_whose_links_or_names_change_builds_the_graph(
+        root: Path, tmp_path: Path, files: dict[str, tuple[str, str]]):
+    index = reopened(root)
+    for path, (memory_id, body) in files.items():
+        write(root, path, memory_text(memory_id, "Changed", body))
+    index.sync(list(files))
+    assert index._graph is not None
+    assert index.manifest.link_rows() == index.links.link_rows()
+    assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(root, tmp_path / "rebuilt")
+    index.close()
+
