@@ -423,10 +423,16 @@ class Index:
 
     def _write_open_columns(self) -> None:
         """Migrate a generation written before the manifest kept each row's open columns (or after an older memdir
-        wrote a batch): made whole from the files table, so the next open reads them (open_columns.py)."""
+        wrote a batch): made whole from the files table, so the next open reads them (open_columns.py). Made without
+        the lock and written under it: made under it, a 100k vault's migration held every search ~3.8 CPU s once
+        after an upgrade (bench/results/s22-graph22.md). A batch written meanwhile has them made again under it."""
+        with self.lock:
+            if self.manifest.open_columns_complete():
+                return
+        made = self.manifest.open_columns_made()
         with self.lock:
             if not self.manifest.open_columns_complete():
-                self.manifest.write_open_columns()
+                self.manifest.write_open_columns(made)
 
     def heal(self) -> int:
         """Make FAISS and Whoosh agree with the manifest after a crash; returns the files re-indexed."""
@@ -1060,8 +1066,10 @@ class Index:
         # the next one-file sync. A hint, copied without the lock (one C-level copy of a set of strings).
         given = None if paths is None else [*paths, *tuple(self._unwritten.paths)]
         read_ahead = self._read_ahead(given, walked, deep)
-        if given is not None and self.writable:  # files that changed, most likely: a memory each (a whole-vault sync
-            self._ahead_of_a_change(given, read_ahead)  # mostly finds none, and makes them under the lock at its first one)
+        # Files that changed, most likely: a memory each (a whole-vault sync mostly finds none, and makes what its
+        # first one needs under the lock).
+        if given is not None and self.writable:
+            self._ahead_of_a_change(given, read_ahead)
         pause.let_go()  # while it waits for the lock
         with self.lock:
             pause.hold()
