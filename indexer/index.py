@@ -1248,7 +1248,10 @@ class Index:
                     walked.unchanged.add(rel)  # as the manifest has it: not looked at again
                 continue
             checked_at = time.time_ns()
-            data = atomic.read_bytes(path)
+            try:
+                data = atomic.read_bytes(path)
+            except OSError:  # not readable by this user, a bad sector: the sync's read under the lock makes it its error
+                continue
             if not data:
                 continue  # gone, or empty (a save in progress?): the sync looks at it under the lock
             parsed: Memory | ParseError | None = None
