@@ -118,6 +118,28 @@ def may_link(text: str) -> bool:
     return "supersedes" in text or any(key in text for key in TYPED_KEYS) or _LINK_IN_JSON.search(text) is not None
 
 
+def asked_names(memories: Iterable[Memory | Unlinked]) -> set[str]:
+    """Every lookup key the links of these memories ask for (LinkGraph._asked's keys, resolved or ghosts): a memory
+    taking none of these names, and linking nowhere, changes no edge of the graph (Index._places_without_graph)."""
+    asked: set[str] = set()
+    for memory in memories:
+        if isinstance(memory, Unlinked):
+            continue
+        folder = _record_folder(memory.path)
+        for link in _pending_links(memory):
+            lookup, _ = _lookup_key(link.written, folder)
+            if lookup:
+                asked.add(lookup)
+    return asked
+
+
+def names_if_unlinked(memory: Memory) -> frozenset[str] | None:
+    """A memory's names (path, stem, id: what links look it up by), or None if it links somewhere itself."""
+    if next(_pending_links(memory), None) is not None:
+        return None
+    return _record(memory).names
+
+
 @dataclass(frozen=True, slots=True)
 class _Record:
     """What the graph keeps of one memory."""

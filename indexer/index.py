@@ -49,7 +49,7 @@ from .arrays import sorted_contains
 from .chunking import NEXT, PREVIOUS, SENTENCE, WHOLE, Chunk, Neighbours, Unit, chunk_id, chunks_for, neighbour_text, pair_text, previous_key
 from .embed import CachedEmbedder, Embedder
 from .facets import ACTIVE, Facets
-from .graph import LinkGraph
+from .graph import LinkGraph, asked_names, names_if_unlinked
 from .heap import release_free_memory
 from .holders import hold, let_go
 from .in_flight import BUSY, InFlight, for_someone
@@ -276,6 +276,8 @@ class Index:
         # (link_table.py). A generation written before the table existed is read as before, and its owner writes
         # the whole table with its next batch.
         self._graph: LinkGraph | None = None
+        # While the graph is not built: every name the memories' links ask for, a superset (_places_without_graph).
+        self._asked: set[str] | None = None
         self._link_table: LinkTable | None = None
         self._links_whole = False  # the next batch writes every row of the link table
         if self.manifest.links_complete():
@@ -421,10 +423,16 @@ class Index:
 
     def _write_open_columns(self) -> None:
         """Migrate a generation written before the manifest kept each row's open columns (or after an older memdir
-        wrote a batch): made whole from the files table, so the next open reads them (open_columns.py)."""
+        wrote a batch): made whole from the files table, so the next open reads them (open_columns.py). Made without
+        the lock and written under it: made under it, a 100k vault's migration held every search ~3.8 CPU s once
+        after an upgrade (bench/results/s22-graph22.md). A batch written meanwhile has them made again under it."""
+        with self.lock:
+            if self.manifest.open_columns_complete():
+                return
+        made = self.manifest.open_columns_made()
         with self.lock:
             if not self.manifest.open_columns_complete():
-                self.manifest.write_open_columns()
+                self.manifest.write_open_columns(made)
 
     def heal(self) -> int:
         """Make FAISS and Whoosh agree with the manifest after a crash; returns the files re-indexed."""
@@ -769,18 +777,23 @@ class Index:
             with collector.loading():
                 self._graph = LinkGraph.build(self._memories.link_inputs())
             self._graph.take_changed()  # what it resolved is what the table holds
-            self._link_table = None
+            self._link_table = self._asked = None
         return self._graph
 
-    def _ahead_of_a_change(self) -> None:
+    def _ahead_of_a_change(self, paths: list[str | Path], reads: dict[str, _Read]) -> None:
         """Make, before a sync takes the index lock, what its first change of a memory needs and the open left
         undone: the link graph (a search reads the link table) and the table of every unit (the open read the whole
         units). Made under the lock at a served 100k vault's first change, they held every search for ~4 CPU s (a
         search waited 12.9 s at load 10, bench/results/s17-lead.md). Each is put in place under the lock only if
-        what it was made from did not change meanwhile; else the sync makes it under the lock, as before."""
+        what it was made from did not change meanwhile; else the sync makes it under the lock, as before.
+
+        A sync whose files change no edge (a captured exchange, new or restated; a counter) needs no graph, only the
+        names the links ask for (_places_without_graph), told here from the files read before the lock (`reads`, see
+        _read_ahead): the graph's build was ~2 of the ~3.5 CPU s left of a served 100k vault's first capture
+        (bench/results/s21-capture21.md)."""
         if self._graph is not None and self._all_units is not None:
             return  # made (every sync after a vault's first change): no lock taken for nothing
-        if self._graph is None:
+        if self._graph is None and not self._change_no_edge(paths, reads):
             self._graph_ahead()
         rows = self._unit_rows
         if self._all_units is None and rows:
@@ -798,7 +811,66 @@ class Index:
         with self.lock:
             if self._graph is None and self._memories_seen() == seen:
                 graph.take_changed()  # what it resolved is what the table holds
-                self._graph, self._link_table = graph, None
+                self._graph, self._link_table, self._asked = graph, None, None
+
+    def _change_no_edge(self, paths: list[str | Path], reads: dict[str, _Read]) -> bool:
+        """Whether, as far as the files read before the lock tell, this sync changes no edge (a hint: the sync decides
+        each memory under the lock, _places_without_graph): each file is unchanged (its stat as recorded, or its
+        content read as the manifest's), or read as a memory the graph does not need. Anything else (a file gone,
+        not read, not parsed) is taken to change one."""
+        memories: list[tuple[str, Memory]] = []
+        for raw in paths:
+            rel = self._relative(raw)
+            read = reads.get(rel)
+            if read is None:
+                recorded = self._entries.recorded(rel) if rel else None
+                try:
+                    info = (self.root / rel).stat()
+                except OSError:
+                    return False
+                if recorded is None or recorded[:2] != (info.st_size, info.st_mtime_ns) or rel in self._recheck:
+                    return False
+            elif isinstance(read.parsed, ParseError):
+                return False
+            elif read.parsed is not None:
+                memories.append((rel, read.parsed))
+        if any(names_if_unlinked(memory) is None for _, memory in memories):
+            return False  # one links: the names asked for would be made for nothing (~0.65 CPU s at 100k)
+        return all(self._places_without_graph(rel, memory, ahead=True) for rel, memory in memories)
+
+    def _asked_names(self, ahead: bool) -> set[str]:
+        """Every name the memories' links ask for (a superset while the graph is not built): made once, and kept until
+        the graph is built; `ahead` (without the lock): put in place under it only if the memories did not change
+        meanwhile."""
+        asked = self._asked
+        if asked is None:
+            seen = self._memories_seen()
+            asked = asked_names(self._memories.link_inputs())  # over a copy of the slots (Memories.link_inputs)
+            if not ahead:
+                self._asked = asked
+            else:
+                with self.lock:
+                    if self._asked is None and self._graph is None and self._memories_seen() == seen:
+                        self._asked = asked
+        return asked
+
+    def _places_without_graph(self, rel: str, memory: Memory, ahead: bool = False) -> bool:
+        """Whether a sync may index `memory` without the link graph (the graph not built): it changes no edge and no
+        row of the link table if it links nowhere and is either the memory indexed from this file with the same id and
+        path, which linked nowhere either (a restated exchange, a counter), or a new file with a new id under names no
+        link asks for (a captured exchange). The graph is built later from the memories then. Under the lock, or
+        `ahead` of it (_change_no_edge)."""
+        names = names_if_unlinked(memory)
+        if names is None:
+            return False
+        entry = self._entries.get(rel)
+        if entry is not None:
+            old = entry.memory
+            return (entry.reason is None and old is not None and (old.id, old.path) == (memory.id, memory.path)
+                    and names_if_unlinked(old) is not None)
+        if identity_key(memory.id) in self.path_of:
+            return False
+        return not names & self._asked_names(ahead)
 
     def _memories_seen(self) -> tuple[int, int]:
         """Changes whenever the memories the graph is built from change: a load, a memory remembered or forgotten."""
@@ -996,9 +1068,12 @@ class Index:
         walked = _Walk() if paths is None and not forced else None
         # With what failed syncs left to this one (_take_unwritten): a failed pull's files were read under the lock by
         # the next one-file sync. A hint, copied without the lock (one C-level copy of a set of strings).
-        read_ahead = self._read_ahead(None if paths is None else [*paths, *tuple(self._unwritten.paths)], walked, deep)
-        if paths is not None and self.writable:  # files that changed, most likely: a memory each (a whole-vault sync
-            self._ahead_of_a_change()            # mostly finds none, and makes them under the lock at its first one)
+        given = None if paths is None else [*paths, *tuple(self._unwritten.paths)]
+        read_ahead = self._read_ahead(given, walked, deep)
+        # Files that changed, most likely: a memory each (a whole-vault sync mostly finds none, and makes what its
+        # first one needs under the lock).
+        if given is not None and self.writable:
+            self._ahead_of_a_change(given, read_ahead)
         pause.let_go()  # while it waits for the lock
         with self.lock:
             pause.hold()
@@ -1137,9 +1212,13 @@ class Index:
         A deep reconcile (`deep`: the owner's open) reads and hashes every file here too, and counts as unchanged only
         a file whose stat and content hash are the manifest's and whose mtime is safely past (RACY_NS): it used to
         walk the vault a second time and read every file under the lock (bench/results/first-answer.md, issue 32
-        item 5)."""
-        if paths is not None and len(paths) < READ_AHEAD_ABOVE:
-            return {}
+        item 5).
+
+        A few paths are read here too while the link graph is not built: whether the sync needs it is told from these
+        reads before the lock (_ahead_of_a_change), and the sync takes them, so each file is read once (deciding from a
+        read of its own read each file of a small sync twice, and the build's small slices all of theirs)."""
+        if paths is not None and len(paths) < READ_AHEAD_ABOVE and (self._graph is not None or not self.writable):
+            return {}  # a few files: read under the lock, unless the graph is not built (see _ahead_of_a_change)
         if paths is None:
             files = []
             for found, item in enumerate(walk(self.root)):
@@ -1173,7 +1252,10 @@ class Index:
                     walked.unchanged.add(rel)  # as the manifest has it: not looked at again
                 continue
             checked_at = time.time_ns()
-            data = atomic.read_bytes(path)
+            try:
+                data = atomic.read_bytes(path)
+            except OSError:  # not readable by this user, a bad sector: the sync's read under the lock makes it its error
+                continue
             if not data:
                 continue  # gone, or empty (a save in progress?): the sync looks at it under the lock
             parsed: Memory | ParseError | None = None
@@ -1308,18 +1390,21 @@ class Index:
             if recorded[:2] != (info.st_size, info.st_mtime_ns):
                 self._restat(rel, info.st_size, info.st_mtime_ns, batch)
             return
-        previous = self._changing(rel)
         try:
             memory = ahead.memory() if ahead is not None else _parse(self.vault, data or b"", rel)
         except ParseError as exc:
+            previous = self._changing(rel)
             self._set_error(rel, previous, info.st_size, info.st_mtime_ns, digest, exc.line, exc.reason, batch, report)
             return
+        previous = self._changing(rel, memory)
         self._index_memory(rel, memory, previous, info.st_size, info.st_mtime_ns, batch, report)
 
-    def _changing(self, rel: str) -> Entry | None:
-        """The entry of a file whose memory this batch is about to change, the graph built first: it is built from
-        the memories before the batch (_link_changes)."""
-        self._built_graph()
+    def _changing(self, rel: str, memory: Memory | None = None) -> Entry | None:
+        """The entry of a file whose memory this batch is about to change (to `memory`, if read), the graph built
+        first: it is built from the memories before the batch (_link_changes). Not for a memory the graph does not
+        need (_places_without_graph)."""
+        if self._graph is not None or memory is None or not self._places_without_graph(rel, memory):
+            self._built_graph()
         return self._entries.get(rel)
 
     def _restat(self, rel: str, size: int, mtime_ns: int, batch: _Batch) -> None:
@@ -1836,10 +1921,11 @@ class Index:
         for unit in after or ():
             self._unembedded[unit.unit_id] = None  # queued, but embedded by the sync itself (no backfill wake-up)
         graph = self._graph
-        assert graph is not None or not (batch.removed_ids or batch.placed), "a sync that changes memories builds the graph"
+        # No graph: the batch placed only memories it does not need (_places_without_graph), or changed none.
+        assert graph is not None or not batch.removed_ids, "a sync that removes memories builds the graph"
         for memory_id in sorted(batch.removed_ids):
-            graph.remove(memory_id)
-        for memory_id in sorted(batch.placed):
+            graph.remove(memory_id)  # type: ignore[union-attr]
+        for memory_id in sorted(batch.placed) if graph is not None else ():
             read = batch.placed_memories.get(memory_id)
             graph.upsert(read if read is not None else self._memories[memory_id])
         if batch.keyword_docs or batch.removed_ids:

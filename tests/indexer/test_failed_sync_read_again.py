@@ -136,6 +136,30 @@ def test_a_file_that_cannot_be_read_is_its_own_error_and_stops_no_other_files_sy
     index.close()
 
 
+@pytest.mark.parametrize("pull", [True, False])
+def test_a_file_that_cannot_be_read_in_a_pull_or_a_whole_vault_sync_is_its_own_error(root: Path, monkeypatch,
+                                                                                     pull: bool):
+    """Such syncs read their files before the lock (Index._read_ahead): a file read there that refused its read failed
+    the whole sync, and every later whole-vault sync (the rescan) with it."""
+    index = Index.open(Vault(root), HashingEmbedder())
+    pulled = [f"history/pulled-{n}.md" for n in range(index_module.READ_AHEAD_ABOVE)]
+    for n, path in enumerate(pulled):
+        write(root, path, memory_text(f"m-9{n:07}", f"Pulled {n}", f"A pulled note about the kestrel queue {n}."))
+    write(root, "history/locked.md", memory_text("m-10cced00", "Locked", "A note about the heron queue."))
+    real = atomic.read_bytes
+
+    def read_bytes(path):  # type: ignore[no-untyped-def]
+        if str(path).endswith("locked.md"):  # root reads any file: its refusal, simulated
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(atomic, "read_bytes", read_bytes)
+    report = index.sync([*pulled, "history/locked.md"] if pull else None)  # on main: PermissionError
+    assert report.errors == 1 and report.added == len(pulled)
+    assert [(p.path, p.reason) for p in index.problems()] == [("history/locked.md", "cannot be read: Permission denied")]
+    index.close()
+
+
 def test_a_file_whose_reading_raised_is_not_kept_for_every_later_sync(root: Path, monkeypatch):
     index = Index.open(Vault(root), HashingEmbedder())
     write(root, "history/odd.md", memory_text("m-0dd00000", "Odd", "A note the parser trips on."))

@@ -189,3 +189,51 @@ def test_open_columns_out_of_line_with_the_rows_are_not_read(root: Path):
     assert manifest_module._aligned(numbers.copy(), rows) is not None
     assert manifest_module._aligned(np.roll(numbers, 1, axis=0), rows) is None
     manifest.close()
+
+
+def lock_held_while_made(index: Index, monkeypatch) -> list[bool]:
+    """Whether the index lock was held, for each row's open columns made from now on."""
+    held: list[bool] = []
+    real = open_columns.numbers_of_columns
+    monkeypatch.setattr(open_columns, "numbers_of_columns",
+                        lambda *row: held.append(index.lock._is_owned()) or real(*row))  # type: ignore[attr-defined]
+    return held
+
+
+def test_the_owners_migration_makes_the_open_columns_without_the_index_lock_and_equals_a_fresh_build(
+        root: Path, tmp_path: Path, monkeypatch):
+    # At 100k memories the migration held the lock ~4 s once after an upgrade: every search waited (s22-graph22.md).
+    open_index(root).close()
+    without_open_columns(root)
+    owner = Index.open(Vault(root), HashingEmbedder(), reconcile=False)  # a server's owner: reconciles after its open
+    held = lock_held_while_made(owner, monkeypatch)
+    owner.reconcile()
+    assert len(held) > 30 and not any(held)  # on main: every row's made under the lock
+    assert owner.manifest.open_columns_complete()
+    assert {k: v for k, v in state(owner).items() if k != "vectors"} == rebuilt_state(root, tmp_path)
+    owner.close()
+
+
+def test_a_batch_written_while_the_open_columns_were_made_has_them_made_again_under_the_lock(
+        root: Path, tmp_path: Path, monkeypatch):
+    open_index(root).close()
+    without_open_columns(root)
+    owner = Index.open(Vault(root), HashingEmbedder(), reconcile=False)
+    real = Manifest.open_columns_made
+
+    def made_then_a_batch(self):  # type: ignore[no-untyped-def]
+        made = real(self)
+        note(root, "history/t01.md", "m-t01", "Note 1, now said by Dan.", "speaker: Dan\n")
+        owner.sync(["history/t01.md"])  # a row the numbers made were not made from
+        return made
+
+    monkeypatch.setattr(Manifest, "open_columns_made", made_then_a_batch)
+    held = lock_held_while_made(owner, monkeypatch)
+    owner.reconcile()
+    assert held and all(held[-10:])  # made again, under the lock
+    assert owner.manifest.open_columns_complete()
+    assert {k: v for k, v in state(owner).items() if k != "vectors"} == rebuilt_state(root, tmp_path)
+    owner.close()
+    index = reader(root)
+    assert index.manifest.open_columns_complete() and index.author_names() == {"Alice", "Carol", "Dan"}
+    index.close()
