@@ -29,6 +29,9 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
         if name.startswith("MEMDIR_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    # One index stamp key for the whole run (vault/state_stamp.py): an index a session fixture built under one test's
+    # HOME is read by the next test as the same user's, not rebuilt as one from elsewhere.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.getbasetemp() / "state"))
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)  # the server registry lives under the temporary HOME
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     # The int8 graph is checked on every CPU, in this process and in the servers and hosts it starts; where a user's

@@ -7,6 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC
@@ -87,3 +88,30 @@ def test_a_vault_in_a_repository_that_ignores_its_memdir_folder_opens_as_ever(tm
     assert ".memdir" not in git(project, "ls-files")
     result = CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)])
     assert result.exit_code == 0 and "m-0000000a" in result.output
+
+
+def test_a_memdir_folder_unpacked_from_an_archive_is_not_read_the_index_is_rebuilt_from_the_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A tarball of the same repository (GitHub's "Download ZIP", a release archive) carries its `.memdir/` without
+    git: no `git ls-files` names it. Its index was built by another user's memdir: without that user's stamp key
+    (vault/state_stamp.py) it is not parsed, and the victim's memdir rebuilds it from the memory files, once."""
+    marker = tmp_path / "RAN"
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "attacker-state"))  # the attacker's memdir built it
+    project = hostile_repository(tmp_path, marker)
+    tarball = tmp_path / "hostile.tar"
+    git(project, "archive", "--prefix=hostile-main/", "-o", str(tarball), "HEAD")
+    (tmp_path / "victim").mkdir()
+    subprocess.run(["tar", "-xf", str(tarball), "-C", str(tmp_path / "victim")], check=True, timeout=60)
+    root = tmp_path / "victim" / "hostile-main" / ".memories"
+    carried = (root / ".memdir" / "index" / "CURRENT").read_text().strip()
+    assert not marker.exists()
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "victim-state"))
+    result = CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)])
+    assert not marker.exists(), "the archive's pickle ran in memdir"
+    assert result.exit_code == 0 and "m-0000000a" in result.output
+    built = (root / ".memdir" / "index" / "CURRENT").read_text().strip()
+    assert built != carried and [p.name for p in (root / ".memdir" / "index").glob("gen-*")] == [built]
+    # The victim's own index is its own from then on: the next command reads it, no rebuild.
+    again = CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)])
+    assert again.exit_code == 0 and "m-0000000a" in again.output
+    assert (root / ".memdir" / "index" / "CURRENT").read_text().strip() == built
