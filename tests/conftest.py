@@ -21,6 +21,20 @@ REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_VAULT = REPO / ".memories-example"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def one_stamp_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One index stamp key for the whole run (vault/state_stamp.py): an index a session fixture built under one test's
+    HOME is read by the next test as the same user's, not rebuilt as one from elsewhere. Set outside monkeypatch, so a
+    test's `monkeypatch.undo()` keeps it."""
+    saved = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.getbasetemp() / "state")
+    yield
+    if saved is None:
+        os.environ.pop("XDG_STATE_HOME", None)
+    else:
+        os.environ["XDG_STATE_HOME"] = saved
+
+
 @pytest.fixture(autouse=True)
 def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """No test may see the developer's own vault, user vault or home settings, and none leaves an
@@ -29,9 +43,6 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
         if name.startswith("MEMDIR_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-    # One index stamp key for the whole run (vault/state_stamp.py): an index a session fixture built under one test's
-    # HOME is read by the next test as the same user's, not rebuilt as one from elsewhere.
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.getbasetemp() / "state"))
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)  # the server registry lives under the temporary HOME
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     # The int8 graph is checked on every CPU, in this process and in the servers and hosts it starts; where a user's
