@@ -1097,6 +1097,65 @@ def linked_spool_read(work: Path) -> dict[str, int]:
     return {"linked_spool_events_applied": applied}
 
 
+def archived_memdir(work: Path) -> dict[str, int]:
+    """The repository of `carried_memdir` downloaded as an archive (`git archive`, as GitHub's "Download ZIP" or a
+    release tarball): its `.memdir/` comes without git, built by the attacker's memdir. Unpacked and searched by the
+    victim: 1 when the pickled table of contents ran."""
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from mcp_server.cli.commands import cli
+    from tests.test_carried_state import hostile_repository
+
+    marker, saved = work / "archived-ran", os.environ.get("XDG_STATE_HOME")
+    try:
+        os.environ["XDG_STATE_HOME"] = str(work / "archived-attacker-state")  # the attacker's own memdir built it
+        project = hostile_repository(work / "archived", marker)
+        os.environ["XDG_STATE_HOME"] = str(work / "archived-victim-state")
+        tarball, unpacked = work / "archived.tar", work / "archived-unpacked"
+        unpacked.mkdir()
+        subprocess.run(["git", "archive", "--prefix=project/", "-o", str(tarball), "HEAD"], cwd=project, check=True,
+                       timeout=60)
+        subprocess.run(["tar", "-xf", str(tarball), "-C", str(unpacked)], check=True, timeout=60)
+        CliRunner().invoke(cli, ["search", "celery", "--vault", str(unpacked / "project" / ".memories")])
+    finally:
+        if saved is None:
+            os.environ.pop("XDG_STATE_HOME", None)
+        else:
+            os.environ["XDG_STATE_HOME"] = saved
+    return {"archived_memdir_code_runs": int(marker.exists())}
+
+
+def hostile_pdfs(work: Path, wall: float = 120.0) -> dict[str, int]:
+    """Ingest's conversion of three hostile PDFs (tests/pdfs.py: 100,000 nested arrays, a cross-reference table
+    declaring 10^8 objects, a 240 KB page inflating to 70 MB), each in a process of its own, with a CPU budget of 3 s
+    where memdir has one: counts those that raised anything but memdir's ValidationError (a traceback that ended the
+    folder's ingest) or were still reading after `wall` seconds (the bomb took over 5 minutes of CPU)."""
+    import subprocess
+    import sys
+
+    from tests.pdfs import hostile_pdfs as made, inflating_pdf
+
+    tree = Path(__file__).resolve().parents[2]
+    script = ("import sys; from pathlib import Path\n"
+              "import indexer.convert\n"
+              "try:\n    from indexer import pdf_text; pdf_text.CPU_SECONDS = 3\nexcept ImportError: pass\n"
+              "from vault.errors import ValidationError\n"
+              "try:\n    indexer.convert.convert(Path(sys.argv[1]), Path(sys.argv[1]).read_bytes())\n"
+              "except ValidationError: pass\n")
+    through = 0
+    for name, data in {**made(), "inflating.pdf": inflating_pdf()}.items():
+        (work / name).write_bytes(data)
+        try:
+            done = subprocess.run([sys.executable, "-c", script, str(work / name)], cwd=tree, capture_output=True,
+                                  timeout=wall, env={**os.environ, "PYTHONPATH": str(tree)})
+            through += int(done.returncode != 0)
+        except subprocess.TimeoutExpired:
+            through += 1
+    return {"hostile_pdfs_got_through": through}
+
+
 def secret_scan_growth() -> dict[str, float]:
     """The redaction of one long word (a pasted base64url blob, a kebab-case minified line), which every prompt and
     capture runs: the key-name rules began a match at each word boundary and ran each to the word's end, so a word
@@ -1165,6 +1224,8 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("linked_spool", lambda: linked_spool(work)),
         ("secret_scan_growth", secret_scan_growth),
         ("linked_spool_read", lambda: linked_spool_read(work)),
+        ("archived_memdir", lambda: archived_memdir(work)),
+        ("hostile_pdfs", lambda: hostile_pdfs(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
