@@ -115,3 +115,37 @@ def test_a_memdir_folder_unpacked_from_an_archive_is_not_read_the_index_is_rebui
     again = CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)])
     assert again.exit_code == 0 and "m-0000000a" in again.output
     assert (root / ".memdir" / "index" / "CURRENT").read_text().strip() == built
+
+
+def test_the_hook_tells_the_user_and_the_model_once_a_session_that_a_committed_memdir_keeps_memory_off(tmp_path: Path):
+    """The server refuses such a vault; the prompt hook said nothing, and the prompt went on without memory, the
+    reason only in the server's log (bench/results/s21-attack21.md, seen and left 5)."""
+    import json
+
+    from tests.mcp_server.processes import hook, stop_all, wait_for
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(hostile_repository(tmp_path, tmp_path / "RAN")), str(clone)], check=True,
+                   timeout=60)
+    root = clone / ".memories"
+    payload = {"session_id": "s-carried", "cwd": str(clone), "hook_event_name": "UserPromptSubmit",
+               "prompt": "how do we make celery retries safe"}
+    told: list[dict] = []
+    try:
+        def answered() -> bool:  # the first prompt starts the server, which then refuses the vault
+            result = hook("prompt", payload, "--vault", str(root))
+            assert result.returncode == 0, result.stderr
+            if result.stdout.strip():
+                told.append(json.loads(result.stdout))
+            return bool(told)
+
+        wait_for(answered, 60)
+        assert "is committed to the repository" in told[0]["systemMessage"]
+        assert "git rm -r -q --cached .memdir && rm -rf .memdir" in told[0]["systemMessage"]
+        context = told[0]["hookSpecificOutput"]["additionalContext"]
+        assert "commits the vault's .memdir/ folder" in context and "No memories were searched" in context
+        again = hook("prompt", payload, "--vault", str(root))
+        assert again.returncode == 0 and not again.stdout.strip(), "told once a session"
+    finally:
+        stop_all(root)
+    assert not (tmp_path / "RAN").exists()
