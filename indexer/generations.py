@@ -100,8 +100,9 @@ class Layout:
         if not state_stamp.stamped(generation.name, meta):
             if generation not in _UNSTAMPED_TOLD:  # readers ask before every read, an open's wait every 50 ms
                 _UNSTAMPED_TOLD.add(generation)
-                log.warning("the index in %s was not built by this user's memdir (no stamp of its key): it is not read, "
-                            "and the process that owns the index rebuilds it from the memory files", generation)
+                log.warning("the index in %s carries no stamp of this user's key (built by another user's memdir, e.g. "
+                            "unpacked from an archive, or by a memdir from before stamps): it is not read, and the "
+                            "process that owns the index rebuilds it from the memory files", generation)
             return False
         return True
 
