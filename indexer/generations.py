@@ -85,7 +85,10 @@ class Layout:
     @staticmethod
     def seal(generation: Path, embedder: Embedder) -> None:
         meta = _meta(embedder)
-        (generation / "meta.json").write_text(json.dumps({**meta, **state_stamp.stamp(generation.name, meta)}))
+        # The stamp in a file of its own: a memdir from before stamps, which compares meta.json whole, still reads
+        # the generation (two versions of memdir on one machine do not rebuild each other's index in turn).
+        state_stamp.stamp(generation, meta)
+        (generation / "meta.json").write_text(json.dumps(meta))
 
     @staticmethod
     def compatible(generation: Path, embedder: Embedder) -> bool:
@@ -95,9 +98,9 @@ class Layout:
             meta = json.loads((generation / "meta.json").read_text())
         except (OSError, ValueError):
             return False
-        if not isinstance(meta, dict) or {k: v for k, v in meta.items() if k != state_stamp.STAMP} != _meta(embedder):
+        if meta != _meta(embedder):
             return False
-        if not state_stamp.stamped(generation.name, meta):
+        if not state_stamp.stamped(generation, meta):
             if generation not in _UNSTAMPED_TOLD:  # readers ask before every read, an open's wait every 50 ms
                 _UNSTAMPED_TOLD.add(generation)
                 log.warning("the index in %s carries no stamp of this user's key (built by another user's memdir, e.g. "

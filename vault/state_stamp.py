@@ -4,10 +4,10 @@ An index generation's files are parsed by code that trusts them: Whoosh unpickle
 list (a rewritten one runs code), FAISS parses its file in C++. `carried_state` refuses a `.memdir/` that git tracks,
 but one that arrives without git (an archive of a project unpacked, a GitHub "Download ZIP" or release tarball of a
 repository that commits it, a copied folder) looked like memdir's own (bench/results/s22-attack22.md). So each
-generation's meta.json carries an HMAC of its name and meta under a key only this user's memdir has (a random file in
-the user's state folder, 0600); a generation without a stamp that checks is foreign, like one built with another
-embedder: its owner rebuilds it from the memory files and drops it, a reader does not open it. A generation from before
-stamps is rebuilt once (the embedding cache spares the model's work).
+generation carries a `stamp` file beside its meta.json: an HMAC of its name and meta under a key only this user's
+memdir has (a random file in the user's state folder, 0600). A generation without a stamp that checks is foreign, like
+one built with another embedder: its owner rebuilds it from the memory files and drops it, a reader does not open it.
+A generation from before stamps is rebuilt once (the embedding cache spares the model's work).
 
 Where no key can be kept (a read-only home), generations are neither stamped nor checked, as before; said once.
 """
@@ -29,7 +29,7 @@ log = logging.getLogger("memdir.vault")
 
 KEY_NAME = "index-stamp.key"
 KEY_BYTES = 32
-STAMP = "stamp"  # the key meta.json keeps it under
+STAMP_NAME = "stamp"  # the file in each generation folder, beside meta.json
 
 _keys: dict[Path, bytes | None] = {}
 _keys_lock = threading.Lock()
@@ -51,25 +51,27 @@ def user_key() -> bytes | None:
         return _keys[path]
 
 
-def stamp(name: str, meta: Mapping[str, Any]) -> dict[str, str]:
-    """What to add to a generation's meta.json: {} when there is no key."""
+def stamp(generation: Path, meta: Mapping[str, Any]) -> None:
+    """Write the generation's stamp file (nothing when there is no key)."""
     key = user_key()
-    return {STAMP: _digest(key, name, meta)} if key is not None else {}
+    if key is not None:
+        (generation / STAMP_NAME).write_text(_digest(key, generation.name, meta) + "\n")
 
 
-def stamped(name: str, meta: Mapping[str, Any]) -> bool:
-    """Whether the meta read from generation `name` carries this user's stamp (True when there is no key to check)."""
+def stamped(generation: Path, meta: Mapping[str, Any]) -> bool:
+    """Whether the generation carries this user's stamp for `meta` (True when there is no key to check)."""
     key = user_key()
     if key is None:
         return True
-    told = meta.get(STAMP)
-    body = {k: v for k, v in meta.items() if k != STAMP}
-    return isinstance(told, str) and hmac.compare_digest(told.encode(), _digest(key, name, body).encode())
+    try:
+        told = (generation / STAMP_NAME).read_text(encoding="ascii", errors="replace").strip()
+    except OSError:
+        return False
+    return hmac.compare_digest(told.encode(), _digest(key, generation.name, meta).encode())
 
 
 def _digest(key: bytes, name: str, meta: Mapping[str, Any]) -> str:
-    body = {k: v for k, v in meta.items() if k != STAMP}
-    message = f"memdir-generation\0{name}\0{json.dumps(body, sort_keys=True)}".encode()
+    message = f"memdir-generation\0{name}\0{json.dumps(dict(meta), sort_keys=True)}".encode()
     return hmac.new(key, message, hashlib.sha256).hexdigest()
 
 
