@@ -22,16 +22,22 @@ def pdf_with_pages(pages: list[str], title: str | None = None) -> bytes:
     if title:
         objects.append(f"<< /Title ({title}) >>".encode())
         info = len(objects)
+    return _assembled(objects, f" /Info {info} 0 R" if info else "")
+
+
+def _assembled(objects: list[bytes], trailer_extra: str = "", declared_objects: int | None = None) -> bytes:
+    """The file: numbered objects (the first the catalog), the cross-reference table (declaring `declared_objects`
+    when given) and the trailer."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, 1):
         offsets.append(len(out))
         out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
     xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += f"xref\n0 {declared_objects or len(objects) + 1}\n0000000000 65535 f \n".encode()
     for offset in offsets:
         out += f"{offset:010d} 00000 n \n".encode()
-    trailer = f"<< /Size {len(objects) + 1} /Root 1 0 R" + (f" /Info {info} 0 R" if info else "") + " >>"
+    trailer = f"<< /Size {len(objects) + 1} /Root 1 0 R{trailer_extra} >>"
     out += f"trailer\n{trailer}\nstartxref\n{xref}\n%%EOF\n".encode()
     return bytes(out)
 
@@ -47,17 +53,7 @@ def pdf_with_content(content: bytes, *, deflate: bool = False, declared_objects:
                b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> "
                b"/Contents 5 0 R >>", stream + b"\nendstream"]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {declared_objects or len(objects) + 1}\n0000000000 65535 f \n".encode()
-    for offset in offsets:
-        out += f"{offset:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return _assembled(objects, declared_objects=declared_objects)
 
 
 def hostile_pdfs() -> dict[str, bytes]:
