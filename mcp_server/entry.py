@@ -17,8 +17,12 @@ def main() -> None:
         sys.exit(host_main(sys.argv[2:]))
     if len(sys.argv) > 1 and sys.argv[1] == "mcp" and not {"-h", "--help"} & set(sys.argv[2:]):
         sys.exit(_mcp(sys.argv[2:]))
-    from .cli.commands import main as cli_main
+    from vault import state_stamp
 
+    from .cli.commands import main as cli_main
+    from .config import stamp_key_path
+
+    state_stamp.keep_key_at(stamp_key_path())  # every command and the server open indexes: stamp and check them
     cli_main()
 
 

@@ -26,9 +26,14 @@ def one_stamp_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """One index stamp key for the whole run (vault/state_stamp.py): an index a session fixture built under one test's
     HOME is read by the next test as the same user's, not rebuilt as one from elsewhere. Set outside monkeypatch, so a
     test's `monkeypatch.undo()` keeps it."""
+    from mcp_server.config import stamp_key_path
+    from vault import state_stamp
+
     saved = os.environ.get("XDG_STATE_HOME")
-    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.getbasetemp() / "state")
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.getbasetemp() / "state")  # the servers and commands tests start
+    state_stamp.keep_key_at(stamp_key_path())  # this process, as the entry point does
     yield
+    state_stamp.keep_key_at(None)
     if saved is None:
         os.environ.pop("XDG_STATE_HOME", None)
     else:

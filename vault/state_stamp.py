@@ -9,7 +9,8 @@ memdir has (a random file in the user's state folder, 0600). A generation withou
 one built with another embedder: its owner rebuilds it from the memory files and drops it, a reader does not open it.
 A generation from before stamps is rebuilt once (the embedding cache spares the model's work).
 
-Where no key can be kept (a read-only home), generations are neither stamped nor checked, as before; said once.
+The key's place is named by the entry point (`keep_key_at`; mcp_server.config.stamp_key_path reads $XDG_STATE_HOME).
+Where none is named, or none can be kept (a read-only home), generations are neither stamped nor checked, as before.
 """
 
 from __future__ import annotations
@@ -31,20 +32,22 @@ KEY_NAME = "index-stamp.key"
 KEY_BYTES = 32
 STAMP_NAME = "stamp"  # the file in each generation folder, beside meta.json
 
+_key_at: Path | None = None  # set once by the entry point (mcp_server.config.stamp_key_path): config is read there
 _keys: dict[Path, bytes | None] = {}
 _keys_lock = threading.Lock()
 
 
-def key_path() -> Path:
-    """The user's stamp key: `$XDG_STATE_HOME/memdir/` (default ~/.local/state/memdir/); it lives as long as the user,
-    unlike the servers folder, which may be a tmpfs emptied at every boot (every index would be rebuilt)."""
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "memdir" / KEY_NAME
+def keep_key_at(path: Path | None) -> None:
+    """Where this process keeps the user's stamp key (None: no stamps, as a library caller that names none)."""
+    global _key_at
+    _key_at = path
 
 
 def user_key() -> bytes | None:
-    """This user's key (made on first use), or None when none can be kept."""
-    path = key_path()
+    """This user's key (made on first use), or None when none is named or none can be kept."""
+    path = _key_at
+    if path is None:
+        return None
     with _keys_lock:
         if path not in _keys:
             _keys[path] = _read_or_make(path)

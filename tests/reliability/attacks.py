@@ -1108,11 +1108,20 @@ def archived_memdir(work: Path) -> dict[str, int]:
     from mcp_server.cli.commands import cli
     from tests.test_carried_state import hostile_repository
 
-    marker, saved = work / "archived-ran", os.environ.get("XDG_STATE_HOME")
     try:
-        os.environ["XDG_STATE_HOME"] = str(work / "archived-attacker-state")  # the attacker's own memdir built it
+        from vault import state_stamp
+    except ImportError:  # a memdir from before stamps
+        state_stamp = None  # type: ignore[assignment]
+
+    def key_at(path: Path | None) -> None:
+        if state_stamp is not None:
+            state_stamp.keep_key_at(path)
+
+    marker, saved = work / "archived-ran", getattr(state_stamp, "_key_at", None)
+    try:
+        key_at(work / "archived-attacker-state" / "key")  # the attacker's own memdir built it
         project = hostile_repository(work / "archived", marker)
-        os.environ["XDG_STATE_HOME"] = str(work / "archived-victim-state")
+        key_at(work / "archived-victim-state" / "key")
         tarball, unpacked = work / "archived.tar", work / "archived-unpacked"
         unpacked.mkdir()
         subprocess.run(["git", "archive", "--prefix=project/", "-o", str(tarball), "HEAD"], cwd=project, check=True,
@@ -1120,10 +1129,7 @@ def archived_memdir(work: Path) -> dict[str, int]:
         subprocess.run(["tar", "-xf", str(tarball), "-C", str(unpacked)], check=True, timeout=60)
         CliRunner().invoke(cli, ["search", "celery", "--vault", str(unpacked / "project" / ".memories")])
     finally:
-        if saved is None:
-            os.environ.pop("XDG_STATE_HOME", None)
-        else:
-            os.environ["XDG_STATE_HOME"] = saved
+        key_at(saved)
     return {"archived_memdir_code_runs": int(marker.exists())}
 
 
