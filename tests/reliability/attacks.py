@@ -34,14 +34,26 @@ A, B = "m-0000000a", "m-0000000b"
 @contextlib.contextmanager
 def private_user() -> Iterator[Path]:
     """A user of its own (HOME, servers folder): the attack's server is never the real user's."""
-    saved = {k: os.environ.get(k) for k in ("HOME", "XDG_RUNTIME_DIR", "MEMDIR_SERVERS_DIR", "MEMDIR_VAULT")}
+    saved = {k: os.environ.get(k) for k in ("HOME", "XDG_RUNTIME_DIR", "MEMDIR_SERVERS_DIR", "MEMDIR_VAULT",
+                                           "XDG_STATE_HOME")}
+    try:  # the index stamp key this user's `memdir` names (vault/state_stamp.py): an index an attack builds in this
+        # process is the user's own to the commands it then runs; a memdir from before stamps has none
+        from mcp_server.config import stamp_key_path
+        from vault import state_stamp
+    except ImportError:
+        state_stamp = None  # type: ignore[assignment]
+    kept_key = getattr(state_stamp, "_key_at", None)
     with tempfile.TemporaryDirectory(prefix="memdir-attack-home-") as home:
         os.environ["HOME"] = home
-        for key in ("XDG_RUNTIME_DIR", "MEMDIR_SERVERS_DIR", "MEMDIR_VAULT"):
+        for key in ("XDG_RUNTIME_DIR", "MEMDIR_SERVERS_DIR", "MEMDIR_VAULT", "XDG_STATE_HOME"):
             os.environ.pop(key, None)
+        if state_stamp is not None:
+            state_stamp.keep_key_at(stamp_key_path())
         try:
             yield Path(home)
         finally:
+            if state_stamp is not None:
+                state_stamp.keep_key_at(kept_key)
             for key, value in saved.items():
                 if value is None:
                     os.environ.pop(key, None)
