@@ -4,7 +4,8 @@ The written Markdown is the truth afterwards (people edit it like any memory), s
 what a reader needs to find their way: headings from Markdown and HTML, one `## Page N` section per
 PDF page (a hit then says `§ Page 12`), paragraphs from text. Libraries: the standard library's
 html.parser for HTML (no network, no native code), and pypdf, a pure-Python PDF reader, for PDF
-(text layers only: a scanned PDF without one is refused, memdir does no OCR).
+(text layers only: a scanned PDF without one is refused, memdir does no OCR), in a child process with a CPU and
+memory budget (pdf_text.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 
 from vault.errors import ValidationError
 from vault.markdown import section_count
+
+from .pdf_text import read_pdf
 
 SUFFIXES = {".pdf": "pdf", ".html": "html", ".htm": "html", ".txt": "text", ".md": "markdown", ".markdown": "markdown"}
 _FRONTMATTER = re.compile(r"\A---\r?\n.*?\r?\n---\r?\n", re.DOTALL)
@@ -151,21 +154,7 @@ def _html(text: str) -> tuple[str, str]:
 # -- PDF ----------------------------------------------------------------------------------
 
 def _pdf(path: Path, data: bytes) -> Document:
-    import io
-
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            raise ValidationError(f"{path}: the PDF is encrypted; decrypt it first")
-        pages = [page.extract_text() or "" for page in reader.pages]
-        metadata_title = (reader.metadata.title if reader.metadata else None) or ""
-    except ValidationError:
-        raise
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
-        raise ValidationError(f"{path}: not a readable PDF ({type(exc).__name__}: {exc})") from None
+    pages, metadata_title = read_pdf(path, data)
     if not any(p.strip() for p in pages):
         raise ValidationError(f"{path}: the PDF has no text layer (a scan?); memdir does no OCR")
     sections = [f"## Page {n}\n\n{_paragraphs(text)}" for n, text in enumerate(pages, 1) if text.strip()]

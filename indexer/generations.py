@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import logging
 import sqlite3
 import os
 import secrets
@@ -26,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
-from vault import atomic, lock, room
+from vault import atomic, lock, room, state_stamp
 from vault.errors import DiskFullError, VaultError
 
 from .embed import Embedder
@@ -34,6 +35,8 @@ from .keyword import KeywordIndex
 from .manifest import SCHEMA_VERSION, Manifest
 from .vectors import VectorIndex
 
+log = logging.getLogger("memdir.index")
+_UNSTAMPED_TOLD: set[Path] = set()
 
 QUARANTINE_KEPT = 3
 # How long an open waits for another process's first build of the index (Layout.await_build) before it gives up.
@@ -81,16 +84,30 @@ class Layout:
 
     @staticmethod
     def seal(generation: Path, embedder: Embedder) -> None:
-        (generation / "meta.json").write_text(json.dumps(_meta(embedder)))
+        meta = _meta(embedder)
+        # The stamp in a file of its own: a memdir from before stamps, which compares meta.json whole, still reads
+        # the generation (two versions of memdir on one machine do not rebuild each other's index in turn).
+        state_stamp.stamp(generation, meta)
+        (generation / "meta.json").write_text(json.dumps(meta))
 
     @staticmethod
     def compatible(generation: Path, embedder: Embedder) -> bool:
-        """Built by this schema with this embedder: anything else would mix vectors of two models."""
+        """Built by this schema with this embedder (anything else would mix vectors of two models), by this user's
+        memdir (vault/state_stamp.py: an index that came with an archive is never parsed)."""
         try:
             meta = json.loads((generation / "meta.json").read_text())
         except (OSError, ValueError):
             return False
-        return meta == _meta(embedder)
+        if meta != _meta(embedder):
+            return False
+        if not state_stamp.stamped(generation, meta):
+            if generation not in _UNSTAMPED_TOLD:  # readers ask before every read, an open's wait every 50 ms
+                _UNSTAMPED_TOLD.add(generation)
+                log.warning("the index in %s carries no stamp of this user's key (built by another user's memdir, e.g. "
+                            "unpacked from an archive, or by a memdir from before stamps): it is not read, and the "
+                            "process that owns the index rebuilds it from the memory files", generation)
+            return False
+        return True
 
     def swap(self, generation: Path, keep: Path | None = None) -> None:
         """Point CURRENT at the new generation in one rename, then drop the old ones but `keep`: the generation a

@@ -103,5 +103,13 @@ def user_vault_root(config: Config, project_root: Path) -> Path | None:
     return root
 
 
+def stamp_key_path() -> Path:
+    """The user's index stamp key (vault/state_stamp.py): `$XDG_STATE_HOME/memdir/`, default ~/.local/state/memdir/;
+    kept as long as the user, unlike the servers folder, which may be a tmpfs emptied at every boot (every index would
+    then be rebuilt)."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "memdir" / "index-stamp.key"
+
+
 def default_config_text() -> str:
     return render_defaults(SECTIONS, HEADER)

@@ -23,8 +23,12 @@ def main() -> None:
         from .server.inbox import open_early
 
         open_early()
-    from .cli.commands import main as cli_main
+    from vault import state_stamp
 
+    from .cli.commands import main as cli_main
+    from .config import stamp_key_path
+
+    state_stamp.keep_key_at(stamp_key_path())  # every command and the server open indexes: stamp and check them
     cli_main()
 
 

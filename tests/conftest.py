@@ -21,6 +21,25 @@ REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_VAULT = REPO / ".memories-example"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def one_stamp_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One index stamp key for the whole run (vault/state_stamp.py): an index a session fixture built under one test's
+    HOME is read by the next test as the same user's, not rebuilt as one from elsewhere. Set outside monkeypatch, so a
+    test's `monkeypatch.undo()` keeps it."""
+    from mcp_server.config import stamp_key_path
+    from vault import state_stamp
+
+    saved = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(tmp_path_factory.getbasetemp() / "state")  # the servers and commands tests start
+    state_stamp.keep_key_at(stamp_key_path())  # this process, as the entry point does
+    yield
+    state_stamp.keep_key_at(None)
+    if saved is None:
+        os.environ.pop("XDG_STATE_HOME", None)
+    else:
+        os.environ["XDG_STATE_HOME"] = saved
+
+
 @pytest.fixture(autouse=True)
 def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """No test may see the developer's own vault, user vault or home settings, and none leaves an

@@ -7,6 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from whoosh.filedb.filestore import FileStorage
 from whoosh.index import TOC
@@ -87,3 +88,70 @@ def test_a_vault_in_a_repository_that_ignores_its_memdir_folder_opens_as_ever(tm
     assert ".memdir" not in git(project, "ls-files")
     result = CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)])
     assert result.exit_code == 0 and "m-0000000a" in result.output
+
+
+def test_a_memdir_folder_unpacked_from_an_archive_is_not_read_the_index_is_rebuilt_from_the_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A tarball of the same repository (GitHub's "Download ZIP", a release archive) carries its `.memdir/` without
+    git: no `git ls-files` names it. Its index was built by another user's memdir: without that user's stamp key
+    (vault/state_stamp.py) it is not parsed, and the victim's memdir rebuilds it from the memory files, once."""
+    marker = tmp_path / "RAN"
+    try:
+        from vault import state_stamp as keys
+    except ImportError:  # a memdir from before stamps: the test still runs, and shows the pickle run
+        keys = None  # type: ignore[assignment]
+    if keys is not None:  # the attacker's memdir built it, under its own key
+        monkeypatch.setattr(keys, "_key_at", tmp_path / "attacker-state" / "key")
+    project = hostile_repository(tmp_path, marker)
+    tarball = tmp_path / "hostile.tar"
+    git(project, "archive", "--prefix=hostile-main/", "-o", str(tarball), "HEAD")
+    (tmp_path / "victim").mkdir()
+    subprocess.run(["tar", "-xf", str(tarball), "-C", str(tmp_path / "victim")], check=True, timeout=60)
+    root = tmp_path / "victim" / "hostile-main" / ".memories"
+    carried = (root / ".memdir" / "index" / "CURRENT").read_text().strip()
+    assert not marker.exists()
+    if keys is not None:
+        monkeypatch.setattr(keys, "_key_at", tmp_path / "victim-state" / "key")
+    result = CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)])
+    assert not marker.exists(), "the archive's pickle ran in memdir"
+    assert result.exit_code == 0 and "m-0000000a" in result.output
+    built = (root / ".memdir" / "index" / "CURRENT").read_text().strip()
+    assert built != carried and [p.name for p in (root / ".memdir" / "index").glob("gen-*")] == [built]
+    # The victim's own index is its own from then on: the next command reads it, no rebuild.
+    again = CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)])
+    assert again.exit_code == 0 and "m-0000000a" in again.output
+    assert (root / ".memdir" / "index" / "CURRENT").read_text().strip() == built
+
+
+def test_the_hook_tells_the_user_and_the_model_once_a_session_that_a_committed_memdir_keeps_memory_off(tmp_path: Path):
+    """The server refuses such a vault; the prompt hook said nothing, and the prompt went on without memory, the
+    reason only in the server's log (bench/results/s21-attack21.md, seen and left 5)."""
+    import json
+
+    from tests.mcp_server.processes import hook, stop_all, wait_for
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(hostile_repository(tmp_path, tmp_path / "RAN")), str(clone)], check=True,
+                   timeout=60)
+    root = clone / ".memories"
+    payload = {"session_id": "s-carried", "cwd": str(clone), "hook_event_name": "UserPromptSubmit",
+               "prompt": "how do we make celery retries safe"}
+    told: list[dict] = []
+    try:
+        def answered() -> bool:  # the first prompt starts the server, which then refuses the vault
+            result = hook("prompt", payload, "--vault", str(root))
+            assert result.returncode == 0, result.stderr
+            if result.stdout.strip():
+                told.append(json.loads(result.stdout))
+            return bool(told)
+
+        wait_for(answered, 60)
+        assert "is committed to the repository" in told[0]["systemMessage"]
+        assert "git rm -r -q --cached .memdir && rm -rf .memdir" in told[0]["systemMessage"]
+        context = told[0]["hookSpecificOutput"]["additionalContext"]
+        assert "commits the vault's .memdir/ folder" in context and "No memories were searched" in context
+        again = hook("prompt", payload, "--vault", str(root))
+        assert again.returncode == 0 and not again.stdout.strip(), "told once a session"
+    finally:
+        stop_all(root)
+    assert not (tmp_path / "RAN").exists()

@@ -88,6 +88,36 @@ def test_links_shows_the_supersedes_chain_backlinks_and_ghosts(hashing_example: 
     assert "superseded by [id:m-8e2c4b07]" in text
 
 
+def test_a_note_many_others_link_to_lists_fifty_backlinks_counts_the_rest_and_lists_more_when_asked(hashing_root: Path):
+    """A teammate's push of notes that all link one memory (s21 wrote 2,000): the relationships tool answered every
+    backlink with its title to the model, 91 KB of text and 135 KB of structured answer for 400 of them."""
+    import anyio
+    from mcp import Client
+
+    from mcp_server.service.app import App
+    from mcp_server.service.memory_service import MemoryService
+    from mcp_server.tools import mcp_tools
+    from tests.conftest import memory_text, write
+
+    write(hashing_root, "history/hub.md", memory_text("m-0000abcd", "Hub", "the deploy runbook"))
+    for i in range(120):
+        write(hashing_root, f"history/n{i}.md", memory_text(f"m-{i:08x}", f"Deploy note {i}", "see [[Hub]]"))
+    text = run("links", "m-0000abcd", "--vault", str(hashing_root)).output
+    assert text.count("[id:m-000000") == 50 and "… and 70 more not listed (`memdir links m-0000abcd --listed N`" in text
+    every = json.loads(run("links", "m-0000abcd", "--listed", "500", "--json", "--vault", str(hashing_root)).output)
+    assert len(every["backlinks"]) == 120 and every["unlisted"] == {}
+    app = App(hashing_root)
+    try:
+        async def ask() -> dict:
+            async with Client(mcp_tools.build(MemoryService(app))) as client:
+                return (await client.call_tool("get_memory_relationships", {"id": "m-0000abcd"})).structured_content
+
+        answer = anyio.run(ask)
+    finally:
+        app.close()
+    assert len(answer["backlinks"]) == 50 and answer["unlisted"] == {"backlinks": 70}
+
+
 def test_links_of_an_unknown_id_is_an_error(hashing_example: Path):
     result = run("links", "m-00000000", "--vault", str(hashing_example))
     assert result.exit_code == 1 and "no memory with id" in result.output

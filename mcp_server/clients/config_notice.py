@@ -1,4 +1,5 @@
-"""A vault the server could not open because of its memdir.toml: said once per session by the hooks, not silently.
+"""A vault the server could not open because of its memdir.toml (or its committed .memdir/): said once per session by
+the hooks, not silently.
 
 The server records the reason (`.memdir/config-error.json`, with the size and times of the memdir.toml it read) when
 it refuses the vault for a ConfigError, and removes it when it opens the vault. A hook that finds the record for the
@@ -23,18 +24,20 @@ TOLD = os.path.join(".memdir", "config-error.told")  # session tags told, one a 
 USER_VAULT_ENV = "MEMDIR_USER_VAULT"
 
 
-def record(root: str | os.PathLike[str], reason: str) -> None:
-    """Keep why the vault's memdir.toml was refused, for the hooks (a read-only vault keeps nothing: best effort)."""
+def record(root: str | os.PathLike[str], reason: str, *, carried: bool = False) -> None:
+    """Keep why the vault's memdir.toml was refused, or (`carried`) its .memdir/ that the repository commits, for the
+    hooks (a read-only vault keeps nothing: best effort)."""
     stamp = _stamp(root)
     if stamp is None:
         return
     path = os.path.join(root, RECORD)
-    if _kept(path) == {"reason": reason, "config": stamp}:
+    kept = {"reason": reason, "config": stamp, **({"carried": True} if carried else {})}
+    if _kept(path) == kept:
         return  # refused again for the same reason (a server asked each time): told once a session, not each time
     temp = f"{path}.{os.getpid()}.tmp"
     try:
         with open(temp, "w", encoding="utf-8") as file:
-            file.write(json.dumps({"reason": reason, "config": stamp}))
+            file.write(json.dumps(kept))
         os.replace(temp, path)
         _remove(os.path.join(root, TOLD))  # a new reason is told again
     except OSError:
@@ -49,10 +52,33 @@ def clear(root: str | os.PathLike[str]) -> None:
 
 def pending(root: str | os.PathLike[str]) -> str | None:
     """The recorded reason, while memdir.toml is still the file it was recorded for; else None."""
+    refusal = pending_refusal(root)
+    return refusal[0] if refusal else None
+
+
+def pending_refusal(root: str | os.PathLike[str]) -> tuple[str, bool] | None:
+    """(the recorded reason, whether it is a committed .memdir/) while it still holds: memdir.toml is the file it was
+    recorded for, and a committed .memdir/ is still tracked (untracked with `git rm --cached` alone, the folder and the
+    record in it stay: the server is asked again). Else None."""
     kept = _kept(os.path.join(root, RECORD))
-    if kept is None:
+    if kept is None or kept.get("config") != _stamp(root):
         return None
-    return kept["reason"] if kept.get("config") == _stamp(root) else None
+    carried = kept.get("carried") is True
+    if carried and not _tracked(root):
+        return None
+    return kept["reason"], carried
+
+
+def _tracked(root: str | os.PathLike[str]) -> bool:
+    """Whether git still tracks anything under the vault's .memdir/ (run only while such a record is kept)."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "--", ".memdir"], cwd=root, capture_output=True, timeout=5,
+                                check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return True  # cannot tell: keep saying what the server said
+    return listed.returncode == 0 and bool(listed.stdout.strip(b"\0"))
 
 
 def _kept(path: str) -> dict | None:
@@ -96,6 +122,15 @@ def telling(reason: str, server_held: bool = False) -> tuple[str, str]:
     model = (f"memdir's memory vault is not available: its memdir.toml has a value memdir cannot use ({reason}). "
              "No memories were searched for this prompt and the memdir tools will fail until the user fixes it.")
     return user, model
+
+
+def carried_telling(reason: str) -> tuple[str, str]:
+    """(the user's line, the model's line) for a vault the server refused because the repository commits its .memdir/
+    (`reason`: the server's error, which names the commands that remove it)."""
+    return (f"memdir: no memories this session: {reason}",
+            "memdir's memory vault is not available: the repository commits the vault's .memdir/ folder (memdir's "
+            "local index, which memdir does not read from a repository: it could run code). No memories were searched "
+            f"for this prompt and the memdir tools will fail until the user removes it ({reason}).")
 
 
 def _stamp(root: str | os.PathLike[str]) -> list[int | str | None] | None:

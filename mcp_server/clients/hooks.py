@@ -77,9 +77,9 @@ def _run(argv: list[str]) -> int:
     except OSError as exc:  # a full disk: the server still gets the event, and keeps it in its session's order
         print(f"memdir hook: the event could not be spooled ({exc}); handing it over unspooled", file=sys.stderr)
         name = None
-    refused = config_notice.pending(root)
+    refused = config_notice.pending_refusal(root)
     if refused is not None:  # the server would refuse this vault again: say why instead, the event stays spooled
-        _tell_refused(root, event, data["session_id"], refused, adapter)
+        _tell_refused(root, event, data["session_id"], refused[0], adapter, carried=refused[1])
         return 0
     request = {**payload, "spool": name} if name else payload
     if event == "prompt" and isinstance(request.get("prompt"), str) and len(request["prompt"]) > MAX_PROMPT_CHARS:
@@ -106,14 +106,18 @@ def _run(argv: list[str]) -> int:
             # The server is exiting (or has just gone) and the event has no other copy: the next server takes it.
             _to_next_server(root, event, request, made)
             return 0
-        refused = config_notice.pending(root)  # the server has just refused the vault for its memdir.toml
+        refused = config_notice.pending_refusal(root)  # the server has just refused the vault (its memdir.toml, ...)
         if refused is not None:
-            _tell_refused(root, event, data["session_id"], refused, adapter)
+            _tell_refused(root, event, data["session_id"], refused[0], adapter, carried=refused[1])
         elif isinstance(exc, client.RemoteError) and exc.kind == "ConfigError":
             # A running server refused it for a setting it read when it started ($MEMDIR_USER_VAULT in its own
             # environment): the record's stamp follows this shell's variable, which the user may have fixed since,
             # and memory stayed off without a word until that server exited (review of session 18).
             _tell_refused(root, event, data["session_id"], str(exc), adapter, server_held=True)
+        elif isinstance(exc, client.RemoteError) and exc.kind == "CarriedStateError":
+            # The repository commits the vault's .memdir/ (vault/carried_state.py): the prompt went on without memory,
+            # the reason only in the server's log (bench/results/s21-attack21.md, seen and left 5).
+            _tell_refused(root, event, data["session_id"], str(exc), adapter, carried=True)
         return 0
     context = result.get("additionalContext") if isinstance(result, dict) else None
     if context and event in ("prompt", "session-start"):
@@ -151,12 +155,12 @@ def read_input(raw: bytes) -> Any:
 
 
 def _tell_refused(root: str, event: str, session_id: object, reason: str, adapter: Any,
-                  server_held: bool = False) -> None:
+                  server_held: bool = False, carried: bool = False) -> None:
     """Once a session: the user (systemMessage, shown by Claude Code and Gemini CLI) and the model (its context)
-    learn that the vault's memdir.toml keeps memdir off, and which line."""
+    learn that the vault's memdir.toml (or its committed .memdir/: `carried`) keeps memdir off, and why."""
     if event not in ("prompt", "session-start") or not config_notice.first_telling(root, session_id):
         return
-    user, model = config_notice.telling(reason, server_held)
+    user, model = config_notice.carried_telling(reason) if carried else config_notice.telling(reason, server_held)
     output = adapter.hook_output(event, model) if adapter else \
         {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": model}}
     sys.stdout.write(json.dumps({"systemMessage": user, **output}, ensure_ascii=False) + "\n")

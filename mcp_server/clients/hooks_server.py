@@ -69,6 +69,7 @@ class HookHandler:
         # same order; never made here (hooks.spool).
         self.spare = Path(client.spare_spool(service.app.root))
         self._claimed: dict[str, Path] = {}  # spool name -> the file this server took for its request
+        self._linked_told: set[Path] = set()  # spool folders found to be symlinks, said once each
         # One replay applies the spool at a time: beside another, a replay found a session's prompt taken and applied
         # the Stop behind it first (the exchange captured before its prompt had opened the turn).
         self._replaying = threading.Lock()
@@ -288,7 +289,7 @@ class HookHandler:
         # ... nor one of this server's prompts answered before its session's save (SessionStore.update_answered): its
         # file stays taken until the save, and taken again here it would open its turn twice.
         self.service.sessions.flush()
-        for folder in (spool or self.spool, self.spare):
+        for folder in self._readable(spool or self.spool, self.spare):
             for orphan in folder.glob(".*.json.*.taken"):
                 os.replace(orphan, folder / _taken_name(orphan))
 
@@ -413,10 +414,26 @@ class HookHandler:
         events held in memory (see _behind_earlier), oldest first; with a session's `tag`, only the files whose name
         may be that session's (spool_names)."""
         found: list[tuple[Path | _Held, str | None]] = [
-            *((p, _read_spooled(p)) for folder in (spool, self.spare) for p in folder.glob("*.json")
+            *((p, _read_spooled(p)) for folder in self._readable(spool, self.spare) for p in folder.glob("*.json")
               if _spooled_at(p) < before and (tag is None or may_be_of(p.name, tag))),
             *((h, h.text) for h in self._held_events() if _spooled_at(h) < before)]
         return sorted(found, key=lambda entry: _spooled_at(entry[0]))
+
+    def _readable(self, *folders: Path) -> list[Path]:
+        """The spool folders events may be read from: not one that is, or lies in, a symlink (`.memdir/spool` or
+        `.memdir` linked to a folder elsewhere, carried by an archive or made by a tool). The hook writes no event
+        through one (hooks._not_linked); read through one, a folder another user or process fills had its events applied
+        as this user's prompts and captured exchanges (bench/results/s22-attack22.md)."""
+        kept = []
+        for folder in folders:
+            if folder.is_symlink() or folder.parent.is_symlink():
+                if folder not in self._linked_told:
+                    self._linked_told.add(folder)
+                    log.warning("%s or its folder is a symlink: memdir reads no hook event through it (remove the "
+                                "link; memdir makes the folder)", folder)
+                continue
+            kept.append(folder)
+        return kept
 
     def drain(self, spooled_before: int | None = None) -> int:
         """The server's own pass over the spool (its timer, and the moment its vault is open): events whose
@@ -441,7 +458,8 @@ class HookHandler:
             return True
         if "/" in name or name.startswith("."):
             raise ValidationError(f"spool name {name!r} is not a file name")
-        claimed = _take(self.spool / name) or _take(self.spare / name)
+        claimed = next((taken for folder in self._readable(self.spool, self.spare) if (taken := _take(folder / name))),
+                       None)
         if claimed is None:
             return False
         self._claimed[name] = claimed

@@ -39,6 +39,7 @@ from starlette.routing import Mount, Route
 from indexer.generations import Layout
 from indexer.in_flight import BUSY
 from vault import ConfigError, VaultError, atomic
+from vault.errors import CarriedStateError
 from vault.lock import open_lock_file, release, try_flock
 
 from ..clients import config_notice
@@ -255,8 +256,9 @@ class UserServer:
             log.info("serving %s (%.2f CPU s since the server's start)", slot.root, time.process_time())
         except VaultError as exc:
             log.warning("cannot serve %s: %s", slot.root, exc)
-            if isinstance(exc, ConfigError):  # the hooks say so once a session, and start no server for it meanwhile
-                config_notice.record(slot.root, str(exc))
+            if isinstance(exc, (ConfigError, CarriedStateError)):  # the hooks say so once a session, and start no
+                # server for it meanwhile (a server with no vault it can serve exits: each prompt started one, silently)
+                config_notice.record(slot.root, str(exc), carried=isinstance(exc, CarriedStateError))
             slot.failure = error(type(exc).__name__, f"cannot serve {slot.root}: {exc}", status_of(exc))
         except Exception as exc:  # noqa: BLE001 - one vault that fails to open must not end the others
             log.exception("cannot serve %s", slot.root)

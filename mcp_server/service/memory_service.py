@@ -193,11 +193,14 @@ class MemoryService:
         return LinkResult(**self._relations(source), changed=True)
 
     def relationships(self, asked: ops.Relationships) -> Relations:
-        return Relations(**self._relations(asked.memory_id, asked.relationship_type, asked.include_private))
+        return Relations(**self._relations(asked.memory_id, asked.relationship_type, asked.include_private,
+                                           asked.listed))
 
     def _relations(self, memory_id: str, relationship_type: str | None = None,
-                   include_private: bool = True) -> dict[str, Any]:
-        """The relation index's report (indexer/relations.py), less what the caller may not see."""
+                   include_private: bool = True, listed: int = ops.Relationships.model_fields["listed"].default
+                   ) -> dict[str, Any]:
+        """The relation index's report (indexer/relations.py), less what the caller may not see, with at most `listed`
+        relations of each kind (the rest counted in `unlisted`)."""
         side = self.app.side_of(check_id(memory_id))
         if not vaults.visible(side.index.get(memory_id), include_private):
             raise NotFoundError(f"no memory with id {memory_id!r}")
@@ -207,6 +210,10 @@ class MemoryService:
             for key in ("outgoing", "backlinks"):
                 report[key] = [e for e in report[key] if e.get("id") not in hidden]
             report["supersedes_chain"] = [e for e in report["supersedes_chain"] if e["id"] not in hidden]
+        report["unlisted"] = {key: len(report[key]) - listed for key in ("outgoing", "backlinks", "ghosts")
+                              if len(report[key]) > listed}
+        for key in report["unlisted"]:
+            report[key] = report[key][:listed]
         return report
 
     def linked(self, asked: ops.Linked) -> LinkedResult:

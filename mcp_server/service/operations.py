@@ -178,6 +178,8 @@ class Relationships(Op[Relations]):
     memory_id: str
     relationship_type: Annotated[Relation | None, Field(description="Only relations of this type")] = None
     include_private: bool = True
+    listed: Annotated[int, Field(ge=1, le=1_000_000, description=(
+        "Most relations listed of each kind (links out, backlinks, ghost targets); the rest are counted"))] = 50
 
 
 class Linked(Op[LinkedResult]):

@@ -106,14 +106,22 @@ def relations(report: Relations) -> str:
     if len(report.supersedes_chain) > 1:
         chain = " → ".join(f"[id:{item['id']}] {item['title']}" for item in report.supersedes_chain)
         lines.append(f"supersedes chain (newest first): {chain}")
-    for label, edges in (("links out", report.outgoing), ("backlinks", report.backlinks)):
+    for key, label, edges in (("outgoing", "links out", report.outgoing), ("backlinks", "backlinks", report.backlinks)):
         lines.append(f"{label}:" if edges else f"{label}: none")
         lines += [f"  {e['relation']:<12} [id:{e['id']}] {e['title']}" + (f" #{e['heading']}" if e.get("heading") else "")
                   for e in edges]
+        lines += _unlisted(report, key)
     if report.ghosts:
         lines.append("ghost targets (linked, not memories):")
         lines += [f"  {e['relation']:<12} {e['ghost']}" for e in report.ghosts]
+        lines += _unlisted(report, "ghosts")
     return "\n".join(lines)
+
+
+def _unlisted(report: Relations, key: str) -> list[str]:
+    more = report.unlisted.get(key, 0)
+    return [f"  … and {more:,} more not listed (`memdir links {report.id} --listed N` lists more"
+            + ("; search_linked_memories pages them by meaning)" if key == "backlinks" else ")")] if more else []
 
 
 def added_notes(added: Added) -> list[str]:

@@ -122,6 +122,9 @@ class Relations(Result):
     outgoing: list[Json]  # {relation, context, origin, id, title[, heading]}
     backlinks: list[Json]
     ghosts: list[Json]  # link targets that are no memory: {relation, ghost, ...}
+    # How many more of each kind ("outgoing", "backlinks", "ghosts") were not listed: a note 2,000 others link to
+    # answered 450 KB of backlinks, each with its title, to the model (bench/results/s22-attack22.md).
+    unlisted: dict[str, int] = {}
 
 
 class LinkResult(Relations):

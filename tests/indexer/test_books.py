@@ -11,7 +11,7 @@ from indexer.convert import convert
 from indexer.search import SearchRequest, Searcher
 from indexer.settings import SearchSettings
 from tests.indexer.helpers import default_curator, empty_real_model_index, open_index
-from tests.pdfs import pdf_with_pages
+from tests.pdfs import hostile_pdfs, inflating_pdf, pdf_with_pages
 from vault import Change
 from vault.errors import ValidationError
 
@@ -98,6 +98,34 @@ def test_one_bad_file_in_a_folder_is_reported_and_the_others_go_in(hashing_root:
     assert "over the" in by_source["docs/big.txt"].reason and "looks binary" in by_source["docs/b.txt"].reason
     assert not list((hashing_root / "books").glob("b*.md"))  # nothing half-written for the bad ones
     index.close()
+
+
+def test_pdfs_that_break_the_reader_in_its_own_ways_are_reported_and_the_files_beside_them_go_in(
+        hashing_root: Path, tmp_path: Path):
+    """pypdf's RecursionError (100,000 nested arrays) and LimitReachedError (a cross-reference table declaring 10^8
+    objects) are no errors ingest expected: on main the first ended the folder's `memdir ingest` in a traceback, and
+    nothing after it was read."""
+    index = open_index(hashing_root)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, data in hostile_pdfs().items():
+        (docs / name).write_bytes(data)
+    (docs / "z.txt").write_text("Deploys pin the uv version.\n")
+    results = {r.source: r for r in ingest(default_curator(index), [docs], project=tmp_path)}
+    assert results["docs/nested.pdf"].status == "error" and "RecursionError" in results["docs/nested.pdf"].reason
+    assert results["docs/declared.pdf"].status == "error" and "LimitReachedError" in results["docs/declared.pdf"].reason
+    assert results["docs/z.txt"].status == "created"
+    index.close()
+
+
+def test_a_pdf_built_to_exhaust_its_reader_is_refused_once_it_has_had_its_cpu_budget(monkeypatch: pytest.MonkeyPatch):
+    """A 240 KB PDF whose page inflates to 70 MB of operators kept pypdf busy for over 5 minutes of CPU on main (and
+    the server's worker thread with it). Read in a child with a budget (2 s here, 60 s by default), it is refused."""
+    from indexer import pdf_text
+
+    monkeypatch.setattr(pdf_text, "CPU_SECONDS", 2)
+    with pytest.raises(ValidationError, match=r"bomb.pdf: reading the PDF took more than 2 s of CPU"):
+        convert(Path("bomb.pdf"), inflating_pdf())
 
 
 def test_a_folder_walk_reads_no_symlink_that_leads_outside_the_folder_and_the_project_and_says_so(

@@ -105,3 +105,21 @@ def test_a_running_server_that_refuses_the_vault_for_its_own_user_vault_variable
     finally:
         stop_all(hashing_root, process)
         stop_starting(hashing_example)
+
+
+def test_a_committed_memdir_record_holds_while_git_tracks_it_and_not_after_git_rm_cached(hashing_root: Path):
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.email=a@example.com", "-c", "user.name=A", *args], cwd=hashing_root,
+                       check=True, capture_output=True, timeout=60)
+
+    (hashing_root / ".memdir").mkdir(exist_ok=True)
+    (hashing_root / ".memdir" / "state.txt").write_text("carried\n")
+    git("init", "-q")
+    git("add", "-f", ".memdir/state.txt")
+    git("commit", "-q", "-m", "carried")
+    config_notice.record(hashing_root, ".memdir is committed to the repository", carried=True)
+    assert config_notice.pending_refusal(hashing_root) == (".memdir is committed to the repository", True)
+    git("rm", "-r", "-q", "--cached", ".memdir")  # the folder and the record in it stay: the server is asked again
+    assert (hashing_root / config_notice.RECORD).exists() and config_notice.pending_refusal(hashing_root) is None
