@@ -8,9 +8,12 @@ Separate runs of bench/hooks.py on a shared machine compare two loads as much as
 its own bench/servers.py `warm_server` (its own vault, index, server and embedding host, in a subprocess with the
 tree first on the path) and every prompt is asked of tree A then tree B (the order flipped every other prompt), so
 both see the same load. Beside each tree's p50 / p95: its processes' CPU a prompt (mean over the loop; the hook
-process's only with one session). With --sessions N, N sessions do so at once, each with its share of the prompts (about N
+process's only with one session). Before the loop each server is left to settle (--settle): until session 22 the
+first tree's server did its idle decoding ahead while the second tree was set up, and the second's in the loop, on
+its prompts. With --sessions N, N sessions do so at once, each with its share of the prompts (about N
 hooks running at any moment, half of each tree); caution: in all five such runs of session 20 the second tree was
-slower at the median by x1.15-1.35 whichever tree it was (bench/results/s20-hook20.md), so run it A/A (one tree
+slower at the median by x1.15-1.35 whichever tree it was (bench/results/s20-hook20.md; most likely the second server's decoding ahead in the loop,
+which --settle now waits for: not re-run with sessions), so run it A/A (one tree
 twice) before reading a ratio from it. Prints p50 / p95 per tree and their ratio, the machine's load
 before and after, and each tree's vault server and model host resident MB after its hooks.
 """
@@ -136,9 +139,11 @@ def main() -> None:
                         help="a line '(take N)' appended to each prompt in round N: the vault server keeps the query "
                              "vectors it has seen in memory, so without it only the first round embeds its prompts")
     parser.add_argument("--sessions", type=int, default=1, help="sessions asking at once, each its share of the prompts")
-    parser.add_argument("--settle", action="store_true",
-                        help="after the warm-up, wait until each server is idle (its decoding ahead done), as a "
-                             "server is between a user's prompts; without it the loop's first searches decode rows")
+    parser.add_argument("--settle", action=argparse.BooleanOptionalAction, default=True,
+                        help="after the warm-up, wait until each server is idle (its decoding ahead done), as a server "
+                             "is between a user's prompts (default). --no-settle, as before session 22: the first "
+                             "tree's server decoded ahead while the second tree's vault was built, the second's did "
+                             "it in the loop (+24 ms of server CPU a prompt, bench/results/s22-hook22.md)")
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
     parser.add_argument("--data", type=Path, default=BENCH.parent.parent / "shared" / "bench" / "locomo-dev.json")
     args = parser.parse_args()
