@@ -143,7 +143,7 @@ def main() -> None:
                         help="after the warm-up, wait until each server is idle (its decoding ahead done), as a server "
                              "is between a user's prompts (default). --no-settle, as before session 22: the first "
                              "tree's server decoded ahead while the second tree's vault was built, the second's did "
-                             "it in the loop (+24 ms of server CPU a prompt, bench/results/s22-hook22.md)")
+                             "it in the loop (+19-24 ms of its CPU a prompt, bench/results/s22-hook22.md)")
     parser.add_argument("--embedder", default="all-MiniLM-L6-v2")
     parser.add_argument("--data", type=Path, default=BENCH.parent.parent / "shared" / "bench" / "locomo-dev.json")
     args = parser.parse_args()
