@@ -7,7 +7,6 @@ beyond the standard library (no YAML, no models, no MCP SDK).
 from __future__ import annotations
 
 import errno
-import fcntl
 # The C module, not `socket`: socket.py builds its enums (AddressFamily and the rest) from every constant at import,
 # and a hook only ever connects to 127.0.0.1 (bench/results/sessions.md, "the hook process's CPU").
 import _socket
@@ -386,6 +385,8 @@ def spawn_once(start_lock: Path, present: Callable[[], bool], args: list[str], l
     The child's pid and start time stay in `start_lock`: until the child is `present` (it holds its own lock, after
     its imports) it is starting, and a caller that comes meanwhile spawns no second one to import all of it again.
     (Its flock is not vault.lock's: the hooks import this module, and vault/ costs them yaml and more.)"""
+    import fcntl  # here and in lock_held, not at the top: a hook that finds its server running takes no lock (0.5 ms)
+
     fd = os.open(start_lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
@@ -445,6 +446,8 @@ def _process_lock_held() -> bool:
 
 def lock_held(path: Path) -> bool:
     """True while some process holds the flock on `path` (a served vault's, the server's, the embedding host's)."""
+    import fcntl
+
     try:
         fd = os.open(path, os.O_RDWR)
     except (FileNotFoundError, NotADirectoryError):

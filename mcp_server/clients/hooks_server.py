@@ -199,7 +199,7 @@ class HookHandler:
         """The prompt's first line for the turn log in the project vault, unless it repeats a private memory shown
         with it: privacy is one rule on every path, and the log is a project file as a captured exchange is."""
         line = turns.first_line(prompt)
-        shown = (self.service.find(k.memory_id) for k in kept)
+        shown = self.service.find_many(k.memory_id for k in kept)
         private = [m for m in shown if m is not None and not vaults.visible(m, include_private=False)]
         found = leaks.repeated(line, private)
         return line if found is None else f"(withheld: it repeats private memory {found[0].id})"
@@ -223,7 +223,8 @@ class HookHandler:
 
     def _unscored(self, state: Session) -> list[str]:
         """Move what the turn showed to what waits for a score (the memories still there); returns them."""
-        state.awaiting = [i for i in dict.fromkeys(state.awaiting + state.turn_shown) if self.service.find(i)]
+        ids = list(dict.fromkeys(state.awaiting + state.turn_shown))
+        state.awaiting = [i for i, memory in zip(ids, self.service.find_many(ids)) if memory is not None]
         return state.awaiting
 
     @staticmethod

@@ -127,10 +127,11 @@ class App:
         user = self.user_side() if include_user else None
         return [self.project] + ([user] if user is not None else [])
 
-    def side_of(self, memory_id: str) -> Side:
-        """The vault holding a memory: ids are globally unique, so at most one does."""
+    def side_of(self, memory_id: str, sides: list[Side] | None = None) -> Side:
+        """The vault holding a memory: ids are globally unique, so at most one does (`sides`: what `sides()` gave,
+        for a caller that looks up many ids)."""
         check_id(memory_id)
-        for side in self.sides():
+        for side in self.sides() if sides is None else sides:
             try:
                 side.index.get(memory_id)
                 return side

@@ -154,6 +154,27 @@ def test_memories_shown_for_an_interrupted_prompt_are_asked_for_after_the_next_a
     assert all(memory_id in asked for memory_id in first["shown"] + second["shown"])
 
 
+def test_the_memories_a_session_awaits_are_found_with_one_look_at_the_vaults(hashing_example, monkeypatch):
+    # A prompt finds every memory its session still awaits a score for, and that list grows while no score comes:
+    # a look at the vaults an id was a stat of the user vault's folder each (bench/results/s22-hook22.md).
+    app = App(hashing_example)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        shown = handler.prompt({"session_id": "s", "prompt": "why do the ledger imports take an advisory lock?"})["shown"]
+        shown += handler.prompt({"session_id": "s", "prompt": "how do we deploy the release command on fly?"})["shown"]
+        looks: list[int] = []
+        sides = app.sides
+        monkeypatch.setattr(app, "sides", lambda *args, **kwargs: looks.append(1) or sides(*args, **kwargs))
+        found = service.find_many(shown + ["no-such-memory", "../not-an-id"])
+    finally:
+        app.close()
+    assert len(shown) > 2
+    assert [m.id for m in found[:len(shown)] if m is not None] == shown
+    assert found[len(shown):] == [None, None]
+    assert looks == [1]
+
+
 def test_a_prompt_is_answered_before_its_session_is_saved_and_a_stop_sent_meanwhile_captures_that_prompt(
         hashing_example: Path, monkeypatch):
     # The session file's save (a JSON dump, a write, a rename) was on the prompt's answer path: 9-12 ms of a hook's
