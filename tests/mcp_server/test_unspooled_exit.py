@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 import types
 from pathlib import Path
 
@@ -65,7 +66,8 @@ def full_disk(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.setattr(client, "process_age", lambda: 0.05)
 
     def run(server: ExitingServer, event: str, payload: dict) -> int:
-        fake_time = types.SimpleNamespace(monotonic=server.monotonic, sleep=server.sleep)
+        # The clock the hook waits by is the fake's; when an event was made is still read off the real one.
+        fake_time = types.SimpleNamespace(monotonic=server.monotonic, sleep=server.sleep, time_ns=time.time_ns)
         monkeypatch.setattr(waiting, "time", fake_time)
         monkeypatch.setattr(hooks, "time", fake_time)
         for name in ("running", "start_detached", "request"):
