@@ -73,6 +73,12 @@ SYSTEMS = ("memdir", "cosine", "bm25", "in-process", "in-process-vector")
 RELEVANCE_BANDS = ((0.0, 0.40), (0.40, 0.55), (0.55, 1.01))
 MEMDIR = [sys.executable, "-m", "mcp_server"]
 
+# Each later set's module and the fewest memories it must hold (the first, "served", is this module's own import).
+LATER_SETS = {"notes": (served_notes_set, 30), "holdout": (served_holdout_set, 40),
+              "holdout5": (served_holdout5_set, 40), "holdout6": (served_holdout6_set, 40),
+              "holdout7": (served_holdout7_set, 40), "holdout8": (served_holdout8_set, 40),
+              "tune9": (served_tune9_set, 60), "holdout9": (served_holdout9_set, 40)}
+
 
 def chosen_set(name: str) -> tuple[list, list, int]:
     """A set's memories, its questions and the fewest memories it must hold: "served" is
@@ -84,22 +90,9 @@ def chosen_set(name: str) -> tuple[list, list, int]:
     "holdout8" bench/served_holdout8_set.py (session 21, the same check, written before that session's tuning),
     "tune9" bench/served_tune9_set.py (session 22, fresh notes beside older notes, not books: a set to tune on),
     "holdout9" bench/served_holdout9_set.py (session 22, notes against notes, written before that session's tuning)."""
-    if name == "notes":
-        return served_notes_set.FRESH, served_notes_set.QUESTIONS, 30
-    if name == "holdout":
-        return served_holdout_set.FRESH, served_holdout_set.QUESTIONS, 40
-    if name == "holdout5":
-        return served_holdout5_set.FRESH, served_holdout5_set.QUESTIONS, 40
-    if name == "holdout6":
-        return served_holdout6_set.FRESH, served_holdout6_set.QUESTIONS, 40
-    if name == "holdout7":
-        return served_holdout7_set.FRESH, served_holdout7_set.QUESTIONS, 40
-    if name == "holdout8":
-        return served_holdout8_set.FRESH, served_holdout8_set.QUESTIONS, 40
-    if name == "tune9":
-        return served_tune9_set.FRESH, served_tune9_set.QUESTIONS, 60
-    if name == "holdout9":
-        return served_holdout9_set.FRESH, served_holdout9_set.QUESTIONS, 40
+    if name in LATER_SETS:
+        module, minimum = LATER_SETS[name]
+        return module.FRESH, module.QUESTIONS, minimum
     return FRESH, QUESTIONS, 40
 
 
@@ -310,8 +303,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "memdir-bench" / "embeddings.sqlite",
                         help="embedding cache for the baselines and the in-process ranking (documents only)")
     parser.add_argument("--example-only", action="store_true", help="no coding set: the example vault alone")
-    parser.add_argument("--set", dest="name", choices=("served", "notes", "holdout", "holdout5", "holdout6", "holdout7",
-                                                      "holdout8", "tune9", "holdout9"),
+    parser.add_argument("--set", dest="name", choices=("served", *LATER_SETS),
                         default="served",
                         help="served: bench/served_fresh_set.py (48); notes: bench/served_notes_set.py (36, the third "
                              "hold-out, written before session 8 tuned anything); holdout: bench/served_holdout_set.py "
