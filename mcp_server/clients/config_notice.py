@@ -50,12 +50,6 @@ def clear(root: str | os.PathLike[str]) -> None:
     _remove(os.path.join(root, TOLD))
 
 
-def pending(root: str | os.PathLike[str]) -> str | None:
-    """The recorded reason, while memdir.toml is still the file it was recorded for; else None."""
-    refusal = pending_refusal(root)
-    return refusal[0] if refusal else None
-
-
 def pending_refusal(root: str | os.PathLike[str]) -> tuple[str, bool] | None:
     """(the recorded reason, whether it is a committed .memdir/) while it still holds: memdir.toml is the file it was
     recorded for, and a committed .memdir/ is still tracked (untracked with `git rm --cached` alone, the folder and the

@@ -53,7 +53,7 @@ def test_a_bad_setting_is_told_once_a_session_and_no_server_is_started_for_it_me
 
     (root / "memdir.toml").write_text(HASHING_TOML)  # fixed: the next prompt asks the server again
     assert "systemMessage" not in ask(root)
-    wait_for(lambda: config_notice.pending(root) is None and not (root / config_notice.RECORD).exists())
+    wait_for(lambda: config_notice.pending_refusal(root) is None and not (root / config_notice.RECORD).exists())
     assert "[id:m-a4c81f63]" in ask(root)["hookSpecificOutput"]["additionalContext"]
 
 
@@ -79,11 +79,11 @@ def test_a_refusal_for_the_user_vault_variable_is_not_kept_once_the_variable_cha
     (hashing_root / ".memdir").mkdir(exist_ok=True)  # made by the server before it refuses a setting
     monkeypatch.setenv(USER_VAULT_ENV, str(hashing_root / "private"))
     config_notice.record(hashing_root, "$MEMDIR_USER_VAULT is inside the project vault")
-    assert config_notice.pending(hashing_root) == "$MEMDIR_USER_VAULT is inside the project vault"
+    assert config_notice.pending_refusal(hashing_root) == ("$MEMDIR_USER_VAULT is inside the project vault", False)
     monkeypatch.setenv(USER_VAULT_ENV, str(hashing_root.parent / "elsewhere"))
-    assert config_notice.pending(hashing_root) is None
+    assert config_notice.pending_refusal(hashing_root) is None
     monkeypatch.delenv(USER_VAULT_ENV)
-    assert config_notice.pending(hashing_root) is None
+    assert config_notice.pending_refusal(hashing_root) is None
 
 
 def test_a_running_server_that_refuses_the_vault_for_its_own_user_vault_variable_is_told_after_the_shell_changed(
