@@ -86,7 +86,9 @@ class MemoryService:
     # -- reading -------------------------------------------------------------------------
 
     def search(self, asked: ops.Search) -> SearchResult:
-        if not asked.query and asked.days_back is None and not asked.id and not asked.after and not asked.before:
+        # A call that names nothing to search by is a mistake the caller must hear of; an empty or blank query is a
+        # question with no words in it, which answers "nothing matched" like any other (issue 26's bad input).
+        if asked.query is None and asked.days_back is None and not asked.id and not asked.after and not asked.before:
             raise ValidationError("give at least one of: query, days_back, after, before, id")
         start, end = moment(asked.after, "after"), moment(asked.before, "before")
         if start is not None and end is not None and start >= end:
