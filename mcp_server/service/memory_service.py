@@ -47,6 +47,7 @@ T = TypeVar("T")
 
 LIMIT_MAX = 50
 REVIEW_REMINDER_EVERY = 10  # get_context_insights calls between two review-queue reminders in a session
+ECHOED_CHARS = 500  # of the query, in get_context_insights's answer
 
 
 class MemoryService:
@@ -86,7 +87,9 @@ class MemoryService:
     # -- reading -------------------------------------------------------------------------
 
     def search(self, asked: ops.Search) -> SearchResult:
-        if not asked.query and asked.days_back is None and not asked.id and not asked.after and not asked.before:
+        # A call that names nothing to search by is a mistake the caller must hear of; an empty or blank query is a
+        # question with no words in it, which answers "nothing matched" like any other (issue 26's bad input).
+        if asked.query is None and asked.days_back is None and not asked.id and not asked.after and not asked.before:
             raise ValidationError("give at least one of: query, days_back, after, before, id")
         start, end = moment(asked.after, "after"), moment(asked.before, "before")
         if start is not None and end is not None and start >= end:
@@ -294,9 +297,10 @@ class MemoryService:
     def insights(self, asked: ops.Insights) -> Insights:
         """What memdir knows that bears on `query`: standing facts, the best memories, where to look."""
         query, session, limit, include_private = asked.query, asked.session, asked.limit, asked.include_private
-        if not query or not query.strip():
-            raise ValidationError("query is empty")
-        hits = self.hits(SearchRequest(query=query, limit=LIMIT_MAX), include_private)
+        # An empty or blank query asks about nothing: the standing facts, which bear on every task, and no memories
+        # (issue 26's bad input: a clearly empty answer, not an error).
+        asked_about = bool(query and query.strip())
+        hits = self.hits(SearchRequest(query=query, limit=LIMIT_MAX), include_private) if asked_about else []
         facts = [h for h in hits if h.memory.collection == "memory_bank"][:4]
         always = [m for m in self.always_inject(include_private) if m.id not in {h.memory.id for h in facts}]
         best = [h for h in hits if h.memory.collection != "memory_bank"][:limit]
@@ -306,7 +310,7 @@ class MemoryService:
         waiting = self._review_reminder(session)
         return Insights(
             **({"review": waiting} if waiting else {}),
-            query=query,
+            query=query if len(query) <= ECHOED_CHARS else query[:ECHOED_CHARS] + "…",  # a pasted log is not sent back
             always=[view_of(m) for m in sorted(always, key=lambda m: m.id)],
             facts=[view_of(h.memory, hit=h) for h in facts],
             memories=[view_of(h.memory, hit=h) for h in best],

@@ -49,7 +49,10 @@ Relation = Literal["supersedes", "depends_on", "contradicts", "derives_from", "l
 Privacy = Literal["shared", "private"]
 SortBy = Literal["relevance", "recency", "score"]
 Text = Annotated[str, Field(min_length=1, max_length=20_000)]
-Query = Annotated[str, Field(max_length=2000)]
+# A query may be a whole pasted log or traceback: the search reads such a paste by its salient lines (indexer/salient.py,
+# linear: 5 ms of CPU for 100 kB), so a tool refuses only what no paste reaches, not what is longer than a question.
+QUERY_CHARS = 100_000
+Query = Annotated[str, Field(max_length=QUERY_CHARS)]
 Title = Annotated[str, Field(min_length=1, max_length=200)]
 Tag = Annotated[str, Field(min_length=1, max_length=64)]
 Count = Annotated[int, Field(ge=1, le=50)]

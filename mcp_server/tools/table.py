@@ -110,7 +110,7 @@ Limit = Arg(narrow=Count, default=10)
 
 TOOLS: tuple[Tool, ...] = (
     Tool("get_context_insights", ops.Insights, said.OVERVIEW, READ, render.insights,
-         {"query": Arg(narrow=Annotated[str, Field(min_length=1, max_length=2000)])},
+         {"query": Arg(narrow=Annotated[str, Field(max_length=ops.QUERY_CHARS)])},
          lists=("always", "facts", "memories")),
     Tool("search_memory", ops.Search, said.SEARCH, READ, render.search_answer, {
         "query": Arg(narrow=Query | None),

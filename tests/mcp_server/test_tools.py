@@ -56,6 +56,8 @@ async def test_search_modes_query_days_back_and_id(service):
         by_id = await call(client, "search_memory", id="m-1b6e2d90")
         filtered = await call(client, "search_memory", query="ledger", collections=["working"], limit=5)
         nothing = await call(client, "search_memory")
+        empty = await call(client, "search_memory", query="")
+        blank = await call(client, "search_memory", query=" \n\t ")
         too_many = await call(client, "search_memory", query="x", limit=500)
         bad_collection = await call(client, "search_memory", query="x", collections=["archive"])
     assert len(by_query.structured_content["results"]) == 3
@@ -65,6 +67,8 @@ async def test_search_modes_query_days_back_and_id(service):
     assert "[id:m-1b6e2d90]" in text(by_id) and "superseded by" in text(by_id)
     assert all(r["where"] == "working" for r in filtered.structured_content["results"])
     assert nothing.is_error and "at least one of: query, days_back, after, before, id" in text(nothing)
+    assert not empty.is_error and empty.structured_content["results"] == []
+    assert not blank.is_error and blank.structured_content["results"] == []
     assert too_many.is_error and bad_collection.is_error
 
 
