@@ -12,6 +12,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import stat
 import threading
 import time
@@ -343,7 +344,7 @@ class HookHandler:
             self._put_back(claimed, path.name)  # (review of s10)
         else:
             # Not on any other error: the taken file stays, and the next start applies it (see replay).
-            claimed.unlink(missing_ok=True)
+            _discard(claimed)
         return applied
 
     def _replay_held(self, held: _Held) -> int | None:
@@ -758,13 +759,25 @@ def _spooled_text(path: Path) -> str:
         if exc.errno == errno.ELOOP:
             raise ValueError("a symlink, not a spooled event") from None
         raise
+    status = os.fstat(fd)
+    if not stat.S_ISREG(status.st_mode):  # before `open`: a directory's descriptor is an EISDIR there, read as a disk
+        os.close(fd)  # error and retried at every back-off for good (review of session 22)
+        raise ValueError("not a regular file")
     with open(fd, "rb") as file:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise ValueError("not a regular file")
         if status.st_size > MAX_SPOOLED_BYTES:
             raise ValueError(f"{status.st_size:,} bytes, more than a hook spools ({MAX_SPOOLED_BYTES:,})")
         return file.read(MAX_SPOOLED_BYTES + 1).decode("utf-8")
+
+
+def _discard(taken: Path) -> None:
+    """Remove a taken spool entry: a file, or a directory placed under a spool file's name (dropped as no event; its
+    unlink raised out of the replay, and with it out of the vault's open)."""
+    try:
+        taken.unlink(missing_ok=True)
+    except OSError:  # EISDIR on Linux, EPERM elsewhere
+        if not (taken.is_dir() and not taken.is_symlink()):
+            raise
+        shutil.rmtree(taken, ignore_errors=True)
 
 
 def _session_of(text: str | None) -> str:
