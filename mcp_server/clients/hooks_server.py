@@ -293,6 +293,8 @@ class HookHandler:
 
         A look for stale events (`older_than`: the drain's timer, a hook) finds one under way and leaves the spool to
         it and to the next drain; the others wait for it, then list the spool themselves."""
+        if older_than and self._live.closed:
+            return 0  # a request's look after its vault's close began (the close's own replay applies the spool)
         if not self._replaying.acquire(blocking=not older_than):
             return 0
         try:
@@ -466,7 +468,8 @@ class HookHandler:
 
     def take_no_more(self) -> None:
         """A closing vault's first step: the requests' events no longer apply (each goes back to the spool, for the
-        close's replay or the next server, and its request is told so), and those being applied now finish first.
+        close's replay or the next server, and its request is told so), nor does a request's look for stale events
+        (replay_stale), and those being applied now finish first.
         Past the close's drain, a request still running applied its event after the close's replay had applied it too
         (its spool file, taken by the request, made due again), and a prompt's save, on a saving thread started after
         the close's flush, landed after the vault was let go (review of session 22)."""
@@ -775,6 +778,10 @@ class _LiveEvents:
             yield
         finally:
             self.leave()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def close(self, bound: float) -> bool:
         """Take no more; wait up to `bound` seconds for those being applied. False when some still are."""

@@ -144,3 +144,25 @@ def test_a_prompt_that_reaches_its_turn_after_the_close_began_is_left_to_the_rep
     assert isinstance(answers[0], VaultError) and "letting go" in str(answers[0])
     assert SessionStore(hashing_example).load("s-late").turn == 1
     assert list((hashing_example / ".memdir" / "spool").iterdir()) == []
+
+
+def test_a_request_that_looks_for_stale_events_after_the_close_applies_none_of_them(hashing_example: Path):
+    # A request past the close's drain looks for events left by killed hooks (replay_stale) as it claims its own: it
+    # applied a stale prompt (its session saved after the vault was let go) and left a Stop taken, on a closed index.
+    import json
+    import time
+
+    served = open_vault(hashing_example, lambda config: None)
+    handler = served.hooks
+    assert handler is not None
+    served.close()
+    folder = hashing_example / ".memdir" / "spool"
+    folder.mkdir(parents=True, exist_ok=True)
+    for kind, payload in (("prompt", {"session_id": "s-old", "prompt": "celery retries"}),
+                          ("stop", {"session_id": "s-old", "last_assistant_message": "Use acks_late.",
+                                    "stop_hook_active": False})):
+        (folder / f"{time.time_ns() - 120 * 10**9}-4242-{kind}.json").write_text(json.dumps({"event": kind,
+                                                                                           "payload": payload}))
+    assert handler.replay_stale() == 0
+    assert len(list(folder.glob("*.json"))) == 2 and not list(folder.glob(".*"))  # left for the next server, whole
+    assert not SessionStore(hashing_example).path("s-old").exists()
