@@ -76,13 +76,19 @@ def test_a_cloned_vault_whose_memdir_folder_is_committed_is_not_read_and_says_ho
     assert again.exit_code == 0 and "m-0000000a" in again.output and not marker.exists()
 
 
-def test_a_vault_in_a_repository_that_ignores_its_memdir_folder_opens_as_ever(tmp_path: Path):
-    project = tmp_path / "project"
+def searched_vault_in_a_repository(project: Path) -> Path:
+    """A vault in a new repository that ignores its `.memdir/`, searched once (its index built)."""
     root = project / ".memories"
     init_vault(root, HASHING_TOML)
     write(root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
     git(project, "init", "-q")
     assert CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)]).exit_code == 0
+    return root
+
+
+def test_a_vault_in_a_repository_that_ignores_its_memdir_folder_opens_as_ever(tmp_path: Path):
+    project = tmp_path / "project"
+    root = searched_vault_in_a_repository(project)
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "vault")
     assert ".memdir" not in git(project, "ls-files")
@@ -186,11 +192,7 @@ def test_a_repository_git_will_not_answer_for_is_opened_and_said_in_the_log_once
     import logging
 
     project = tmp_path / "project"
-    root = project / ".memories"
-    init_vault(root, HASHING_TOML)
-    write(root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
-    git(project, "init", "-q")
-    assert CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)]).exit_code == 0
+    root = searched_vault_in_a_repository(project)
     monkeypatch.setenv("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1")  # git's own switch for "owned by another user"
     caplog.set_level(logging.WARNING, logger="memdir.vault")
     for _ in range(2):
