@@ -163,10 +163,13 @@ def test_the_hook_tells_the_user_and_the_model_once_a_session_that_a_committed_m
     assert not (tmp_path / "RAN").exists()
 
 
-def test_a_committed_memdir_is_refused_also_when_git_dir_points_at_another_repository(tmp_path: Path,
-                                                                                     monkeypatch: pytest.MonkeyPatch):
+def test_a_committed_memdir_is_refused_also_when_git_dir_points_at_another_repository(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
     """memdir run from a git hook, or a shell that exported GIT_DIR: `git ls-files` asked that other repository, which
     tracks no `.memdir/` of this vault, and the committed one was read as memdir's own (review of session 22)."""
+    import sys
+
+    from mcp_server import entry
     from mcp_server.clients import config_notice
     from vault import carried_state
 
@@ -178,8 +181,13 @@ def test_a_committed_memdir_is_refused_also_when_git_dir_points_at_another_repos
     git(other, "init", "-q")
     monkeypatch.setenv("GIT_DIR", str(other / ".git"))
     monkeypatch.setenv("GIT_WORK_TREE", str(other))
-    result = CliRunner().invoke(cli, ["search", "celery", "--vault", str(clone / ".memories")])
-    assert result.exit_code == 1 and "is committed to the repository" in result.output
+    monkeypatch.setattr(sys, "argv", ["memdir", "search", "celery", "--vault", str(clone / ".memories")])
+    try:
+        with pytest.raises(SystemExit) as exited:
+            entry.main()  # the console script, which names the environment git is asked in
+    finally:
+        carried_state.ask_git_in(None)
+    assert exited.value.code == 1 and "is committed to the repository" in capsys.readouterr().err
     assert config_notice._tracked(clone / ".memories"), "the hook's record holds while git tracks it"
     assert config_notice._REPOSITORY_ENV == carried_state.REPOSITORY_ENV  # the hook imports no vault module
 

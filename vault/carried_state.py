@@ -15,6 +15,7 @@ import os
 import subprocess
 import threading
 from pathlib import Path
+from typing import Mapping
 
 from .errors import CarriedStateError
 
@@ -27,6 +28,7 @@ REPOSITORY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_IMPLICIT_WORK_TREE", "GIT_IND
                   "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX", "GIT_NAMESPACE")
 
 log = logging.getLogger("memdir.vault")
+_git_env: dict[str, str] | None = None  # set once by the entry point (ask_git_in): the environment git runs in
 _told: set[Path] = set()  # vaults whose unanswered question was logged (once a process)
 _told_lock = threading.Lock()
 
@@ -41,7 +43,7 @@ def check_not_carried(root: Path) -> str | None:
         return None  # nothing there to read: memdir makes it
     try:
         listed = subprocess.run(["git", "ls-files", "-z", "--", STATE], cwd=root, capture_output=True,
-                                timeout=GIT_SECONDS, check=False, env=git_env())
+                                timeout=GIT_SECONDS, check=False, env=_git_env)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return _unanswered(root, f"{type(exc).__name__}: {exc}")
     if listed.returncode != 0:
@@ -57,9 +59,11 @@ def check_not_carried(root: Path) -> str | None:
         f"git rm -r -q --cached {STATE} && rm -rf {STATE} (in {root}); memdir rebuilds it from the memory files")
 
 
-def git_env() -> dict[str, str]:
-    """This process's environment without what points git at another repository (REPOSITORY_ENV)."""
-    return {key: value for key, value in os.environ.items() if key not in REPOSITORY_ENV}
+def ask_git_in(environment: Mapping[str, str] | None) -> None:
+    """The environment the check runs git in: the entry point's, less what points git at another repository
+    (REPOSITORY_ENV). None: this process's own, as for a library caller that names none."""
+    global _git_env
+    _git_env = None if environment is None else {k: v for k, v in environment.items() if k not in REPOSITORY_ENV}
 
 
 def _unanswered(root: Path, why: str) -> str | None:

@@ -70,7 +70,7 @@ def _tracked(root: str | os.PathLike[str]) -> bool:
     import subprocess
 
     try:
-        # Asked of the vault's own repository, as the server asks it (vault.carried_state.REPOSITORY_ENV, not imported
+        # Asked of the vault's own repository, as the server asks it (vault.carried_state.ask_git_in; not imported
         # here): a GIT_DIR inherited from elsewhere dropped the record, and every prompt started a server that refused.
         env = {key: value for key, value in os.environ.items() if key not in _REPOSITORY_ENV}
         listed = subprocess.run(["git", "ls-files", "-z", "--", ".memdir"], cwd=root, capture_output=True, timeout=5,
