@@ -833,10 +833,13 @@ def _spooled_text(path: Path) -> str:
         if exc.errno == errno.ELOOP:
             raise ValueError("a symlink, not a spooled event") from None
         raise
-    status = os.fstat(fd)
-    if not stat.S_ISREG(status.st_mode):  # before `open`: a directory's descriptor is an EISDIR there, read as a disk
-        os.close(fd)  # error and retried at every back-off for good (review of session 22)
-        raise ValueError("not a regular file")
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):  # before `open`: a directory's descriptor is an EISDIR there, read as a
+            raise ValueError("not a regular file")  # disk error and retried at every back-off (review of session 22)
+    except BaseException:
+        os.close(fd)  # (`open` does not close a descriptor it fails on)
+        raise
     with open(fd, "rb") as file:
         if status.st_size > MAX_SPOOLED_BYTES:
             raise ValueError(f"{status.st_size:,} bytes, more than a hook spools ({MAX_SPOOLED_BYTES:,})")
