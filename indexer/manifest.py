@@ -98,6 +98,12 @@ class Manifest:
             self._db.close()
             raise
 
+    def _reader(self) -> sqlite3.Connection:
+        """A read-only connection of its own to the manifest's file. Read-write, it made an empty database where a
+        generation's manifest had been removed meanwhile (an older generation let go while a reader still held it)."""
+        return sqlite3.connect(f"{Path(self.path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False,
+                               isolation_level=None)
+
     def _make_tables(self) -> None:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INT, mtime_ns INT, content_hash TEXT,"
@@ -209,7 +215,7 @@ class Manifest:
         if not self._shared_memory:
             return None
         try:
-            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db = self._reader()
         except sqlite3.Error:
             return None
         try:
@@ -307,7 +313,7 @@ class Manifest:
         if not self._shared_memory:
             return {}
         try:
-            db = sqlite3.connect(self.path, check_same_thread=False)
+            db = self._reader()
         except sqlite3.Error:
             return {}
         try:

@@ -342,12 +342,20 @@ def hand_to_inbox(sent: bytes, timeout: float) -> bool | None:
             connection.connect(os.path.join(_servers_dir(), INBOX))
         except OSError:
             return False
+        # Not kept unless the inbox read it all: a reset or a broken pipe (the inbox closed with the event still in its
+        # backlog, as the server began to listen, or refused it unread), or a send not done in time. Taken for kept
+        # (None), the hook sent it nowhere else and it was lost (review of session 22).
         try:
             connection.sendall(sent)
             connection.shutdown(_socket.SHUT_WR)
-            answer = connection.recv(16)
         except OSError:
+            return False
+        try:
+            answer = connection.recv(16)
+        except TimeoutError:
             return None
+        except OSError:
+            return False
         return answer == b"kept\n"
     finally:
         connection.close()

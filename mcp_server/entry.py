@@ -23,12 +23,15 @@ def main() -> None:
         from .server.inbox import open_early
 
         open_early()
-    from vault import state_stamp
+    import os
+
+    from vault import carried_state, state_stamp
 
     from .cli.commands import main as cli_main
     from .config import stamp_key_path
 
     state_stamp.keep_key_at(stamp_key_path())  # every command and the server open indexes: stamp and check them
+    carried_state.ask_git_in(os.environ)  # whether git tracks .memdir/ is asked of the vault's own repository
     cli_main()
 
 

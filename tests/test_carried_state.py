@@ -76,13 +76,19 @@ def test_a_cloned_vault_whose_memdir_folder_is_committed_is_not_read_and_says_ho
     assert again.exit_code == 0 and "m-0000000a" in again.output and not marker.exists()
 
 
-def test_a_vault_in_a_repository_that_ignores_its_memdir_folder_opens_as_ever(tmp_path: Path):
-    project = tmp_path / "project"
+def searched_vault_in_a_repository(project: Path) -> Path:
+    """A vault in a new repository that ignores its `.memdir/`, searched once (its index built)."""
     root = project / ".memories"
     init_vault(root, HASHING_TOML)
     write(root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
     git(project, "init", "-q")
     assert CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)]).exit_code == 0
+    return root
+
+
+def test_a_vault_in_a_repository_that_ignores_its_memdir_folder_opens_as_ever(tmp_path: Path):
+    project = tmp_path / "project"
+    root = searched_vault_in_a_repository(project)
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "vault")
     assert ".memdir" not in git(project, "ls-files")
@@ -155,3 +161,57 @@ def test_the_hook_tells_the_user_and_the_model_once_a_session_that_a_committed_m
     finally:
         stop_all(root)
     assert not (tmp_path / "RAN").exists()
+
+
+def test_a_committed_memdir_is_refused_also_when_git_dir_points_at_another_repository(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """memdir run from a git hook, or a shell that exported GIT_DIR: `git ls-files` asked that other repository, which
+    tracks no `.memdir/` of this vault, and the committed one was read as memdir's own (review of session 22)."""
+    import sys
+
+    from mcp_server import entry
+    from mcp_server.clients import config_notice
+    from vault import carried_state
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(hostile_repository(tmp_path, tmp_path / "RAN")), str(clone)], check=True,
+                   timeout=60)
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
+    monkeypatch.setattr(sys, "argv", ["memdir", "search", "celery", "--vault", str(clone / ".memories")])
+    try:
+        with pytest.raises(SystemExit) as exited:
+            entry.main()  # the console script, which names the environment git is asked in
+    finally:
+        carried_state.ask_git_in(None)
+    assert exited.value.code == 1 and "is committed to the repository" in capsys.readouterr().err
+    assert config_notice._tracked(clone / ".memories"), "the hook's record holds while git tracks it"
+    assert config_notice._REPOSITORY_ENV == carried_state.REPOSITORY_ENV  # the hook imports no vault module
+
+
+def test_a_repository_git_will_not_answer_for_is_opened_and_said_in_the_log_once_and_by_doctor(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture):
+    """Another user's repository ("dubious ownership": a container's bind mount), a damaged one, no git: memdir
+    cannot tell whether the repository commits `.memdir/`. It was silent; it opens the vault (its index is checked
+    against this user's stamp) and says so (review of session 22)."""
+    import logging
+
+    project = tmp_path / "project"
+    root = searched_vault_in_a_repository(project)
+    monkeypatch.setenv("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1")  # git's own switch for "owned by another user"
+    caplog.set_level(logging.WARNING, logger="memdir.vault")
+    for _ in range(2):
+        result = CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)])
+        assert result.exit_code == 0 and "m-0000000a" in result.output
+    said = [r.getMessage() for r in caplog.records if "could not say whether the repository commits" in r.getMessage()]
+    assert len(said) == 1 and "dubious ownership" in said[0] and "safe.directory" in said[0]
+    doctor = CliRunner().invoke(cli, ["doctor", "--vault", str(root)])
+    assert "warning: .memdir: git could not say whether the repository commits" in doctor.output
+    outside = tmp_path / "outside" / ".memories"  # no repository at all: nothing to say
+    init_vault(outside, HASHING_TOML)
+    (outside / ".memdir").mkdir(exist_ok=True)
+    from vault.carried_state import check_not_carried
+    assert check_not_carried(outside) is None

@@ -22,6 +22,8 @@ TOLD = os.path.join(".memdir", "config-error.told")  # session tags told, one a 
 # The one setting read from the environment that can refuse the vault (mcp_server.config.USER_VAULT_ENV; not imported:
 # the hook imports the standard library only): part of the stamp, so a fixed variable asks the server again.
 USER_VAULT_ENV = "MEMDIR_USER_VAULT"
+_REPOSITORY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_IMPLICIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+                   "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX", "GIT_NAMESPACE")
 
 
 def record(root: str | os.PathLike[str], reason: str, *, carried: bool = False) -> None:
@@ -68,8 +70,11 @@ def _tracked(root: str | os.PathLike[str]) -> bool:
     import subprocess
 
     try:
+        # Asked of the vault's own repository, as the server asks it (vault.carried_state.ask_git_in; not imported
+        # here): a GIT_DIR inherited from elsewhere dropped the record, and every prompt started a server that refused.
+        env = {key: value for key, value in os.environ.items() if key not in _REPOSITORY_ENV}
         listed = subprocess.run(["git", "ls-files", "-z", "--", ".memdir"], cwd=root, capture_output=True, timeout=5,
-                                check=False)
+                                check=False, env=env)
     except (OSError, subprocess.TimeoutExpired):
         return True  # cannot tell: keep saying what the server said
     return listed.returncode == 0 and bool(listed.stdout.strip(b"\0"))

@@ -12,13 +12,14 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import stat
 import threading
 import time
 from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from indexer import timewords
 from indexer.backoff import Backoff
@@ -58,6 +59,9 @@ EARLIER_WAIT_SECONDS = 0.3
 # The largest spool file read: a hook reads at most MAX_STDIN bytes of its input and spools them as JSON, whose
 # escapes can make a character of text six; past this a file is no event a hook wrote.
 MAX_SPOOLED_BYTES = 6 * MAX_STDIN + 65536
+# How long a vault's close waits for the live hook events being applied when it begins (a prompt's search and save, a
+# Stop's capture): past its drain of requests (process.DRAIN_SECONDS) they are the ones still running.
+APPLYING_WAIT_SECONDS = 30.0
 
 
 class HookHandler:
@@ -89,6 +93,7 @@ class HookHandler:
         # A prompt's spool name -> what its live answer showed, until the event is settled: found ahead of a waiting
         # prompt's turn (_context_ahead), or kept by a live one whose save may fail; its replay records it.
         self._ahead: dict[str, _Shown] = {}
+        self._live = _LiveEvents()  # the requests' events being applied, and whether the vault still takes them
 
     # -- UserPromptSubmit --------------------------------------------------------------
 
@@ -154,9 +159,21 @@ class HookHandler:
                 self._settled(name)
                 claimed.unlink(missing_ok=True)
 
+        def settled(error: BaseException | None) -> None:
+            try:
+                done(error)
+            finally:
+                self._live.leave()
+
         try:
-            self.service.sessions.update_answered(session_id, turn, done)
+            self._live.enter()
         except BaseException:
+            put_back()
+            raise
+        try:
+            self.service.sessions.update_answered(session_id, turn, settled)
+        except BaseException:
+            self._live.leave()
             put_back()
             raise
 
@@ -276,6 +293,8 @@ class HookHandler:
 
         A look for stale events (`older_than`: the drain's timer, a hook) finds one under way and leaves the spool to
         it and to the next drain; the others wait for it, then list the spool themselves."""
+        if older_than and self._live.closed:
+            return 0  # a request's look after its vault's close began (the close's own replay applies the spool)
         if not self._replaying.acquire(blocking=not older_than):
             return 0
         try:
@@ -343,7 +362,7 @@ class HookHandler:
             self._put_back(claimed, path.name)  # (review of s10)
         else:
             # Not on any other error: the taken file stays, and the next start applies it (see replay).
-            claimed.unlink(missing_ok=True)
+            _discard(claimed)
         return applied
 
     def _replay_held(self, held: _Held) -> int | None:
@@ -447,6 +466,17 @@ class HookHandler:
         finally:
             self._catching_up.clear()
 
+    def take_no_more(self) -> None:
+        """A closing vault's first step: the requests' events no longer apply (each goes back to the spool, for the
+        close's replay or the next server, and its request is told so), nor does a request's look for stale events
+        (replay_stale), and those being applied now finish first.
+        Past the close's drain, a request still running applied its event after the close's replay had applied it too
+        (its spool file, taken by the request, made due again), and a prompt's save, on a saving thread started after
+        the close's flush, landed after the vault was let go (review of session 22)."""
+        if not self._live.close(APPLYING_WAIT_SECONDS):
+            log.warning("hook events still being applied after %.0f s as the vault closes: they may land after it",
+                        APPLYING_WAIT_SECONDS)
+
     def replay_stale(self) -> int:
         """Events left in the spool by hook processes that died mid-request, found on the next hook call."""
         return self.replay(self.spool, older_than=STALE_SECONDS)
@@ -503,9 +533,10 @@ class HookHandler:
             if not self._replaying.acquire(timeout=0.0 if self._catching_up.is_set() else EARLIER_WAIT_SECONDS):
                 return self._wait_behind(event, kind, cutoff, ahead)
             try:
-                for entry, text in earlier():
-                    if self._replay_entry(entry, text) is None:
-                        return self._wait_behind(event, kind, cutoff, ahead)
+                with self._live.applying():
+                    for entry, text in earlier():
+                        if self._replay_entry(entry, text) is None:
+                            return self._wait_behind(event, kind, cutoff, ahead)
             finally:
                 self._replaying.release()
         except BaseException:
@@ -540,14 +571,17 @@ class HookHandler:
         with self._held_lock:
             self._held[held.name] = held
 
-    def _settle(self, event: Mapping[str, Any], apply: Any) -> None:
-        """Apply the event; then drop its spool file, or put it back for a replay when applying failed."""
+    def _settle(self, event: Mapping[str, Any], apply: Any, live: bool = False) -> None:
+        """Apply the event (`live`: a request's, which a closing vault no longer takes); then drop its spool file, or
+        put it back for a replay when applying failed."""
         claimed = self._claimed.pop(str(event.get("spool")), None)
         try:
-            apply()
+            with self._live.applying() if live else contextlib.nullcontext():
+                apply()
         except BaseException:
             if claimed is not None:
-                os.replace(claimed, claimed.with_name(str(event["spool"])))
+                with contextlib.suppress(FileNotFoundError):  # made due again by a close's replay, which applied it
+                    os.replace(claimed, claimed.with_name(str(event["spool"])))
             raise
         if claimed is not None:
             self._settled(str(event["spool"]))
@@ -571,7 +605,8 @@ class HookHandler:
                 with contextlib.suppress(OSError):
                     temp.unlink(missing_ok=True)
                 log.info("spooled prompt %s goes back without what its answer showed: %s", name, exc)
-        os.replace(claimed, claimed.with_name(name))
+        with contextlib.suppress(FileNotFoundError):  # a request's, made due again by a close's replay, which applied it
+            os.replace(claimed, claimed.with_name(name))
 
     def _settled(self, name: str) -> None:
         self.put_back.succeeded(name)
@@ -592,7 +627,7 @@ class HookHandler:
         if not claimed and self._behind_earlier(event, "stop"):
             return {"stored": None, "reason": "replayed"}  # behind its session's earlier event, applied after it
         if event.get("stop_hook_active"):
-            self._settle(event, lambda: None)
+            self._settle(event, lambda: None, live=not claimed)
             return {"stored": None, "reason": "stop_hook_active"}
         answer = str(event.get("last_assistant_message") or "")
         result: dict[str, Any] = {}
@@ -636,7 +671,7 @@ class HookHandler:
             state.answered = _fingerprint(answer)
             result.update(stored=stored, scored=state.scored_this_turn, scoring_required=state.scoring_required)
 
-        self._settle(event, lambda: self.service.sessions.update(session_id, finish, at))
+        self._settle(event, lambda: self.service.sessions.update(session_id, finish, at), live=not claimed)
         return result
 
     # -- SessionStart --------------------------------------------------------------------
@@ -661,7 +696,8 @@ class HookHandler:
             state.show(((m.id, m.content_hash) for m in standing), scorable=False)
 
         self.replay_stale()
-        self.service.sessions.update(session_id, orient)
+        with self._live.applying():
+            self.service.sessions.update(session_id, orient)
         return {"additionalContext": "\n".join(lines)}
 
 
@@ -715,6 +751,45 @@ class _Shown:
             return None
 
 
+class _LiveEvents:
+    """The requests' events being applied now, and whether the vault still takes them (HookHandler.take_no_more)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._applying = 0
+        self._closed = False
+
+    def enter(self) -> None:
+        with self._changed:
+            if self._closed:
+                raise VaultError("the memdir server is letting go of this vault: the event waits in the spool for "
+                                 "its replay")
+            self._applying += 1
+
+    def leave(self) -> None:
+        with self._changed:
+            self._applying -= 1
+            self._changed.notify_all()
+
+    @contextlib.contextmanager
+    def applying(self) -> Iterator[None]:
+        self.enter()
+        try:
+            yield
+        finally:
+            self.leave()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self, bound: float) -> bool:
+        """Take no more; wait up to `bound` seconds for those being applied. False when some still are."""
+        with self._changed:
+            self._closed = True
+            return self._changed.wait_for(lambda: self._applying == 0, bound)
+
+
 @dataclass
 class _Captured:
     stored: str | None  # the exchange's id (None: not stored, and not to be tried again)
@@ -758,13 +833,28 @@ def _spooled_text(path: Path) -> str:
         if exc.errno == errno.ELOOP:
             raise ValueError("a symlink, not a spooled event") from None
         raise
-    with open(fd, "rb") as file:
+    try:
         status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise ValueError("not a regular file")
+        if not stat.S_ISREG(status.st_mode):  # before `open`: a directory's descriptor is an EISDIR there, read as a
+            raise ValueError("not a regular file")  # disk error and retried at every back-off (review of session 22)
+    except BaseException:
+        os.close(fd)  # (`open` does not close a descriptor it fails on)
+        raise
+    with open(fd, "rb") as file:
         if status.st_size > MAX_SPOOLED_BYTES:
             raise ValueError(f"{status.st_size:,} bytes, more than a hook spools ({MAX_SPOOLED_BYTES:,})")
         return file.read(MAX_SPOOLED_BYTES + 1).decode("utf-8")
+
+
+def _discard(taken: Path) -> None:
+    """Remove a taken spool entry: a file, or a directory placed under a spool file's name (dropped as no event; its
+    unlink raised out of the replay, and with it out of the vault's open)."""
+    try:
+        taken.unlink(missing_ok=True)
+    except OSError:  # EISDIR on Linux, EPERM elsewhere
+        if not (taken.is_dir() and not taken.is_symlink()):
+            raise
+        shutil.rmtree(taken, ignore_errors=True)
 
 
 def _session_of(text: str | None) -> str:

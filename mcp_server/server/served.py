@@ -208,6 +208,7 @@ class ServedVault:
             if schedule is not None:
                 schedule.stop()
         if self.hooks is not None:
+            self.hooks.take_no_more()  # the requests past the drain: their events go to the replay below, or wait
             self.hooks.service.sessions.flush()  # the prompts answered before their turns were saved
         if self.hooks is not None and self.root.is_dir():
             try:

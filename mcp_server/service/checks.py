@@ -53,10 +53,10 @@ def carried(root: Path) -> list[dict[str, Any]]:
     """A `.memdir/` the repository commits: no command or server opens the vault's index until it is removed
     (vault/carried_state.py); doctor, which opens none, says so too."""
     try:
-        check_not_carried(root)
+        unanswered = check_not_carried(root)
     except CarriedStateError as exc:
         return [{"path": ".memdir", "line": None, "reason": str(exc)}]
-    return []
+    return [] if unanswered is None else [{"path": ".memdir", "line": None, "reason": unanswered}]
 
 
 def committed_user_vault(root: Path, user_root: Path | None) -> list[dict[str, Any]]:

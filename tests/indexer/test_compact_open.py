@@ -271,3 +271,17 @@ def test_the_duplicates_table_is_made_again_outside_the_lock_when_more_changed_m
     assert reader.find_duplicate("a BRAND new fact", "learning").id == "m-9"
     assert passes == [True, True]
     reader.close()
+
+
+def test_a_reader_whose_generations_manifest_was_removed_reads_no_digests_and_makes_no_empty_manifest(root):
+    # Its own connections opened the path read-write: an older generation let go (its folder removed) while a reader
+    # still held it got an empty database made where its manifest had been (review of session 22).
+    writer = open_index(root)
+    manifest = Manifest(writer.generation / "manifest.sqlite", owner=False)
+    for suffix in ("", "-wal", "-shm"):
+        (writer.generation / f"manifest.sqlite{suffix}").unlink(missing_ok=True)
+    assert manifest.dedup_digests() == {}
+    assert manifest.open_columns_made() is None
+    assert sorted(p.name for p in writer.generation.glob("manifest.sqlite*")) == []
+    manifest.close()
+    writer.close()

@@ -449,6 +449,28 @@ def test_a_fifo_a_device_or_a_huge_file_in_the_spool_is_dropped_and_the_events_b
     assert not spooled.exists() and not asked.exists()
 
 
+def test_a_directory_named_like_a_spool_file_is_dropped_not_retried_at_every_back_off(service, caplog):
+    # Opened, a directory's descriptor was an EISDIR when read: taken for a disk error, it was put back and tried again
+    # at every back-off for as long as the server ran, a warning each restart (review of session 22).
+    import logging
+
+    from mcp_server.clients.hooks_server import HookHandler
+
+    root = service.app.root
+    folder = root / ".memdir" / "spool"
+    asked = left_by_a_killed_hook(root, "prompt", event(root, "UserPromptSubmit", prompt="celery retries"), 0)
+    placed = folder / f"{int(asked.name.split('-', 1)[0]) - 3}-1-s00000000-prompt.json"
+    (placed / "inside").mkdir(parents=True)
+    (placed / "inside" / "a-file.json").write_text("{}")
+    spooled = left_by_a_killed_hook(root, "stop", event(root, "Stop", stop_hook_active=False,
+                                                        last_assistant_message="Use acks_late."), 0)
+    caplog.set_level(logging.INFO, logger="memdir.hooks")
+    assert HookHandler(service).replay(folder) == 2
+    assert working_titles(root) == ["Exchange: celery retries"]
+    assert sorted(p.name for p in folder.iterdir()) == [], "the directory is dropped with the events beside it"
+    assert not any("left in the spool" in record.getMessage() for record in caplog.records)
+
+
 def test_a_spool_folder_that_is_a_symlink_is_not_written_through_the_event_goes_to_the_spare_spool(tmp_path: Path):
     # A `.memdir/spool` (or `.memdir`) symlinked elsewhere (a repository that carries it, an archive): every prompt was
     # written there, into a folder memdir does not own and another user may read.
