@@ -42,7 +42,7 @@ def vault_option(function: F) -> F:
         "vault_path",
         envvar="MEMDIR_VAULT",
         default=".memories",
-        show_default="$MEMDIR_VAULT or ./.memories",
+        show_default="$MEMDIR_VAULT or .memories; a relative one is looked up here, then in each parent",
         type=click.Path(file_okay=False, path_type=Path),
         help="The vault folder.",
     )(function)
