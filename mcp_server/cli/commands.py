@@ -288,7 +288,8 @@ def list_(request: ops.List, as_json: bool, vault_path: Path) -> None:
 
 @cli.command()
 @operation(ops.Doctor)
-@click.option("--json", "as_json", is_flag=True, help='Print {"memories": N, "errors": [...]}.')
+@click.option("--json", "as_json", is_flag=True, help='Print {"memories": N, "errors": [...], "warnings": [...]} '
+              'and each client\'s checks ("claude_code", "gemini", "codex", "opencode").')
 @vault_option
 def doctor(request: ops.Doctor, as_json: bool, vault_path: Path) -> None:
     """Check every file; exit status 1 when any file has a problem."""
@@ -489,7 +490,7 @@ def delete(request: ops.Delete, vault_path: Path) -> None:
 
 @cli.command()
 @operation(ops.Verify, ids=Opt(positional=True, metavar="MEMORY_IDS..."))
-@click.option("--json", "as_json", is_flag=True, help='Print {"verified": [{id, title, anchors, was_stale}]}.')
+@click.option("--json", "as_json", is_flag=True, help='Print {"verified": [{id, title, anchors, was_stale, still_stale}]}.')
 @vault_option
 def verify(request: ops.Verify, as_json: bool, vault_path: Path) -> None:
     """Confirm memories still hold: anchor them to the project files they cite as those are now."""
@@ -500,7 +501,7 @@ def verify(request: ops.Verify, as_json: bool, vault_path: Path) -> None:
 
 @cli.command()
 @operation(ops.Review)
-@click.option("--json", "as_json", is_flag=True, help='Print {"items": [{kind, ids, reason, action, key}]}.')
+@click.option("--json", "as_json", is_flag=True, help='Print {"items": [{kind, ids, reason, action, key, source}]} (path, line: an invalid file\'s).')
 @vault_option
 def review(request: ops.Review, as_json: bool, vault_path: Path) -> None:
     """What needs a human decision: stale, duplicate, contradicting, expiring, invalid or suspicious memories."""
