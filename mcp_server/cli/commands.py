@@ -246,7 +246,7 @@ def _report_files(label: str, registration: integrations.Registration, binary: s
 @operation(ops.Add, content=ARGUMENT, tags=Opt("--tag"), privacy=Opt("--private", flag_value="private"))
 @vault_option
 def add(request: ops.Add, vault_path: Path) -> None:
-    """Write a new memory and print its id (an exact re-statement returns the existing one)."""
+    """Write a new memory and print its id (the same text with the same type returns the existing one)."""
     with service(vault_path) as svc:
         added = svc.run(request)
     click.echo(added.memory.id)
