@@ -209,7 +209,7 @@ def init(path: Path | None, claude_code: bool, clients: tuple[str, ...], scope: 
         for path_ in registration.removed:
             git_note = "; git tracks it: commit the deletion" if path_ in registration.removed_from_git else ""
             click.echo(f"Claude Code: {path_} removed (it held only what an earlier memdir release put there{git_note})")
-        click.echo(integrations.TRUST_NOTE.format(project=Path.cwd()))
+        click.echo(integrations.TRUST_NOTE.format(project=Path.cwd(), scope=integrations.SCOPE_NOTES[scope]))
 
 
 def _register_gemini(root: Path) -> None:
