@@ -608,9 +608,11 @@ def ui(no_browser: bool, vault_path: Path) -> None:
         return
     import webbrowser
 
-    if not webbrowser.open(url):
-        click.echo(url)
-    click.echo(f"opened the memdir pages of {root} in the browser", err=True)
+    if webbrowser.open(url):
+        click.echo(f"opened the memdir pages of {root} in the browser", err=True)
+        return
+    click.echo(url)  # no browser here (a server over ssh, a container): the user opens it where there is one
+    click.echo("no browser to open here: open the address above (its login code works once, within a minute)", err=True)
 
 
 @cli.command()
