@@ -104,9 +104,13 @@ class Inbox:
             stale = self.index.vault.stale(memory)
             if stale:
                 what = "; ".join(f"{s['path']} {s['reason']}" for s in stale)
+                # verify refuses a memory citing a symbol the code no longer defines: the text must change first
+                action = (f"edit {memory.path} to what the code says now (a symbol it cites is gone, and memdir "
+                          f"verify does not confirm that), then memdir verify {memory.id}; else delete it"
+                          if any(s["reason"] == "symbol-missing" for s in stale) else
+                          f"memdir verify {memory.id} (after checking it still holds), else update or delete it")
                 items.append(Item("stale", (memory.id,), f"cites code that changed since it was written: {what}",
-                                  f"memdir verify {memory.id} (after checking it still holds), else update or delete it",
-                                  _key("stale", memory.id, memory.content_hash, stale)))
+                                  action, _key("stale", memory.id, memory.content_hash, stale)))
         return items
 
     def _similar_pairs(self) -> list[Item]:

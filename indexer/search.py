@@ -25,7 +25,7 @@ from typing import Any, Iterable, Literal, Mapping, NamedTuple
 import numpy as np
 
 from vault.errors import ValidationError
-from vault.model import COLLECTIONS, Memory
+from vault.model import COLLECTIONS, TYPES, Memory
 from vault.settings import LifecycleSettings
 
 from . import multihop, timewords
@@ -313,6 +313,8 @@ class Searcher:
     def _answer(self, request: SearchRequest, merged: bool) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
         limit = self._limit(request.limit)
+        _known("collection", request.collections, COLLECTIONS)
+        _known("type", request.types, TYPES)
         if request.memory_id:
             return self._checked([self._lookup(request.memory_id)])
         # A long prompt's error lines and its user's sentences (indexer/salient.py), from all of it: in a long paste
@@ -1195,3 +1197,11 @@ def order_hits(hits: list[Hit], sort_by: str, now: datetime | None = None, fresh
     if sort_by != "relevance":
         return ordered
     return fair_to_fresh(ordered, now or datetime.now(timezone.utc), fresh_days)
+
+
+def _known(what: str, asked: tuple[str, ...], valid: tuple[str, ...]) -> None:
+    """A filter value no memory can have (`--collection pattern`, `--type bug`) is a typo, not a question that found
+    nothing: it is refused naming what is valid, instead of answering "(no relevant memories)"."""
+    unknown = [value for value in asked if value not in valid]
+    if unknown:
+        raise ValidationError(f"unknown {what} {unknown[0]!r}; expected one of: {', '.join(valid)}")

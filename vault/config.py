@@ -9,10 +9,11 @@ silently falls back to a default.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import tomllib
 from pathlib import Path
-from typing import Any, Mapping, TypeVar, get_type_hints
+from typing import Any, Iterable, Mapping, TypeVar, get_type_hints
 
 from .errors import ConfigError
 
@@ -36,10 +37,13 @@ def load_sections(vault_root: Path, sections: Mapping[str, type]) -> dict[str, A
             raw = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: {exc}") from None
-    unknown = set(raw) - set(sections)
-    if unknown:
-        raise ConfigError(f"{path}: unknown section(s) {', '.join(sorted(unknown))}; known: {', '.join(sections)}")
     text = path.read_text(encoding="utf-8") if path.exists() else ""
+    unknown = set(raw) - set(sections)
+    if unknown:  # a typo's line and the name it likely meant, as for a value that does not fit
+        headers = _header_lines(text)
+        first = min(unknown, key=lambda name: (headers.get(name, 1 << 30), name))
+        where = f"{path}:{headers[first]}" if first in headers else str(path)
+        raise ConfigError(f"{where}: unknown section [{first}]{_meant(first, sections)}; known: {', '.join(sections)}")
     return {name: _section(cls, raw.get(name, {}), f"{path} [{name}]", _key_lines(text, name))
             for name, cls in sections.items()}
 
@@ -71,8 +75,10 @@ def _section(cls: type[S], values: Any, where: str, lines: Mapping[str, int] | N
     retired = getattr(cls, "RETIRED", frozenset())
     values = {key: value for key, value in values.items() if key not in retired}
     unknown = set(values) - known
-    if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    if unknown:  # the first by its line, with the name it likely meant
+        first = min(unknown, key=lambda key: ((lines or {}).get(key, 1 << 30), key))
+        also = f"; also unknown: {', '.join(sorted(unknown - {first}))}" if len(unknown) > 1 else ""
+        raise ConfigError(f"{_at(where, (lines or {}).get(first))} {first}: unknown key{_meant(first, known)}{also}")
     checked = {}
     defaults = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     for name, value in values.items():
@@ -86,6 +92,22 @@ def _section(cls: type[S], values: Any, where: str, lines: Mapping[str, int] | N
         return cls(**checked)
     except InvalidSetting as exc:  # a value of the right type that still does not parse
         raise ConfigError(f"{_at(where, (lines or {}).get(exc.key))} {exc.key}: {exc}") from None
+
+
+def _header_lines(text: str) -> dict[str, int]:
+    """The line of each top-level table's first header (`[search]`, or `[search.recency.fact]` for `search`)."""
+    found: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("[") and not stripped.startswith("[["):
+            found.setdefault(stripped.strip("[]").split("]")[0].split(".")[0].strip(), number)
+    return found
+
+
+def _meant(name: str, known: Iterable[str]) -> str:
+    """` (did you mean author_boost?)` for a near miss of a known name, else nothing."""
+    near = difflib.get_close_matches(name, sorted(known), n=1)
+    return f" (did you mean {near[0]}?)" if near else ""
 
 
 def _at(where: str, line: int | None) -> str:

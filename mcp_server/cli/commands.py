@@ -42,7 +42,7 @@ def vault_option(function: F) -> F:
         "vault_path",
         envvar="MEMDIR_VAULT",
         default=".memories",
-        show_default="$MEMDIR_VAULT or ./.memories",
+        show_default="$MEMDIR_VAULT or .memories; a relative one is looked up here, then in each parent",
         type=click.Path(file_okay=False, path_type=Path),
         help="The vault folder.",
     )(function)
@@ -209,7 +209,7 @@ def init(path: Path | None, claude_code: bool, clients: tuple[str, ...], scope: 
         for path_ in registration.removed:
             git_note = "; git tracks it: commit the deletion" if path_ in registration.removed_from_git else ""
             click.echo(f"Claude Code: {path_} removed (it held only what an earlier memdir release put there{git_note})")
-        click.echo(integrations.TRUST_NOTE.format(project=Path.cwd()))
+        click.echo(integrations.TRUST_NOTE.format(project=Path.cwd(), scope=integrations.SCOPE_NOTES[scope]))
 
 
 def _register_gemini(root: Path) -> None:
@@ -246,7 +246,7 @@ def _report_files(label: str, registration: integrations.Registration, binary: s
 @operation(ops.Add, content=ARGUMENT, tags=Opt("--tag"), privacy=Opt("--private", flag_value="private"))
 @vault_option
 def add(request: ops.Add, vault_path: Path) -> None:
-    """Write a new memory and print its id (an exact re-statement returns the existing one)."""
+    """Write a new memory and print its id (the same text with the same type returns the existing one)."""
     with service(vault_path) as svc:
         added = svc.run(request)
     click.echo(added.memory.id)
@@ -288,7 +288,8 @@ def list_(request: ops.List, as_json: bool, vault_path: Path) -> None:
 
 @cli.command()
 @operation(ops.Doctor)
-@click.option("--json", "as_json", is_flag=True, help='Print {"memories": N, "errors": [...]}.')
+@click.option("--json", "as_json", is_flag=True, help='Print {"memories": N, "errors": [...], "warnings": [...]} '
+              'and each client\'s checks ("claude_code", "gemini", "codex", "opencode").')
 @vault_option
 def doctor(request: ops.Doctor, as_json: bool, vault_path: Path) -> None:
     """Check every file; exit status 1 when any file has a problem."""
@@ -489,7 +490,7 @@ def delete(request: ops.Delete, vault_path: Path) -> None:
 
 @cli.command()
 @operation(ops.Verify, ids=Opt(positional=True, metavar="MEMORY_IDS..."))
-@click.option("--json", "as_json", is_flag=True, help='Print {"verified": [{id, title, anchors, was_stale}]}.')
+@click.option("--json", "as_json", is_flag=True, help='Print {"verified": [{id, title, anchors, was_stale, still_stale}]}.')
 @vault_option
 def verify(request: ops.Verify, as_json: bool, vault_path: Path) -> None:
     """Confirm memories still hold: anchor them to the project files they cite as those are now."""
@@ -500,7 +501,7 @@ def verify(request: ops.Verify, as_json: bool, vault_path: Path) -> None:
 
 @cli.command()
 @operation(ops.Review)
-@click.option("--json", "as_json", is_flag=True, help='Print {"items": [{kind, ids, reason, action, key}]}.')
+@click.option("--json", "as_json", is_flag=True, help='Print {"items": [{kind, ids, reason, action, key, source}]} (path, line: an invalid file\'s).')
 @vault_option
 def review(request: ops.Review, as_json: bool, vault_path: Path) -> None:
     """What needs a human decision: stale, duplicate, contradicting, expiring, invalid or suspicious memories."""
@@ -607,9 +608,11 @@ def ui(no_browser: bool, vault_path: Path) -> None:
         return
     import webbrowser
 
-    if not webbrowser.open(url):
-        click.echo(url)
-    click.echo(f"opened the memdir pages of {root} in the browser", err=True)
+    if webbrowser.open(url):
+        click.echo(f"opened the memdir pages of {root} in the browser", err=True)
+        return
+    click.echo(url)  # no browser here (a server over ssh, a container): the user opens it where there is one
+    click.echo("no browser to open here: open the address above (its login code works once, within a minute)", err=True)
 
 
 @cli.command()

@@ -49,7 +49,7 @@ def check_claude_code(project: Path, home: Path) -> list[Finding]:
         return []
     findings = [_hooks_finding(hooks)]
     commands = sorted({command for found in hooks.values() for command in found.values()})
-    findings += [_command_finding(command) for command in commands]
+    findings += command_findings(commands, "Claude Code", "--claude-code")
     findings += hook_start_findings(commands, "--claude-code")
     old = [path for path, found in settings.items() if _names_the_vault_the_old_way(found)]
     if old:
@@ -73,17 +73,25 @@ def _hooks_finding(hooks: dict[Path, dict[str, str]]) -> Finding:
     return Finding("hooks", True, f"SessionStart, UserPromptSubmit and Stop hooks registered in {where}")
 
 
-def _command_finding(command: str) -> Finding:
+def command_findings(commands: Iterable[str], client: str, init_option: str, what: str = "hook command",
+                     fails: str = "hooks") -> list[Finding]:
+    """Whether each command a client starts memdir with is there and runs this installation: a virtual
+    environment moved, deleted or made again elsewhere leaves every client's files naming the old one, and
+    the client then fails to start it without a word on screen (Claude Code: exit 127 in its debug log)."""
+    return [_command_finding(command, client, init_option, what, fails) for command in sorted(set(commands))]
+
+
+def _command_finding(command: str, client: str, init_option: str, what: str, fails: str) -> Finding:
     path = Path(command)
     found = path.is_file() if path.is_absolute() else shutil.which(command) is not None
     if found and path.name == SCRIPT_NAME and not runs_this_installation(path):
-        return Finding("hook command", False, f"hook command {command} runs another memdir than this one (moved, "
-                                              "or installed again elsewhere): run memdir init again from this "
-                                              "installation to rewrite it")
+        return Finding(what, False, f"{what} {command} runs another memdir than this one (moved, or installed "
+                                    f"again elsewhere): run memdir init {init_option} again from this installation "
+                                    "to rewrite it")
     if found:
-        return Finding("hook command", True, f"hook command {command} found")
-    return Finding("hook command", False, f"hook command {command} not found: Claude Code's hooks would fail with "
-                                          "exit 127; run memdir init --claude-code again from this installation")
+        return Finding(what, True, f"{what} {command} found")
+    return Finding(what, False, f"{what} {command} not found: {client}'s {fails} would fail to start; run memdir "
+                                f"init {init_option} again from this installation")
 
 
 def hook_start_findings(executables: Iterable[str], init_option: str) -> list[Finding]:

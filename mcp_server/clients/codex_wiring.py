@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from .claude_wiring import Finding, _memdir_hooks, _read, hook_start_findings
+from .claude_wiring import Finding, _memdir_hooks, _read, command_findings, hook_start_findings
 from .integrations import HOOKS, SERVER_NAME
 
 TRUST_ADVICE = ("start `codex` in {project} once and trust the folder, then choose \"Trust all and continue\" when it "
@@ -31,6 +31,7 @@ def check_codex(project: Path, home: Path) -> list[Finding]:
                 if missing else "SessionStart, UserPromptSubmit and Stop hooks registered in .codex/hooks.json"),
         Finding("codex mcp server", server, "memdir MCP server registered in .codex/config.toml" if server else
                 "no memdir MCP server in .codex/config.toml: run memdir init --client codex"),
+        *command_findings(hooks.values(), "Codex", "--client codex"),
         *hook_start_findings(hooks.values(), "--client codex"),
         _trust_finding(project, home),
     ]

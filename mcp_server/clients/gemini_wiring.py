@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .claude_wiring import Finding, _memdir_hooks_in, _read, _servers, hook_start_findings
+from .claude_wiring import Finding, _memdir_hooks_in, _read, _servers, command_findings, hook_start_findings
 from .gemini import EVENTS
 from .integrations import SERVER_NAME
 
@@ -34,6 +34,7 @@ def check_gemini(project: Path, home: Path) -> list[Finding]:
         Finding("gemini mcp server", server, "memdir MCP server registered" if server else
                 "no memdir MCP server in .gemini/settings.json: run memdir init --client gemini"),
     ]
+    findings += command_findings(hooks.values(), "Gemini CLI", "--client gemini")
     return findings + hook_start_findings(hooks.values(), "--client gemini") + [_trust_finding(project, home, user_settings)]
 
 

@@ -58,9 +58,14 @@ TRUST_NOTE = (  # Claude Code's rule, which otherwise makes a fresh setup look l
     "Next, in Claude Code: start `claude` in {project} once and accept the workspace trust prompt. Until a\n"
     "workspace is trusted, Claude Code ignores its hooks, permissions and MCP servers. For headless runs\n"
     "(claude -p, CI), set projects[\"{project}\"].hasTrustDialogAccepted to true in ~/.claude.json.\n"
-    "Each developer runs memdir init --claude-code once in their own clone (the hooks and the server name\n"
-    "this machine's memdir; the committed .claude/settings.json holds only memdir's permissions).\n"
+    "{scope}\n"
     "`memdir doctor` checks all of this.")
+SCOPE_NOTES = {  # what the registration covers: one clone (project scope) or every project of this user
+    "project": ("Each developer runs memdir init --claude-code once in their own clone (the hooks and the server name\n"
+                "this machine's memdir; the committed .claude/settings.json holds only memdir's permissions)."),
+    "user": ("The hooks and the server are registered for this user, in every project: each is served its own\n"
+             ".memories vault (memdir init there makes one); nothing was written into this project's .claude/."),
+}
 
 
 @dataclass(frozen=True)

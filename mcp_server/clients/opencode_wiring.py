@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .claude_wiring import Finding, _command_finding, _read, hook_start_findings
+from .claude_wiring import Finding, _read, command_findings, hook_start_findings
 from .hook_script import hook_invocation
 from .integrations import (SERVER_NAME, Registration, _parse_json, _read_bytes, _table, memdir_command,
                            save_kept_out_of_git, vault_argument)
@@ -91,8 +91,11 @@ def check_opencode(project: Path) -> list[Finding]:
                         if plugin_path.is_file() else
                         "no .opencode/plugins/memdir.js (no context, no capture): run memdir init --client opencode")]
     if isinstance(server, dict) and isinstance(server.get("command"), list) and server["command"]:
-        findings.append(_command_finding(str(server["command"][0])))
-    findings += hook_start_findings(_plugin_hook_executables(plugin_path), "--client opencode")
+        findings += command_findings([str(server["command"][0])], "OpenCode", "--client opencode",
+                                     what="MCP server command", fails="memdir tools")
+    hooks = _plugin_hook_executables(plugin_path)
+    findings += command_findings(hooks, "OpenCode", "--client opencode")
+    findings += hook_start_findings(hooks, "--client opencode")
     if shutil.which("opencode") is None:
         findings.append(Finding("opencode binary", False, "opencode is not on PATH (npm install -g opencode-ai); "
                                                           "the configuration is ready for it"))

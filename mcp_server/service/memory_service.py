@@ -667,6 +667,9 @@ def _refuse_supersedes_cycle(side: Any, source: Memory, entries: Sequence[str]) 
         written = side.vault.load(held.path) if held is not None else None
         direct = written is not None and source.id in graph.named_in_supersedes(written.supersedes, written.path)
         if direct or graph.supersedes(newer, source.id):
+            # through a chain, `newer` does not name `source` itself: the link to remove is one of the chain's
+            undo = (f"remove {source.id} from {newer}'s supersedes first" if direct else
+                    f"remove a supersedes link of that chain first (memdir links {newer} shows it)")
             raise ConflictError(f"{newer} already supersedes {source.id}{'' if direct else ' (through a chain)'}: "
                                 f"recording {source.id} as superseding {newer} would make a cycle that hides both from "
-                                f"search; to reverse it, remove {source.id} from {newer}'s supersedes first")
+                                f"search; to reverse it, {undo}")

@@ -310,9 +310,11 @@ def stats(data: Stats) -> str:
             f"{data.superseded} superseded, {count(data.problems, 'problem file')}")
     private = data.private
     if private and private.get("user_vault"):
-        text += f"\nuser vault (private, not counted above): {private['user_memories']} memories in {private['user_vault']}"
+        text += f"\nuser vault (private, not counted above): {count(private['user_memories'], 'memory')} in {private['user_vault']}"
     if private and private.get("project_memories"):
-        text += f"\n{private['project_memories']} files in this project vault say privacy: private (see memdir doctor)"
+        marked = private["project_memories"]
+        text += (f"\n{count(marked, 'file')} in this project vault {'says' if marked == 1 else 'say'} privacy: private "
+                 "(see memdir doctor)")
     return text
 
 

@@ -175,6 +175,11 @@ def _ids(value: str) -> list[str]:
 
 def _verify(service: Any, fields: Mapping[str, str]) -> str:  # memdir verify ID
     done = service.verify(ops.Verify(ids=_ids(fields.get("ids", "")))).verified
+    refused = [v for v in done if v.still_stale]  # a cited symbol is gone: nothing was confirmed, as the CLI says
+    if refused:
+        raise ValidationError("; ".join(
+            f"«{v.title}» is NOT verified: " + ", ".join(f"{s.path} {s.reason}" for s in v.still_stale) for v in refused)
+            + ": edit it to what the code says now, then verify it")
     return "verified: " + ", ".join(v.title for v in done)
 
 

@@ -155,11 +155,17 @@ def test_memdir_toml_sets_how_far_a_bad_record_demotes(tmp_path: Path):
     ("quality_failed_if_helpful = 0.8", r"memdir.toml:3 \[search\] quality_failed_if_helpful: with "
                                         r"quality_worked_if_misleading = 0.2 a score would be no evidence or backwards"),
     ("quality_curve = 0", r"memdir.toml:3 \[search\] quality_curve: 0.0 is not positive"),
-    ("quality_decy = 0.7", r"memdir.toml \[search\]: unknown key\(s\) quality_decy"),
+    ("quality_decy = 0.7", r"memdir.toml:3 \[search\] quality_decy: unknown key \(did you mean quality_decay\?\)"),
 ])
 def test_a_learner_constant_that_cannot_be_used_names_the_file_line_and_key(tmp_path: Path, line: str, message: str):
     (tmp_path / "memdir.toml").write_text(f"[search]\nquality_gain = 0.25\n{line}\n")
     with pytest.raises(ConfigError, match=message):
+        load_sections(tmp_path, INDEX_SECTIONS)
+
+
+def test_an_unknown_section_names_its_line_and_the_section_it_likely_meant(tmp_path: Path):
+    (tmp_path / "memdir.toml").write_text("[search]\nquality_gain = 0.25\n\n[serch.recency]\nx = 1\n")
+    with pytest.raises(ConfigError, match=r"memdir.toml:4: unknown section \[serch\] \(did you mean search\?\); known: "):
         load_sections(tmp_path, INDEX_SECTIONS)
 
 

@@ -96,6 +96,18 @@ def test_type_tag_and_date_filters(hashing_root: Path):
     index.close()
 
 
+def test_a_collection_or_type_no_memory_can_have_is_refused_naming_the_valid_ones(hashing_root: Path):
+    write(hashing_root, "patterns/p.md", memory_text("m-00000001", "Lock", "postgres lock", collection="patterns"))
+    index = concept_index(hashing_root)
+    s = searcher(index)
+    with pytest.raises(ValidationError, match="unknown collection 'pattern'; expected one of: working, history, patterns"):
+        s.search(SearchRequest(query="postgres lock", collections=("pattern",), now=NOW))  # a typo, not "nothing found"
+    with pytest.raises(ValidationError, match="unknown type 'learnin'; expected one of: preference, fact"):
+        s.search(SearchRequest(query="postgres lock", types=("learnin",), now=NOW))
+    assert ids(s.search(SearchRequest(query="postgres lock", collections=("patterns",), now=NOW))) == ["m-00000001"]
+    index.close()
+
+
 def test_superseded_memories_are_hidden_and_their_successor_stands_in(example_root: Path):
     index = open_index(example_root)
     s = searcher(index)

@@ -96,4 +96,15 @@ def test_doctor_says_codex_ignores_the_project_until_it_is_trusted(project: Path
     (home / ".codex").mkdir(exist_ok=True)
     (home / ".codex" / "config.toml").write_text(f'[projects."{project}"]\ntrust_level = "trusted"\n')
     lines = [line for line in doctor().splitlines() if line.startswith("Codex")]
-    assert len(lines) == 3 and all(line.startswith("Codex ok:") for line in lines), lines
+    assert len(lines) == 4 and all(line.startswith("Codex ok:") for line in lines), lines
+
+
+def test_doctor_names_codex_hooks_whose_memdir_was_moved_away(project: Path):
+    init()
+    hooks = project / ".codex" / "hooks.json"
+    hooks.write_text(hooks.read_text().replace(hook_script_path(), "/gone/bin/memdir-hook"))  # the venv moved
+    output = CliRunner().invoke(cli, ["doctor"]).output
+    assert ("Codex MISSING: hook command /gone/bin/memdir-hook not found: Codex's hooks would fail to start; "
+            "run memdir init --client codex again") in output, output
+    init()  # the advice works
+    assert f"Codex ok: hook command {hook_script_path()} found" in CliRunner().invoke(cli, ["doctor"]).output

@@ -129,3 +129,13 @@ def test_doctor_says_gemini_ignores_the_project_until_its_folder_is_trusted(proj
 def test_doctor_says_nothing_about_gemini_for_a_project_without_it(project: Path):
     CliRunner().invoke(cli, ["init"])
     assert "Gemini CLI" not in doctor()
+
+
+def test_doctor_names_gemini_hooks_whose_memdir_was_moved_away(project: Path):
+    init()
+    settings = project / ".gemini" / "settings.json"
+    settings.write_text(settings.read_text().replace(hook_script_path(), "/gone/bin/memdir-hook"))  # the venv moved
+    assert ("Gemini CLI MISSING: hook command /gone/bin/memdir-hook not found: Gemini CLI's hooks would fail to "
+            "start; run memdir init --client gemini again") in doctor()
+    init()  # the advice works
+    assert f"Gemini CLI ok: hook command {hook_script_path()} found" in doctor()

@@ -116,14 +116,15 @@ def test_a_hook_command_is_memdirs_in_either_form(command: str, event_name: str 
 
 
 def test_doctor_names_a_hook_script_that_runs_another_installation(tmp_path: Path):
-    from mcp_server.clients.claude_wiring import _command_finding
+    from mcp_server.clients.claude_wiring import command_findings
 
     [script] = hook_script.hook_invocation(integrations.memdir_command())
-    assert _command_finding(script).ok
+    assert command_findings([script], "Claude Code", "--claude-code")[0].ok
     moved = tmp_path / "memdir-hook"  # written by an installation since moved away
     moved.write_text(hook_script.script_text("/old/venv/bin/python", "/old/checkout"))
-    finding = _command_finding(str(moved))
+    [finding] = command_findings([str(moved)], "Claude Code", "--claude-code")
     assert not finding.ok and "runs another memdir than this one" in finding.detail
+    assert "memdir init --claude-code again" in finding.detail
 
 
 def test_a_memdir_hook_file_memdir_did_not_write_is_left_as_it_is(tmp_path: Path):

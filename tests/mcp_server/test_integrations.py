@@ -145,13 +145,16 @@ def test_a_settings_file_that_is_not_json_is_reported_and_left_alone(project: Pa
 def test_user_scope_writes_the_users_files_and_keeps_their_other_keys(project: Path):
     home = Path(os.environ["HOME"])
     (home / ".claude.json").write_text(json.dumps({"numStartups": 41, "projects": {"/x": {"allowedTools": []}}}))
-    init("--claude-code", "--scope", "user")
+    output = init("--claude-code", "--scope", "user")
+    assert "committed .claude/settings.json" not in output  # no project file is written: the next step says so
+    assert "registered for this user, in every project" in output
     user_config = read(home / ".claude.json")
     assert user_config["numStartups"] == 41 and "/x" in user_config["projects"]
     assert user_config["mcpServers"]["memdir"]["args"] == ["mcp", "--vault", ".memories"]  # each project's own
     settings = read(home / ".claude" / "settings.json")
     assert memdir_handlers(settings, "UserPromptSubmit") and "enabledMcpjsonServers" not in settings
     assert not (project / ".claude").exists()
+    assert "committed .claude/settings.json" in init("--claude-code")  # the project scope's next step
 
 
 def test_the_written_hook_command_runs_in_a_shell_and_exits_0(project: Path):

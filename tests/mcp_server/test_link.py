@@ -58,8 +58,11 @@ def test_a_supersedes_link_that_would_close_a_cycle_is_refused_also_from_two_tab
     service.app.index.sync(["patterns/third.md"])
     service.link(ops.Link(source="m-00000a02", target="m-00000a01", relation="supersedes"))
     service.link(ops.Link(source="m-00000a03", target="m-00000a02", relation="supersedes"))
-    with pytest.raises(ConflictError, match="would make a cycle"):
+    with pytest.raises(ConflictError, match="would make a cycle") as chained:
         service.link(ops.Link(source="m-00000a01", target="m-00000a03", relation="supersedes"))  # through the chain
+    # m-00000a03 names only m-00000a02: the advice is to cut the chain, not to edit a supersedes that lacks the id
+    assert "remove m-00000a01 from m-00000a03's supersedes" not in str(chained.value)
+    assert "remove a supersedes link of that chain first (memdir links m-00000a03 shows it)" in str(chained.value)
     outcomes: list[str] = []
     start = threading.Barrier(2)
 

@@ -96,3 +96,19 @@ def test_doctor_says_a_plugin_from_before_memdir_hook_starts_hooks_slowly_until_
     run("init", "--client", "opencode")
     code, output = run("doctor")
     assert "memdir's hooks start through" not in output
+
+
+def test_doctor_names_the_plugins_hook_command_and_the_server_command_of_a_memdir_moved_away(project: Path):
+    run("init", "--client", "opencode")
+    plugin, config = project / ".opencode" / "plugins" / "memdir.js", project / ".opencode" / "opencode.json"
+    plugin.write_text(plugin.read_text().replace(hook_script_path(), "/gone/bin/memdir-hook"))  # the venv moved
+    config.write_text(config.read_text().replace(integrations.memdir_command(), "/gone/bin/memdir"))
+    code, output = run("doctor")
+    assert ("OpenCode MISSING: hook command /gone/bin/memdir-hook not found: OpenCode's hooks would fail to start; "
+            "run memdir init --client opencode again") in output, output
+    assert ("OpenCode MISSING: MCP server command /gone/bin/memdir not found: OpenCode's memdir tools would fail to "
+            "start; run memdir init --client opencode again") in output
+    assert "Claude Code" not in output  # the advice is OpenCode's, not another client's
+    run("init", "--client", "opencode")  # the advice works
+    code, output = run("doctor")
+    assert "OpenCode MISSING: hook command" not in output and "OpenCode MISSING: MCP server command" not in output

@@ -102,6 +102,8 @@ def test_project_stats_do_not_count_private_memories(service):
     stats = service.stats(ops.Stats())
     assert stats.memories == before
     assert stats.private and stats.private["user_memories"] == 1
+    from mcp_server.views import render
+    assert "user vault (private, not counted above): 1 memory in " in render.stats(stats)  # not "1 memories"
     assert service.stats(ops.Stats(include_private=False)).private is None
 
 

@@ -47,6 +47,15 @@ def test_the_inbox_lists_stale_duplicate_contradicting_invalid_secret_and_imitat
     assert all(i.key and i.action for items in found.values() for i in items)
 
 
+def test_a_stale_memory_whose_cited_symbol_is_gone_is_sent_to_an_edit_not_to_a_verify_that_refuses(service, project):
+    cited = service.add(ops.Add(content="Tokens are signed in `services/auth.py::issue_token`.", type="fact")).memory.id
+    write(project, "services/auth.py", AUTH.replace("issue_token", "mint_token"))
+    [item] = kinds(service.review(ops.Review()))["stale"]
+    assert item.action.startswith(f"edit {service.read(ops.Read(ref=cited)).path} to what the code says now")
+    assert not item.action.startswith("memdir verify")
+    assert service.verify(ops.Verify(ids=[cited])).verified[0].still_stale  # what the old action led to: refused
+
+
 def test_a_dismissed_item_stays_dismissed_until_what_it_is_about_changes(service, project):
     stale = service.add(ops.Add(content="Token lifetime lives in `services/auth.py`.", type="fact")).memory.id
     write(project, "services/auth.py", AUTH.replace("15", "30"))

@@ -182,6 +182,19 @@ async def test_the_verify_tool_and_command_do_not_say_verified_while_the_cited_s
     assert "NOT verified" in command.output and not command.output.startswith("verified")
 
 
+def test_the_web_views_verify_button_reports_a_refusal_while_the_cited_symbol_is_gone(service, project):
+    from mcp_server.web import pages
+    from vault import ValidationError
+
+    cited = service.add(ops.Add(content="Tokens are signed in `services/auth.py::issue_token`.", type="fact")).memory.id
+    write(project, "services/auth.py", "TTL_MINUTES = 15\n\ndef mint_token(user):\n    return sign(user, TTL_MINUTES)\n")
+    with pytest.raises(ValidationError, match="NOT verified: services/auth.py symbol-missing"):  # a red note, not "verified"
+        pages.act(service, "verify", {"ids": cited})
+    assert [s.reason for s in service.read(ops.Read(ref=cited)).stale or []] == ["symbol-missing"]
+    write(project, "services/auth.py", AUTH.replace("15", "30"))  # the symbol is back, only its value changed
+    assert pages.act(service, "verify", {"ids": cited}).startswith("verified: ")
+
+
 def test_verify_with_one_unknown_id_refuses_before_changing_any_file(service, project):
     from vault import NotFoundError
 

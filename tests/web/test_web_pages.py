@@ -224,3 +224,15 @@ def test_ui_on_a_folder_that_is_not_an_initialized_vault_says_how_to_make_one(se
     result = CliRunner().invoke(cli, ["ui", "--no-browser", "--vault", str(plain)])
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
     assert f"no initialized vault at {plain}" in result.output and f"memdir init {plain}" in result.output
+
+
+def test_ui_where_no_browser_opens_prints_the_address_and_does_not_say_it_opened_one(served, monkeypatch):
+    import webbrowser
+
+    root, _, _ = served
+    monkeypatch.setattr(webbrowser, "open", lambda url: False)  # a machine without a browser (ssh, a container)
+    result = CliRunner().invoke(cli, ["ui", "--vault", str(root / ".memories")])
+    assert result.exit_code == 0, result.output
+    assert "/ui/login?code=" in result.output and "no browser to open here" in result.output
+    assert "in the browser" not in result.output  # it said "opened the memdir pages ... in the browser"
+
