@@ -1199,6 +1199,45 @@ def secret_scan_growth() -> dict[str, float]:
             "secret_scan_quadratic": int(took[32_000] > 24 * max(took[4_000], 1e-3))}
 
 
+def dripping_inbox(work: Path) -> dict[str, int]:
+    """A local process that connects to a starting server's inbox (server/inbox.py) and sends a byte every half second,
+    then a hook whose event no spool could take hands its event over within its 3 s budget: 1 when it was not kept
+    (the inbox answers one connection at a time, and the drip never let a per-read timeout fire)."""
+    from mcp_server import client
+    from mcp_server.server.inbox import Inbox
+
+    folder = work / "dripping-inbox"
+    folder.mkdir(mode=0o700)
+    inbox = Inbox.open(folder)
+    if inbox is None:
+        return {"dripping_inbox_events_lost": 1}
+    dripping = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dripping.connect(str(folder / client.INBOX))
+    stop = threading.Event()
+
+    def drip() -> None:
+        with contextlib.suppress(OSError):
+            while not stop.wait(0.5):
+                dripping.sendall(b" ")
+    dripper = threading.Thread(target=drip, daemon=True)
+    dripper.start()
+    saved = os.environ.get("MEMDIR_SERVERS_DIR")
+    os.environ["MEMDIR_SERVERS_DIR"] = str(folder)
+    try:
+        event = {"vault": str(work / "v" / ".memories"), "event": "prompt", "payload": {"session_id": "s"}, "at": 1}
+        kept = client.hand_to_inbox(json.dumps(event).encode(), 3.0)
+    finally:
+        if saved is None:
+            del os.environ["MEMDIR_SERVERS_DIR"]
+        else:
+            os.environ["MEMDIR_SERVERS_DIR"] = saved
+        stop.set()
+        dripper.join(5)
+        dripping.close()
+        inbox.close()
+    return {"dripping_inbox_events_lost": int(kept is not True)}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -1244,6 +1283,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("linked_spool_read", lambda: linked_spool_read(work)),
         ("archived_memdir", lambda: archived_memdir(work)),
         ("hostile_pdfs", lambda: hostile_pdfs(work)),
+        ("dripping_inbox", lambda: dripping_inbox(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
