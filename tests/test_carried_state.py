@@ -155,3 +155,41 @@ def test_the_hook_tells_the_user_and_the_model_once_a_session_that_a_committed_m
     finally:
         stop_all(root)
     assert not (tmp_path / "RAN").exists()
+
+
+@pytest.mark.parametrize("flaw", ["readable by others", "not a whole key", "a symlink"])
+def test_a_stamp_key_that_others_may_read_or_that_is_not_whole_is_replaced_and_an_archive_stamped_with_it_is_not_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flaw: str):
+    """The user's stamp key found readable by others (a backup restored under another umask: another user read it and
+    stamped a hostile archive's index with it), truncated, or a symlink: the key is moved aside and a new one made,
+    so the archive's index is rebuilt from the files and its pickle does not run. On main such a key either checked
+    the forged stamp, or turned stamps off (said in the log only), and the pickle ran."""
+    from vault import state_stamp as keys
+
+    marker, key = tmp_path / "RAN", tmp_path / "victim-state" / "memdir" / keys.KEY_NAME
+    elsewhere = tmp_path / "attacker-state" / "key"
+    monkeypatch.setattr(keys, "_keys", {})
+    monkeypatch.setattr(keys, "_key_at", key if flaw == "readable by others" else elsewhere)
+    project = hostile_repository(tmp_path, marker)  # stamped with the victim's key read by another user, or the
+    if flaw == "readable by others":               # attacker's own
+        key.chmod(0o644)
+    elif flaw == "not a whole key":
+        key.parent.mkdir(parents=True)
+        key.write_bytes(b"")
+        key.chmod(0o600)
+    else:
+        key.parent.mkdir(parents=True)
+        key.symlink_to(elsewhere)
+    tarball = tmp_path / "hostile.tar"
+    git(project, "archive", "--prefix=hostile-main/", "-o", str(tarball), "HEAD")
+    (tmp_path / "victim").mkdir()
+    subprocess.run(["tar", "-xf", str(tarball), "-C", str(tmp_path / "victim")], check=True, timeout=60)
+    monkeypatch.setattr(keys, "_keys", {})  # the victim's own process
+    monkeypatch.setattr(keys, "_key_at", key)
+    result = CliRunner().invoke(cli, ["search", "celery", "--vault", str(tmp_path / "victim" / "hostile-main" /
+                                                                         ".memories")])
+    assert not marker.exists(), "the archive's pickle ran in memdir"
+    assert result.exit_code == 0 and "m-0000000a" in result.output
+    info = key.lstat()
+    assert key.is_file() and not key.is_symlink() and info.st_mode & 0o777 == 0o600 and info.st_size == keys.KEY_BYTES
+    assert len(list(key.parent.glob(f"{keys.KEY_NAME}.unusable-*"))) == 1  # kept beside it, for whoever looks

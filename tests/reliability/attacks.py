@@ -1113,6 +1113,36 @@ def archived_memdir(work: Path) -> dict[str, int]:
     """The repository of `carried_memdir` downloaded as an archive (`git archive`, as GitHub's "Download ZIP" or a
     release tarball): its `.memdir/` comes without git, built by the attacker's memdir. Unpacked and searched by the
     victim: 1 when the pickled table of contents ran."""
+    return {"archived_memdir_code_runs": _archive_searched(work / "archived", work / "archived-attacker-state" / "key",
+                                                           work / "archived-victim-state" / "key")}
+
+
+def unusable_stamp_key(work: Path) -> dict[str, int]:
+    """`archived_memdir` with the victim's stamp key flawed: readable by others (one of them read it and stamped the
+    archive's index), truncated to nothing, or a symlink. Counts the cases whose pickle ran (a flawed key checked the
+    forged stamp, or turned stamps off)."""
+    ran = 0
+    for n, flaw in enumerate(("readable", "empty", "symlink")):
+        victim, attacker = work / f"flawed-{n}-victim" / "key", work / f"flawed-{n}-attacker" / "key"
+
+        def flawed(flaw: str = flaw, victim: Path = victim, attacker: Path = attacker) -> None:
+            if flaw == "readable":
+                victim.chmod(0o644)
+                return
+            victim.parent.mkdir(parents=True, exist_ok=True)
+            if flaw == "empty":
+                victim.write_bytes(b"")
+                victim.chmod(0o600)
+            else:
+                victim.symlink_to(attacker)
+        ran += _archive_searched(work / f"flawed-{n}", victim if flaw == "readable" else attacker, victim, flawed)
+    return {"unusable_stamp_key_code_runs": ran}
+
+
+def _archive_searched(work: Path, attacker_key: Path, victim_key: Path,
+                      before: Callable[[], None] | None = None) -> int:
+    """Build `carried_memdir`'s hostile repository under `attacker_key`, archive it, unpack it, run `before` (the
+    victim's key as found), search it under `victim_key`: 1 when the pickle ran."""
     import subprocess
 
     from click.testing import CliRunner
@@ -1128,13 +1158,17 @@ def archived_memdir(work: Path) -> dict[str, int]:
     def key_at(path: Path | None) -> None:
         if state_stamp is not None:
             state_stamp.keep_key_at(path)
+            state_stamp._keys.clear()  # each side reads its key afresh, as its own process would
 
-    marker, saved = work / "archived-ran", getattr(state_stamp, "_key_at", None)
+    work.mkdir()
+    marker, saved = work / "ran", getattr(state_stamp, "_key_at", None)
     try:
-        key_at(work / "archived-attacker-state" / "key")  # the attacker's own memdir built it
-        project = hostile_repository(work / "archived", marker)
-        key_at(work / "archived-victim-state" / "key")
-        tarball, unpacked = work / "archived.tar", work / "archived-unpacked"
+        key_at(attacker_key)  # the attacker's own memdir built it
+        project = hostile_repository(work, marker)
+        if before is not None:
+            before()
+        key_at(victim_key)
+        tarball, unpacked = work / "archived.tar", work / "unpacked"
         unpacked.mkdir()
         subprocess.run(["git", "archive", "--prefix=project/", "-o", str(tarball), "HEAD"], cwd=project, check=True,
                        timeout=60)
@@ -1142,7 +1176,7 @@ def archived_memdir(work: Path) -> dict[str, int]:
         CliRunner().invoke(cli, ["search", "celery", "--vault", str(unpacked / "project" / ".memories")])
     finally:
         key_at(saved)
-    return {"archived_memdir_code_runs": int(marker.exists())}
+    return int(marker.exists())
 
 
 def hostile_pdfs(work: Path, wall: float = 120.0) -> dict[str, int]:
@@ -1284,6 +1318,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("archived_memdir", lambda: archived_memdir(work)),
         ("hostile_pdfs", lambda: hostile_pdfs(work)),
         ("dripping_inbox", lambda: dripping_inbox(work)),
+        ("unusable_stamp_key", lambda: unusable_stamp_key(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
