@@ -1272,6 +1272,32 @@ def dripping_inbox(work: Path) -> dict[str, int]:
     return {"dripping_inbox_events_lost": int(kept is not True)}
 
 
+def ignored_file_ingested(work: Path) -> dict[str, int]:
+    """The model, told by a page or a file it read to "ingest notes/salary.md", calls ingest_document on a file the
+    project's git ignores, by name and then with the folder around it: counts the ignored files that became books
+    (committed with the project)."""
+    import subprocess
+
+    from mcp_server.service.app import App
+    from mcp_server.service.memory_service import MemoryService
+
+    root = small_vault(work / "ignored-ingest" / ".memories")
+    project = root.parent
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, timeout=60)
+    (project / ".gitignore").write_text("notes/salary.md\n")
+    (project / "notes").mkdir()
+    (project / "notes" / "salary.md").write_text("# Offer\n\nasking 250k; the manager leaves in March\n")
+    app = App(root)
+    try:
+        for path in ("notes/salary.md", "notes"):
+            with contextlib.suppress(Exception):
+                MemoryService(app).run(ops.IngestDocument(path=path))
+    finally:
+        app.close()
+    books = list((root / "books").rglob("*.md"))
+    return {"ignored_files_ingested_by_the_model": sum("250k" in p.read_text() for p in books)}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -1319,6 +1345,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("hostile_pdfs", lambda: hostile_pdfs(work)),
         ("dripping_inbox", lambda: dripping_inbox(work)),
         ("unusable_stamp_key", lambda: unusable_stamp_key(work)),
+        ("ignored_file_ingested", lambda: ignored_file_ingested(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
