@@ -76,6 +76,30 @@ def stamped(generation: Path, meta: Mapping[str, Any]) -> bool:
     return hmac.compare_digest(told.encode(), _digest(key, generation.name, meta).encode())
 
 
+def signature(purpose: str, data: bytes) -> str | None:
+    """This user's HMAC of `data` for `purpose` (another purpose's never checks), or None when there is no key."""
+    key = user_key()
+    return None if key is None else hmac.new(key, purpose.encode() + b"\0" + data, hashlib.sha256).hexdigest()
+
+
+def signed(purpose: str, data: bytes, told: str) -> bool:
+    """Whether `told` is this user's signature of `data` for `purpose` (True when there is no key to check)."""
+    mine = signature(purpose, data)
+    return mine is None or hmac.compare_digest(mine.encode(), told.encode("ascii", "replace"))
+
+
+def older_than_key(path: Path) -> bool:
+    """Whether `path` last changed (ctime, which an unpacked archive cannot set back) before this user's key was made:
+    it was there before memdir stamped anything here, so it is this user's own state from before stamps."""
+    key_at = _key_at
+    if key_at is None or user_key() is None:
+        return True
+    try:
+        return os.stat(path).st_ctime < os.stat(key_at).st_ctime
+    except OSError:
+        return False
+
+
 def _digest(key: bytes, name: str, meta: Mapping[str, Any]) -> str:
     message = f"memdir-generation\0{name}\0{json.dumps(dict(meta), sort_keys=True)}".encode()
     return hmac.new(key, message, hashlib.sha256).hexdigest()

@@ -1298,6 +1298,41 @@ def ignored_file_ingested(work: Path) -> dict[str, int]:
     return {"ignored_files_ingested_by_the_model": sum("250k" in p.read_text() for p in books)}
 
 
+def poisoned_cache(work: Path) -> dict[str, int]:
+    """A project archive whose `.memdir/cache/embeddings.sqlite` holds, for a hostile memory's texts, the vector of a
+    question (tests/test_carried_state.py): unpacked by a user who has used memdir before and searched with that
+    question. 1 when the hostile memory was among the answers (its text shares nothing with the question)."""
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from mcp_server.cli.commands import cli
+    from tests.test_carried_state import poisoned_archive
+
+    try:
+        from vault import state_stamp
+    except ImportError:  # a memdir from before stamps
+        state_stamp = None  # type: ignore[assignment]
+    saved = getattr(state_stamp, "_key_at", None)
+    work = work / "poisoned-cache"
+    work.mkdir()
+    try:
+        if state_stamp is not None:
+            state_stamp.keep_key_at(work / "attacker-state" / "key")
+        tarball = poisoned_archive(work, "which uv version")
+        if state_stamp is not None:
+            state_stamp.keep_key_at(work / "victim-state" / "key")
+            state_stamp.user_key()  # the victim's key, made before the archive came
+        (work / "victim").mkdir()
+        subprocess.run(["tar", "-xf", str(tarball), "-C", str(work / "victim")], check=True, timeout=60)
+        answer = CliRunner().invoke(cli, ["search", "which uv version", "--vault",
+                                          str(work / "victim" / "project" / ".memories")])
+    finally:
+        if state_stamp is not None:
+            state_stamp.keep_key_at(saved)
+    return {"poisoned_cache_ranked_its_memory": int("m-000000ee" in answer.output or answer.exit_code != 0)}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -1346,6 +1381,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("dripping_inbox", lambda: dripping_inbox(work)),
         ("unusable_stamp_key", lambda: unusable_stamp_key(work)),
         ("ignored_file_ingested", lambda: ignored_file_ingested(work)),
+        ("poisoned_cache", lambda: poisoned_cache(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
