@@ -272,3 +272,18 @@ def test_an_embedding_cache_from_before_stamps_is_kept_when_its_index_is_rebuilt
     with sqlite3.connect(root / ".memdir" / "cache" / "embeddings.sqlite") as db:
         db.execute("DROP TABLE stamp")
     assert rebuild(Vault(root), HashingEmbedder(256)).embedded == 0
+
+
+def test_a_stamp_key_on_a_file_system_that_keeps_no_modes_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A state folder on a mount that shows every file 0777 (FAT, drvfs): the key cannot be made private, so it is
+    not exposed either; replacing it would make a new key in every process and rebuild every index each time."""
+    from vault import state_stamp as keys
+
+    key = tmp_path / "state" / keys.KEY_NAME
+    monkeypatch.setattr(keys, "_keys", {})
+    monkeypatch.setattr(keys, "_key_at", key)
+    made = keys.user_key()
+    key.chmod(0o777)
+    monkeypatch.setattr(os, "fchmod", lambda fd, mode: None)  # the mount ignores it
+    monkeypatch.setattr(keys, "_keys", {})  # another process
+    assert keys.user_key() == made and not list(key.parent.glob(f"{keys.KEY_NAME}.unusable-*"))

@@ -158,13 +158,23 @@ def _set_aside(path: Path, why: OSError) -> bool:
     return True
 
 
+def _can_be_private(fd: int) -> bool:
+    """Whether the key's file system keeps a mode of 0600 (then a key others could read was exposed, and is replaced).
+    One that shows every file 0777 (a FAT or drvfs mount) would have a new key made, and set aside, by every process."""
+    try:
+        os.fchmod(fd, 0o600)
+        return not os.fstat(fd).st_mode & 0o077
+    except OSError:
+        return False
+
+
 def _read(path: Path) -> bytes:
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(f"{path} is not a regular file")
-        if info.st_uid != os.getuid() or info.st_mode & 0o077:
+        if info.st_uid != os.getuid() or info.st_mode & 0o077 and _can_be_private(fd):
             raise OSError(f"{path} is not private to this user (owner {info.st_uid}, mode "
                           f"{stat.S_IMODE(info.st_mode):o}): another user could stamp an index as this user's")
         data = os.read(fd, KEY_BYTES + 1)
