@@ -48,10 +48,8 @@ def rebuild(vault: Vault, embedder: Embedder, progress: Progress | None = None) 
                              "or a server; memdir status lists servers); run memdir reindex again when it is done")
     started = time.perf_counter()
     try:
-        current = layout.current()
         cached = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
-            embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite",
-            adopt=current is not None and layout.compatible(current, embedder))
+            embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite", adopt=layout.ours())
         index = build_index(vault, cached, layout, progress)  # counted as it was filled, not loaded again
         try:
             return RebuildReport(index.memory_count(), index.chunk_count(), len(index.problems()), cached.misses,

@@ -271,6 +271,12 @@ def test_an_embedding_cache_from_before_stamps_is_kept_when_its_index_is_rebuilt
 
     with sqlite3.connect(root / ".memdir" / "cache" / "embeddings.sqlite") as db:
         db.execute("DROP TABLE stamp")
+    # ... also when this memdir reads that index as another schema's (rebuilt: the cache is still this user's)
+    from indexer import generations
+
+    real = generations._meta
+    monkeypatch.setattr(generations, "_meta", lambda embedder: {**real(embedder), "schema": -1})
+    monkeypatch.setattr(keys, "older_than_key", lambda path: False)  # the index's stamp alone decides here
     assert rebuild(Vault(root), HashingEmbedder(256)).embedded == 0
 
 
