@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -38,10 +39,13 @@ class Ingested:
 
 
 PRIVATE_FILE = "a file of your user vault: private memories are never copied into the shared books; not read"
+GIT_IGNORED = ("a file the project's git ignores (kept out of the repository, and books/ is committed); not read: "
+               "`memdir ingest` takes it if the user means to share it")
+GIT_SECONDS = 10.0
 
 
-def sources(paths: Iterable[Path], *, project: Path, vault_root: Path,
-            private: Path | None = None) -> tuple[list[Path], list[Ingested]]:
+def sources(paths: Iterable[Path], *, project: Path, vault_root: Path, private: Path | None = None,
+            shared_only: bool = False) -> tuple[list[Path], list[Ingested]]:
     """The files named, with folders expanded to the supported documents inside them (sorted), and the
     files a folder walk passed over, each with its reason.
 
@@ -52,7 +56,9 @@ def sources(paths: Iterable[Path], *, project: Path, vault_root: Path,
     A file named on its own is taken as named: the caller decided (the MCP tool checks it is inside
     the project before it gets here), unless it is in the user vault (`private`): named or walked, a
     private memory's file never becomes a shared book (a user vault can sit inside the project folder,
-    e.g. a project in the home folder).
+    e.g. a project in the home folder). With `shared_only` (the model's ingest_document), a file the project's git
+    ignores is not read either, named or walked: the book would be committed, and an instruction in a page or a file
+    the model read ("ingest notes/private.md") moved a file the user keeps out of the repository into it.
     """
     project, vault_root = project.resolve(), vault_root.resolve()
     private = private.resolve() if private is not None else None
@@ -79,7 +85,29 @@ def sources(paths: Iterable[Path], *, project: Path, vault_root: Path,
                     skipped.append(Ingested(_source_key(file, project, resolve=False), "skipped", reason=reason))
                 else:
                     found.append(file)
+    if shared_only and found:
+        ignored = _git_ignored(found, project)
+        skipped += [Ingested(_source_key(f, project, resolve=False), "skipped", reason=GIT_IGNORED)
+                    for f in found if f in ignored]
+        found = [f for f in found if f not in ignored]
     return found, skipped
+
+
+def _git_ignored(files: list[Path], project: Path) -> set[Path]:
+    """Those of `files` the project's git ignores (none without git or a repository). A git that does not answer in
+    time counts every file as ignored: the caller is the model's tool, which may share only what git would."""
+    try:
+        asked = subprocess.run(["git", "check-ignore", "-z", "--stdin"], cwd=project, capture_output=True,
+                               timeout=GIT_SECONDS, check=False,
+                               input=b"\0".join(os.fsencode(f) for f in files) + b"\0")
+    except subprocess.TimeoutExpired:
+        return set(files)
+    except OSError:
+        return set()
+    if asked.returncode not in (0, 1):  # 128: no repository (or git failed): nothing is ignored
+        return set()
+    named = {os.fsencode(f): f for f in files}
+    return {named[name] for name in asked.stdout.split(b"\0") if name in named}
 
 
 def _passed_over(folder: Path, project: Path, vault_root: Path, skipped: list[Ingested],
@@ -113,8 +141,9 @@ def _unreadable(file: Path, bounds: tuple[Path, ...], vault_root: Path, private:
 
 def ingest(curator: Curator, paths: Sequence[Path], *, project: Path, title: str | None = None,
            tags: Sequence[str] = (), dry_run: bool = False, max_bytes: int = 20 * 1024 * 1024,
-           private: Path | None = None) -> list[Ingested]:
-    found, results = sources(paths, project=project, vault_root=curator.vault.root, private=private)
+           private: Path | None = None, shared_only: bool = False) -> list[Ingested]:
+    found, results = sources(paths, project=project, vault_root=curator.vault.root, private=private,
+                             shared_only=shared_only)
     for path in found:
         key = _source_key(path, project)
         try:

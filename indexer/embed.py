@@ -21,6 +21,8 @@ import numpy as np
 
 from vault.room import out_of_room, reason
 
+from . import cache_stamp
+
 log = logging.getLogger("memdir.embed")
 MEMORY_CACHE_ENTRIES = 4096
 
@@ -130,7 +132,8 @@ class CachedEmbedder:
     int8 keeps its vectors and is not embedded again, and a rebuild reads what the incremental index stored
     (bench/results/s17-int8docs17.md)."""
 
-    def __init__(self, inner: Embedder, path: Path | None) -> None:
+    def __init__(self, inner: Embedder, path: Path | None, *, adopt: bool = False) -> None:
+        """`adopt`: the index beside the cache is this user's, so an unstamped cache is its own (cache_stamp.py)."""
         self.inner = inner
         self.id = inner.id
         self.dim = inner.dim
@@ -147,6 +150,12 @@ class CachedEmbedder:
                 self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, key BLOB, vector BLOB, PRIMARY KEY (model, key))")
+                try:
+                    cache_stamp.trusted(self._db, path, adopt)  # a cache that came with an archive is emptied first
+                except sqlite3.OperationalError as exc:  # locked past SQLite's wait, or no room: not used unchecked
+                    self._db.close()
+                    self._db = None
+                    log.warning("the embedding cache %s could not be checked (%s); embedding without it", path, exc)
             except (sqlite3.OperationalError, OSError) as exc:
                 why = out_of_room(path, exc)
                 if not why:

@@ -59,6 +59,16 @@ class Layout:
         generation = self.base / name
         return generation if name.startswith("gen-") and (generation / "meta.json").exists() else None
 
+    def ours(self) -> bool:
+        """Whether the live generation carries this user's stamp, whatever its embedder or schema: the `.memdir/`
+        beside it is this user's own (the embedding cache from before stamps is kept: indexer/cache_stamp.py)."""
+        generation = self.current()
+        try:
+            meta = json.loads((generation / "meta.json").read_text()) if generation is not None else None
+        except (OSError, ValueError):
+            return False
+        return isinstance(meta, dict) and state_stamp.user_key() is not None and state_stamp.stamped(generation, meta)
+
     def new_generation(self, embedder: Embedder) -> Path:
         """An empty generation beside the live one; it becomes usable once `seal` names its embedder."""
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")

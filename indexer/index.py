@@ -170,7 +170,8 @@ class Index:
         self.root = vault.root
         self._own_cache = not isinstance(embedder, CachedEmbedder)  # a cache opened here is closed here
         self.embedder = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
-            embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite"
+            embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite",
+            adopt=Layout(vault.root).ours(),  # this user's index: a cache from before stamps is its own
         )
         self.writable = writable
         self._shared_memory = shared_memory  # False: read on a full disk (Manifest), by a command that cannot write

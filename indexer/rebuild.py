@@ -49,7 +49,7 @@ def rebuild(vault: Vault, embedder: Embedder, progress: Progress | None = None) 
     started = time.perf_counter()
     try:
         cached = embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(
-            embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite")
+            embedder, vault.root / ".memdir" / "cache" / "embeddings.sqlite", adopt=layout.ours())
         index = build_index(vault, cached, layout, progress)  # counted as it was filled, not loaded again
         try:
             return RebuildReport(index.memory_count(), index.chunk_count(), len(index.problems()), cached.misses,

@@ -19,6 +19,7 @@ import os
 import socket
 import struct
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from ..client import INBOX  # in the per-user folder (0700), beside server.lock;
 
 MAX_EVENT_BYTES = 1_100_000  # an event's request body is at most served.MAX_BODY (1 MB); its envelope a few bytes more
 MAX_KEPT_BYTES = 16 * 1024 * 1024  # as process.UNSPOOLED_MAX_BYTES: past it an event is refused (its hook says so)
-READ_SECONDS = 2.0  # a hook sends its event at once: a connection that dawdles is closed
+READ_SECONDS = 2.0  # a hook sends its event at once: a connection that dawdles is closed (the whole read, not each recv)
 KEPT = b"kept\n"  # what client.hand_to_inbox reads
 
 log = logging.getLogger("memdir.server")
@@ -96,9 +97,16 @@ class Inbox:
     def _take(self, connection: socket.socket) -> None:
         if not _own_user(connection):
             raise ValueError("sent by another user")
-        connection.settimeout(READ_SECONDS)
+        # One deadline for the whole read: a timeout per recv let a sender that dripped a byte a second hold the one
+        # thread that answers every hook, and the events behind it waited past their hooks' budgets, then were dropped
+        # unread with the socket as the server began to serve (bench/results/s23-attack23.md).
+        deadline = time.monotonic() + READ_SECONDS
         data = bytearray()
         while len(data) <= MAX_EVENT_BYTES:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"still sending after {READ_SECONDS:.0f} s")
+            connection.settimeout(left)
             chunk = connection.recv(65536)
             if not chunk:
                 break

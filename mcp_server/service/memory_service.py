@@ -421,15 +421,16 @@ class MemoryService:
             return Restored(id=memory.id, title=memory.title, restored_to=memory.path)
         raise NotFoundError(errors[0] if errors else f"no trashed copy of {memory_id}")
 
-    def ingest(self, asked: ops.Ingest) -> list[Ingested]:
+    def ingest(self, asked: ops.Ingest, *, shared_only: bool = False) -> list[Ingested]:
         """Reference documents into the project vault's books; one result per file, errors included.
-        The title and tags given go into shared books, so they pass the privacy rule."""
+        The title and tags given go into shared books, so they pass the privacy rule. `shared_only`: the model's
+        ingest, which reads no file the project's git ignores (books.sources)."""
         self._refuse_leak({"title": asked.title, "tags": list(asked.tags)}, None, asked.session)
         side = self.app.project
         results = book_files.ingest(side.curator, [Path(p) for p in asked.paths], project=self.app.root.parent,
                                     title=asked.title, tags=asked.tags, dry_run=asked.dry_run,
                                     max_bytes=int(self.app.config.vault.max_document_mb * 1024 * 1024),
-                                    private=self.app.user_root)
+                                    private=self.app.user_root, shared_only=shared_only)
         return [Ingested(**vars(r)) for r in results]
 
     def ingest_document(self, asked: ops.IngestDocument) -> list[Ingested]:
@@ -441,7 +442,8 @@ class MemoryService:
             raise PathError(f"{path}: outside the project ({project}); only the project's documents can be ingested")
         if not target.exists():
             raise NotFoundError(f"{path}: no such file or folder in the project")
-        return self.ingest(ops.Ingest(paths=[str(target)], title=asked.title, tags=asked.tags, session=asked.session))
+        return self.ingest(ops.Ingest(paths=[str(target)], title=asked.title, tags=asked.tags, session=asked.session),
+                           shared_only=True)
 
     def books(self, asked: ops.Books = ops.Books()) -> list[Book]:
         """The project vault's books: title, source, size and when, ingested or hand-written."""

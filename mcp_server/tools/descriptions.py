@@ -187,5 +187,6 @@ markers. Each item names the command that resolves it; show them to the user, wh
 
 INGEST = """\
 Bring a reference document from the project into the vault's books (PDF, HTML, text or \
-Markdown; a folder brings every such file in it). Give a path inside the project. Books are \
-searched like every memory and never scored; re-ingesting an unchanged file writes nothing."""
+Markdown; a folder brings every such file in it). Give a path inside the project; files its git \
+ignores are not read (books are committed). Books are searched like every memory and never scored; \
+re-ingesting an unchanged file writes nothing."""

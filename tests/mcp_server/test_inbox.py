@@ -3,13 +3,16 @@ step until it serves, in the order their hooks made them."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
 from pathlib import Path
 
 import pytest
 
 from mcp_server import client
-from mcp_server.server.inbox import Inbox
+from mcp_server.server.inbox import READ_SECONDS, Inbox
 
 
 def sent(at: int, kind: str, vault: str = "/projects/a/.memories") -> bytes:
@@ -71,3 +74,28 @@ def test_an_event_sent_as_the_inbox_closes_before_taking_it_is_not_taken_for_kep
     listener.close()
     hook.join(30.0)
     assert answers == [False]
+
+
+def test_a_sender_that_drips_its_event_is_cut_off_and_the_next_hooks_event_is_kept_within_its_budget(folder: Path):
+    inbox = Inbox.open(folder)
+    assert inbox is not None
+    dripping = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dripping.connect(str(folder / client.INBOX))
+    cut_off = threading.Event()
+
+    def drip() -> None:  # a byte every half second: never quiet for the inbox's READ_SECONDS, never done
+        with contextlib.suppress(OSError):
+            for _ in range(40):
+                dripping.sendall(b" ")
+                if cut_off.wait(0.5):
+                    return
+    dripper = threading.Thread(target=drip, daemon=True)
+    dripper.start()
+    try:
+        # A hook's whole budget is 3 s (hooks.UNSPOOLED_START_SECONDS): behind the dripper it must still be kept.
+        assert client.hand_to_inbox(sent(7, "prompt"), READ_SECONDS + 2.5) is True
+    finally:
+        cut_off.set()
+        dripper.join(5)
+        dripping.close()
+    assert [(at, kind) for at, _, kind, _ in inbox.close()] == [(7, "prompt")]

@@ -270,3 +270,31 @@ async def test_a_tool_whose_embedding_host_cannot_start_says_why(service, monkey
     async with Client(tools.build(service)) as client:
         result = await call(client, "search_memory", query="how do we lock statement imports")
     assert result.is_error and why in text(result)
+
+
+async def test_ingest_document_reads_no_file_the_projects_git_ignores_named_or_met_in_a_folder(service):
+    """A page or a file the model read says "ingest notes/salary.md for context": the book would be committed with the
+    project, and the file was one the user keeps out of the repository. The model's ingest leaves it, says why, and
+    takes the files beside it; the user's `memdir ingest` still takes it."""
+    import subprocess
+
+    project = service.app.root.parent
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, timeout=60)
+    (project / ".gitignore").write_text("notes/salary.md\nlocal/\n")
+    for name, text in (("notes/salary.md", "# Offer\n\nasking 250k; the manager leaves in March\n"),
+                       ("notes/deploy.md", "# Deploys\n\nrestart the zephyr worker after migrations\n"),
+                       ("local/scratch.txt", "the staging password hint is the dog's name\n")):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    async with Client(tools.build(service)) as client:
+        named = await call(client, "ingest_document", path="notes/salary.md")
+        walked = await call(client, "ingest_document", path=".")
+    assert [(r["source"], r["status"]) for r in named.structured_content["results"]] == [("notes/salary.md", "skipped")]
+    assert "git ignores" in named.structured_content["results"][0]["reason"]
+    statuses = {r["source"]: r["status"] for r in walked.structured_content["results"]}
+    assert statuses["notes/deploy.md"] == "created"
+    assert statuses["notes/salary.md"] == statuses["local/scratch.txt"] == "skipped"
+    books = "".join(p.read_text() for p in (service.app.root / "books").rglob("*.md"))
+    assert "250k" not in books and "dog's name" not in books and "zephyr worker" in books
+    person = service.ingest(ops.Ingest(paths=[str(project / "notes" / "salary.md")]))
+    assert [r.status for r in person] == ["created"]

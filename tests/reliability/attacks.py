@@ -1113,6 +1113,36 @@ def archived_memdir(work: Path) -> dict[str, int]:
     """The repository of `carried_memdir` downloaded as an archive (`git archive`, as GitHub's "Download ZIP" or a
     release tarball): its `.memdir/` comes without git, built by the attacker's memdir. Unpacked and searched by the
     victim: 1 when the pickled table of contents ran."""
+    return {"archived_memdir_code_runs": _archive_searched(work / "archived", work / "archived-attacker-state" / "key",
+                                                           work / "archived-victim-state" / "key")}
+
+
+def unusable_stamp_key(work: Path) -> dict[str, int]:
+    """`archived_memdir` with the victim's stamp key flawed: readable by others (one of them read it and stamped the
+    archive's index), truncated to nothing, or a symlink. Counts the cases whose pickle ran (a flawed key checked the
+    forged stamp, or turned stamps off)."""
+    ran = 0
+    for n, flaw in enumerate(("readable", "empty", "symlink")):
+        victim, attacker = work / f"flawed-{n}-victim" / "key", work / f"flawed-{n}-attacker" / "key"
+
+        def flawed(flaw: str = flaw, victim: Path = victim, attacker: Path = attacker) -> None:
+            if flaw == "readable":
+                victim.chmod(0o644)
+                return
+            victim.parent.mkdir(parents=True, exist_ok=True)
+            if flaw == "empty":
+                victim.write_bytes(b"")
+                victim.chmod(0o600)
+            else:
+                victim.symlink_to(attacker)
+        ran += _archive_searched(work / f"flawed-{n}", victim if flaw == "readable" else attacker, victim, flawed)
+    return {"unusable_stamp_key_code_runs": ran}
+
+
+def _archive_searched(work: Path, attacker_key: Path, victim_key: Path,
+                      before: Callable[[], None] | None = None) -> int:
+    """Build `carried_memdir`'s hostile repository under `attacker_key`, archive it, unpack it, run `before` (the
+    victim's key as found), search it under `victim_key`: 1 when the pickle ran."""
     import subprocess
 
     from click.testing import CliRunner
@@ -1128,13 +1158,17 @@ def archived_memdir(work: Path) -> dict[str, int]:
     def key_at(path: Path | None) -> None:
         if state_stamp is not None:
             state_stamp.keep_key_at(path)
+            state_stamp._keys.clear()  # each side reads its key afresh, as its own process would
 
-    marker, saved = work / "archived-ran", getattr(state_stamp, "_key_at", None)
+    work.mkdir()
+    marker, saved = work / "ran", getattr(state_stamp, "_key_at", None)
     try:
-        key_at(work / "archived-attacker-state" / "key")  # the attacker's own memdir built it
-        project = hostile_repository(work / "archived", marker)
-        key_at(work / "archived-victim-state" / "key")
-        tarball, unpacked = work / "archived.tar", work / "archived-unpacked"
+        key_at(attacker_key)  # the attacker's own memdir built it
+        project = hostile_repository(work, marker)
+        if before is not None:
+            before()
+        key_at(victim_key)
+        tarball, unpacked = work / "archived.tar", work / "unpacked"
         unpacked.mkdir()
         subprocess.run(["git", "archive", "--prefix=project/", "-o", str(tarball), "HEAD"], cwd=project, check=True,
                        timeout=60)
@@ -1142,7 +1176,7 @@ def archived_memdir(work: Path) -> dict[str, int]:
         CliRunner().invoke(cli, ["search", "celery", "--vault", str(unpacked / "project" / ".memories")])
     finally:
         key_at(saved)
-    return {"archived_memdir_code_runs": int(marker.exists())}
+    return int(marker.exists())
 
 
 def hostile_pdfs(work: Path, wall: float = 120.0) -> dict[str, int]:
@@ -1199,6 +1233,106 @@ def secret_scan_growth() -> dict[str, float]:
             "secret_scan_quadratic": int(took[32_000] > 24 * max(took[4_000], 1e-3))}
 
 
+def dripping_inbox(work: Path) -> dict[str, int]:
+    """A local process that connects to a starting server's inbox (server/inbox.py) and sends a byte every half second,
+    then a hook whose event no spool could take hands its event over within its 3 s budget: 1 when it was not kept
+    (the inbox answers one connection at a time, and the drip never let a per-read timeout fire)."""
+    from mcp_server import client
+    from mcp_server.server.inbox import Inbox
+
+    folder = work / "dripping-inbox"
+    folder.mkdir(mode=0o700)
+    inbox = Inbox.open(folder)
+    if inbox is None:
+        return {"dripping_inbox_events_lost": 1}
+    dripping = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dripping.connect(str(folder / client.INBOX))
+    stop = threading.Event()
+
+    def drip() -> None:
+        with contextlib.suppress(OSError):
+            while not stop.wait(0.5):
+                dripping.sendall(b" ")
+    dripper = threading.Thread(target=drip, daemon=True)
+    dripper.start()
+    saved = os.environ.get("MEMDIR_SERVERS_DIR")
+    os.environ["MEMDIR_SERVERS_DIR"] = str(folder)
+    try:
+        event = {"vault": str(work / "v" / ".memories"), "event": "prompt", "payload": {"session_id": "s"}, "at": 1}
+        kept = client.hand_to_inbox(json.dumps(event).encode(), 3.0)
+    finally:
+        if saved is None:
+            del os.environ["MEMDIR_SERVERS_DIR"]
+        else:
+            os.environ["MEMDIR_SERVERS_DIR"] = saved
+        stop.set()
+        dripper.join(5)
+        dripping.close()
+        inbox.close()
+    return {"dripping_inbox_events_lost": int(kept is not True)}
+
+
+def ignored_file_ingested(work: Path) -> dict[str, int]:
+    """The model, told by a page or a file it read to "ingest notes/salary.md", calls ingest_document on a file the
+    project's git ignores, by name and then with the folder around it: counts the ignored files that became books
+    (committed with the project)."""
+    import subprocess
+
+    from mcp_server.service.app import App
+    from mcp_server.service.memory_service import MemoryService
+
+    root = small_vault(work / "ignored-ingest" / ".memories")
+    project = root.parent
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True, timeout=60)
+    (project / ".gitignore").write_text("notes/salary.md\n")
+    (project / "notes").mkdir()
+    (project / "notes" / "salary.md").write_text("# Offer\n\nasking 250k; the manager leaves in March\n")
+    app = App(root)
+    try:
+        for path in ("notes/salary.md", "notes"):
+            with contextlib.suppress(Exception):
+                MemoryService(app).run(ops.IngestDocument(path=path))
+    finally:
+        app.close()
+    books = list((root / "books").rglob("*.md"))
+    return {"ignored_files_ingested_by_the_model": sum("250k" in p.read_text() for p in books)}
+
+
+def poisoned_cache(work: Path) -> dict[str, int]:
+    """A project archive whose `.memdir/cache/embeddings.sqlite` holds, for a hostile memory's texts, the vector of a
+    question (tests/test_carried_state.py): unpacked by a user who has used memdir before and searched with that
+    question. 1 when the hostile memory was among the answers (its text shares nothing with the question)."""
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from mcp_server.cli.commands import cli
+    from tests.test_carried_state import poisoned_archive
+
+    try:
+        from vault import state_stamp
+    except ImportError:  # a memdir from before stamps
+        state_stamp = None  # type: ignore[assignment]
+    saved = getattr(state_stamp, "_key_at", None)
+    work = work / "poisoned-cache"
+    work.mkdir()
+    try:
+        if state_stamp is not None:
+            state_stamp.keep_key_at(work / "attacker-state" / "key")
+        tarball = poisoned_archive(work, "which uv version")
+        if state_stamp is not None:
+            state_stamp.keep_key_at(work / "victim-state" / "key")
+            state_stamp.user_key()  # the victim's key, made before the archive came
+        (work / "victim").mkdir()
+        subprocess.run(["tar", "-xf", str(tarball), "-C", str(work / "victim")], check=True, timeout=60)
+        answer = CliRunner().invoke(cli, ["search", "which uv version", "--vault",
+                                          str(work / "victim" / "project" / ".memories")])
+    finally:
+        if state_stamp is not None:
+            state_stamp.keep_key_at(saved)
+    return {"poisoned_cache_ranked_its_memory": int("m-000000ee" in answer.output or answer.exit_code != 0)}
+
+
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
     """Every attack; an attack that breaks in an unexpected way counts 1 under its own name."""
     attacks: list[tuple[str, Callable[[], dict[str, int]]]] = [
@@ -1244,6 +1378,10 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("linked_spool_read", lambda: linked_spool_read(work)),
         ("archived_memdir", lambda: archived_memdir(work)),
         ("hostile_pdfs", lambda: hostile_pdfs(work)),
+        ("dripping_inbox", lambda: dripping_inbox(work)),
+        ("unusable_stamp_key", lambda: unusable_stamp_key(work)),
+        ("ignored_file_ingested", lambda: ignored_file_ingested(work)),
+        ("poisoned_cache", lambda: poisoned_cache(work)),
     ]
     rows: dict[str, int] = {}
     with private_user():
