@@ -311,6 +311,8 @@ class Index:
         waited = False
         try:
             generation = layout.current()
+            if owner is not None and generation is not None:
+                layout.adopt(generation, embedder)  # an index from before stamps, checked instead of rebuilt
             if writable and owner is None and (generation is None or not layout.compatible(generation, embedder)):
                 # Another process holds the index and is building its first generation (two commands at once on a
                 # fresh vault): wait for it, or for it to let go. (A reader cannot tell a builder from nobody.)

@@ -1,0 +1,162 @@
+"""An index built by a memdir from before stamps is checked and adopted, not rebuilt; one whose files are not what
+memdir writes is rebuilt, and no read of a keyword index runs code a pickle names (indexer/adoption.py,
+indexer/safe_pickle.py)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sqlite3
+from pathlib import Path
+
+import faiss
+import numpy as np
+import pytest
+from whoosh.filedb.filestore import FileStorage
+from whoosh.index import TOC
+
+from indexer.generations import Layout
+from tests.conftest import memory_text, write
+from tests.indexer.helpers import open_index, rebuilt_state, state, top_ids
+from vault import state_stamp
+
+
+class Planted:
+    """A hostile pickle's payload: here it only makes a file (os.system would run anything)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+def _built_before_stamps(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A vault indexed by a memdir that kept no stamp key (as every memdir before stamps): its live generation."""
+    write(root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
+    write(root, "history/b.md", memory_text("m-0000000b", "Beta", "beta: pin the uv version in CI [[m-0000000a]]"))
+    with monkeypatch.context() as before:
+        before.setattr(state_stamp, "_key_at", None)
+        open_index(root).close()
+    generation = Layout(root).current()
+    assert generation is not None and not (generation / state_stamp.STAMP_NAME).exists()
+    return generation
+
+
+def _rewrite_toc(generation: Path, marker: Path) -> None:
+    keyword = generation / "keyword"
+    storage = FileStorage(str(keyword))
+    toc = TOC.read(storage, "MAIN")
+    toc.segments = [Planted(marker), *toc.segments]
+    for name in os.listdir(keyword):
+        if name.endswith(".toc"):
+            os.remove(keyword / name)
+    toc.write(storage, "MAIN")
+
+
+def test_an_index_built_before_stamps_is_adopted_and_stamped_not_rebuilt(
+        hashing_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    generation = _built_before_stamps(hashing_root, monkeypatch)
+    index = open_index(hashing_root)
+    try:
+        assert index.generation == generation and Layout(hashing_root).current() == generation
+        assert (generation / state_stamp.STAMP_NAME).exists()
+        assert top_ids(index, "celery")[0] == "m-0000000a"
+        write(hashing_root, "history/c.md", memory_text("m-0000000c", "Gamma", "gamma: celery beat schedules"))
+        index.sync(["history/c.md"])
+        assert {k: v for k, v in state(index).items() if k != "vectors"} == rebuilt_state(hashing_root, tmp_path)
+    finally:
+        index.close()
+    again = open_index(hashing_root)  # its own from then on
+    try:
+        assert again.generation == generation
+    finally:
+        again.close()
+
+
+def _extra_trigger(generation: Path, marker: Path) -> None:
+    db = sqlite3.connect(generation / "manifest.sqlite")
+    db.execute("CREATE TRIGGER planted AFTER INSERT ON files BEGIN DELETE FROM files; END")
+    db.commit()
+    db.close()
+
+
+def _another_faiss_index(generation: Path, marker: Path) -> None:
+    other = faiss.IndexIDMap2(faiss.IndexFlatL2(256))
+    other.add_with_ids(np.ones((2, 256), dtype=np.float32), np.array([1, 2], dtype=np.int64))
+    faiss.write_index(other, str(generation / "vectors.faiss"))
+
+
+def _faiss_with_bytes_after(generation: Path, marker: Path) -> None:
+    with (generation / "vectors.faiss").open("ab") as handle:
+        handle.write(b"\0" * 8)
+
+
+def _symlinked_faiss(generation: Path, marker: Path) -> None:
+    target = generation.parent / "elsewhere.faiss"
+    os.replace(generation / "vectors.faiss", target)
+    os.symlink(target, generation / "vectors.faiss")
+
+
+@pytest.mark.parametrize("change", [_rewrite_toc, _extra_trigger, _another_faiss_index, _faiss_with_bytes_after,
+                                    _symlinked_faiss])
+def test_an_unstamped_index_whose_files_are_not_what_memdir_writes_is_rebuilt_and_runs_nothing(
+        hashing_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change):
+    generation = _built_before_stamps(hashing_root, monkeypatch)
+    marker = tmp_path / "RAN"
+    change(generation, marker)
+    index = open_index(hashing_root)
+    try:
+        assert not marker.exists()
+        assert index.generation != generation and not generation.exists()
+        assert top_ids(index, "celery")[0] == "m-0000000a"
+    finally:
+        index.close()
+
+
+# Whoosh leaves the table of contents it could not read unclosed; the collector closes it later, with a warning.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_keyword_index_whose_pickle_names_other_code_does_not_load_even_when_stamped(
+        hashing_root: Path, tmp_path: Path):
+    write(hashing_root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
+    open_index(hashing_root).close()
+    generation = Layout(hashing_root).current()
+    marker = tmp_path / "RAN"
+    _rewrite_toc(generation, marker)  # the stamp still checks: it covers the meta, not every file
+    index = open_index(hashing_root)
+    try:
+        assert not marker.exists(), "a pickle in the keyword index ran"
+        assert index.generation != generation  # did not load: moved aside, rebuilt
+        assert top_ids(index, "celery")[0] == "m-0000000a"
+    finally:
+        index.close()
+
+
+def test_every_pickle_reader_whoosh_binds_is_the_restricted_one():
+    """Whoosh copies `pickle.loads` into its modules at import: a copy left unreplaced would read unrestricted."""
+    import _pickle
+    import importlib
+    import pkgutil
+    import warnings
+
+    import whoosh
+
+    from indexer import keyword  # noqa: F401  (installs the restricted readers)
+    from indexer import safe_pickle
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Whoosh's bundled pyparsing imports deprecated modules
+        for found in pkgutil.walk_packages(whoosh.__path__, "whoosh."):
+            try:
+                importlib.import_module(found.name)
+            except ImportError:  # Python 2 or App Engine modules this Whoosh ships but cannot import
+                continue
+    safe_pickle.install()
+    unrestricted = [(name, attribute) for name, module in list(__import__("sys").modules.items())
+                    if name.startswith("whoosh") and module is not None
+                    for attribute, value in vars(module).items()
+                    if value is pickle or value in (pickle.loads, pickle.load, _pickle.loads, _pickle.load)]
+    assert unrestricted == []
+    assert not importlib.import_module("whoosh.index").toc_loaders  # older TOCs: a renaming unpickler of their own
+    with pytest.raises(safe_pickle.RefusedPickle):
+        safe_pickle.loads(pickle.dumps(Planted(Path("/nonexistent/RAN"))))
