@@ -311,8 +311,6 @@ class Index:
         waited = False
         try:
             generation = layout.current()
-            if owner is not None and generation is not None:
-                layout.adopt(generation, embedder)  # an index from before stamps, checked instead of rebuilt
             if writable and owner is None and (generation is None or not layout.compatible(generation, embedder)):
                 # Another process holds the index and is building its first generation (two commands at once on a
                 # fresh vault): wait for it, or for it to let go. (A reader cannot tell a builder from nobody.)
@@ -324,6 +322,8 @@ class Index:
                         generation is None or not layout.compatible(generation, embedder)):
                     raise IndexUnusable(f"the open of {vault.root} was called off while another memdir process builds "
                                         "its index")
+            if owner is not None and generation is not None:
+                layout.adopt(generation, embedder)  # an index from before stamps, checked instead of rebuilt
             # A generation built here is served by the index that filled it: opening it again from disk in the same
             # process rose 264 MB above the build's own peak at 100k memories (bench/results/s9-buildpeak9.md).
             if generation is None or not layout.compatible(generation, embedder):

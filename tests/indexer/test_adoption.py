@@ -54,9 +54,21 @@ def _rewrite_toc(generation: Path, marker: Path) -> None:
     toc.write(storage, "MAIN")
 
 
+@pytest.mark.parametrize("older_server_running", [False, True])
 def test_an_index_built_before_stamps_is_adopted_and_stamped_not_rebuilt(
-        hashing_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+        hashing_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, older_server_running: bool):
     generation = _built_before_stamps(hashing_root, monkeypatch)
+    if older_server_running:  # it owns the index as the upgraded memdir opens, and lets go while that one waits
+        held, asked = Layout(hashing_root).try_own(), []
+        real = Layout.try_own
+
+        def try_own(layout: Layout):
+            asked.append(layout)
+            if len(asked) == 2:  # the wait's first look
+                held.release()
+            return real(layout)
+
+        monkeypatch.setattr(Layout, "try_own", try_own)
     index = open_index(hashing_root)
     try:
         assert index.generation == generation and Layout(hashing_root).current() == generation
