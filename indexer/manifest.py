@@ -206,6 +206,10 @@ class Manifest:
         read transaction (the stamp and the rows of one snapshot): making them was ~2.9 of the migration's ~3.4 CPU s
         at 100k memories, which every search waited for. None if they cannot be read so (a reader in exclusive mode
         on a full disk, a locked or damaged file): write_open_columns makes them itself."""
+        return self._made(lambda db: list(_open_columns(db)))
+
+    def _made(self, make: Callable[[sqlite3.Connection], list[tuple[Any, ...]]]) -> Made | None:
+        """`make`'s rows, read on a connection of its own in one read transaction, with the stamp of that snapshot."""
         if not self._shared_memory:
             return None
         try:
@@ -214,8 +218,7 @@ class Manifest:
             return None
         try:
             db.execute("BEGIN")
-            stamp = _files_stamp(db)
-            return Made(stamp, list(_open_columns(db)))
+            return Made(_files_stamp(db), make(db))
         except sqlite3.Error:  # no write counter (its owner makes it), locked, damaged
             return None
         finally:
@@ -280,26 +283,7 @@ class Manifest:
         hold for: the owner's migration made without the index lock (Index._write_facts), as open_columns_made.
         Decoding 100k rows under the lock held every search for it once after an upgrade (s22-graph22.md, seen and
         left). None if they cannot be read so: write_facts is then given the memories under the lock."""
-        if not self._shared_memory:
-            return None
-        try:
-            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        except sqlite3.Error:
-            return None
-        try:
-            db.execute("BEGIN")
-            stamp = _files_stamp(db)
-            layouts = _layouts(db)
-            rows = []
-            for path, memory_id, memory in db.cursor().execute("SELECT path, memory_id, memory FROM files"):
-                decoded = decode_memory(memory, layouts, (path, memory_id)) if memory else None
-                if decoded is not None:
-                    rows.append((path, *columns_of(decoded)))
-            return Made(stamp, rows)
-        except sqlite3.Error:  # no write counter (its owner makes it), locked, damaged
-            return None
-        finally:
-            db.close()  # its read transaction with it
+        return self._made(_facts)
 
     def write_facts(self, memories: Callable[[], Iterable[tuple[str, Memory]]], made: Made | None = None) -> None:
         """The whole facts table, trusted from then on: the migration of a generation written before the table (the
@@ -441,6 +425,16 @@ def _layouts(db: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
     """The field names of each memory layout the rows were written in (see encode_memory)."""
     found = db.execute("SELECT key, value FROM meta WHERE key LIKE ?", (LAYOUT_KEY + "%",)).fetchall()
     return {key[len(LAYOUT_KEY):]: tuple(json.loads(value)) for key, value in found}
+
+
+def _facts(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    """(path, facts) of every row of the files table that holds a memory, each row's memory decoded."""
+    layouts, rows = _layouts(db), []
+    for path, memory_id, memory in db.cursor().execute("SELECT path, memory_id, memory FROM files"):
+        decoded = decode_memory(memory, layouts, (path, memory_id)) if memory else None
+        if decoded is not None:
+            rows.append((path, *columns_of(decoded)))
+    return rows
 
 
 def _open_columns(db: sqlite3.Connection) -> Iterator[tuple[str, str]]:
