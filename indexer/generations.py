@@ -30,6 +30,7 @@ from typing import Iterator
 from vault import atomic, lock, room, state_stamp
 from vault.errors import DiskFullError, VaultError
 
+from . import adoption
 from .embed import Embedder
 from .keyword import KeywordIndex
 from .manifest import SCHEMA_VERSION, Manifest
@@ -117,6 +118,36 @@ class Layout:
                             "unpacked from an archive, or by a memdir from before stamps): it is not read, and the "
                             "process that owns the index rebuilds it from the memory files", generation)
             return False
+        return True
+
+    @staticmethod
+    def adopt(generation: Path, embedder: Embedder) -> bool:
+        """(The owner, as it opens.) A generation of this schema and embedder that carries no stamp of this user's key
+        (built by a memdir from before stamps, or carried in from elsewhere) is stamped, and read from then on, when
+        every file of it is one memdir writes, read by code that runs nothing it holds (adoption.py); else it stays
+        unstamped and is rebuilt, as before. True when it was adopted."""
+        try:
+            meta = json.loads((generation / "meta.json").read_text())
+        except (OSError, ValueError):
+            return False
+        if meta != _meta(embedder) or state_stamp.user_key() is None or state_stamp.stamped(generation, meta):
+            return False
+        if not state_stamp.older_than_key(generation / "meta.json"):
+            # Made after this user's key: not an index of this user's memdir from before stamps, which would carry the
+            # key's stamp, but one unpacked or copied in since. Its files may be memdir's shape and still hold vectors
+            # planted for other text (s23-attack23's cache row): rebuilt, as the cache beside it is emptied.
+            log.warning("the index in %s carries no stamp of this user's key and came after the key was made (an "
+                        "archive or a copy): it is rebuilt from the memory files", generation)
+            return False
+        try:
+            adoption.check(generation, embedder.dim)
+        except (adoption.NotAdopted, OSError) as exc:
+            log.warning("the index in %s carries no stamp of this user's key and is not adopted (%s): it is rebuilt "
+                        "from the memory files", generation, exc)
+            return False
+        state_stamp.stamp(generation, meta)
+        log.info("the index in %s carried no stamp of this user's key (built by a memdir from before stamps, or "
+                 "elsewhere); its files checked as memdir's own: adopted, not rebuilt", generation)
         return True
 
     def swap(self, generation: Path, keep: Path | None = None) -> None:

@@ -323,6 +323,8 @@ class Index:
                         generation is None or not layout.compatible(generation, embedder)):
                     raise IndexUnusable(f"the open of {vault.root} was called off while another memdir process builds "
                                         "its index")
+            if owner is not None and generation is not None:
+                layout.adopt(generation, embedder)  # an index from before stamps, checked instead of rebuilt
             # A generation built here is served by the index that filled it: opening it again from disk in the same
             # process rose 264 MB above the build's own peak at 100k memories (bench/results/s9-buildpeak9.md).
             if generation is None or not layout.compatible(generation, embedder):
@@ -416,11 +418,17 @@ class Index:
     def _write_facts(self) -> None:
         """Migrate a generation written before the manifest kept lifecycle facts (or after an older memdir wrote a
         batch): write them whole, from the rows' memories, so the next open decides the lifecycle without decoding a
-        row. No rebuild: the table then equals what a fresh build writes (tests/indexer/test_lifecycle_facts.py)."""
+        row. No rebuild: the table then equals what a fresh build writes (tests/indexer/test_lifecycle_facts.py).
+        Made without the lock and written under it, as the open columns are (a batch written meanwhile has them made
+        again under it)."""
         with self.lock:
             if self.manifest.facts_complete():
                 return
-            self.manifest.write_facts([(e.path, e.memory) for e in self._entries.values() if e.memory is not None])
+        made = self.manifest.facts_made()  # every row decoded without the lock, as _write_open_columns's
+        with self.lock:
+            if not self.manifest.facts_complete():
+                self.manifest.write_facts(lambda: [(e.path, e.memory) for e in self._entries.values()
+                                                   if e.memory is not None], made)
 
     def _write_open_columns(self) -> None:
         """Migrate a generation written before the manifest kept each row's open columns (or after an older memdir

@@ -42,7 +42,10 @@ from .arrays import sorted_contains
 from .chunking import Chunk
 from .fresh_keywords import Analysed, Fresh, FreshChunk, idf as fresh_idf, reusing
 from .keyword_mask import MemoryTable, deleted_documents, memories_query
+from .safe_pickle import install as _read_pickles_safely
 from .stopwords import STOP_WORDS
+
+_read_pickles_safely()  # every pickle Whoosh reads names only what memdir's index holds (safe_pickle.py)
 
 
 

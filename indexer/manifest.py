@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 from datetime import date, datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -206,12 +206,16 @@ class Manifest:
         """The open columns' rows, by path."""
         return self._db.execute("SELECT path, numbers FROM open_columns ORDER BY path").fetchall()
 
-    def open_columns_made(self) -> OpenColumnsMade | None:
+    def open_columns_made(self) -> Made | None:
         """Every row's open columns made from the files table as committed, and the stamp they hold for: the owner's
         migration made without the index lock (Index._write_open_columns). Read on a connection of its own, in one
         read transaction (the stamp and the rows of one snapshot): making them was ~2.9 of the migration's ~3.4 CPU s
         at 100k memories, which every search waited for. None if they cannot be read so (a reader in exclusive mode
         on a full disk, a locked or damaged file): write_open_columns makes them itself."""
+        return self._made(lambda db: list(_open_columns(db)))
+
+    def _made(self, make: Callable[[sqlite3.Connection], list[tuple[Any, ...]]]) -> Made | None:
+        """`make`'s rows, read on a connection of its own in one read transaction, with the stamp of that snapshot."""
         if not self._shared_memory:
             return None
         try:
@@ -220,14 +224,13 @@ class Manifest:
             return None
         try:
             db.execute("BEGIN")
-            stamp = _files_stamp(db)
-            return OpenColumnsMade(stamp, list(_open_columns(db)))
+            return Made(_files_stamp(db), make(db))
         except sqlite3.Error:  # no write counter (its owner makes it), locked, damaged
             return None
         finally:
             db.close()  # its read transaction with it
 
-    def write_open_columns(self, made: OpenColumnsMade | None = None) -> None:
+    def write_open_columns(self, made: Made | None = None) -> None:
         """The whole open columns table from the files table, in one transaction (the owner's migration of a generation
         written before it, or after an older memdir wrote a batch); trusted from then on. `made` (open_columns_made)
         is written as it is if no row was written since it was made, else the table is made here."""
@@ -249,9 +252,7 @@ class Manifest:
         return lambda row: body_and_type(row[ROW_MEMORY], layouts)
 
     def _layouts(self) -> dict[str, tuple[str, ...]]:
-        """The field names of each memory layout the rows were written in (see encode_memory)."""
-        found = self._db.execute("SELECT key, value FROM meta WHERE key LIKE ?", (LAYOUT_KEY + "%",)).fetchall()
-        return {key[len(LAYOUT_KEY):]: tuple(json.loads(value)) for key, value in found}
+        return _layouts(self._db)
 
     def links_complete(self) -> bool:
         """Whether the link table holds every memory's links: written so from a generation's first batch on, or
@@ -283,14 +284,24 @@ class Manifest:
             return self._db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
         return found[0] == self._files_stamp()
 
-    def write_facts(self, memories: list[tuple[str, Memory]]) -> None:
-        """The whole facts table from (path, memory) of every row: the migration of a generation written before
-        the table (the owner's reconcile, Index.reconcile); the table is trusted from then on."""
+    def facts_made(self) -> Made | None:
+        """Every row's facts made from the files table as committed (each row's memory decoded), and the stamp they
+        hold for: the owner's migration made without the index lock (Index._write_facts), as open_columns_made.
+        Decoding 100k rows under the lock held every search for it once after an upgrade (s22-graph22.md, seen and
+        left). None if they cannot be read so: write_facts is then given the memories under the lock."""
+        return self._made(_facts)
+
+    def write_facts(self, memories: Callable[[], Iterable[tuple[str, Memory]]], made: Made | None = None) -> None:
+        """The whole facts table, trusted from then on: the migration of a generation written before the table (the
+        owner's reconcile, Index.reconcile). `made` (facts_made) is written as it is if no row was written since it
+        was made, else the table is made here from (path, memory) of every row, as `memories()` gives them."""
         with self.transaction():
+            stamp = self._files_stamp()
+            rows = (made.rows if made is not None and made.stamp == stamp
+                    else [(path, *columns_of(memory)) for path, memory in memories()])
             self._db.execute("DELETE FROM facts")
-            self._db.executemany(f"INSERT INTO facts VALUES ({', '.join('?' * (len(FACT_COLUMNS) + 1))})",
-                                 ((path, *columns_of(memory)) for path, memory in memories))
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (FACTS_KEY, self._files_stamp()))
+            self._db.executemany(f"INSERT INTO facts VALUES ({', '.join('?' * (len(FACT_COLUMNS) + 1))})", rows)
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (FACTS_KEY, stamp))
 
     def _files_stamp(self) -> str:
         """How many rows of the files table were ever written or deleted (_count_writes), whoever wrote them."""
@@ -405,15 +416,31 @@ def _read_into_memory(path: Path) -> sqlite3.Connection:
 
 
 @dataclass(frozen=True)
-class OpenColumnsMade:
-    """Every row's open columns (path, numbers), made from the files table when its stamp was `stamp`."""
+class Made:
+    """A whole table's rows (the open columns, the facts), made from the files table when its stamp was `stamp`."""
 
     stamp: str
-    rows: list[tuple[str, str]]
+    rows: list[tuple[Any, ...]]
 
 
 def _files_stamp(db: sqlite3.Connection) -> str:
     return f"w{db.execute('SELECT count FROM files_writes').fetchone()[0]}"
+
+
+def _layouts(db: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
+    """The field names of each memory layout the rows were written in (see encode_memory)."""
+    found = db.execute("SELECT key, value FROM meta WHERE key LIKE ?", (LAYOUT_KEY + "%",)).fetchall()
+    return {key[len(LAYOUT_KEY):]: tuple(json.loads(value)) for key, value in found}
+
+
+def _facts(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    """(path, facts) of every row of the files table that holds a memory, each row's memory decoded."""
+    layouts, rows = _layouts(db), []
+    for path, memory_id, memory in db.cursor().execute("SELECT path, memory_id, memory FROM files"):
+        decoded = decode_memory(memory, layouts, (path, memory_id)) if memory else None
+        if decoded is not None:
+            rows.append((path, *columns_of(decoded)))
+    return rows
 
 
 def _open_columns(db: sqlite3.Connection) -> Iterator[tuple[str, str]]:

@@ -6,8 +6,9 @@ but one that arrives without git (an archive of a project unpacked, a GitHub "Do
 repository that commits it, a copied folder) looked like memdir's own (bench/results/s22-attack22.md). So each
 generation carries a `stamp` file beside its meta.json: an HMAC of its name and meta under a key only this user's
 memdir has (a random file in the user's state folder, 0600). A generation without a stamp that checks is foreign, like
-one built with another embedder: its owner rebuilds it from the memory files and drops it, a reader does not open it.
-A generation from before stamps is rebuilt once (the embedding cache spares the model's work).
+one built with another embedder: a reader does not open it, and its owner rebuilds it from the memory files and drops
+it, unless every file of it checks as one memdir writes, read by code that runs nothing it holds
+(indexer/adoption.py): then the owner stamps it and keeps it (a generation from before stamps is not rebuilt).
 
 The key's place is named by the entry point (`keep_key_at`; mcp_server.config.stamp_key_path reads $XDG_STATE_HOME).
 Where none is named, or none can be kept (a read-only home), generations are neither stamped nor checked, as before.

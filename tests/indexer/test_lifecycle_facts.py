@@ -387,3 +387,52 @@ def test_a_served_searcher_decides_only_the_rows_that_may_leave_and_leaves_out_t
     assert not {"m-fresh", "m-used"} & decided  # too young for working; idle history used lately
     assert "m-old-journal" not in {r.id for r in index.lifecycle_records(lifecycle.may_leave(NOWS[3], RULES))}
     index.close()
+
+
+def facts_made_under_the_lock(index: Index, monkeypatch) -> list[bool]:
+    """Whether the index lock was held, for each row's facts made from now on."""
+    from indexer import manifest as manifest_module
+
+    held: list[bool] = []
+    real = manifest_module.columns_of
+    monkeypatch.setattr(manifest_module, "columns_of",
+                        lambda memory: held.append(index.lock._is_owned()) or real(memory))  # type: ignore[attr-defined]
+    return held
+
+
+def test_the_owners_facts_migration_decodes_the_rows_without_the_index_lock_and_equals_a_fresh_build(
+        root: Path, tmp_path: Path, monkeypatch):
+    # Every row decoded under the lock held every search once after an upgrade at 100k (s22-graph22.md, seen and left).
+    open_index(root).close()
+    without_facts(root)
+    owner = Index.open(Vault(root), HashingEmbedder(), reconcile=False)  # a server's owner: reconciles after its open
+    held = facts_made_under_the_lock(owner, monkeypatch)
+    owner.reconcile()
+    assert len(held) > 10 and not any(held)  # on main: every row's made under the lock
+    assert owner.manifest.facts_complete()
+    assert {k: v for k, v in state(owner).items() if k != "vectors"} == rebuilt_state(root, tmp_path)
+    owner.close()
+
+
+def test_a_batch_written_while_the_facts_were_made_has_them_made_again_under_the_lock(
+        root: Path, tmp_path: Path, monkeypatch):
+    from indexer.manifest import Manifest
+
+    open_index(root).close()
+    without_facts(root)
+    owner = Index.open(Vault(root), HashingEmbedder(), reconcile=False)
+    real = Manifest.facts_made
+
+    def made_then_a_batch(self):  # type: ignore[no-untyped-def]
+        made = real(self)
+        note(root, "patterns/p01.md", "m-p01", "Pattern one, now archived.", "status: archived\n")
+        owner.sync(["patterns/p01.md"])  # a row the facts made were not made from
+        return made
+
+    monkeypatch.setattr(Manifest, "facts_made", made_then_a_batch)
+    held = facts_made_under_the_lock(owner, monkeypatch)
+    owner.reconcile()
+    assert held and all(held[-5:])  # made again, under the lock
+    assert owner.manifest.facts_complete()
+    assert {k: v for k, v in state(owner).items() if k != "vectors"} == rebuilt_state(root, tmp_path)
+    owner.close()
