@@ -208,6 +208,7 @@ class ServedVault:
             if schedule is not None:
                 schedule.stop()
         if self.hooks is not None:
+            self.hooks.close()  # no catch-up of a prompt's session runs beside the replay below
             self.hooks.service.sessions.flush()  # the prompts answered before their turns were saved
         if self.hooks is not None and self.root.is_dir():
             try:
