@@ -106,20 +106,25 @@ class HookHandler:
         # on this request, a spooled Stop (a capture, an index sync) took 0.4-3.3 s under nine sessions from a cold
         # start, past the hook's 0.9 s (bench/results/s23-cold23.md). The search needs no session state.
         catching = self._catch_up(event) if claimed else None
-        hits = self._hits(prompt)
-        if catching is not None and not catching.done_in_time():
-            # its turn waits behind its session's earlier events, and is applied right after them; its context is now
-            ahead: dict[str, Any] = {"replayed": True}
-            self._wait_behind(event, "prompt", catching.cutoff,
-                              lambda name: ahead.update(self._context_ahead(event, name, hits)))
-            self._catch_up_to(catching.session, catching.tag, catching.cutoff + 1)
-            return ahead
+        found: list[Hit] | None = None  # the search, when it ran ahead of the turn
+        if catching is not None:
+            found = self._hits(prompt)
+            if not catching.done_in_time():
+                # its turn waits behind its session's earlier events, applied right after them; its context is now
+                ahead: dict[str, Any] = {"replayed": True}
+                self._wait_behind(event, "prompt", catching.cutoff,
+                                  lambda name: ahead.update(self._context_ahead(event, name, found)))
+                self._catch_up_to(catching.session, catching.tag, catching.cutoff + 1)
+                return ahead
         if claimed:
             self.replay_stale()
         result: dict[str, Any] = {} if claimed else {"replayed": True}
 
         def turn(state: Session) -> None:
             scoring = self._start_turn(state, prompt, event) if claimed else ""
+            # Searched with the session held otherwise: a Stop that comes meanwhile (its hook sent once this one gave
+            # up) waits for the turn it ends to be opened.
+            hits = found if found is not None else self._hits(prompt)
             lines, explained = self._context_lines(state, prompt, hits)
             block, kept = known_context(lines, self.settings.max_chars - len(scoring))
             # The answer first: a full disk that fails the turn log below still lets the prompt have its context.
