@@ -102,6 +102,7 @@ class HookHandler:
         # waited for it): the turn was started by the replay, and the hook, still waiting, gets its context.
         claimed = self._claim(event)
         prompt = str(event.get("prompt") or "")
+        waits_until = time.monotonic() + EARLIER_WAIT_SECONDS  # for its session's earlier events, or a Stop under way
         # Its session's earlier events not applied yet are applied in the background while its search runs: applied
         # on this request, a spooled Stop (a capture, an index sync) took 0.4-3.3 s under nine sessions from a cold
         # start, past the hook's 0.9 s (bench/results/s23-cold23.md). The search needs no session state.
@@ -110,12 +111,7 @@ class HookHandler:
         if catching is not None:
             found = self._hits(prompt)
             if not catching.done_in_time():
-                # its turn waits behind its session's earlier events, applied right after them; its context is now
-                ahead: dict[str, Any] = {"replayed": True}
-                self._wait_behind(event, "prompt", catching.cutoff,
-                                  lambda name: ahead.update(self._context_ahead(event, name, found)))
-                self._catch_up_to(catching.session, catching.tag, catching.cutoff + 1)
-                return ahead
+                return self._answered_ahead(event, found)  # its turn waits behind them, applied right after them
         if claimed:
             self.replay_stale()
         result: dict[str, Any] = {} if claimed else {"replayed": True}
@@ -140,7 +136,11 @@ class HookHandler:
             shown.logged = True
 
         try:
-            self._settle_answered(event, session_id, turn)
+            # A Stop of its session still being applied (its capture waits for the index: 3-5 s behind a keyword merge
+            # under nine cold sessions, its hook long gone) holds the session: the prompt is answered ahead of it.
+            if not self._settle_answered(event, session_id, turn,
+                                         max(0.0, waits_until - time.monotonic()) if claimed else None):
+                return self._answered_ahead(event, found if found is not None else self._hits(prompt))
         except DiskFullError as exc:
             if "additionalContext" not in result:
                 raise
@@ -149,11 +149,23 @@ class HookHandler:
             log.warning("session %s: %s; the prompt gets its context, its turn is not recorded", session_id, exc)
         return result
 
-    def _settle_answered(self, event: Mapping[str, Any], session_id: str, turn: Callable[[Session], None]) -> None:
+    def _answered_ahead(self, event: Mapping[str, Any], hits: list[Hit]) -> dict[str, Any]:
+        """A prompt whose turn cannot be opened now: its event waits behind its session's earlier ones (in the spool,
+        or held), its context is found now from `hits` (_context_ahead), and the catch-up thread opens its turn as soon
+        as they are applied."""
+        ahead: dict[str, Any] = {"replayed": True}
+        tag, at = _placed(event)
+        self._wait_behind(event, "prompt", at, lambda name: ahead.update(self._context_ahead(event, name, hits)))
+        self._catch_up_to(_session_id(event), tag, at + 1)
+        return ahead
+
+    def _settle_answered(self, event: Mapping[str, Any], session_id: str, turn: Callable[[Session], None],
+                         within: float | None = None) -> bool:
         """Apply a prompt's turn now, and save its session and settle its spool file after its answer
         (SessionStore.update_answered: the session's next event waits for that). The spool file stays this request's
         (`_claimed`) until then, so a Stop of its session does not take it for an earlier event left behind. A save
-        that fails (a full disk) puts the event back for a replay to apply the turn, as a failed turn does here."""
+        that fails (a full disk) puts the event back for a replay to apply the turn, as a failed turn does here.
+        False, with nothing done, when another update held the session past `within` seconds."""
         name = str(event.get("spool"))
         claimed = self._claimed.get(name)
 
@@ -173,7 +185,7 @@ class HookHandler:
                 claimed.unlink(missing_ok=True)
 
         try:
-            self.service.sessions.update_answered(session_id, turn, done)
+            return self.service.sessions.update_answered(session_id, turn, done, within) is not None
         except BaseException:
             put_back()
             raise
@@ -525,14 +537,12 @@ class HookHandler:
     def _earlier(self, event: Mapping[str, Any]) -> tuple[str, str, int] | None:
         """(its session, the session's spool tag, the event's own time) when an earlier event of the event's session
         is not applied yet (_behind_earlier), else None."""
-        name = event.get("spool")
         session = _session_id(event)
         # A prompt of this session answered before its save (SessionStore.update_answered) goes back to the spool if
         # the save fails: known only once it is done. Looked for before that, it was missed, and this event applied
         # ahead of it (a Stop stored its answer alone, the prompt then opened a turn no Stop ends).
         self.service.sessions.saved(session)
-        cutoff = _spooled_at(Path(name)) if isinstance(name, str) else time.time_ns()
-        tag = session_tag(event.get("session_id"))  # as the hook named its spool file: of the id it was given
+        tag, cutoff = _placed(event)
         # the requests in flight here, this one's too (a copy: other requests add and pop theirs meanwhile)
         ours = {claimed.name for claimed in tuple(self._claimed.values())}
         taken = any(_spooled_at(Path(_taken_name(p))) < cutoff and may_be_of(_taken_name(p), tag)
@@ -749,6 +759,13 @@ def _reasons(kept: list[Line], explained: dict[str, dict[str, Any]]) -> list[dic
 
 
 _REASON_KEYS = ("id", "title", "private", "relevance", "channel", "labels")  # a turn log line's reasons (_context_lines)
+
+
+def _placed(event: Mapping[str, Any]) -> tuple[str, int]:
+    """An event's session tag, as the hook named its spool file (of the id it was given: spool_names), and its place
+    in its session's order (time_ns): its spool file's time, or now for an event that has none."""
+    name = event.get("spool")
+    return session_tag(event.get("session_id")), _spooled_at(Path(name)) if isinstance(name, str) else time.time_ns()
 
 
 def _held_name(kind: str, at: int) -> str:

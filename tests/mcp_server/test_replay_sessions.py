@@ -487,6 +487,51 @@ def test_a_live_prompt_does_not_wait_for_its_sessions_slow_stop_to_be_applied_an
         app.close()
 
 
+def test_a_prompt_does_not_wait_for_its_sessions_stop_still_being_captured_and_its_turn_opens_after_it(
+        hashing_example: Path):
+    """The session's Stop is being applied live, its capture waiting for the index (a keyword merge: 3-5 s under nine
+    sessions from a cold start), and its hook gave up after 0.9 s: the next prompt waited for the session behind it,
+    past its own hook's 0.9 s (bench/results/s23-cold23.md). Now it is answered ahead, with its context, and its turn
+    is opened once the Stop is applied."""
+    app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
+    gate, capturing = threading.Event(), threading.Event()
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
+        handler.service.sessions.flush()
+        real_capture = service.capture_exchange
+
+        def slow_capture(*args, **kwargs):  # type: ignore[no-untyped-def]
+            capturing.set()
+            assert gate.wait(30)  # the index busy: held until the test lets it go
+            return real_capture(*args, **kwargs)
+
+        service.capture_exchange = slow_capture  # type: ignore[method-assign]
+        stopping = threading.Thread(target=lambda: _live(hashing_example, handler, "stop", {
+            "session_id": "s-a", "stop_hook_active": False, "last_assistant_message": "ANSWER ONE: idempotent."}))
+        stopping.start()
+        assert capturing.wait(10)
+        answers: list[dict] = []
+        asking = threading.Thread(target=lambda: answers.append(_live(
+            hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})))
+        asking.start()
+        asking.join(10)
+        assert not gate.is_set() and answers, "the prompt waited for its session's Stop to be captured"
+        [answer] = answers
+        assert answer["replayed"] and "pgbouncer" in answer["additionalContext"].lower()
+        gate.set()
+        stopping.join(30)
+        _caught_up(handler)  # the prompt's turn, behind the Stop
+        assert _only_turn_one_captured(hashing_example)
+        assert not list(handler.spool.glob("*.json"))
+        state = MemoryService(app).sessions.load("s-a")
+        assert state.turn == 2 and state.prompt.startswith("turn two") and set(answer["shown"]) <= set(state.shown)
+    finally:
+        gate.set()
+        app.close()
+
+
 def test_a_live_prompt_behind_a_replay_under_way_waits_in_the_spool_keeps_its_order_and_still_gets_its_context(
         hashing_example: Path):
     """A replay holds the spool (a vault opening drains every session's events): the prompt does not wait for all of
