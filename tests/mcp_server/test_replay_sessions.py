@@ -454,34 +454,15 @@ def test_a_live_prompt_does_not_wait_for_its_sessions_slow_stop_to_be_applied_an
     Now the Stop is applied on the catch-up thread while the prompt searches: the prompt is answered, with its context,
     while the Stop's capture is still under way, and its turn is opened after it."""
     app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
-    gate, capturing = threading.Event(), threading.Event()
+    gate = threading.Event()
     try:
-        service = MemoryService(app)
-        handler = HookHandler(service)
+        handler = HookHandler(MemoryService(app))
         _turn_one_with_its_stop_left_in_the_spool(hashing_example, handler)
-        real_capture = service.capture_exchange
-
-        def slow_capture(*args, **kwargs):  # type: ignore[no-untyped-def]
-            capturing.set()
-            assert gate.wait(30)  # a capture under load: held until the test lets it go
-            return real_capture(*args, **kwargs)
-
-        service.capture_exchange = slow_capture  # type: ignore[method-assign]
-        answers: list[dict] = []
-        asking = threading.Thread(target=lambda: answers.append(_live(
-            hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})))
-        asking.start()
-        asking.join(10)
-        assert capturing.is_set() and not gate.is_set()
-        assert answers, "the prompt waited for its session's Stop to be captured"
-        [answer] = answers
-        assert answer["replayed"] and "pgbouncer" in answer["additionalContext"].lower()
+        capturing = _captures_held(handler.service, gate)
+        answer = _turn_two_answered_while_held(hashing_example, handler, capturing, gate)
         gate.set()
         _caught_up(handler)  # the Stop, then the prompt's turn behind it
-        assert _only_turn_one_captured(hashing_example)
-        assert not list(handler.spool.glob("*.json"))
-        state = MemoryService(app).sessions.load("s-a")
-        assert state.turn == 2 and state.prompt.startswith("turn two") and set(answer["shown"]) <= set(state.shown)
+        _turn_two_opened_after_turn_one(hashing_example, handler, answer)
     finally:
         gate.set()
         app.close()
@@ -494,42 +475,60 @@ def test_a_prompt_does_not_wait_for_its_sessions_stop_still_being_captured_and_i
     past its own hook's 0.9 s (bench/results/s23-cold23.md). Now it is answered ahead, with its context, and its turn
     is opened once the Stop is applied."""
     app = App(hashing_example, embedder=HashingEmbedder(), defer_embedding=True)
-    gate, capturing = threading.Event(), threading.Event()
+    gate = threading.Event()
     try:
-        service = MemoryService(app)
-        handler = HookHandler(service)
+        handler = HookHandler(MemoryService(app))
         _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn one: celery retries"})
         handler.service.sessions.flush()
-        real_capture = service.capture_exchange
-
-        def slow_capture(*args, **kwargs):  # type: ignore[no-untyped-def]
-            capturing.set()
-            assert gate.wait(30)  # the index busy: held until the test lets it go
-            return real_capture(*args, **kwargs)
-
-        service.capture_exchange = slow_capture  # type: ignore[method-assign]
+        capturing = _captures_held(handler.service, gate)
         stopping = threading.Thread(target=lambda: _live(hashing_example, handler, "stop", {
             "session_id": "s-a", "stop_hook_active": False, "last_assistant_message": "ANSWER ONE: idempotent."}))
         stopping.start()
         assert capturing.wait(10)
-        answers: list[dict] = []
-        asking = threading.Thread(target=lambda: answers.append(_live(
-            hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})))
-        asking.start()
-        asking.join(10)
-        assert not gate.is_set() and answers, "the prompt waited for its session's Stop to be captured"
-        [answer] = answers
-        assert answer["replayed"] and "pgbouncer" in answer["additionalContext"].lower()
+        answer = _turn_two_answered_while_held(hashing_example, handler, capturing, gate)
         gate.set()
         stopping.join(30)
         _caught_up(handler)  # the prompt's turn, behind the Stop
-        assert _only_turn_one_captured(hashing_example)
-        assert not list(handler.spool.glob("*.json"))
-        state = MemoryService(app).sessions.load("s-a")
-        assert state.turn == 2 and state.prompt.startswith("turn two") and set(answer["shown"]) <= set(state.shown)
+        _turn_two_opened_after_turn_one(hashing_example, handler, answer)
     finally:
         gate.set()
         app.close()
+
+
+def _captures_held(service: MemoryService, gate: threading.Event) -> threading.Event:
+    """Every capture waits for `gate` (the index busy under load) once it begins; the returned event says it began."""
+    capturing, real_capture = threading.Event(), service.capture_exchange
+
+    def held(*args, **kwargs):  # type: ignore[no-untyped-def]
+        capturing.set()
+        assert gate.wait(30)  # until the test lets it go
+        return real_capture(*args, **kwargs)
+
+    service.capture_exchange = held  # type: ignore[method-assign]
+    return capturing
+
+
+def _turn_two_answered_while_held(root: Path, handler: HookHandler, capturing: threading.Event,
+                                  gate: threading.Event) -> dict:
+    """Turn two's prompt, sent while turn one's Stop is held in its capture: answered, with its context, meanwhile."""
+    answers: list[dict] = []
+    asking = threading.Thread(target=lambda: answers.append(_live(
+        root, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})))
+    asking.start()
+    asking.join(10)
+    assert capturing.is_set() and not gate.is_set()
+    assert answers, "the prompt waited for its session's Stop to be captured"
+    [answer] = answers
+    assert answer["replayed"] and "pgbouncer" in answer["additionalContext"].lower()
+    return answer
+
+
+def _turn_two_opened_after_turn_one(root: Path, handler: HookHandler, answer: dict) -> None:
+    """Turn one captured with its own answer, turn two opened after it with what its answer showed, nothing left."""
+    assert _only_turn_one_captured(root)
+    assert not list(handler.spool.glob("*.json"))
+    state = MemoryService(handler.service.app).sessions.load("s-a")
+    assert state.turn == 2 and state.prompt.startswith("turn two") and set(answer["shown"]) <= set(state.shown)
 
 
 def test_a_live_prompt_behind_a_replay_under_way_waits_in_the_spool_keeps_its_order_and_still_gets_its_context(
