@@ -53,6 +53,7 @@ from hooks import compiled, hook_command  # noqa: E402
 EXAMPLE = REPO / ".memories-example"
 EARLY_SECONDS = 5.0
 KEEP_LOG: Path | None = None  # --log
+RECORDS: Path | None = None  # --records
 THINK = 0.0  # --think
 AS_INSTALLED = False  # --as-installed
 SAMPLE: Path | None = None  # --sample
@@ -303,6 +304,11 @@ def run(mode: str, count: int, turns: int) -> dict:
                     shutil.copy(logs[1], KEEP_LOG.with_suffix(f".{mode}.host.log"))
     records.sort(key=lambda r: r["at"])
     first = records[0]["at"] if records else 0.0
+    if RECORDS is not None:  # each prompt: when it was sent (s after the first), its hook's ms, context or why none
+        with RECORDS.with_suffix(f".{mode}.jsonl").open("w") as out:
+            for r in records:
+                out.write(json.dumps({"at_s": round(r["at"] - first, 3), "ms": round(r["ms"], 1), "reason": r["reason"],
+                                      "session": r["session"]}) + "\n")
     context = [r for r in records if r["context"]]
     timeline["first context (prompt sent)"] = round(context[0]["at"] - first, 2) if context else None
     half = len(records) // 2
@@ -388,6 +394,8 @@ if __name__ == "__main__":
                         help="the assistant's answer time between a prompt and its Stop: 0.5-1.5 x S seconds (default 0: "
                              "back to back)")
     parser.add_argument("--log", type=Path, help="keep each run's server log as LOG.<mode>.log")
+    parser.add_argument("--records", type=Path, help="write each prompt (sent at, hook ms, context or why none) to "
+                                                     "RECORDS.<mode>.jsonl")
     parser.add_argument("--as-installed", action="store_true",
                         help="start each hook as `python -S` with the code on PYTHONPATH, as a regular install runs it: "
                              "this venv's editable install adds a path finder to every process's site, which imports "
@@ -420,6 +428,7 @@ if __name__ == "__main__":
         compiled(checkout)
     os.chdir(tempfile.gettempdir())
     KEEP_LOG, THINK, AS_INSTALLED, SAMPLE = options.log, options.think, options.as_installed, options.sample
+    RECORDS = options.records
     SESSION_GROUPS, MCP_READY = options.session_groups, options.mcp_ready
     if AS_INSTALLED and not options.code:
         os.environ["PYTHONPATH"] = str(REPO)  # -S: no site-packages, so the hooks find memdir here

@@ -759,9 +759,11 @@ class Index:
                 found[row] = owner
         return found
 
-    def has_vectors(self) -> bool:
-        """Whether any unit has its vector yet (read without the lock: a count that is a moment old is as good)."""
-        return len(self._vectors) > 0
+    def vector_share(self) -> float:
+        """The share of units that have their vector (1.0 in an index with no unit; read without the lock: counts a
+        moment old are as good)."""
+        embedded, waiting = len(self._vectors), len(self._unembedded)
+        return embedded / (embedded + waiting) if embedded + waiting else 1.0
 
     def waiting_units(self) -> int:
         """How many units wait for the background backfill to embed them."""

@@ -67,6 +67,10 @@ COSINE_NOISE = 0.05  # cosine differences below this say nothing about relevance
 UNSEEN = "\x00unseen"  # no analysed term: its IDF is the rarest a word can be (found in no memory)
 COVERAGE_DEPTH = 30  # keyword hits whose term coverage is measured; deeper ones rely on their rank
 CHUNK_HITS_PER_CANDIDATE = 2  # a long document has several chunks: FAISS is asked for this many per wanted memory
+# A search with a vector budget (a prompt hook's) asks for the query's vector only once this share of the units has
+# theirs: below it the vector channel ranks a minority of the vault that the keyword channel covers too, while the
+# model host is busy embedding the rest (the backfill of a fresh vault, a large import).
+MIN_VECTOR_SHARE = 0.5
 
 # The query is embedded on this thread while the calling thread filters and runs the keyword
 # search: ONNX Runtime releases the GIL while it computes, so on two cores the two overlap and a
@@ -334,11 +338,13 @@ class Searcher:
             salient = ""
         embedding = None
         people = self._named_people(request)
-        if request.vector_wait is not None and request.mode == "hybrid" and not self.index.has_vectors():
-            # Nothing the vector channel could find (a fresh vault, whose first vectors the backfill embeds minutes
-            # after its first answers): the keyword channel alone at once, as when the vector is not ready in time,
-            # without that wait. Each cold prompt spent 0.25 s of its hook's 0.9 s on it, for a model host that was
-            # itself starting (bench/results/s22-cold22.md).
+        if request.vector_wait is not None and request.mode == "hybrid" and \
+                self.index.vector_share() < MIN_VECTOR_SHARE:
+            # Little the vector channel could find (a fresh vault, whose vectors the backfill embeds minutes after its
+            # first answers; only the first captured exchanges have theirs): the keyword channel alone at once, as
+            # when the vector is not ready in time, without that wait. Each cold prompt spent 0.25 s of its hook's
+            # 0.9 s on it, for a model host that was itself starting (bench/results/s22-cold22.md), or, once a capture
+            # had 14 units' vectors of ~700, busy embedding (bench/results/s23-cold23.md).
             request = replace(request, mode="keyword")
         if request.query and request.query.strip() and request.mode in ("hybrid", "vector"):
             embedder = self.index.embedder

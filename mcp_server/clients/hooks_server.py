@@ -17,7 +17,7 @@ import stat
 import threading
 import time
 from dataclasses import dataclass
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
@@ -86,6 +86,10 @@ class HookHandler:
         # Set while the drain of a vault's open applies what was spooled before it (a cold start's: nine sessions'
         # events, seconds under load): an event behind it does not wait EARLIER_WAIT_SECONDS for it to end (_behind_earlier).
         self._catching_up = threading.Event()
+        # Where a prompt's session's earlier events are applied while the prompt is answered (_catch_up): one thread,
+        # in the order they were asked for (a prompt that stopped waiting asks for its own turn behind them).
+        self._catching = ThreadPoolExecutor(1, thread_name_prefix="memdir-catch-up")
+        self._closed = threading.Event()  # close(): the vault is let go
         # Events the hook could not spool (a full disk) that had to wait behind an earlier event of their session:
         # kept here, by a spool-like name, and applied by the replays in their session's order (_behind_earlier).
         self._held: dict[str, _Held] = {}
@@ -102,17 +106,27 @@ class HookHandler:
         # A spool replay may have taken this prompt's event first (the drain when a vault opens, while the request
         # waited for it): the turn was started by the replay, and the hook, still waiting, gets its context.
         claimed = self._claim(event)
-        ahead: dict[str, Any] = {"replayed": True}
-        if claimed and self._behind_earlier(event, "prompt", lambda name: ahead.update(self._context_ahead(event, name))):
-            return ahead  # its turn waits behind its session's earlier event; its context is found now
+        prompt = str(event.get("prompt") or "")
+        waits_until = time.monotonic() + EARLIER_WAIT_SECONDS  # for its session's earlier events, or a Stop under way
+        # Its session's earlier events not applied yet are applied in the background while its search runs: applied
+        # on this request, a spooled Stop (a capture, an index sync) took 0.4-3.3 s under nine sessions from a cold
+        # start, past the hook's 0.9 s (bench/results/s23-cold23.md). The search needs no session state.
+        catching = self._catch_up(event) if claimed else None
+        found: list[Hit] | None = None  # the search, when it ran ahead of the turn
+        if catching is not None:
+            found = self._hits(prompt)
+            if not catching.done_in_time():
+                return self._answered_ahead(event, found)  # its turn waits behind them, applied right after them
         if claimed:
             self.replay_stale()
-        prompt = str(event.get("prompt") or "")
         result: dict[str, Any] = {} if claimed else {"replayed": True}
 
         def turn(state: Session) -> None:
             scoring = self._start_turn(state, prompt, event) if claimed else ""
-            lines, explained = self._context_lines(state, prompt)
+            # Searched with the session held otherwise: a Stop that comes meanwhile (its hook sent once this one gave
+            # up) waits for the turn it ends to be opened.
+            hits = found if found is not None else self._hits(prompt)
+            lines, explained = self._context_lines(state, prompt, hits)
             block, kept = known_context(lines, self.settings.max_chars - len(scoring))
             # The answer first: a full disk that fails the turn log below still lets the prompt have its context.
             result.update(additionalContext="\n\n".join(part for part in (scoring, block) if part),
@@ -127,7 +141,11 @@ class HookHandler:
             shown.logged = True
 
         try:
-            self._settle_answered(event, session_id, turn)
+            # A Stop of its session still being applied (its capture waits for the index: 3-5 s behind a keyword merge
+            # under nine cold sessions, its hook long gone) holds the session: the prompt is answered ahead of it.
+            if not self._settle_answered(event, session_id, turn,
+                                         max(0.0, waits_until - time.monotonic()) if claimed else None):
+                return self._answered_ahead(event, found if found is not None else self._hits(prompt))
         except DiskFullError as exc:
             if "additionalContext" not in result:
                 raise
@@ -136,11 +154,23 @@ class HookHandler:
             log.warning("session %s: %s; the prompt gets its context, its turn is not recorded", session_id, exc)
         return result
 
-    def _settle_answered(self, event: Mapping[str, Any], session_id: str, turn: Callable[[Session], None]) -> None:
+    def _answered_ahead(self, event: Mapping[str, Any], hits: list[Hit]) -> dict[str, Any]:
+        """A prompt whose turn cannot be opened now: its event waits behind its session's earlier ones (in the spool,
+        or held), its context is found now from `hits` (_context_ahead), and the catch-up thread opens its turn as soon
+        as they are applied."""
+        ahead: dict[str, Any] = {"replayed": True}
+        tag, at = _placed(event)
+        self._wait_behind(event, "prompt", at, lambda name: ahead.update(self._context_ahead(event, name, hits)))
+        self._catch_up_to(_session_id(event), tag, at + 1)
+        return ahead
+
+    def _settle_answered(self, event: Mapping[str, Any], session_id: str, turn: Callable[[Session], None],
+                         within: float | None = None) -> bool:
         """Apply a prompt's turn now, and save its session and settle its spool file after its answer
         (SessionStore.update_answered: the session's next event waits for that). The spool file stays this request's
         (`_claimed`) until then, so a Stop of its session does not take it for an earlier event left behind. A save
-        that fails (a full disk) puts the event back for a replay to apply the turn, as a failed turn does here."""
+        that fails (a full disk) puts the event back for a replay to apply the turn, as a failed turn does here.
+        False, with nothing done, when another update held the session past `within` seconds."""
         name = str(event.get("spool"))
         claimed = self._claimed.get(name)
 
@@ -171,21 +201,24 @@ class HookHandler:
             put_back()
             raise
         try:
-            self.service.sessions.update_answered(session_id, turn, settled)
+            answered = self.service.sessions.update_answered(session_id, turn, settled, within) is not None
         except BaseException:
             self._live.leave()
             put_back()
             raise
+        if not answered:  # nothing done: `settled` is not called
+            self._live.leave()
+        return answered
 
-    def _context_ahead(self, event: Mapping[str, Any], waiting: str) -> dict[str, Any]:
+    def _context_ahead(self, event: Mapping[str, Any], waiting: str, hits: list[Hit]) -> dict[str, Any]:
         """The context of a prompt whose turn must wait behind its session's earlier events (`waiting`: the name it
         waits under): found now, from the session as it is, while the turn is opened when a replay applies the event,
         in order (_apply), and records then what this answer showed. Called before the event waits, so no replay
         can open the turn before what it showed is kept. Before, such a prompt got nothing: under nine
         sessions from a cold start, 36 of 68 prompts after the first 5 s (bench/results/s20-lead.md). A scoring
         request is not asked ahead: whether one is due depends on the earlier events."""
-        prompt = str(event.get("prompt") or "")
-        lines, explained = self._context_lines(self.service.sessions.load(_session_id(event)), prompt)
+        lines, explained = self._context_lines(self.service.sessions.load(_session_id(event)),
+                                               str(event.get("prompt") or ""), hits)
         block, kept = known_context(lines, self.settings.max_chars)
         if kept:
             with self._held_lock:
@@ -253,13 +286,17 @@ class HookHandler:
         state.scored_this_turn = False
         state.prompt = prompt
 
-    def _context_lines(self, state: Session, prompt: str) -> tuple[list[Line], dict[str, dict[str, Any]]]:
-        """The lines to inject, and for the turn log why each was chosen (relevance, channel, labels)."""
-        # The search first: its query is embedded from its first step, and the standing facts after it read what it
-        # just worked out under the index lock (Searcher.out_of_sight) instead of queueing for that lock again.
-        hits: list[Hit] = []
-        if prompt.strip():
-            hits = self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30, vector_wait=VECTOR_WAIT_SECONDS))
+    def _hits(self, prompt: str) -> list[Hit]:
+        """The prompt's search: the hits its context is chosen from (_context_lines)."""
+        if not prompt.strip():
+            return []
+        return self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30, vector_wait=VECTOR_WAIT_SECONDS))
+
+    def _context_lines(self, state: Session, prompt: str, hits: list[Hit]) -> tuple[list[Line], dict[str, dict[str, Any]]]:
+        """The lines to inject, chosen from the prompt's `hits` (_hits), and for the turn log why each was chosen
+        (relevance, channel, labels)."""
+        # After the search (_hits): the standing facts read what it just worked out under the index lock
+        # (Searcher.out_of_sight) instead of queueing for that lock again.
         always = self.service.always_inject()  # both vaults: the session is the local user's own
         chosen = _slots(hits, self.settings, exclude={m.id for m in always},
                         recent=timewords.is_vague(prompt))
@@ -455,6 +492,12 @@ class HookHandler:
             kept.append(folder)
         return kept
 
+    def close(self) -> None:
+        """The vault is let go: no catch-up applies anything from now on (one applying events now holds the spool, and
+        the close's replay waits for it), and those not begun are dropped: the close's replay applies what waits."""
+        self._closed.set()
+        self._catching.shutdown(wait=False, cancel_futures=True)
+
     def drain(self, spooled_before: int | None = None) -> int:
         """The server's own pass over the spool (its timer, and the moment its vault is open): events whose
         hook no longer waits, or spooled before `spooled_before` (answered "opening", so nobody will claim them)."""
@@ -496,53 +539,95 @@ class HookHandler:
         self._claimed[name] = claimed
         return True
 
-    def _behind_earlier(self, event: Mapping[str, Any], kind: str,
-                        ahead: Callable[[str], None] | None = None) -> bool:
+    def _behind_earlier(self, event: Mapping[str, Any], kind: str) -> bool:
         """Whether this request's event must wait behind an earlier event of its session not applied yet: one
         put back for a disk error (its back-off can be minutes), one whose hook was killed before it asked (not
         drained for 2 s), or one a replay is applying right now. A live turn applied ahead of such a Stop had the
         Stop capture the new prompt with the old answer (reviews of session 11). The earlier events are applied
         first, now, whatever their back-off; when one cannot be, or a replay holds the spool longer than
         EARLIER_WAIT_SECONDS (behind the drain of the vault's open, at all), this event goes back to the spool behind
-        them (True) and the replays keep the order;
-        `ahead` is called first with the name it will wait under.
+        them (True) and the replays keep the order. A prompt does not wait for them so (_catch_up).
         An event the hook could not spool (a full disk) waits the same way, held in this server's memory: applied
         ahead, it had the Stop capture the wrong answer; dropped, a prompt did the same for the next Stop."""
-        name = event.get("spool")
-        session = _session_id(event)
-        # A prompt of this session answered before its save (SessionStore.update_answered) goes back to the spool if
-        # the save fails: known only once it is done. Looked for before that, it was missed, and this event applied
-        # ahead of it (a Stop stored its answer alone, the prompt then opened a turn no Stop ends).
-        self.service.sessions.saved(session)
-        cutoff = _spooled_at(Path(name)) if isinstance(name, str) else time.time_ns()
-        tag = session_tag(event.get("session_id"))  # as the hook named its spool file: of the id it was given
-
-        def earlier() -> list[tuple[Path | _Held, str | None]]:
-            return [(entry, text) for entry, text in self._waiting(self.spool, cutoff, tag) if _session_of(text) == session]
-
-        # the requests in flight here, this one's too (a copy: other requests add and pop theirs meanwhile)
-        ours = {claimed.name for claimed in tuple(self._claimed.values())}
-        taken = any(_spooled_at(Path(_taken_name(p))) < cutoff and may_be_of(_taken_name(p), tag)
-                    and _session_of(_read_spooled(p)) == session
-                    for folder in (self.spool, self.spare)
-                    for p in folder.glob(".*.json.*.taken") if p.name not in ours)
-        if not taken and not earlier():
+        found = self._earlier(event)
+        if found is None:
             return False
+        session, tag, cutoff = found
         try:
             # Behind the open's drain the wait would be spent for nothing (it holds the spool for seconds): at once.
             if not self._replaying.acquire(timeout=0.0 if self._catching_up.is_set() else EARLIER_WAIT_SECONDS):
-                return self._wait_behind(event, kind, cutoff, ahead)
+                return self._wait_behind(event, kind, cutoff)
             try:
                 with self._live.applying():
-                    for entry, text in earlier():
-                        if self._replay_entry(entry, text) is None:
-                            return self._wait_behind(event, kind, cutoff, ahead)
+                    if not self._apply_waiting(session, tag, cutoff):
+                        return self._wait_behind(event, kind, cutoff)
             finally:
                 self._replaying.release()
         except BaseException:
             self._wait_behind(event, kind, cutoff)
             raise
         return False
+
+    def _earlier(self, event: Mapping[str, Any]) -> tuple[str, str, int] | None:
+        """(its session, the session's spool tag, the event's own time) when an earlier event of the event's session
+        is not applied yet (_behind_earlier), else None."""
+        session = _session_id(event)
+        # A prompt of this session answered before its save (SessionStore.update_answered) goes back to the spool if
+        # the save fails: known only once it is done. Looked for before that, it was missed, and this event applied
+        # ahead of it (a Stop stored its answer alone, the prompt then opened a turn no Stop ends).
+        self.service.sessions.saved(session)
+        tag, cutoff = _placed(event)
+        # the requests in flight here, this one's too (a copy: other requests add and pop theirs meanwhile)
+        ours = {claimed.name for claimed in tuple(self._claimed.values())}
+        taken = any(_spooled_at(Path(_taken_name(p))) < cutoff and may_be_of(_taken_name(p), tag)
+                    and _session_of(_read_spooled(p)) == session
+                    for folder in (self.spool, self.spare)
+                    for p in folder.glob(".*.json.*.taken") if p.name not in ours)
+        return (session, tag, cutoff) if taken or self._session_waiting(session, tag, cutoff) else None
+
+    def _session_waiting(self, session: str, tag: str, before: int) -> list[tuple[Path | _Held, str | None]]:
+        return [(entry, text) for entry, text in self._waiting(self.spool, before, tag) if _session_of(text) == session]
+
+    def _apply_waiting(self, session: str, tag: str, before: int) -> bool:
+        """Apply the session's events that came before `before` (time_ns), in order, with the spool held
+        (`_replaying`); False when one is left for the next replay (a disk error), and the later ones behind it."""
+        return all(self._replay_entry(entry, text) is not None
+                   for entry, text in self._session_waiting(session, tag, before))
+
+    def _catch_up(self, event: Mapping[str, Any]) -> _CatchUp | None:
+        """A prompt's session's earlier events not applied yet, being applied in the background (the catch-up
+        thread, one replay at a time with the others); None when there are none. The prompt waits for them at most
+        EARLIER_WAIT_SECONDS from now (behind the open's drain, not at all: it holds the spool for seconds), its search
+        meanwhile: in time, its turn opens live after them; else it waits behind them and its context is found ahead
+        (_context_ahead)."""
+        found = self._earlier(event)
+        if found is None:
+            return None
+        session, tag, cutoff = found
+        wait = 0.0 if self._catching_up.is_set() else EARLIER_WAIT_SECONDS
+        return _CatchUp(session, tag, cutoff, self._catch_up_to(session, tag, cutoff), time.monotonic() + wait)
+
+    def _catch_up_to(self, session: str, tag: str, before: int) -> Future[bool]:
+        """The session's events that came before `before` applied on the catch-up thread, in order, once the spool is
+        free: whether every one was."""
+        def apply() -> bool:
+            with self._replaying:
+                # let go meanwhile: the close's replay applied them, and the index may be closed by now
+                return not self._closed.is_set() and self._apply_waiting(session, tag, before)
+
+        def logged() -> bool:
+            try:
+                return apply()
+            except Exception:  # noqa: BLE001 - a background thread: nobody else would see it; the drain tries again
+                log.exception("session %s: its waiting hook events could not be applied", session)
+                return False
+
+        try:
+            return self._catching.submit(logged)
+        except RuntimeError:  # closed (the vault is let go): its close's replay applies them
+            closed: Future[bool] = Future()
+            closed.set_result(False)
+            return closed
 
     def _wait_behind(self, event: Mapping[str, Any], kind: str, at: int,
                      ahead: Callable[[str], None] | None = None) -> bool:
@@ -715,6 +800,13 @@ def _reasons(kept: list[Line], explained: dict[str, dict[str, Any]]) -> list[dic
 _REASON_KEYS = ("id", "title", "private", "relevance", "channel", "labels")  # a turn log line's reasons (_context_lines)
 
 
+def _placed(event: Mapping[str, Any]) -> tuple[str, int]:
+    """An event's session tag, as the hook named its spool file (of the id it was given: spool_names), and its place
+    in its session's order (time_ns): its spool file's time, or now for an event that has none."""
+    name = event.get("spool")
+    return session_tag(event.get("session_id")), _spooled_at(Path(name)) if isinstance(name, str) else time.time_ns()
+
+
 def _held_name(kind: str, at: int) -> str:
     return f"{at}-{os.getpid()}-{kind}.json"
 
@@ -788,6 +880,23 @@ class _LiveEvents:
         with self._changed:
             self._closed = True
             return self._changed.wait_for(lambda: self._applying == 0, bound)
+
+
+@dataclass(frozen=True)
+class _CatchUp:
+    """A prompt's session's earlier events being applied on the catch-up thread (HookHandler._catch_up)."""
+    session: str
+    tag: str  # the session's spool tag (spool_names)
+    cutoff: int  # the prompt's own time (time_ns): the events before it are applied
+    applied: Future[bool]
+    until: float  # monotonic: how long the prompt waits for them
+
+    def done_in_time(self) -> bool:
+        """Whether every earlier event was applied by `until` (the prompt's search ran meanwhile)."""
+        try:
+            return self.applied.result(timeout=max(0.0, self.until - time.monotonic()))
+        except (TimeoutError, CancelledError):  # not yet; or dropped as the vault is let go
+            return False
 
 
 @dataclass

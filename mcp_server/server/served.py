@@ -209,6 +209,7 @@ class ServedVault:
                 schedule.stop()
         if self.hooks is not None:
             self.hooks.take_no_more()  # the requests past the drain: their events go to the replay below, or wait
+            self.hooks.close()  # no catch-up of a prompt's session runs beside the replay below
             self.hooks.service.sessions.flush()  # the prompts answered before their turns were saved
         if self.hooks is not None and self.root.is_dir():
             try:

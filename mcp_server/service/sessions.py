@@ -107,14 +107,16 @@ class SessionStore:
             return session
 
     def update_answered(self, session_id: str, change: Callable[[Session], None],
-                        done: Callable[[BaseException | None], None]) -> Session:
+                        done: Callable[[BaseException | None], None], within: float | None = None) -> Session | None:
         """`update` for a change whose caller answers before the session is saved (a prompt's context): `change` runs
         now; the save, then `done` (given the save's error, if any: the spool file's fate), run on the store's saving
         thread. The session's lock is held until both are done, so its next update (a Stop sent as soon as the context
         came) and every `load` see the saved change. The save (a JSON dump, a write, a rename) was 2 ms of CPU and
-        9-12 ms of wall on the prompt's answer path at load 7-10 (bench/results/s20-hook20.md)."""
+        9-12 ms of wall on the prompt's answer path at load 7-10 (bench/results/s20-hook20.md). `within`: how long to
+        wait for another update of the session under way; None, with nothing changed, when it held the session longer."""
         lock = self._session_lock(session_id)
-        lock.acquire()
+        if not lock.acquire(timeout=-1 if within is None else within):
+            return None  # another update held the session past `within` seconds: nothing changed
         try:
             session = self.load(session_id)
             change(session)

@@ -1,6 +1,6 @@
-"""A prompt's search in a fresh vault, before the backfill has embedded any unit: nothing the vector channel could find,
+"""A prompt's search in a fresh vault, before the backfill has embedded most units: little the vector channel could find,
 so the model is not asked for the query's vector (nor waited for: 0.25 s of each cold prompt's 0.9 s budget, for a
-model host that was itself starting)."""
+model host that was itself starting, or busy embedding the rest)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from indexer.embed import HashingEmbedder
 from indexer.index import Index
-from indexer.search import SearchRequest, Searcher
+from indexer.search import MIN_VECTOR_SHARE, SearchRequest, Searcher
 from indexer.settings import SearchSettings
 from vault import Vault
 
@@ -27,17 +27,21 @@ class CountedQueries(HashingEmbedder):
         return super().embed_query(text)
 
 
-def test_a_prompt_before_any_vector_is_answered_by_keyword_without_asking_the_model(hashing_example: Path):
+def test_a_prompt_before_most_units_have_vectors_is_answered_by_keyword_without_asking_the_model(hashing_example: Path):
     embedder = CountedQueries()
     index = Index.open(Vault(hashing_example), embedder, defer_embedding=True)
     try:
         searcher = Searcher(index, SearchSettings(embedder="hashing-256"))
-        assert not index.has_vectors() and index.waiting_units() > 0
+        assert index.vector_share() == 0 and index.waiting_units() > 0
         hits = searcher.search(SearchRequest(query=PROMPT, limit=10, vector_wait=0.25))
         assert "m-a4c81f63" in [h.memory.id for h in hits] and {h.channel for h in hits} <= {"keyword", "graph", "hop"}
         assert embedder.queries == 0
-        index.backfill(limit=8)  # the first vectors: the vector channel has something to find from here on
-        assert index.has_vectors()
+        index.backfill(limit=8)  # the first vectors (a first capture's): a sliver of the vault, still by keyword
+        assert 0 < index.vector_share() < MIN_VECTOR_SHARE
+        searcher.search(SearchRequest(query=PROMPT, limit=10, vector_wait=0.25))
+        assert embedder.queries == 0
+        while index.vector_share() < MIN_VECTOR_SHARE:
+            index.backfill(limit=8)  # most of the vault has its vectors: the vector channel is asked from here on
         searcher.search(SearchRequest(query=PROMPT, limit=10, vector_wait=0.25))
         assert embedder.queries == 1
     finally:
