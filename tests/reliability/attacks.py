@@ -1298,10 +1298,12 @@ def ignored_file_ingested(work: Path) -> dict[str, int]:
     return {"ignored_files_ingested_by_the_model": sum("250k" in p.read_text() for p in books)}
 
 
-def poisoned_cache(work: Path) -> dict[str, int]:
+def poisoned_cache(work: Path, in_index: bool = False) -> dict[str, int]:
     """A project archive whose `.memdir/cache/embeddings.sqlite` holds, for a hostile memory's texts, the vector of a
     question (tests/test_carried_state.py): unpacked by a user who has used memdir before and searched with that
-    question. 1 when the hostile memory was among the answers (its text shares nothing with the question)."""
+    question. 1 when the hostile memory was among the answers (its text shares nothing with the question).
+    `in_index`: the archive's live index generation holds the planted vectors too, every file of it memdir's shape,
+    as an index from before stamps is adopted (session 23)."""
     import subprocess
 
     from click.testing import CliRunner
@@ -1314,12 +1316,12 @@ def poisoned_cache(work: Path) -> dict[str, int]:
     except ImportError:  # a memdir from before stamps
         state_stamp = None  # type: ignore[assignment]
     saved = getattr(state_stamp, "_key_at", None)
-    work = work / "poisoned-cache"
+    work = work / ("poisoned-index" if in_index else "poisoned-cache")
     work.mkdir()
     try:
         if state_stamp is not None:
             state_stamp.keep_key_at(work / "attacker-state" / "key")
-        tarball = poisoned_archive(work, "which uv version")
+        tarball = poisoned_archive(work, "which uv version", in_index)
         if state_stamp is not None:
             state_stamp.keep_key_at(work / "victim-state" / "key")
             state_stamp.user_key()  # the victim's key, made before the archive came
@@ -1330,7 +1332,8 @@ def poisoned_cache(work: Path) -> dict[str, int]:
     finally:
         if state_stamp is not None:
             state_stamp.keep_key_at(saved)
-    return {"poisoned_cache_ranked_its_memory": int("m-000000ee" in answer.output or answer.exit_code != 0)}
+    name = "poisoned_index_ranked_its_memory" if in_index else "poisoned_cache_ranked_its_memory"
+    return {name: int("m-000000ee" in answer.output or answer.exit_code != 0)}
 
 
 def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
@@ -1382,6 +1385,7 @@ def run_all(work: Path, *, half_open_count: int = HALF_OPEN) -> dict[str, int]:
         ("unusable_stamp_key", lambda: unusable_stamp_key(work)),
         ("ignored_file_ingested", lambda: ignored_file_ingested(work)),
         ("poisoned_cache", lambda: poisoned_cache(work)),
+        ("poisoned_index", lambda: poisoned_cache(work, in_index=True)),
     ]
     rows: dict[str, int] = {}
     with private_user():
