@@ -47,11 +47,11 @@ def in_flight(served: ServedVault, event: dict[str, Any], where: str) -> tuple[t
     reached, release, answers = threading.Event(), threading.Event(), []
     real = handler._context_lines
 
-    def held(state: Any, prompt: str) -> Any:
+    def held(state: Any, prompt: str, *hits: Any) -> Any:
         if where == "search":
             reached.set()
             release.wait(BOUND)
-        found = real(state, prompt)
+        found = real(state, prompt, *hits)
         if where == "searched":
             reached.set()
             release.wait(BOUND)
