@@ -633,6 +633,7 @@ def test_a_waiting_prompt_put_back_after_its_turn_log_line_logs_its_turn_once(ha
         _stop_one_put_back(hashing_example, handler, monkeypatch)
         with _full_disk(monkeypatch):
             answer = _live(hashing_example, handler, "prompt", {"session_id": "s-a", "prompt": "turn two: pool mode"})
+            _caught_up(handler)  # the catch-up it asked for meets the same full disk: the Stop stays put back
         assert answer["replayed"] and answer["shown"]  # waits behind the Stop, its context found now
         with _turn_two_not_saved(handler, monkeypatch):
             for _ in range(3):
