@@ -278,6 +278,25 @@ class _Units:
             return np.where(counts > 0, top + np.log(total / np.maximum(counts, 1.0)) / sharpness, whole)
 
 
+@dataclass(frozen=True)
+class _Read:
+    """How a search reads its request's text (Searcher._read): what its vector channel embeds, and the shares its
+    order weighs by. One reading for the search and for its query sent ahead (Searcher.send_query)."""
+
+    request: SearchRequest  # its query cut to its salient lines when too long; keyword mode with no vector to find
+    pasted: float  # whole_share of the whole prompt
+    time_share: float
+    salient: str  # the salient lines pooled into the query's vector at `weight` ("": none)
+    weight: float
+    people: Named
+
+    @property
+    def embedded(self) -> str | None:
+        """The text whose vector the search asks for (the names of the people it names taken out); None: none."""
+        query, mode = self.request.query, self.request.mode
+        return (self.people.embedded or query) if query and query.strip() and mode in ("hybrid", "vector") else None
+
+
 class Searcher:
     """Answers SearchRequests against a (shared, live) Index."""
 
@@ -310,43 +329,36 @@ class Searcher:
             finally:
                 self.index.answered.set()  # a server builds its MCP endpoint after the first answer (process.py)
 
+    def send_query(self, request: SearchRequest) -> None:
+        """Send the text(s) this request's search will embed to the model now, for that search to find underway
+        (CachedEmbedder.send_query): a prompt's server knows its text before it claims the event, takes the
+        session's lock and opens the turn. The same reading as the search's (`_read`); a text that differs by then
+        (an author named since) is only a query the search does not find sent."""
+        if request.memory_id:
+            return
+        read = self._read(request)
+        if read.embedded is not None:
+            for text in (read.salient, read.embedded):
+                if text:
+                    self.index.embedder.send_query(text, _QUERY_EMBEDDING)
+
     def _answer(self, request: SearchRequest, merged: bool) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
         limit = self._limit(request.limit)
         if request.memory_id:
             return self._checked([self._lookup(request.memory_id)])
-        # A long prompt's error lines and its user's sentences (indexer/salient.py), from all of it: in a long paste
-        # they come last, after what max_query_chars and the model's 256 word pieces read.
-        pasted = whole_share(request.query, self.settings)  # of the whole prompt, before a long one is cut to its lines
-        weight = self.settings.salient_weight * pasted
-        # From the whole prompt too: a paste read by its salient lines below is still a paste, its time words the
-        # pasted text's own (review of session 9: measured on the lines, the share was 1 again).
-        time_share = time_words_share(request.query, self.settings)
-        truncated = request.query is not None and len(request.query) > self.settings.max_query_chars
-        salient = salient_text(request.query, failure_only=not truncated) if weight > 0 and request.query else ""
-        if truncated:
-            # A paste longer than a query is read is asked by its salient lines: its beginning is an arbitrary stretch of
-            # log (24 pastes behind 8 kB of access log: MRR@10 0.05 -> 0.80 so, 0.49 pooled with the beginning;
-            # bench/results/search.md issue 26 session 8). Without any, by its beginning: an answer, not an error.
-            request = replace(request, query=salient[:self.settings.max_query_chars] or request.query[:self.settings.max_query_chars])
-            salient = ""
+        read = self._read(request)
+        request, people, pasted, time_share = read.request, read.people, read.pasted, read.time_share
         embedding = None
-        people = self._named_people(request)
-        if request.vector_wait is not None and request.mode == "hybrid" and not self.index.has_vectors():
-            # Nothing the vector channel could find (a fresh vault, whose first vectors the backfill embeds minutes
-            # after its first answers): the keyword channel alone at once, as when the vector is not ready in time,
-            # without that wait. Each cold prompt spent 0.25 s of its hook's 0.9 s on it, for a model host that was
-            # itself starting (bench/results/s22-cold22.md).
-            request = replace(request, mode="keyword")
-        if request.query and request.query.strip() and request.mode in ("hybrid", "vector"):
+        if read.embedded is not None:
             embedder = self.index.embedder
-            if salient:
-                part = _QUERY_EMBEDDING.submit(embedder.embed_query, salient)  # first: the whole's task waits on it
-                embedding = _QUERY_EMBEDDING.submit(_pooled, embedder, people.embedded or request.query, part, weight)
+            if read.salient:
+                part = _QUERY_EMBEDDING.submit(embedder.embed_query, read.salient)  # first: the whole's task waits on it
+                embedding = _QUERY_EMBEDDING.submit(_pooled, embedder, read.embedded, part, read.weight)
             else:
-                embedding = _started(embedder, people.embedded or request.query)
-            if request.vector_wait is not None:
-                embedding, request = _vector_or_keyword(embedding, request)
+                embedding = _started(embedder, read.embedded)
+        if embedding is not None and request.vector_wait is not None:
+            embedding, request = _vector_or_keyword(embedding, request)
         with self.index.lock:
             if request.query and request.query.strip() and timewords.is_vague(request.query):
                 return self._checked(self._vague(request, now, limit))
@@ -378,6 +390,32 @@ class Searcher:
         return [h.but(excerpt=_excerpt(h.memory, h.heading)) if h.heading else h for h in hits]
 
     # -- steps -------------------------------------------------------------------------
+
+    def _read(self, request: SearchRequest) -> _Read:
+        """How the search reads its request's text: what it embeds, and the shares its order weighs by."""
+        # A long prompt's error lines and its user's sentences (indexer/salient.py), from all of it: in a long paste
+        # they come last, after what max_query_chars and the model's 256 word pieces read.
+        pasted = whole_share(request.query, self.settings)  # of the whole prompt, before a long one is cut to its lines
+        weight = self.settings.salient_weight * pasted
+        # From the whole prompt too: a paste read by its salient lines below is still a paste, its time words the
+        # pasted text's own (review of session 9: measured on the lines, the share was 1 again).
+        time_share = time_words_share(request.query, self.settings)
+        truncated = request.query is not None and len(request.query) > self.settings.max_query_chars
+        salient = salient_text(request.query, failure_only=not truncated) if weight > 0 and request.query else ""
+        if truncated:
+            # A paste longer than a query is read is asked by its salient lines: its beginning is an arbitrary stretch of
+            # log (24 pastes behind 8 kB of access log: MRR@10 0.05 -> 0.80 so, 0.49 pooled with the beginning;
+            # bench/results/search.md issue 26 session 8). Without any, by its beginning: an answer, not an error.
+            request = replace(request, query=salient[:self.settings.max_query_chars] or request.query[:self.settings.max_query_chars])
+            salient = ""
+        people = self._named_people(request)
+        if request.vector_wait is not None and request.mode == "hybrid" and not self.index.has_vectors():
+            # Nothing the vector channel could find (a fresh vault, whose first vectors the backfill embeds minutes
+            # after its first answers): the keyword channel alone at once, as when the vector is not ready in time,
+            # without that wait. Each cold prompt spent 0.25 s of its hook's 0.9 s on it, for a model host that was
+            # itself starting (bench/results/s22-cold22.md).
+            request = replace(request, mode="keyword")
+        return _Read(request, pasted, time_share, salient, weight, people)
 
     def _named_people(self, request: SearchRequest) -> Named:
         """The memories' speakers or authors the query names (indexer/people.py); nobody when that is off."""

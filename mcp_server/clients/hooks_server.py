@@ -60,6 +60,11 @@ EARLIER_WAIT_SECONDS = 0.3
 MAX_SPOOLED_BYTES = 6 * MAX_STDIN + 65536
 
 
+def _searched(prompt: str) -> SearchRequest:
+    """The search a prompt's context comes from (its query sent ahead by `HookHandler.prompt`)."""
+    return SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30, vector_wait=VECTOR_WAIT_SECONDS)
+
+
 class HookHandler:
     def __init__(self, service: MemoryService) -> None:
         self.service = service
@@ -94,6 +99,11 @@ class HookHandler:
 
     def prompt(self, event: Mapping[str, Any]) -> dict[str, Any]:
         session_id = _session_id(event)
+        prompt = str(event.get("prompt") or "")
+        if prompt.strip():
+            # The search's query goes to the model now: its vector is computed while the event is claimed, the
+            # session's lock taken and the turn opened, not after (bench/results/s23-hook23.md).
+            self.service.send_query(_searched(prompt))
         # A spool replay may have taken this prompt's event first (the drain when a vault opens, while the request
         # waited for it): the turn was started by the replay, and the hook, still waiting, gets its context.
         claimed = self._claim(event)
@@ -102,7 +112,6 @@ class HookHandler:
             return ahead  # its turn waits behind its session's earlier event; its context is found now
         if claimed:
             self.replay_stale()
-        prompt = str(event.get("prompt") or "")
         result: dict[str, Any] = {} if claimed else {"replayed": True}
 
         def turn(state: Session) -> None:
@@ -242,7 +251,7 @@ class HookHandler:
         # just worked out under the index lock (Searcher.out_of_sight) instead of queueing for that lock again.
         hits: list[Hit] = []
         if prompt.strip():
-            hits = self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30, vector_wait=VECTOR_WAIT_SECONDS))
+            hits = self.service.hits(_searched(prompt))
         always = self.service.always_inject()  # both vaults: the session is the local user's own
         chosen = _slots(hits, self.settings, exclude={m.id for m in always},
                         recent=timewords.is_vague(prompt))

@@ -294,3 +294,35 @@ def _prompt_then_its_stop_on_a_thread(handler: HookHandler, root: Path):  # type
     stopped: list[dict] = []
     thread = threading.Thread(target=lambda: stopped.append(handler.stop({**finished, "spool": spool(root, "stop", finished)})))
     return answer, thread, stopped
+
+
+def test_a_prompts_query_is_asked_of_the_model_before_its_turn_is_opened_and_only_then(hashing_example: Path,
+                                                                                      monkeypatch):
+    # The search sent its query to the model host only when it began, after the claim, the session's lock and the
+    # turn's opening; the model now computes it meanwhile (bench/results/s23-hook23.md). Its search reads that vector.
+    from indexer.embed import HashingEmbedder, Ready
+
+    class Model(HashingEmbedder):  # takes a query's request on the calling thread, as the embedding host does
+        def __init__(self) -> None:
+            super().__init__()
+            self.asked: list[str] = []
+
+        def start_query(self, text: str) -> Ready:
+            self.asked.append(text)
+            return Ready(self.embed_query(text))
+
+    model = Model()
+    app = App(hashing_example, embedder=model)
+    try:
+        handler = HookHandler(MemoryService(app))
+        store = handler.service.sessions
+        asked_at_turn: list[list[str]] = []
+        real = store.update_answered
+        monkeypatch.setattr(store, "update_answered", lambda *args, **kwargs: (
+            asked_at_turn.append(list(model.asked)), real(*args, **kwargs))[1])
+        answer = handler.prompt({"session_id": "ahead", "prompt": "why do the ledger imports take an advisory lock?"})
+    finally:
+        app.close()
+    assert answer["shown"]
+    assert asked_at_turn == [["why do the ledger imports take an advisory lock?"]]  # asked before the turn
+    assert model.asked == ["why do the ledger imports take an advisory lock?"]  # and the search asked no more
