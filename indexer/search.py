@@ -297,6 +297,24 @@ class _Read:
         return (self.people.embedded or query) if query and query.strip() and mode in ("hybrid", "vector") else None
 
 
+_KeywordStage = tuple[dict[str, _Candidate], _Units | None]  # Searcher._keyword_stage: the keyword candidates, their units
+
+
+@dataclass(frozen=True)
+class _Ahead:
+    """A search's keyword stage done before its vector came (Searcher._keyword_ahead), and what it was done for."""
+
+    request: SearchRequest
+    allowed: Mapping[str, Memory]
+    version: int  # the index's: any change since (a sync, a swap, the backfill's vectors) and it is done again
+    stage: _KeywordStage
+
+    def holds(self, request: SearchRequest, allowed: Mapping[str, Memory], version: int) -> bool:
+        """Whether it is what `_retrieve` would compute now: the same request (not turned to keyword mode by a vector
+        that did not come), the same allowed memories, the index unchanged."""
+        return request is self.request and allowed is self.allowed and version == self.version
+
+
 class Searcher:
     """Answers SearchRequests against a (shared, live) Index."""
 
@@ -357,7 +375,12 @@ class Searcher:
                 embedding = _QUERY_EMBEDDING.submit(_pooled, embedder, read.embedded, part, read.weight)
             else:
                 embedding = _started(embedder, read.embedded)
+        ahead = None
         if embedding is not None and request.vector_wait is not None:
+            if not isinstance(embedding, Ready):
+                # The keyword channel's work while the vector is computed, the index lock let go before the wait
+                # (_keyword_ahead); used below if nothing changed meanwhile.
+                ahead = self._keyword_ahead(request, now)
             embedding, request = _vector_or_keyword(embedding, request)
         with self.index.lock:
             if request.query and request.query.strip() and timewords.is_vague(request.query):
@@ -365,7 +388,8 @@ class Searcher:
             allowed = self._allowed(request, now)
             if not request.query or not request.query.strip():
                 return self._checked(self._timeline(allowed, request, now, limit))
-            candidates, query_vector = self._retrieve(request, allowed, embedding)
+            done = ahead.stage if ahead is not None and ahead.holds(request, allowed, self.index.version) else None
+            candidates, query_vector = self._retrieve(request, allowed, embedding, done)
             if query_vector is not None and allowed:  # the second hop (indexer/multihop.py)
                 multihop.second_hop(self.index, candidates, query_vector, lambda vector: self._retrieve(
                     request, allowed, Ready(vector))[0], self.settings.hop_seeds,
@@ -560,19 +584,37 @@ class Searcher:
         request = replace(request, after=datetime.min.replace(tzinfo=timezone.utc), before=None)
         return self._timeline(self._allowed(request, now), request, now, limit)
 
-    def _retrieve(self, request: SearchRequest, allowed: Mapping[str, Memory],
-                  embedding: PendingVector | None = None) -> tuple[dict[str, _Candidate], np.ndarray | None]:
-        """Both channels' candidates, scored and fused, and the query's vector (None in keyword mode).
+    def _keyword_ahead(self, request: SearchRequest, now: datetime) -> _Ahead | None:
+        """The part of `_retrieve` that needs no query vector, done while the model computes it: a prompt hook's
+        search (`vector_wait`) waits for its vector before it takes the index lock (a host that is starting must not
+        hold the captures back), and so did its keyword stage after the vector instead of beside it, one after the
+        other on two cores (bench/results/s23-hook23.md). Under the lock, let go before the wait; None for a question
+        answered otherwise (a vague one, none)."""
+        if not request.query or not request.query.strip() or timewords.is_vague(request.query):
+            return None
+        with self.index.lock:
+            allowed = self._allowed(request, now)
+            return _Ahead(request, allowed, self.index.version, self._keyword_stage(request, allowed))
 
-        Everything that does not need the query's vector (keyword hits, their term coverage, the
-        stored vectors of their units) is done while the embedding thread computes it, so that
-        a search costs little more than the embedding itself.
-        """
-        index, settings = self.index, self.settings
+    def _keyword_stage(self, request: SearchRequest, allowed: Mapping[str, Memory]) -> _KeywordStage:
+        """Everything of `_retrieve` that does not need the query's vector: keyword hits, their term coverage, the
+        stored vectors of their units."""
         found = self._keyword_hits(request, allowed) if request.mode in ("hybrid", "keyword") and allowed else []
         by_keyword = self._keyword_candidates(request, found)
         wants_vector = request.mode in ("hybrid", "vector")
-        prefetched = self._unit_vectors(list(by_keyword)) if wants_vector and allowed else None
+        return by_keyword, self._unit_vectors(list(by_keyword)) if wants_vector and allowed else None
+
+    def _retrieve(self, request: SearchRequest, allowed: Mapping[str, Memory], embedding: PendingVector | None = None,
+                  done: _KeywordStage | None = None) -> tuple[dict[str, _Candidate], np.ndarray | None]:
+        """Both channels' candidates, scored and fused, and the query's vector (None in keyword mode).
+
+        Everything that does not need the query's vector (`_keyword_stage`, or `done` when it was done ahead for this
+        request and index state) is done while the model computes it, so that a search costs little more than the
+        embedding itself.
+        """
+        index, settings = self.index, self.settings
+        by_keyword, prefetched = done if done is not None else self._keyword_stage(request, allowed)
+        wants_vector = request.mode in ("hybrid", "vector")
         query_vector = None
         if wants_vector:
             # Wait for the embedding even when nothing is allowed: a failure must not go unseen.
