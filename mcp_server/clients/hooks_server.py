@@ -103,7 +103,10 @@ class HookHandler:
         if prompt.strip():
             # The search's query goes to the model now: its vector is computed while the event is claimed, the
             # session's lock taken and the turn opened, not after (bench/results/s23-hook23.md).
-            self.service.send_query(_searched(prompt))
+            try:
+                self.service.send_query(_searched(prompt))
+            except (VaultError, OSError) as exc:  # only a head start: the search meets it and answers as it did
+                log.debug("session %s: the query was not sent ahead (%s: %s)", session_id, type(exc).__name__, exc)
         # A spool replay may have taken this prompt's event first (the drain when a vault opens, while the request
         # waited for it): the turn was started by the replay, and the hook, still waiting, gets its context.
         claimed = self._claim(event)

@@ -326,3 +326,21 @@ def test_a_prompts_query_is_asked_of_the_model_before_its_turn_is_opened_and_onl
     assert answer["shown"]
     assert asked_at_turn == [["why do the ledger imports take an advisory lock?"]]  # asked before the turn
     assert model.asked == ["why do the ledger imports take an advisory lock?"]  # and the search asked no more
+
+
+def test_a_query_that_cannot_be_sent_ahead_leaves_the_prompt_as_it_was(hashing_example: Path, monkeypatch):
+    # Sending the query ahead is only a head start: a vault error there (the search meets it again) must not take
+    # the prompt's event out of its order (raised before the claim, it would have left the event unclaimed).
+    from vault import VaultError
+
+    app = App(hashing_example)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        asked = {"prompt": "why do the ledger imports take an advisory lock?"}
+        expected = handler.prompt({"session_id": "plain", **asked})
+        monkeypatch.setattr(service, "send_query", lambda request: (_ for _ in ()).throw(VaultError("broken")))
+        answer = handler.prompt({"session_id": "unsent", **asked})
+    finally:
+        app.close()
+    assert answer["shown"] == expected["shown"] and answer["additionalContext"] == expected["additionalContext"]
