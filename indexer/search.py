@@ -16,6 +16,7 @@ import bisect
 import logging
 import math
 import re
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import MISSING, dataclass, fields, replace
 from datetime import datetime, timedelta, timezone
@@ -66,6 +67,7 @@ _WORD = re.compile(r"\w+")
 COSINE_NOISE = 0.05  # cosine differences below this say nothing about relevance
 UNSEEN = "\x00unseen"  # no analysed term: its IDF is the rarest a word can be (found in no memory)
 COVERAGE_DEPTH = 30  # keyword hits whose term coverage is measured; deeper ones rely on their rank
+READ_TEXTS = 8  # query texts whose reading a searcher keeps: a prompt's is read twice (Searcher._text)
 CHUNK_HITS_PER_CANDIDATE = 2  # a long document has several chunks: FAISS is asked for this many per wanted memory
 
 # The query is embedded on this thread while the calling thread filters and runs the keyword
@@ -279,15 +281,23 @@ class _Units:
 
 
 @dataclass(frozen=True)
+class _Text:
+    """What of a search's reading depends on its query's text alone (Searcher._text)."""
+
+    query: str | None  # cut to its salient lines when longer than max_query_chars
+    pasted: float  # whole_share of the whole prompt
+    time_share: float
+    salient: str  # the salient lines pooled into the query's vector at `weight` ("": none)
+    weight: float
+
+
+@dataclass(frozen=True)
 class _Read:
     """How a search reads its request's text (Searcher._read): what its vector channel embeds, and the shares its
     order weighs by. One reading for the search and for its query sent ahead (Searcher.send_query)."""
 
     request: SearchRequest  # its query cut to its salient lines when too long; keyword mode with no vector to find
-    pasted: float  # whole_share of the whole prompt
-    time_share: float
-    salient: str  # the salient lines pooled into the query's vector at `weight` ("": none)
-    weight: float
+    text: _Text
     people: Named
 
     @property
@@ -333,6 +343,8 @@ class Searcher:
         self._left_out_units: tuple[AllBut, np.ndarray] | None = None  # the allowed view -> its left-out whole units
         self._people = People()
         self._sections: tuple[int, dict[str, bool]] = (-1, {})  # index version -> memory id -> _sectioned
+        self._texts: dict[str | None, _Text] = {}  # the last READ_TEXTS query texts -> their reading (_text)
+        self._texts_lock = threading.Lock()
 
     def search(self, request: SearchRequest, merged: bool = False) -> list[Hit]:
         """`merged`: the hits are one vault's part of a merge (mcp_server/service/privacy.py), which puts a fresh
@@ -356,7 +368,7 @@ class Searcher:
             return
         read = self._read(request)
         if read.embedded is not None:
-            for text in (read.salient, read.embedded):
+            for text in (read.text.salient, read.embedded):
                 if text:
                     self.index.embedder.send_query(text, _QUERY_EMBEDDING)
 
@@ -366,13 +378,13 @@ class Searcher:
         if request.memory_id:
             return self._checked([self._lookup(request.memory_id)])
         read = self._read(request)
-        request, people, pasted, time_share = read.request, read.people, read.pasted, read.time_share
+        request, people, pasted, time_share = read.request, read.people, read.text.pasted, read.text.time_share
         embedding = None
         if read.embedded is not None:
             embedder = self.index.embedder
-            if read.salient:
-                part = _QUERY_EMBEDDING.submit(embedder.embed_query, read.salient)  # first: the whole's task waits on it
-                embedding = _QUERY_EMBEDDING.submit(_pooled, embedder, read.embedded, part, read.weight)
+            if read.text.salient:
+                part = _QUERY_EMBEDDING.submit(embedder.embed_query, read.text.salient)  # first: the whole's task waits on it
+                embedding = _QUERY_EMBEDDING.submit(_pooled, embedder, read.embedded, part, read.text.weight)
             else:
                 embedding = _started(embedder, read.embedded)
         ahead = None
@@ -417,21 +429,9 @@ class Searcher:
 
     def _read(self, request: SearchRequest) -> _Read:
         """How the search reads its request's text: what it embeds, and the shares its order weighs by."""
-        # A long prompt's error lines and its user's sentences (indexer/salient.py), from all of it: in a long paste
-        # they come last, after what max_query_chars and the model's 256 word pieces read.
-        pasted = whole_share(request.query, self.settings)  # of the whole prompt, before a long one is cut to its lines
-        weight = self.settings.salient_weight * pasted
-        # From the whole prompt too: a paste read by its salient lines below is still a paste, its time words the
-        # pasted text's own (review of session 9: measured on the lines, the share was 1 again).
-        time_share = time_words_share(request.query, self.settings)
-        truncated = request.query is not None and len(request.query) > self.settings.max_query_chars
-        salient = salient_text(request.query, failure_only=not truncated) if weight > 0 and request.query else ""
-        if truncated:
-            # A paste longer than a query is read is asked by its salient lines: its beginning is an arbitrary stretch of
-            # log (24 pastes behind 8 kB of access log: MRR@10 0.05 -> 0.80 so, 0.49 pooled with the beginning;
-            # bench/results/search.md issue 26 session 8). Without any, by its beginning: an answer, not an error.
-            request = replace(request, query=salient[:self.settings.max_query_chars] or request.query[:self.settings.max_query_chars])
-            salient = ""
+        text = self._text(request.query)
+        if text.query != request.query:
+            request = replace(request, query=text.query)
         people = self._named_people(request)
         if request.vector_wait is not None and request.mode == "hybrid" and not self.index.has_vectors():
             # Nothing the vector channel could find (a fresh vault, whose first vectors the backfill embeds minutes
@@ -439,7 +439,39 @@ class Searcher:
             # without that wait. Each cold prompt spent 0.25 s of its hook's 0.9 s on it, for a model host that was
             # itself starting (bench/results/s22-cold22.md).
             request = replace(request, mode="keyword")
-        return _Read(request, pasted, time_share, salient, weight, people)
+        return _Read(request, text, people)
+
+    def _text(self, query: str | None) -> _Text:
+        """What of the reading depends on the query's text alone. Kept for the last few texts: a prompt's is read
+        when its query is sent ahead and again by its search, and reading a 64,000-character paste costs ~34 ms of
+        CPU (its salient lines, its words counted twice)."""
+        asked = query
+        with self._texts_lock:
+            known = self._texts.get(asked)
+        if known is not None:
+            return known
+        # A long prompt's error lines and its user's sentences (indexer/salient.py), from all of it: in a long paste
+        # they come last, after what max_query_chars and the model's 256 word pieces read.
+        pasted = whole_share(query, self.settings)  # of the whole prompt, before a long one is cut to its lines
+        weight = self.settings.salient_weight * pasted
+        # From the whole prompt too: a paste read by its salient lines below is still a paste, its time words the
+        # pasted text's own (review of session 9: measured on the lines, the share was 1 again).
+        time_share = time_words_share(query, self.settings)
+        truncated = query is not None and len(query) > self.settings.max_query_chars
+        salient = salient_text(query, failure_only=not truncated) if weight > 0 and query else ""
+        if truncated:
+            # A paste longer than a query is read is asked by its salient lines: its beginning is an arbitrary stretch of
+            # log (24 pastes behind 8 kB of access log: MRR@10 0.05 -> 0.80 so, 0.49 pooled with the beginning;
+            # bench/results/search.md issue 26 session 8). Without any, by its beginning: an answer, not an error.
+            assert query is not None
+            query = salient[:self.settings.max_query_chars] or query[:self.settings.max_query_chars]
+            salient = ""
+        text = _Text(query, pasted, time_share, salient, weight)
+        with self._texts_lock:
+            self._texts[asked] = text
+            while len(self._texts) > READ_TEXTS:
+                del self._texts[next(iter(self._texts))]
+        return text
 
     def _named_people(self, request: SearchRequest) -> Named:
         """The memories' speakers or authors the query names (indexer/people.py); nobody when that is off."""

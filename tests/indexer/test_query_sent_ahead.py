@@ -65,9 +65,16 @@ def test_a_query_sent_ahead_that_no_search_asks_for_is_dropped_after_others():
     assert model.queries["question 0"] == 2  # the oldest was let go: asked again
 
 
-def test_a_long_pastes_texts_sent_ahead_are_the_ones_its_search_reads_and_its_answer_is_the_same(hashing_example: Path):
+def test_a_long_pastes_texts_sent_ahead_are_the_ones_its_search_reads_and_its_answer_is_the_same(hashing_example: Path,
+                                                                                                  monkeypatch):
     # A long paste's vector pools the whole prompt's and its salient lines' (two texts); one cut to its salient lines
-    # is asked by them: the texts sent ahead are the search's own reading of the request.
+    # is asked by them: the texts sent ahead are the search's own reading of the request, and the paste is read once
+    # for both (reading 64,000 characters costs ~34 ms of CPU: read twice, two hook tests missed their 0.9 s).
+    from indexer import search
+
+    readings: list[str] = []
+    real = search.salient_text
+    monkeypatch.setattr(search, "salient_text", lambda text, **kw: (readings.append(text), real(text, **kw))[1])
     model = SentQueries()  # asked on the sending thread: what was sent is counted when send_query returns
     index = opened(hashing_example, model)
     while index.backfill(limit=256):
@@ -80,11 +87,13 @@ def test_a_long_pastes_texts_sent_ahead_are_the_ones_its_search_reads_and_its_an
         for paste, texts in zip(pastes, (1, 2)):  # cut to its lines; the whole and its lines pooled
             request = SearchRequest(query=paste, limit=10, vector_wait=BOUND, now=NOW)
             model.queries.clear()
+            readings.clear()
             searcher.send_query(request)
             sent = model.queries.copy()
             hits = searcher.search(request)
             assert sent and model.queries == sent  # the search asked the model for nothing more
             assert len(sent) == texts and set(sent.values()) == {1}
+            assert readings == [paste]  # read once, for the query sent ahead and for the search
             index.embedder.forget_queries()
             again = searcher.search(SearchRequest(query=paste, limit=10, now=NOW))
             assert hits and [(h.memory.id, round(h.final, 9)) for h in hits] == \
