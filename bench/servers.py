@@ -28,9 +28,9 @@ from indexer.embed import CachedEmbedder, make_embedder  # noqa: E402
 from indexer.index import Index  # noqa: E402
 from mcp_server import client  # noqa: E402
 from mcp_server.embedding import host as embed_host  # noqa: E402
-from mcp_server.config import default_config_text  # noqa: E402
+from mcp_server.config import default_config_text, stamp_key_path  # noqa: E402
 from speed import generate, percentile  # noqa: E402
-from vault import Vault, init_vault  # noqa: E402
+from vault import Vault, init_vault, state_stamp  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "bench" / "locomo-dev.json"
 CACHE = Path.home() / ".cache" / "memdir-bench" / "speed-embeddings.sqlite"
@@ -47,6 +47,10 @@ def warm_server(size: int, data: Path, embedder: str, cache: Path = CACHE) -> It
         # trashed by the server's first run) and the bench would time empty searches and a mass move.
         config = default_config_text().replace('embedder = "all-MiniLM-L6-v2"', f'embedder = "{embedder}"')
         init_vault(root, config.replace('every = "1h"', 'every = "off"'))
+        # Stamped with this user's key as the server checks it (vault/state_stamp.py, set by every entry point):
+        # unstamped, the server took the index built here for a foreign one and rebuilt it, past client.ensure's
+        # 60 s at 10k under load, and hooks.py and hook_pair.py could not start (bench/results/s23-hook23.md).
+        state_stamp.keep_key_at(stamp_key_path())
         Index.open(Vault(root), CachedEmbedder(make_embedder(embedder), cache)).close()
         os.environ["MEMDIR_SERVERS_DIR"] = str(Path(tmp) / "servers")  # this run's own server, never the user's
         server = subprocess.Popen([*MEMDIR, "serve", "--vault", str(root)], stdout=subprocess.DEVNULL,

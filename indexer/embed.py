@@ -13,7 +13,7 @@ import logging
 import re
 import sqlite3
 import threading
-from concurrent.futures import Future
+from concurrent.futures import Executor, Future
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
@@ -25,6 +25,8 @@ from . import cache_stamp
 
 log = logging.getLogger("memdir.embed")
 MEMORY_CACHE_ENTRIES = 4096
+# Queries sent ahead and not asked for yet (CachedEmbedder.send_query): one a prompt in flight, a few sessions at once.
+SENT_QUERIES = 16
 
 
 class Embedder(Protocol):
@@ -143,6 +145,8 @@ class CachedEmbedder:
         self._lock = threading.Lock()
         self._underway: dict[bytes, Future[np.ndarray]] = {}  # texts a call has sent to the model and not stored yet
         self._underway_lock = threading.Lock()
+        self._sent: dict[bytes, PendingVector] = {}  # query texts sent ahead of their search (send_query), oldest first
+        self._sent_lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         if path is not None:
             try:
@@ -230,6 +234,10 @@ class CachedEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         """A search query's vector: kept in a small in-process cache only, never in the persistent one."""
         key = b"q" + text_key(text)
+        sent = self._sent_query(key)
+        return sent.result() if sent is not None else self._embed_query(key, text)
+
+    def _embed_query(self, key: bytes, text: str) -> np.ndarray:
         vector = self._memory.get(key)
         if vector is None:
             vector = self.inner.embed_query(text)
@@ -237,15 +245,43 @@ class CachedEmbedder:
         return vector
 
     def start_query(self, text: str) -> PendingVector | None:
-        """The query's vector started on the calling thread, when the model can (a cached one, or the embedding
-        host's request sent now: mcp_server/embedding/host.py); None: embed it with `embed_query` in a thread."""
+        """The query's vector started on the calling thread, when the model can (a cached one, one sent ahead, or the
+        embedding host's request sent now: mcp_server/embedding/host.py); None: embed it with `embed_query` in a
+        thread."""
         key = b"q" + text_key(text)
+        sent = self._sent_query(key)
+        return sent if sent is not None else self._start_query(key, text)
+
+    def _start_query(self, key: bytes, text: str) -> PendingVector | None:
         vector = self._memory.get(key)
         if vector is not None:
             return Ready(vector)
         start = getattr(self.inner, "start_query", None)  # the host's embedder has it; a model in-process does not
         pending = start(text) if start is not None else None
         return None if pending is None else _Remembered(pending, lambda found: self._remember(key, found))
+
+    def send_query(self, text: str, threads: Executor) -> None:
+        """Start the query's vector now and keep it for the next `start_query` or `embed_query` of the same text: a
+        prompt's vault server sends its query when the request's text is known, and the model computes it while the
+        server claims the event, opens the turn and does the search's keyword stage (bench/results/s23-hook23.md).
+        Embedded in one of `threads` when the model has no request to send (a model in-process). A text asked for
+        by no search is dropped after SENT_QUERIES others (an unread host request closes its connection then)."""
+        key = b"q" + text_key(text)
+        with self._sent_lock:
+            if key in self._sent or key in self._memory:
+                return
+        pending = self._start_query(key, text)
+        if pending is None:
+            pending = threads.submit(self._embed_query, key, text)
+        with self._sent_lock:
+            self._sent[key] = pending
+            while len(self._sent) > SENT_QUERIES:
+                del self._sent[next(iter(self._sent))]
+
+    def _sent_query(self, key: bytes) -> PendingVector | None:
+        """The query sent ahead for this text (send_query), taken: one reader of its answer."""
+        with self._sent_lock:
+            return self._sent.pop(key, None)
 
     def forget_queries(self) -> None:
         """Drop cached query vectors (benchmarks time the query embedding too)."""

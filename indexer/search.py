@@ -16,6 +16,7 @@ import bisect
 import logging
 import math
 import re
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import MISSING, dataclass, fields, replace
 from datetime import datetime, timedelta, timezone
@@ -66,6 +67,7 @@ _WORD = re.compile(r"\w+")
 COSINE_NOISE = 0.05  # cosine differences below this say nothing about relevance
 UNSEEN = "\x00unseen"  # no analysed term: its IDF is the rarest a word can be (found in no memory)
 COVERAGE_DEPTH = 30  # keyword hits whose term coverage is measured; deeper ones rely on their rank
+READ_TEXTS = 8  # query texts whose reading a searcher keeps: a prompt's is read twice (Searcher._text)
 CHUNK_HITS_PER_CANDIDATE = 2  # a long document has several chunks: FAISS is asked for this many per wanted memory
 # A search with a vector budget (a prompt hook's) asks for the query's vector only once this share of the units has
 # theirs: below it the vector channel ranks a minority of the vault that the keyword channel covers too, while the
@@ -282,6 +284,51 @@ class _Units:
             return np.where(counts > 0, top + np.log(total / np.maximum(counts, 1.0)) / sharpness, whole)
 
 
+@dataclass(frozen=True)
+class _Text:
+    """What of a search's reading depends on its query's text alone (Searcher._text)."""
+
+    query: str | None  # cut to its salient lines when longer than max_query_chars
+    pasted: float  # whole_share of the whole prompt
+    time_share: float
+    salient: str  # the salient lines pooled into the query's vector at `weight` ("": none)
+    weight: float
+
+
+@dataclass(frozen=True)
+class _Read:
+    """How a search reads its request's text (Searcher._read): what its vector channel embeds, and the shares its
+    order weighs by. One reading for the search and for its query sent ahead (Searcher.send_query)."""
+
+    request: SearchRequest  # its query cut to its salient lines when too long; keyword mode with no vector to find
+    text: _Text
+    people: Named
+
+    @property
+    def embedded(self) -> str | None:
+        """The text whose vector the search asks for (the names of the people it names taken out); None: none."""
+        query, mode = self.request.query, self.request.mode
+        return (self.people.embedded or query) if query and query.strip() and mode in ("hybrid", "vector") else None
+
+
+_KeywordStage = tuple[dict[str, _Candidate], _Units | None]  # Searcher._keyword_stage: the keyword candidates, their units
+
+
+@dataclass(frozen=True)
+class _Ahead:
+    """A search's keyword stage done before its vector came (Searcher._keyword_ahead), and what it was done for."""
+
+    request: SearchRequest
+    allowed: Mapping[str, Memory]
+    version: int  # the index's: any change since (a sync, a swap, the backfill's vectors) and it is done again
+    stage: _KeywordStage
+
+    def holds(self, request: SearchRequest, allowed: Mapping[str, Memory], version: int) -> bool:
+        """Whether it is what `_retrieve` would compute now: the same request (not turned to keyword mode by a vector
+        that did not come), the same allowed memories, the index unchanged."""
+        return request is self.request and allowed is self.allowed and version == self.version
+
+
 class Searcher:
     """Answers SearchRequests against a (shared, live) Index."""
 
@@ -300,6 +347,8 @@ class Searcher:
         self._left_out_units: tuple[AllBut, np.ndarray] | None = None  # the allowed view -> its left-out whole units
         self._people = People()
         self._sections: tuple[int, dict[str, bool]] = (-1, {})  # index version -> memory id -> _sectioned
+        self._texts: dict[str | None, _Text] = {}  # the last READ_TEXTS query texts -> their reading (_text)
+        self._texts_lock = threading.Lock()
 
     def search(self, request: SearchRequest, merged: bool = False) -> list[Hit]:
         """`merged`: the hits are one vault's part of a merge (mcp_server/service/privacy.py), which puts a fresh
@@ -314,6 +363,19 @@ class Searcher:
             finally:
                 self.index.answered.set()  # a server builds its MCP endpoint after the first answer (process.py)
 
+    def send_query(self, request: SearchRequest) -> None:
+        """Send the text(s) this request's search will embed to the model now, for that search to find underway
+        (CachedEmbedder.send_query): a prompt's server knows its text before it claims the event, takes the
+        session's lock and opens the turn. The same reading as the search's (`_read`); a text that differs by then
+        (an author named since) is only a query the search does not find sent."""
+        if request.memory_id:
+            return
+        read = self._read(request)
+        if read.embedded is not None:
+            for text in (read.text.salient, read.embedded):
+                if text:
+                    self.index.embedder.send_query(text, _QUERY_EMBEDDING)
+
     def _answer(self, request: SearchRequest, merged: bool) -> list[Hit]:
         now = request.now or datetime.now(timezone.utc)
         limit = self._limit(request.limit)
@@ -321,47 +383,31 @@ class Searcher:
         _known("type", request.types, TYPES)
         if request.memory_id:
             return self._checked([self._lookup(request.memory_id)])
-        # A long prompt's error lines and its user's sentences (indexer/salient.py), from all of it: in a long paste
-        # they come last, after what max_query_chars and the model's 256 word pieces read.
-        pasted = whole_share(request.query, self.settings)  # of the whole prompt, before a long one is cut to its lines
-        weight = self.settings.salient_weight * pasted
-        # From the whole prompt too: a paste read by its salient lines below is still a paste, its time words the
-        # pasted text's own (review of session 9: measured on the lines, the share was 1 again).
-        time_share = time_words_share(request.query, self.settings)
-        truncated = request.query is not None and len(request.query) > self.settings.max_query_chars
-        salient = salient_text(request.query, failure_only=not truncated) if weight > 0 and request.query else ""
-        if truncated:
-            # A paste longer than a query is read is asked by its salient lines: its beginning is an arbitrary stretch of
-            # log (24 pastes behind 8 kB of access log: MRR@10 0.05 -> 0.80 so, 0.49 pooled with the beginning;
-            # bench/results/search.md issue 26 session 8). Without any, by its beginning: an answer, not an error.
-            request = replace(request, query=salient[:self.settings.max_query_chars] or request.query[:self.settings.max_query_chars])
-            salient = ""
+        read = self._read(request)
+        request, people, pasted, time_share = read.request, read.people, read.text.pasted, read.text.time_share
         embedding = None
-        people = self._named_people(request)
-        if request.vector_wait is not None and request.mode == "hybrid" and \
-                self.index.vector_share() < MIN_VECTOR_SHARE:
-            # Little the vector channel could find (a fresh vault, whose vectors the backfill embeds minutes after its
-            # first answers; only the first captured exchanges have theirs): the keyword channel alone at once, as
-            # when the vector is not ready in time, without that wait. Each cold prompt spent 0.25 s of its hook's
-            # 0.9 s on it, for a model host that was itself starting (bench/results/s22-cold22.md), or, once a capture
-            # had 14 units' vectors of ~700, busy embedding (bench/results/s23-cold23.md).
-            request = replace(request, mode="keyword")
-        if request.query and request.query.strip() and request.mode in ("hybrid", "vector"):
+        if read.embedded is not None:
             embedder = self.index.embedder
-            if salient:
-                part = _QUERY_EMBEDDING.submit(embedder.embed_query, salient)  # first: the whole's task waits on it
-                embedding = _QUERY_EMBEDDING.submit(_pooled, embedder, people.embedded or request.query, part, weight)
+            if read.text.salient:
+                part = _QUERY_EMBEDDING.submit(embedder.embed_query, read.text.salient)  # first: the whole's task waits on it
+                embedding = _QUERY_EMBEDDING.submit(_pooled, embedder, read.embedded, part, read.text.weight)
             else:
-                embedding = _started(embedder, people.embedded or request.query)
-            if request.vector_wait is not None:
-                embedding, request = _vector_or_keyword(embedding, request)
+                embedding = _started(embedder, read.embedded)
+        ahead = None
+        if embedding is not None and request.vector_wait is not None:
+            if not isinstance(embedding, Ready):
+                # The keyword channel's work while the vector is computed, the index lock let go before the wait
+                # (_keyword_ahead); used below if nothing changed meanwhile.
+                ahead = self._keyword_ahead(request, now)
+            embedding, request = _vector_or_keyword(embedding, request)
         with self.index.lock:
             if request.query and request.query.strip() and timewords.is_vague(request.query):
                 return self._checked(self._vague(request, now, limit))
             allowed = self._allowed(request, now)
             if not request.query or not request.query.strip():
                 return self._checked(self._timeline(allowed, request, now, limit))
-            candidates, query_vector = self._retrieve(request, allowed, embedding)
+            done = ahead.stage if ahead is not None and ahead.holds(request, allowed, self.index.version) else None
+            candidates, query_vector = self._retrieve(request, allowed, embedding, done)
             if query_vector is not None and allowed:  # the second hop (indexer/multihop.py)
                 multihop.second_hop(self.index, candidates, query_vector, lambda vector: self._retrieve(
                     request, allowed, Ready(vector))[0], self.settings.hop_seeds,
@@ -386,6 +432,54 @@ class Searcher:
         return [h.but(excerpt=_excerpt(h.memory, h.heading)) if h.heading else h for h in hits]
 
     # -- steps -------------------------------------------------------------------------
+
+    def _read(self, request: SearchRequest) -> _Read:
+        """How the search reads its request's text: what it embeds, and the shares its order weighs by."""
+        text = self._text(request.query)
+        if text.query != request.query:
+            request = replace(request, query=text.query)
+        people = self._named_people(request)
+        if request.vector_wait is not None and request.mode == "hybrid" and \
+                self.index.vector_share() < MIN_VECTOR_SHARE:
+            # Little the vector channel could find (a fresh vault, whose vectors the backfill embeds minutes after its
+            # first answers; only the first captured exchanges have theirs): the keyword channel alone at once, as
+            # when the vector is not ready in time, without that wait. Each cold prompt spent 0.25 s of its hook's
+            # 0.9 s on it, for a model host that was itself starting (bench/results/s22-cold22.md), or, once a capture
+            # had 14 units' vectors of ~700, busy embedding (bench/results/s23-cold23.md).
+            request = replace(request, mode="keyword")
+        return _Read(request, text, people)
+
+    def _text(self, query: str | None) -> _Text:
+        """What of the reading depends on the query's text alone. Kept for the last few texts: a prompt's is read
+        when its query is sent ahead and again by its search, and reading a 64,000-character paste costs ~34 ms of
+        CPU (its salient lines, its words counted twice)."""
+        asked = query
+        with self._texts_lock:
+            known = self._texts.get(asked)
+        if known is not None:
+            return known
+        # A long prompt's error lines and its user's sentences (indexer/salient.py), from all of it: in a long paste
+        # they come last, after what max_query_chars and the model's 256 word pieces read.
+        pasted = whole_share(query, self.settings)  # of the whole prompt, before a long one is cut to its lines
+        weight = self.settings.salient_weight * pasted
+        # From the whole prompt too: a paste read by its salient lines below is still a paste, its time words the
+        # pasted text's own (review of session 9: measured on the lines, the share was 1 again).
+        time_share = time_words_share(query, self.settings)
+        truncated = query is not None and len(query) > self.settings.max_query_chars
+        salient = salient_text(query, failure_only=not truncated) if weight > 0 and query else ""
+        if truncated:
+            # A paste longer than a query is read is asked by its salient lines: its beginning is an arbitrary stretch of
+            # log (24 pastes behind 8 kB of access log: MRR@10 0.05 -> 0.80 so, 0.49 pooled with the beginning;
+            # bench/results/search.md issue 26 session 8). Without any, by its beginning: an answer, not an error.
+            assert query is not None
+            query = salient[:self.settings.max_query_chars] or query[:self.settings.max_query_chars]
+            salient = ""
+        text = _Text(query, pasted, time_share, salient, weight)
+        with self._texts_lock:
+            self._texts[asked] = text
+            while len(self._texts) > READ_TEXTS:
+                del self._texts[next(iter(self._texts))]
+        return text
 
     def _named_people(self, request: SearchRequest) -> Named:
         """The memories' speakers or authors the query names (indexer/people.py); nobody when that is off."""
@@ -530,19 +624,37 @@ class Searcher:
         request = replace(request, after=datetime.min.replace(tzinfo=timezone.utc), before=None)
         return self._timeline(self._allowed(request, now), request, now, limit)
 
-    def _retrieve(self, request: SearchRequest, allowed: Mapping[str, Memory],
-                  embedding: PendingVector | None = None) -> tuple[dict[str, _Candidate], np.ndarray | None]:
-        """Both channels' candidates, scored and fused, and the query's vector (None in keyword mode).
+    def _keyword_ahead(self, request: SearchRequest, now: datetime) -> _Ahead | None:
+        """The part of `_retrieve` that needs no query vector, done while the model computes it: a prompt hook's
+        search (`vector_wait`) waits for its vector before it takes the index lock (a host that is starting must not
+        hold the captures back), and so did its keyword stage after the vector instead of beside it, one after the
+        other on two cores (bench/results/s23-hook23.md). Under the lock, let go before the wait; None for a question
+        answered otherwise (a vague one, none)."""
+        if not request.query or not request.query.strip() or timewords.is_vague(request.query):
+            return None
+        with self.index.lock:
+            allowed = self._allowed(request, now)
+            return _Ahead(request, allowed, self.index.version, self._keyword_stage(request, allowed))
 
-        Everything that does not need the query's vector (keyword hits, their term coverage, the
-        stored vectors of their units) is done while the embedding thread computes it, so that
-        a search costs little more than the embedding itself.
-        """
-        index, settings = self.index, self.settings
+    def _keyword_stage(self, request: SearchRequest, allowed: Mapping[str, Memory]) -> _KeywordStage:
+        """Everything of `_retrieve` that does not need the query's vector: keyword hits, their term coverage, the
+        stored vectors of their units."""
         found = self._keyword_hits(request, allowed) if request.mode in ("hybrid", "keyword") and allowed else []
         by_keyword = self._keyword_candidates(request, found)
         wants_vector = request.mode in ("hybrid", "vector")
-        prefetched = self._unit_vectors(list(by_keyword)) if wants_vector and allowed else None
+        return by_keyword, self._unit_vectors(list(by_keyword)) if wants_vector and allowed else None
+
+    def _retrieve(self, request: SearchRequest, allowed: Mapping[str, Memory], embedding: PendingVector | None = None,
+                  done: _KeywordStage | None = None) -> tuple[dict[str, _Candidate], np.ndarray | None]:
+        """Both channels' candidates, scored and fused, and the query's vector (None in keyword mode).
+
+        Everything that does not need the query's vector (`_keyword_stage`, or `done` when it was done ahead for this
+        request and index state) is done while the model computes it, so that a search costs little more than the
+        embedding itself.
+        """
+        index, settings = self.index, self.settings
+        by_keyword, prefetched = done if done is not None else self._keyword_stage(request, allowed)
+        wants_vector = request.mode in ("hybrid", "vector")
         query_vector = None
         if wants_vector:
             # Wait for the embedding even when nothing is allowed: a failure must not go unseen.

@@ -145,7 +145,7 @@ def read_input(raw: bytes) -> Any:
     MAX_STDIN, is read as far as it can be by hook_input.py, imported only then (a hook's imports are its CPU)."""
     if len(raw) <= MAX_STDIN:
         try:
-            text = raw.decode("utf-8-sig", "surrogatepass")
+            text = json.decoded(raw, "surrogatepass")
         except UnicodeDecodeError:
             pass
         else:

@@ -64,6 +64,11 @@ MAX_SPOOLED_BYTES = 6 * MAX_STDIN + 65536
 APPLYING_WAIT_SECONDS = 30.0
 
 
+def _searched(prompt: str) -> SearchRequest:
+    """The search a prompt's context comes from (its query sent ahead by `HookHandler.prompt`)."""
+    return SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30, vector_wait=VECTOR_WAIT_SECONDS)
+
+
 class HookHandler:
     def __init__(self, service: MemoryService) -> None:
         self.service = service
@@ -103,10 +108,17 @@ class HookHandler:
 
     def prompt(self, event: Mapping[str, Any]) -> dict[str, Any]:
         session_id = _session_id(event)
+        prompt = str(event.get("prompt") or "")
+        if prompt.strip():
+            # The search's query goes to the model now: its vector is computed while the event is claimed, the
+            # session's lock taken and the turn opened, not after (bench/results/s23-hook23.md).
+            try:
+                self.service.send_query(_searched(prompt))
+            except (VaultError, OSError) as exc:  # only a head start: the search meets it and answers as it did
+                log.debug("session %s: the query was not sent ahead (%s: %s)", session_id, type(exc).__name__, exc)
         # A spool replay may have taken this prompt's event first (the drain when a vault opens, while the request
         # waited for it): the turn was started by the replay, and the hook, still waiting, gets its context.
         claimed = self._claim(event)
-        prompt = str(event.get("prompt") or "")
         waits_until = time.monotonic() + EARLIER_WAIT_SECONDS  # for its session's earlier events, or a Stop under way
         # Its session's earlier events not applied yet are applied in the background while its search runs: applied
         # on this request, a spooled Stop (a capture, an index sync) took 0.4-3.3 s under nine sessions from a cold
@@ -290,7 +302,7 @@ class HookHandler:
         """The prompt's search: the hits its context is chosen from (_context_lines)."""
         if not prompt.strip():
             return []
-        return self.service.hits(SearchRequest(query=prompt[:MAX_PROMPT_CHARS], limit=30, vector_wait=VECTOR_WAIT_SECONDS))
+        return self.service.hits(_searched(prompt))
 
     def _context_lines(self, state: Session, prompt: str, hits: list[Hit]) -> tuple[list[Line], dict[str, dict[str, Any]]]:
         """The lines to inject, chosen from the prompt's `hits` (_hits), and for the turn log why each was chosen

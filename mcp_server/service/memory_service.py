@@ -140,6 +140,10 @@ class MemoryService:
         """Search every vault the caller may read (both, for the local user), merged and labelled by source."""
         return vaults.search(self.app, request, include_private)
 
+    def send_query(self, request: SearchRequest) -> None:
+        """The query of `hits(request)` to come, sent to the model now (privacy.send_query)."""
+        vaults.send_query(self.app, request)
+
     def read(self, asked: ops.Read) -> MemoryView:
         memory = self._lookup(asked.ref)
         if not vaults.visible(memory, asked.include_private):

@@ -57,6 +57,13 @@ def search(app: App, request: SearchRequest, include_private: bool = True) -> li
                       request.sort_by)
 
 
+def send_query(app: App, request: SearchRequest, include_private: bool = True) -> None:
+    """Send the query of the `search` to come to the model now, in every vault it will search (Searcher.send_query):
+    its vector is computed while the caller does what comes before the search."""
+    for side in app.sides(include_user=include_private):
+        side.searcher.send_query(request)
+
+
 def add_side(app: App, privacy: str) -> Side:
     """Where a new memory goes: private ones to the user vault (created if needed), the rest to the project."""
     if privacy == PRIVATE:

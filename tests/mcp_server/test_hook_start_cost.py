@@ -16,6 +16,7 @@ from urllib.parse import quote
 import pytest
 
 from mcp_server import client, plain_json
+from mcp_server.clients.hooks import read_input
 
 REPO = Path(__file__).resolve().parents[2]
 # Not needed to connect to 127.0.0.1 and send one JSON request, and each costs a hook milliseconds of CPU:
@@ -92,10 +93,11 @@ def test_a_prompt_hook_spools_asks_and_prints_its_context_without_json_re_or_pat
     (servers / client.ADDRESS_FILE).chmod(0o600)
     event = {"session_id": "s-1", "prompt": "are the retries safe? \u00e9", "cwd": str(vault.parent)}
     try:
-        # A hook whose server runs takes no lock, so it needs no fcntl either (0.5 ms of its CPU at load 17).
+        # A hook whose server runs takes no lock, so it needs no fcntl either (0.5 ms of its CPU at load 17); nor the
+        # codec module of "utf-8-sig" (0.6 ms at load 18: bench/results/s23-hook23.md).
         imported, output, stderr = hook_process(["hook", "prompt"], json.dumps(event).encode(),
                                                 {"MEMDIR_SERVERS_DIR": str(servers), "MEMDIR_VAULT": ""},
-                                                NOT_IMPORTED + ("fcntl",))
+                                                NOT_IMPORTED + ("fcntl", "encodings.utf_8_sig"))
     finally:
         server.close()
     asked = [json.loads(data.partition(b"\r\n\r\n")[2]) for data in server.seen]
@@ -155,6 +157,22 @@ def test_the_hooks_json_reads_the_bytes_json_reads(data):
     """A byte-order mark before the payload, a lone surrogate written as raw bytes: json reads both, and a hook that
     refused them lost the turn before it was spooled (review of session 9)."""
     assert plain_json.loads(data) == json.loads(data)
+    assert read_input(data) == json.loads(data)  # as a hook reads its stdin
+
+
+@pytest.mark.parametrize("data", [b"", b"\xef\xbb\xbf", b"\xef\xbb\xbf\xef\xbb\xbfx", b"\xef\xbbx", "\u00fc\ufeff".encode(),
+                                  b"\xed\xa0\x80", b"a\xffb"])
+def test_the_hooks_read_utf8_as_the_utf8_sig_codec_does_without_importing_it(data):
+    for errors in ("strict", "surrogatepass", "replace"):
+        try:
+            expected: str | type[Exception] = data.decode("utf-8-sig", errors)
+        except UnicodeDecodeError:
+            expected = UnicodeDecodeError
+        try:
+            got: str | type[Exception] = plain_json.decoded(data, errors)
+        except UnicodeDecodeError:
+            got = UnicodeDecodeError
+        assert got == expected
 
 
 def test_a_hooks_parent_chain_follows_proc_from_its_parent_upward():

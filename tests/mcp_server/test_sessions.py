@@ -294,3 +294,53 @@ def _prompt_then_its_stop_on_a_thread(handler: HookHandler, root: Path):  # type
     stopped: list[dict] = []
     thread = threading.Thread(target=lambda: stopped.append(handler.stop({**finished, "spool": spool(root, "stop", finished)})))
     return answer, thread, stopped
+
+
+def test_a_prompts_query_is_asked_of_the_model_before_its_turn_is_opened_and_only_then(hashing_example: Path,
+                                                                                      monkeypatch):
+    # The search sent its query to the model host only when it began, after the claim, the session's lock and the
+    # turn's opening; the model now computes it meanwhile (bench/results/s23-hook23.md). Its search reads that vector.
+    from indexer.embed import HashingEmbedder, Ready
+
+    class Model(HashingEmbedder):  # takes a query's request on the calling thread, as the embedding host does
+        def __init__(self) -> None:
+            super().__init__()
+            self.asked: list[str] = []
+
+        def start_query(self, text: str) -> Ready:
+            self.asked.append(text)
+            return Ready(self.embed_query(text))
+
+    model = Model()
+    app = App(hashing_example, embedder=model)
+    try:
+        handler = HookHandler(MemoryService(app))
+        store = handler.service.sessions
+        asked_at_turn: list[list[str]] = []
+        real = store.update_answered
+        monkeypatch.setattr(store, "update_answered", lambda *args, **kwargs: (
+            asked_at_turn.append(list(model.asked)), real(*args, **kwargs))[1])
+        answer = handler.prompt({"session_id": "ahead", "prompt": "why do the ledger imports take an advisory lock?"})
+    finally:
+        app.close()
+    assert answer["shown"]
+    assert asked_at_turn == [["why do the ledger imports take an advisory lock?"]]  # asked before the turn
+    assert model.asked == ["why do the ledger imports take an advisory lock?"]  # and the search asked no more
+
+
+def test_a_query_that_cannot_be_sent_ahead_leaves_the_prompt_as_it_was(hashing_example: Path, monkeypatch):
+    # Sending the query ahead is only a head start: a vault error there (the search meets it again) must not take
+    # the prompt's event out of its order (raised before the claim, it would have left the event unclaimed).
+    from vault import VaultError
+
+    app = App(hashing_example)
+    try:
+        service = MemoryService(app)
+        handler = HookHandler(service)
+        asked = {"prompt": "why do the ledger imports take an advisory lock?"}
+        expected = handler.prompt({"session_id": "plain", **asked})
+        monkeypatch.setattr(service, "send_query", lambda request: (_ for _ in ()).throw(VaultError("broken")))
+        answer = handler.prompt({"session_id": "unsent", **asked})
+    finally:
+        app.close()
+    assert answer["shown"] == expected["shown"] and answer["additionalContext"] == expected["additionalContext"]
