@@ -34,14 +34,9 @@ class Planted:
         return (open, (str(self.marker), "w"))
 
 
-def hostile_repository(tmp_path: Path, marker: Path) -> Path:
-    """A project whose vault commits its .memdir/, with a keyword index whose table of contents runs code."""
-    project = tmp_path / "hostile"
-    root = project / ".memories"
-    init_vault(root, HASHING_TOML)
-    write(root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
-    assert CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)]).exit_code == 0  # builds the index
-    keyword = root / ".memdir" / "index" / (root / ".memdir" / "index" / "CURRENT").read_text().strip() / "keyword"
+def plant_in_toc(generation: Path, marker: Path) -> None:
+    """The generation's keyword table of contents rewritten to hold a `Planted` pickle before its segments."""
+    keyword = generation / "keyword"
     storage = FileStorage(str(keyword))
     toc = TOC.read(storage, "MAIN")
     toc.segments = [Planted(marker), *toc.segments]
@@ -49,6 +44,16 @@ def hostile_repository(tmp_path: Path, marker: Path) -> Path:
         if name.endswith(".toc"):
             os.remove(keyword / name)
     toc.write(storage, "MAIN")
+
+
+def hostile_repository(tmp_path: Path, marker: Path) -> Path:
+    """A project whose vault commits its .memdir/, with a keyword index whose table of contents runs code."""
+    project = tmp_path / "hostile"
+    root = project / ".memories"
+    init_vault(root, HASHING_TOML)
+    write(root, "history/a.md", memory_text("m-0000000a", "Alpha", "alpha: celery retries need idempotent tasks"))
+    assert CliRunner().invoke(cli, ["search", "celery", "--vault", str(root)]).exit_code == 0  # builds the index
+    plant_in_toc(root / ".memdir" / "index" / (root / ".memdir" / "index" / "CURRENT").read_text().strip(), marker)
     git(project, "init", "-q")
     git(project, "add", "-A")
     git(project, "add", "-f", ".memories/.memdir")  # past the vault's .gitignore, as a commit may

@@ -12,23 +12,12 @@ from pathlib import Path
 import faiss
 import numpy as np
 import pytest
-from whoosh.filedb.filestore import FileStorage
-from whoosh.index import TOC
 
 from indexer.generations import Layout
 from tests.conftest import memory_text, write
 from tests.indexer.helpers import open_index, rebuilt_state, state, top_ids
+from tests.test_carried_state import Planted, plant_in_toc
 from vault import state_stamp
-
-
-class Planted:
-    """A hostile pickle's payload: here it only makes a file (os.system would run anything)."""
-
-    def __init__(self, marker: Path) -> None:
-        self.marker = marker
-
-    def __reduce__(self):
-        return (open, (str(self.marker), "w"))
 
 
 def _built_before_stamps(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -59,17 +48,6 @@ def _after(made: Path, folder: Path) -> None:
             probe.unlink()
             return
     pytest.fail("the file system's clock did not move")
-
-
-def _rewrite_toc(generation: Path, marker: Path) -> None:
-    keyword = generation / "keyword"
-    storage = FileStorage(str(keyword))
-    toc = TOC.read(storage, "MAIN")
-    toc.segments = [Planted(marker), *toc.segments]
-    for name in os.listdir(keyword):
-        if name.endswith(".toc"):
-            os.remove(keyword / name)
-    toc.write(storage, "MAIN")
 
 
 @pytest.mark.parametrize("older_server_running", [False, True])
@@ -148,7 +126,7 @@ def _symlinked_faiss(generation: Path, marker: Path) -> None:
     os.symlink(target, generation / "vectors.faiss")
 
 
-@pytest.mark.parametrize("change", [_rewrite_toc, _extra_trigger, _another_faiss_index, _faiss_with_bytes_after,
+@pytest.mark.parametrize("change", [plant_in_toc, _extra_trigger, _another_faiss_index, _faiss_with_bytes_after,
                                     _symlinked_faiss])
 def test_an_unstamped_index_whose_files_are_not_what_memdir_writes_is_rebuilt_and_runs_nothing(
         hashing_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change):
@@ -172,7 +150,7 @@ def test_a_keyword_index_whose_pickle_names_other_code_does_not_load_even_when_s
     open_index(hashing_root).close()
     generation = Layout(hashing_root).current()
     marker = tmp_path / "RAN"
-    _rewrite_toc(generation, marker)  # the stamp still checks: it covers the meta, not every file
+    plant_in_toc(generation, marker)  # the stamp still checks: it covers the meta, not every file
     index = open_index(hashing_root)
     try:
         assert not marker.exists(), "a pickle in the keyword index ran"
