@@ -160,6 +160,7 @@ def service(cli_vault: Path):
 @pytest.mark.anyio
 async def test_every_mcp_tool_taking_an_id_or_path_refuses_traversals_as_tool_errors(service, cli_vault: Path):
     from mcp import Client
+    from mcp_server.service.operations import QUERY_CHARS
     from mcp_server.tools import mcp_tools as tools
 
     before = snapshot(cli_vault.parent)
@@ -181,9 +182,11 @@ async def test_every_mcp_tool_taking_an_id_or_path_refuses_traversals_as_tool_er
                 assert result.is_error and message.strip() and "Traceback" not in message, (name, attack, message)
             linked = await client.call_tool("search_linked_memories", {"target": attack or "x"})
             assert "outside words" not in str(linked.content)
-        huge = await client.call_tool("search_memory", {"query": "lock " * 20_000})
+        huge = await client.call_tool("search_memory", {"query": "lock " * 20_000})  # a long paste: answered
+        beyond = await client.call_tool("search_memory", {"query": "x" * (QUERY_CHARS + 1)})
         many = await client.call_tool("search_memory", {"query": "lock", "limit": 10**9})
-        assert huge.is_error and many.is_error
+        assert not huge.is_error, huge.content  # issue 26: an answer, not an error (read by its salient lines)
+        assert beyond.is_error and str(QUERY_CHARS) in str(beyond.content) and many.is_error
     after = snapshot(cli_vault.parent)
     assert {p: b for p, b in after.items() if not p.startswith("vault/.memdir")} == {
         p: b for p, b in before.items() if not p.startswith("vault/.memdir")}
