@@ -425,10 +425,14 @@ class MemoryService:
             return Restored(id=memory.id, title=memory.title, restored_to=memory.path)
         raise NotFoundError(errors[0] if errors else f"no trashed copy of {memory_id}")
 
-    def ingest(self, asked: ops.Ingest, *, shared_only: bool = False) -> list[Ingested]:
+    def ingest(self, asked: ops.Ingest) -> list[Ingested]:
         """Reference documents into the project vault's books; one result per file, errors included.
-        The title and tags given go into shared books, so they pass the privacy rule. `shared_only`: the model's
-        ingest, which reads no file the project's git ignores (books.sources)."""
+        The title and tags given go into shared books, so they pass the privacy rule."""
+        return self._ingest(asked, shared_only=False)
+
+    def _ingest(self, asked: ops.Ingest, shared_only: bool) -> list[Ingested]:
+        """`ingest`; `shared_only`: the model's ingest, which reads no file the project's git ignores
+        (books.sources), where the user's `memdir ingest` takes what the user names."""
         self._refuse_leak({"title": asked.title, "tags": list(asked.tags)}, None, asked.session)
         side = self.app.project
         results = book_files.ingest(side.curator, [Path(p) for p in asked.paths], project=self.app.root.parent,
@@ -446,8 +450,8 @@ class MemoryService:
             raise PathError(f"{path}: outside the project ({project}); only the project's documents can be ingested")
         if not target.exists():
             raise NotFoundError(f"{path}: no such file or folder in the project")
-        return self.ingest(ops.Ingest(paths=[str(target)], title=asked.title, tags=asked.tags, session=asked.session),
-                           shared_only=True)
+        return self._ingest(ops.Ingest(paths=[str(target)], title=asked.title, tags=asked.tags, session=asked.session),
+                            shared_only=True)
 
     def books(self, asked: ops.Books = ops.Books()) -> list[Book]:
         """The project vault's books: title, source, size and when, ingested or hand-written."""
